@@ -1,0 +1,140 @@
+//! A logical webhook and its life cycle.
+
+use chrono::{DateTime, Utc};
+
+use super::{DestinationId, Payload, Region, ReminderId, TaskId, TenantId};
+
+/// Where a task stands. The database enforces which columns each state
+/// needs; the store's guarded transitions are the only way between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskState {
+    /// In: `schedule`. Out: a claim, once `not_before` has passed.
+    Pending,
+    /// In: a claim (of a due row, or of an expired lease). Out: the lease
+    /// holder's finish (`mark_delivered`, `move_to_retry_wait`, `fail`,
+    /// `release`), or another consumer's claim after the lease expires.
+    Leased,
+    /// In: `move_to_retry_wait` after a retryable outcome. Out: a claim once
+    /// `available_at` has passed.
+    RetryWait,
+    /// In: `mark_delivered`. Terminal: nothing moves it.
+    Delivered,
+    /// In: `fail`, with a reason. Terminal for consumers.
+    Failed,
+}
+
+impl TaskState {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskState::Delivered | TaskState::Failed)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Pending => "pending",
+            TaskState::Leased => "leased",
+            TaskState::RetryWait => "retry_wait",
+            TaskState::Delivered => "delivered",
+            TaskState::Failed => "failed",
+        }
+    }
+}
+
+/// Why a task ended in `failed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailureReason {
+    /// The receiver answered with a status that is not retried.
+    Status(u16),
+    /// The receiver redirected; remit never follows redirects.
+    Redirect(u16),
+    /// The next attempt would have started after the retry horizon.
+    RetryHorizon,
+    /// The attempt budget is spent.
+    MaxAttempts,
+}
+
+impl FailureReason {
+    /// The stable text stored in `tasks.failure_reason`.
+    pub fn code(&self) -> String {
+        match self {
+            FailureReason::Status(s) => format!("http_{s}"),
+            FailureReason::Redirect(s) => format!("redirect_{s}"),
+            FailureReason::RetryHorizon => "retry_horizon".to_owned(),
+            FailureReason::MaxAttempts => "max_attempts".to_owned(),
+        }
+    }
+}
+
+/// A request to schedule one logical webhook.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub tenant_id: TenantId,
+    pub reminder_id: ReminderId,
+    pub destination_id: DestinationId,
+    pub region: Region,
+    /// The business deadline: never sent before it.
+    pub not_before: DateTime<Utc>,
+    /// How long after `not_before` retries may still start.
+    pub retry_horizon: chrono::Duration,
+    pub payload: Payload,
+}
+
+/// The scheduling envelope of a task. It holds no payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    pub id: TaskId,
+    pub tenant_id: TenantId,
+    pub reminder_id: ReminderId,
+    pub destination_id: DestinationId,
+    pub region: Region,
+    pub state: TaskState,
+    pub not_before: DateTime<Utc>,
+    pub available_at: DateTime<Utc>,
+    pub retry_horizon_at: DateTime<Utc>,
+    pub lease_token: Option<i64>,
+    pub lease_owner: Option<String>,
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    pub attempt_count: i32,
+    pub idempotency_key: String,
+    pub last_status: Option<u16>,
+    pub failure_reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    pub finalized_at: Option<DateTime<Utc>>,
+}
+
+/// A task this consumer now holds, with the fencing token every finish must
+/// present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedTask {
+    pub task: Task,
+    pub lease_token: i64,
+    pub lease_expires_at: DateTime<Utc>,
+    /// The row was taken over from a consumer whose lease expired.
+    pub reclaimed: bool,
+}
+
+/// How an attempt ended, as the attempt log records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    RetryWait,
+    Failed,
+    /// A late consumer reported after losing its lease; nothing changed.
+    Fenced,
+    /// The consumer's lease expired before it reported; another took over.
+    Abandoned,
+}
+
+/// What one attempt observed; the attempt row is written from it. Never a
+/// payload or a response body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AttemptRecord {
+    pub started_at: Option<DateTime<Utc>>,
+    pub received_at: Option<DateTime<Utc>>,
+    pub http_status: Option<u16>,
+    pub transport_error: Option<String>,
+    /// The Retry-After header exactly as received.
+    pub retry_after_raw: Option<String>,
+    pub retry_after_deadline: Option<DateTime<Utc>>,
+}

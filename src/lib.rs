@@ -1,0 +1,18 @@
+//! remit: durable, rate-limited webhook delivery on PostgreSQL.
+//!
+//! # Layout
+//! - [`domain`]: what a webhook task is: ids, regions, payloads, states and
+//!   the attempt record. No I/O and no database types.
+//! - [`policy`]: pure decisions, with `now` passed in: parsing Retry-After,
+//!   local backoff with jitter, and classifying an HTTP outcome into the next
+//!   transition.
+//! - [`payload_crypto`]: sealing payloads at rest with an AEAD under a key
+//!   that never enters the database.
+//! - [`store`]: the durable schedule. The only module that names diesel: the
+//!   `Store` trait, its PostgreSQL implementation, and the embedded
+//!   migrations.
+
+pub mod domain;
+pub mod payload_crypto;
+pub mod policy;
+pub mod store;
