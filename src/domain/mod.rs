@@ -7,7 +7,7 @@ mod task;
 
 pub use destination::{Destination, NewDestination};
 pub use ids::{DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
-pub use payload::Payload;
+pub use payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use task::{
     AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, NewTask, Task, TaskState,
 };
