@@ -8,10 +8,11 @@
 //!   transition.
 //! - [`payload_crypto`]: sealing payloads at rest with an AEAD under a key
 //!   that never enters the database.
-//! - `store` (in progress): the durable schedule. The only module that names diesel: the
-//!   `Store` trait, its PostgreSQL implementation, and the embedded
+//! - [`store`]: the durable schedule. The only module that names diesel: the
+//!   [`store::Store`] trait, its PostgreSQL implementation, and the embedded
 //!   migrations.
 
 pub mod domain;
 pub mod payload_crypto;
 pub mod policy;
+pub mod store;

@@ -95,6 +95,8 @@ pub struct Task {
     pub lease_expires_at: Option<DateTime<Utc>>,
     pub attempt_count: i32,
     pub idempotency_key: String,
+    /// Where the encrypted body lives, apart from this envelope.
+    pub payload_ref: uuid::Uuid,
     pub last_status: Option<u16>,
     pub failure_reason: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -114,27 +116,26 @@ pub struct ClaimedTask {
     pub reclaimed: bool,
 }
 
-/// How an attempt ended, as the attempt log records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttemptOutcome {
-    Delivered,
-    RetryWait,
-    Failed,
-    /// A late consumer reported after losing its lease; nothing changed.
-    Fenced,
-    /// The consumer's lease expired before it reported; another took over.
-    Abandoned,
+impl ClaimedTask {
+    /// The credential every finishing transition must present.
+    pub fn lease(&self) -> Lease {
+        Lease {
+            task_id: self.task.id,
+            token: self.lease_token,
+            owner: self.task.lease_owner.clone().unwrap_or_default(),
+            attempt: self.task.attempt_count,
+        }
+    }
 }
 
-/// What one attempt observed; the attempt row is written from it. Never a
-/// payload or a response body.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AttemptRecord {
-    pub started_at: Option<DateTime<Utc>>,
-    pub received_at: Option<DateTime<Utc>>,
-    pub http_status: Option<u16>,
-    pub transport_error: Option<String>,
-    /// The Retry-After header exactly as received.
-    pub retry_after_raw: Option<String>,
-    pub retry_after_deadline: Option<DateTime<Utc>>,
+/// Proof of ownership: a task id, the fencing token its claim handed out,
+/// and the consumer that holds it. A finish succeeds only while the row
+/// still carries this token.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Lease {
+    pub task_id: TaskId,
+    pub token: i64,
+    pub owner: String,
+    /// The attempt number this lease was claimed for.
+    pub attempt: i32,
 }

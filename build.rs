@@ -1,0 +1,4 @@
+// embed_migrations! reads migrations/ at compile time; rebuild when it changes.
+fn main() {
+    println!("cargo:rerun-if-changed=migrations");
+}

@@ -1,0 +1,166 @@
+//! The claim: one statement that leases due rows and expired leases of one
+//! region, a bounded number per destination, and logs the attempts it took
+//! over from consumers whose leases ran out.
+
+use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+
+use super::pg::StoreStats;
+use super::rows::TaskRow;
+use super::{ClaimRequest, PgStore, StoreError};
+use crate::domain::{ClaimedTask, Task};
+
+/// How it works, from the inside out:
+/// 1. `open_destinations`: the region's enabled, unpaused destinations that
+///    have at least one claimable row, in random order so no destination is
+///    always first; at most `limit` of them, since each yields at least one row.
+/// 2. `candidates`: per destination, up to `cap` due rows (oldest
+///    `available_at` first) and up to `cap` expired leases, each locked with
+///    SKIP LOCKED so concurrent claimers never wait on or share a row. The
+///    values read here are those of the locked row version.
+/// 3. `chosen`: round-robin across destinations (every destination's first
+///    row, then every second row, ...) up to `limit`.
+/// 4. `claimed`: the lease, with a fresh fencing token from the sequence.
+/// 5. `abandoned`: one attempt row per reclaimed expired lease, so the log
+///    shows the attempt whose consumer vanished.
+///
+/// Only the states named here are ever claimed: a row in a state added by a
+/// newer schema is left alone by this code.
+const CLAIM_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+open_destinations AS (
+    SELECT d.id
+    FROM destinations d, clock
+    WHERE d.region = $2
+      AND d.enabled
+      AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
+      AND (EXISTS (SELECT 1 FROM tasks t
+                   WHERE t.destination_id = d.id
+                     AND t.state IN ('pending', 'retry_wait')
+                     AND t.available_at <= clock.now
+                     AND t.not_before <= clock.now)
+           OR EXISTS (SELECT 1 FROM tasks t
+                      WHERE t.destination_id = d.id
+                        AND t.state = 'leased'
+                        AND t.lease_expires_at <= clock.now))
+    ORDER BY random()
+    LIMIT $5
+),
+candidates AS (
+    SELECT due.* FROM open_destinations d CROSS JOIN LATERAL (
+        SELECT t.id, t.destination_id, t.available_at AS due_at, t.state::text AS prior_state,
+               t.lease_token AS prior_token, t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
+        FROM tasks t, clock
+        WHERE t.destination_id = d.id
+          AND t.region = $2
+          AND t.state IN ('pending', 'retry_wait')
+          AND t.available_at <= clock.now
+          AND t.not_before <= clock.now
+        ORDER BY t.available_at
+        LIMIT $6
+        FOR UPDATE OF t SKIP LOCKED
+    ) due
+    UNION ALL
+    SELECT expired.* FROM open_destinations d CROSS JOIN LATERAL (
+        SELECT t.id, t.destination_id, t.lease_expires_at AS due_at, t.state::text AS prior_state,
+               t.lease_token AS prior_token, t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
+        FROM tasks t, clock
+        WHERE t.destination_id = d.id
+          AND t.region = $2
+          AND t.state = 'leased'
+          AND t.lease_expires_at <= clock.now
+        ORDER BY t.lease_expires_at
+        LIMIT $6
+        FOR UPDATE OF t SKIP LOCKED
+    ) expired
+),
+chosen AS (
+    SELECT * FROM (
+        SELECT c.*, row_number() OVER (PARTITION BY c.destination_id ORDER BY c.due_at, c.id) AS turn
+        FROM candidates c
+    ) ranked
+    WHERE turn <= $6
+    ORDER BY turn, due_at, id
+    LIMIT $5
+),
+claimed AS (
+    UPDATE tasks t
+    SET state = 'leased',
+        lease_token = nextval('lease_tokens'),
+        lease_owner = $3,
+        lease_expires_at = clock.now + $4 * interval '1 millisecond',
+        attempt_count = t.attempt_count + 1,
+        updated_at = clock.now
+    FROM chosen, clock
+    WHERE t.id = chosen.id
+    RETURNING t.*
+),
+abandoned AS (
+    INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, outcome, recorded_at)
+    SELECT chosen.id, chosen.prior_attempts, chosen.prior_token, chosen.prior_owner,
+           'abandoned', clock.now
+    FROM chosen, clock
+    WHERE chosen.prior_state = 'leased'
+)
+SELECT claimed.*, (chosen.prior_state = 'leased') AS reclaimed
+FROM claimed JOIN chosen ON chosen.id = claimed.id
+ORDER BY chosen.turn, chosen.due_at, chosen.id
+"#;
+
+#[derive(QueryableByName)]
+struct ClaimedRow {
+    #[diesel(embed)]
+    task: TaskRow,
+    #[diesel(sql_type = Bool)]
+    reclaimed: bool,
+}
+
+pub(super) async fn claim_due(
+    store: &PgStore,
+    request: &ClaimRequest,
+) -> Result<Vec<ClaimedTask>, StoreError> {
+    if request.limit == 0 || request.per_destination_cap == 0 {
+        return Ok(Vec::new());
+    }
+    let mut conn = store.conn().await?;
+    let rows: Vec<ClaimedRow> = diesel::sql_query(CLAIM_SQL)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Text, _>(request.region.as_str())
+        .bind::<Text, _>(&request.consumer)
+        .bind::<BigInt, _>(request.lease.num_milliseconds().max(1))
+        .bind::<Integer, _>(clamp(request.limit))
+        .bind::<Integer, _>(clamp(request.per_destination_cap))
+        .load(&mut conn)
+        .await?;
+
+    let claimed = rows
+        .into_iter()
+        .map(|row| {
+            let reclaimed = row.reclaimed;
+            let task = Task::try_from(row.task)?;
+            let (lease_token, lease_expires_at) = task
+                .lease_token
+                .zip(task.lease_expires_at)
+                .ok_or_else(|| StoreError::Corrupt {
+                    column: "tasks.lease_token",
+                    reason: "a claimed row came back without a lease".into(),
+                })?;
+            Ok(ClaimedTask {
+                task,
+                lease_token,
+                lease_expires_at,
+                reclaimed,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+
+    let reclaimed = claimed.iter().filter(|c| c.reclaimed).count();
+    StoreStats::add(&store.stats.claimed, claimed.len() as u64);
+    StoreStats::add(&store.stats.reclaimed, reclaimed as u64);
+    Ok(claimed)
+}
+
+fn clamp(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}

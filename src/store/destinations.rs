@@ -1,0 +1,119 @@
+//! Registering destinations and pausing them after a 429.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+use super::rows::DestinationRow;
+use super::schema::destinations;
+use super::{PgStore, StoreError};
+use crate::domain::{Destination, DestinationId, NewDestination};
+
+pub(super) async fn add_destination(
+    store: &PgStore,
+    new: NewDestination,
+) -> Result<Destination, StoreError> {
+    let mut conn = store.conn().await?;
+    let inserted: Option<DestinationRow> = diesel::insert_into(destinations::table)
+        .values((
+            destinations::id.eq(new.id.as_str()),
+            destinations::region.eq(new.region.as_str()),
+            destinations::url.eq(new.url.as_str()),
+            destinations::signing_secret.eq(new.signing_secret.as_deref()),
+        ))
+        .on_conflict_do_nothing()
+        .returning(DestinationRow::as_returning())
+        .get_result(&mut conn)
+        .await
+        .optional()?;
+    if let Some(row) = inserted {
+        return row.try_into();
+    }
+    // Registered before: the same settings are a repeat, others a conflict.
+    let (row, secret) = destinations::table
+        .find(new.id.as_str())
+        .select((DestinationRow::as_select(), destinations::signing_secret))
+        .first::<(DestinationRow, Option<String>)>(&mut conn)
+        .await?;
+    let mut differs = Vec::new();
+    if row.region != new.region.as_str() {
+        differs.push("region");
+    }
+    if row.url != new.url.as_str() {
+        differs.push("url");
+    }
+    if secret != new.signing_secret {
+        differs.push("secret");
+    }
+    if differs.is_empty() {
+        row.try_into()
+    } else {
+        Err(StoreError::Conflict {
+            what: format!("destination {}", new.id),
+            differs: differs.join(", "),
+        })
+    }
+}
+
+pub(super) async fn destination(
+    store: &PgStore,
+    id: &DestinationId,
+) -> Result<Option<Destination>, StoreError> {
+    let mut conn = store.conn().await?;
+    destinations::table
+        .find(id.as_str())
+        .select(DestinationRow::as_select())
+        .first(&mut conn)
+        .await
+        .optional()?
+        .map(Destination::try_from)
+        .transpose()
+}
+
+pub(super) async fn signing_secret(
+    store: &PgStore,
+    id: &DestinationId,
+) -> Result<Option<String>, StoreError> {
+    let mut conn = store.conn().await?;
+    destinations::table
+        .find(id.as_str())
+        .select(destinations::signing_secret)
+        .first::<Option<String>>(&mut conn)
+        .await
+        .optional()?
+        .ok_or_else(|| not_found(id))
+}
+
+pub(super) async fn pause_destination(
+    store: &PgStore,
+    id: &DestinationId,
+    until: DateTime<Utc>,
+) -> Result<DateTime<Utc>, StoreError> {
+    let mut conn = store.conn().await?;
+    // GREATEST ignores NULL, so an unpaused destination takes `until` and a
+    // later existing pause is kept.
+    let in_force: Option<Option<DateTime<Utc>>> =
+        diesel::update(destinations::table.find(id.as_str()))
+            .set(
+                (
+                    destinations::paused_until.eq(diesel::dsl::sql::<
+                        diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
+                    >("GREATEST(paused_until, ")
+                    .bind::<diesel::sql_types::Timestamptz, _>(until)
+                    .sql(")")),
+                    destinations::updated_at.eq(diesel::dsl::now),
+                ),
+            )
+            .returning(destinations::paused_until)
+            .get_result(&mut conn)
+            .await
+            .optional()?;
+    in_force.flatten().ok_or_else(|| not_found(id))
+}
+
+fn not_found(id: &DestinationId) -> StoreError {
+    StoreError::NotFound {
+        what: "destination",
+        id: id.to_string(),
+    }
+}

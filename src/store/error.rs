@@ -1,0 +1,52 @@
+//! What can go wrong in the store, as typed causes. A stale lease is not an
+//! error: transitions report it as [`super::TransitionOutcome::Fenced`].
+
+use crate::domain::InvalidInput;
+use crate::payload_crypto::PayloadCryptoError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The request was rejected before anything was written.
+    #[error("invalid input: {0}")]
+    Invalid(#[from] InvalidInput),
+    /// The same identity already exists with different content.
+    #[error("conflict: {what} already exists with different content ({differs})")]
+    Conflict {
+        what: String,
+        /// Which fields differ; never their values, which may be health data.
+        differs: String,
+    },
+    #[error("no {what} with id {id}")]
+    NotFound { what: &'static str, id: String },
+    #[error("payload: {0}")]
+    Payload(#[from] PayloadCryptoError),
+    #[error("could not get a database connection")]
+    Pool(#[source] diesel_async::pooled_connection::bb8::RunError),
+    #[error("could not open the connection pool")]
+    PoolSetup(#[source] diesel_async::pooled_connection::PoolError),
+    #[error("could not connect to the database")]
+    Connect(#[source] diesel::ConnectionError),
+    #[error("database query failed")]
+    Query(#[source] diesel::result::Error),
+    #[error("migration failed: {0}")]
+    Migration(String),
+    /// A row holds a value this build cannot represent (for example a
+    /// region added by a newer schema).
+    #[error("corrupt or unknown value in column {column}: {reason}")]
+    Corrupt {
+        column: &'static str,
+        reason: String,
+    },
+}
+
+impl From<diesel::result::Error> for StoreError {
+    fn from(e: diesel::result::Error) -> Self {
+        StoreError::Query(e)
+    }
+}
+
+impl From<diesel_async::pooled_connection::bb8::RunError> for StoreError {
+    fn from(e: diesel_async::pooled_connection::bb8::RunError) -> Self {
+        StoreError::Pool(e)
+    }
+}

@@ -1,0 +1,182 @@
+//! The durable schedule. The only module that names diesel.
+//!
+//! # Layout
+//! - [`Store`]: the operations the runtime may perform, each one short
+//!   transaction (most are one statement) that never waits on anything but
+//!   SQL.
+//! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool.
+//! - `schedule`, `claim`, `transitions`, `destinations`, `reads`: one file
+//!   per group of operations.
+//! - `schema`, `rows`, `enums`: diesel's view of the tables and the
+//!   conversion of rows into domain types.
+//! - `migrate`: the embedded migrations.
+//! - `clock`: the single authority for "now".
+
+mod claim;
+mod clock;
+mod destinations;
+mod enums;
+mod error;
+mod migrate;
+mod pg;
+mod reads;
+mod rows;
+mod schedule;
+mod schema;
+mod transitions;
+
+use std::future::Future;
+
+use chrono::{DateTime, Duration, Utc};
+
+pub use clock::Clock;
+pub use error::StoreError;
+pub use migrate::migrate;
+pub use pg::{PgConfig, PgStore, StoreStats};
+
+use crate::domain::{
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
+    NewDestination, NewTask, Payload, Region, Task, TaskId,
+};
+use crate::policy::{Decision, Transition};
+
+/// What a guarded transition did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransitionOutcome {
+    /// The row moved (or had already moved this way under this lease).
+    Applied,
+    /// The lease is no longer this caller's: another consumer reclaimed the
+    /// row, or it was finished or released. Nothing changed.
+    Fenced,
+    NotFound,
+}
+
+/// Which rows a consumer wants to lease.
+#[derive(Debug, Clone)]
+pub struct ClaimRequest {
+    pub region: Region,
+    /// Who will hold the leases (recorded as `lease_owner`).
+    pub consumer: String,
+    pub lease: Duration,
+    /// Most rows in one claim.
+    pub limit: u32,
+    /// Most rows of one destination in one claim, so that one busy
+    /// destination cannot take every slot.
+    pub per_destination_cap: u32,
+}
+
+/// The result of `schedule`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scheduled {
+    pub task: Task,
+    /// False when the same request had been scheduled before.
+    pub created: bool,
+}
+
+/// The durable schedule's operations.
+pub trait Store {
+    /// Registers a destination; the same registration again is a no-op,
+    /// the same id with other settings is a `Conflict`.
+    fn add_destination(
+        &self,
+        new: NewDestination,
+    ) -> impl Future<Output = Result<Destination, StoreError>> + Send;
+
+    fn destination(
+        &self,
+        id: &DestinationId,
+    ) -> impl Future<Output = Result<Option<Destination>, StoreError>> + Send;
+
+    /// The destination's signing secret, for the sender only.
+    fn signing_secret(
+        &self,
+        id: &DestinationId,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Holds every task of the destination until `until`; an existing later
+    /// pause wins. Returns the pause now in force.
+    fn pause_destination(
+        &self,
+        id: &DestinationId,
+        until: DateTime<Utc>,
+    ) -> impl Future<Output = Result<DateTime<Utc>, StoreError>> + Send;
+
+    /// Schedules one logical webhook; idempotent on (tenant, reminder).
+    fn schedule(&self, new: NewTask) -> impl Future<Output = Result<Scheduled, StoreError>> + Send;
+
+    fn task(&self, id: TaskId) -> impl Future<Output = Result<Option<Task>, StoreError>> + Send;
+
+    /// The task's attempt log, oldest first.
+    fn attempts(&self, id: TaskId)
+        -> impl Future<Output = Result<Vec<Attempt>, StoreError>> + Send;
+
+    /// The decrypted body of a task.
+    fn payload(&self, task: &Task) -> impl Future<Output = Result<Payload, StoreError>> + Send;
+
+    /// Leases due rows and expired leases of one region in one statement.
+    fn claim_due(
+        &self,
+        request: &ClaimRequest,
+    ) -> impl Future<Output = Result<Vec<ClaimedTask>, StoreError>> + Send;
+
+    fn mark_delivered(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+
+    fn move_to_retry_wait(
+        &self,
+        lease: &Lease,
+        available_at: DateTime<Utc>,
+        record: &AttemptRecord,
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+
+    fn fail(
+        &self,
+        lease: &Lease,
+        reason: &FailureReason,
+        record: &AttemptRecord,
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+
+    /// Gives the lease back without counting an attempt, eligible again no
+    /// earlier than `not_before_retry` when given.
+    fn release(
+        &self,
+        lease: &Lease,
+        not_before_retry: Option<DateTime<Utc>>,
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+
+    /// Pushes the lease's expiry to `by` from now (never earlier than it is).
+    fn extend_lease(
+        &self,
+        lease: &Lease,
+        by: Duration,
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+
+    /// Applies a policy decision: the matching finish, and the destination
+    /// pause it asks for.
+    fn finish(
+        &self,
+        lease: &Lease,
+        destination: &DestinationId,
+        decision: &Decision,
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            if let Some(until) = decision.pause_destination_until {
+                self.pause_destination(destination, until).await?;
+            }
+            match &decision.transition {
+                Transition::Deliver => self.mark_delivered(lease, &decision.record).await,
+                Transition::RetryWait { available_at } => {
+                    self.move_to_retry_wait(lease, *available_at, &decision.record)
+                        .await
+                }
+                Transition::Fail(reason) => self.fail(lease, reason, &decision.record).await,
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! `PgStore`: the schedule on PostgreSQL through a bb8 pool of diesel-async
+//! connections.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use diesel_async::pooled_connection::bb8::{Pool, PooledConnection};
+use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::AsyncPgConnection;
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::{
+    claim, destinations, reads, schedule, transitions, ClaimRequest, Clock, Scheduled, Store,
+    StoreError, TransitionOutcome,
+};
+use crate::domain::{
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
+    NewDestination, NewTask, Payload, Task, TaskId,
+};
+use crate::payload_crypto::PayloadKey;
+
+/// How to reach the database.
+#[derive(Debug, Clone)]
+pub struct PgConfig {
+    pub url: String,
+    pub pool_size: u32,
+    /// How long an operation waits for a free connection before failing.
+    pub connect_timeout: StdDuration,
+}
+
+impl PgConfig {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            pool_size: 8,
+            connect_timeout: StdDuration::from_secs(5),
+        }
+    }
+}
+
+/// Counters for what the store saw; the runtime exports them as metrics.
+#[derive(Debug, Default)]
+pub struct StoreStats {
+    pub claimed: AtomicU64,
+    /// Claims that took over an expired lease.
+    pub reclaimed: AtomicU64,
+    /// Finishes refused because the lease had moved on.
+    pub fenced: AtomicU64,
+}
+
+impl StoreStats {
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+/// The PostgreSQL store. Cheap to clone: clones share the pool.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: Pool<AsyncPgConnection>,
+    pub(crate) key: PayloadKey,
+    pub(crate) clock: Clock,
+    pub(crate) stats: Arc<StoreStats>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("pool", &self.pool.state())
+            .field("key", &self.key)
+            .field("clock", &self.clock)
+            .finish()
+    }
+}
+
+impl PgStore {
+    /// Opens a pool and checks that the database answers.
+    pub async fn connect(config: &PgConfig, key: PayloadKey) -> Result<Self, StoreError> {
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(config.url.clone());
+        let pool = Pool::builder()
+            .max_size(config.pool_size.max(1))
+            .connection_timeout(config.connect_timeout)
+            .build(manager)
+            .await
+            .map_err(StoreError::PoolSetup)?;
+        let store = Self {
+            pool,
+            key,
+            clock: Clock::database(),
+            stats: Arc::default(),
+        };
+        drop(store.conn().await?);
+        Ok(store)
+    }
+
+    /// Replaces the clock (tests and the simulation pin it).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    pub fn stats(&self) -> &StoreStats {
+        &self.stats
+    }
+
+    pub(crate) async fn conn(&self) -> Result<PooledConnection<'_, AsyncPgConnection>, StoreError> {
+        Ok(self.pool.get().await?)
+    }
+}
+
+impl Store for PgStore {
+    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
+        destinations::add_destination(self, new).await
+    }
+
+    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
+        destinations::destination(self, id).await
+    }
+
+    async fn signing_secret(&self, id: &DestinationId) -> Result<Option<String>, StoreError> {
+        destinations::signing_secret(self, id).await
+    }
+
+    async fn pause_destination(
+        &self,
+        id: &DestinationId,
+        until: DateTime<Utc>,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        destinations::pause_destination(self, id, until).await
+    }
+
+    async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
+        schedule::schedule(self, new).await
+    }
+
+    async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        reads::task(self, id).await
+    }
+
+    async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
+        reads::attempts(self, id).await
+    }
+
+    async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
+        reads::payload(self, task).await
+    }
+
+    async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
+        claim::claim_due(self, request).await
+    }
+
+    async fn mark_delivered(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        transitions::mark_delivered(self, lease, record).await
+    }
+
+    async fn move_to_retry_wait(
+        &self,
+        lease: &Lease,
+        available_at: DateTime<Utc>,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        transitions::move_to_retry_wait(self, lease, available_at, record).await
+    }
+
+    async fn fail(
+        &self,
+        lease: &Lease,
+        reason: &FailureReason,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        transitions::fail(self, lease, reason, record).await
+    }
+
+    async fn release(
+        &self,
+        lease: &Lease,
+        not_before_retry: Option<DateTime<Utc>>,
+    ) -> Result<TransitionOutcome, StoreError> {
+        transitions::release(self, lease, not_before_retry).await
+    }
+
+    async fn extend_lease(
+        &self,
+        lease: &Lease,
+        by: Duration,
+    ) -> Result<TransitionOutcome, StoreError> {
+        transitions::extend_lease(self, lease, by).await
+    }
+}

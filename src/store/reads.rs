@@ -1,0 +1,60 @@
+//! Reading tasks, their attempt logs and their payloads.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use super::rows::{AttemptRow, PayloadRow, TaskRow};
+use super::schema::{attempts, payloads, tasks};
+use super::{PgStore, StoreError};
+use crate::domain::{Attempt, Payload, Task, TaskId};
+
+pub(super) async fn task(store: &PgStore, id: TaskId) -> Result<Option<Task>, StoreError> {
+    let mut conn = store.conn().await?;
+    tasks::table
+        .find(id.0)
+        .select(TaskRow::as_select())
+        .first(&mut conn)
+        .await
+        .optional()?
+        .map(Task::try_from)
+        .transpose()
+}
+
+pub(super) async fn attempts(store: &PgStore, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
+    let mut conn = store.conn().await?;
+    attempts::table
+        .filter(attempts::task_id.eq(id.0))
+        .order(attempts::id)
+        .select(AttemptRow::as_select())
+        .load(&mut conn)
+        .await?
+        .into_iter()
+        .map(Attempt::try_from)
+        .collect()
+}
+
+pub(super) async fn payload(store: &PgStore, task: &Task) -> Result<Payload, StoreError> {
+    let mut conn = store.conn().await?;
+    open_payload(store, &mut conn, task.payload_ref).await
+}
+
+/// Loads and decrypts one payload. A wrong key is reported as such.
+pub(super) async fn open_payload(
+    store: &PgStore,
+    conn: &mut AsyncPgConnection,
+    payload_ref: uuid::Uuid,
+) -> Result<Payload, StoreError> {
+    let row: PayloadRow = payloads::table
+        .find(payload_ref)
+        .select(PayloadRow::as_select())
+        .first(conn)
+        .await
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound {
+            what: "payload",
+            id: payload_ref.to_string(),
+        })?;
+    let content_type = row.content_type.clone();
+    let body = store.key.open(payload_ref, &content_type, &row.into())?;
+    Ok(Payload { content_type, body })
+}

@@ -1,0 +1,175 @@
+//! Row structs as diesel reads them, and their conversion into domain
+//! types. Nothing outside `store` sees these.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+
+use super::enums::{OutcomeColumn, StateColumn};
+use super::schema::{attempts, destinations, payloads, tasks};
+use super::StoreError;
+use crate::domain::{
+    Attempt, AttemptRecord, Destination, DestinationId, Region, ReminderId, Task, TaskId, TenantId,
+};
+use crate::payload_crypto::SealedPayload;
+
+#[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
+#[diesel(table_name = tasks)]
+pub(crate) struct TaskRow {
+    pub id: uuid::Uuid,
+    pub tenant_id: String,
+    pub reminder_id: String,
+    pub destination_id: String,
+    pub region: String,
+    pub state: StateColumn,
+    pub not_before: DateTime<Utc>,
+    pub available_at: DateTime<Utc>,
+    pub retry_horizon_at: DateTime<Utc>,
+    pub lease_token: Option<i64>,
+    pub lease_owner: Option<String>,
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    pub attempt_count: i32,
+    pub idempotency_key: String,
+    pub payload_ref: uuid::Uuid,
+    pub last_status: Option<i16>,
+    pub failure_reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    pub finalized_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = destinations)]
+pub(crate) struct DestinationRow {
+    pub id: String,
+    pub region: String,
+    pub url: String,
+    pub signing_secret: Option<String>,
+    pub enabled: bool,
+    pub paused_until: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = payloads)]
+pub(crate) struct PayloadRow {
+    pub content_type: String,
+    pub key_fingerprint: Vec<u8>,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = attempts)]
+pub(crate) struct AttemptRow {
+    pub task_id: uuid::Uuid,
+    pub attempt_number: i32,
+    pub lease_token: i64,
+    pub consumer_id: String,
+    pub started_at: Option<DateTime<Utc>>,
+    pub received_at: Option<DateTime<Utc>>,
+    pub http_status: Option<i16>,
+    pub transport_error: Option<String>,
+    pub retry_after_raw: Option<String>,
+    pub retry_after_deadline: Option<DateTime<Utc>>,
+    pub outcome: OutcomeColumn,
+    pub next_available_at: Option<DateTime<Utc>>,
+    pub recorded_at: DateTime<Utc>,
+}
+
+fn corrupt(column: &'static str, reason: impl ToString) -> StoreError {
+    StoreError::Corrupt {
+        column,
+        reason: reason.to_string(),
+    }
+}
+
+pub(crate) fn region(column: &'static str, text: &str) -> Result<Region, StoreError> {
+    text.parse().map_err(|e| corrupt(column, e))
+}
+
+fn status(column: &'static str, value: Option<i16>) -> Result<Option<u16>, StoreError> {
+    value
+        .map(|s| u16::try_from(s).map_err(|e| corrupt(column, e)))
+        .transpose()
+}
+
+impl TryFrom<TaskRow> for Task {
+    type Error = StoreError;
+
+    fn try_from(row: TaskRow) -> Result<Self, StoreError> {
+        Ok(Task {
+            id: TaskId(row.id),
+            tenant_id: TenantId::new(&row.tenant_id).map_err(|e| corrupt("tenant_id", e))?,
+            reminder_id: ReminderId::new(&row.reminder_id)
+                .map_err(|e| corrupt("reminder_id", e))?,
+            destination_id: DestinationId::new(&row.destination_id)
+                .map_err(|e| corrupt("destination_id", e))?,
+            region: region("tasks.region", &row.region)?,
+            state: row.state.0,
+            not_before: row.not_before,
+            available_at: row.available_at,
+            retry_horizon_at: row.retry_horizon_at,
+            lease_token: row.lease_token,
+            lease_owner: row.lease_owner,
+            lease_expires_at: row.lease_expires_at,
+            attempt_count: row.attempt_count,
+            idempotency_key: row.idempotency_key,
+            payload_ref: row.payload_ref,
+            last_status: status("tasks.last_status", row.last_status)?,
+            failure_reason: row.failure_reason,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            delivered_at: row.delivered_at,
+            finalized_at: row.finalized_at,
+        })
+    }
+}
+
+impl TryFrom<DestinationRow> for Destination {
+    type Error = StoreError;
+
+    fn try_from(row: DestinationRow) -> Result<Self, StoreError> {
+        Ok(Destination {
+            id: DestinationId::new(&row.id).map_err(|e| corrupt("destinations.id", e))?,
+            region: region("destinations.region", &row.region)?,
+            url: url::Url::parse(&row.url).map_err(|e| corrupt("destinations.url", e))?,
+            has_signing_secret: row.signing_secret.is_some(),
+            enabled: row.enabled,
+            paused_until: row.paused_until,
+        })
+    }
+}
+
+impl From<PayloadRow> for SealedPayload {
+    fn from(row: PayloadRow) -> Self {
+        SealedPayload {
+            key_fingerprint: row.key_fingerprint,
+            nonce: row.nonce,
+            ciphertext: row.ciphertext,
+        }
+    }
+}
+
+impl TryFrom<AttemptRow> for Attempt {
+    type Error = StoreError;
+
+    fn try_from(row: AttemptRow) -> Result<Self, StoreError> {
+        Ok(Attempt {
+            task_id: TaskId(row.task_id),
+            attempt_number: row.attempt_number,
+            lease_token: row.lease_token,
+            consumer_id: row.consumer_id,
+            outcome: row.outcome.0,
+            observed: AttemptRecord {
+                started_at: row.started_at,
+                received_at: row.received_at,
+                http_status: status("attempts.http_status", row.http_status)?,
+                transport_error: row.transport_error,
+                retry_after_raw: row.retry_after_raw,
+                retry_after_deadline: row.retry_after_deadline,
+            },
+            next_available_at: row.next_available_at,
+            recorded_at: row.recorded_at,
+        })
+    }
+}

@@ -1,0 +1,93 @@
+//! diesel's view of the tables in `migrations/`. Kept by hand: the
+//! migration is the source of truth and these declarations must match it.
+
+pub mod sql_types {
+    /// The `task_state` ENUM.
+    #[derive(Debug, diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
+    #[diesel(postgres_type(name = "task_state"))]
+    pub struct TaskState;
+
+    /// The `attempt_outcome` ENUM.
+    #[derive(Debug, diesel::sql_types::SqlType, diesel::query_builder::QueryId)]
+    #[diesel(postgres_type(name = "attempt_outcome"))]
+    pub struct AttemptOutcome;
+}
+
+diesel::table! {
+    destinations (id) {
+        id -> Text,
+        region -> Text,
+        url -> Text,
+        signing_secret -> Nullable<Text>,
+        enabled -> Bool,
+        paused_until -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    payloads (payload_ref) {
+        payload_ref -> Uuid,
+        content_type -> Text,
+        key_fingerprint -> Bytea,
+        nonce -> Bytea,
+        ciphertext -> Bytea,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use super::sql_types::TaskState;
+
+    tasks (id) {
+        id -> Uuid,
+        tenant_id -> Text,
+        reminder_id -> Text,
+        destination_id -> Text,
+        region -> Text,
+        state -> TaskState,
+        not_before -> Timestamptz,
+        available_at -> Timestamptz,
+        retry_horizon_at -> Timestamptz,
+        lease_token -> Nullable<Int8>,
+        lease_owner -> Nullable<Text>,
+        lease_expires_at -> Nullable<Timestamptz>,
+        attempt_count -> Int4,
+        idempotency_key -> Text,
+        payload_ref -> Uuid,
+        last_status -> Nullable<Int2>,
+        failure_reason -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        delivered_at -> Nullable<Timestamptz>,
+        finalized_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use super::sql_types::AttemptOutcome;
+
+    attempts (id) {
+        id -> Int8,
+        task_id -> Uuid,
+        attempt_number -> Int4,
+        lease_token -> Int8,
+        consumer_id -> Text,
+        started_at -> Nullable<Timestamptz>,
+        received_at -> Nullable<Timestamptz>,
+        http_status -> Nullable<Int2>,
+        transport_error -> Nullable<Text>,
+        retry_after_raw -> Nullable<Text>,
+        retry_after_deadline -> Nullable<Timestamptz>,
+        outcome -> AttemptOutcome,
+        next_available_at -> Nullable<Timestamptz>,
+        recorded_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(tasks -> payloads (payload_ref));
+diesel::joinable!(attempts -> tasks (task_id));
+diesel::allow_tables_to_appear_in_same_query!(destinations, payloads, tasks, attempts);

@@ -1,0 +1,265 @@
+//! The fenced transitions out of `leased`.
+//!
+//! Each is a compare-and-set on (id, state = 'leased', lease_token): a
+//! consumer whose lease was taken over, or that already finished, changes
+//! nothing and gets [`TransitionOutcome::Fenced`]. Transitions that end an
+//! attempt append its attempt row in the same statement, so the log and the
+//! row can never disagree.
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::sql_types::{BigInt, Bool, Integer, Nullable, SmallInt, Text, Timestamptz, Uuid};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+
+use super::enums::outcome_label;
+use super::pg::StoreStats;
+use super::{PgStore, StoreError, TransitionOutcome};
+use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease, TaskState};
+
+/// Ends the attempt: moves the row to `$5` and appends the attempt row.
+/// `delivered_at`/`finalized_at` follow the target state, which keeps the
+/// schema's CHECKs satisfied by construction.
+const END_ATTEMPT_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($3, now()) AS now),
+moved AS (
+    UPDATE tasks t
+    SET state = $5::task_state,
+        lease_token = NULL,
+        lease_owner = NULL,
+        lease_expires_at = NULL,
+        available_at = GREATEST(coalesce($6, t.available_at), t.not_before),
+        failure_reason = $7,
+        last_status = $8,
+        delivered_at = CASE WHEN $5 = 'delivered' THEN clock.now END,
+        finalized_at = CASE WHEN $5 IN ('delivered', 'failed') THEN clock.now END,
+        updated_at = clock.now
+    FROM clock
+    WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
+    RETURNING t.id, t.attempt_count
+)
+INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
+                      received_at, http_status, transport_error, retry_after_raw,
+                      retry_after_deadline, outcome, next_available_at, recorded_at)
+SELECT moved.id, moved.attempt_count, $2, $4, $9, $10, $8, $11, $12, $13,
+       $5::attempt_outcome, $6, clock.now
+FROM moved, clock
+"#;
+
+/// Why a guarded update touched no row: gone, already done by this very
+/// lease (a repeated finish), or fenced.
+const WHY_NOT_SQL: &str = r#"
+SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1) AS found,
+       EXISTS (SELECT 1 FROM attempts
+               WHERE task_id = $1 AND lease_token = $2 AND outcome::text = $3) AS repeated
+"#;
+
+/// A report from a consumer that lost its lease still tells what the
+/// receiver saw; it is logged as `fenced` and changes nothing else.
+const FENCED_SQL: &str = r#"
+INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
+                      received_at, http_status, transport_error, retry_after_raw,
+                      retry_after_deadline, outcome, next_available_at, recorded_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'fenced', NULL, coalesce($11, now()))
+"#;
+
+const RELEASE_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($3, now()) AS now)
+UPDATE tasks t
+SET state = CASE WHEN t.attempt_count > 1 THEN 'retry_wait' ELSE 'pending' END::task_state,
+    attempt_count = t.attempt_count - 1,
+    lease_token = NULL,
+    lease_owner = NULL,
+    lease_expires_at = NULL,
+    available_at = GREATEST(t.available_at, coalesce($4, t.available_at)),
+    updated_at = clock.now
+FROM clock
+WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
+"#;
+
+const EXTEND_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($3, now()) AS now)
+UPDATE tasks t
+SET lease_expires_at = GREATEST(t.lease_expires_at, clock.now + $4 * interval '1 millisecond'),
+    updated_at = clock.now
+FROM clock
+WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
+"#;
+
+#[derive(QueryableByName)]
+struct WhyNot {
+    #[diesel(sql_type = Bool)]
+    found: bool,
+    #[diesel(sql_type = Bool)]
+    repeated: bool,
+}
+
+pub(super) async fn mark_delivered(
+    store: &PgStore,
+    lease: &Lease,
+    record: &AttemptRecord,
+) -> Result<TransitionOutcome, StoreError> {
+    end_attempt(store, lease, TaskState::Delivered, None, None, record).await
+}
+
+pub(super) async fn move_to_retry_wait(
+    store: &PgStore,
+    lease: &Lease,
+    available_at: DateTime<Utc>,
+    record: &AttemptRecord,
+) -> Result<TransitionOutcome, StoreError> {
+    end_attempt(
+        store,
+        lease,
+        TaskState::RetryWait,
+        Some(available_at),
+        None,
+        record,
+    )
+    .await
+}
+
+pub(super) async fn fail(
+    store: &PgStore,
+    lease: &Lease,
+    reason: &FailureReason,
+    record: &AttemptRecord,
+) -> Result<TransitionOutcome, StoreError> {
+    end_attempt(
+        store,
+        lease,
+        TaskState::Failed,
+        None,
+        Some(reason.code()),
+        record,
+    )
+    .await
+}
+
+async fn end_attempt(
+    store: &PgStore,
+    lease: &Lease,
+    target: TaskState,
+    available_at: Option<DateTime<Utc>>,
+    failure_reason: Option<String>,
+    record: &AttemptRecord,
+) -> Result<TransitionOutcome, StoreError> {
+    let mut conn = store.conn().await?;
+    let status = record.http_status.map(status_column);
+    let touched = diesel::sql_query(END_ATTEMPT_SQL)
+        .bind::<Uuid, _>(lease.task_id.0)
+        .bind::<BigInt, _>(lease.token)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Text, _>(&lease.owner)
+        .bind::<Text, _>(target.as_str())
+        .bind::<Nullable<Timestamptz>, _>(available_at)
+        .bind::<Nullable<Text>, _>(failure_reason)
+        .bind::<Nullable<SmallInt>, _>(status)
+        .bind::<Nullable<Timestamptz>, _>(record.started_at)
+        .bind::<Nullable<Timestamptz>, _>(record.received_at)
+        .bind::<Nullable<Text>, _>(&record.transport_error)
+        .bind::<Nullable<Text>, _>(&record.retry_after_raw)
+        .bind::<Nullable<Timestamptz>, _>(record.retry_after_deadline)
+        .execute(&mut conn)
+        .await?;
+    if touched == 1 {
+        return Ok(TransitionOutcome::Applied);
+    }
+
+    let why: WhyNot = diesel::sql_query(WHY_NOT_SQL)
+        .bind::<Uuid, _>(lease.task_id.0)
+        .bind::<BigInt, _>(lease.token)
+        .bind::<Text, _>(outcome_label(outcome_of(target)))
+        .get_result(&mut conn)
+        .await?;
+    if !why.found {
+        return Ok(TransitionOutcome::NotFound);
+    }
+    if why.repeated {
+        return Ok(TransitionOutcome::Applied);
+    }
+    diesel::sql_query(FENCED_SQL)
+        .bind::<Uuid, _>(lease.task_id.0)
+        .bind::<Integer, _>(lease.attempt.max(1))
+        .bind::<BigInt, _>(lease.token)
+        .bind::<Text, _>(&lease.owner)
+        .bind::<Nullable<Timestamptz>, _>(record.started_at)
+        .bind::<Nullable<Timestamptz>, _>(record.received_at)
+        .bind::<Nullable<SmallInt>, _>(status)
+        .bind::<Nullable<Text>, _>(&record.transport_error)
+        .bind::<Nullable<Text>, _>(&record.retry_after_raw)
+        .bind::<Nullable<Timestamptz>, _>(record.retry_after_deadline)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .execute(&mut conn)
+        .await?;
+    StoreStats::add(&store.stats.fenced, 1);
+    Ok(TransitionOutcome::Fenced)
+}
+
+pub(super) async fn release(
+    store: &PgStore,
+    lease: &Lease,
+    not_before_retry: Option<DateTime<Utc>>,
+) -> Result<TransitionOutcome, StoreError> {
+    let mut conn = store.conn().await?;
+    let touched = diesel::sql_query(RELEASE_SQL)
+        .bind::<Uuid, _>(lease.task_id.0)
+        .bind::<BigInt, _>(lease.token)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Nullable<Timestamptz>, _>(not_before_retry)
+        .execute(&mut conn)
+        .await?;
+    lease_only_outcome(store, &mut conn, lease, touched).await
+}
+
+pub(super) async fn extend_lease(
+    store: &PgStore,
+    lease: &Lease,
+    by: Duration,
+) -> Result<TransitionOutcome, StoreError> {
+    let mut conn = store.conn().await?;
+    let touched = diesel::sql_query(EXTEND_SQL)
+        .bind::<Uuid, _>(lease.task_id.0)
+        .bind::<BigInt, _>(lease.token)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<BigInt, _>(by.num_milliseconds().max(0))
+        .execute(&mut conn)
+        .await?;
+    lease_only_outcome(store, &mut conn, lease, touched).await
+}
+
+/// Release and extend end no attempt, so a refusal writes no attempt row.
+async fn lease_only_outcome(
+    store: &PgStore,
+    conn: &mut diesel_async::AsyncPgConnection,
+    lease: &Lease,
+    touched: usize,
+) -> Result<TransitionOutcome, StoreError> {
+    if touched == 1 {
+        return Ok(TransitionOutcome::Applied);
+    }
+    let why: WhyNot = diesel::sql_query(WHY_NOT_SQL)
+        .bind::<Uuid, _>(lease.task_id.0)
+        .bind::<BigInt, _>(lease.token)
+        .bind::<Text, _>("")
+        .get_result(conn)
+        .await?;
+    if !why.found {
+        return Ok(TransitionOutcome::NotFound);
+    }
+    StoreStats::add(&store.stats.fenced, 1);
+    Ok(TransitionOutcome::Fenced)
+}
+
+fn outcome_of(target: TaskState) -> AttemptOutcome {
+    match target {
+        TaskState::Delivered => AttemptOutcome::Delivered,
+        TaskState::Failed => AttemptOutcome::Failed,
+        _ => AttemptOutcome::RetryWait,
+    }
+}
+
+/// HTTP statuses are three digits; anything else is clamped rather than
+/// failing the transition.
+fn status_column(status: u16) -> i16 {
+    i16::try_from(status).unwrap_or(i16::MAX)
+}

@@ -1,0 +1,100 @@
+//! Several database sessions claiming one region at once.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::Duration;
+use remit::domain::{AttemptRecord, Region, TaskId};
+use remit::store::{Store, TransitionOutcome};
+
+use crate::support::{claim, TestDb};
+
+const CLAIMERS: usize = 4;
+const TASKS: usize = 120;
+const ROUNDS: usize = 40;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_row_is_ever_held_by_two_live_leases() {
+    let db = TestDb::new().await;
+    let mut dests = Vec::new();
+    for d in 0..6 {
+        dests.push(db.destination(&format!("dest-{d}"), Region::Eu).await);
+    }
+    for t in 0..TASKS {
+        db.task(&format!("r{t}"), &dests[t % dests.len()], Region::Eu)
+            .await;
+    }
+    // Each claimer is a separate pool, so separate sessions.
+    let mut stores = Vec::new();
+    for _ in 0..CLAIMERS {
+        stores.push(db.another_store(crate::support::test_key()).await);
+    }
+
+    let mut delivered: HashSet<TaskId> = HashSet::new();
+    for round in 0..ROUNDS {
+        let claims = futures_join_all(stores.iter().enumerate().map(|(i, store)| {
+            let request = claim(Region::Eu, &format!("eu-{i}"), 7);
+            let store = store.clone();
+            async move { store.claim_due(&request).await.unwrap() }
+        }))
+        .await;
+
+        let mut held: HashMap<TaskId, i64> = HashMap::new();
+        assert!(claims.iter().all(|c| c.len() <= 7), "the limit holds");
+        for claimed in claims.iter().flatten() {
+            assert!(
+                held.insert(claimed.task.id, claimed.lease_token).is_none(),
+                "round {round}: {} claimed twice",
+                claimed.task.id
+            );
+            assert!(
+                !delivered.contains(&claimed.task.id),
+                "a delivered row was claimed"
+            );
+        }
+        // Half the claimers deliver; the others "crash" and their leases
+        // expire before the next round.
+        for (i, claimed) in claims.iter().enumerate() {
+            if (i + round) % 2 == 0 {
+                for c in claimed {
+                    let outcome = stores[i]
+                        .mark_delivered(&c.lease(), &AttemptRecord::default())
+                        .await
+                        .unwrap();
+                    assert_eq!(outcome, TransitionOutcome::Applied);
+                    delivered.insert(c.task.id);
+                }
+            }
+        }
+        db.clock().advance(Duration::seconds(31));
+    }
+
+    assert_eq!(delivered.len(), TASKS, "every task delivered exactly once");
+    assert_eq!(
+        db.count("SELECT count(*) AS n FROM tasks WHERE state = 'delivered'")
+            .await,
+        TASKS as i64
+    );
+    assert_eq!(
+        db.count(
+            "SELECT count(*) AS n FROM (SELECT task_id FROM attempts WHERE outcome = 'delivered' \
+             GROUP BY task_id HAVING count(*) > 1) twice"
+        )
+        .await,
+        0
+    );
+}
+
+/// Runs the futures concurrently and keeps their order.
+async fn futures_join_all<F: std::future::Future + Send + 'static>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<F::Output>
+where
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = futures.map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for handle in handles {
+        out.push(handle.await.unwrap());
+    }
+    out
+}

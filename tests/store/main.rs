@@ -1,0 +1,15 @@
+//! The store against real PostgreSQL. Each test has a schema of its own.
+
+// Test code panics on unexpected errors by design.
+#![allow(clippy::unwrap_used)]
+
+mod audit;
+mod concurrency;
+mod destinations;
+mod fairness;
+mod fencing;
+mod payloads;
+mod recovery;
+mod regions;
+mod schedule;
+mod support;

@@ -1,0 +1,65 @@
+//! Data residency: a region's claim sees only its own rows.
+
+use remit::domain::Region;
+use remit::store::Store;
+
+use crate::support::{claim, TestDb};
+
+#[tokio::test]
+async fn an_eu_claim_never_returns_a_us_row() {
+    let db = TestDb::new().await;
+    let us = db.destination("us-crm", Region::Us).await;
+    let eu = db.destination("eu-crm", Region::Eu).await;
+    for i in 0..20 {
+        db.task(&format!("us-{i}"), &us, Region::Us).await;
+    }
+    db.task("eu-0", &eu, Region::Eu).await;
+
+    let claimed = db
+        .store
+        .claim_due(&claim(Region::Eu, "eu-1", 100))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].task.region, Region::Eu);
+    assert!(db
+        .store
+        .claim_due(&claim(Region::Eu, "eu-1", 100))
+        .await
+        .unwrap()
+        .is_empty());
+
+    let claimed = db
+        .store
+        .claim_due(&claim(Region::Us, "us-1", 100))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 20);
+    assert!(claimed.iter().all(|c| c.task.region == Region::Us));
+}
+
+#[tokio::test]
+async fn the_schema_refuses_a_task_in_another_region_than_its_destination() {
+    let db = TestDb::new().await;
+    db.destination("us-crm", Region::Us).await;
+    db.execute(
+        "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext)
+         VALUES ('00000000-0000-0000-0000-000000000001', 'text/plain', '\\x00', '\\x00', '\\x00')",
+    )
+    .await;
+    let mut conn = db.conn().await;
+    let inserted = diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(
+            "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, not_before,
+                                available_at, retry_horizon_at, idempotency_key, payload_ref)
+             VALUES (gen_random_uuid(), 't', 'r', 'us-crm', 'eu', now(), now(), now(), 'k',
+                     '00000000-0000-0000-0000-000000000001')",
+        ),
+        &mut conn,
+    )
+    .await;
+    assert!(
+        inserted.is_err(),
+        "the composite key pins a task to its destination's region"
+    );
+}

@@ -1,0 +1,129 @@
+//! Scheduling: idempotent, validated, all or nothing.
+
+use chrono::Duration;
+use remit::domain::{DestinationId, Payload, Region, TaskState, MAX_PAYLOAD_BYTES};
+use remit::store::{Store, StoreError};
+
+use crate::support::{new_task, t0, TestDb};
+
+async fn rows(db: &TestDb) -> (i64, i64) {
+    (
+        db.count("SELECT count(*) AS n FROM tasks").await,
+        db.count("SELECT count(*) AS n FROM payloads").await,
+    )
+}
+
+#[tokio::test]
+async fn a_new_task_is_pending_at_its_deadline_with_a_stable_key() {
+    let db = TestDb::new().await;
+    let dest = db.destination("crm", Region::Eu).await;
+    let scheduled = db
+        .store
+        .schedule(new_task("r1", &dest, Region::Eu))
+        .await
+        .unwrap();
+    assert!(scheduled.created);
+    let task = scheduled.task;
+    assert_eq!(task.state, TaskState::Pending);
+    assert_eq!(task.not_before, t0());
+    assert_eq!(task.available_at, t0());
+    assert_eq!(task.retry_horizon_at, t0() + Duration::days(3));
+    assert_eq!(task.attempt_count, 0);
+    assert!(task.idempotency_key.starts_with("msg_"));
+}
+
+#[tokio::test]
+async fn the_same_request_again_returns_the_same_task() {
+    let db = TestDb::new().await;
+    let dest = db.destination("crm", Region::Eu).await;
+    let first = db
+        .store
+        .schedule(new_task("r1", &dest, Region::Eu))
+        .await
+        .unwrap();
+    let again = db
+        .store
+        .schedule(new_task("r1", &dest, Region::Eu))
+        .await
+        .unwrap();
+    assert!(!again.created);
+    assert_eq!(again.task, first.task);
+    assert_eq!(rows(&db).await, (1, 1));
+}
+
+#[tokio::test]
+async fn concurrent_repeats_create_one_task() {
+    let db = TestDb::new().await;
+    let dest = db.destination("crm", Region::Eu).await;
+    let (a, b) = tokio::join!(
+        db.store.schedule(new_task("r1", &dest, Region::Eu)),
+        db.store.schedule(new_task("r1", &dest, Region::Eu)),
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.task.id, b.task.id);
+    assert_eq!(
+        rows(&db).await,
+        (1, 1),
+        "the loser's payload is rolled back"
+    );
+}
+
+#[tokio::test]
+async fn same_ids_with_other_content_is_a_conflict() {
+    let db = TestDb::new().await;
+    let dest = db.destination("crm", Region::Eu).await;
+    db.store
+        .schedule(new_task("r1", &dest, Region::Eu))
+        .await
+        .unwrap();
+
+    let mut other_payload = new_task("r1", &dest, Region::Eu);
+    other_payload.payload = Payload::json(r#"{"diagnosis":"changed"}"#);
+    let err = db.store.schedule(other_payload).await.unwrap_err();
+    match &err {
+        StoreError::Conflict { differs, .. } => assert_eq!(differs, "payload"),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert!(
+        !err.to_string().contains("diagnosis"),
+        "errors never carry payload bytes"
+    );
+
+    let mut later = new_task("r1", &dest, Region::Eu);
+    later.not_before = t0() + Duration::hours(1);
+    assert!(matches!(
+        db.store.schedule(later).await,
+        Err(StoreError::Conflict { differs, .. }) if differs == "not_before"
+    ));
+    assert_eq!(rows(&db).await, (1, 1));
+}
+
+#[tokio::test]
+async fn bad_input_names_the_field_and_writes_nothing() {
+    let db = TestDb::new().await;
+    let eu = db.destination("crm", Region::Eu).await;
+
+    let unknown = DestinationId::new("nowhere").unwrap();
+    let wrong_region = new_task("r1", &eu, Region::Us);
+    let mut empty_type = new_task("r1", &eu, Region::Eu);
+    empty_type.payload.content_type = " ".into();
+    let mut too_big = new_task("r1", &eu, Region::Eu);
+    too_big.payload.body = vec![b'x'; MAX_PAYLOAD_BYTES + 1];
+    let mut negative_horizon = new_task("r1", &eu, Region::Eu);
+    negative_horizon.retry_horizon = Duration::seconds(-1);
+
+    let cases = [
+        (new_task("r1", &unknown, Region::Eu), "destination_id"),
+        (wrong_region, "region"),
+        (empty_type, "content_type"),
+        (too_big, "payload"),
+        (negative_horizon, "retry_horizon"),
+    ];
+    for (task, field) in cases {
+        match db.store.schedule(task).await {
+            Err(StoreError::Invalid(e)) => assert_eq!(e.field, field, "{e}"),
+            other => panic!("{field}: expected invalid input, got {other:?}"),
+        }
+    }
+    assert_eq!(rows(&db).await, (0, 0));
+}
