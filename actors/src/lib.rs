@@ -1,1 +1,29 @@
+//! remit-actors: the actix runtime of remit and its command line.
+//!
+//! # Layout
+//! - [`config`]: layered configuration (defaults, TOML, environment).
+//! - [`runtime`]: one supervised actor tree per region: claimer, throttles,
+//!   senders.
+//! - [`api`]: the HTTP API (actix-web) served by the same process.
+//! - [`app`]: starting and stopping a whole process (`remit run`).
+//! - [`signature`]: Standard Webhooks signing.
+//! - [`logging`]: structured logs through slog.
 
+pub mod api;
+pub mod app;
+pub mod config;
+pub mod logging;
+pub mod runtime;
+pub mod signature;
+
+/// An error and its causes on one line, for logs and the command line.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

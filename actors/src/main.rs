@@ -1,12 +1,15 @@
 //! The `remit` command line.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-/// The database used when neither `--database-url` nor `DATABASE_URL` says
-/// otherwise: the local PostgreSQL of a development machine.
-const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+use remit::payload_crypto::PayloadKey;
+use remit::store::Store;
+use remit_actors::api::{CreateDestination, CreateTask, TaskRules};
+use remit_actors::app::{self, AppError};
+use remit_actors::config::Config;
+use remit_actors::error_chain;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -15,6 +18,9 @@ const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres"
     about = "Durable, rate-limited webhook delivery"
 )]
 struct Cli {
+    /// A TOML configuration file (see config/remit.example.toml).
+    #[arg(long, global = true, env = "REMIT_CONFIG")]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -22,43 +28,199 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Apply the embedded schema migrations.
-    Migrate {
-        #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
-        database_url: String,
+    Migrate,
+    /// Run a region's delivery runtime and the HTTP API until SIGTERM.
+    Run {
+        /// The region to serve (overrides the configuration).
+        #[arg(long)]
+        region: Option<String>,
+    },
+    /// Manage destinations.
+    #[command(subcommand)]
+    Destination(DestinationCommand),
+    /// Print a fresh payload key for REMIT_PAYLOAD_KEY.
+    Keygen,
+    /// Schedule one webhook; prints its task id and idempotency key.
+    Schedule {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        reminder: String,
+        #[arg(long)]
+        destination: String,
+        #[arg(long)]
+        region: String,
+        /// The business deadline, RFC 3339 (e.g. 2026-08-13T09:00:00Z).
+        #[arg(long)]
+        not_before: String,
+        /// A file holding the JSON payload.
+        #[arg(long, conflicts_with = "payload", required_unless_present = "payload")]
+        payload_file: Option<PathBuf>,
+        /// The JSON payload itself.
+        #[arg(long)]
+        payload: Option<String>,
     },
 }
 
-#[actix_rt::main]
-async fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::Migrate { database_url } => match remit::store::migrate(&database_url).await {
-            Ok(applied) if applied.is_empty() => {
-                println!("schema is up to date");
-                ExitCode::SUCCESS
-            }
-            Ok(applied) => {
-                for version in applied {
-                    println!("applied {version}");
-                }
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("remit migrate: {}", error_chain(&e));
-                ExitCode::FAILURE
-            }
-        },
+#[derive(Debug, Subcommand)]
+enum DestinationCommand {
+    /// Register a receiver.
+    Add {
+        #[arg(long)]
+        id: String,
+        #[arg(long)]
+        region: String,
+        #[arg(long)]
+        url: String,
+        /// Signing secret, `whsec_<base64>`; webhooks are signed when given.
+        #[arg(long, env = "REMIT_DESTINATION_SECRET")]
+        secret: Option<String>,
+    },
+}
+
+/// What went wrong in a command, with its exit status.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    #[error(transparent)]
+    App(#[from] AppError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl CliError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            CliError::App(e) => e.exit_code(),
+            CliError::Usage(_) => 2,
+        }
     }
 }
 
-/// An error and its causes on one line.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
+impl From<remit::store::StoreError> for CliError {
+    fn from(e: remit::store::StoreError) -> Self {
+        match e {
+            remit::store::StoreError::Invalid(invalid) => CliError::Usage(invalid.to_string()),
+            other => CliError::App(AppError::Store(other)),
+        }
     }
-    text
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("remit: {}", error_chain(&e));
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<(), CliError> {
+    let fail = remit_actors::runtime::failpoint::setup();
+    let mut config = Config::load(cli.config.as_deref()).map_err(AppError::from)?;
+    let result = match cli.command {
+        Command::Keygen => {
+            println!("{}", PayloadKey::generate_base64());
+            Ok(())
+        }
+        Command::Run { region } => {
+            if let Some(region) = region {
+                config.region = region;
+                config.region().map_err(AppError::from)?;
+            }
+            app::run(config).map_err(CliError::from)
+        }
+        other => actix_rt::System::new().block_on(one_shot(config, other)),
+    };
+    drop(fail);
+    result
+}
+
+/// Commands that do one thing against the database and exit.
+async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Migrate => {
+            let applied = remit::store::migrate(&config.database.url)
+                .await
+                .map_err(AppError::from)?;
+            if applied.is_empty() {
+                println!("schema is up to date");
+            }
+            for version in applied {
+                println!("applied {version}");
+            }
+            Ok(())
+        }
+        Command::Destination(DestinationCommand::Add {
+            id,
+            region,
+            url,
+            secret,
+        }) => {
+            let new = CreateDestination::from_parts(id, region, url, secret)
+                .validate()
+                .map_err(|e| CliError::Usage(e.to_string()))?;
+            // Destinations hold no payloads; a throwaway key suffices when
+            // none is configured.
+            let key =
+                app::payload_key(&config).unwrap_or_else(|_| PayloadKey::from_bytes(rand_key()));
+            let store = app::connect(&config, key).await?;
+            let destination = store.add_destination(new).await?;
+            println!(
+                "destination {} ({}) -> {}",
+                destination.id, destination.region, destination.url
+            );
+            Ok(())
+        }
+        Command::Schedule {
+            tenant,
+            reminder,
+            destination,
+            region,
+            not_before,
+            payload_file,
+            payload,
+        } => {
+            let payload = match (payload_file, payload) {
+                (Some(path), _) => std::fs::read_to_string(&path).map_err(|e| {
+                    CliError::Usage(format!("--payload-file {}: {e}", path.display()))
+                })?,
+                (None, Some(json)) => json,
+                (None, None) => {
+                    return Err(CliError::Usage(
+                        "--payload or --payload-file is required".into(),
+                    ))
+                }
+            };
+            let rules = TaskRules {
+                serving: config.region().map_err(AppError::from)?,
+                allow_other_regions: true,
+                horizon: config.retry_policy().horizon,
+            };
+            let new =
+                CreateTask::from_parts(tenant, reminder, destination, region, not_before, &payload)
+                    .and_then(|request| request.validate(&rules))
+                    .map_err(|e| CliError::Usage(e.to_string()))?;
+            let key = app::payload_key(&config)?;
+            let store = app::connect(&config, key).await?;
+            let scheduled = store.schedule(new).await?;
+            println!(
+                "task {} idempotency_key {}{}",
+                scheduled.task.id,
+                scheduled.task.idempotency_key,
+                if scheduled.created {
+                    ""
+                } else {
+                    " (already scheduled)"
+                }
+            );
+            Ok(())
+        }
+        Command::Keygen | Command::Run { .. } => Ok(()),
+    }
+}
+
+fn rand_key() -> [u8; 32] {
+    rand::random()
 }

@@ -11,6 +11,7 @@
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations.
 //! - `clock`: the single authority for "now".
+//! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
 
 mod claim;
 mod clock;
@@ -18,8 +19,10 @@ mod destinations;
 mod enums;
 mod error;
 mod migrate;
+mod notify;
 mod pg;
 mod reads;
+mod replay;
 mod rows;
 mod schedule;
 mod schema;
@@ -32,7 +35,9 @@ use chrono::{DateTime, Duration, Utc};
 pub use clock::Clock;
 pub use error::StoreError;
 pub use migrate::migrate;
+pub use notify::DueWorkListener;
 pub use pg::{PgConfig, PgStore, StoreStats};
+pub use replay::Replayed;
 
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -109,6 +114,16 @@ pub trait Store {
     /// The task's attempt log, oldest first.
     fn attempts(&self, id: TaskId)
         -> impl Future<Output = Result<Vec<Attempt>, StoreError>> + Send;
+
+    /// Sends a failed task round again with a fresh horizon.
+    fn replay(
+        &self,
+        id: TaskId,
+        horizon: Duration,
+    ) -> impl Future<Output = Result<Replayed, StoreError>> + Send;
+
+    /// Checks that the database answers.
+    fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// The decrypted body of a task.
     fn payload(&self, task: &Task) -> impl Future<Output = Result<Payload, StoreError>> + Send;

@@ -12,8 +12,8 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, reads, schedule, transitions, ClaimRequest, Clock, Scheduled, Store,
-    StoreError, TransitionOutcome,
+    claim, destinations, reads, replay, schedule, transitions, ClaimRequest, Clock, Replayed,
+    Scheduled, Store, StoreError, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -64,6 +64,7 @@ impl StoreStats {
 #[derive(Clone)]
 pub struct PgStore {
     pool: Pool<AsyncPgConnection>,
+    url: Arc<str>,
     pub(crate) key: PayloadKey,
     pub(crate) clock: Clock,
     pub(crate) stats: Arc<StoreStats>,
@@ -91,6 +92,7 @@ impl PgStore {
             .map_err(StoreError::PoolSetup)?;
         let store = Self {
             pool,
+            url: config.url.as_str().into(),
             key,
             clock: Clock::database(),
             stats: Arc::default(),
@@ -107,6 +109,10 @@ impl PgStore {
 
     pub fn clock(&self) -> &Clock {
         &self.clock
+    }
+
+    pub(crate) fn database_url(&self) -> &str {
+        &self.url
     }
 
     pub fn stats(&self) -> &StoreStats {
@@ -149,6 +155,14 @@ impl Store for PgStore {
 
     async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
         reads::attempts(self, id).await
+    }
+
+    async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
+        replay::replay(self, id, horizon).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        reads::ping(self).await
     }
 
     async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {

@@ -20,6 +20,12 @@ pub(super) async fn task(store: &PgStore, id: TaskId) -> Result<Option<Task>, St
         .transpose()
 }
 
+pub(super) async fn ping(store: &PgStore) -> Result<(), StoreError> {
+    let mut conn = store.conn().await?;
+    diesel::sql_query("SELECT 1").execute(&mut conn).await?;
+    Ok(())
+}
+
 pub(super) async fn attempts(store: &PgStore, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
     let mut conn = store.conn().await?;
     attempts::table

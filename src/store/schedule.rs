@@ -3,9 +3,11 @@
 
 use chrono::SubsecRound;
 use diesel::prelude::*;
+use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::enums::StateColumn;
+use super::notify::DUE_WORK_CHANNEL;
 use super::rows::TaskRow;
 use super::schema::{destinations, payloads, tasks};
 use super::{reads, PgStore, Scheduled, StoreError};
@@ -67,6 +69,12 @@ pub(super) async fn schedule(store: &PgStore, new: NewTask) -> Result<Scheduled,
                     // A concurrent request won the race: drop our payload.
                     return Err(diesel::result::Error::RollbackTransaction);
                 }
+                // Delivered with the commit: wake the region's claimers.
+                diesel::sql_query("SELECT pg_notify($1, $2)")
+                    .bind::<Text, _>(DUE_WORK_CHANNEL)
+                    .bind::<Text, _>(new.region.as_str())
+                    .execute(conn)
+                    .await?;
                 Ok(row)
             }
         })

@@ -1,0 +1,198 @@
+//! A whole remit process: the region's actor runtime plus the HTTP API,
+//! started together and stopped gracefully on SIGTERM or SIGINT.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use actix_web::{web, App, HttpServer};
+use remit::payload_crypto::{PayloadKey, PAYLOAD_KEY_ENV};
+use remit::store::{PgConfig, PgStore, StoreError};
+use slog::info;
+
+use crate::api::{self, ApiState, TaskRules};
+use crate::config::{Config, ConfigError};
+use crate::runtime::{Capacity, RegionSupervisor, RuntimeStats, Shared, Shutdown};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{PAYLOAD_KEY_ENV} is not set; create one with `remit keygen`")]
+    NoPayloadKey,
+    #[error(transparent)]
+    PayloadKey(#[from] remit::payload_crypto::PayloadCryptoError),
+    #[error("database")]
+    Store(#[from] StoreError),
+    #[error("could not serve the API on {addr}")]
+    Bind {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl AppError {
+    /// Configuration mistakes exit with 2, everything else with 1.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            AppError::Config(_) | AppError::NoPayloadKey | AppError::PayloadKey(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// awc with rustls needs a process-wide crypto provider, even for http://.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+pub fn payload_key(config: &Config) -> Result<PayloadKey, AppError> {
+    let text = config
+        .payload_key
+        .as_deref()
+        .ok_or(AppError::NoPayloadKey)?;
+    Ok(PayloadKey::from_base64(text)?)
+}
+
+pub async fn connect(config: &Config, key: PayloadKey) -> Result<PgStore, AppError> {
+    let mut pg = PgConfig::new(config.database.url.clone());
+    pg.pool_size = config.database.pool_size;
+    Ok(PgStore::connect(&pg, key).await?)
+}
+
+/// A running region runtime and its API server.
+pub struct Runtime {
+    supervisor: Addr<RegionSupervisor>,
+    server: actix_web::dev::ServerHandle,
+    api_addr: SocketAddr,
+    stats: Arc<RuntimeStats>,
+    log: slog::Logger,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("api_addr", &self.api_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Starts the supervisor and the API inside the current actix system.
+    pub async fn start(
+        config: Config,
+        store: PgStore,
+        log: slog::Logger,
+    ) -> Result<Self, AppError> {
+        let region = config.region()?;
+        let consumer = config.consumer_id();
+        let log = log.new(slog::o!("region" => region.as_str(), "consumer" => consumer.clone()));
+        let stats = Arc::new(RuntimeStats::default());
+        let running = Arc::new(AtomicBool::new(false));
+        let shared = Shared {
+            store: store.clone(),
+            region,
+            consumer: consumer.into(),
+            policy: Rc::new(config.retry_policy()),
+            log: log.clone(),
+            capacity: Capacity::new(config.send.max_in_flight as usize),
+            stats: stats.clone(),
+            config: Rc::new(config.clone()),
+        };
+        let supervisor = RegionSupervisor::new(shared, running.clone()).start();
+
+        let state = ApiState {
+            store,
+            rules: TaskRules {
+                serving: region,
+                allow_other_regions: config.allow_other_regions,
+                horizon: config.retry_policy().horizon,
+            },
+            token: config.api.token.clone(),
+            running,
+        };
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(web::Data::new(state.clone()))
+                .configure(api::configure)
+        })
+        .workers(1)
+        .disable_signals()
+        .shutdown_timeout(5)
+        .bind(&config.api.bind)
+        .map_err(|source| AppError::Bind {
+            addr: config.api.bind.clone(),
+            source,
+        })?;
+        let api_addr = server
+            .addrs()
+            .first()
+            .copied()
+            .ok_or_else(|| AppError::Bind {
+                addr: config.api.bind.clone(),
+                source: std::io::Error::other("bound to no address"),
+            })?;
+        let server = server.run();
+        let handle = server.handle();
+        actix_rt::spawn(server);
+        info!(log, "API listening"; "addr" => %api_addr);
+        Ok(Self {
+            supervisor,
+            server: handle,
+            api_addr,
+            stats,
+            log,
+        })
+    }
+
+    pub fn api_addr(&self) -> SocketAddr {
+        self.api_addr
+    }
+
+    pub fn stats(&self) -> &RuntimeStats {
+        &self.stats
+    }
+
+    /// Stops claiming, lets in-flight sends finish within the grace period,
+    /// hands every other lease back, then stops the API.
+    pub async fn shutdown(self) {
+        let _ = self.supervisor.send(Shutdown).await;
+        self.server.stop(true).await;
+        info!(self.log, "stopped");
+    }
+}
+
+/// `remit run`: runs until SIGTERM or SIGINT, then shuts down gracefully.
+pub fn run(config: Config) -> Result<(), AppError> {
+    install_crypto_provider();
+    let level = config.log_level()?;
+    let key = payload_key(&config)?;
+    let (log, _guard) = crate::logging::logger(&config, level);
+    actix_rt::System::new().block_on(async move {
+        let store = connect(&config, key).await?;
+        let runtime = Runtime::start(config, store, log.clone()).await?;
+        let signal = wait_for_signal().await;
+        info!(log, "signal received; shutting down"; "signal" => signal);
+        runtime.shutdown().await;
+        Ok(())
+    })
+}
+
+async fn wait_for_signal() -> &'static str {
+    use actix_rt::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        // No signal handling available: run until killed.
+        std::future::pending::<()>().await;
+        return "none";
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}

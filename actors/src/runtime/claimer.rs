@@ -1,0 +1,214 @@
+//! The Claimer: leases due work of its region, never more than the runtime
+//! has room for, and routes each task to its destination's throttle.
+//!
+//! It polls quickly while claims return work and backs off while idle; a
+//! NOTIFY from `schedule` wakes it early. A failed claim stops the actor so
+//! its supervisor restarts it (with backoff).
+
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use remit::store::{ClaimRequest, DueWorkListener, Store};
+use slog::{debug, error, info, warn};
+
+use super::failpoint;
+use super::messages::{Drain, Poll, Route, Work};
+use super::{RegionSupervisor, RuntimeStats, Shared};
+
+pub struct Claimer {
+    shared: Shared,
+    supervisor: Addr<RegionSupervisor>,
+    idle_delay: Duration,
+    claiming: bool,
+    draining: bool,
+    next_poll: Option<SpawnHandle>,
+    /// Restarts since the last successful claim; spaces out the retries.
+    failures: u32,
+}
+
+impl std::fmt::Debug for Claimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claimer")
+            .field("failures", &self.failures)
+            .field("draining", &self.draining)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Claimer {
+    pub fn new(shared: Shared, supervisor: Addr<RegionSupervisor>) -> Self {
+        Self {
+            idle_delay: Duration::from_millis(shared.config.claim.busy_poll_ms),
+            shared,
+            supervisor,
+            claiming: false,
+            draining: false,
+            next_poll: None,
+            failures: 0,
+        }
+    }
+
+    fn schedule_poll(&mut self, ctx: &mut Context<Self>, after: Duration) {
+        if let Some(handle) = self.next_poll.take() {
+            ctx.cancel_future(handle);
+        }
+        self.next_poll = Some(ctx.notify_later(Poll, after));
+    }
+
+    fn claim(&mut self, ctx: &mut Context<Self>) {
+        if self.claiming || self.draining {
+            return;
+        }
+        let config = &self.shared.config;
+        let free = self.shared.capacity.free();
+        if free == 0 {
+            // Full: look again soon; finished sends free room.
+            let busy = Duration::from_millis(config.claim.busy_poll_ms);
+            self.schedule_poll(ctx, busy);
+            return;
+        }
+        let request = ClaimRequest {
+            region: self.shared.region,
+            consumer: self.shared.consumer.to_string(),
+            lease: chrono::Duration::seconds(i64::try_from(config.lease.seconds).unwrap_or(30)),
+            limit: u32::try_from(free)
+                .unwrap_or(u32::MAX)
+                .min(config.claim.batch_size),
+            per_destination_cap: config.claim.per_destination_cap,
+        };
+        self.claiming = true;
+        let store = self.shared.store.clone();
+        let claimed_at = Instant::now();
+        async move { store.claim_due(&request).await }
+            .into_actor(self)
+            .map(move |result, this, ctx| {
+                this.claiming = false;
+                match result {
+                    Ok(claimed) => {
+                        this.failures = 0;
+                        this.route(claimed, claimed_at, ctx);
+                    }
+                    Err(e) => {
+                        error!(this.shared.log, "claim failed; restarting the claimer";
+                               "error" => %crate::error_chain(&e));
+                        ctx.stop();
+                    }
+                }
+            })
+            .wait(ctx);
+    }
+
+    fn route(
+        &mut self,
+        claimed: Vec<remit::domain::ClaimedTask>,
+        claimed_at: Instant,
+        ctx: &mut Context<Self>,
+    ) {
+        let config = &self.shared.config;
+        let busy = Duration::from_millis(config.claim.busy_poll_ms);
+        let idle_max = Duration::from_millis(config.claim.idle_poll_ms);
+        if claimed.is_empty() {
+            self.idle_delay = (self.idle_delay * 2).clamp(busy, idle_max);
+            let delay = self.idle_delay;
+            self.schedule_poll(ctx, delay);
+            return;
+        }
+        self.idle_delay = busy;
+        self.shared.capacity.take(claimed.len());
+        debug!(self.shared.log, "claimed"; "count" => claimed.len());
+        if let Err(e) = failpoint::hit(failpoint::AFTER_CLAIM) {
+            // The tasks stay leased and are recovered when the leases expire.
+            warn!(self.shared.log, "claimer failing on purpose"; "failpoint" => %e);
+            for _ in &claimed {
+                self.shared.capacity.give_back();
+            }
+            ctx.stop();
+            return;
+        }
+        for task in claimed {
+            if task.reclaimed {
+                info!(self.shared.log, "reclaimed an expired lease";
+                      "task" => %task.task.id, "destination" => %task.task.destination_id,
+                      "attempt" => task.task.attempt_count);
+            }
+            self.supervisor.do_send(Route(Work {
+                claimed: task,
+                claimed_at,
+            }));
+        }
+        // Work was found: look again right away.
+        self.schedule_poll(ctx, Duration::ZERO);
+    }
+
+    /// Listens for NOTIFY on a connection of its own; on any error it falls
+    /// back to polling alone, which is correct, only slower to react.
+    fn listen(&self, ctx: &mut Context<Self>) {
+        let store = self.shared.store.clone();
+        let region = self.shared.region;
+        let me = ctx.address();
+        let log = self.shared.log.clone();
+        ctx.spawn(
+            async move {
+                let mut listener = match DueWorkListener::connect(&store).await {
+                    Ok(l) => l,
+                    Err(e) => {
+                        warn!(log, "LISTEN unavailable; polling only"; "error" => %crate::error_chain(&e));
+                        return;
+                    }
+                };
+                while listener.wait_for(region).await.is_ok() {
+                    me.do_send(Poll);
+                }
+                warn!(log, "LISTEN connection lost; polling only");
+            }
+            .into_actor(self),
+        );
+    }
+}
+
+impl Actor for Claimer {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.listen(ctx);
+        // Bounded exponential backoff after restarts: 0, 2, 4, ... busy
+        // intervals, at most five seconds.
+        let busy = Duration::from_millis(self.shared.config.claim.busy_poll_ms);
+        let backoff = if self.failures == 0 {
+            Duration::ZERO
+        } else {
+            (busy * 2u32.saturating_pow(self.failures.min(16))).min(Duration::from_secs(5))
+        };
+        self.schedule_poll(ctx, backoff);
+    }
+}
+
+impl Supervised for Claimer {
+    fn restarting(&mut self, _ctx: &mut Context<Self>) {
+        self.failures += 1;
+        RuntimeStats::bump(&self.shared.stats.restarts);
+        warn!(self.shared.log, "claimer restarting"; "consecutive_failures" => self.failures);
+        self.claiming = false;
+        self.next_poll = None;
+        self.idle_delay = Duration::from_millis(self.shared.config.claim.busy_poll_ms);
+    }
+}
+
+impl Handler<Poll> for Claimer {
+    type Result = ();
+
+    fn handle(&mut self, _: Poll, ctx: &mut Context<Self>) {
+        self.claim(ctx);
+    }
+}
+
+impl Handler<Drain> for Claimer {
+    type Result = ();
+
+    fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
+        self.draining = true;
+        if let Some(handle) = self.next_poll.take() {
+            ctx.cancel_future(handle);
+        }
+    }
+}

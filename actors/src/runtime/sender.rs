@@ -1,0 +1,218 @@
+//! A Sender: POSTs claimed tasks (many at once, each in its own future),
+//! runs the outcome through the policy and commits the matching fenced
+//! transition before telling anyone the task is done.
+//!
+//! A sender that fails (an error it cannot handle, a failpoint, a caught
+//! panic) stops; its supervisor restarts it, and the tasks it held are
+//! released at once so another attempt can start without waiting for the
+//! lease to expire. The idempotency key makes the possible duplicate safe.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
+
+use actix::prelude::*;
+use chrono::Utc;
+use futures_util::FutureExt;
+use remit::domain::TaskId;
+use remit::policy::{decide, Observed, Transition};
+use remit::store::{Store, TransitionOutcome};
+use slog::{error, info, warn};
+
+use super::failpoint::{self, Injected};
+use super::messages::{Abandon, Deliver, Sent, Work};
+use super::throttle::release;
+use super::{transport, RuntimeStats, Shared};
+use crate::signature;
+
+pub struct Sender {
+    shared: Shared,
+    client: awc::Client,
+    /// Tasks whose send is under way, with the throttle to tell when done.
+    held: HashMap<TaskId, (Work, Recipient<Sent>)>,
+}
+
+impl std::fmt::Debug for Sender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender")
+            .field("held", &self.held.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why one delivery could not be carried through.
+#[derive(Debug, thiserror::Error)]
+enum SendFailure {
+    #[error(transparent)]
+    Store(#[from] remit::store::StoreError),
+    #[error(transparent)]
+    Injected(#[from] Injected),
+    #[error("destination {0} no longer exists")]
+    NoDestination(String),
+    #[error("the send panicked")]
+    Panicked,
+}
+
+impl Sender {
+    pub fn new(shared: Shared) -> Self {
+        Self {
+            client: transport::client(shared.send_timeout()),
+            shared,
+            held: HashMap::new(),
+        }
+    }
+
+    /// Hands back everything held (on restart or abandon).
+    fn release_held(&mut self) {
+        let held: Vec<_> = self.held.drain().map(|(_, v)| v).collect();
+        for (work, throttle) in held {
+            throttle.do_send(Sent { pause_until: None });
+            release(&self.shared, vec![work], None);
+        }
+    }
+}
+
+/// Carries one task through send, policy and finish. Returns the pause the
+/// receiver asked for, if any.
+async fn deliver(
+    shared: Shared,
+    client: awc::Client,
+    work: Work,
+) -> Result<Option<chrono::DateTime<Utc>>, SendFailure> {
+    let task = &work.claimed.task;
+    let lease = work.claimed.lease();
+    let log = shared.log.new(slog::o!(
+        "task" => task.id.to_string(), "destination" => task.destination_id.to_string(),
+        "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
+
+    // Never start a request the lease may not outlive.
+    let deadline = work.claimed_at + shared.lease() - shared.send_timeout();
+    if Instant::now() >= deadline {
+        info!(log, "lease too close to expiry; handing the task back");
+        shared.store.release(&lease, None).await?;
+        RuntimeStats::bump(&shared.stats.released);
+        return Ok(None);
+    }
+
+    let destination = shared
+        .store
+        .destination(&task.destination_id)
+        .await?
+        .ok_or_else(|| SendFailure::NoDestination(task.destination_id.to_string()))?;
+    let secret = match shared.store.signing_secret(&task.destination_id).await? {
+        // A stored secret was validated when it was added.
+        Some(s) => signature::secret_key(&s).ok(),
+        None => None,
+    };
+    let payload = shared.store.payload(task).await?;
+
+    failpoint::hit(failpoint::BEFORE_SEND)?;
+    let started_at = Utc::now();
+    let response = transport::post(
+        &client,
+        destination.url.as_str(),
+        task,
+        &payload,
+        secret.as_deref(),
+        shared.config.send.max_response_bytes,
+    )
+    .await;
+    let received_at = Utc::now();
+    failpoint::hit(failpoint::AFTER_RESPONSE)?;
+
+    let observed = Observed {
+        attempt: u32::try_from(task.attempt_count).unwrap_or(1),
+        retry_horizon_at: task.retry_horizon_at,
+        started_at,
+        received_at,
+        response,
+    };
+    let decision = decide(&observed, &shared.policy, &mut rand::rng());
+    let outcome = shared
+        .store
+        .finish(&lease, &task.destination_id, &decision)
+        .await?;
+    let status = decision.record.http_status;
+    let stats = &shared.stats;
+    if status == Some(429) {
+        RuntimeStats::bump(&stats.rate_limited);
+    }
+    match (outcome, &decision.transition) {
+        (TransitionOutcome::Applied, Transition::Deliver) => {
+            RuntimeStats::bump(&stats.delivered);
+            info!(log, "delivered"; "status" => status, "outcome" => "delivered");
+        }
+        (TransitionOutcome::Applied, Transition::RetryWait { available_at }) => {
+            RuntimeStats::bump(&stats.retry_wait);
+            info!(log, "will retry"; "status" => status, "outcome" => "retry_wait",
+                  "error" => decision.record.transport_error.as_deref(),
+                  "retry_after" => decision.record.retry_after_raw.as_deref(),
+                  "available_at" => %available_at);
+        }
+        (TransitionOutcome::Applied, Transition::Fail(reason)) => {
+            RuntimeStats::bump(&stats.failed);
+            warn!(log, "failed"; "status" => status, "outcome" => "failed", "reason" => reason.code());
+        }
+        (TransitionOutcome::Fenced, _) => {
+            RuntimeStats::bump(&stats.fenced);
+            warn!(log, "lease was lost before the finish; another consumer owns the task";
+                  "status" => status, "outcome" => "fenced");
+        }
+        (TransitionOutcome::NotFound, _) => {
+            warn!(log, "task vanished before the finish"; "outcome" => "not_found");
+        }
+    }
+    failpoint::hit(failpoint::AFTER_FINISH)?;
+    Ok(decision.pause_destination_until)
+}
+
+impl Actor for Sender {
+    type Context = Context<Self>;
+}
+
+impl Supervised for Sender {
+    fn restarting(&mut self, _ctx: &mut Context<Self>) {
+        RuntimeStats::bump(&self.shared.stats.restarts);
+        warn!(self.shared.log, "sender restarting"; "releasing" => self.held.len());
+        self.release_held();
+    }
+}
+
+impl Handler<Deliver> for Sender {
+    type Result = ();
+
+    fn handle(&mut self, Deliver { work, throttle }: Deliver, ctx: &mut Context<Self>) {
+        let id = work.claimed.task.id;
+        self.held.insert(id, (work.clone(), throttle));
+        let attempt = deliver(self.shared.clone(), self.client.clone(), work);
+        AssertUnwindSafe(attempt)
+            .catch_unwind()
+            .map(|result| result.unwrap_or(Err(SendFailure::Panicked)))
+            .into_actor(self)
+            .map(move |result, this, ctx| match result {
+                Ok(pause_until) => {
+                    if let Some((_, throttle)) = this.held.remove(&id) {
+                        throttle.do_send(Sent { pause_until });
+                        this.shared.capacity.give_back();
+                    }
+                }
+                Err(e) => {
+                    // The task stays in `held`: the restart hands it back
+                    // along with every other send this actor had under way.
+                    error!(this.shared.log, "send failed; restarting the sender";
+                           "task" => %id, "error" => %crate::error_chain(&e));
+                    ctx.stop();
+                }
+            })
+            .spawn(ctx);
+    }
+}
+
+impl Handler<Abandon> for Sender {
+    type Result = ();
+
+    fn handle(&mut self, _: Abandon, ctx: &mut Context<Self>) {
+        self.release_held();
+        ctx.stop();
+    }
+}

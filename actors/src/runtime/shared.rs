@@ -1,0 +1,78 @@
+//! What every actor of a region's runtime shares.
+
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use remit::domain::Region;
+use remit::policy::RetryPolicy;
+use remit::store::PgStore;
+
+use super::Capacity;
+use crate::config::Config;
+
+/// Counters the runtime logs and serves; each names an operational signal.
+#[derive(Debug, Default)]
+pub struct RuntimeStats {
+    pub delivered: AtomicU64,
+    pub retry_wait: AtomicU64,
+    pub failed: AtomicU64,
+    /// Finishes refused because the lease had moved on.
+    pub fenced: AtomicU64,
+    /// Tasks handed back unsent (throttled, paused, shutting down).
+    pub released: AtomicU64,
+    /// Actors restarted by a supervisor.
+    pub restarts: AtomicU64,
+    /// 429 answers received.
+    pub rate_limited: AtomicU64,
+}
+
+impl RuntimeStats {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn read(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+/// Cheap to clone; every actor of the region holds one.
+#[derive(Clone)]
+pub struct Shared {
+    pub store: PgStore,
+    pub region: Region,
+    pub consumer: Rc<str>,
+    pub config: Rc<Config>,
+    pub policy: Rc<RetryPolicy>,
+    pub log: slog::Logger,
+    pub capacity: Capacity,
+    pub stats: Arc<RuntimeStats>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("region", &self.region)
+            .field("consumer", &self.consumer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub fn lease(&self) -> Duration {
+        Duration::from_secs(self.config.lease.seconds)
+    }
+
+    /// The longest a claimed task may wait in memory for its throttle: a
+    /// small fraction of the lease, so it goes back to the database long
+    /// before anyone could reclaim it.
+    pub fn max_hold(&self) -> Duration {
+        self.lease() / 5
+    }
+
+    pub fn send_timeout(&self) -> Duration {
+        Duration::from_millis(self.config.send.timeout_ms)
+    }
+}

@@ -1,0 +1,146 @@
+//! The region's Supervisor: starts the Claimer and the Senders, creates a
+//! Throttle per destination on first use, keeps every one of them running
+//! (actix restarts a supervised actor when it stops), and runs the graceful
+//! shutdown.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use remit::domain::DestinationId;
+use slog::{info, warn};
+
+use super::messages::{Abandon, Admit, Drain, Route, Shutdown};
+use super::throttle::release;
+use super::{Claimer, Sender, SenderPool, Shared, Throttle};
+
+pub struct RegionSupervisor {
+    shared: Shared,
+    claimer: Option<Addr<Claimer>>,
+    senders: Option<SenderPool>,
+    throttles: HashMap<DestinationId, Addr<Throttle>>,
+    draining: bool,
+    /// Read by /readyz.
+    running: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for RegionSupervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegionSupervisor")
+            .field("draining", &self.draining)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegionSupervisor {
+    pub fn new(shared: Shared, running: Arc<AtomicBool>) -> Self {
+        Self {
+            shared,
+            claimer: None,
+            senders: None,
+            throttles: HashMap::new(),
+            draining: false,
+            running,
+        }
+    }
+
+    fn throttle(&mut self, destination: &DestinationId) -> Option<Addr<Throttle>> {
+        if let Some(addr) = self.throttles.get(destination) {
+            return Some(addr.clone());
+        }
+        let senders = self.senders.clone()?;
+        let shared = self.shared.clone();
+        let id = destination.clone();
+        let addr = actix::Supervisor::start(move |_| Throttle::new(shared, id, senders));
+        self.throttles.insert(destination.clone(), addr.clone());
+        Some(addr)
+    }
+}
+
+impl Actor for RegionSupervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let count = self.shared.config.send.senders.max(1);
+        let senders = (0..count)
+            .map(|_| {
+                let shared = self.shared.clone();
+                actix::Supervisor::start(move |_| Sender::new(shared))
+            })
+            .collect();
+        self.senders = Some(SenderPool::new(senders));
+        let shared = self.shared.clone();
+        let me = ctx.address();
+        self.claimer = Some(actix::Supervisor::start(move |_| Claimer::new(shared, me)));
+        self.running.store(true, Ordering::SeqCst);
+        info!(self.shared.log, "region runtime started"; "senders" => count, "max_in_flight" => self.shared.config.send.max_in_flight);
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.running.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Handler<Route> for RegionSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, Route(work): Route, _: &mut Context<Self>) {
+        if self.draining {
+            release(&self.shared, vec![work], None);
+            return;
+        }
+        match self.throttle(work.destination()) {
+            Some(throttle) => throttle.do_send(Admit(work)),
+            None => release(&self.shared, vec![work], None),
+        }
+    }
+}
+
+impl Handler<Shutdown> for RegionSupervisor {
+    type Result = ResponseActFuture<Self, ()>;
+
+    /// Stop claiming, hand queued tasks back, let in-flight sends finish
+    /// within the grace period, then release whatever is still held.
+    fn handle(&mut self, _: Shutdown, _: &mut Context<Self>) -> Self::Result {
+        self.draining = true;
+        self.running.store(false, Ordering::SeqCst);
+        let claimer = self.claimer.clone();
+        let throttles: Vec<_> = self.throttles.values().cloned().collect();
+        let senders: Vec<_> = self
+            .senders
+            .as_ref()
+            .map(|p| p.all().to_vec())
+            .unwrap_or_default();
+        let shared = self.shared.clone();
+        let grace = Duration::from_millis(shared.config.shutdown.grace_ms);
+        Box::pin(
+            async move {
+                if let Some(claimer) = claimer {
+                    let _ = claimer.send(Drain).await;
+                }
+                for throttle in &throttles {
+                    let _ = throttle.send(Drain).await;
+                }
+                info!(shared.log, "shutting down: waiting for in-flight sends";
+                      "held" => shared.capacity.held());
+                if tokio::time::timeout(grace, shared.capacity.drained())
+                    .await
+                    .is_err()
+                {
+                    warn!(shared.log, "grace period over; releasing the rest";
+                          "held" => shared.capacity.held());
+                    for sender in &senders {
+                        let _ = sender.send(Abandon).await;
+                    }
+                    // Releases are single-row updates; give them a moment.
+                    let _ = tokio::time::timeout(Duration::from_secs(5), shared.capacity.drained())
+                        .await;
+                }
+                info!(shared.log, "region runtime stopped"; "held" => shared.capacity.held());
+            }
+            .into_actor(self),
+        )
+    }
+}

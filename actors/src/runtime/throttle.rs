@@ -1,0 +1,197 @@
+//! A Throttle per destination: a token bucket and a cap on requests in
+//! flight, so that one receiver gets remit's traffic at the pace it was
+//! configured for, and a pause after a 429 that holds all its tasks.
+//!
+//! Nothing waits here for long. A task that would wait past a small
+//! fraction of its lease, or whose destination is paused, goes back to the
+//! database (released, not counted as an attempt) with the time it may be
+//! claimed again.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use chrono::{DateTime, Utc};
+use remit::domain::DestinationId;
+use remit::policy::TokenBucket;
+use remit::store::{Store, TransitionOutcome};
+use slog::{debug, info, warn};
+
+use super::messages::{Admit, Deliver, Drain, Sent, Work};
+use super::{RuntimeStats, SenderPool, Shared};
+use crate::config::ThrottleLimits;
+
+pub struct Throttle {
+    shared: Shared,
+    destination: DestinationId,
+    limits: ThrottleLimits,
+    bucket: TokenBucket,
+    senders: SenderPool,
+    queue: VecDeque<Work>,
+    in_flight: u32,
+    paused_until: Option<DateTime<Utc>>,
+    draining: bool,
+    wake: Option<SpawnHandle>,
+}
+
+impl std::fmt::Debug for Throttle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Throttle")
+            .field("destination", &self.destination)
+            .field("in_flight", &self.in_flight)
+            .field("paused_until", &self.paused_until)
+            .field("draining", &self.draining)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Throttle {
+    pub fn new(shared: Shared, destination: DestinationId, senders: SenderPool) -> Self {
+        let limits = shared.config.throttle_for(&destination);
+        Self {
+            bucket: TokenBucket::new(limits.rate_per_second, limits.burst, Instant::now()),
+            shared,
+            destination,
+            limits,
+            senders,
+            queue: VecDeque::new(),
+            in_flight: 0,
+            paused_until: None,
+            draining: false,
+            wake: None,
+        }
+    }
+
+    /// Sends what the bucket and the in-flight cap allow; hands back what
+    /// cannot go soon enough.
+    fn pump(&mut self, ctx: &mut Context<Self>) {
+        if let Some(handle) = self.wake.take() {
+            ctx.cancel_future(handle);
+        }
+        let now = Instant::now();
+        if self.draining {
+            self.release_all(None);
+            return;
+        }
+        if let Some(until) = self.paused_until {
+            if until > Utc::now() {
+                self.release_all(Some(until));
+                return;
+            }
+            self.paused_until = None;
+        }
+        while self.in_flight < self.limits.max_in_flight {
+            let Some(head) = self.queue.front() else {
+                return;
+            };
+            match self.bucket.try_take(now) {
+                Ok(()) => {
+                    let work = self.queue.pop_front().unwrap_or_else(|| unreachable!());
+                    self.in_flight += 1;
+                    self.senders.next().do_send(Deliver {
+                        work,
+                        throttle: ctx.address().recipient(),
+                    });
+                }
+                Err(wait) => {
+                    let waited = now.saturating_duration_since(head.claimed_at);
+                    if waited + wait > self.shared.max_hold() {
+                        // Back to the database; claimable again once a token
+                        // would be there for it.
+                        let position = u32::try_from(self.queue.len()).unwrap_or(u32::MAX);
+                        let eta = wait + per_token(&self.limits) * position.saturating_sub(1);
+                        let at = Utc::now() + chrono::Duration::from_std(eta).unwrap_or_default();
+                        self.release_all(Some(at));
+                        return;
+                    }
+                    self.wake = Some(ctx.run_later(wait, |this, ctx| this.pump(ctx)));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Hands every queued task back to the database, eligible again at
+    /// `until` (or at once).
+    fn release_all(&mut self, until: Option<DateTime<Utc>>) {
+        if self.queue.is_empty() {
+            return;
+        }
+        let tasks: Vec<Work> = self.queue.drain(..).collect();
+        debug!(self.shared.log, "handing tasks back"; "destination" => %self.destination,
+               "count" => tasks.len(), "until" => ?until);
+        release(&self.shared, tasks, until);
+    }
+}
+
+/// Releases tasks in the background, detached from any actor so that a
+/// stopping actor cannot cancel them; each frees its place in memory once
+/// the database has it back.
+pub fn release(shared: &Shared, tasks: Vec<Work>, until: Option<DateTime<Utc>>) {
+    for work in tasks {
+        let shared = shared.clone();
+        actix_rt::spawn(async move {
+            let lease = work.claimed.lease();
+            match shared.store.release(&lease, until).await {
+                Ok(TransitionOutcome::Applied) => RuntimeStats::bump(&shared.stats.released),
+                Ok(outcome) => {
+                    info!(shared.log, "release refused"; "task" => %lease.task_id, "outcome" => ?outcome)
+                }
+                // The lease expires on its own; nothing is lost.
+                Err(e) => warn!(shared.log, "release failed; the lease will expire";
+                                "task" => %lease.task_id, "error" => %crate::error_chain(&e)),
+            }
+            shared.capacity.give_back();
+        });
+    }
+}
+
+fn per_token(limits: &ThrottleLimits) -> Duration {
+    Duration::from_secs_f64(1.0 / limits.rate_per_second)
+}
+
+impl Actor for Throttle {
+    type Context = Context<Self>;
+}
+
+impl Supervised for Throttle {
+    fn restarting(&mut self, _ctx: &mut Context<Self>) {
+        // Whatever was queued goes back rather than being forgotten.
+        self.release_all(None);
+        self.in_flight = 0;
+    }
+}
+
+impl Handler<Admit> for Throttle {
+    type Result = ();
+
+    fn handle(&mut self, Admit(work): Admit, ctx: &mut Context<Self>) {
+        self.queue.push_back(work);
+        self.pump(ctx);
+    }
+}
+
+impl Handler<Sent> for Throttle {
+    type Result = ();
+
+    fn handle(&mut self, sent: Sent, ctx: &mut Context<Self>) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if let Some(until) = sent.pause_until {
+            if self.paused_until.is_none_or(|p| p < until) {
+                info!(self.shared.log, "destination paused by the receiver";
+                      "destination" => %self.destination, "until" => %until);
+                self.paused_until = Some(until);
+            }
+        }
+        self.pump(ctx);
+    }
+}
+
+impl Handler<Drain> for Throttle {
+    type Result = ();
+
+    fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
+        self.draining = true;
+        self.pump(ctx);
+    }
+}

@@ -1,0 +1,59 @@
+//! The one way out of `failed`: an operator's replay, back to `pending`
+//! with a fresh retry horizon and attempt budget.
+
+use chrono::Duration;
+use diesel::sql_types::{BigInt, Nullable, Timestamptz, Uuid};
+use diesel::OptionalExtension;
+use diesel_async::RunQueryDsl;
+
+use super::rows::TaskRow;
+use super::{PgStore, StoreError};
+use crate::domain::{Task, TaskId};
+
+const REPLAY_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($2, now()) AS now)
+UPDATE tasks t
+SET state = 'pending',
+    available_at = GREATEST(clock.now, t.not_before),
+    retry_horizon_at = GREATEST(clock.now, t.not_before) + $3 * interval '1 millisecond',
+    attempt_count = 0,
+    failure_reason = NULL,
+    finalized_at = NULL,
+    updated_at = clock.now
+FROM clock
+WHERE t.id = $1 AND t.state = 'failed'
+RETURNING t.*
+"#;
+
+/// What a replay did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replayed {
+    Replayed(Task),
+    /// The task is not `failed`; replaying anything else would resend a
+    /// delivered webhook or race a live lease.
+    NotFailed(Task),
+    NotFound,
+}
+
+pub(super) async fn replay(
+    store: &PgStore,
+    id: TaskId,
+    horizon: Duration,
+) -> Result<Replayed, StoreError> {
+    let mut conn = store.conn().await?;
+    let row: Option<TaskRow> = diesel::sql_query(REPLAY_SQL)
+        .bind::<Uuid, _>(id.0)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<BigInt, _>(horizon.num_milliseconds().max(0))
+        .get_result(&mut conn)
+        .await
+        .optional()?;
+    if let Some(row) = row {
+        return Ok(Replayed::Replayed(row.try_into()?));
+    }
+    drop(conn);
+    Ok(match super::reads::task(store, id).await? {
+        Some(task) => Replayed::NotFailed(task),
+        None => Replayed::NotFound,
+    })
+}
