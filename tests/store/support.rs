@@ -1,5 +1,9 @@
 //! A database of its own for each test: a fresh schema, migrated, dropped
 //! when the test ends. Tests run in parallel against one server.
+//!
+//! Shared by the store's tests and the runtime's (`actors/tests`), which
+//! include it by path; not every test binary uses every helper.
+#![allow(dead_code)]
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use diesel::sql_types::BigInt;
@@ -48,6 +52,14 @@ impl TestDb {
     /// A migrated schema with a store whose clock is pinned at [`t0`].
     pub async fn new() -> Self {
         Self::with_pool(4).await
+    }
+
+    /// A migrated schema whose store uses the database's clock, for tests
+    /// of the running system.
+    pub async fn with_database_clock() -> Self {
+        let mut db = Self::with_pool(8).await;
+        db.store = db.store.clone().with_clock(Clock::database());
+        db
     }
 
     pub async fn with_pool(pool_size: u32) -> Self {

@@ -1,0 +1,13 @@
+//! The runtime end to end: real PostgreSQL, real HTTP on 127.0.0.1:0.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod api;
+mod fairness;
+mod residency;
+mod retry_after;
+mod shared_work;
+mod signatures;

@@ -1,0 +1,126 @@
+//! What the runtime's end-to-end tests share: a database schema of their
+//! own, the scriptable receiver, and a runtime configured for quick tests.
+
+#![allow(dead_code)]
+
+pub mod receiver;
+
+#[path = "../../../tests/store/support.rs"]
+pub mod db;
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use remit::domain::{
+    DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TaskId, TaskState,
+    TenantId,
+};
+use remit::store::{PgStore, Store};
+use remit_actors::app::Runtime;
+use remit_actors::config::Config;
+
+pub use db::TestDb;
+pub use receiver::{Receiver, Reply, RetryAfter};
+
+pub const API_TOKEN: &str = "test-token";
+
+/// Quick settings: short lease, fast polling, API on a free port.
+pub fn config(db: &TestDb, region: Region, consumer: &str) -> Config {
+    let mut config = Config::default();
+    config.region = region.as_str().into();
+    config.consumer_id = Some(consumer.into());
+    config.database.url = db.url.clone();
+    config.database.pool_size = 4;
+    config.lease.seconds = 10;
+    config.send.timeout_ms = 2_000;
+    config.claim.busy_poll_ms = 10;
+    config.claim.idle_poll_ms = 100;
+    config.api.bind = "127.0.0.1:0".into();
+    config.api.token = Some(API_TOKEN.into());
+    config.shutdown.grace_ms = 2_000;
+    config
+}
+
+pub fn logger() -> slog::Logger {
+    slog::Logger::root(slog::Discard, slog::o!())
+}
+
+pub async fn start(config: Config, store: &PgStore) -> Runtime {
+    remit_actors::app::install_crypto_provider();
+    Runtime::start(config, store.clone(), logger())
+        .await
+        .expect("the runtime starts")
+}
+
+pub async fn destination(
+    db: &TestDb,
+    id: &str,
+    region: Region,
+    url: &str,
+    secret: Option<&str>,
+) -> DestinationId {
+    let id = DestinationId::new(id).unwrap();
+    db.store
+        .add_destination(
+            NewDestination::new(id.clone(), region, url, secret.map(str::to_owned)).unwrap(),
+        )
+        .await
+        .unwrap();
+    id
+}
+
+/// A task due now (the database's clock decides), with a body naming it.
+pub async fn task(
+    db: &TestDb,
+    reminder: &str,
+    destination: &DestinationId,
+    region: Region,
+) -> TaskId {
+    task_at(db, reminder, destination, region, Utc::now()).await
+}
+
+pub async fn task_at(
+    db: &TestDb,
+    reminder: &str,
+    destination: &DestinationId,
+    region: Region,
+    not_before: DateTime<Utc>,
+) -> TaskId {
+    db.store
+        .schedule(NewTask {
+            tenant_id: TenantId::new("clinic-1").unwrap(),
+            reminder_id: ReminderId::new(reminder).unwrap(),
+            destination_id: destination.clone(),
+            region,
+            not_before,
+            retry_horizon: chrono::Duration::hours(1),
+            payload: Payload::json(format!(r#"{{"reminder":"{reminder}"}}"#)),
+        })
+        .await
+        .unwrap()
+        .task
+        .id
+}
+
+/// Waits until every task is in `state`, checking the database as the
+/// runtime moves them.
+pub async fn wait_for_state(db: &TestDb, tasks: &[TaskId], state: TaskState, within: Duration) {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let mut pending = 0;
+        for id in tasks {
+            if db.store.task(*id).await.unwrap().unwrap().state != state {
+                pending += 1;
+            }
+        }
+        if pending == 0 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pending} of {} tasks not {state:?} after {within:?}",
+            tasks.len()
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
