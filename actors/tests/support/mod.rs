@@ -26,9 +26,11 @@ pub const API_TOKEN: &str = "test-token";
 
 /// Quick settings: short lease, fast polling, API on a free port.
 pub fn config(db: &TestDb, region: Region, consumer: &str) -> Config {
-    let mut config = Config::default();
-    config.region = region.as_str().into();
-    config.consumer_id = Some(consumer.into());
+    let mut config = Config {
+        region: region.as_str().into(),
+        consumer_id: Some(consumer.into()),
+        ..Config::default()
+    };
     config.database.url = db.url.clone();
     config.database.pool_size = 4;
     config.lease.seconds = 10;
