@@ -196,8 +196,9 @@ fn millis(d: chrono::Duration) -> u64 {
 /// A configuration error: which key, and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// figment's message names the key and where its value came from.
     #[error("configuration: {0}")]
-    Read(#[from] Box<figment::Error>),
+    Read(Box<figment::Error>),
     #[error("configuration key {key}: {reason}")]
     Invalid { key: String, reason: String },
     #[error("configuration file {0} does not exist")]
@@ -243,7 +244,7 @@ impl Config {
                     .map(|_| "api.token".into()),
             )
             .extract()
-            .map_err(Box::new)?;
+            .map_err(|e| ConfigError::Read(Box::new(e)))?;
         config.validate()?;
         Ok(config)
     }

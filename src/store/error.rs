@@ -8,7 +8,7 @@ use crate::payload_crypto::PayloadCryptoError;
 pub enum StoreError {
     /// The request was rejected before anything was written.
     #[error("invalid input: {0}")]
-    Invalid(#[from] InvalidInput),
+    Invalid(InvalidInput),
     /// The same identity already exists with different content.
     #[error("conflict: {what} already exists with different content ({differs})")]
     Conflict {
@@ -19,7 +19,7 @@ pub enum StoreError {
     #[error("no {what} with id {id}")]
     NotFound { what: &'static str, id: String },
     #[error("payload: {0}")]
-    Payload(#[from] PayloadCryptoError),
+    Payload(PayloadCryptoError),
     #[error("could not get a database connection")]
     Pool(#[source] diesel_async::pooled_connection::bb8::RunError),
     #[error("could not open the connection pool")]
@@ -37,6 +37,20 @@ pub enum StoreError {
         column: &'static str,
         reason: String,
     },
+}
+
+// Written out rather than derived with `#[from]`: these causes are already
+// part of the message, and a `source` would print them twice in a chain.
+impl From<InvalidInput> for StoreError {
+    fn from(e: InvalidInput) -> Self {
+        StoreError::Invalid(e)
+    }
+}
+
+impl From<PayloadCryptoError> for StoreError {
+    fn from(e: PayloadCryptoError) -> Self {
+        StoreError::Payload(e)
+    }
 }
 
 impl From<diesel::result::Error> for StoreError {

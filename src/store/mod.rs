@@ -154,6 +154,14 @@ pub trait Store {
         record: &AttemptRecord,
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 
+    /// Ends an attempt whose outcome is unknown (the request may have gone
+    /// out): it counts, is logged as `abandoned`, and the task is due again.
+    fn abandon(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+
     /// Gives the lease back without counting an attempt, eligible again no
     /// earlier than `not_before_retry` when given.
     fn release(

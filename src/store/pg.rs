@@ -199,6 +199,14 @@ impl Store for PgStore {
         transitions::fail(self, lease, reason, record).await
     }
 
+    async fn abandon(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        transitions::abandon(self, lease, record).await
+    }
+
     async fn release(
         &self,
         lease: &Lease,

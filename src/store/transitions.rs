@@ -16,7 +16,8 @@ use super::pg::StoreStats;
 use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease, TaskState};
 
-/// Ends the attempt: moves the row to `$5` and appends the attempt row.
+/// Ends the attempt: moves the row to `$5` and appends the attempt row with
+/// outcome `$14`.
 /// `delivered_at`/`finalized_at` follow the target state, which keeps the
 /// schema's CHECKs satisfied by construction.
 const END_ATTEMPT_SQL: &str = r#"
@@ -41,7 +42,7 @@ INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started
                       received_at, http_status, transport_error, retry_after_raw,
                       retry_after_deadline, outcome, next_available_at, recorded_at)
 SELECT moved.id, moved.attempt_count, $2, $4, $9, $10, $8, $11, $12, $13,
-       $5::attempt_outcome, $6, clock.now
+       $14::attempt_outcome, $6, clock.now
 FROM moved, clock
 "#;
 
@@ -98,7 +99,22 @@ pub(super) async fn mark_delivered(
     lease: &Lease,
     record: &AttemptRecord,
 ) -> Result<TransitionOutcome, StoreError> {
-    end_attempt(store, lease, TaskState::Delivered, None, None, record).await
+    let target = (TaskState::Delivered, AttemptOutcome::Delivered);
+    end_attempt(store, lease, target, None, None, record).await
+}
+
+/// The consumer lost track of an attempt it may have sent (its sender
+/// failed mid-flight): the attempt counts, is logged as `abandoned`, and the
+/// task is due again at once.
+pub(super) async fn abandon(
+    store: &PgStore,
+    lease: &Lease,
+    record: &AttemptRecord,
+) -> Result<TransitionOutcome, StoreError> {
+    // No new available_at: the row keeps the one it was claimed at, which
+    // has passed, so it is due again at once.
+    let target = (TaskState::RetryWait, AttemptOutcome::Abandoned);
+    end_attempt(store, lease, target, None, None, record).await
 }
 
 pub(super) async fn move_to_retry_wait(
@@ -110,7 +126,7 @@ pub(super) async fn move_to_retry_wait(
     end_attempt(
         store,
         lease,
-        TaskState::RetryWait,
+        (TaskState::RetryWait, AttemptOutcome::RetryWait),
         Some(available_at),
         None,
         record,
@@ -127,7 +143,7 @@ pub(super) async fn fail(
     end_attempt(
         store,
         lease,
-        TaskState::Failed,
+        (TaskState::Failed, AttemptOutcome::Failed),
         None,
         Some(reason.code()),
         record,
@@ -138,7 +154,7 @@ pub(super) async fn fail(
 async fn end_attempt(
     store: &PgStore,
     lease: &Lease,
-    target: TaskState,
+    (target, outcome): (TaskState, AttemptOutcome),
     available_at: Option<DateTime<Utc>>,
     failure_reason: Option<String>,
     record: &AttemptRecord,
@@ -159,6 +175,7 @@ async fn end_attempt(
         .bind::<Nullable<Text>, _>(&record.transport_error)
         .bind::<Nullable<Text>, _>(&record.retry_after_raw)
         .bind::<Nullable<Timestamptz>, _>(record.retry_after_deadline)
+        .bind::<Text, _>(outcome_label(outcome))
         .execute(&mut conn)
         .await?;
     if touched == 1 {
@@ -168,7 +185,7 @@ async fn end_attempt(
     let why: WhyNot = diesel::sql_query(WHY_NOT_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
-        .bind::<Text, _>(outcome_label(outcome_of(target)))
+        .bind::<Text, _>(outcome_label(outcome))
         .get_result(&mut conn)
         .await?;
     if !why.found {
@@ -248,14 +265,6 @@ async fn lease_only_outcome(
     }
     StoreStats::add(&store.stats.fenced, 1);
     Ok(TransitionOutcome::Fenced)
-}
-
-fn outcome_of(target: TaskState) -> AttemptOutcome {
-    match target {
-        TaskState::Delivered => AttemptOutcome::Delivered,
-        TaskState::Failed => AttemptOutcome::Failed,
-        _ => AttemptOutcome::RetryWait,
-    }
 }
 
 /// HTTP statuses are three digits; anything else is clamped rather than

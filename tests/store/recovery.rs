@@ -239,3 +239,90 @@ async fn extend_lease_keeps_the_row_from_being_reclaimed() {
         1
     );
 }
+
+#[tokio::test]
+async fn abandon_counts_the_attempt_and_makes_the_task_due_again() {
+    let db = TestDb::new().await;
+    let dest = db.destination("crm", Region::Us).await;
+    let id = db.task("r1", &dest, Region::Us).await;
+    let c = db
+        .store
+        .claim_due(&claim(Region::Us, "us-1", 1))
+        .await
+        .unwrap()
+        .remove(0);
+    let record = AttemptRecord {
+        started_at: Some(t0()),
+        ..AttemptRecord::default()
+    };
+    assert_eq!(
+        db.store.abandon(&c.lease(), &record).await.unwrap(),
+        TransitionOutcome::Applied
+    );
+    let log = db.store.attempts(id).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].outcome, AttemptOutcome::Abandoned);
+    let again = db
+        .store
+        .claim_due(&claim(Region::Us, "us-2", 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.len(),
+        1,
+        "due again without waiting for a lease to expire"
+    );
+    assert_eq!(again[0].task.attempt_count, 2);
+}
+
+#[tokio::test]
+async fn replay_returns_a_failed_task_with_a_fresh_horizon() {
+    let db = TestDb::new().await;
+    let dest = db.destination("crm", Region::Us).await;
+    let id = db.task("r1", &dest, Region::Us).await;
+    assert!(matches!(
+        db.store.replay(id, Duration::hours(1)).await.unwrap(),
+        remit::store::Replayed::NotFailed(_)
+    ));
+    let c = db
+        .store
+        .claim_due(&claim(Region::Us, "us-1", 1))
+        .await
+        .unwrap()
+        .remove(0);
+    db.store
+        .fail(
+            &c.lease(),
+            &FailureReason::MaxAttempts,
+            &AttemptRecord::default(),
+        )
+        .await
+        .unwrap();
+    db.clock().advance(Duration::days(5));
+    let now = t0() + Duration::days(5);
+    match db.store.replay(id, Duration::hours(1)).await.unwrap() {
+        remit::store::Replayed::Replayed(task) => {
+            assert_eq!(task.state, TaskState::Pending);
+            assert_eq!(task.available_at, now);
+            assert_eq!(task.retry_horizon_at, now + Duration::hours(1));
+            assert_eq!(task.attempt_count, 0);
+            assert_eq!(task.failure_reason, None);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        db.store
+            .claim_due(&claim(Region::Us, "us-1", 1))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(matches!(
+        db.store
+            .replay(remit::domain::TaskId::random(), Duration::hours(1))
+            .await
+            .unwrap(),
+        remit::store::Replayed::NotFound
+    ));
+}

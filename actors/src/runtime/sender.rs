@@ -7,8 +7,10 @@
 //! released at once so another attempt can start without waiting for the
 //! lease to expire. The idempotency key makes the possible duplicate safe.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
 use std::time::Instant;
 
 use actix::prelude::*;
@@ -28,8 +30,18 @@ use crate::signature;
 pub struct Sender {
     shared: Shared,
     client: awc::Client,
-    /// Tasks whose send is under way, with the throttle to tell when done.
-    held: HashMap<TaskId, (Work, Recipient<Sent>)>,
+    /// Tasks whose send is under way.
+    held: HashMap<TaskId, Held>,
+}
+
+/// One task a sender is carrying.
+struct Held {
+    work: Work,
+    /// The throttle to tell when the request is over.
+    throttle: Recipient<Sent>,
+    /// Set just before the request goes out: from then on the receiver may
+    /// have it, so giving the task back counts as an attempt.
+    sent: Rc<Cell<bool>>,
 }
 
 impl std::fmt::Debug for Sender {
@@ -62,12 +74,27 @@ impl Sender {
         }
     }
 
-    /// Hands back everything held (on restart or abandon).
+    /// Hands back everything held (on restart or abandon): tasks not yet
+    /// sent are released; tasks that may have reached the receiver are
+    /// abandoned, which counts the attempt. Either way they are due again
+    /// at once instead of after their lease.
     fn release_held(&mut self) {
-        let held: Vec<_> = self.held.drain().map(|(_, v)| v).collect();
-        for (work, throttle) in held {
-            throttle.do_send(Sent { pause_until: None });
-            release(&self.shared, vec![work], None);
+        for (_, held) in self.held.drain() {
+            held.throttle.do_send(Sent { pause_until: None });
+            if !held.sent.get() {
+                release(&self.shared, vec![held.work], None);
+                continue;
+            }
+            let shared = self.shared.clone();
+            actix_rt::spawn(async move {
+                let lease = held.work.claimed.lease();
+                let record = remit::domain::AttemptRecord::default();
+                if let Err(e) = shared.store.abandon(&lease, &record).await {
+                    warn!(shared.log, "abandon failed; the lease will expire";
+                          "task" => %lease.task_id, "error" => %crate::error_chain(&e));
+                }
+                shared.capacity.give_back();
+            });
         }
     }
 }
@@ -78,6 +105,7 @@ async fn deliver(
     shared: Shared,
     client: awc::Client,
     work: Work,
+    sent: Rc<Cell<bool>>,
 ) -> Result<Option<chrono::DateTime<Utc>>, SendFailure> {
     let task = &work.claimed.task;
     let lease = work.claimed.lease();
@@ -107,6 +135,7 @@ async fn deliver(
     let payload = shared.store.payload(task).await?;
 
     failpoint::hit(failpoint::BEFORE_SEND)?;
+    sent.set(true);
     let started_at = Utc::now();
     let response = transport::post(
         &client,
@@ -183,16 +212,24 @@ impl Handler<Deliver> for Sender {
 
     fn handle(&mut self, Deliver { work, throttle }: Deliver, ctx: &mut Context<Self>) {
         let id = work.claimed.task.id;
-        self.held.insert(id, (work.clone(), throttle));
-        let attempt = deliver(self.shared.clone(), self.client.clone(), work);
+        let sent = Rc::new(Cell::new(false));
+        self.held.insert(
+            id,
+            Held {
+                work: work.clone(),
+                throttle,
+                sent: sent.clone(),
+            },
+        );
+        let attempt = deliver(self.shared.clone(), self.client.clone(), work, sent);
         AssertUnwindSafe(attempt)
             .catch_unwind()
             .map(|result| result.unwrap_or(Err(SendFailure::Panicked)))
             .into_actor(self)
             .map(move |result, this, ctx| match result {
                 Ok(pause_until) => {
-                    if let Some((_, throttle)) = this.held.remove(&id) {
-                        throttle.do_send(Sent { pause_until });
+                    if let Some(held) = this.held.remove(&id) {
+                        held.throttle.do_send(Sent { pause_until });
                         this.shared.capacity.give_back();
                     }
                 }

@@ -1,7 +1,7 @@
 //! What the runtime's end-to-end tests share: a database schema of their
 //! own, the scriptable receiver, and a runtime configured for quick tests.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub mod receiver;
 

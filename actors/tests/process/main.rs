@@ -1,0 +1,183 @@
+//! The `remit` binary as operators run it: child processes, real signals.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use base64::Engine as _;
+use remit::domain::TaskState;
+use support::{Receiver, Reply, TestDb};
+
+/// `remit` with a clean environment pointed at the test's schema.
+fn remit(db: &TestDb) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_remit"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DATABASE_URL", &db.url)
+        .env(
+            "REMIT_PAYLOAD_KEY",
+            base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
+        )
+        .env("REMIT_API__BIND", "127.0.0.1:0")
+        .env("REMIT_LOG__FORMAT", "json")
+        .env("REMIT_LOG__LEVEL", "warning")
+        .stdin(Stdio::null());
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{command:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn kill(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[actix_rt::test]
+async fn the_readme_flow_and_a_graceful_sigterm_under_load() {
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    // Slow answers, so SIGTERM lands while sends are in flight.
+    receiver.script(
+        "/hook",
+        vec![],
+        Reply::ok().delayed(Duration::from_millis(150)),
+    );
+
+    run(remit(&db).arg("migrate"));
+    run(remit(&db).args([
+        "destination",
+        "add",
+        "--id",
+        "crm",
+        "--region",
+        "eu",
+        "--url",
+        &receiver.url("/hook"),
+    ]));
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let out = run(remit(&db).args([
+            "schedule",
+            "--tenant",
+            "clinic-1",
+            "--reminder",
+            &format!("r{i}"),
+            "--destination",
+            "crm",
+            "--region",
+            "eu",
+            "--not-before",
+            &chrono::Utc::now().to_rfc3339(),
+            "--payload",
+            r#"{"renewal":"2026-09-01"}"#,
+        ]));
+        let line = String::from_utf8(out.stdout).unwrap();
+        let id = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert!(line.contains("idempotency_key msg_"), "{line}");
+        tasks.push(remit::domain::TaskId(id));
+    }
+
+    let mut child = remit(&db)
+        .args(["run", "--region", "eu"])
+        .env("REMIT_CONSUMER_ID", "eu-child")
+        .env("REMIT_THROTTLE__DEFAULT__RATE_PER_SECOND", "20")
+        .env("REMIT_THROTTLE__DEFAULT__MAX_IN_FLIGHT", "4")
+        .spawn()
+        .unwrap();
+    receiver
+        .wait_until(Duration::from_secs(15), "deliveries under way", |r| {
+            r.len() >= 5
+        })
+        .await;
+    kill(&child, "TERM");
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "a graceful stop exits 0");
+
+    let still_leased = db
+        .count(
+            "SELECT count(*) AS n FROM tasks WHERE state = 'leased' AND lease_owner = 'eu-child'",
+        )
+        .await;
+    assert_eq!(still_leased, 0, "every lease was finished or handed back");
+    let delivered = db
+        .count("SELECT count(*) AS n FROM tasks WHERE state = 'delivered'")
+        .await;
+    assert!(
+        delivered < 40,
+        "the stop came mid-run ({delivered} delivered)"
+    );
+    assert_eq!(
+        delivered as usize,
+        receiver.requests().len(),
+        "every request that reached the receiver was recorded as delivered"
+    );
+
+    // A second process finishes the rest.
+    let mut child = remit(&db).args(["run", "--region", "eu"]).spawn().unwrap();
+    support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(20)).await;
+    kill(&child, "INT");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[actix_rt::test]
+async fn configuration_mistakes_exit_2_and_name_the_key() {
+    let db = TestDb::with_database_clock().await;
+    let cases: [(&[(&str, &str)], &str); 4] = [
+        (&[("REMIT_LEASE__SECONDS", "soon")], "lease.seconds"),
+        (&[("REMIT_SEND__TIMEOUT_MS", "60000")], "send.timeout_ms"),
+        (&[("REMIT_REGION", "apac")], "region"),
+        (&[("REMIT_PAYLOAD_KEY", "")], "REMIT_PAYLOAD_KEY"),
+    ];
+    for (env, named) in cases {
+        let mut command = remit(&db);
+        command.arg("run");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        if env[0].1.is_empty() {
+            command.env_remove("REMIT_PAYLOAD_KEY");
+        }
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{env:?}: {stderr}");
+        assert!(
+            stderr.to_lowercase().contains(&named.to_lowercase()),
+            "{env:?} should name {named}: {stderr}"
+        );
+    }
+    let missing = remit(&db)
+        .args(["run", "--config", "/nonexistent/remit.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn keygen_prints_a_usable_key() {
+    let output = Command::new(env!("CARGO_BIN_EXE_remit"))
+        .arg("keygen")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let key = String::from_utf8(output.stdout).unwrap();
+    assert!(remit::payload_crypto::PayloadKey::from_base64(key.trim()).is_ok());
+}

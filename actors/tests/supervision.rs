@@ -1,0 +1,74 @@
+//! Actors that fail are restarted by their supervisor and nothing is lost.
+//! Failpoints are global to the process, so the scenarios run in sequence
+//! in one test.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::time::Duration;
+
+use remit::domain::{AttemptOutcome, Region, TaskState};
+use remit::store::Store;
+use remit_actors::runtime::failpoint;
+
+use support::{Receiver, TestDb};
+
+#[actix_rt::test]
+async fn failed_actors_are_restarted_and_every_task_is_delivered() {
+    let _scenario = fail::FailScenario::setup();
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    let dest = support::destination(&db, "crm", Region::Us, &receiver.url("/hook"), None).await;
+    let mut config = support::config(&db, Region::Us, "us-1");
+    config.lease.seconds = 2;
+    config.send.timeout_ms = 1_000;
+    config.send.senders = 1;
+    let runtime = support::start(config, &db.store).await;
+
+    // 1. The sender dies after the receiver answered, before the finish.
+    fail::cfg(failpoint::AFTER_RESPONSE, "1*return").unwrap();
+    let first = support::task(&db, "mid-send", &dest, Region::Us).await;
+    support::wait_for_state(&db, &[first], TaskState::Delivered, Duration::from_secs(10)).await;
+    let requests = receiver.requests_to("/hook");
+    assert_eq!(requests.len(), 2, "the lost answer is sent again");
+    assert_eq!(
+        requests[0].header("idempotency-key"),
+        requests[1].header("idempotency-key")
+    );
+    let log = db.store.attempts(first).await.unwrap();
+    assert_eq!(
+        log.iter().map(|a| a.outcome).collect::<Vec<_>>(),
+        [AttemptOutcome::Abandoned, AttemptOutcome::Delivered],
+        "the attempt log tells the story"
+    );
+    assert!(remit_actors::runtime::RuntimeStats::read(&runtime.stats().restarts) >= 1);
+
+    // 2. The claimer dies right after a claim commits: the tasks stay
+    //    leased, and the restarted claimer takes them back once the lease
+    //    expires.
+    fail::cfg(failpoint::AFTER_CLAIM, "1*return").unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..3 {
+        tasks.push(support::task(&db, &format!("after-claim-{i}"), &dest, Region::Us).await);
+    }
+    support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(15)).await;
+    let reclaimed = db
+        .count("SELECT count(*) AS n FROM attempts WHERE outcome = 'abandoned' AND consumer_id = 'us-1'")
+        .await;
+    // One abandoned attempt from the first scenario, at least one more here.
+    assert!(
+        reclaimed >= 2,
+        "the first claim's leases expired and were reclaimed"
+    );
+    assert_eq!(
+        receiver.requests_to("/hook").len(),
+        5,
+        "each claimed task sent once"
+    );
+
+    fail::remove(failpoint::AFTER_RESPONSE);
+    fail::remove(failpoint::AFTER_CLAIM);
+    runtime.shutdown().await;
+}
