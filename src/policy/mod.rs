@@ -3,12 +3,10 @@
 mod backoff;
 mod decision;
 mod retry_after;
-mod token_bucket;
 
 pub use backoff::full_jitter_backoff;
 pub use decision::{decide, Decision, Observed, Transition, TransportError};
 pub use retry_after::{parse_retry_after, server_deadline};
-pub use token_bucket::TokenBucket;
 
 use chrono::Duration;
 

@@ -5,7 +5,7 @@
 //!   transaction (most are one statement) that never waits on anything but
 //!   SQL.
 //! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool.
-//! - `schedule`, `claim`, `transitions`, `destinations`, `reads`: one file
+//! - `schedule`, `claim`, `transitions`, `destinations`, `rate`, `reads`: one file
 //!   per group of operations.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
@@ -21,6 +21,7 @@ mod error;
 mod migrate;
 mod notify;
 mod pg;
+mod rate;
 mod reads;
 mod replay;
 mod rows;
@@ -37,6 +38,7 @@ pub use error::StoreError;
 pub use migrate::migrate;
 pub use notify::DueWorkListener;
 pub use pg::{PgConfig, PgStore, StoreStats};
+pub use rate::Tokens;
 pub use replay::Replayed;
 
 use crate::domain::{
@@ -105,6 +107,15 @@ pub trait Store {
         id: &DestinationId,
         until: DateTime<Utc>,
     ) -> impl Future<Output = Result<DateTime<Utc>, StoreError>> + Send;
+
+    /// Takes up to `want` tokens from the destination's shared bucket.
+    fn take_tokens(
+        &self,
+        id: &DestinationId,
+        rate_per_second: f64,
+        burst: u32,
+        want: u32,
+    ) -> impl Future<Output = Result<Tokens, StoreError>> + Send;
 
     /// Schedules one logical webhook; idempotent on (tenant, reminder).
     fn schedule(&self, new: NewTask) -> impl Future<Output = Result<Scheduled, StoreError>> + Send;

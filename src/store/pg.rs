@@ -12,8 +12,8 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, reads, replay, schedule, transitions, ClaimRequest, Clock, Replayed,
-    Scheduled, Store, StoreError, TransitionOutcome,
+    claim, destinations, rate, reads, replay, schedule, transitions, ClaimRequest, Clock, Replayed,
+    Scheduled, Store, StoreError, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -143,6 +143,16 @@ impl Store for PgStore {
         until: DateTime<Utc>,
     ) -> Result<DateTime<Utc>, StoreError> {
         destinations::pause_destination(self, id, until).await
+    }
+
+    async fn take_tokens(
+        &self,
+        id: &DestinationId,
+        rate_per_second: f64,
+        burst: u32,
+        want: u32,
+    ) -> Result<Tokens, StoreError> {
+        rate::take_tokens(self, id, rate_per_second, burst, want).await
     }
 
     async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {

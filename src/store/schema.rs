@@ -23,6 +23,8 @@ diesel::table! {
         paused_until -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        rate_tokens -> Nullable<Float8>,
+        rate_refilled_at -> Nullable<Timestamptz>,
     }
 }
 

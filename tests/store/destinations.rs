@@ -125,3 +125,35 @@ async fn pausing_an_unknown_destination_is_not_found() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn the_shared_bucket_grants_a_burst_then_the_rate() {
+    use remit::store::Tokens;
+    let db = TestDb::new().await;
+    let id = db.destination("crm", Region::Us).await;
+    // Two stores stand for two processes; both drain the same bucket.
+    let other = db.another_store(crate::support::test_key()).await;
+    assert_eq!(
+        db.store.take_tokens(&id, 5.0, 3, 2).await.unwrap(),
+        Tokens::Granted(2)
+    );
+    assert_eq!(
+        other.take_tokens(&id, 5.0, 3, 2).await.unwrap(),
+        Tokens::Granted(1)
+    );
+    assert_eq!(
+        db.store.take_tokens(&id, 5.0, 3, 1).await.unwrap(),
+        Tokens::WaitFor(std::time::Duration::from_millis(200))
+    );
+    db.clock().advance(Duration::milliseconds(400));
+    assert_eq!(
+        other.take_tokens(&id, 5.0, 3, 5).await.unwrap(),
+        Tokens::Granted(2)
+    );
+    // Idle time refills only up to the burst.
+    db.clock().advance(Duration::hours(1));
+    assert_eq!(
+        db.store.take_tokens(&id, 5.0, 3, 10).await.unwrap(),
+        Tokens::Granted(3)
+    );
+}

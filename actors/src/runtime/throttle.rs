@@ -1,6 +1,7 @@
-//! A Throttle per destination: a token bucket and a cap on requests in
-//! flight, so that one receiver gets remit's traffic at the pace it was
-//! configured for, and a pause after a 429 that holds all its tasks.
+//! A Throttle per destination: tokens from the destination's bucket (kept
+//! in the database, so the rate holds across every process of the region),
+//! a cap on requests in flight, and a pause after a 429 that holds all its
+//! tasks.
 //!
 //! Nothing waits here for long. A task that would wait past a small
 //! fraction of its lease, or whose destination is paused, goes back to the
@@ -13,8 +14,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
 use remit::domain::DestinationId;
-use remit::policy::TokenBucket;
-use remit::store::{Store, TransitionOutcome};
+use remit::store::{Store, Tokens, TransitionOutcome};
 use slog::{debug, info, warn};
 
 use super::messages::{Admit, Deliver, Drain, Sent, Work};
@@ -25,7 +25,10 @@ pub struct Throttle {
     shared: Shared,
     destination: DestinationId,
     limits: ThrottleLimits,
-    bucket: TokenBucket,
+    /// Tokens taken from the shared bucket and not yet used.
+    tokens: u32,
+    /// A take is under way; one at a time.
+    asking: bool,
     senders: SenderPool,
     queue: VecDeque<Work>,
     in_flight: u32,
@@ -49,7 +52,8 @@ impl Throttle {
     pub fn new(shared: Shared, destination: DestinationId, senders: SenderPool) -> Self {
         let limits = shared.config.throttle_for(&destination);
         Self {
-            bucket: TokenBucket::new(limits.rate_per_second, limits.burst, Instant::now()),
+            tokens: 0,
+            asking: false,
             shared,
             destination,
             limits,
@@ -62,13 +66,12 @@ impl Throttle {
         }
     }
 
-    /// Sends what the bucket and the in-flight cap allow; hands back what
+    /// Sends what the tokens and the in-flight cap allow; hands back what
     /// cannot go soon enough.
     fn pump(&mut self, ctx: &mut Context<Self>) {
         if let Some(handle) = self.wake.take() {
             ctx.cancel_future(handle);
         }
-        let now = Instant::now();
         if self.draining {
             self.release_all(None);
             return;
@@ -80,35 +83,77 @@ impl Throttle {
             }
             self.paused_until = None;
         }
-        while self.in_flight < self.limits.max_in_flight {
-            let Some(head) = self.queue.front() else {
+        while self.in_flight < self.limits.max_in_flight && self.tokens > 0 {
+            let Some(work) = self.queue.pop_front() else {
                 return;
             };
-            match self.bucket.try_take(now) {
-                Ok(()) => {
-                    let work = self.queue.pop_front().unwrap_or_else(|| unreachable!());
-                    self.in_flight += 1;
-                    self.senders.next().do_send(Deliver {
-                        work,
-                        throttle: ctx.address().recipient(),
-                    });
+            self.tokens -= 1;
+            self.in_flight += 1;
+            self.senders.next().do_send(Deliver {
+                work,
+                throttle: ctx.address().recipient(),
+            });
+        }
+        if self.queue.is_empty() || self.in_flight >= self.limits.max_in_flight {
+            return;
+        }
+        self.take_tokens(ctx);
+    }
+
+    fn take_tokens(&mut self, ctx: &mut Context<Self>) {
+        if self.asking {
+            return;
+        }
+        self.asking = true;
+        let want = u32::try_from(self.queue.len())
+            .unwrap_or(u32::MAX)
+            .min(self.limits.max_in_flight - self.in_flight);
+        let store = self.shared.store.clone();
+        let destination = self.destination.clone();
+        let limits = self.limits;
+        async move {
+            store
+                .take_tokens(&destination, limits.rate_per_second, limits.burst, want)
+                .await
+        }
+        .into_actor(self)
+        .map(|result, this, ctx| {
+            this.asking = false;
+            match result {
+                Ok(Tokens::Granted(n)) => {
+                    this.tokens += n;
+                    this.pump(ctx);
                 }
-                Err(wait) => {
-                    let waited = now.saturating_duration_since(head.claimed_at);
-                    if waited + wait > self.shared.max_hold() {
-                        // Back to the database; claimable again once a token
-                        // would be there for it.
-                        let position = u32::try_from(self.queue.len()).unwrap_or(u32::MAX);
-                        let eta = wait + per_token(&self.limits) * position.saturating_sub(1);
-                        let at = Utc::now() + chrono::Duration::from_std(eta).unwrap_or_default();
-                        self.release_all(Some(at));
-                        return;
-                    }
-                    self.wake = Some(ctx.run_later(wait, |this, ctx| this.pump(ctx)));
-                    return;
+                Ok(Tokens::WaitFor(wait)) => this.wait_for_token(wait, ctx),
+                Err(e) => {
+                    // Without the shared bucket nothing may be sent; hand the
+                    // tasks back rather than hold them.
+                    warn!(this.shared.log, "could not take a token; handing tasks back";
+                          "destination" => %this.destination, "error" => %crate::error_chain(&e));
+                    this.release_all(None);
                 }
             }
+        })
+        .spawn(ctx);
+    }
+
+    /// Waits for the next token, unless that would keep the oldest queued
+    /// task in memory past a small fraction of its lease.
+    fn wait_for_token(&mut self, wait: Duration, ctx: &mut Context<Self>) {
+        let Some(head) = self.queue.front() else {
+            return;
+        };
+        let waited = Instant::now().saturating_duration_since(head.claimed_at);
+        if waited + wait > self.shared.max_hold() {
+            // Back to the database, claimable again about when a token
+            // would be there for each task.
+            let position = u32::try_from(self.queue.len()).unwrap_or(u32::MAX);
+            let eta = wait + per_token(&self.limits) * position.saturating_sub(1);
+            let at = Utc::now() + chrono::Duration::from_std(eta).unwrap_or_default();
+            self.release_all(Some(at));
+            return;
         }
+        self.wake = Some(ctx.run_later(wait, |this, ctx| this.pump(ctx)));
     }
 
     /// Hands every queued task back to the database, eligible again at
@@ -159,6 +204,7 @@ impl Supervised for Throttle {
         // Whatever was queued goes back rather than being forgotten.
         self.release_all(None);
         self.in_flight = 0;
+        self.asking = false;
     }
 }
 

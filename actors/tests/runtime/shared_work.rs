@@ -19,7 +19,7 @@ async fn two_runtimes_deliver_everything_once_and_respect_the_rate_together() {
         tasks.push(support::task(&db, &format!("o{i}"), &other, Region::Eu).await);
     }
     let limits = remit_actors::config::ThrottleLimits {
-        rate_per_second: 40.0,
+        rate_per_second: 20.0,
         burst: 5,
         max_in_flight: 4,
     };

@@ -1,0 +1,3 @@
+ALTER TABLE destinations
+    DROP COLUMN rate_tokens,
+    DROP COLUMN rate_refilled_at;
