@@ -366,3 +366,50 @@ impl Config {
             .unwrap_or(self.throttle.default)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_file_is_valid_and_matches_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/remit.example.toml");
+        let from_file: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::file_exact(&path))
+            .extract()
+            .unwrap();
+        from_file.validate().unwrap();
+        assert_eq!(
+            serde_json::to_value(&from_file).unwrap(),
+            serde_json::to_value(Config::default()).unwrap(),
+            "the example documents the defaults"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let mut config = Config::default();
+        config.send.timeout_ms = config.lease.seconds * 1000;
+        assert!(config.validate().unwrap_err().to_string().contains("send.timeout_ms"));
+        let mut config = Config::default();
+        config.throttle.default.rate_per_second = 0.0;
+        assert!(config
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("throttle.default.rate_per_second"));
+        let mut config = Config::default();
+        config.retry.retryable_statuses.push(700);
+        assert!(config.validate().unwrap_err().to_string().contains("retryable_statuses"));
+    }
+
+    #[test]
+    fn a_file_with_an_unknown_key_is_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("remit-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bad.toml");
+        std::fs::write(&path, "[lease]\nsecondz = 3\n").unwrap();
+        let err = Config::load(Some(&path)).unwrap_err().to_string();
+        assert!(err.contains("secondz"), "{err}");
+    }
+}
