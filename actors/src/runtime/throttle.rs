@@ -201,6 +201,8 @@ impl Actor for Throttle {
 
 impl Supervised for Throttle {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
+        RuntimeStats::bump(&self.shared.stats.restarts);
+        warn!(self.shared.log, "throttle restarting"; "destination" => %self.destination);
         // Whatever was queued goes back rather than being forgotten.
         self.release_all(None);
         self.in_flight = 0;
