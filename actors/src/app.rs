@@ -172,27 +172,44 @@ pub fn run(config: Config) -> Result<(), AppError> {
     let key = payload_key(&config)?;
     let (log, _guard) = crate::logging::logger(&config, level);
     actix_rt::System::new().block_on(async move {
+        // Handlers first: a SIGTERM that arrives once the API answers must
+        // find them in place.
+        let signals = Signals::install();
         let store = connect(&config, key).await?;
         let runtime = Runtime::start(config, store, log.clone()).await?;
-        let signal = wait_for_signal().await;
+        let signal = signals.next().await;
         info!(log, "signal received; shutting down"; "signal" => signal);
         runtime.shutdown().await;
         Ok(())
     })
 }
 
-async fn wait_for_signal() -> &'static str {
-    use actix_rt::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        // No signal handling available: run until killed.
-        std::future::pending::<()>().await;
-        return "none";
-    };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
+/// SIGTERM and SIGINT, caught from the moment they are installed.
+struct Signals {
+    streams: Option<(
+        actix_rt::signal::unix::Signal,
+        actix_rt::signal::unix::Signal,
+    )>,
+}
+
+impl Signals {
+    fn install() -> Self {
+        use actix_rt::signal::unix::{signal, SignalKind};
+        let streams = signal(SignalKind::terminate())
+            .and_then(|term| Ok((term, signal(SignalKind::interrupt())?)))
+            .ok();
+        Self { streams }
+    }
+
+    async fn next(self) -> &'static str {
+        let Some((mut term, mut int)) = self.streams else {
+            // No signal handling available: run until killed.
+            std::future::pending::<()>().await;
+            return "none";
+        };
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        }
     }
 }

@@ -390,7 +390,11 @@ mod tests {
     fn bad_values_name_their_key() {
         let mut config = Config::default();
         config.send.timeout_ms = config.lease.seconds * 1000;
-        assert!(config.validate().unwrap_err().to_string().contains("send.timeout_ms"));
+        assert!(config
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("send.timeout_ms"));
         let mut config = Config::default();
         config.throttle.default.rate_per_second = 0.0;
         assert!(config
@@ -400,7 +404,11 @@ mod tests {
             .contains("throttle.default.rate_per_second"));
         let mut config = Config::default();
         config.retry.retryable_statuses.push(700);
-        assert!(config.validate().unwrap_err().to_string().contains("retryable_statuses"));
+        assert!(config
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("retryable_statuses"));
     }
 
     #[test]

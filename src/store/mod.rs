@@ -40,6 +40,7 @@ pub use notify::DueWorkListener;
 pub use pg::{PgConfig, PgStore, StoreStats};
 pub use rate::Tokens;
 pub use replay::Replayed;
+pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,

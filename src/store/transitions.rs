@@ -161,7 +161,7 @@ async fn end_attempt(
 ) -> Result<TransitionOutcome, StoreError> {
     let mut conn = store.conn().await?;
     let status = record.http_status.map(status_column);
-    let touched = diesel::sql_query(END_ATTEMPT_SQL)
+    let statement = diesel::sql_query(END_ATTEMPT_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
@@ -175,9 +175,8 @@ async fn end_attempt(
         .bind::<Nullable<Text>, _>(&record.transport_error)
         .bind::<Nullable<Text>, _>(&record.retry_after_raw)
         .bind::<Nullable<Timestamptz>, _>(record.retry_after_deadline)
-        .bind::<Text, _>(outcome_label(outcome))
-        .execute(&mut conn)
-        .await?;
+        .bind::<Text, _>(outcome_label(outcome));
+    let touched = execute_finish(&mut conn, statement).await?;
     if touched == 1 {
         return Ok(TransitionOutcome::Applied);
     }
@@ -211,6 +210,47 @@ async fn end_attempt(
     StoreStats::add(&store.stats.fenced, 1);
     Ok(TransitionOutcome::Fenced)
 }
+
+/// Runs the finishing statement. It is one statement and so atomic on its
+/// own; with failpoints compiled in, it runs inside an explicit transaction
+/// with the `remit::in_finish` point between the statement and the commit,
+/// so a test can crash or fail the process with the finish written but not
+/// committed and watch it roll back.
+async fn execute_finish<Q>(
+    conn: &mut diesel_async::AsyncPgConnection,
+    statement: Q,
+) -> Result<usize, StoreError>
+where
+    Q: diesel_async::methods::ExecuteDsl<diesel_async::AsyncPgConnection> + Send,
+{
+    #[cfg(not(feature = "failpoints"))]
+    {
+        Ok(statement.execute(conn).await?)
+    }
+    #[cfg(feature = "failpoints")]
+    {
+        use diesel_async::AsyncConnection;
+        let touched = conn
+            .transaction::<_, diesel::result::Error, _>(async |conn| {
+                let touched = statement.execute(conn).await?;
+                fail::fail_point!(IN_FINISH_FAILPOINT, |arg: Option<String>| {
+                    if arg.as_deref() == Some("exit") {
+                        std::process::exit(CRASH_EXIT_CODE);
+                    }
+                    Err(diesel::result::Error::RollbackTransaction)
+                });
+                Ok(touched)
+            })
+            .await?;
+        Ok(touched)
+    }
+}
+
+/// The failpoint inside the finish transaction (see docs/failpoints.md).
+pub const IN_FINISH_FAILPOINT: &str = "remit::in_finish";
+
+/// The exit status a crash failpoint ends the process with.
+pub const CRASH_EXIT_CODE: i32 = 86;
 
 pub(super) async fn release(
     store: &PgStore,

@@ -10,11 +10,14 @@ pub const AFTER_CLAIM: &str = "remit::after_claim";
 pub const BEFORE_SEND: &str = "remit::before_send";
 /// After the response arrived, before the finish transaction.
 pub const AFTER_RESPONSE: &str = "remit::after_response";
+/// Inside the finish transaction, after its statement and before the
+/// commit (in the store, so the finish rolls back).
+pub use remit::store::IN_FINISH_FAILPOINT as IN_FINISH;
 /// After the finish committed.
 pub const AFTER_FINISH: &str = "remit::after_finish";
 
 /// The exit status a crash failpoint ends the process with.
-pub const CRASH_EXIT_CODE: i32 = 86;
+pub use remit::store::CRASH_EXIT_CODE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("failpoint {0} was hit")]

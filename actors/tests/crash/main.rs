@@ -1,0 +1,14 @@
+//! Crash recovery, proven on the real binary: `remit run` is killed at each
+//! durable boundary (a failpoint that exits the process, or SIGKILL at a
+//! random moment), another consumer takes over, and the database and the
+//! receiver's log are checked for what remit promises.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod boundaries;
+mod consumer;
+mod randomized;
+mod regions;

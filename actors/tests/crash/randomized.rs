@@ -1,0 +1,168 @@
+//! A randomized round: two consumers per region, a receiver answering a
+//! seeded mix of 2xx, 429 (both Retry-After forms), 503 and slow answers,
+//! and SIGKILL at random moments followed by restarts. Afterwards every
+//! promise is checked. A failure prints `seed=N`; rerun it with
+//! `REMIT_SEED=N`.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use remit::domain::{AttemptOutcome, Region, TaskId, TaskState};
+use remit::store::Store;
+
+use crate::consumer::Consumer;
+use crate::support::{self, Receiver, Reply, RetryAfter, TestDb};
+
+const TASKS_PER_REGION: usize = 120;
+const KILLING_FOR: Duration = Duration::from_secs(10);
+
+/// Slots are named `<region>-<letter>`.
+fn region_of(slot: &str) -> &str {
+    &slot[..2]
+}
+
+fn random_reply(rng: &mut impl Rng) -> Reply {
+    match rng.random_range(0..100) {
+        0..55 => Reply::ok(),
+        55..65 => Reply::status(429).retry_after(RetryAfter::Seconds(1)),
+        65..72 => Reply::status(429).retry_after(RetryAfter::DateIn(Duration::from_secs(1))),
+        72..80 => Reply::status(503).retry_after(RetryAfter::Seconds(1)),
+        80..86 => Reply::status(503),
+        86..90 => Reply::status(500),
+        _ => Reply::ok().delayed(Duration::from_millis(rng.random_range(100..400))),
+    }
+}
+
+#[actix_rt::test]
+async fn kills_at_random_moments_lose_nothing() {
+    let seed: u64 = std::env::var("REMIT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random);
+    eprintln!("seed={seed}");
+    let mut rng = StdRng::seed_from_u64(seed);
+
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    let mut tasks: Vec<(TaskId, Region)> = Vec::new();
+    for region in [Region::Us, Region::Eu] {
+        let mut destinations = Vec::new();
+        for d in 0..3 {
+            let path = format!("/{region}-{d}");
+            let replies = (0..400).map(|_| random_reply(&mut rng)).collect();
+            receiver.script(&path, replies, Reply::ok());
+            let id = format!("{region}-{d}");
+            destinations
+                .push(support::destination(&db, &id, region, &receiver.url(&path), None).await);
+        }
+        for i in 0..TASKS_PER_REGION {
+            let not_before = Utc::now() + chrono::Duration::milliseconds(rng.random_range(0..3000));
+            let dest = &destinations[i % destinations.len()];
+            let id =
+                support::task_at(&db, &format!("{region}-{i}"), dest, region, not_before).await;
+            tasks.push((id, region));
+        }
+    }
+
+    // Four consumers; kill one at random every few hundred milliseconds and
+    // start a fresh one under a new name in its place.
+    let slots = ["us-a", "us-b", "eu-a", "eu-b"];
+    let mut incarnation = [0u32; 4];
+    let mut consumers: Vec<Consumer> = slots
+        .iter()
+        .map(|s| Consumer::start(&db, region_of(s), &format!("{s}-0"), None))
+        .collect();
+    let started = Instant::now();
+    let mut kills = 0;
+    while started.elapsed() < KILLING_FOR {
+        actix_rt::time::sleep(Duration::from_millis(rng.random_range(150..500))).await;
+        let victim = rng.random_range(0..slots.len());
+        consumers[victim].kill();
+        kills += 1;
+        incarnation[victim] += 1;
+        let name = format!("{}-{}", slots[victim], incarnation[victim]);
+        consumers[victim] = Consumer::start(&db, region_of(slots[victim]), &name, None);
+    }
+
+    let ids: Vec<TaskId> = tasks.iter().map(|(id, _)| *id).collect();
+    support::wait_for_state(&db, &ids, TaskState::Delivered, Duration::from_secs(45)).await;
+    for consumer in &mut consumers {
+        assert_eq!(consumer.stop().await.code(), Some(0), "seed={seed}");
+    }
+    eprintln!(
+        "seed={seed}: {kills} kills, {} requests",
+        receiver.requests().len()
+    );
+    assert!(kills >= 15, "seed={seed}: only {kills} kills");
+
+    let requests = receiver.requests();
+    let mut by_key: HashMap<&str, Vec<&crate::support::receiver::Received>> = HashMap::new();
+    for r in &requests {
+        by_key
+            .entry(r.header("idempotency-key").unwrap())
+            .or_default()
+            .push(r);
+    }
+    for (id, region) in &tasks {
+        let task = db.store.task(*id).await.unwrap().unwrap();
+        let sent = by_key
+            .get(task.idempotency_key.as_str())
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            !sent.is_empty(),
+            "seed={seed}: {id} delivered without a request"
+        );
+        for r in &sent {
+            // Never early, and every copy is the same logical webhook.
+            assert!(
+                r.at >= task.not_before,
+                "seed={seed}: {id} sent before not_before"
+            );
+            assert_eq!(r.header("webhook-id"), Some(task.idempotency_key.as_str()));
+            let body = format!(r#"{{"reminder":"{}"}}"#, task.reminder_id);
+            assert_eq!(
+                r.body,
+                body.as_bytes(),
+                "seed={seed}: a body under another task's key"
+            );
+            assert!(
+                r.path.starts_with(&format!("/{region}-")),
+                "seed={seed}: wrong region"
+            );
+        }
+        let log = db.store.attempts(*id).await.unwrap();
+        let delivered = log
+            .iter()
+            .filter(|a| a.outcome == AttemptOutcome::Delivered)
+            .count();
+        assert_eq!(
+            delivered, 1,
+            "seed={seed}: {id} delivered {delivered} times in the log"
+        );
+        for attempt in &log {
+            assert!(
+                attempt.consumer_id.starts_with(region.as_str()),
+                "seed={seed}: {id} of {region} touched by {}",
+                attempt.consumer_id
+            );
+            // A committed Retry-After deadline holds for every later request.
+            if let (AttemptOutcome::RetryWait, Some(deadline), Some(received)) = (
+                attempt.outcome,
+                attempt.observed.retry_after_deadline,
+                attempt.observed.received_at,
+            ) {
+                for r in sent.iter().filter(|r| r.at > received) {
+                    assert!(
+                        r.at >= deadline,
+                        "seed={seed}: {id} resent at {} before its deadline {deadline}",
+                        r.at
+                    );
+                }
+            }
+        }
+    }
+}
