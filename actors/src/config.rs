@@ -31,6 +31,7 @@ pub struct Config {
     pub api: ApiConfig,
     pub log: LogConfig,
     pub shutdown: ShutdownConfig,
+    pub reconcile: ReconcileConfig,
     /// The payload key, standard base64 (usually `REMIT_PAYLOAD_KEY`).
     #[serde(skip_serializing)]
     pub payload_key: Option<String>,
@@ -135,6 +136,16 @@ pub struct ShutdownConfig {
     pub grace_ms: u64,
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconcileConfig {
+    /// How often the runtime runs the reconciliation checks for its region
+    /// and logs what they find; 0 turns it off.
+    pub interval_seconds: u64,
+    /// Eligible work waiting longer than this is reported.
+    pub older_than_seconds: u64,
+}
+
 impl Default for Config {
     fn default() -> Self {
         let retry = RetryPolicy::default();
@@ -184,6 +195,10 @@ impl Default for Config {
                 level: "info".into(),
             },
             shutdown: ShutdownConfig { grace_ms: 10_000 },
+            reconcile: ReconcileConfig {
+                interval_seconds: 300,
+                older_than_seconds: 900,
+            },
             payload_key: None,
         }
     }

@@ -8,11 +8,13 @@
 //! - [`app`]: starting and stopping a whole process (`remit run`).
 //! - [`signature`]: Standard Webhooks signing.
 //! - [`logging`]: structured logs through slog.
+//! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
 
 pub mod api;
 pub mod app;
 pub mod config;
 pub mod logging;
+pub mod reconcile;
 pub mod runtime;
 pub mod signature;
 

@@ -40,6 +40,25 @@ enum Command {
     Destination(DestinationCommand),
     /// Print a fresh payload key for REMIT_PAYLOAD_KEY.
     Keygen,
+    /// Check the schedule: expired leases, work eligible for too long,
+    /// tasks past their horizon, terminal counts, and (with a ledger) what
+    /// the source of truth expects. Exits 1 when it finds something.
+    Reconcile {
+        /// One region (default: every region).
+        #[arg(long)]
+        region: Option<String>,
+        /// CSV of tenant_id,reminder_id,due (RFC 3339) with a header row.
+        #[arg(long)]
+        ledger: Option<PathBuf>,
+        /// Report eligible work waiting longer than this (e.g. 15m, 2h).
+        #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
+        older_than: std::time::Duration,
+        /// Hand expired leases back: due at once, the lost attempt logged.
+        #[arg(long)]
+        reclaim: bool,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
+    },
     /// Schedule one webhook; prints its task id and idempotency key.
     Schedule {
         #[arg(long)]
@@ -60,6 +79,12 @@ enum Command {
         #[arg(long)]
         payload: Option<String>,
     },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ReportFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -85,6 +110,9 @@ enum CliError {
     App(#[from] AppError),
     #[error("{0}")]
     Usage(String),
+    /// Reconciliation found something; the report says what.
+    #[error("reconciliation found work that needs attention")]
+    Findings,
 }
 
 impl CliError {
@@ -92,6 +120,7 @@ impl CliError {
         match self {
             CliError::App(e) => e.exit_code(),
             CliError::Usage(_) => 2,
+            CliError::Findings => 1,
         }
     }
 }
@@ -109,6 +138,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Findings) => ExitCode::from(1),
         Err(e) => {
             eprintln!("remit: {}", error_chain(&e));
             ExitCode::from(e.exit_code())
@@ -216,6 +246,44 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
                 }
             );
             Ok(())
+        }
+        Command::Reconcile {
+            region,
+            ledger,
+            older_than,
+            reclaim,
+            format,
+        } => {
+            let region = region
+                .map(|r| r.parse::<remit::domain::Region>())
+                .transpose()
+                .map_err(|e| CliError::Usage(e.to_string()))?;
+            let ledger = ledger
+                .map(|path| remit_actors::reconcile::read_ledger(&path))
+                .transpose()
+                .map_err(|e| CliError::Usage(error_chain(&e)))?;
+            let request = remit::domain::ReconcileRequest {
+                region,
+                older_than: chrono::Duration::from_std(older_than)
+                    .map_err(|_| CliError::Usage("--older-than: too long".into()))?,
+                reclaim,
+                ledger,
+                list_limit: 1000,
+            };
+            // Reports name tasks, never payloads; a throwaway key suffices.
+            let key =
+                app::payload_key(&config).unwrap_or_else(|_| PayloadKey::from_bytes(rand_key()));
+            let store = app::connect(&config, key).await?;
+            let report = store.reconcile(&request).await?;
+            match format {
+                ReportFormat::Text => print!("{}", remit_actors::reconcile::to_text(&report)),
+                ReportFormat::Json => println!("{}", remit_actors::reconcile::to_json(&report)),
+            }
+            if report.is_clean() {
+                Ok(())
+            } else {
+                Err(CliError::Findings)
+            }
         }
         Command::Keygen | Command::Run { .. } => Ok(()),
     }

@@ -4,10 +4,12 @@ mod attempt;
 mod destination;
 mod ids;
 mod payload;
+mod reconcile;
 mod task;
 
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use destination::{Destination, NewDestination};
 pub use ids::{DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};
+pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, TaskSummary};
 pub use task::{ClaimedTask, FailureReason, Lease, NewTask, Task, TaskState};

@@ -23,6 +23,7 @@ mod notify;
 mod pg;
 mod rate;
 mod reads;
+mod reconcile;
 mod replay;
 mod rows;
 mod schedule;
@@ -44,7 +45,7 @@ pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, Region, Task, TaskId,
+    NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Region, Task, TaskId,
 };
 use crate::policy::{Decision, Transition};
 
@@ -133,6 +134,13 @@ pub trait Store {
         id: TaskId,
         horizon: Duration,
     ) -> impl Future<Output = Result<Replayed, StoreError>> + Send;
+
+    /// Runs the reconciliation checks (and, when asked, hands expired
+    /// leases back).
+    fn reconcile(
+        &self,
+        request: &ReconcileRequest,
+    ) -> impl Future<Output = Result<ReconcileReport, StoreError>> + Send;
 
     /// Checks that the database answers.
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;

@@ -12,12 +12,12 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, rate, reads, replay, schedule, transitions, ClaimRequest, Clock, Replayed,
-    Scheduled, Store, StoreError, Tokens, TransitionOutcome,
+    claim, destinations, rate, reads, reconcile, replay, schedule, transitions, ClaimRequest,
+    Clock, Replayed, Scheduled, Store, StoreError, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, Task, TaskId,
+    NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
 
@@ -169,6 +169,10 @@ impl Store for PgStore {
 
     async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
         replay::replay(self, id, horizon).await
+    }
+
+    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
+        reconcile::reconcile(self, request).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -9,6 +9,7 @@ mod destinations;
 mod fairness;
 mod fencing;
 mod payloads;
+mod reconcile;
 mod recovery;
 mod regions;
 mod schedule;

@@ -3,7 +3,8 @@
 //! ```text
 //! RegionSupervisor ─┬─ Claimer            leases due work (LISTEN/NOTIFY + polling)
 //!                   ├─ Throttle × dest    token bucket, in-flight cap, 429 pause
-//!                   └─ Sender × N         awc POST → policy → fenced finish
+//!                   ├─ Sender × N         awc POST → policy → fenced finish
+//!                   └─ Reconciler         periodic checks, logged
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
 //! (deliver) → Throttle (sent). All state is in PostgreSQL; memory holds at
@@ -14,6 +15,7 @@ mod claimer;
 pub mod failpoint;
 mod messages;
 mod pool;
+mod reconciler;
 mod sender;
 mod shared;
 mod supervisor;
@@ -24,6 +26,7 @@ pub use capacity::Capacity;
 pub use claimer::Claimer;
 pub use messages::Shutdown;
 pub use pool::SenderPool;
+pub use reconciler::Reconciler;
 pub use sender::Sender;
 pub use shared::{RuntimeStats, Shared};
 pub use supervisor::RegionSupervisor;

@@ -14,7 +14,7 @@ use slog::{info, warn};
 
 use super::messages::{Abandon, Admit, Drain, Route, Shutdown};
 use super::throttle::release;
-use super::{Claimer, Sender, SenderPool, Shared, Throttle};
+use super::{Claimer, Reconciler, Sender, SenderPool, Shared, Throttle};
 
 pub struct RegionSupervisor {
     shared: Shared,
@@ -74,6 +74,8 @@ impl Actor for RegionSupervisor {
         let shared = self.shared.clone();
         let me = ctx.address();
         self.claimer = Some(actix::Supervisor::start(move |_| Claimer::new(shared, me)));
+        let shared = self.shared.clone();
+        actix::Supervisor::start(move |_| Reconciler::new(shared));
         self.running.store(true, Ordering::SeqCst);
         info!(self.shared.log, "region runtime started"; "senders" => count, "max_in_flight" => self.shared.config.send.max_in_flight);
     }

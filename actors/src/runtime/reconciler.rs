@@ -1,0 +1,70 @@
+//! The Reconciler: every `reconcile.interval_seconds` it runs the same
+//! checks as `remit reconcile` for its region and logs what it finds. It
+//! only reports; consumers recover expired leases by claiming them.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use remit::domain::ReconcileRequest;
+use remit::store::Store;
+use slog::{info, warn};
+
+use super::Shared;
+
+pub struct Reconciler {
+    shared: Shared,
+}
+
+impl std::fmt::Debug for Reconciler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reconciler").finish_non_exhaustive()
+    }
+}
+
+impl Reconciler {
+    pub fn new(shared: Shared) -> Self {
+        Self { shared }
+    }
+
+    fn check(&mut self, ctx: &mut Context<Self>) {
+        let request = ReconcileRequest {
+            region: Some(self.shared.region),
+            older_than: chrono::Duration::seconds(
+                i64::try_from(self.shared.config.reconcile.older_than_seconds).unwrap_or(900),
+            ),
+            reclaim: false,
+            ledger: None,
+            list_limit: 5,
+        };
+        let store = self.shared.store.clone();
+        async move { store.reconcile(&request).await }
+            .into_actor(self)
+            .map(|result, this, _| match result {
+                Ok(report) if report.is_clean() => {
+                    info!(this.shared.log, "reconciliation: all well")
+                }
+                Ok(report) => {
+                    warn!(this.shared.log, "reconciliation found work that needs attention";
+                    "expired_leases" => report.expired_leases.count,
+                    "old_eligible" => report.old_eligible.count,
+                    "past_horizon" => report.past_horizon.count)
+                }
+                Err(e) => warn!(this.shared.log, "reconciliation failed";
+                                "error" => %crate::error_chain(&e)),
+            })
+            .wait(ctx);
+    }
+}
+
+impl Actor for Reconciler {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let every = self.shared.config.reconcile.interval_seconds;
+        if every > 0 {
+            ctx.run_interval(Duration::from_secs(every), |this, ctx| this.check(ctx));
+        }
+    }
+}
+
+impl Supervised for Reconciler {}
