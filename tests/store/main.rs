@@ -14,3 +14,4 @@ mod recovery;
 mod regions;
 mod schedule;
 mod support;
+mod upgrade;

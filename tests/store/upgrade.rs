@@ -1,0 +1,84 @@
+//! Rolling upgrades: code never claims or rewrites a row in a state it
+//! does not know, so a newer schema can add states while older consumers
+//! still run.
+
+use chrono::Duration;
+use remit::domain::{AttemptRecord, Lease, ReconcileRequest, Region};
+use remit::store::{Store, StoreError, TransitionOutcome};
+
+use crate::support::{claim, TestDb};
+
+#[tokio::test]
+async fn rows_in_a_state_added_later_are_left_alone() {
+    let db = TestDb::new().await;
+    let dest = db.destination("crm", Region::Us).await;
+    let held = db.task("held", &dest, Region::Us).await;
+    let normal = db.task("normal", &dest, Region::Us).await;
+
+    // What a newer release's migration might do.
+    db.execute("ALTER TYPE task_state ADD VALUE 'quarantined'")
+        .await;
+    db.execute(&format!(
+        "UPDATE tasks SET state = 'quarantined' WHERE id = '{}'",
+        held.0
+    ))
+    .await;
+    let before = db.count("SELECT (extract(epoch FROM updated_at) * 1000000)::bigint AS n FROM tasks WHERE state = 'quarantined'").await;
+
+    db.clock().advance(Duration::days(1));
+    let claimed = db
+        .store
+        .claim_due(&claim(Region::Us, "us-1", 10))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].task.id, normal, "only the row in a known state");
+
+    let guess = Lease {
+        task_id: held,
+        token: claimed[0].lease_token,
+        owner: "us-1".into(),
+        attempt: 1,
+    };
+    assert_eq!(
+        db.store
+            .mark_delivered(&guess, &AttemptRecord::default())
+            .await
+            .unwrap(),
+        TransitionOutcome::Fenced
+    );
+    assert_eq!(
+        db.store.release(&guess, None).await.unwrap(),
+        TransitionOutcome::Fenced
+    );
+    let reconciled = db
+        .store
+        .reconcile(&ReconcileRequest {
+            region: None,
+            older_than: Duration::minutes(1),
+            reclaim: true,
+            ledger: None,
+            list_limit: 10,
+        })
+        .await
+        .unwrap();
+    assert_eq!(reconciled.reclaimed, 0);
+
+    // Reading it is a clear error, never a guess at what the state means.
+    match db.store.task(held).await {
+        Err(e @ StoreError::Query(_)) => {
+            assert!(format!("{e:?}").contains("quarantined"), "{e:?}")
+        }
+        other => panic!("expected an error naming the unknown state, got {other:?}"),
+    }
+    assert_eq!(
+        db.count("SELECT count(*) AS n FROM tasks WHERE state = 'quarantined'")
+            .await,
+        1
+    );
+    assert_eq!(
+        db.count("SELECT (extract(epoch FROM updated_at) * 1000000)::bigint AS n FROM tasks WHERE state = 'quarantined'").await,
+        before,
+        "never rewritten"
+    );
+}
