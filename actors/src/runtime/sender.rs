@@ -132,7 +132,21 @@ async fn deliver(
         Some(s) => signature::secret_key(&s).ok(),
         None => None,
     };
-    let payload = shared.store.payload(task).await?;
+    let payload = match shared.store.payload(task).await {
+        Ok(payload) => payload,
+        // This process cannot open it (another key sealed it). Not the
+        // sender's fault and not the task's: hand it back for a while so a
+        // process with the right key can take it, instead of failing the
+        // actor over and over.
+        Err(remit::store::StoreError::Payload(e)) => {
+            error!(log, "cannot open the payload; handing the task back"; "error" => %e);
+            let later = Utc::now() + chrono::Duration::minutes(1);
+            shared.store.release(&lease, Some(later)).await?;
+            RuntimeStats::bump(&shared.stats.released);
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    };
 
     failpoint::hit(failpoint::BEFORE_SEND)?;
     sent.set(true);

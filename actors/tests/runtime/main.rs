@@ -7,6 +7,7 @@ mod support;
 
 mod api;
 mod fairness;
+mod keys;
 mod residency;
 mod retry_after;
 mod shared_work;

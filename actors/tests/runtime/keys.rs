@@ -1,0 +1,41 @@
+//! A process holding the wrong payload key never sends garbage and does
+//! not crash-loop: it hands the task back for a process with the right key.
+
+use std::time::{Duration, Instant};
+
+use remit::domain::{Region, TaskState};
+use remit::payload_crypto::PayloadKey;
+use remit::store::Store;
+
+use crate::support::{self, Receiver, TestDb};
+
+#[actix_rt::test]
+async fn a_wrong_key_hands_the_task_back_unsent() {
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    let dest = support::destination(&db, "crm", Region::Us, &receiver.url("/hook"), None).await;
+    let id = support::task(&db, "r1", &dest, Region::Us).await;
+    let wrong = db.another_store(PayloadKey::from_bytes([9; 32])).await;
+    let runtime = support::start(support::config(&db, Region::Us, "us-1"), &wrong).await;
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let task = loop {
+        let task = db.store.task(id).await.unwrap().unwrap();
+        if task.state == TaskState::Pending && task.available_at > chrono::Utc::now() {
+            break task;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the task was never handed back: {task:?}"
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    };
+    let stats = runtime.stats();
+    let restarts = remit_actors::runtime::RuntimeStats::read(&stats.restarts);
+    runtime.shutdown().await;
+
+    assert!(receiver.requests().is_empty(), "nothing was sent");
+    assert_eq!(task.attempt_count, 0, "not counted as an attempt");
+    assert!(db.store.attempts(id).await.unwrap().is_empty());
+    assert_eq!(restarts, 0, "no crash loop");
+}
