@@ -6,7 +6,7 @@ use diesel_async::RunQueryDsl;
 
 use super::rows::DestinationRow;
 use super::schema::destinations;
-use super::{PgStore, StoreError};
+use super::{rules, PgStore, StoreError};
 use crate::domain::{Destination, DestinationId, NewDestination};
 
 pub(super) async fn add_destination(
@@ -35,24 +35,7 @@ pub(super) async fn add_destination(
         .select((DestinationRow::as_select(), destinations::signing_secret))
         .first::<(DestinationRow, Option<String>)>(&mut conn)
         .await?;
-    let mut differs = Vec::new();
-    if row.region != new.region.as_str() {
-        differs.push("region");
-    }
-    if row.url != new.url.as_str() {
-        differs.push("url");
-    }
-    if secret != new.signing_secret {
-        differs.push("secret");
-    }
-    if differs.is_empty() {
-        row.try_into()
-    } else {
-        Err(StoreError::Conflict {
-            what: format!("destination {}", new.id),
-            differs: differs.join(", "),
-        })
-    }
+    rules::same_destination_or_conflict(row.try_into()?, &secret, &new)
 }
 
 pub(super) async fn destination(

@@ -26,6 +26,7 @@ mod reads;
 mod reconcile;
 mod replay;
 mod rows;
+mod rules;
 mod schedule;
 mod schema;
 mod transitions;

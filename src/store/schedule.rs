@@ -1,7 +1,6 @@
 //! Scheduling a logical webhook: one payload row and one task row,
 //! committed together, idempotent on (tenant_id, reminder_id).
 
-use chrono::SubsecRound;
 use diesel::prelude::*;
 use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -10,16 +9,11 @@ use super::enums::StateColumn;
 use super::notify::DUE_WORK_CHANNEL;
 use super::rows::TaskRow;
 use super::schema::{destinations, payloads, tasks};
-use super::{reads, PgStore, Scheduled, StoreError};
-use crate::domain::{InvalidInput, NewTask, Payload, Task, TaskId, TaskState, MAX_PAYLOAD_BYTES};
+use super::{reads, rules, PgStore, Scheduled, StoreError};
+use crate::domain::{NewTask, Task, TaskId, TaskState};
 
 pub(super) async fn schedule(store: &PgStore, new: NewTask) -> Result<Scheduled, StoreError> {
-    validate(&new)?;
-    // PostgreSQL keeps microseconds; compare repeats at that precision.
-    let new = NewTask {
-        not_before: new.not_before.trunc_subsecs(6),
-        ..new
-    };
+    let new = rules::validate(new)?;
     let mut conn = store.conn().await?;
     check_destination(&mut conn, &new).await?;
 
@@ -56,7 +50,7 @@ pub(super) async fn schedule(store: &PgStore, new: NewTask) -> Result<Scheduled,
                         tasks::not_before.eq(new.not_before),
                         tasks::available_at.eq(new.not_before),
                         tasks::retry_horizon_at.eq(new.not_before + new.retry_horizon),
-                        tasks::idempotency_key.eq(idempotency_key(id)),
+                        tasks::idempotency_key.eq(rules::idempotency_key(id)),
                         tasks::payload_ref.eq(payload_ref),
                     ))
                     .on_conflict((tasks::tenant_id, tasks::reminder_id))
@@ -101,34 +95,6 @@ pub(super) async fn schedule(store: &PgStore, new: NewTask) -> Result<Scheduled,
     }
 }
 
-/// The idempotency key every attempt carries, fixed for the task's life.
-fn idempotency_key(id: TaskId) -> String {
-    format!("msg_{}", id.0.simple())
-}
-
-fn validate(new: &NewTask) -> Result<(), InvalidInput> {
-    if new.payload.content_type.trim().is_empty() {
-        return Err(InvalidInput::new("content_type", "must not be empty"));
-    }
-    if new.payload.body.len() > MAX_PAYLOAD_BYTES {
-        return Err(InvalidInput::new(
-            "payload",
-            format!("must be at most {MAX_PAYLOAD_BYTES} bytes"),
-        ));
-    }
-    if new.retry_horizon < chrono::Duration::zero() {
-        return Err(InvalidInput::new("retry_horizon", "must not be negative"));
-    }
-    if new
-        .not_before
-        .checked_add_signed(new.retry_horizon)
-        .is_none()
-    {
-        return Err(InvalidInput::new("not_before", "is too far in the future"));
-    }
-    Ok(())
-}
-
 /// The destination must exist and live in the task's region.
 async fn check_destination(conn: &mut AsyncPgConnection, new: &NewTask) -> Result<(), StoreError> {
     let region: Option<String> = destinations::table
@@ -137,26 +103,10 @@ async fn check_destination(conn: &mut AsyncPgConnection, new: &NewTask) -> Resul
         .first(conn)
         .await
         .optional()?;
-    match region {
-        None => Err(InvalidInput::new(
-            "destination_id",
-            format!(
-                "no destination {:?} is registered",
-                new.destination_id.as_str()
-            ),
-        )
-        .into()),
-        Some(r) if r != new.region.as_str() => Err(InvalidInput::new(
-            "region",
-            format!(
-                "destination {:?} is in region {r:?}, not {:?}",
-                new.destination_id.as_str(),
-                new.region.as_str()
-            ),
-        )
-        .into()),
-        Some(_) => Ok(()),
-    }
+    let region = region
+        .map(|r| super::rows::region("destinations.region", &r))
+        .transpose()?;
+    Ok(rules::check_destination(region, new)?)
 }
 
 async fn find(conn: &mut AsyncPgConnection, new: &NewTask) -> Result<Option<Task>, StoreError> {
@@ -171,41 +121,13 @@ async fn find(conn: &mut AsyncPgConnection, new: &NewTask) -> Result<Option<Task
         .transpose()
 }
 
-/// A repeat of the same request returns the task; anything else that
-/// reuses its ids is a conflict. The stored payload is decrypted to compare.
+/// Compares a repeat with the stored task, decrypting its payload.
 async fn same_or_conflict(
     store: &PgStore,
     conn: &mut AsyncPgConnection,
     existing: Task,
     new: &NewTask,
 ) -> Result<Scheduled, StoreError> {
-    let mut differs = Vec::new();
-    if existing.destination_id != new.destination_id {
-        differs.push("destination_id");
-    }
-    if existing.region != new.region {
-        differs.push("region");
-    }
-    if existing.not_before != new.not_before {
-        differs.push("not_before");
-    }
-    let stored: Payload = reads::open_payload(store, conn, existing.payload_ref).await?;
-    if stored != new.payload {
-        differs.push("payload");
-    }
-    if differs.is_empty() {
-        Ok(Scheduled {
-            task: existing,
-            created: false,
-        })
-    } else {
-        Err(StoreError::Conflict {
-            what: format!(
-                "task for tenant {:?} reminder {:?}",
-                new.tenant_id.as_str(),
-                new.reminder_id.as_str()
-            ),
-            differs: differs.join(", "),
-        })
-    }
+    let stored = reads::open_payload(store, conn, existing.payload_ref).await?;
+    rules::same_or_conflict(existing, &stored, new)
 }

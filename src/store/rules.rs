@@ -1,0 +1,129 @@
+//! Rules every `Store` implementation applies the same way: validating a
+//! request, the idempotency key, and what makes a repeat a conflict.
+
+use chrono::SubsecRound;
+
+use super::{Scheduled, StoreError};
+use crate::domain::{
+    Destination, InvalidInput, NewDestination, NewTask, Payload, Region, Task, TaskId,
+    MAX_PAYLOAD_BYTES,
+};
+
+/// The idempotency key every attempt carries, fixed for the task's life.
+pub(super) fn idempotency_key(id: TaskId) -> String {
+    format!("msg_{}", id.0.simple())
+}
+
+/// Checks what can be checked without the database, and normalises the
+/// deadline to the microseconds PostgreSQL keeps, so repeats compare equal.
+pub(super) fn validate(new: NewTask) -> Result<NewTask, InvalidInput> {
+    if new.payload.content_type.trim().is_empty() {
+        return Err(InvalidInput::new("content_type", "must not be empty"));
+    }
+    if new.payload.body.len() > MAX_PAYLOAD_BYTES {
+        return Err(InvalidInput::new(
+            "payload",
+            format!("must be at most {MAX_PAYLOAD_BYTES} bytes"),
+        ));
+    }
+    if new.retry_horizon < chrono::Duration::zero() {
+        return Err(InvalidInput::new("retry_horizon", "must not be negative"));
+    }
+    if new
+        .not_before
+        .checked_add_signed(new.retry_horizon)
+        .is_none()
+    {
+        return Err(InvalidInput::new("not_before", "is too far in the future"));
+    }
+    Ok(NewTask {
+        not_before: new.not_before.trunc_subsecs(6),
+        ..new
+    })
+}
+
+/// The destination must exist and live in the task's region.
+pub(super) fn check_destination(region: Option<Region>, new: &NewTask) -> Result<(), InvalidInput> {
+    match region {
+        None => Err(InvalidInput::new(
+            "destination_id",
+            format!(
+                "no destination {:?} is registered",
+                new.destination_id.as_str()
+            ),
+        )),
+        Some(r) if r != new.region => Err(InvalidInput::new(
+            "region",
+            format!(
+                "destination {:?} is in region {:?}, not {:?}",
+                new.destination_id.as_str(),
+                r.as_str(),
+                new.region.as_str()
+            ),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// A repeat of the same request returns the existing task; anything else
+/// that reuses its ids is a conflict naming the fields, never their values.
+pub(super) fn same_or_conflict(
+    existing: Task,
+    stored_payload: &Payload,
+    new: &NewTask,
+) -> Result<Scheduled, StoreError> {
+    let mut differs = Vec::new();
+    if existing.destination_id != new.destination_id {
+        differs.push("destination_id");
+    }
+    if existing.region != new.region {
+        differs.push("region");
+    }
+    if existing.not_before != new.not_before {
+        differs.push("not_before");
+    }
+    if *stored_payload != new.payload {
+        differs.push("payload");
+    }
+    if differs.is_empty() {
+        return Ok(Scheduled {
+            task: existing,
+            created: false,
+        });
+    }
+    Err(StoreError::Conflict {
+        what: format!(
+            "task for tenant {:?} reminder {:?}",
+            new.tenant_id.as_str(),
+            new.reminder_id.as_str()
+        ),
+        differs: differs.join(", "),
+    })
+}
+
+/// Registering an existing destination again: the same settings are a
+/// repeat, others a conflict.
+pub(super) fn same_destination_or_conflict(
+    existing: Destination,
+    existing_secret: &Option<String>,
+    new: &NewDestination,
+) -> Result<Destination, StoreError> {
+    let mut differs = Vec::new();
+    if existing.region != new.region {
+        differs.push("region");
+    }
+    if existing.url != new.url {
+        differs.push("url");
+    }
+    if *existing_secret != new.signing_secret {
+        differs.push("secret");
+    }
+    if differs.is_empty() {
+        Ok(existing)
+    } else {
+        Err(StoreError::Conflict {
+            what: format!("destination {}", new.id),
+            differs: differs.join(", "),
+        })
+    }
+}
