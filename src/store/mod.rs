@@ -5,6 +5,8 @@
 //!   transaction (most are one statement) that never waits on anything but
 //!   SQL.
 //! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool.
+//! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
+//!   the simulation; the conformance suite holds both to it.
 //! - `schedule`, `claim`, `transitions`, `destinations`, `rate`, `reads`: one file
 //!   per group of operations.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
@@ -18,6 +20,7 @@ mod clock;
 mod destinations;
 mod enums;
 mod error;
+mod memory;
 mod migrate;
 mod notify;
 mod pg;
@@ -37,6 +40,7 @@ use chrono::{DateTime, Duration, Utc};
 
 pub use clock::Clock;
 pub use error::StoreError;
+pub use memory::MemStore;
 pub use migrate::migrate;
 pub use notify::DueWorkListener;
 pub use pg::{PgConfig, PgStore, StoreStats};

@@ -184,7 +184,7 @@ async fn end_attempt(
     let why: WhyNot = diesel::sql_query(WHY_NOT_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
-        .bind::<Text, _>(outcome_label(outcome))
+        .bind::<Text, _>(repeat_label(outcome))
         .get_result(&mut conn)
         .await?;
     if !why.found {
@@ -305,6 +305,16 @@ async fn lease_only_outcome(
     }
     StoreStats::add(&store.stats.fenced, 1);
     Ok(TransitionOutcome::Fenced)
+}
+
+/// Which logged outcome makes a refused finish a harmless repeat. An
+/// `abandoned` row for the same token is also what a reclaim writes, so it
+/// proves nothing about the caller: an abandon is never a repeat.
+pub(super) fn repeat_label(outcome: AttemptOutcome) -> &'static str {
+    match outcome {
+        AttemptOutcome::Abandoned => "",
+        other => outcome_label(other),
+    }
 }
 
 /// HTTP statuses are three digits; anything else is clamped rather than

@@ -5,6 +5,7 @@
 
 mod audit;
 mod concurrency;
+mod conformance;
 mod destinations;
 mod fairness;
 mod fencing;

@@ -1,0 +1,90 @@
+//! The store conformance suite: one set of cases, run against every
+//! `Store` implementation, so the in-memory model that the simulation
+//! explores behaves exactly like PostgreSQL.
+
+mod cases;
+
+use remit::payload_crypto::PayloadKey;
+use remit::store::{Clock, MemStore, PgStore, Store};
+
+use crate::support::{t0, test_key, TestDb};
+
+/// A store under test and the clock it reads.
+pub trait Harness {
+    type S: Store + Sync;
+    fn store(&self) -> &Self::S;
+    fn clock(&self) -> &Clock;
+    /// A store sharing this one's data but holding another payload key.
+    fn with_key(&self, key: PayloadKey) -> impl std::future::Future<Output = Self::S>;
+}
+
+impl Harness for TestDb {
+    type S = PgStore;
+    fn store(&self) -> &PgStore {
+        &self.store
+    }
+    fn clock(&self) -> &Clock {
+        self.store.clock()
+    }
+    async fn with_key(&self, key: PayloadKey) -> PgStore {
+        self.another_store(key).await
+    }
+}
+
+pub struct Memory(MemStore);
+
+impl Memory {
+    async fn new() -> Self {
+        Memory(MemStore::new(test_key(), Clock::pinned(t0())))
+    }
+}
+
+impl Harness for Memory {
+    type S = MemStore;
+    fn store(&self) -> &MemStore {
+        &self.0
+    }
+    fn clock(&self) -> &Clock {
+        self.0.clock()
+    }
+    async fn with_key(&self, _key: PayloadKey) -> MemStore {
+        // The model keeps one key per store value; a clone shares the data.
+        self.0.clone()
+    }
+}
+
+macro_rules! conformance {
+    ($module:ident, $make:expr, [$($case:ident),* $(,)?]) => {
+        mod $module {
+            use super::*;
+            $(
+                #[tokio::test]
+                async fn $case() {
+                    let harness = $make.await;
+                    cases::$case(&harness).await;
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! both {
+    ($($case:ident),* $(,)?) => {
+        conformance!(postgres, TestDb::new(), [$($case),*]);
+        conformance!(memory, Memory::new(), [$($case),*]);
+    };
+}
+
+both!(
+    claims_respect_deadlines_and_available_at,
+    an_expired_lease_is_reclaimed_and_logged,
+    a_stale_lease_changes_nothing,
+    finishes_are_idempotent_for_their_own_lease,
+    release_abandon_and_extend,
+    pauses_hold_a_destination,
+    claims_are_capped_and_round_robin,
+    regions_are_isolated,
+    scheduling_is_idempotent_and_validated,
+    the_token_bucket_is_shared,
+    replay_and_reconcile,
+);
