@@ -13,8 +13,9 @@ use crate::domain::{ClaimedTask, Task};
 
 /// How it works, from the inside out:
 /// 1. `open_destinations`: the region's enabled, unpaused destinations that
-///    have at least one claimable row, in random order so no destination is
-///    always first; at most `limit` of them, since each yields at least one row.
+///    have at least one claimable row (two index probes each), in random
+///    order so no destination is always first; at most `limit` of them,
+///    since each yields at least one row.
 /// 2. `candidates`: per destination, up to `cap` due rows (oldest
 ///    `available_at` first) and up to `cap` expired leases, each locked with
 ///    SKIP LOCKED so concurrent claimers never wait on or share a row. The
@@ -35,15 +36,15 @@ open_destinations AS (
     WHERE d.region = $2
       AND d.enabled
       AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
-      AND (EXISTS (SELECT 1 FROM tasks t
-                   WHERE t.destination_id = d.id
-                     AND t.state IN ('pending', 'retry_wait')
-                     AND t.available_at <= clock.now
-                     AND t.not_before <= clock.now)
-           OR EXISTS (SELECT 1 FROM tasks t
-                      WHERE t.destination_id = d.id
-                        AND t.state = 'leased'
-                        AND t.lease_expires_at <= clock.now))
+      -- Each probe reads the head of a partial index: the earliest due
+      -- row, then the earliest lease expiry. (available_at >= not_before
+      -- is a CHECK, so an available row is past its deadline too.)
+      AND ((SELECT t.available_at FROM tasks t
+            WHERE t.destination_id = d.id AND t.state IN ('pending', 'retry_wait')
+            ORDER BY t.available_at LIMIT 1) <= clock.now
+           OR (SELECT t.lease_expires_at FROM tasks t
+               WHERE t.destination_id = d.id AND t.state = 'leased'
+               ORDER BY t.lease_expires_at LIMIT 1) <= clock.now)
     ORDER BY random()
     LIMIT $5
 ),
