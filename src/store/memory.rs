@@ -69,6 +69,20 @@ impl MemStore {
         self.clock.now_param().unwrap_or_else(Utc::now)
     }
 
+    fn end(
+        &self,
+        lease: &Lease,
+        target: (TaskState, AttemptOutcome),
+        available_at: Option<DateTime<Utc>>,
+        reason: Option<String>,
+        record: &AttemptRecord,
+    ) -> TransitionOutcome {
+        let now = self.now();
+        self.state
+            .lock()
+            .end_attempt(lease, target, available_at, reason, record, now)
+    }
+
     /// Every task, for invariant checks.
     pub fn all_tasks(&self) -> Vec<Task> {
         self.state.lock().tasks.clone()
@@ -662,12 +676,13 @@ impl Store for MemStore {
         lease: &Lease,
         record: &AttemptRecord,
     ) -> Result<TransitionOutcome, StoreError> {
-        let now = self.now();
-        let target = (TaskState::Delivered, AttemptOutcome::Delivered);
-        Ok(self
-            .state
-            .lock()
-            .end_attempt(lease, target, None, None, record, now))
+        Ok(self.end(
+            lease,
+            (TaskState::Delivered, AttemptOutcome::Delivered),
+            None,
+            None,
+            record,
+        ))
     }
 
     async fn move_to_retry_wait(
@@ -676,12 +691,13 @@ impl Store for MemStore {
         available_at: DateTime<Utc>,
         record: &AttemptRecord,
     ) -> Result<TransitionOutcome, StoreError> {
-        let now = self.now();
-        let target = (TaskState::RetryWait, AttemptOutcome::RetryWait);
-        Ok(self
-            .state
-            .lock()
-            .end_attempt(lease, target, Some(available_at), None, record, now))
+        Ok(self.end(
+            lease,
+            (TaskState::RetryWait, AttemptOutcome::RetryWait),
+            Some(available_at),
+            None,
+            record,
+        ))
     }
 
     async fn fail(
@@ -690,12 +706,13 @@ impl Store for MemStore {
         reason: &FailureReason,
         record: &AttemptRecord,
     ) -> Result<TransitionOutcome, StoreError> {
-        let now = self.now();
-        let target = (TaskState::Failed, AttemptOutcome::Failed);
-        Ok(self
-            .state
-            .lock()
-            .end_attempt(lease, target, None, Some(reason.code()), record, now))
+        Ok(self.end(
+            lease,
+            (TaskState::Failed, AttemptOutcome::Failed),
+            None,
+            Some(reason.code()),
+            record,
+        ))
     }
 
     async fn abandon(
@@ -703,12 +720,13 @@ impl Store for MemStore {
         lease: &Lease,
         record: &AttemptRecord,
     ) -> Result<TransitionOutcome, StoreError> {
-        let now = self.now();
-        let target = (TaskState::RetryWait, AttemptOutcome::Abandoned);
-        Ok(self
-            .state
-            .lock()
-            .end_attempt(lease, target, None, None, record, now))
+        Ok(self.end(
+            lease,
+            (TaskState::RetryWait, AttemptOutcome::Abandoned),
+            None,
+            None,
+            record,
+        ))
     }
 
     async fn release(

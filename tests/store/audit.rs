@@ -7,7 +7,7 @@ use remit::domain::{AttemptOutcome, AttemptRecord, FailureReason, Region, TaskSt
 use remit::policy::{decide, Observed, RetryPolicy, TransportError};
 use remit::store::{Store, TransitionOutcome};
 
-use crate::support::{claim, t0, TestDb};
+use crate::support::{t0, TestDb};
 
 #[tokio::test]
 async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
@@ -24,12 +24,7 @@ async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
         Ok((200, None)),
     ];
     for (n, response) in responses.into_iter().enumerate() {
-        let c = db
-            .store
-            .claim_due(&claim(Region::Eu, "eu-3", 1))
-            .await
-            .unwrap()
-            .remove(0);
+        let c = db.claim(Region::Eu, "eu-3", 1).await.remove(0);
         let now = db.clock().now_param().unwrap();
         let observed = Observed {
             attempt: c.task.attempt_count as u32,
@@ -87,12 +82,7 @@ async fn a_failure_records_its_reason() {
     let db = TestDb::new().await;
     let dest = db.destination("crm", Region::Us).await;
     let id = db.task("r1", &dest, Region::Us).await;
-    let c = db
-        .store
-        .claim_due(&claim(Region::Us, "us-1", 1))
-        .await
-        .unwrap()
-        .remove(0);
+    let c = db.claim(Region::Us, "us-1", 1).await.remove(0);
     let record = AttemptRecord {
         http_status: Some(410),
         ..AttemptRecord::default()

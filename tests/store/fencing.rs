@@ -4,25 +4,15 @@ use chrono::Duration;
 use remit::domain::{AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Region, TaskState};
 use remit::store::{Store, TransitionOutcome};
 
-use crate::support::{claim, t0, TestDb};
+use crate::support::{t0, TestDb};
 
 /// A task claimed by `old`, whose lease expired and was taken by `new`.
 async fn reclaimed(db: &TestDb) -> (ClaimedTask, ClaimedTask) {
     let dest = db.destination("crm", Region::Eu).await;
     db.task("r1", &dest, Region::Eu).await;
-    let old = db
-        .store
-        .claim_due(&claim(Region::Eu, "old", 1))
-        .await
-        .unwrap()
-        .remove(0);
+    let old = db.claim(Region::Eu, "old", 1).await.remove(0);
     db.clock().advance(Duration::seconds(31));
-    let new = db
-        .store
-        .claim_due(&claim(Region::Eu, "new", 1))
-        .await
-        .unwrap()
-        .remove(0);
+    let new = db.claim(Region::Eu, "new", 1).await.remove(0);
     assert!(new.reclaimed);
     (old, new)
 }
@@ -111,42 +101,11 @@ async fn after_a_reclaim_the_old_token_can_do_nothing() {
 }
 
 #[tokio::test]
-async fn a_late_worker_cannot_turn_delivered_back_into_retry_wait() {
-    let db = TestDb::new().await;
-    let (old, new) = reclaimed(&db).await;
-    db.store
-        .mark_delivered(&new.lease(), &seen(200))
-        .await
-        .unwrap();
-    let outcome = db
-        .store
-        .move_to_retry_wait(&old.lease(), t0() + Duration::hours(1), &seen(429))
-        .await
-        .unwrap();
-    assert_eq!(outcome, TransitionOutcome::Fenced);
-    // Not even the token that delivered it can move it again.
-    let outcome = db
-        .store
-        .move_to_retry_wait(&new.lease(), t0() + Duration::hours(1), &seen(429))
-        .await
-        .unwrap();
-    assert_eq!(outcome, TransitionOutcome::Fenced);
-    let task = db.store.task(new.task.id).await.unwrap().unwrap();
-    assert_eq!(task.state, TaskState::Delivered);
-    assert!(task.delivered_at.is_some() && task.finalized_at.is_some());
-}
-
-#[tokio::test]
 async fn mark_delivered_twice_with_the_same_token_is_harmless() {
     let db = TestDb::new().await;
     let dest = db.destination("crm", Region::Us).await;
     let id = db.task("r1", &dest, Region::Us).await;
-    let c = db
-        .store
-        .claim_due(&claim(Region::Us, "us-1", 1))
-        .await
-        .unwrap()
-        .remove(0);
+    let c = db.claim(Region::Us, "us-1", 1).await.remove(0);
     assert_eq!(
         db.store
             .mark_delivered(&c.lease(), &seen(200))
@@ -168,24 +127,5 @@ async fn mark_delivered_twice_with_the_same_token_is_harmless() {
         log.len(),
         1,
         "a repeated finish writes no second attempt row"
-    );
-}
-
-#[tokio::test]
-async fn a_finish_for_an_unknown_task_is_not_found() {
-    let db = TestDb::new().await;
-    let lease = remit::domain::Lease {
-        task_id: remit::domain::TaskId::random(),
-        token: 1,
-        owner: "us-1".into(),
-        attempt: 1,
-    };
-    assert_eq!(
-        db.store.mark_delivered(&lease, &seen(200)).await.unwrap(),
-        TransitionOutcome::NotFound
-    );
-    assert_eq!(
-        db.store.release(&lease, None).await.unwrap(),
-        TransitionOutcome::NotFound
     );
 }

@@ -7,7 +7,7 @@ use remit::domain::{
 };
 use remit::store::Store;
 
-use crate::support::{claim, new_task, t0, TestDb};
+use crate::support::{new_task, t0, TestDb};
 
 fn request(reclaim: bool, ledger: Option<Vec<LedgerEntry>>) -> ReconcileRequest {
     ReconcileRequest {
@@ -33,21 +33,11 @@ async fn every_finding_is_reported_and_expired_leases_can_be_handed_back() {
     let dest = db.destination("crm", Region::Us).await;
     let eu = db.destination("eu-crm", Region::Eu).await;
     let leased = db.task("leased", &dest, Region::Us).await;
-    let c = db
-        .store
-        .claim_due(&claim(Region::Us, "us-1", 1))
-        .await
-        .unwrap()
-        .remove(0);
+    let c = db.claim(Region::Us, "us-1", 1).await.remove(0);
     assert_eq!(c.task.id, leased);
     for (reminder, finish) in [("delivered", true), ("failed", false)] {
         db.task(reminder, &dest, Region::Us).await;
-        let c = db
-            .store
-            .claim_due(&claim(Region::Us, "us-1", 1))
-            .await
-            .unwrap()
-            .remove(0);
+        let c = db.claim(Region::Us, "us-1", 1).await.remove(0);
         let record = AttemptRecord::default();
         if finish {
             db.store.mark_delivered(&c.lease(), &record).await.unwrap();

@@ -1,9 +1,8 @@
 //! Data residency: a region's claim sees only its own rows.
 
 use remit::domain::Region;
-use remit::store::Store;
 
-use crate::support::{claim, TestDb};
+use crate::support::TestDb;
 
 #[tokio::test]
 async fn an_eu_claim_never_returns_a_us_row() {
@@ -15,25 +14,12 @@ async fn an_eu_claim_never_returns_a_us_row() {
     }
     db.task("eu-0", &eu, Region::Eu).await;
 
-    let claimed = db
-        .store
-        .claim_due(&claim(Region::Eu, "eu-1", 100))
-        .await
-        .unwrap();
+    let claimed = db.claim(Region::Eu, "eu-1", 100).await;
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].task.region, Region::Eu);
-    assert!(db
-        .store
-        .claim_due(&claim(Region::Eu, "eu-1", 100))
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(db.claim(Region::Eu, "eu-1", 100).await.is_empty());
 
-    let claimed = db
-        .store
-        .claim_due(&claim(Region::Us, "us-1", 100))
-        .await
-        .unwrap();
+    let claimed = db.claim(Region::Us, "us-1", 100).await;
     assert_eq!(claimed.len(), 20);
     assert!(claimed.iter().all(|c| c.task.region == Region::Us));
 }

@@ -126,6 +126,19 @@ impl TestDb {
         id
     }
 
+    /// Claims for `consumer` with a 30 s lease.
+    pub async fn claim(
+        &self,
+        region: Region,
+        consumer: &str,
+        limit: u32,
+    ) -> Vec<remit::domain::ClaimedTask> {
+        self.store
+            .claim_due(&claim(region, consumer, limit))
+            .await
+            .unwrap()
+    }
+
     /// Schedules a task due at [`t0`] and returns its id.
     pub async fn task(
         &self,

@@ -6,7 +6,7 @@ use chrono::Duration;
 use remit::domain::{AttemptRecord, Lease, ReconcileRequest, Region};
 use remit::store::{Store, StoreError, TransitionOutcome};
 
-use crate::support::{claim, TestDb};
+use crate::support::TestDb;
 
 #[tokio::test]
 async fn rows_in_a_state_added_later_are_left_alone() {
@@ -26,11 +26,7 @@ async fn rows_in_a_state_added_later_are_left_alone() {
     let before = db.count("SELECT (extract(epoch FROM updated_at) * 1000000)::bigint AS n FROM tasks WHERE state = 'quarantined'").await;
 
     db.clock().advance(Duration::days(1));
-    let claimed = db
-        .store
-        .claim_due(&claim(Region::Us, "us-1", 10))
-        .await
-        .unwrap();
+    let claimed = db.claim(Region::Us, "us-1", 10).await;
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].task.id, normal, "only the row in a known state");
 
