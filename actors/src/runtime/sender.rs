@@ -122,6 +122,18 @@ async fn deliver(
         return Ok(None);
     }
 
+    // A task whose attempts were used up by consumers that died with it (a
+    // payload that crashes every sender, say) is not sent yet again.
+    if u32::try_from(task.attempt_count).unwrap_or(u32::MAX) > shared.policy.max_attempts {
+        let reason = remit::domain::FailureReason::MaxAttempts;
+        let record = remit::domain::AttemptRecord::default();
+        shared.store.fail(&lease, &reason, &record).await?;
+        RuntimeStats::bump(&shared.stats.failed);
+        warn!(log, "attempts used up by consumers that never reported; failed unsent";
+              "outcome" => "failed", "reason" => reason.code());
+        return Ok(None);
+    }
+
     let destination = shared
         .store
         .destination(&task.destination_id)

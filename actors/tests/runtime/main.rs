@@ -8,6 +8,7 @@ mod support;
 mod api;
 mod fairness;
 mod keys;
+mod poison;
 mod residency;
 mod retry_after;
 mod shared_work;
