@@ -113,6 +113,7 @@ impl Runtime {
             },
             token: config.api.token.clone(),
             running,
+            stats: stats.clone(),
         };
         let server = HttpServer::new(move || {
             App::new()

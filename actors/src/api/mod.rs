@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use actix_web::{web, HttpResponse};
-use remit::store::{PgStore, Store};
+use remit::store::{PgStore, Store, StoreStats};
+
+use crate::runtime::RuntimeStats;
 
 pub use auth::authorize;
 pub use destinations::CreateDestination;
@@ -25,6 +27,8 @@ pub struct ApiState {
     pub token: Option<String>,
     /// Whether the region's supervisor is running.
     pub running: Arc<AtomicBool>,
+    /// The runtime's counters, served by /metrics.
+    pub stats: Arc<RuntimeStats>,
 }
 
 /// Registers the routes on an actix-web app.
@@ -38,6 +42,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .app_data(web::PathConfig::default())
         .route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz))
+        .route("/metrics", web::get().to(metrics))
         .service(
             web::scope("/v1")
                 .route("/destinations", web::post().to(destinations::create))
@@ -61,4 +66,68 @@ async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
     } else {
         HttpResponse::ServiceUnavailable().json(body)
     }
+}
+
+/// Counters in the Prometheus text format. Counts only: no task ids, no
+/// payloads.
+async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
+    let r = &state.stats;
+    let s = state.store.stats();
+    let region = state.rules.serving.as_str();
+    let counters = [
+        (
+            "remit_delivered_total",
+            "Tasks delivered.",
+            RuntimeStats::read(&r.delivered),
+        ),
+        (
+            "remit_retry_wait_total",
+            "Attempts that ended in retry_wait.",
+            RuntimeStats::read(&r.retry_wait),
+        ),
+        (
+            "remit_failed_total",
+            "Tasks failed.",
+            RuntimeStats::read(&r.failed),
+        ),
+        (
+            "remit_rate_limited_total",
+            "429 answers received.",
+            RuntimeStats::read(&r.rate_limited),
+        ),
+        (
+            "remit_released_total",
+            "Tasks handed back unsent.",
+            RuntimeStats::read(&r.released),
+        ),
+        (
+            "remit_actor_restarts_total",
+            "Actors restarted by a supervisor.",
+            RuntimeStats::read(&r.restarts),
+        ),
+        (
+            "remit_claimed_total",
+            "Tasks claimed.",
+            StoreStats::get(&s.claimed),
+        ),
+        (
+            "remit_reclaimed_total",
+            "Expired leases taken over.",
+            StoreStats::get(&s.reclaimed),
+        ),
+        (
+            "remit_fenced_total",
+            "Finishes refused because the lease had moved on.",
+            StoreStats::get(&s.fenced),
+        ),
+    ];
+    let mut body = String::new();
+    for (name, help, value) in counters {
+        body.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{region=\"{region}\"}} {value}\n"
+        ));
+    }
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(body)
 }

@@ -177,6 +177,22 @@ async fn the_api_schedules_inspects_and_replays() {
         .await;
     assert_eq!(status, 404);
 
+    let mut metrics = api
+        .client
+        .get(format!("{}/metrics", api.base))
+        .send()
+        .await
+        .unwrap();
+    let metrics = String::from_utf8(metrics.body().await.unwrap().to_vec()).unwrap();
+    assert!(
+        metrics.contains("remit_delivered_total{region=\"eu\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("remit_failed_total{region=\"eu\"} 1"),
+        "{metrics}"
+    );
+
     runtime.shutdown().await;
     let keys: Vec<_> = receiver
         .requests()
