@@ -2,6 +2,9 @@
 //! takes its tokens from the same row, so the configured rate holds across
 //! all of them. Tokens refill continuously at `rate` per second up to
 //! `burst`; the row lock serialises takers for the length of one UPDATE.
+//! A taker that waited on the lock may carry an older `now` than the last
+//! writer: time never runs backwards for the bucket, and nothing is granted
+//! below zero.
 
 use diesel::sql_types::{Double, Integer, Nullable, Text, Timestamptz};
 use diesel::{OptionalExtension, QueryableByName};
@@ -15,18 +18,20 @@ WITH clock AS (SELECT coalesce($2, now()) AS now),
 current AS (
     SELECT d.id,
            LEAST($4, coalesce(d.rate_tokens, $4)
-                     + EXTRACT(EPOCH FROM clock.now - coalesce(d.rate_refilled_at, clock.now)) * $3)
-               AS tokens
+                     + GREATEST(0, EXTRACT(EPOCH FROM clock.now - coalesce(d.rate_refilled_at, clock.now))) * $3)
+               AS tokens,
+           GREATEST(clock.now, coalesce(d.rate_refilled_at, clock.now)) AS refilled_at
     FROM destinations d, clock
     WHERE d.id = $1
-    FOR UPDATE OF d
+    FOR NO KEY UPDATE OF d
 ),
 taken AS (
-    SELECT id, tokens, LEAST(floor(tokens), $5)::int AS granted FROM current
+    SELECT id, tokens, refilled_at, GREATEST(0, LEAST(floor(tokens), $5))::int AS granted
+    FROM current
 )
 UPDATE destinations d
 SET rate_tokens = taken.tokens - taken.granted,
-    rate_refilled_at = clock.now
+    rate_refilled_at = taken.refilled_at
 FROM taken, clock
 WHERE d.id = taken.id
 RETURNING taken.granted AS granted, taken.tokens - taken.granted AS remaining

@@ -16,7 +16,6 @@ use std::time::Instant;
 use actix::prelude::*;
 use chrono::Utc;
 use futures_util::FutureExt;
-use remit::domain::TaskId;
 use remit::policy::{decide, Observed, Transition};
 use remit::store::{Store, TransitionOutcome};
 use slog::{error, info, warn};
@@ -30,8 +29,11 @@ use crate::signature;
 pub struct Sender {
     shared: Shared,
     client: awc::Client,
-    /// Tasks whose send is under way.
-    held: HashMap<TaskId, Held>,
+    /// Sends under way, by a number per delivery: the same task can be in
+    /// here twice (a stale lease and its reclaim), and each must be
+    /// accounted for on its own.
+    held: HashMap<u64, Held>,
+    next_delivery: u64,
 }
 
 /// One task a sender is carrying.
@@ -71,6 +73,7 @@ impl Sender {
             client: transport::client(shared.send_timeout()),
             shared,
             held: HashMap::new(),
+            next_delivery: 0,
         }
     }
 
@@ -80,23 +83,29 @@ impl Sender {
     /// at once instead of after their lease.
     fn release_held(&mut self) {
         for (_, held) in self.held.drain() {
-            held.throttle.do_send(Sent { pause_until: None });
-            if !held.sent.get() {
-                release(&self.shared, vec![held.work], None);
-                continue;
-            }
-            let shared = self.shared.clone();
-            actix_rt::spawn(async move {
-                let lease = held.work.claimed.lease();
-                let record = remit::domain::AttemptRecord::default();
-                if let Err(e) = shared.store.abandon(&lease, &record).await {
-                    warn!(shared.log, "abandon failed; the lease will expire";
-                          "task" => %lease.task_id, "error" => %crate::error_chain(&e));
-                }
-                shared.capacity.give_back();
-            });
+            hand_back(&self.shared, held);
         }
     }
+}
+
+/// Gives one held task back to the database: released if its request never
+/// went out, abandoned (the attempt counts) if it may have.
+fn hand_back(shared: &Shared, held: Held) {
+    held.throttle.do_send(Sent { pause_until: None });
+    if !held.sent.get() {
+        release(shared, vec![held.work], None);
+        return;
+    }
+    let shared = shared.clone();
+    actix_rt::spawn(async move {
+        let lease = held.work.claimed.lease();
+        let record = remit::domain::AttemptRecord::default();
+        if let Err(e) = shared.store.abandon(&lease, &record).await {
+            warn!(shared.log, "abandon failed; the lease will expire";
+                  "task" => %lease.task_id, "error" => %crate::error_chain(&e));
+        }
+        shared.capacity.give_back();
+    });
 }
 
 /// Carries one task through send, policy and finish. Returns the pause the
@@ -112,15 +121,6 @@ async fn deliver(
     let log = shared.log.new(slog::o!(
         "task" => task.id.to_string(), "destination" => task.destination_id.to_string(),
         "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
-
-    // Never start a request the lease may not outlive.
-    let deadline = work.claimed_at + shared.lease() - shared.send_timeout();
-    if Instant::now() >= deadline {
-        info!(log, "lease too close to expiry; handing the task back");
-        shared.store.release(&lease, None).await?;
-        RuntimeStats::bump(&shared.stats.released);
-        return Ok(None);
-    }
 
     // A task whose attempts were used up by consumers that died with it (a
     // payload that crashes every sender, say) is not sent yet again.
@@ -159,6 +159,16 @@ async fn deliver(
         }
         Err(e) => return Err(e.into()),
     };
+
+    // Never start a request the lease may not outlive (checked after the
+    // lookups above, which wait for pooled connections).
+    let deadline = work.claimed_at + shared.lease() - shared.send_timeout();
+    if Instant::now() >= deadline {
+        info!(log, "lease too close to expiry; handing the task back");
+        shared.store.release(&lease, None).await?;
+        RuntimeStats::bump(&shared.stats.released);
+        return Ok(None);
+    }
 
     failpoint::hit(failpoint::BEFORE_SEND)?;
     sent.set(true);
@@ -238,9 +248,11 @@ impl Handler<Deliver> for Sender {
 
     fn handle(&mut self, Deliver { work, throttle }: Deliver, ctx: &mut Context<Self>) {
         let id = work.claimed.task.id;
+        let number = self.next_delivery;
+        self.next_delivery += 1;
         let sent = Rc::new(Cell::new(false));
         self.held.insert(
-            id,
+            number,
             Held {
                 work: work.clone(),
                 throttle,
@@ -254,9 +266,18 @@ impl Handler<Deliver> for Sender {
             .into_actor(self)
             .map(move |result, this, ctx| match result {
                 Ok(pause_until) => {
-                    if let Some(held) = this.held.remove(&id) {
+                    if let Some(held) = this.held.remove(&number) {
                         held.throttle.do_send(Sent { pause_until });
                         this.shared.capacity.give_back();
+                    }
+                }
+                // A database error belongs to this task alone: hand it back
+                // and keep the sender's other requests going.
+                Err(SendFailure::Store(e)) => {
+                    warn!(this.shared.log, "could not carry the task through; handing it back";
+                          "task" => %id, "error" => %crate::error_chain(&e));
+                    if let Some(held) = this.held.remove(&number) {
+                        hand_back(&this.shared, held);
                     }
                 }
                 Err(e) => {

@@ -94,7 +94,11 @@ impl Throttle {
                 throttle: ctx.address().recipient(),
             });
         }
-        if self.queue.is_empty() || self.in_flight >= self.limits.max_in_flight {
+        if self.queue.is_empty() {
+            return;
+        }
+        if self.in_flight >= self.limits.max_in_flight {
+            self.hold_at_most_until_due(ctx);
             return;
         }
         self.take_tokens(ctx);
@@ -154,6 +158,21 @@ impl Throttle {
             return;
         }
         self.wake = Some(ctx.run_later(wait, |this, ctx| this.pump(ctx)));
+    }
+
+    /// At the in-flight cap nothing moves until a send ends; make sure the
+    /// oldest queued task is handed back if that takes longer than it may
+    /// wait here.
+    fn hold_at_most_until_due(&mut self, ctx: &mut Context<Self>) {
+        let Some(head) = self.queue.front() else {
+            return;
+        };
+        let waited = Instant::now().saturating_duration_since(head.claimed_at);
+        let Some(left) = self.shared.max_hold().checked_sub(waited) else {
+            self.release_all(None);
+            return;
+        };
+        self.wake = Some(ctx.run_later(left, |this, ctx| this.pump(ctx)));
     }
 
     /// Hands every queued task back to the database, eligible again at
