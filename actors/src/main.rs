@@ -113,6 +113,10 @@ enum CliError {
     /// Reconciliation found something; the report says what.
     #[error("reconciliation found work that needs attention")]
     Findings,
+    /// Reconciliation could not look (exit 3, so cron can tell "something
+    /// is wrong with the schedule" from "could not check").
+    #[error("reconciliation could not run")]
+    CouldNotCheck(#[source] AppError),
 }
 
 impl CliError {
@@ -121,6 +125,7 @@ impl CliError {
             CliError::App(e) => e.exit_code(),
             CliError::Usage(_) => 2,
             CliError::Findings => 1,
+            CliError::CouldNotCheck(_) => 3,
         }
     }
 }
@@ -273,8 +278,13 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             // Reports name tasks, never payloads; a throwaway key suffices.
             let key =
                 app::payload_key(&config).unwrap_or_else(|_| PayloadKey::from_bytes(rand_key()));
-            let store = app::connect(&config, key).await?;
-            let report = store.reconcile(&request).await?;
+            let store = app::connect(&config, key)
+                .await
+                .map_err(CliError::CouldNotCheck)?;
+            let report = store
+                .reconcile(&request)
+                .await
+                .map_err(|e| CliError::CouldNotCheck(AppError::Store(e)))?;
             match format {
                 ReportFormat::Text => print!("{}", remit_actors::reconcile::to_text(&report)),
                 ReportFormat::Json => println!("{}", remit_actors::reconcile::to_json(&report)),

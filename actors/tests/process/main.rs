@@ -295,3 +295,19 @@ async fn reconcile_reports_for_cron_and_hands_expired_leases_back() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("line 2"));
     let _ = std::fs::remove_file(&ledger);
 }
+
+#[test]
+fn reconcile_that_cannot_reach_the_database_exits_3() {
+    let output = Command::new(env!("CARGO_BIN_EXE_remit"))
+        .env_clear()
+        .env("DATABASE_URL", "postgres://postgres@127.0.0.1:1/nowhere")
+        .args(["reconcile"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
