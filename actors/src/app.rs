@@ -26,6 +26,10 @@ pub enum AppError {
     PayloadKey(#[from] remit::payload_crypto::PayloadCryptoError),
     #[error("database")]
     Store(#[from] StoreError),
+    #[error("the demo's webhooks were not all delivered within 30 s")]
+    DemoIncomplete,
+    #[error(transparent)]
+    Invalid(#[from] remit::domain::InvalidInput),
     #[error("could not serve the API on {addr}")]
     Bind {
         addr: String,

@@ -6,6 +6,7 @@
 //!   senders.
 //! - [`api`]: the HTTP API (actix-web) served by the same process.
 //! - [`app`]: starting and stopping a whole process (`remit run`).
+//! - [`demo`]: `remit demo`, the whole job against a local receiver.
 //! - [`signature`]: Standard Webhooks signing.
 //! - [`logging`]: structured logs through slog.
 //! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
@@ -13,6 +14,7 @@
 pub mod api;
 pub mod app;
 pub mod config;
+pub mod demo;
 pub mod logging;
 pub mod reconcile;
 pub mod runtime;

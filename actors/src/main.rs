@@ -27,6 +27,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Show remit's whole job on this machine: a local receiver that
+    /// rate-limits, three webhooks, delivery and the attempt log, in a
+    /// schema of its own that is dropped afterwards.
+    Demo,
     /// Apply the embedded schema migrations.
     Migrate,
     /// Run a region's delivery runtime and the HTTP API until SIGTERM.
@@ -175,6 +179,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
 /// Commands that do one thing against the database and exit.
 async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
     match command {
+        Command::Demo => Ok(remit_actors::demo::run(config).await?),
         Command::Migrate => {
             let applied = remit::store::migrate(&config.database.url)
                 .await

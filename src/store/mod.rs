@@ -13,6 +13,7 @@
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations.
 //! - `clock`: the single authority for "now".
+//! - `sandbox`: a throwaway schema of remit's own inside a database.
 //! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
 
 mod claim;
@@ -30,6 +31,7 @@ mod reconcile;
 mod replay;
 mod rows;
 mod rules;
+mod sandbox;
 mod schedule;
 mod schema;
 mod transitions;
@@ -46,6 +48,7 @@ pub use notify::DueWorkListener;
 pub use pg::{PgConfig, PgStore, StoreStats};
 pub use rate::Tokens;
 pub use replay::Replayed;
+pub use sandbox::{create_schema, drop_schema};
 pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 use crate::domain::{

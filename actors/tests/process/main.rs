@@ -311,3 +311,38 @@ fn reconcile_that_cannot_reach_the_database_exits_3() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[actix_rt::test]
+async fn the_demo_delivers_through_a_rate_limit_and_cleans_up() {
+    let url = support::db::database_url();
+    let db = TestDb::with_database_clock().await;
+    let demo_schemas = "SELECT count(*) AS n FROM pg_namespace WHERE nspname LIKE 'remit_demo_%'";
+    let before = db.count(demo_schemas).await;
+    let output = Command::new(env!("CARGO_BIN_EXE_remit"))
+        .env_clear()
+        .env("DATABASE_URL", &url)
+        .arg("demo")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout.matches("-> 429 Retry-After: 1").count(),
+        3,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("6 requests reached the receiver for 3 webhooks"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches(": delivered").count(), 3, "{stdout}");
+    assert_eq!(
+        db.count(demo_schemas).await,
+        before,
+        "the demo drops its schema"
+    );
+}
