@@ -4,8 +4,6 @@
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-use base64::Engine as _;
-
 use crate::support::TestDb;
 
 pub struct Consumer {
@@ -21,15 +19,8 @@ impl Consumer {
         let api = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_remit"));
+        let mut command = crate::remit_command!(db);
         command
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("DATABASE_URL", &db.url)
-            .env(
-                "REMIT_PAYLOAD_KEY",
-                base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
-            )
             .env("REMIT_REGION", region)
             .env("REMIT_CONSUMER_ID", name)
             .env("REMIT_LEASE__SECONDS", "2")
@@ -43,9 +34,7 @@ impl Consumer {
             .env("REMIT_THROTTLE__DEFAULT__BURST", "50")
             .env("REMIT_DATABASE__POOL_SIZE", "4")
             .env("REMIT_API__BIND", api.to_string())
-            .env("REMIT_LOG__FORMAT", "json")
             .env("REMIT_LOG__LEVEL", "error")
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .args(["run"]);
         if let Some(points) = failpoints {

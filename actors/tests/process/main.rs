@@ -5,29 +5,15 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::Duration;
 
-use base64::Engine as _;
 use remit::domain::TaskState;
 use support::{Receiver, Reply, TestDb};
 
-/// `remit` with a clean environment pointed at the test's schema.
+/// `remit` pointed at the test's schema.
 fn remit(db: &TestDb) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_remit"));
-    command
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("DATABASE_URL", &db.url)
-        .env(
-            "REMIT_PAYLOAD_KEY",
-            base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
-        )
-        .env("REMIT_API__BIND", "127.0.0.1:0")
-        .env("REMIT_LOG__FORMAT", "json")
-        .env("REMIT_LOG__LEVEL", "warning")
-        .stdin(Stdio::null());
-    command
+    remit_command!(db)
 }
 
 fn run(command: &mut Command) -> Output {

@@ -24,6 +24,30 @@ pub use receiver::{Receiver, Reply, RetryAfter};
 
 pub const API_TOKEN: &str = "test-token";
 
+/// The `remit` binary with a clean environment pointed at the test's
+/// schema, the test key, a free API port and quiet JSON logs. Only test
+/// binaries of this package can name it.
+#[macro_export]
+macro_rules! remit_command {
+    ($db:expr) => {{
+        use base64::Engine as _;
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_remit"));
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("DATABASE_URL", &$db.url)
+            .env(
+                "REMIT_PAYLOAD_KEY",
+                base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
+            )
+            .env("REMIT_API__BIND", "127.0.0.1:0")
+            .env("REMIT_LOG__FORMAT", "json")
+            .env("REMIT_LOG__LEVEL", "warning")
+            .stdin(std::process::Stdio::null());
+        command
+    }};
+}
+
 /// Quick settings: short lease, fast polling, API on a free port.
 pub fn config(db: &TestDb, region: Region, consumer: &str) -> Config {
     let mut config = Config {
