@@ -25,6 +25,8 @@ macro_rules! check {
     };
 }
 
+mod invariants;
+
 #[derive(Debug, Default)]
 pub struct Totals {
     pub steps: u64,
@@ -449,91 +451,5 @@ impl World {
         consumer.incarnation += 1;
         consumer.name = format!("{}-{}#{}", consumer.region, c, consumer.incarnation);
         self.totals.crashes += 1;
-    }
-
-    async fn check_invariants(&mut self) {
-        let now = self.now();
-        let tasks: HashMap<TaskId, Task> = self
-            .store
-            .all_tasks()
-            .into_iter()
-            .map(|t| (t.id, t))
-            .collect();
-        check!(
-            self,
-            tasks.len() == self.scheduled.len(),
-            "promise 4: {} tasks for {} requests",
-            tasks.len(),
-            self.scheduled.len()
-        );
-        // Promise 2: no task is held by two live leases.
-        let mut live: HashMap<TaskId, &str> = HashMap::new();
-        for consumer in &self.consumers {
-            for entry in &consumer.in_flight {
-                let t = &entry.claimed;
-                let row = &tasks[&t.task.id];
-                let current =
-                    row.state == TaskState::Leased && row.lease_token == Some(t.lease_token);
-                if current && t.lease_expires_at > now {
-                    if let Some(other) = live.insert(t.task.id, &consumer.name) {
-                        panic!(
-                            "seed={} step={}: promise 2: {} held by {other} and {}",
-                            self.seed, self.step, t.task.id, consumer.name
-                        );
-                    }
-                }
-            }
-        }
-        for task in tasks.into_values() {
-            if let Some(frozen) = self.terminal.get(&task.id) {
-                check!(
-                    self,
-                    *frozen == task,
-                    "a terminal row changed: {:?} -> {:?}",
-                    frozen.state,
-                    task.state
-                );
-            } else if task.state.is_terminal() {
-                self.terminal.insert(task.id, task);
-            }
-        }
-    }
-
-    async fn check_final(&mut self) {
-        for (id, (key, _)) in &self.scheduled {
-            let task = &self.terminal[id];
-            let sends = self.sends.get(id).map_or(&[][..], Vec::as_slice);
-            check!(
-                self,
-                sends.iter().all(|(_, k)| k == key),
-                "promise 3: {id} sent under another key"
-            );
-            if task.state == TaskState::Delivered {
-                check!(self, !sends.is_empty(), "{id} delivered without a send");
-                let delivered = self
-                    .store
-                    .attempts(*id)
-                    .await
-                    .unwrap()
-                    .iter()
-                    .filter(|a| a.outcome == remit::domain::AttemptOutcome::Delivered)
-                    .count();
-                check!(
-                    self,
-                    delivered == 1,
-                    "{id} delivered {delivered} times in the log"
-                );
-            } else {
-                let reason = task.failure_reason.clone().unwrap_or_default();
-                check!(
-                    self,
-                    ["http_404", "max_attempts", "retry_horizon"].contains(&reason.as_str()),
-                    "{id} failed with an unexpected reason {reason}"
-                );
-            }
-            let attempts = u64::try_from(task.attempt_count).unwrap_or(0);
-            self.totals.duplicates +=
-                (sends.len() as u64).saturating_sub(attempts.min(sends.len() as u64));
-        }
     }
 }

@@ -1,0 +1,109 @@
+//! The claim over the model, mirroring the SQL: per destination of the
+//! region, up to `cap` due rows and `cap` expired leases, then round-robin
+//! by turn up to the limit.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::{attempt, MemStore, State};
+use crate::domain::{AttemptOutcome, AttemptRecord, ClaimedTask, DestinationId, Lease, TaskState};
+use crate::store::ClaimRequest;
+
+impl MemStore {
+    pub(super) fn claim_now(&self, request: &ClaimRequest) -> Vec<ClaimedTask> {
+        if request.limit == 0 || request.per_destination_cap == 0 {
+            return Vec::new();
+        }
+        let now = self.now();
+        let limit = request.limit as usize;
+        let cap = request.per_destination_cap as usize;
+        let mut state = self.state.lock();
+        let open: Vec<DestinationId> = state
+            .destinations
+            .values()
+            .filter(|d| {
+                let d = &d.destination;
+                d.region == request.region && d.enabled && d.paused_until.is_none_or(|p| p <= now)
+            })
+            .map(|d| d.destination.id.clone())
+            .collect();
+        // Per destination: up to `cap` due rows and `cap` expired leases,
+        // then round-robin by turn, as the SQL claim does.
+        let mut chosen: Vec<(usize, DateTime<Utc>, usize)> = Vec::new();
+        let mut destinations_with_work = 0;
+        for destination in &open {
+            if destinations_with_work == limit {
+                break;
+            }
+            let mut due: Vec<(DateTime<Utc>, usize)> = Vec::new();
+            let mut expired: Vec<(DateTime<Utc>, usize)> = Vec::new();
+            for (i, t) in state.tasks.iter().enumerate() {
+                if &t.destination_id != destination || t.region != request.region {
+                    continue;
+                }
+                if let Some(at) = State::due(t, now) {
+                    if t.state == TaskState::Leased {
+                        expired.push((at, i));
+                    } else {
+                        due.push((at, i));
+                    }
+                }
+            }
+            if due.is_empty() && expired.is_empty() {
+                continue;
+            }
+            destinations_with_work += 1;
+            due.sort();
+            expired.sort();
+            let mut candidates: Vec<_> = due
+                .into_iter()
+                .take(cap)
+                .chain(expired.into_iter().take(cap))
+                .collect();
+            candidates.sort();
+            for (turn, (at, i)) in candidates.into_iter().take(cap).enumerate() {
+                chosen.push((turn, at, i));
+            }
+        }
+        chosen.sort();
+        chosen.truncate(limit);
+
+        let mut claimed = Vec::with_capacity(chosen.len());
+        for (_, _, i) in chosen {
+            state.next_token += 1;
+            let token = state.next_token;
+            let prior = state.tasks[i].clone();
+            let reclaimed = prior.state == TaskState::Leased;
+            if reclaimed {
+                let lease = Lease {
+                    task_id: prior.id,
+                    token: prior.lease_token.unwrap_or_default(),
+                    owner: prior.lease_owner.clone().unwrap_or_default(),
+                    attempt: prior.attempt_count,
+                };
+                state.attempts.push(attempt(
+                    &lease,
+                    AttemptOutcome::Abandoned,
+                    &AttemptRecord::default(),
+                    None,
+                    now,
+                    prior.attempt_count,
+                ));
+            }
+            let expires = now + request.lease.max(Duration::milliseconds(1));
+            let task = &mut state.tasks[i];
+            task.state = TaskState::Leased;
+            task.lease_token = Some(token);
+            task.lease_owner = Some(request.consumer.clone());
+            task.lease_expires_at = Some(expires);
+            task.attempt_count += 1;
+            task.updated_at = now;
+            claimed.push(ClaimedTask {
+                task: task.clone(),
+                lease_token: token,
+                lease_expires_at: expires,
+                reclaimed,
+            });
+        }
+        claimed
+    }
+}

@@ -1,0 +1,411 @@
+//! `MemStore`: the schedule as a model in memory. It is the reference the
+//! simulation runs thousands of schedules a second against, and the store
+//! conformance suite holds it to the same behaviour as `PgStore`. Not for
+//! production: nothing survives the process.
+//!
+//! Its clock must be pinned (there is no database clock to ask); time only
+//! moves when the caller moves it.
+
+mod claim;
+mod reconcile;
+mod state;
+
+use state::{attempt, DestinationRecord, State};
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use parking_lot::Mutex;
+
+use super::{
+    rules, ClaimRequest, Clock, Replayed, Scheduled, Store, StoreError, Tokens, TransitionOutcome,
+};
+use crate::domain::{
+    Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
+    Lease, NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Task, TaskId,
+    TaskState,
+};
+use crate::payload_crypto::PayloadKey;
+
+/// The in-memory model store. Clones share state.
+#[derive(Debug, Clone)]
+pub struct MemStore {
+    state: Arc<Mutex<State>>,
+    key: PayloadKey,
+    clock: Clock,
+}
+
+impl MemStore {
+    /// A model whose time is `clock`, which must be pinned.
+    pub fn new(key: PayloadKey, clock: Clock) -> Self {
+        Self {
+            state: Arc::default(),
+            key,
+            clock,
+        }
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.clock.now_param().unwrap_or_else(Utc::now)
+    }
+
+    fn end(
+        &self,
+        lease: &Lease,
+        target: (TaskState, AttemptOutcome),
+        available_at: Option<DateTime<Utc>>,
+        reason: Option<String>,
+        record: &AttemptRecord,
+    ) -> TransitionOutcome {
+        let now = self.now();
+        self.state
+            .lock()
+            .end_attempt(lease, target, available_at, reason, record, now)
+    }
+
+    /// Every task, for invariant checks.
+    pub fn all_tasks(&self) -> Vec<Task> {
+        self.state.lock().tasks.clone()
+    }
+}
+
+impl Store for MemStore {
+    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
+        let mut state = self.state.lock();
+        if let Some(existing) = state.destinations.get(&new.id) {
+            return rules::same_destination_or_conflict(
+                existing.destination.clone(),
+                &existing.secret,
+                &new,
+            );
+        }
+        let destination = Destination {
+            id: new.id.clone(),
+            region: new.region,
+            url: new.url.clone(),
+            has_signing_secret: new.signing_secret.is_some(),
+            enabled: true,
+            paused_until: None,
+        };
+        state.destinations.insert(
+            new.id,
+            DestinationRecord {
+                destination: destination.clone(),
+                secret: new.signing_secret,
+                rate_tokens: None,
+                rate_refilled_at: None,
+            },
+        );
+        Ok(destination)
+    }
+
+    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
+        Ok(self
+            .state
+            .lock()
+            .destinations
+            .get(id)
+            .map(|d| d.destination.clone()))
+    }
+
+    async fn signing_secret(&self, id: &DestinationId) -> Result<Option<String>, StoreError> {
+        let state = self.state.lock();
+        let record = state
+            .destinations
+            .get(id)
+            .ok_or_else(|| StoreError::NotFound {
+                what: "destination",
+                id: id.to_string(),
+            })?;
+        Ok(record.secret.clone())
+    }
+
+    async fn pause_destination(
+        &self,
+        id: &DestinationId,
+        until: DateTime<Utc>,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        let mut state = self.state.lock();
+        let record = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| StoreError::NotFound {
+                what: "destination",
+                id: id.to_string(),
+            })?;
+        let paused = record
+            .destination
+            .paused_until
+            .map_or(until, |p| p.max(until));
+        record.destination.paused_until = Some(paused);
+        Ok(paused)
+    }
+
+    async fn take_tokens(
+        &self,
+        id: &DestinationId,
+        rate_per_second: f64,
+        burst: u32,
+        want: u32,
+    ) -> Result<Tokens, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let record = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| StoreError::NotFound {
+                what: "destination",
+                id: id.to_string(),
+            })?;
+        let rate = rate_per_second.max(1e-3);
+        let burst = f64::from(burst.max(1));
+        let elapsed = (now - record.rate_refilled_at.unwrap_or(now))
+            .num_microseconds()
+            .unwrap_or(0) as f64
+            / 1e6;
+        let tokens = (record.rate_tokens.unwrap_or(burst) + elapsed * rate).min(burst);
+        let granted = tokens.floor().min(f64::from(want.max(1))).max(0.0);
+        record.rate_tokens = Some(tokens - granted);
+        record.rate_refilled_at = Some(now);
+        if granted >= 1.0 {
+            return Ok(Tokens::Granted(granted as u32));
+        }
+        Ok(Tokens::WaitFor(std::time::Duration::from_secs_f64(
+            (1.0 - tokens).max(0.0) / rate,
+        )))
+    }
+
+    async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
+        let new = rules::validate(new)?;
+        let now = self.now();
+        let mut state = self.state.lock();
+        let region = state
+            .destinations
+            .get(&new.destination_id)
+            .map(|d| d.destination.region);
+        rules::check_destination(region, &new)?;
+        let existing = state
+            .tasks
+            .iter()
+            .find(|t| t.tenant_id == new.tenant_id && t.reminder_id == new.reminder_id)
+            .cloned();
+        if let Some(existing) = existing {
+            let (content_type, sealed) = state
+                .payloads
+                .get(&existing.payload_ref)
+                .cloned()
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "payload",
+                    id: existing.payload_ref.to_string(),
+                })?;
+            let body = self
+                .key
+                .open(existing.payload_ref, &content_type, &sealed)?;
+            return rules::same_or_conflict(existing, &Payload { content_type, body }, &new);
+        }
+        state.next_id += 1;
+        let id = TaskId(uuid::Uuid::from_u128(state.next_id));
+        let payload_ref = uuid::Uuid::from_u128(state.next_id | (1 << 127));
+        let sealed = self
+            .key
+            .seal(payload_ref, &new.payload.content_type, &new.payload.body);
+        state
+            .payloads
+            .insert(payload_ref, (new.payload.content_type.clone(), sealed));
+        let task = Task {
+            id,
+            tenant_id: new.tenant_id,
+            reminder_id: new.reminder_id,
+            destination_id: new.destination_id,
+            region: new.region,
+            state: TaskState::Pending,
+            not_before: new.not_before,
+            available_at: new.not_before,
+            retry_horizon_at: new.not_before + new.retry_horizon,
+            lease_token: None,
+            lease_owner: None,
+            lease_expires_at: None,
+            attempt_count: 0,
+            idempotency_key: rules::idempotency_key(id),
+            payload_ref,
+            last_status: None,
+            failure_reason: None,
+            created_at: now,
+            updated_at: now,
+            delivered_at: None,
+            finalized_at: None,
+        };
+        let index = state.tasks.len();
+        state.by_id.insert(id, index);
+        state.tasks.push(task.clone());
+        Ok(Scheduled {
+            task,
+            created: true,
+        })
+    }
+
+    async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        let state = self.state.lock();
+        Ok(state.by_id.get(&id).map(|&i| state.tasks[i].clone()))
+    }
+
+    async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
+        Ok(self
+            .state
+            .lock()
+            .attempts
+            .iter()
+            .filter(|a| a.task_id == id)
+            .cloned()
+            .collect())
+    }
+
+    async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let Some(task) = state.task_mut(id) else {
+            return Ok(Replayed::NotFound);
+        };
+        if task.state != TaskState::Failed {
+            return Ok(Replayed::NotFailed(task.clone()));
+        }
+        let from = now.max(task.not_before);
+        task.state = TaskState::Pending;
+        task.available_at = from;
+        task.retry_horizon_at = from + horizon;
+        task.attempt_count = 0;
+        task.failure_reason = None;
+        task.finalized_at = None;
+        task.updated_at = now;
+        Ok(Replayed::Replayed(task.clone()))
+    }
+
+    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
+        Ok(self.reconcile_now(request))
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
+        let (content_type, sealed) = self
+            .state
+            .lock()
+            .payloads
+            .get(&task.payload_ref)
+            .cloned()
+            .ok_or_else(|| StoreError::NotFound {
+                what: "payload",
+                id: task.payload_ref.to_string(),
+            })?;
+        let body = self.key.open(task.payload_ref, &content_type, &sealed)?;
+        Ok(Payload { content_type, body })
+    }
+
+    async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
+        Ok(self.claim_now(request))
+    }
+
+    async fn mark_delivered(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        Ok(self.end(
+            lease,
+            (TaskState::Delivered, AttemptOutcome::Delivered),
+            None,
+            None,
+            record,
+        ))
+    }
+
+    async fn move_to_retry_wait(
+        &self,
+        lease: &Lease,
+        available_at: DateTime<Utc>,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        Ok(self.end(
+            lease,
+            (TaskState::RetryWait, AttemptOutcome::RetryWait),
+            Some(available_at),
+            None,
+            record,
+        ))
+    }
+
+    async fn fail(
+        &self,
+        lease: &Lease,
+        reason: &FailureReason,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        Ok(self.end(
+            lease,
+            (TaskState::Failed, AttemptOutcome::Failed),
+            None,
+            Some(reason.code()),
+            record,
+        ))
+    }
+
+    async fn abandon(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        Ok(self.end(
+            lease,
+            (TaskState::RetryWait, AttemptOutcome::Abandoned),
+            None,
+            None,
+            record,
+        ))
+    }
+
+    async fn release(
+        &self,
+        lease: &Lease,
+        not_before_retry: Option<DateTime<Utc>>,
+    ) -> Result<TransitionOutcome, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let Some(task) = state.held(lease) else {
+            return Ok(state.refused(lease, None));
+        };
+        task.state = if task.attempt_count > 1 {
+            TaskState::RetryWait
+        } else {
+            TaskState::Pending
+        };
+        task.attempt_count -= 1;
+        task.lease_token = None;
+        task.lease_owner = None;
+        task.lease_expires_at = None;
+        task.available_at =
+            not_before_retry.map_or(task.available_at, |at| task.available_at.max(at));
+        task.updated_at = now;
+        Ok(TransitionOutcome::Applied)
+    }
+
+    async fn extend_lease(
+        &self,
+        lease: &Lease,
+        by: Duration,
+    ) -> Result<TransitionOutcome, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let Some(task) = state.held(lease) else {
+            return Ok(state.refused(lease, None));
+        };
+        task.lease_expires_at = task.lease_expires_at.map(|at| at.max(now + by));
+        task.updated_at = now;
+        Ok(TransitionOutcome::Applied)
+    }
+}
