@@ -1,0 +1,254 @@
+//! What a consumer does in one step: claim, send, finish, release,
+//! extend a lease, or crash.
+
+use chrono::{DateTime, Duration, Utc};
+use rand::Rng;
+use remit::domain::{ClaimedTask, TaskState};
+use remit::policy::{decide, Observed, Transition, TransportError};
+use remit::store::{ClaimRequest, Store, TransitionOutcome};
+
+use super::{InFlight, Phase, World, LEASE, SEND_TIMEOUT};
+
+impl World {
+    pub(super) async fn claim(&mut self) {
+        let c = self.rng.random_range(0..self.consumers.len());
+        let request = ClaimRequest {
+            region: self.consumers[c].region,
+            consumer: self.consumers[c].name.clone(),
+            lease: Duration::seconds(LEASE),
+            limit: self.rng.random_range(1..8),
+            per_destination_cap: self.rng.random_range(1..4),
+        };
+        let now = self.now();
+        for claimed in self.store.claim_due(&request).await.unwrap() {
+            let t = &claimed.task;
+            check!(
+                self,
+                t.region == request.region,
+                "claimed another region's task"
+            );
+            check!(self, t.not_before <= now, "claimed before not_before");
+            check!(
+                self,
+                !self.terminal.contains_key(&t.id),
+                "claimed a terminal task"
+            );
+            self.consumers[c].in_flight.push(InFlight {
+                claimed,
+                phase: Phase::Claimed,
+            });
+        }
+    }
+
+    pub(super) fn pick_in_flight(&mut self) -> Option<(usize, usize)> {
+        let c = self.rng.random_range(0..self.consumers.len());
+        let n = self.consumers[c].in_flight.len();
+        (n > 0).then(|| (c, self.rng.random_range(0..n)))
+    }
+
+    pub(super) fn random_response(
+        &mut self,
+        received_at: DateTime<Utc>,
+    ) -> Result<(u16, Option<String>), TransportError> {
+        let later = |s: i64| httpdate::fmt_http_date((received_at + Duration::seconds(s)).into());
+        Ok(match self.rng.random_range(0..100) {
+            0..50 => (200, None),
+            50..60 => (429, Some(self.rng.random_range(0..120).to_string())),
+            60..65 => (429, Some(later(self.rng.random_range(-30..120)))),
+            65..70 => (503, Some(self.rng.random_range(0..60).to_string())),
+            70..75 => (503, None),
+            75..80 => (500, None),
+            80..82 => (404, None),
+            82..84 => (429, Some("garbage".into())),
+            _ => return Err(TransportError::Timeout),
+        })
+    }
+
+    pub(super) async fn progress(&mut self) {
+        let Some((c, i)) = self.pick_in_flight() else {
+            return;
+        };
+        let now = self.now();
+        match &self.consumers[c].in_flight[i].phase {
+            Phase::Claimed => {
+                let claimed = self.consumers[c].in_flight[i].claimed.clone();
+                // As the sender does: never start a request the lease may
+                // not outlive.
+                if now >= claimed.lease_expires_at - Duration::seconds(SEND_TIMEOUT) {
+                    self.consumers[c].in_flight.remove(i);
+                    let _ = self.store.release(&claimed.lease(), None).await.unwrap();
+                    return;
+                }
+                let id = claimed.task.id;
+                let (key, not_before) = self.scheduled[&id].clone();
+                check!(
+                    self,
+                    now >= not_before,
+                    "promise 1: {id} sent at {now} before {not_before}"
+                );
+                if let Some(deadline) = self.deadlines.get(&id) {
+                    check!(
+                        self,
+                        now >= *deadline,
+                        "promise 4: {id} sent at {now} before its Retry-After deadline {deadline}"
+                    );
+                }
+                check!(
+                    self,
+                    claimed.task.idempotency_key == key,
+                    "promise 3: {id} sent with another key"
+                );
+                let sends = self.sends.entry(id).or_default();
+                sends.push((now, claimed.task.idempotency_key.clone()));
+                self.totals.sends += 1;
+                let response = self.random_response(now);
+                self.consumers[c].in_flight[i].phase = Phase::Sent {
+                    started_at: now,
+                    response,
+                };
+            }
+            Phase::Sent { .. } => {
+                let entry = self.consumers[c].in_flight.remove(i);
+                let Phase::Sent {
+                    started_at,
+                    response,
+                } = entry.phase
+                else {
+                    unreachable!()
+                };
+                self.finish(entry.claimed, started_at, response).await;
+            }
+        }
+    }
+
+    pub(super) async fn finish(
+        &mut self,
+        claimed: ClaimedTask,
+        started_at: DateTime<Utc>,
+        response: Result<(u16, Option<String>), TransportError>,
+    ) {
+        let now = self.now();
+        let id = claimed.task.id;
+        let before = self.store.task(id).await.unwrap().unwrap();
+        let observed = Observed {
+            attempt: u32::try_from(claimed.task.attempt_count).unwrap(),
+            retry_horizon_at: claimed.task.retry_horizon_at,
+            started_at,
+            received_at: now,
+            response,
+        };
+        let decision = decide(&observed, &self.policy, &mut self.rng);
+        let attempts_before = self.store.attempts(id).await.unwrap().len();
+        let outcome = self
+            .store
+            .finish(&claimed.lease(), &claimed.task.destination_id, &decision)
+            .await
+            .unwrap();
+        let after = self.store.task(id).await.unwrap().unwrap();
+        let ours =
+            before.state == TaskState::Leased && before.lease_token == Some(claimed.lease_token);
+        // Promise 2: only the current lease moves the row.
+        check!(
+            self,
+            (outcome == TransitionOutcome::Applied) == ours,
+            "promise 2: {outcome:?} for {id} while the row was {:?}/{:?}",
+            before.state,
+            before.lease_token
+        );
+        if outcome == TransitionOutcome::Applied {
+            // Promise 5: the attempt is recorded with the transition.
+            let attempts = self.store.attempts(id).await.unwrap().len();
+            check!(
+                self,
+                attempts == attempts_before + 1,
+                "promise 5: the finish of {id} left no attempt row"
+            );
+            match decision.transition {
+                Transition::Deliver => {
+                    check!(self, after.state == TaskState::Delivered, "not delivered")
+                }
+                Transition::Fail(_) => check!(self, after.state == TaskState::Failed, "not failed"),
+                Transition::RetryWait { available_at } => {
+                    check!(
+                        self,
+                        after.state == TaskState::RetryWait && after.available_at >= available_at,
+                        "retry_wait not at its time"
+                    );
+                    if decision.record.retry_after_deadline.is_some() {
+                        self.deadlines.insert(id, available_at);
+                    }
+                }
+            }
+        } else {
+            self.totals.fenced += 1;
+            check!(
+                self,
+                after == before,
+                "promise 2: a fenced finish changed {id}"
+            );
+        }
+    }
+
+    pub(super) async fn release(&mut self) {
+        let Some((c, i)) = self.pick_in_flight() else {
+            return;
+        };
+        if matches!(self.consumers[c].in_flight[i].phase, Phase::Claimed) {
+            let entry = self.consumers[c].in_flight.remove(i);
+            let before = self
+                .store
+                .task(entry.claimed.task.id)
+                .await
+                .unwrap()
+                .unwrap();
+            let outcome = self
+                .store
+                .release(&entry.claimed.lease(), None)
+                .await
+                .unwrap();
+            if outcome == TransitionOutcome::Applied {
+                check!(
+                    self,
+                    before.lease_token == Some(entry.claimed.lease_token),
+                    "a stale release applied"
+                );
+            }
+        }
+    }
+
+    pub(super) async fn extend(&mut self) {
+        let Some((c, i)) = self.pick_in_flight() else {
+            return;
+        };
+        let lease = self.consumers[c].in_flight[i].claimed.lease();
+        if self
+            .store
+            .extend_lease(&lease, Duration::seconds(LEASE))
+            .await
+            .unwrap()
+            == TransitionOutcome::Applied
+        {
+            let now = self.now();
+            self.consumers[c].in_flight[i].claimed.lease_expires_at =
+                now + Duration::seconds(LEASE);
+        }
+    }
+
+    /// A consumer dies: everything it held is forgotten, nothing released.
+    pub(super) fn crash(&mut self) {
+        let c = self.rng.random_range(0..self.consumers.len());
+        let consumer = &mut self.consumers[c];
+        // A request already sent whose answer dies with the consumer: the
+        // receiver will see that webhook again, under the same key.
+        let lost = consumer
+            .in_flight
+            .iter()
+            .filter(|e| matches!(e.phase, Phase::Sent { .. }))
+            .count();
+        self.totals.duplicates += lost as u64;
+        consumer.in_flight.clear();
+        consumer.incarnation += 1;
+        consumer.name = format!("{}-{}#{}", consumer.region, c, consumer.incarnation);
+        self.totals.crashes += 1;
+    }
+}
