@@ -12,9 +12,9 @@ use remit::payload_crypto::{PayloadKey, PAYLOAD_KEY_ENV};
 use remit::store::{PgConfig, PgStore, StoreError};
 use slog::info;
 
-use crate::api::{self, ApiState, TaskRules};
+use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
-use crate::runtime::{Capacity, RegionSupervisor, RuntimeStats, Shared, Shutdown};
+use crate::runtime::{Capacity, Health, Pauses, RegionSupervisor, RuntimeStats, Shared, Shutdown};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -96,13 +96,17 @@ impl Runtime {
         let log = log.new(slog::o!("region" => region.as_str(), "consumer" => consumer.clone()));
         let stats = Arc::new(RuntimeStats::default());
         let running = Arc::new(AtomicBool::new(false));
+        let capacity = Capacity::new(config.send.max_in_flight as usize);
+        let health = Health::default();
         let shared = Shared {
             store: store.clone(),
             region,
             consumer: consumer.into(),
             policy: Rc::new(config.retry_policy()),
             log: log.clone(),
-            capacity: Capacity::new(config.send.max_in_flight as usize),
+            capacity: capacity.clone(),
+            pauses: Pauses::default(),
+            health: health.clone(),
             stats: stats.clone(),
             config: Rc::new(config.clone()),
         };
@@ -117,6 +121,11 @@ impl Runtime {
             },
             token: config.api.token.clone(),
             running,
+            progress: Progress {
+                health,
+                capacity,
+                lease: std::time::Duration::from_secs(config.lease.seconds),
+            },
             stats: stats.clone(),
         };
         let server = HttpServer::new(move || {

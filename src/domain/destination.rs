@@ -14,6 +14,29 @@ pub struct Destination {
     pub paused_until: Option<DateTime<Utc>>,
 }
 
+/// What a sender needs to know about a destination right before a request.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SendTarget {
+    pub destination: Destination,
+    pub signing_secret: Option<String>,
+    /// How much of the destination's pause is left, by the store's clock;
+    /// `None` when it is not paused.
+    pub pause_left: Option<chrono::Duration>,
+}
+
+impl std::fmt::Debug for SendTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SendTarget")
+            .field("destination", &self.destination)
+            .field(
+                "signing_secret",
+                &self.signing_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("pause_left", &self.pause_left)
+            .finish()
+    }
+}
+
 /// A destination to register. The signing secret is kept out of `Debug`.
 #[derive(Clone)]
 pub struct NewDestination {

@@ -1,13 +1,15 @@
-//! Registering destinations and pausing them after a 429.
+//! Registering destinations, reading them for a send, and pausing them
+//! after a 429.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use super::notify::DESTINATION_CHANNEL;
 use super::rows::DestinationRow;
 use super::schema::destinations;
 use super::{rules, PgStore, StoreError};
-use crate::domain::{Destination, DestinationId, NewDestination};
+use crate::domain::{Destination, DestinationId, NewDestination, SendTarget};
 
 pub(super) async fn add_destination(
     store: &PgStore,
@@ -73,6 +75,17 @@ pub(super) async fn pause_destination(
     until: DateTime<Utc>,
 ) -> Result<DateTime<Utc>, StoreError> {
     let mut conn = store.conn().await?;
+    pause_on(&mut conn, id, until).await
+}
+
+/// Pauses the destination on `conn` (possibly inside the finish's
+/// transaction) and notifies every process of the region when that commits,
+/// so their queued and about-to-start requests hold too.
+pub(super) async fn pause_on(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+    until: DateTime<Utc>,
+) -> Result<DateTime<Utc>, StoreError> {
     // GREATEST ignores NULL, so an unpaused destination takes `until` and a
     // later existing pause is kept.
     let in_force: Option<Option<DateTime<Utc>>> =
@@ -88,10 +101,50 @@ pub(super) async fn pause_destination(
                 ),
             )
             .returning(destinations::paused_until)
-            .get_result(&mut conn)
+            .get_result(conn)
             .await
             .optional()?;
-    in_force.flatten().ok_or_else(|| not_found(id))
+    let in_force = in_force.flatten().ok_or_else(|| not_found(id))?;
+    diesel::sql_query("SELECT pg_notify($1, $2)")
+        .bind::<diesel::sql_types::Text, _>(DESTINATION_CHANNEL)
+        .bind::<diesel::sql_types::Text, _>(id.as_str())
+        .execute(conn)
+        .await?;
+    Ok(in_force)
+}
+
+/// The destination as a sender needs it right before a request, with how
+/// much of its pause is left by the store's clock (not the caller's).
+pub(super) async fn send_target(
+    store: &PgStore,
+    id: &DestinationId,
+) -> Result<Option<SendTarget>, StoreError> {
+    use diesel::sql_types::{BigInt, Nullable, Timestamptz};
+    let mut conn = store.conn().await?;
+    let pause_left_ms =
+        diesel::dsl::sql::<Nullable<BigInt>>("(EXTRACT(EPOCH FROM paused_until - coalesce(")
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .sql(", now())) * 1000)::bigint");
+    let row: Option<(DestinationRow, Option<String>, Option<i64>)> = destinations::table
+        .find(id.as_str())
+        .select((
+            DestinationRow::as_select(),
+            destinations::signing_secret,
+            pause_left_ms,
+        ))
+        .first(&mut conn)
+        .await
+        .optional()?;
+    let Some((row, signing_secret, pause_left_ms)) = row else {
+        return Ok(None);
+    };
+    Ok(Some(SendTarget {
+        destination: row.try_into()?,
+        signing_secret,
+        pause_left: pause_left_ms
+            .filter(|ms| *ms > 0)
+            .map(chrono::Duration::milliseconds),
+    }))
 }
 
 fn not_found(id: &DestinationId) -> StoreError {

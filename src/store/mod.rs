@@ -44,7 +44,7 @@ pub use clock::Clock;
 pub use error::StoreError;
 pub use memory::MemStore;
 pub use migrate::migrate;
-pub use notify::DueWorkListener;
+pub use notify::{Wakeup, Wakeups};
 pub use pg::{PgConfig, PgStore, StoreStats};
 pub use rate::Tokens;
 pub use replay::Replayed;
@@ -53,7 +53,8 @@ pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Region, Task, TaskId,
+    NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Region, SendTarget, Task,
+    TaskId,
 };
 use crate::policy::{Decision, Transition};
 
@@ -109,6 +110,13 @@ pub trait Store {
         &self,
         id: &DestinationId,
     ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// The destination with its secret and what is left of its pause, read
+    /// right before a request.
+    fn send_target(
+        &self,
+        id: &DestinationId,
+    ) -> impl Future<Output = Result<Option<SendTarget>, StoreError>> + Send;
 
     /// Holds every task of the destination until `until`; an existing later
     /// pause wins. Returns the pause now in force.
@@ -206,7 +214,7 @@ pub trait Store {
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 
     /// Applies a policy decision: the matching finish, and the destination
-    /// pause it asks for.
+    /// pause it asks for. A store with transactions commits both at once.
     fn finish(
         &self,
         lease: &Lease,

@@ -17,9 +17,10 @@ use super::{
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Task, TaskId,
+    NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::policy::Decision;
 
 /// How to reach the database.
 #[derive(Debug, Clone)]
@@ -137,6 +138,10 @@ impl Store for PgStore {
         destinations::signing_secret(self, id).await
     }
 
+    async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
+        destinations::send_target(self, id).await
+    }
+
     async fn pause_destination(
         &self,
         id: &DestinationId,
@@ -235,5 +240,26 @@ impl Store for PgStore {
         by: Duration,
     ) -> Result<TransitionOutcome, StoreError> {
         transitions::extend_lease(self, lease, by).await
+    }
+
+    /// The pause and the attempt's end in one transaction: a receiver's
+    /// deadline is never recorded for the task without its destination, or
+    /// the other way round.
+    async fn finish(
+        &self,
+        lease: &Lease,
+        destination: &DestinationId,
+        decision: &Decision,
+    ) -> Result<TransitionOutcome, StoreError> {
+        use diesel_async::AsyncConnection;
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, StoreError, _>(async |conn| {
+            if let Some(until) = decision.pause_destination_until {
+                destinations::pause_on(conn, destination, until).await?;
+            }
+            let end = transitions::EndAttempt::of(&decision.transition, &decision.record);
+            transitions::end_attempt_on(self, conn, lease, end).await
+        })
+        .await
     }
 }

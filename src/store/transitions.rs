@@ -15,6 +15,7 @@ use super::enums::outcome_label;
 use super::pg::StoreStats;
 use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease, TaskState};
+use crate::policy::Transition;
 
 /// Ends the attempt: moves the row to `$5` and appends the attempt row with
 /// outcome `$14`.
@@ -71,7 +72,10 @@ SET state = CASE WHEN t.attempt_count > 1 THEN 'retry_wait' ELSE 'pending' END::
     lease_token = NULL,
     lease_owner = NULL,
     lease_expires_at = NULL,
-    available_at = GREATEST(t.available_at, coalesce($4, t.available_at)),
+    -- GREATEST ignores NULLs: a paused destination's task is never handed
+    -- back due before the pause ends.
+    available_at = GREATEST(t.available_at, $4,
+                            (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id)),
     updated_at = clock.now
 FROM clock
 WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
@@ -154,12 +158,72 @@ pub(super) async fn fail(
 async fn end_attempt(
     store: &PgStore,
     lease: &Lease,
-    (target, outcome): (TaskState, AttemptOutcome),
+    target: (TaskState, AttemptOutcome),
     available_at: Option<DateTime<Utc>>,
     failure_reason: Option<String>,
     record: &AttemptRecord,
 ) -> Result<TransitionOutcome, StoreError> {
     let mut conn = store.conn().await?;
+    let end = EndAttempt {
+        target,
+        available_at,
+        failure_reason,
+        record,
+    };
+    end_attempt_on(store, &mut conn, lease, end).await
+}
+
+/// One attempt's end, as `end_attempt_on` writes it.
+pub(super) struct EndAttempt<'a> {
+    pub target: (TaskState, AttemptOutcome),
+    pub available_at: Option<DateTime<Utc>>,
+    pub failure_reason: Option<String>,
+    pub record: &'a AttemptRecord,
+}
+
+impl<'a> EndAttempt<'a> {
+    /// The end a policy decision's transition asks for.
+    pub fn of(transition: &Transition, record: &'a AttemptRecord) -> Self {
+        let (target, available_at, failure_reason) = match transition {
+            Transition::Deliver => (
+                (TaskState::Delivered, AttemptOutcome::Delivered),
+                None,
+                None,
+            ),
+            Transition::RetryWait { available_at } => (
+                (TaskState::RetryWait, AttemptOutcome::RetryWait),
+                Some(*available_at),
+                None,
+            ),
+            Transition::Fail(reason) => (
+                (TaskState::Failed, AttemptOutcome::Failed),
+                None,
+                Some(reason.code()),
+            ),
+        };
+        Self {
+            target,
+            available_at,
+            failure_reason,
+            record,
+        }
+    }
+}
+
+/// Ends the attempt on `conn`, which may be inside a caller's transaction
+/// (a finish that also pauses the destination).
+pub(super) async fn end_attempt_on(
+    store: &PgStore,
+    conn: &mut diesel_async::AsyncPgConnection,
+    lease: &Lease,
+    end: EndAttempt<'_>,
+) -> Result<TransitionOutcome, StoreError> {
+    let EndAttempt {
+        target: (target, outcome),
+        available_at,
+        failure_reason,
+        record,
+    } = end;
     let status = record.http_status.map(status_column);
     let statement = diesel::sql_query(END_ATTEMPT_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
@@ -176,7 +240,7 @@ async fn end_attempt(
         .bind::<Nullable<Text>, _>(&record.retry_after_raw)
         .bind::<Nullable<Timestamptz>, _>(record.retry_after_deadline)
         .bind::<Text, _>(outcome_label(outcome));
-    let touched = execute_finish(&mut conn, statement).await?;
+    let touched = execute_finish(conn, statement).await?;
     if touched == 1 {
         return Ok(TransitionOutcome::Applied);
     }
@@ -185,7 +249,7 @@ async fn end_attempt(
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
         .bind::<Text, _>(repeat_label(outcome))
-        .get_result(&mut conn)
+        .get_result(conn)
         .await?;
     if !why.found {
         return Ok(TransitionOutcome::NotFound);
@@ -205,7 +269,7 @@ async fn end_attempt(
         .bind::<Nullable<Text>, _>(&record.retry_after_raw)
         .bind::<Nullable<Timestamptz>, _>(record.retry_after_deadline)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .execute(&mut conn)
+        .execute(conn)
         .await?;
     StoreStats::add(&store.stats.fenced, 1);
     Ok(TransitionOutcome::Fenced)

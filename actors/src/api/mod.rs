@@ -12,7 +12,7 @@ use std::sync::Arc;
 use actix_web::{web, HttpResponse};
 use remit::store::{PgStore, Store, StoreStats};
 
-use crate::runtime::RuntimeStats;
+use crate::runtime::{Capacity, Health, RuntimeStats};
 
 pub use auth::authorize;
 pub use destinations::CreateDestination;
@@ -27,8 +27,35 @@ pub struct ApiState {
     pub token: Option<String>,
     /// Whether the region's supervisor is running.
     pub running: Arc<AtomicBool>,
+    /// Whether the region's runtime is making progress.
+    pub progress: Progress,
     /// The runtime's counters, served by /metrics.
     pub stats: Arc<RuntimeStats>,
+}
+
+/// What tells /readyz that the runtime can make progress: no actor is
+/// restart-looping, and no claimed task has sat in memory past a lease.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub health: Health,
+    pub capacity: Capacity,
+    pub lease: std::time::Duration,
+}
+
+impl Progress {
+    /// Why the runtime cannot make progress, if it cannot.
+    pub fn stuck(&self) -> Option<String> {
+        if let Some(actor) = self.health.looping() {
+            return Some(format!("{actor} is restart-looping"));
+        }
+        match self.capacity.oldest_held_for() {
+            Some(held) if held > self.lease => Some(format!(
+                "a claimed task has been held for {} ms, past its lease",
+                held.as_millis()
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Registers the routes on an actix-web app.
@@ -60,8 +87,14 @@ async fn healthz() -> HttpResponse {
 async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
     let database = state.store.ping().await.is_ok();
     let supervisor = state.running.load(Ordering::SeqCst);
-    let body = serde_json::json!({ "database": database, "supervisor": supervisor });
-    if database && supervisor {
+    let stuck = state.progress.stuck();
+    let body = serde_json::json!({
+        "database": database,
+        "supervisor": supervisor,
+        "progress": stuck.is_none(),
+        "stuck": stuck,
+    });
+    if database && supervisor && stuck.is_none() {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)

@@ -1,33 +1,67 @@
 //! How many claimed tasks this process holds in memory (queued in a
-//! throttle or in flight in a sender). The claimer never claims past the
-//! bound, and shutdown waits for the count to reach zero.
+//! throttle or in flight in a sender). Each held task owns a [`Slot`]: a
+//! value that gives its place back when it is dropped, so no crash, early
+//! return or forgotten branch can leak one. The claimer never claims more
+//! than the free slots, and shutdown waits until every slot is back.
 //!
 //! It lives outside the actors so that a restarted claimer or sender does
-//! not forget what is still held.
+//! not forget what is still held, and it is thread-safe so the API's
+//! readiness check can read it.
 
-use std::cell::Cell;
-use std::rc::Rc;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
+use parking_lot::Mutex;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 #[derive(Debug, Clone)]
 pub struct Capacity {
-    inner: Rc<Inner>,
+    inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
 struct Inner {
     max: usize,
-    held: Cell<usize>,
+    permits: Arc<Semaphore>,
+    /// When each held slot was taken, by slot number: the oldest tells
+    /// whether something is stuck.
+    taken_at: Mutex<BTreeMap<u64, Instant>>,
+    next: AtomicU64,
     drained: Notify,
+}
+
+/// One task's place in memory. Dropping it frees the place.
+#[derive(Debug)]
+pub struct Slot {
+    number: u64,
+    capacity: Arc<Inner>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut taken = self.capacity.taken_at.lock();
+        taken.remove(&self.number);
+        // The permit is released after this body; count it as returned.
+        let empty = taken.is_empty();
+        drop(taken);
+        if empty {
+            self.capacity.drained.notify_waiters();
+        }
+    }
 }
 
 impl Capacity {
     pub fn new(max: usize) -> Self {
+        let max = max.max(1);
         Self {
-            inner: Rc::new(Inner {
-                max: max.max(1),
-                held: Cell::new(0),
+            inner: Arc::new(Inner {
+                max,
+                permits: Arc::new(Semaphore::new(max)),
+                taken_at: Mutex::new(BTreeMap::new()),
+                next: AtomicU64::new(0),
                 drained: Notify::new(),
             }),
         }
@@ -35,34 +69,74 @@ impl Capacity {
 
     /// How many more tasks may be claimed now.
     pub fn free(&self) -> usize {
-        self.inner.max.saturating_sub(self.inner.held.get())
+        self.inner.permits.available_permits()
     }
 
     pub fn held(&self) -> usize {
-        self.inner.held.get()
+        self.inner.max - self.free()
     }
 
-    pub fn take(&self, n: usize) {
-        self.inner.held.set(self.inner.held.get() + n);
-    }
-
-    /// One task left memory: finished, released or abandoned to its lease.
-    pub fn give_back(&self) {
-        let held = self.inner.held.get().saturating_sub(1);
-        self.inner.held.set(held);
-        if held == 0 {
-            self.inner.drained.notify_waiters();
+    /// Up to `n` slots, as many as are free.
+    pub fn take(&self, n: usize) -> Vec<Slot> {
+        let mut slots = Vec::with_capacity(n);
+        while slots.len() < n {
+            let Ok(permit) = self.inner.permits.clone().try_acquire_owned() else {
+                break;
+            };
+            let number = self.inner.next.fetch_add(1, Ordering::Relaxed);
+            self.inner.taken_at.lock().insert(number, Instant::now());
+            slots.push(Slot {
+                number,
+                capacity: self.inner.clone(),
+                _permit: permit,
+            });
         }
+        slots
+    }
+
+    /// How long the oldest slot still held has been held.
+    pub fn oldest_held_for(&self) -> Option<Duration> {
+        let taken = self.inner.taken_at.lock();
+        let oldest = taken.values().min()?;
+        Some(oldest.elapsed())
     }
 
     /// Resolves once nothing is held.
     pub async fn drained(&self) {
         loop {
             let notified = self.inner.drained.notified();
-            if self.held() == 0 {
+            if self.inner.taken_at.lock().is_empty() {
                 return;
             }
             notified.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_free_themselves_when_dropped() {
+        let capacity = Capacity::new(3);
+        let mut slots = capacity.take(5);
+        assert_eq!(slots.len(), 3, "never more than the bound");
+        assert_eq!(capacity.free(), 0);
+        slots.pop();
+        assert_eq!(capacity.free(), 1);
+        drop(slots);
+        assert_eq!(capacity.free(), 3);
+        assert_eq!(capacity.oldest_held_for(), None);
+    }
+
+    #[actix_rt::test]
+    async fn drained_resolves_when_the_last_slot_goes() {
+        let capacity = Capacity::new(2);
+        let slots = capacity.take(2);
+        let waiting = capacity.clone();
+        let done = actix_rt::spawn(async move { waiting.drained().await });
+        drop(slots);
+        done.await.expect("drained resolves");
     }
 }

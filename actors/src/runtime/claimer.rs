@@ -8,11 +8,12 @@
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use remit::store::{ClaimRequest, DueWorkListener, Store};
+use remit::store::{ClaimRequest, Store, Wakeup, Wakeups};
 use slog::{debug, error, info, warn};
 
 use super::failpoint;
-use super::messages::{Drain, Poll, Route, Work};
+use super::guard::{self, Guarded};
+use super::messages::{DestinationChanged, Drain, Poll, Route, Work};
 use super::{RegionSupervisor, RuntimeStats, Shared};
 
 pub struct Claimer {
@@ -79,18 +80,24 @@ impl Claimer {
         self.claiming = true;
         let store = self.shared.store.clone();
         let claimed_at = Instant::now();
-        async move { store.claim_due(&request).await }
+        guard::caught(async move { store.claim_due(&request).await })
             .into_actor(self)
             .map(move |result, this, ctx| {
                 this.claiming = false;
                 match result {
-                    Ok(claimed) => {
+                    Ok(Ok(claimed)) => {
                         this.failures = 0;
-                        this.route(claimed, claimed_at, ctx);
+                        this.shared.health.recovered("claimer");
+                        guard::step(this, ctx, |this, ctx| this.route(claimed, claimed_at, ctx));
                     }
-                    Err(e) => {
+                    Ok(Err(e)) => {
                         error!(this.shared.log, "claim failed; restarting the claimer";
                                "error" => %crate::error_chain(&e));
+                        ctx.stop();
+                    }
+                    Err(panic) => {
+                        error!(this.shared.log, "claim panicked; restarting the claimer";
+                               "panic" => %panic);
                         ctx.stop();
                     }
                 }
@@ -114,18 +121,21 @@ impl Claimer {
             return;
         }
         self.idle_delay = busy;
-        self.shared.capacity.take(claimed.len());
+        let slots = self.shared.capacity.take(claimed.len());
         debug!(self.shared.log, "claimed"; "count" => claimed.len());
         if let Err(e) = failpoint::hit(failpoint::AFTER_CLAIM) {
             // The tasks stay leased and are recovered when the leases expire.
             warn!(self.shared.log, "claimer failing on purpose"; "failpoint" => %e);
-            for _ in &claimed {
-                self.shared.capacity.give_back();
-            }
             ctx.stop();
             return;
         }
-        for task in claimed {
+        if slots.len() < claimed.len() {
+            // Never happens while the claimer is the only taker of slots;
+            // if it did, the leases would expire and the tasks be reclaimed.
+            warn!(self.shared.log, "claimed more than the free capacity";
+                  "claimed" => claimed.len(), "slots" => slots.len());
+        }
+        for (task, slot) in claimed.into_iter().zip(slots) {
             if task.reclaimed {
                 info!(self.shared.log, "reclaimed an expired lease";
                       "task" => %task.task.id, "destination" => %task.task.destination_id,
@@ -134,30 +144,40 @@ impl Claimer {
             self.supervisor.do_send(Route(Work {
                 claimed: task,
                 claimed_at,
+                slot,
             }));
         }
         // Work was found: look again right away.
         self.schedule_poll(ctx, Duration::ZERO);
     }
 
-    /// Listens for NOTIFY on a connection of its own; on any error it falls
-    /// back to polling alone, which is correct, only slower to react.
+    /// Listens for NOTIFY on a connection of its own: scheduled work wakes
+    /// the claimer, a destination pause goes to the supervisor. On any
+    /// error it falls back to polling alone, which is correct, only slower
+    /// to react (a sender still reads the destination's row right before
+    /// each request).
     fn listen(&self, ctx: &mut Context<Self>) {
         let store = self.shared.store.clone();
         let region = self.shared.region;
         let me = ctx.address();
+        let supervisor = self.supervisor.clone();
         let log = self.shared.log.clone();
         ctx.spawn(
             async move {
-                let mut listener = match DueWorkListener::connect(&store).await {
+                let mut wakeups = match Wakeups::connect(&store).await {
                     Ok(l) => l,
                     Err(e) => {
                         warn!(log, "LISTEN unavailable; polling only"; "error" => %crate::error_chain(&e));
                         return;
                     }
                 };
-                while listener.wait_for(region).await.is_ok() {
-                    me.do_send(Poll);
+                loop {
+                    match wakeups.next().await {
+                        Ok(Wakeup::DueWork(r)) if r == region => me.do_send(Poll),
+                        Ok(Wakeup::DueWork(_)) => {}
+                        Ok(Wakeup::Destination(id)) => supervisor.do_send(DestinationChanged(id)),
+                        Err(_) => break,
+                    }
                 }
                 warn!(log, "LISTEN connection lost; polling only");
             }
@@ -177,15 +197,27 @@ impl Actor for Claimer {
         let backoff = if self.failures == 0 {
             Duration::ZERO
         } else {
-            (busy * 2u32.saturating_pow(self.failures.min(16))).min(Duration::from_secs(5))
+            busy.saturating_mul(2u32.saturating_pow(self.failures.min(16)))
+                .min(Duration::from_secs(5))
         };
         self.schedule_poll(ctx, backoff);
+    }
+}
+
+impl Guarded for Claimer {
+    fn name(&self) -> String {
+        "claimer".to_owned()
+    }
+
+    fn log(&self) -> &slog::Logger {
+        &self.shared.log
     }
 }
 
 impl Supervised for Claimer {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.failures += 1;
+        self.shared.health.restarted("claimer");
         RuntimeStats::bump(&self.shared.stats.restarts);
         warn!(self.shared.log, "claimer restarting"; "consecutive_failures" => self.failures);
         self.claiming = false;
@@ -198,7 +230,7 @@ impl Handler<Poll> for Claimer {
     type Result = ();
 
     fn handle(&mut self, _: Poll, ctx: &mut Context<Self>) {
-        self.claim(ctx);
+        guard::step(self, ctx, |this, ctx| this.claim(ctx));
     }
 }
 

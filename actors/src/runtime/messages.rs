@@ -3,15 +3,20 @@
 use std::time::Instant;
 
 use actix::prelude::*;
-use chrono::{DateTime, Utc};
 use remit::domain::{ClaimedTask, DestinationId};
+use tokio::sync::OwnedSemaphorePermit;
 
-/// A claimed task held in memory, on its way to a receiver.
-#[derive(Debug, Clone)]
+use super::capacity::Slot;
+
+/// A claimed task held in memory, on its way to a receiver. It owns its
+/// place in memory: wherever it is dropped, the place is free again.
+#[derive(Debug)]
 pub struct Work {
     pub claimed: ClaimedTask,
-    /// When the claim returned it; bounds how long it may wait here.
+    /// Taken before the claim's statement started, so the lease (which the
+    /// database started later) never ends before `claimed_at + lease`.
     pub claimed_at: Instant,
+    pub slot: Slot,
 }
 
 impl Work {
@@ -30,21 +35,26 @@ pub struct Route(pub Work);
 #[rtype(result = "()")]
 pub struct Admit(pub Work);
 
-/// Throttle → Sender: send it now.
+/// Throttle → Sender: send it now. The permit is the destination's
+/// in-flight slot; it frees itself when the sender drops it.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Deliver {
     pub work: Work,
-    pub throttle: Recipient<Sent>,
+    pub in_flight: OwnedSemaphorePermit,
+    pub throttle: Recipient<Wake>,
 }
 
-/// Sender → Throttle: one request of this destination is over.
+/// To a Throttle: something changed (a request ended, the destination was
+/// paused); look at the queue again.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Sent {
-    /// The receiver asked every task of the destination to wait until then.
-    pub pause_until: Option<DateTime<Utc>>,
-}
+pub struct Wake;
+
+/// Claimer → Supervisor: another process paused this destination.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct DestinationChanged(pub DestinationId);
 
 /// Stop taking new work and hand back what is queued. Resolves when the
 /// queued tasks are back in the database.

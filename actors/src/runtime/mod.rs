@@ -7,13 +7,18 @@
 //!                   └─ Reconciler         periodic checks, logged
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
-//! (deliver) → Throttle (sent). All state is in PostgreSQL; memory holds at
-//! most `send.max_in_flight` claimed tasks.
+//! (deliver) → Throttle (wake). All state is in PostgreSQL; memory holds at
+//! most `send.max_in_flight` claimed tasks, each owning a capacity slot.
+//! A panic anywhere becomes a stop and a supervised restart (`guard`).
 
 mod capacity;
 mod claimer;
+mod delivery;
 pub mod failpoint;
+mod guard;
+mod health;
 mod messages;
+mod pauses;
 mod pool;
 mod reconciler;
 mod sender;
@@ -22,9 +27,11 @@ mod supervisor;
 mod throttle;
 mod transport;
 
-pub use capacity::Capacity;
+pub use capacity::{Capacity, Slot};
 pub use claimer::Claimer;
+pub use health::Health;
 pub use messages::Shutdown;
+pub use pauses::Pauses;
 pub use pool::SenderPool;
 pub use reconciler::Reconciler;
 pub use sender::Sender;

@@ -9,7 +9,8 @@ use remit::domain::ReconcileRequest;
 use remit::store::Store;
 use slog::{info, warn};
 
-use super::Shared;
+use super::guard::{self, Guarded};
+use super::{RuntimeStats, Shared};
 
 pub struct Reconciler {
     shared: Shared,
@@ -37,20 +38,25 @@ impl Reconciler {
             list_limit: 5,
         };
         let store = self.shared.store.clone();
-        async move { store.reconcile(&request).await }
+        guard::caught(async move { store.reconcile(&request).await })
             .into_actor(self)
-            .map(|result, this, _| match result {
-                Ok(report) if report.is_clean() => {
+            .map(|result, this, ctx| match result {
+                Ok(Ok(report)) if report.is_clean() => {
                     info!(this.shared.log, "reconciliation: all well")
                 }
-                Ok(report) => {
+                Ok(Ok(report)) => {
                     warn!(this.shared.log, "reconciliation found work that needs attention";
                     "expired_leases" => report.expired_leases.count,
                     "old_eligible" => report.old_eligible.count,
                     "past_horizon" => report.past_horizon.count)
                 }
-                Err(e) => warn!(this.shared.log, "reconciliation failed";
+                Ok(Err(e)) => warn!(this.shared.log, "reconciliation failed";
                                 "error" => %crate::error_chain(&e)),
+                Err(panic) => {
+                    warn!(this.shared.log, "reconciliation panicked; restarting the reconciler";
+                          "panic" => %panic);
+                    ctx.stop();
+                }
             })
             .wait(ctx);
     }
@@ -62,9 +68,27 @@ impl Actor for Reconciler {
     fn started(&mut self, ctx: &mut Context<Self>) {
         let every = self.shared.config.reconcile.interval_seconds;
         if every > 0 {
-            ctx.run_interval(Duration::from_secs(every), |this, ctx| this.check(ctx));
+            ctx.run_interval(Duration::from_secs(every), |this, ctx| {
+                guard::step(this, ctx, |this, ctx| this.check(ctx));
+            });
         }
     }
 }
 
-impl Supervised for Reconciler {}
+impl Guarded for Reconciler {
+    fn name(&self) -> String {
+        "reconciler".to_owned()
+    }
+
+    fn log(&self) -> &slog::Logger {
+        &self.shared.log
+    }
+}
+
+impl Supervised for Reconciler {
+    fn restarting(&mut self, _ctx: &mut Context<Self>) {
+        RuntimeStats::bump(&self.shared.stats.restarts);
+        self.shared.health.restarted("reconciler");
+        warn!(self.shared.log, "reconciler restarting");
+    }
+}

@@ -1,46 +1,48 @@
-//! A Sender: POSTs claimed tasks (many at once, each in its own future),
-//! runs the outcome through the policy and commits the matching fenced
-//! transition before telling anyone the task is done.
+//! A Sender: carries claimed tasks through [`deliver`] (many at once, each
+//! in its own future) and keeps track of what it holds.
 //!
-//! A sender that fails (an error it cannot handle, a failpoint, a caught
-//! panic) stops; its supervisor restarts it, and the tasks it held are
-//! released at once so another attempt can start without waiting for the
-//! lease to expire. The idempotency key makes the possible duplicate safe.
+//! A sender that fails (an error it cannot handle, a failpoint, a panic)
+//! stops; its supervisor restarts it after a backoff, and the tasks it held
+//! go back to the database at once so another attempt can start without
+//! waiting for the lease to expire. The idempotency key makes the possible
+//! duplicate safe.
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::Duration;
 
 use actix::prelude::*;
-use chrono::Utc;
-use futures_util::FutureExt;
-use remit::policy::{decide, Observed, Transition};
-use remit::store::{Store, TransitionOutcome};
-use slog::{error, info, warn};
+use remit::store::Store;
+use slog::{error, warn};
+use tokio::sync::OwnedSemaphorePermit;
 
-use super::failpoint::{self, Injected};
-use super::messages::{Abandon, Deliver, Sent, Work};
+use super::delivery::{deliver, DeliveryFailure};
+use super::guard::{self, Guarded};
+use super::messages::{Abandon, Deliver, Wake, Work};
 use super::throttle::release;
 use super::{transport, RuntimeStats, Shared};
-use crate::signature;
 
 pub struct Sender {
     shared: Shared,
+    name: String,
     client: awc::Client,
     /// Sends under way, by a number per delivery: the same task can be in
     /// here twice (a stale lease and its reclaim), and each must be
     /// accounted for on its own.
     held: HashMap<u64, Held>,
     next_delivery: u64,
+    /// Set by a restart: how long to wait before taking work again.
+    backoff: Option<Duration>,
 }
 
-/// One task a sender is carrying.
+/// One task a sender is carrying. Dropping it frees the task's place in
+/// memory and its destination's in-flight slot.
 struct Held {
     work: Work,
-    /// The throttle to tell when the request is over.
-    throttle: Recipient<Sent>,
+    _in_flight: OwnedSemaphorePermit,
+    /// The throttle to wake when the request is over.
+    throttle: Recipient<Wake>,
     /// Set just before the request goes out: from then on the receiver may
     /// have it, so giving the task back counts as an attempt.
     sent: Rc<Cell<bool>>,
@@ -49,196 +51,130 @@ struct Held {
 impl std::fmt::Debug for Sender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sender")
+            .field("name", &self.name)
             .field("held", &self.held.len())
             .finish_non_exhaustive()
     }
 }
 
-/// Why one delivery could not be carried through.
-#[derive(Debug, thiserror::Error)]
-enum SendFailure {
-    #[error(transparent)]
-    Store(#[from] remit::store::StoreError),
-    #[error(transparent)]
-    Injected(#[from] Injected),
-    #[error("destination {0} no longer exists")]
-    NoDestination(String),
-    #[error("the send panicked")]
-    Panicked,
-}
-
 impl Sender {
-    pub fn new(shared: Shared) -> Self {
+    pub fn new(shared: Shared, index: usize) -> Self {
         Self {
             client: transport::client(shared.send_timeout()),
+            name: format!("sender-{index}"),
             shared,
             held: HashMap::new(),
             next_delivery: 0,
+            backoff: None,
         }
     }
 
     /// Hands back everything held (on restart or abandon): tasks not yet
     /// sent are released; tasks that may have reached the receiver are
-    /// abandoned, which counts the attempt. Either way they are due again
-    /// at once instead of after their lease.
+    /// abandoned, which counts the attempt.
     fn release_held(&mut self) {
         for (_, held) in self.held.drain() {
             hand_back(&self.shared, held);
         }
     }
+
+    fn finished(
+        &mut self,
+        number: u64,
+        result: Result<(), DeliveryFailure>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(held) = self.held.remove(&number) else {
+            return;
+        };
+        let task = held.work.claimed.task.id;
+        match result {
+            Ok(()) => {
+                self.shared.health.recovered(&self.name);
+                held.throttle.do_send(Wake);
+            }
+            // A database error before the request belongs to this task
+            // alone: hand it back and keep the other requests going.
+            Err(DeliveryFailure::Store(e)) => {
+                warn!(self.shared.log, "could not carry the task through; handing it back";
+                      "task" => %task, "error" => %crate::error_chain(&e));
+                hand_back(&self.shared, held);
+            }
+            // The outcome could not be written: leave the lease to expire
+            // rather than hand the task back due before a receiver's
+            // deadline. A pause stays in force in this process.
+            Err(e @ DeliveryFailure::Unrecorded(_)) => {
+                error!(self.shared.log, "outcome not recorded; the lease will expire";
+                       "task" => %task, "error" => %crate::error_chain(&e));
+                held.throttle.do_send(Wake);
+            }
+            Err(e) => {
+                error!(self.shared.log, "send failed; restarting the sender";
+                       "task" => %task, "error" => %crate::error_chain(&e));
+                // Back into the map: the restart hands it back along with
+                // every other send this actor had under way.
+                self.held.insert(number, held);
+                ctx.stop();
+            }
+        }
+    }
 }
 
 /// Gives one held task back to the database: released if its request never
-/// went out, abandoned (the attempt counts) if it may have.
+/// went out, abandoned (the attempt counts) if it may have. Its place in
+/// memory is freed once the database has it back.
 fn hand_back(shared: &Shared, held: Held) {
-    held.throttle.do_send(Sent { pause_until: None });
-    if !held.sent.get() {
-        release(shared, vec![held.work], None);
+    let Held {
+        work,
+        _in_flight,
+        throttle,
+        sent,
+    } = held;
+    drop(_in_flight);
+    throttle.do_send(Wake);
+    if !sent.get() {
+        release(shared, vec![work], None);
         return;
     }
     let shared = shared.clone();
     actix_rt::spawn(async move {
-        let lease = held.work.claimed.lease();
+        let lease = work.claimed.lease();
         let record = remit::domain::AttemptRecord::default();
         if let Err(e) = shared.store.abandon(&lease, &record).await {
             warn!(shared.log, "abandon failed; the lease will expire";
                   "task" => %lease.task_id, "error" => %crate::error_chain(&e));
         }
-        shared.capacity.give_back();
+        drop(work);
     });
-}
-
-/// Carries one task through send, policy and finish. Returns the pause the
-/// receiver asked for, if any.
-async fn deliver(
-    shared: Shared,
-    client: awc::Client,
-    work: Work,
-    sent: Rc<Cell<bool>>,
-) -> Result<Option<chrono::DateTime<Utc>>, SendFailure> {
-    let task = &work.claimed.task;
-    let lease = work.claimed.lease();
-    let log = shared.log.new(slog::o!(
-        "task" => task.id.to_string(), "destination" => task.destination_id.to_string(),
-        "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
-
-    // A task whose attempts were used up by consumers that died with it (a
-    // payload that crashes every sender, say) is not sent yet again.
-    if u32::try_from(task.attempt_count).unwrap_or(u32::MAX) > shared.policy.max_attempts {
-        let reason = remit::domain::FailureReason::MaxAttempts;
-        let record = remit::domain::AttemptRecord::default();
-        shared.store.fail(&lease, &reason, &record).await?;
-        RuntimeStats::bump(&shared.stats.failed);
-        warn!(log, "attempts used up by consumers that never reported; failed unsent";
-              "outcome" => "failed", "reason" => reason.code());
-        return Ok(None);
-    }
-
-    let destination = shared
-        .store
-        .destination(&task.destination_id)
-        .await?
-        .ok_or_else(|| SendFailure::NoDestination(task.destination_id.to_string()))?;
-    let secret = match shared.store.signing_secret(&task.destination_id).await? {
-        // A stored secret was validated when it was added.
-        Some(s) => signature::secret_key(&s).ok(),
-        None => None,
-    };
-    let payload = match shared.store.payload(task).await {
-        Ok(payload) => payload,
-        // This process cannot open it (another key sealed it). Not the
-        // sender's fault and not the task's: hand it back for a while so a
-        // process with the right key can take it, instead of failing the
-        // actor over and over.
-        Err(remit::store::StoreError::Payload(e)) => {
-            error!(log, "cannot open the payload; handing the task back"; "error" => %e);
-            let later = Utc::now() + chrono::Duration::minutes(1);
-            shared.store.release(&lease, Some(later)).await?;
-            RuntimeStats::bump(&shared.stats.released);
-            return Ok(None);
-        }
-        Err(e) => return Err(e.into()),
-    };
-
-    // Never start a request the lease may not outlive (checked after the
-    // lookups above, which wait for pooled connections).
-    let deadline = work.claimed_at + shared.lease() - shared.send_timeout();
-    if Instant::now() >= deadline {
-        info!(log, "lease too close to expiry; handing the task back");
-        shared.store.release(&lease, None).await?;
-        RuntimeStats::bump(&shared.stats.released);
-        return Ok(None);
-    }
-
-    failpoint::hit(failpoint::BEFORE_SEND)?;
-    sent.set(true);
-    let started_at = Utc::now();
-    let response = transport::post(
-        &client,
-        destination.url.as_str(),
-        task,
-        &payload,
-        secret.as_deref(),
-        shared.config.send.max_response_bytes,
-    )
-    .await;
-    let received_at = Utc::now();
-    failpoint::hit(failpoint::AFTER_RESPONSE)?;
-
-    let observed = Observed {
-        attempt: u32::try_from(task.attempt_count).unwrap_or(1),
-        retry_horizon_at: task.retry_horizon_at,
-        started_at,
-        received_at,
-        response,
-    };
-    let decision = decide(&observed, &shared.policy, &mut rand::rng());
-    let outcome = shared
-        .store
-        .finish(&lease, &task.destination_id, &decision)
-        .await?;
-    let status = decision.record.http_status;
-    let stats = &shared.stats;
-    if status == Some(429) {
-        RuntimeStats::bump(&stats.rate_limited);
-    }
-    match (outcome, &decision.transition) {
-        (TransitionOutcome::Applied, Transition::Deliver) => {
-            RuntimeStats::bump(&stats.delivered);
-            info!(log, "delivered"; "status" => status, "outcome" => "delivered");
-        }
-        (TransitionOutcome::Applied, Transition::RetryWait { available_at }) => {
-            RuntimeStats::bump(&stats.retry_wait);
-            info!(log, "will retry"; "status" => status, "outcome" => "retry_wait",
-                  "error" => decision.record.transport_error.as_deref(),
-                  "retry_after" => decision.record.retry_after_raw.as_deref(),
-                  "available_at" => %available_at);
-        }
-        (TransitionOutcome::Applied, Transition::Fail(reason)) => {
-            RuntimeStats::bump(&stats.failed);
-            warn!(log, "failed"; "status" => status, "outcome" => "failed", "reason" => reason.code());
-        }
-        (TransitionOutcome::Fenced, _) => {
-            RuntimeStats::bump(&stats.fenced);
-            warn!(log, "lease was lost before the finish; another consumer owns the task";
-                  "status" => status, "outcome" => "fenced");
-        }
-        (TransitionOutcome::NotFound, _) => {
-            warn!(log, "task vanished before the finish"; "outcome" => "not_found");
-        }
-    }
-    failpoint::hit(failpoint::AFTER_FINISH)?;
-    Ok(decision.pause_destination_until)
 }
 
 impl Actor for Sender {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(backoff) = self.backoff.take() {
+            // Messages wait in the mailbox meanwhile.
+            ctx.wait(actix_rt::time::sleep(backoff).into_actor(self));
+        }
+    }
+}
+
+impl Guarded for Sender {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn log(&self) -> &slog::Logger {
+        &self.shared.log
+    }
 }
 
 impl Supervised for Sender {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         RuntimeStats::bump(&self.shared.stats.restarts);
-        warn!(self.shared.log, "sender restarting"; "releasing" => self.held.len());
+        self.backoff = Some(self.shared.health.restarted(&self.name));
+        warn!(self.shared.log, "sender restarting"; "sender" => &self.name,
+              "releasing" => self.held.len(), "backoff_ms" => self.backoff.unwrap_or_default().as_millis());
         self.release_held();
     }
 }
@@ -246,47 +182,51 @@ impl Supervised for Sender {
 impl Handler<Deliver> for Sender {
     type Result = ();
 
-    fn handle(&mut self, Deliver { work, throttle }: Deliver, ctx: &mut Context<Self>) {
-        let id = work.claimed.task.id;
+    fn handle(&mut self, message: Deliver, ctx: &mut Context<Self>) {
+        guard::step(self, ctx, |this, ctx| this.start(message, ctx));
+    }
+}
+
+impl Sender {
+    fn start(&mut self, message: Deliver, ctx: &mut Context<Self>) {
+        let Deliver {
+            work,
+            in_flight,
+            throttle,
+        } = message;
         let number = self.next_delivery;
         self.next_delivery += 1;
         let sent = Rc::new(Cell::new(false));
+        let attempt = deliver(
+            self.shared.clone(),
+            self.client.clone(),
+            work.claimed.clone(),
+            work.claimed_at,
+            sent.clone(),
+        );
         self.held.insert(
             number,
             Held {
-                work: work.clone(),
+                work,
+                _in_flight: in_flight,
                 throttle,
-                sent: sent.clone(),
+                sent,
             },
         );
-        let attempt = deliver(self.shared.clone(), self.client.clone(), work, sent);
-        AssertUnwindSafe(attempt)
-            .catch_unwind()
-            .map(|result| result.unwrap_or(Err(SendFailure::Panicked)))
+        guard::caught(attempt)
             .into_actor(self)
-            .map(move |result, this, ctx| match result {
-                Ok(pause_until) => {
-                    if let Some(held) = this.held.remove(&number) {
-                        held.throttle.do_send(Sent { pause_until });
-                        this.shared.capacity.give_back();
+            .map(move |result, this, ctx| {
+                let result = match result {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(e),
+                    Err(panic) => {
+                        error!(this.shared.log, "a delivery panicked; restarting the sender";
+                               "sender" => &this.name, "panic" => %panic);
+                        ctx.stop();
+                        return;
                     }
-                }
-                // A database error belongs to this task alone: hand it back
-                // and keep the sender's other requests going.
-                Err(SendFailure::Store(e)) => {
-                    warn!(this.shared.log, "could not carry the task through; handing it back";
-                          "task" => %id, "error" => %crate::error_chain(&e));
-                    if let Some(held) = this.held.remove(&number) {
-                        hand_back(&this.shared, held);
-                    }
-                }
-                Err(e) => {
-                    // The task stays in `held`: the restart hands it back
-                    // along with every other send this actor had under way.
-                    error!(this.shared.log, "send failed; restarting the sender";
-                           "task" => %id, "error" => %crate::error_chain(&e));
-                    ctx.stop();
-                }
+                };
+                guard::step(this, ctx, |this, ctx| this.finished(number, result, ctx));
             })
             .spawn(ctx);
     }

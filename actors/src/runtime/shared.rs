@@ -9,7 +9,7 @@ use remit::domain::Region;
 use remit::policy::RetryPolicy;
 use remit::store::PgStore;
 
-use super::Capacity;
+use super::{Capacity, Health, Pauses};
 use crate::config::Config;
 
 /// Counters the runtime logs and serves; each names an operational signal.
@@ -26,6 +26,8 @@ pub struct RuntimeStats {
     pub restarts: AtomicU64,
     /// 429 answers received.
     pub rate_limited: AtomicU64,
+    /// Requests held back because their destination was paused.
+    pub paused: AtomicU64,
 }
 
 impl RuntimeStats {
@@ -48,6 +50,8 @@ pub struct Shared {
     pub policy: Rc<RetryPolicy>,
     pub log: slog::Logger,
     pub capacity: Capacity,
+    pub pauses: Pauses,
+    pub health: Health,
     pub stats: Arc<RuntimeStats>,
 }
 
@@ -74,5 +78,12 @@ impl Shared {
 
     pub fn send_timeout(&self) -> Duration {
         Duration::from_millis(self.config.send.timeout_ms)
+    }
+
+    /// What a request must leave of its lease for the finish to commit:
+    /// a request starts only with `send_timeout + finish_margin` left, and
+    /// the lease is extended when the finish gets this close to its end.
+    pub fn finish_margin(&self) -> Duration {
+        self.lease() / 4
     }
 }

@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
+use remit::store::Store;
 use slog::{info, warn};
 
-use super::messages::{Abandon, Admit, Drain, Route, Shutdown};
+use super::guard::{self, Guarded};
+use super::messages::{Abandon, Admit, DestinationChanged, Drain, Route, Shutdown, Wake};
 use super::throttle::release;
 use super::{Claimer, Reconciler, Sender, SenderPool, Shared, Throttle};
 
@@ -63,11 +65,11 @@ impl Actor for RegionSupervisor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let count = self.shared.config.send.senders.max(1);
+        let count = self.shared.config.send.senders.max(1) as usize;
         let senders = (0..count)
-            .map(|_| {
+            .map(|index| {
                 let shared = self.shared.clone();
-                actix::Supervisor::start(move |_| Sender::new(shared))
+                actix::Supervisor::start(move |_| Sender::new(shared, index))
             })
             .collect();
         self.senders = Some(SenderPool::new(senders));
@@ -85,18 +87,60 @@ impl Actor for RegionSupervisor {
     }
 }
 
+impl Guarded for RegionSupervisor {
+    fn name(&self) -> String {
+        "region-supervisor".to_owned()
+    }
+
+    fn log(&self) -> &slog::Logger {
+        &self.shared.log
+    }
+}
+
 impl Handler<Route> for RegionSupervisor {
     type Result = ();
 
-    fn handle(&mut self, Route(work): Route, _: &mut Context<Self>) {
-        if self.draining {
-            release(&self.shared, vec![work], None);
-            return;
-        }
-        match self.throttle(work.destination()) {
-            Some(throttle) => throttle.do_send(Admit(work)),
-            None => release(&self.shared, vec![work], None),
-        }
+    fn handle(&mut self, Route(work): Route, ctx: &mut Context<Self>) {
+        guard::step(self, ctx, |this, _| {
+            if this.draining {
+                release(&this.shared, vec![work], None);
+                return;
+            }
+            match this.throttle(work.destination()) {
+                Some(throttle) => throttle.do_send(Admit(work)),
+                None => release(&this.shared, vec![work], None),
+            }
+        });
+    }
+}
+
+impl Handler<DestinationChanged> for RegionSupervisor {
+    type Result = ();
+
+    /// Another process committed a pause: read what is left of it from the
+    /// row (the authority, on the database's clock) and hold the
+    /// destination here too; its throttle hands queued tasks back.
+    fn handle(&mut self, DestinationChanged(id): DestinationChanged, ctx: &mut Context<Self>) {
+        let store = self.shared.store.clone();
+        let read = async move { store.send_target(&id).await.map(|t| (id, t)) };
+        guard::caught(read)
+            .into_actor(self)
+            .map(|result, this, _| match result {
+                Ok(Ok((id, Some(target)))) => {
+                    if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
+                        this.shared.pauses.hold(&id, left);
+                        if let Some(throttle) = this.throttles.get(&id) {
+                            throttle.do_send(Wake);
+                        }
+                    }
+                }
+                Ok(Ok((_, None))) => {}
+                Ok(Err(e)) => warn!(this.shared.log, "could not read a paused destination";
+                                    "error" => %crate::error_chain(&e)),
+                Err(panic) => warn!(this.shared.log, "reading a paused destination panicked";
+                                    "panic" => %panic),
+            })
+            .spawn(ctx);
     }
 }
 

@@ -1,14 +1,16 @@
 //! A Throttle per destination: tokens from the destination's bucket (kept
 //! in the database, so the rate holds across every process of the region),
-//! a cap on requests in flight, and a pause after a 429 that holds all its
-//! tasks.
+//! a cap on requests in flight (owned permits that free themselves), and
+//! the destination's pause, which holds all its tasks.
 //!
 //! Nothing waits here for long. A task that would wait past a small
 //! fraction of its lease, or whose destination is paused, goes back to the
-//! database (released, not counted as an attempt) with the time it may be
-//! claimed again.
+//! database (released, not counted as an attempt), due again when it could
+//! next go: the pause's end, or about when the bucket would have a token
+//! for it.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -16,8 +18,10 @@ use chrono::{DateTime, Utc};
 use remit::domain::DestinationId;
 use remit::store::{Store, Tokens, TransitionOutcome};
 use slog::{debug, info, warn};
+use tokio::sync::Semaphore;
 
-use super::messages::{Admit, Deliver, Drain, Sent, Work};
+use super::guard::{self, Guarded};
+use super::messages::{Admit, Deliver, Drain, Wake, Work};
 use super::{RuntimeStats, SenderPool, Shared};
 use crate::config::ThrottleLimits;
 
@@ -31,18 +35,20 @@ pub struct Throttle {
     asking: bool,
     senders: SenderPool,
     queue: VecDeque<Work>,
-    in_flight: u32,
-    paused_until: Option<DateTime<Utc>>,
+    /// The in-flight slots. A sender holds a permit while its request is
+    /// under way; it survives this actor's restarts, so a restart can
+    /// neither forget nor double-count a request in flight.
+    in_flight: Arc<Semaphore>,
     draining: bool,
     wake: Option<SpawnHandle>,
+    backoff: Option<Duration>,
 }
 
 impl std::fmt::Debug for Throttle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Throttle")
             .field("destination", &self.destination)
-            .field("in_flight", &self.in_flight)
-            .field("paused_until", &self.paused_until)
+            .field("queued", &self.queue.len())
             .field("draining", &self.draining)
             .finish_non_exhaustive()
     }
@@ -54,15 +60,15 @@ impl Throttle {
         Self {
             tokens: 0,
             asking: false,
+            in_flight: Arc::new(Semaphore::new(limits.max_in_flight as usize)),
             shared,
             destination,
             limits,
             senders,
             queue: VecDeque::new(),
-            in_flight: 0,
-            paused_until: None,
             draining: false,
             wake: None,
+            backoff: None,
         }
     }
 
@@ -76,28 +82,29 @@ impl Throttle {
             self.release_all(None);
             return;
         }
-        if let Some(until) = self.paused_until {
-            if until > Utc::now() {
-                self.release_all(Some(until));
-                return;
-            }
-            self.paused_until = None;
+        if let Some(left) = self.shared.pauses.left(&self.destination) {
+            RuntimeStats::bump(&self.shared.stats.paused);
+            self.release_all(Some(after(left)));
+            return;
         }
-        while self.in_flight < self.limits.max_in_flight && self.tokens > 0 {
+        while self.tokens > 0 && !self.queue.is_empty() {
+            let Ok(in_flight) = self.in_flight.clone().try_acquire_owned() else {
+                break;
+            };
             let Some(work) = self.queue.pop_front() else {
                 return;
             };
             self.tokens -= 1;
-            self.in_flight += 1;
             self.senders.next().do_send(Deliver {
                 work,
+                in_flight,
                 throttle: ctx.address().recipient(),
             });
         }
         if self.queue.is_empty() {
             return;
         }
-        if self.in_flight >= self.limits.max_in_flight {
+        if self.in_flight.available_permits() == 0 {
             self.hold_at_most_until_due(ctx);
             return;
         }
@@ -109,36 +116,46 @@ impl Throttle {
             return;
         }
         self.asking = true;
-        let want = u32::try_from(self.queue.len())
-            .unwrap_or(u32::MAX)
-            .min(self.limits.max_in_flight - self.in_flight);
+        let want = u32::try_from(self.queue.len().min(self.in_flight.available_permits()))
+            .unwrap_or(u32::MAX);
         let store = self.shared.store.clone();
         let destination = self.destination.clone();
         let limits = self.limits;
-        async move {
+        let take = async move {
             store
                 .take_tokens(&destination, limits.rate_per_second, limits.burst, want)
                 .await
-        }
-        .into_actor(self)
-        .map(|result, this, ctx| {
-            this.asking = false;
-            match result {
-                Ok(Tokens::Granted(n)) => {
-                    this.tokens += n;
-                    this.pump(ctx);
-                }
-                Ok(Tokens::WaitFor(wait)) => this.wait_for_token(wait, ctx),
-                Err(e) => {
-                    // Without the shared bucket nothing may be sent; hand the
-                    // tasks back rather than hold them.
-                    warn!(this.shared.log, "could not take a token; handing tasks back";
-                          "destination" => %this.destination, "error" => %crate::error_chain(&e));
-                    this.release_all(None);
-                }
-            }
-        })
-        .spawn(ctx);
+        };
+        guard::caught(take)
+            .into_actor(self)
+            .map(|result, this, ctx| {
+                this.asking = false;
+                let result = match result {
+                    Ok(result) => result,
+                    Err(panic) => {
+                        warn!(this.shared.log, "taking tokens panicked; restarting the throttle";
+                              "destination" => %this.destination, "panic" => %panic);
+                        ctx.stop();
+                        return;
+                    }
+                };
+                guard::step(this, ctx, |this, ctx| match result {
+                    Ok(Tokens::Granted(n)) => {
+                        this.shared.health.recovered(&this.name());
+                        this.tokens += n;
+                        this.pump(ctx);
+                    }
+                    Ok(Tokens::WaitFor(wait)) => this.wait_for_token(wait, ctx),
+                    Err(e) => {
+                        // Without the shared bucket nothing may be sent; hand
+                        // the tasks back rather than hold them.
+                        warn!(this.shared.log, "could not take a token; handing tasks back";
+                              "destination" => %this.destination, "error" => %crate::error_chain(&e));
+                        this.release_all(None);
+                    }
+                });
+            })
+            .spawn(ctx);
     }
 
     /// Waits for the next token, unless that would keep the oldest queued
@@ -148,16 +165,18 @@ impl Throttle {
             return;
         };
         let waited = Instant::now().saturating_duration_since(head.claimed_at);
-        if waited + wait > self.shared.max_hold() {
+        if waited.saturating_add(wait) > self.shared.max_hold() {
             // Back to the database, claimable again about when a token
             // would be there for each task.
             let position = u32::try_from(self.queue.len()).unwrap_or(u32::MAX);
-            let eta = wait + per_token(&self.limits) * position.saturating_sub(1);
-            let at = Utc::now() + chrono::Duration::from_std(eta).unwrap_or_default();
-            self.release_all(Some(at));
+            let eta = wait
+                .saturating_add(per_token(&self.limits).saturating_mul(position.saturating_sub(1)));
+            self.release_all(Some(after(eta)));
             return;
         }
-        self.wake = Some(ctx.run_later(wait, |this, ctx| this.pump(ctx)));
+        self.wake = Some(ctx.run_later(wait, |this, ctx| {
+            guard::step(this, ctx, |this, ctx| this.pump(ctx));
+        }));
     }
 
     /// At the in-flight cap nothing moves until a send ends; make sure the
@@ -169,10 +188,13 @@ impl Throttle {
         };
         let waited = Instant::now().saturating_duration_since(head.claimed_at);
         let Some(left) = self.shared.max_hold().checked_sub(waited) else {
-            self.release_all(None);
+            // The requests under way may take up to the send timeout.
+            self.release_all(Some(after(self.shared.send_timeout())));
             return;
         };
-        self.wake = Some(ctx.run_later(left, |this, ctx| this.pump(ctx)));
+        self.wake = Some(ctx.run_later(left, |this, ctx| {
+            guard::step(this, ctx, |this, ctx| this.pump(ctx));
+        }));
     }
 
     /// Hands every queued task back to the database, eligible again at
@@ -183,9 +205,17 @@ impl Throttle {
         }
         let tasks: Vec<Work> = self.queue.drain(..).collect();
         debug!(self.shared.log, "handing tasks back"; "destination" => %self.destination,
-               "count" => tasks.len(), "until" => ?until);
+               "count" => tasks.len(), "until" => until.map(|u| u.to_rfc3339()));
         release(&self.shared, tasks, until);
     }
+}
+
+/// `wait` from now, on the wall clock, saturating.
+fn after(wait: Duration) -> DateTime<Utc> {
+    chrono::Duration::from_std(wait)
+        .ok()
+        .and_then(|d| Utc::now().checked_add_signed(d))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// Releases tasks in the background, detached from any actor so that a
@@ -205,7 +235,7 @@ pub fn release(shared: &Shared, tasks: Vec<Work>, until: Option<DateTime<Utc>>) 
                 Err(e) => warn!(shared.log, "release failed; the lease will expire";
                                 "task" => %lease.task_id, "error" => %crate::error_chain(&e)),
             }
-            shared.capacity.give_back();
+            drop(work);
         });
     }
 }
@@ -216,16 +246,36 @@ fn per_token(limits: &ThrottleLimits) -> Duration {
 
 impl Actor for Throttle {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(backoff) = self.backoff.take() {
+            ctx.wait(actix_rt::time::sleep(backoff).into_actor(self));
+        }
+    }
+}
+
+impl Guarded for Throttle {
+    fn name(&self) -> String {
+        format!("throttle-{}", self.destination)
+    }
+
+    fn log(&self) -> &slog::Logger {
+        &self.shared.log
+    }
 }
 
 impl Supervised for Throttle {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         RuntimeStats::bump(&self.shared.stats.restarts);
+        self.backoff = Some(self.shared.health.restarted(&self.name()));
         warn!(self.shared.log, "throttle restarting"; "destination" => %self.destination);
-        // Whatever was queued goes back rather than being forgotten.
+        // Whatever was queued goes back rather than being forgotten; the
+        // in-flight slots are owned by the senders and come back by
+        // themselves.
         self.release_all(None);
-        self.in_flight = 0;
         self.asking = false;
+        self.tokens = 0;
+        self.wake = None;
     }
 }
 
@@ -234,23 +284,15 @@ impl Handler<Admit> for Throttle {
 
     fn handle(&mut self, Admit(work): Admit, ctx: &mut Context<Self>) {
         self.queue.push_back(work);
-        self.pump(ctx);
+        guard::step(self, ctx, |this, ctx| this.pump(ctx));
     }
 }
 
-impl Handler<Sent> for Throttle {
+impl Handler<Wake> for Throttle {
     type Result = ();
 
-    fn handle(&mut self, sent: Sent, ctx: &mut Context<Self>) {
-        self.in_flight = self.in_flight.saturating_sub(1);
-        if let Some(until) = sent.pause_until {
-            if self.paused_until.is_none_or(|p| p < until) {
-                info!(self.shared.log, "destination paused by the receiver";
-                      "destination" => %self.destination, "until" => %until);
-                self.paused_until = Some(until);
-            }
-        }
-        self.pump(ctx);
+    fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
+        guard::step(self, ctx, |this, ctx| this.pump(ctx));
     }
 }
 
@@ -259,6 +301,6 @@ impl Handler<Drain> for Throttle {
 
     fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
         self.draining = true;
-        self.pump(ctx);
+        guard::step(self, ctx, |this, ctx| this.pump(ctx));
     }
 }

@@ -23,10 +23,31 @@ pub fn client(timeout: Duration) -> awc::Client {
 /// The status and raw Retry-After of a response, or why none came.
 pub type Response = Result<(u16, Option<String>), TransportError>;
 
+/// One whole exchange under one deadline: connect, TLS, writing the
+/// request, the response head and the body read all end by `deadline`.
+/// awc's own timeout stops at the response head, so a receiver that
+/// stalls its body would otherwise hold the request (and its slots)
+/// forever. When the deadline passes the future is dropped, which closes
+/// the connection.
+pub async fn exchange(
+    client: &awc::Client,
+    url: &str,
+    task: &Task,
+    payload: &Payload,
+    signing_key: Option<&[u8]>,
+    limits: (Duration, usize),
+) -> Response {
+    let (deadline, max_body) = limits;
+    let request = post(client, url, task, payload, signing_key, max_body);
+    actix_rt::time::timeout(deadline, request)
+        .await
+        .unwrap_or(Err(TransportError::Timeout))
+}
+
 /// POSTs the payload with the task's stable key and, when the destination
 /// has a secret, a Standard Webhooks signature. The response body is read
 /// up to `max_body` bytes and dropped.
-pub async fn post(
+async fn post(
     client: &awc::Client,
     url: &str,
     task: &Task,

@@ -84,7 +84,10 @@ async fn the_api_schedules_inspects_and_replays() {
     let (status, ready) = api.call("GET", "/readyz", None, None).await;
     assert_eq!(
         (status, ready),
-        (200, json!({"database": true, "supervisor": true}))
+        (
+            200,
+            json!({"database": true, "supervisor": true, "progress": true, "stuck": null})
+        )
     );
 
     // Destinations.

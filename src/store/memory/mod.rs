@@ -22,8 +22,8 @@ use super::{
 };
 use crate::domain::{
     Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
-    Lease, NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Task, TaskId,
-    TaskState,
+    Lease, NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, SendTarget, Task,
+    TaskId, TaskState,
 };
 use crate::payload_crypto::PayloadKey;
 
@@ -122,6 +122,20 @@ impl Store for MemStore {
                 id: id.to_string(),
             })?;
         Ok(record.secret.clone())
+    }
+
+    async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
+        let now = self.now();
+        let state = self.state.lock();
+        Ok(state.destinations.get(id).map(|record| SendTarget {
+            destination: record.destination.clone(),
+            signing_secret: record.secret.clone(),
+            pause_left: record
+                .destination
+                .paused_until
+                .map(|until| until - now)
+                .filter(|left| *left > Duration::zero()),
+        }))
     }
 
     async fn pause_destination(
@@ -376,6 +390,14 @@ impl Store for MemStore {
     ) -> Result<TransitionOutcome, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
+        let Some(destination) = state.held(lease).map(|t| t.destination_id.clone()) else {
+            return Ok(state.refused(lease, None));
+        };
+        // Never handed back due before its destination's pause ends.
+        let paused_until = state
+            .destinations
+            .get(&destination)
+            .and_then(|d| d.destination.paused_until);
         let Some(task) = state.held(lease) else {
             return Ok(state.refused(lease, None));
         };
@@ -388,8 +410,10 @@ impl Store for MemStore {
         task.lease_token = None;
         task.lease_owner = None;
         task.lease_expires_at = None;
-        task.available_at =
-            not_before_retry.map_or(task.available_at, |at| task.available_at.max(at));
+        task.available_at = [not_before_retry, paused_until]
+            .into_iter()
+            .flatten()
+            .fold(task.available_at, DateTime::max);
         task.updated_at = now;
         Ok(TransitionOutcome::Applied)
     }

@@ -1,0 +1,260 @@
+//! One task's delivery, from the claim to the committed next state:
+//! the poison check, the payload, the destination's pause, the lease check,
+//! the request under one deadline, the policy, and the finish (retried and
+//! kept alive by a lease heartbeat until it commits or the lease is gone).
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use remit::domain::{ClaimedTask, DestinationId, FailureReason, Lease};
+use remit::policy::{decide, Decision, Observed, Transition};
+use remit::store::{Store, StoreError, TransitionOutcome};
+use slog::{error, info, warn};
+
+use super::failpoint::{self, Injected};
+use super::{transport, RuntimeStats, Shared};
+use crate::signature;
+
+/// How one delivery ended, for the sender's bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivered {
+    /// The next state is committed (or the lease had moved on).
+    Finished,
+    /// Handed back unsent: the lease was too short, the destination is
+    /// paused, or the payload cannot be opened here.
+    HandedBack,
+}
+
+/// Why one delivery could not be carried through.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryFailure {
+    /// A store error before the request: nothing was sent.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The outcome could not be committed within the lease. The lease will
+    /// expire and another attempt follow; a pause stays in force here.
+    #[error("the outcome could not be recorded within the lease")]
+    Unrecorded(#[source] StoreError),
+    #[error(transparent)]
+    Injected(#[from] Injected),
+    #[error("destination {0} no longer exists")]
+    NoDestination(String),
+}
+
+/// Carries one task through. `sent` is set just before the request goes
+/// out: from then on the receiver may have it.
+pub async fn deliver(
+    shared: Shared,
+    client: awc::Client,
+    claimed: ClaimedTask,
+    claimed_at: Instant,
+    sent: Rc<Cell<bool>>,
+) -> Result<Delivered, DeliveryFailure> {
+    let task = &claimed.task;
+    let lease = claimed.lease();
+    let log = shared.log.new(slog::o!(
+        "task" => task.id.to_string(), "destination" => task.destination_id.to_string(),
+        "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
+
+    // A task whose attempts were used up by consumers that died with it (a
+    // payload that crashes every sender, say) is not sent yet again.
+    if u32::try_from(task.attempt_count).unwrap_or(u32::MAX) > shared.policy.max_attempts {
+        let reason = FailureReason::MaxAttempts;
+        let record = remit::domain::AttemptRecord::default();
+        shared.store.fail(&lease, &reason, &record).await?;
+        RuntimeStats::bump(&shared.stats.failed);
+        warn!(log, "attempts used up by consumers that never reported; failed unsent";
+              "outcome" => "failed", "reason" => reason.code());
+        return Ok(Delivered::Finished);
+    }
+
+    let payload = match shared.store.payload(task).await {
+        Ok(payload) => payload,
+        // This process cannot open it (another key sealed it). Not the
+        // sender's fault and not the task's: hand it back for a while so a
+        // process with the right key can take it, instead of failing the
+        // actor over and over.
+        Err(StoreError::Payload(e)) => {
+            error!(log, "cannot open the payload; handing the task back"; "error" => %e);
+            let later = Utc::now() + chrono::Duration::minutes(1);
+            shared.store.release(&lease, Some(later)).await?;
+            RuntimeStats::bump(&shared.stats.released);
+            return Ok(Delivered::HandedBack);
+        }
+        Err(e) => return Err(e.into()),
+    };
+
+    // Read last, right before the request: the row is the authority on a
+    // pause another process committed.
+    let target = shared
+        .store
+        .send_target(&task.destination_id)
+        .await?
+        .ok_or_else(|| DeliveryFailure::NoDestination(task.destination_id.to_string()))?;
+    if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
+        shared.pauses.hold(&task.destination_id, left);
+    }
+    if let Some(left) = shared.pauses.left(&task.destination_id) {
+        info!(log, "destination paused; handing the task back until the pause ends";
+              "pause_left_ms" => left.as_millis());
+        RuntimeStats::bump(&shared.stats.paused);
+        // The store also never makes it due before the committed pause ends.
+        let until = Utc::now() + chrono::Duration::from_std(left).unwrap_or(chrono::Duration::MAX);
+        shared.store.release(&lease, Some(until)).await?;
+        RuntimeStats::bump(&shared.stats.released);
+        return Ok(Delivered::HandedBack);
+    }
+
+    // Never start a request unless the lease covers it and its finish.
+    let lease_ends = Rc::new(Cell::new(claimed_at + shared.lease()));
+    let needed = shared.send_timeout() + shared.finish_margin();
+    if lease_ends.get().saturating_duration_since(Instant::now()) < needed {
+        info!(log, "lease too close to expiry; handing the task back");
+        shared.store.release(&lease, None).await?;
+        RuntimeStats::bump(&shared.stats.released);
+        return Ok(Delivered::HandedBack);
+    }
+    let secret = match target.signing_secret {
+        // A stored secret was validated when it was added.
+        Some(s) => signature::secret_key(&s).ok(),
+        None => None,
+    };
+
+    failpoint::hit(failpoint::BEFORE_SEND)?;
+    sent.set(true);
+    let started_at = Utc::now();
+    let response = transport::exchange(
+        &client,
+        target.destination.url.as_str(),
+        task,
+        &payload,
+        secret.as_deref(),
+        (shared.send_timeout(), shared.config.send.max_response_bytes),
+    )
+    .await;
+    let received_at = Utc::now();
+    let received = Instant::now();
+    failpoint::hit(failpoint::AFTER_RESPONSE)?;
+
+    let observed = Observed {
+        attempt: u32::try_from(task.attempt_count).unwrap_or(1),
+        retry_horizon_at: task.retry_horizon_at,
+        started_at,
+        received_at,
+        response,
+    };
+    let decision = decide(&observed, &shared.policy, &mut rand::rng());
+    if let Some(until) = decision.pause_destination_until {
+        // Known to this process from now on, before the finish commits:
+        // nothing of this destination starts here until it ends.
+        let left = (until - received_at).to_std().unwrap_or_default();
+        shared.pauses.hold(
+            &task.destination_id,
+            left.saturating_sub(received.elapsed()),
+        );
+    }
+    let destination = &task.destination_id;
+    let outcome = finish(&shared, destination, &lease, &decision, &lease_ends, &log).await?;
+    report(&shared, &log, outcome, &decision);
+    failpoint::hit(failpoint::AFTER_FINISH)?;
+    Ok(Delivered::Finished)
+}
+
+/// Commits the decision, retrying a failed write while the lease lasts and
+/// extending the lease while a slow write is under way.
+async fn finish(
+    shared: &Shared,
+    destination: &DestinationId,
+    lease: &Lease,
+    decision: &Decision,
+    lease_ends: &Rc<Cell<Instant>>,
+    log: &slog::Logger,
+) -> Result<TransitionOutcome, DeliveryFailure> {
+    let commit = async {
+        let mut wait = Duration::from_millis(50);
+        loop {
+            match shared.store.finish(lease, destination, decision).await {
+                Ok(outcome) => return Ok(outcome),
+                Err(e) if lease_ends.get().saturating_duration_since(Instant::now()) > wait => {
+                    warn!(log, "could not record the outcome; trying again";
+                          "error" => %crate::error_chain(&e));
+                    actix_rt::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => return Err(DeliveryFailure::Unrecorded(e)),
+            }
+        }
+    };
+    tokio::select! {
+        result = commit => result,
+        never = heartbeat(shared, lease, lease_ends, log) => match never {},
+    }
+}
+
+/// Keeps the lease ahead of a finish that is taking long: shortly before
+/// it would end, extends it by a whole lease. Runs until dropped.
+async fn heartbeat(
+    shared: &Shared,
+    lease: &Lease,
+    lease_ends: &Rc<Cell<Instant>>,
+    log: &slog::Logger,
+) -> std::convert::Infallible {
+    let margin = shared.finish_margin() / 2;
+    let by = chrono::Duration::from_std(shared.lease()).unwrap_or(chrono::Duration::MAX);
+    loop {
+        let wake = lease_ends
+            .get()
+            .checked_sub(margin)
+            .unwrap_or_else(Instant::now);
+        actix_rt::time::sleep_until(wake.into()).await;
+        let asked = Instant::now();
+        match shared.store.extend_lease(lease, by).await {
+            Ok(TransitionOutcome::Applied) => {
+                info!(log, "finish is slow; lease extended");
+                lease_ends.set(asked + shared.lease());
+            }
+            // The lease moved on; the finish will be told it is fenced.
+            Ok(_) => std::future::pending::<()>().await,
+            Err(e) => {
+                warn!(log, "could not extend the lease"; "error" => %crate::error_chain(&e));
+                actix_rt::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// Counts and logs what the finish did.
+fn report(shared: &Shared, log: &slog::Logger, outcome: TransitionOutcome, decision: &Decision) {
+    let status = decision.record.http_status;
+    let stats = &shared.stats;
+    if status == Some(429) {
+        RuntimeStats::bump(&stats.rate_limited);
+    }
+    match (outcome, &decision.transition) {
+        (TransitionOutcome::Applied, Transition::Deliver) => {
+            RuntimeStats::bump(&stats.delivered);
+            info!(log, "delivered"; "status" => status, "outcome" => "delivered");
+        }
+        (TransitionOutcome::Applied, Transition::RetryWait { available_at }) => {
+            RuntimeStats::bump(&stats.retry_wait);
+            info!(log, "will retry"; "status" => status, "outcome" => "retry_wait",
+                  "error" => decision.record.transport_error.as_deref(),
+                  "retry_after" => decision.record.retry_after_raw.as_deref(),
+                  "available_at" => %available_at);
+        }
+        (TransitionOutcome::Applied, Transition::Fail(reason)) => {
+            RuntimeStats::bump(&stats.failed);
+            warn!(log, "failed"; "status" => status, "outcome" => "failed", "reason" => reason.code());
+        }
+        (TransitionOutcome::Fenced, _) => {
+            RuntimeStats::bump(&stats.fenced);
+            warn!(log, "lease was lost before the finish; another consumer owns the task";
+                  "status" => status, "outcome" => "fenced");
+        }
+        (TransitionOutcome::NotFound, _) => {
+            warn!(log, "task vanished before the finish"; "outcome" => "not_found");
+        }
+    }
+}

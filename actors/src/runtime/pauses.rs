@@ -1,0 +1,67 @@
+//! The destination pauses this process knows of, on its own monotonic
+//! clock: from a 429 it received itself (known before the finish commits)
+//! and from pauses other processes committed (learned by NOTIFY). Every
+//! request checks here right before it starts, together with the
+//! destination's row, which stays the authority.
+//!
+//! Pauses are kept as "this long from when we learned it" rather than as
+//! wall-clock instants, so a host whose clock is off cannot end one early.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use remit::domain::DestinationId;
+
+#[derive(Debug, Clone, Default)]
+pub struct Pauses {
+    until: Rc<RefCell<HashMap<DestinationId, Instant>>>,
+}
+
+impl Pauses {
+    /// Holds the destination for `left` from now; a later pause wins.
+    pub fn hold(&self, destination: &DestinationId, left: Duration) {
+        let until = Instant::now().checked_add(left).unwrap_or_else(far_future);
+        let mut map = self.until.borrow_mut();
+        let entry = map.entry(destination.clone()).or_insert(until);
+        *entry = (*entry).max(until);
+    }
+
+    /// What is left of the destination's pause, if it is paused.
+    pub fn left(&self, destination: &DestinationId) -> Option<Duration> {
+        let mut map = self.until.borrow_mut();
+        let until = *map.get(destination)?;
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            map.remove(destination);
+            return None;
+        }
+        Some(left)
+    }
+}
+
+/// About a century ahead: far enough for any pause, and it never overflows.
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_later_pause_wins_and_an_ended_one_is_gone() {
+        let pauses = Pauses::default();
+        let id = DestinationId::new("crm").expect("a valid id");
+        assert_eq!(pauses.left(&id), None);
+        pauses.hold(&id, Duration::from_secs(60));
+        pauses.hold(&id, Duration::from_secs(1));
+        assert!(pauses.left(&id).expect("paused") > Duration::from_secs(59));
+        pauses.hold(&id, Duration::MAX);
+        assert!(pauses.left(&id).is_some(), "a huge pause saturates");
+        let other = DestinationId::new("other").expect("a valid id");
+        pauses.hold(&other, Duration::ZERO);
+        assert_eq!(pauses.left(&other), None);
+    }
+}
