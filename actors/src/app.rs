@@ -14,7 +14,9 @@ use slog::info;
 
 use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
-use crate::runtime::{Capacity, Health, Pauses, RegionSupervisor, RuntimeStats, Shared, Shutdown};
+use crate::runtime::{
+    Capacity, Health, Pauses, RegionSupervisor, RuntimeStats, Shared, Shutdown, WallClock,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -73,6 +75,7 @@ pub struct Runtime {
     server: actix_web::dev::ServerHandle,
     api_addr: SocketAddr,
     stats: Arc<RuntimeStats>,
+    capacity: Capacity,
     log: slog::Logger,
 }
 
@@ -91,6 +94,17 @@ impl Runtime {
         store: PgStore,
         log: slog::Logger,
     ) -> Result<Self, AppError> {
+        Self::start_with_clock(config, store, log, WallClock::default()).await
+    }
+
+    /// Starts with a wall clock of the caller's choosing (tests play a host
+    /// whose clock is off).
+    pub async fn start_with_clock(
+        config: Config,
+        store: PgStore,
+        log: slog::Logger,
+        wall: WallClock,
+    ) -> Result<Self, AppError> {
         let region = config.region()?;
         let consumer = config.consumer_id();
         let log = log.new(slog::o!("region" => region.as_str(), "consumer" => consumer.clone()));
@@ -107,10 +121,12 @@ impl Runtime {
             capacity: capacity.clone(),
             pauses: Pauses::default(),
             health: health.clone(),
+            wall,
             stats: stats.clone(),
             config: Rc::new(config.clone()),
         };
         let supervisor = RegionSupervisor::new(shared, running.clone()).start();
+        let progress_capacity = capacity.clone();
 
         let state = ApiState {
             store,
@@ -123,7 +139,7 @@ impl Runtime {
             running,
             progress: Progress {
                 health,
-                capacity,
+                capacity: capacity.clone(),
                 lease: std::time::Duration::from_secs(config.lease.seconds),
             },
             stats: stats.clone(),
@@ -158,6 +174,7 @@ impl Runtime {
             server: handle,
             api_addr,
             stats,
+            capacity: progress_capacity,
             log,
         })
     }
@@ -168,6 +185,11 @@ impl Runtime {
 
     pub fn stats(&self) -> &RuntimeStats {
         &self.stats
+    }
+
+    /// Claimed tasks held in memory now (queued or in flight).
+    pub fn held(&self) -> usize {
+        self.capacity.held()
     }
 
     /// Stops claiming, lets in-flight sends finish within the grace period,

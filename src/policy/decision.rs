@@ -1,6 +1,6 @@
 //! Which transition an attempt's outcome causes.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 
 use super::{full_jitter_backoff, server_deadline, RetryPolicy};
@@ -36,6 +36,9 @@ pub struct Observed {
     pub started_at: DateTime<Utc>,
     /// Local receipt time: the basis for Retry-After delta-seconds.
     pub received_at: DateTime<Utc>,
+    /// The response's own `Date` header, when it had a valid one: the
+    /// basis for reading a Retry-After HTTP-date on the receiver's clock.
+    pub server_date: Option<DateTime<Utc>>,
     pub response: Result<(u16, Option<String>), TransportError>,
 }
 
@@ -64,6 +67,25 @@ impl Decision {
             _ => None,
         }
     }
+
+    /// How long after the response arrived the task may go again. A store
+    /// adds this to its own clock, so a consumer whose clock is off never
+    /// makes a task due early.
+    pub fn retry_delay(&self) -> Option<Duration> {
+        Some(self.since_receipt(self.next_available_at()?))
+    }
+
+    /// How long after the response arrived the destination stays paused.
+    pub fn pause_delay(&self) -> Option<Duration> {
+        Some(self.since_receipt(self.pause_destination_until?))
+    }
+
+    fn since_receipt(&self, at: DateTime<Utc>) -> Duration {
+        self.record
+            .received_at
+            .map_or(Duration::zero(), |received| at - received)
+            .max(Duration::zero())
+    }
 }
 
 /// Classifies one attempt. Pure: the only inputs are the arguments.
@@ -85,6 +107,7 @@ pub fn decide(observed: &Observed, policy: &RetryPolicy, rng: &mut impl Rng) -> 
             let deadline = server_deadline(
                 retry_after.as_deref(),
                 observed.received_at,
+                observed.server_date,
                 policy.max_server_delay,
             );
             record.retry_after_deadline = deadline;
@@ -121,13 +144,18 @@ fn retry_at(
     rng: &mut impl Rng,
 ) -> DateTime<Utc> {
     deadline.unwrap_or_else(|| {
-        observed.received_at
-            + full_jitter_backoff(
-                observed.attempt,
-                policy.backoff_base,
-                policy.backoff_cap,
-                rng,
-            )
+        let backoff = full_jitter_backoff(
+            observed.attempt,
+            policy.backoff_base,
+            policy.backoff_cap,
+            rng,
+        );
+        // Saturates: a cap too large for the calendar means "never", and
+        // the horizon then fails the task.
+        observed
+            .received_at
+            .checked_add_signed(backoff)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
     })
 }
 

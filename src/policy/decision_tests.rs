@@ -14,6 +14,7 @@ fn observed(attempt: u32, response: Result<(u16, Option<String>), TransportError
         retry_horizon_at: now() + Duration::days(3),
         started_at: now() - Duration::milliseconds(40),
         received_at: now(),
+        server_date: None,
         response,
     }
 }

@@ -75,39 +75,63 @@ pub(super) async fn pause_destination(
     until: DateTime<Utc>,
 ) -> Result<DateTime<Utc>, StoreError> {
     let mut conn = store.conn().await?;
-    pause_on(&mut conn, id, until).await
+    pause_on(store, &mut conn, id, PauseEnd::At(until)).await
+}
+
+/// Until when a pause holds.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PauseEnd {
+    At(DateTime<Utc>),
+    /// This long after the store's now: what a receiver's Retry-After
+    /// becomes, so a consumer's clock never shortens it.
+    After(chrono::Duration),
+}
+
+/// `GREATEST` ignores NULL, so an unpaused destination takes the new end
+/// and a later existing pause is kept.
+const PAUSE_SQL: &str = r#"
+UPDATE destinations
+SET paused_until = GREATEST(paused_until,
+                            coalesce($2, coalesce($3, now()) + $4 * interval '1 millisecond')),
+    updated_at = now()
+WHERE id = $1
+RETURNING paused_until
+"#;
+
+#[derive(diesel::QueryableByName)]
+struct Paused {
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>)]
+    paused_until: Option<DateTime<Utc>>,
 }
 
 /// Pauses the destination on `conn` (possibly inside the finish's
 /// transaction) and notifies every process of the region when that commits,
 /// so their queued and about-to-start requests hold too.
 pub(super) async fn pause_on(
+    store: &PgStore,
     conn: &mut AsyncPgConnection,
     id: &DestinationId,
-    until: DateTime<Utc>,
+    end: PauseEnd,
 ) -> Result<DateTime<Utc>, StoreError> {
-    // GREATEST ignores NULL, so an unpaused destination takes `until` and a
-    // later existing pause is kept.
-    let in_force: Option<Option<DateTime<Utc>>> =
-        diesel::update(destinations::table.find(id.as_str()))
-            .set(
-                (
-                    destinations::paused_until.eq(diesel::dsl::sql::<
-                        diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
-                    >("GREATEST(paused_until, ")
-                    .bind::<diesel::sql_types::Timestamptz, _>(until)
-                    .sql(")")),
-                    destinations::updated_at.eq(diesel::dsl::now),
-                ),
-            )
-            .returning(destinations::paused_until)
-            .get_result(conn)
-            .await
-            .optional()?;
-    let in_force = in_force.flatten().ok_or_else(|| not_found(id))?;
+    use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
+    let (at, after_ms) = match end {
+        PauseEnd::At(at) => (Some(at), None),
+        PauseEnd::After(d) => (None, Some(super::transitions::delay_millis(d))),
+    };
+    let paused: Option<Paused> = diesel::sql_query(PAUSE_SQL)
+        .bind::<Text, _>(id.as_str())
+        .bind::<Nullable<Timestamptz>, _>(at)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Nullable<BigInt>, _>(after_ms)
+        .get_result(conn)
+        .await
+        .optional()?;
+    let in_force = paused
+        .and_then(|p| p.paused_until)
+        .ok_or_else(|| not_found(id))?;
     diesel::sql_query("SELECT pg_notify($1, $2)")
-        .bind::<diesel::sql_types::Text, _>(DESTINATION_CHANNEL)
-        .bind::<diesel::sql_types::Text, _>(id.as_str())
+        .bind::<Text, _>(DESTINATION_CHANNEL)
+        .bind::<Text, _>(id.as_str())
         .execute(conn)
         .await?;
     Ok(in_force)

@@ -199,11 +199,13 @@ pub trait Store {
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 
     /// Gives the lease back without counting an attempt, eligible again no
-    /// earlier than `not_before_retry` when given.
+    /// earlier than `after` from the store's now when given (the store's
+    /// clock, not the caller's), and never before its destination's pause
+    /// ends.
     fn release(
         &self,
         lease: &Lease,
-        not_before_retry: Option<DateTime<Utc>>,
+        after: Option<Duration>,
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 
     /// Pushes the lease's expiry to `by` from now (never earlier than it is).

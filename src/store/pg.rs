@@ -229,9 +229,9 @@ impl Store for PgStore {
     async fn release(
         &self,
         lease: &Lease,
-        not_before_retry: Option<DateTime<Utc>>,
+        after: Option<Duration>,
     ) -> Result<TransitionOutcome, StoreError> {
-        transitions::release(self, lease, not_before_retry).await
+        transitions::release(self, lease, after).await
     }
 
     async fn extend_lease(
@@ -254,10 +254,13 @@ impl Store for PgStore {
         use diesel_async::AsyncConnection;
         let mut conn = self.conn().await?;
         conn.transaction::<_, StoreError, _>(async |conn| {
-            if let Some(until) = decision.pause_destination_until {
-                destinations::pause_on(conn, destination, until).await?;
+            // Both ends are set as delays from the database's now: the
+            // consumer's clock measured only how long the receiver asked for.
+            if let Some(delay) = decision.pause_delay() {
+                let end = destinations::PauseEnd::After(delay);
+                destinations::pause_on(self, conn, destination, end).await?;
             }
-            let end = transitions::EndAttempt::of(&decision.transition, &decision.record);
+            let end = transitions::EndAttempt::of(decision);
             transitions::end_attempt_on(self, conn, lease, end).await
         })
         .await

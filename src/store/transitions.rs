@@ -15,10 +15,11 @@ use super::enums::outcome_label;
 use super::pg::StoreStats;
 use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease, TaskState};
-use crate::policy::Transition;
+use crate::policy::{Decision, Transition};
 
 /// Ends the attempt: moves the row to `$5` and appends the attempt row with
-/// outcome `$14`.
+/// outcome `$14`. The row is due again at `$6`, or `$15` milliseconds after
+/// the database's now when given (what a policy decision asks for).
 /// `delivered_at`/`finalized_at` follow the target state, which keeps the
 /// schema's CHECKs satisfied by construction.
 const END_ATTEMPT_SQL: &str = r#"
@@ -29,7 +30,9 @@ moved AS (
         lease_token = NULL,
         lease_owner = NULL,
         lease_expires_at = NULL,
-        available_at = GREATEST(coalesce($6, t.available_at), t.not_before),
+        available_at = GREATEST(coalesce(clock.now + $15 * interval '1 millisecond', $6,
+                                         t.available_at),
+                                t.not_before),
         failure_reason = $7,
         last_status = $8,
         delivered_at = CASE WHEN $5 = 'delivered' THEN clock.now END,
@@ -37,13 +40,14 @@ moved AS (
         updated_at = clock.now
     FROM clock
     WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
-    RETURNING t.id, t.attempt_count
+    RETURNING t.id, t.attempt_count, t.available_at
 )
 INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
                       received_at, http_status, transport_error, retry_after_raw,
                       retry_after_deadline, outcome, next_available_at, recorded_at)
 SELECT moved.id, moved.attempt_count, $2, $4, $9, $10, $8, $11, $12, $13,
-       $14::attempt_outcome, $6, clock.now
+       $14::attempt_outcome,
+       CASE WHEN $6 IS NOT NULL OR $15 IS NOT NULL THEN moved.available_at END, clock.now
 FROM moved, clock
 "#;
 
@@ -74,7 +78,7 @@ SET state = CASE WHEN t.attempt_count > 1 THEN 'retry_wait' ELSE 'pending' END::
     lease_expires_at = NULL,
     -- GREATEST ignores NULLs: a paused destination's task is never handed
     -- back due before the pause ends.
-    available_at = GREATEST(t.available_at, $4,
+    available_at = GREATEST(t.available_at, clock.now + $4 * interval '1 millisecond',
                             (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id)),
     updated_at = clock.now
 FROM clock
@@ -167,6 +171,7 @@ async fn end_attempt(
     let end = EndAttempt {
         target,
         available_at,
+        delay: None,
         failure_reason,
         record,
     };
@@ -177,35 +182,33 @@ async fn end_attempt(
 pub(super) struct EndAttempt<'a> {
     pub target: (TaskState, AttemptOutcome),
     pub available_at: Option<DateTime<Utc>>,
+    /// Due again this long after the database's now (wins over
+    /// `available_at`).
+    pub delay: Option<Duration>,
     pub failure_reason: Option<String>,
     pub record: &'a AttemptRecord,
 }
 
 impl<'a> EndAttempt<'a> {
-    /// The end a policy decision's transition asks for.
-    pub fn of(transition: &Transition, record: &'a AttemptRecord) -> Self {
-        let (target, available_at, failure_reason) = match transition {
-            Transition::Deliver => (
-                (TaskState::Delivered, AttemptOutcome::Delivered),
-                None,
-                None,
-            ),
-            Transition::RetryWait { available_at } => (
-                (TaskState::RetryWait, AttemptOutcome::RetryWait),
-                Some(*available_at),
-                None,
-            ),
+    /// The end a policy decision asks for, with a retry due after the
+    /// decision's delay by the database's clock.
+    pub fn of(decision: &'a Decision) -> Self {
+        let (target, failure_reason) = match &decision.transition {
+            Transition::Deliver => ((TaskState::Delivered, AttemptOutcome::Delivered), None),
+            Transition::RetryWait { .. } => {
+                ((TaskState::RetryWait, AttemptOutcome::RetryWait), None)
+            }
             Transition::Fail(reason) => (
                 (TaskState::Failed, AttemptOutcome::Failed),
-                None,
                 Some(reason.code()),
             ),
         };
         Self {
             target,
-            available_at,
+            available_at: None,
+            delay: decision.retry_delay(),
             failure_reason,
-            record,
+            record: &decision.record,
         }
     }
 }
@@ -221,6 +224,7 @@ pub(super) async fn end_attempt_on(
     let EndAttempt {
         target: (target, outcome),
         available_at,
+        delay,
         failure_reason,
         record,
     } = end;
@@ -239,7 +243,8 @@ pub(super) async fn end_attempt_on(
         .bind::<Nullable<Text>, _>(&record.transport_error)
         .bind::<Nullable<Text>, _>(&record.retry_after_raw)
         .bind::<Nullable<Timestamptz>, _>(record.retry_after_deadline)
-        .bind::<Text, _>(outcome_label(outcome));
+        .bind::<Text, _>(outcome_label(outcome))
+        .bind::<Nullable<BigInt>, _>(delay.map(delay_millis));
     let touched = execute_finish(conn, statement).await?;
     if touched == 1 {
         return Ok(TransitionOutcome::Applied);
@@ -319,14 +324,14 @@ pub const CRASH_EXIT_CODE: i32 = 86;
 pub(super) async fn release(
     store: &PgStore,
     lease: &Lease,
-    not_before_retry: Option<DateTime<Utc>>,
+    after: Option<Duration>,
 ) -> Result<TransitionOutcome, StoreError> {
     let mut conn = store.conn().await?;
     let touched = diesel::sql_query(RELEASE_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<Nullable<Timestamptz>, _>(not_before_retry)
+        .bind::<Nullable<BigInt>, _>(after.map(delay_millis))
         .execute(&mut conn)
         .await?;
     lease_only_outcome(store, &mut conn, lease, touched).await
@@ -379,6 +384,13 @@ pub(super) fn repeat_label(outcome: AttemptOutcome) -> &'static str {
         AttemptOutcome::Abandoned => "",
         other => outcome_label(other),
     }
+}
+
+/// A delay as bound into SQL: never negative, and at most a century, so
+/// `now() + delay` cannot overflow PostgreSQL's timestamps.
+pub(super) fn delay_millis(delay: Duration) -> i64 {
+    const CENTURY_MS: i64 = 100 * 366 * 24 * 3600 * 1000;
+    delay.num_milliseconds().clamp(0, CENTURY_MS)
 }
 
 /// HTTP statuses are three digits; anything else is clamped rather than

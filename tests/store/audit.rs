@@ -31,6 +31,7 @@ async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
             retry_horizon_at: c.task.retry_horizon_at,
             started_at: now,
             received_at: now + Duration::seconds(2),
+            server_date: None,
             response,
         };
         let decision = decide(&observed, &policy, &mut rng);

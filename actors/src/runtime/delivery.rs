@@ -7,7 +7,6 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use remit::domain::{ClaimedTask, DestinationId, FailureReason, Lease};
 use remit::policy::{decide, Decision, Observed, Transition};
 use remit::store::{Store, StoreError, TransitionOutcome};
@@ -78,7 +77,7 @@ pub async fn deliver(
         // actor over and over.
         Err(StoreError::Payload(e)) => {
             error!(log, "cannot open the payload; handing the task back"; "error" => %e);
-            let later = Utc::now() + chrono::Duration::minutes(1);
+            let later = chrono::Duration::minutes(1);
             shared.store.release(&lease, Some(later)).await?;
             RuntimeStats::bump(&shared.stats.released);
             return Ok(Delivered::HandedBack);
@@ -101,8 +100,8 @@ pub async fn deliver(
               "pause_left_ms" => left.as_millis());
         RuntimeStats::bump(&shared.stats.paused);
         // The store also never makes it due before the committed pause ends.
-        let until = Utc::now() + chrono::Duration::from_std(left).unwrap_or(chrono::Duration::MAX);
-        shared.store.release(&lease, Some(until)).await?;
+        let left = chrono::Duration::from_std(left).unwrap_or(chrono::Duration::MAX);
+        shared.store.release(&lease, Some(left)).await?;
         RuntimeStats::bump(&shared.stats.released);
         return Ok(Delivered::HandedBack);
     }
@@ -124,8 +123,8 @@ pub async fn deliver(
 
     failpoint::hit(failpoint::BEFORE_SEND)?;
     sent.set(true);
-    let started_at = Utc::now();
-    let response = transport::exchange(
+    let started_at = shared.wall.now();
+    let (response, server_date) = transport::exchange(
         &client,
         target.destination.url.as_str(),
         task,
@@ -134,7 +133,7 @@ pub async fn deliver(
         (shared.send_timeout(), shared.config.send.max_response_bytes),
     )
     .await;
-    let received_at = Utc::now();
+    let received_at = shared.wall.now();
     let received = Instant::now();
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
 
@@ -143,6 +142,7 @@ pub async fn deliver(
         retry_horizon_at: task.retry_horizon_at,
         started_at,
         received_at,
+        server_date,
         response,
     };
     let decision = decide(&observed, &shared.policy, &mut rand::rng());

@@ -26,6 +26,7 @@ mod shared;
 mod supervisor;
 mod throttle;
 mod transport;
+mod wall_clock;
 
 pub use capacity::{Capacity, Slot};
 pub use claimer::Claimer;
@@ -39,3 +40,4 @@ pub use shared::{RuntimeStats, Shared};
 pub use supervisor::RegionSupervisor;
 pub use throttle::Throttle;
 pub use transport::USER_AGENT;
+pub use wall_clock::WallClock;

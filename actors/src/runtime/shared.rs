@@ -9,7 +9,7 @@ use remit::domain::Region;
 use remit::policy::RetryPolicy;
 use remit::store::PgStore;
 
-use super::{Capacity, Health, Pauses};
+use super::{Capacity, Health, Pauses, WallClock};
 use crate::config::Config;
 
 /// Counters the runtime logs and serves; each names an operational signal.
@@ -52,6 +52,7 @@ pub struct Shared {
     pub capacity: Capacity,
     pub pauses: Pauses,
     pub health: Health,
+    pub wall: WallClock,
     pub stats: Arc<RuntimeStats>,
 }
 

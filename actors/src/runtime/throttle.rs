@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use chrono::{DateTime, Utc};
 use remit::domain::DestinationId;
 use remit::store::{Store, Tokens, TransitionOutcome};
 use slog::{debug, info, warn};
@@ -84,7 +83,7 @@ impl Throttle {
         }
         if let Some(left) = self.shared.pauses.left(&self.destination) {
             RuntimeStats::bump(&self.shared.stats.paused);
-            self.release_all(Some(after(left)));
+            self.release_all(Some(left));
             return;
         }
         while self.tokens > 0 && !self.queue.is_empty() {
@@ -171,7 +170,7 @@ impl Throttle {
             let position = u32::try_from(self.queue.len()).unwrap_or(u32::MAX);
             let eta = wait
                 .saturating_add(per_token(&self.limits).saturating_mul(position.saturating_sub(1)));
-            self.release_all(Some(after(eta)));
+            self.release_all(Some(eta));
             return;
         }
         self.wake = Some(ctx.run_later(wait, |this, ctx| {
@@ -189,7 +188,7 @@ impl Throttle {
         let waited = Instant::now().saturating_duration_since(head.claimed_at);
         let Some(left) = self.shared.max_hold().checked_sub(waited) else {
             // The requests under way may take up to the send timeout.
-            self.release_all(Some(after(self.shared.send_timeout())));
+            self.release_all(Some(self.shared.send_timeout()));
             return;
         };
         self.wake = Some(ctx.run_later(left, |this, ctx| {
@@ -197,36 +196,30 @@ impl Throttle {
         }));
     }
 
-    /// Hands every queued task back to the database, eligible again at
-    /// `until` (or at once).
-    fn release_all(&mut self, until: Option<DateTime<Utc>>) {
+    /// Hands every queued task back to the database, eligible again
+    /// `after` from the database's now (or at once).
+    fn release_all(&mut self, after: Option<Duration>) {
         if self.queue.is_empty() {
             return;
         }
         let tasks: Vec<Work> = self.queue.drain(..).collect();
         debug!(self.shared.log, "handing tasks back"; "destination" => %self.destination,
-               "count" => tasks.len(), "until" => until.map(|u| u.to_rfc3339()));
-        release(&self.shared, tasks, until);
+               "count" => tasks.len(), "after_ms" => after.map(|d| d.as_millis()));
+        release(&self.shared, tasks, after);
     }
-}
-
-/// `wait` from now, on the wall clock, saturating.
-fn after(wait: Duration) -> DateTime<Utc> {
-    chrono::Duration::from_std(wait)
-        .ok()
-        .and_then(|d| Utc::now().checked_add_signed(d))
-        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// Releases tasks in the background, detached from any actor so that a
 /// stopping actor cannot cancel them; each frees its place in memory once
 /// the database has it back.
-pub fn release(shared: &Shared, tasks: Vec<Work>, until: Option<DateTime<Utc>>) {
+pub fn release(shared: &Shared, tasks: Vec<Work>, after: Option<Duration>) {
+    // Saturates: a wait too long for chrono is as good as forever.
+    let after = after.map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX));
     for work in tasks {
         let shared = shared.clone();
         actix_rt::spawn(async move {
             let lease = work.claimed.lease();
-            match shared.store.release(&lease, until).await {
+            match shared.store.release(&lease, after).await {
                 Ok(TransitionOutcome::Applied) => RuntimeStats::bump(&shared.stats.released),
                 Ok(outcome) => {
                     info!(shared.log, "release refused"; "task" => %lease.task_id, "outcome" => ?outcome)

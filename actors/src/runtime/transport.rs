@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use awc::error::{ConnectError, SendRequestError};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use remit::domain::{Payload, Task};
 use remit::policy::TransportError;
 
@@ -23,6 +23,9 @@ pub fn client(timeout: Duration) -> awc::Client {
 /// The status and raw Retry-After of a response, or why none came.
 pub type Response = Result<(u16, Option<String>), TransportError>;
 
+/// A response and the receiver's own `Date`, when it sent a valid one.
+pub type Reply = (Response, Option<DateTime<Utc>>);
+
 /// One whole exchange under one deadline: connect, TLS, writing the
 /// request, the response head and the body read all end by `deadline`.
 /// awc's own timeout stops at the response head, so a receiver that
@@ -36,12 +39,12 @@ pub async fn exchange(
     payload: &Payload,
     signing_key: Option<&[u8]>,
     limits: (Duration, usize),
-) -> Response {
+) -> Reply {
     let (deadline, max_body) = limits;
     let request = post(client, url, task, payload, signing_key, max_body);
     actix_rt::time::timeout(deadline, request)
         .await
-        .unwrap_or(Err(TransportError::Timeout))
+        .unwrap_or((Err(TransportError::Timeout), None))
 }
 
 /// POSTs the payload with the task's stable key and, when the destination
@@ -54,7 +57,7 @@ async fn post(
     payload: &Payload,
     signing_key: Option<&[u8]>,
     max_body: usize,
-) -> Response {
+) -> Reply {
     let timestamp = Utc::now().timestamp();
     let mut request = client
         .post(url)
@@ -67,20 +70,26 @@ async fn post(
         let signature = signature::sign(key, &task.idempotency_key, timestamp, &payload.body);
         request = request.insert_header(("webhook-signature", signature));
     }
-    let mut response = request
-        .send_body(payload.body.clone())
-        .await
-        .map_err(classify)?;
+    let mut response = match request.send_body(payload.body.clone()).await {
+        Ok(response) => response,
+        Err(e) => return (Err(classify(e)), None),
+    };
     let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let retry_after = header("retry-after");
+    let server_date = header("date")
+        .and_then(|d| httpdate::parse_http_date(&d).ok())
+        .map(DateTime::<Utc>::from);
     // The status is what counts; a body that is too large or breaks off
     // changes nothing.
     let _ = response.body().limit(max_body).await;
-    Ok((status, retry_after))
+    (Ok((status, retry_after)), server_date)
 }
 
 fn classify(error: SendRequestError) -> TransportError {

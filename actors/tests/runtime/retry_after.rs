@@ -36,7 +36,7 @@ async fn honours(retry_after: RetryAfter) {
     let rejected = &requests[0];
     assert_eq!(rejected.status, 429);
     let raw = rejected.retry_after.clone().unwrap();
-    let deadline = remit::policy::parse_retry_after(&raw, rejected.at).unwrap();
+    let deadline = remit::policy::parse_retry_after(&raw, rejected.at, None).unwrap();
     for later in &requests[1..] {
         assert!(
             later.at >= deadline,

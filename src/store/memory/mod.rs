@@ -386,7 +386,7 @@ impl Store for MemStore {
     async fn release(
         &self,
         lease: &Lease,
-        not_before_retry: Option<DateTime<Utc>>,
+        after: Option<Duration>,
     ) -> Result<TransitionOutcome, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
@@ -410,7 +410,7 @@ impl Store for MemStore {
         task.lease_token = None;
         task.lease_owner = None;
         task.lease_expires_at = None;
-        task.available_at = [not_before_retry, paused_until]
+        task.available_at = [after.map(|d| now + d), paused_until]
             .into_iter()
             .flatten()
             .fold(task.available_at, DateTime::max);

@@ -135,6 +135,7 @@ impl World {
             retry_horizon_at: claimed.task.retry_horizon_at,
             started_at,
             received_at: now,
+            server_date: None,
             response,
         };
         let decision = decide(&observed, &self.policy, &mut self.rng);

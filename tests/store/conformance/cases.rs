@@ -212,7 +212,7 @@ pub async fn release_abandon_and_extend<H: Harness>(h: &H) {
         .remove(0);
     let later = t0() + Duration::seconds(10);
     assert_eq!(
-        s.release(&c.lease(), Some(later)).await.unwrap(),
+        s.release(&c.lease(), Some(later - t0())).await.unwrap(),
         TransitionOutcome::Applied
     );
     let row = s.task(id).await.unwrap().unwrap();
