@@ -87,11 +87,19 @@ pub const IPV6_BLOCKED: &[BlockedRange] = &[
     v6([0, 0, 0, 0, 0, 0, 0, 1], 128, "loopback"),
     v6([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48, "local-use NAT64"),
     v6([0x100, 0, 0, 0, 0, 0, 0, 0], 64, "discard-only"),
-    v6([0x2001, 0, 0, 0, 0, 0, 0, 0], 23, "IETF protocol assignments"),
+    v6(
+        [0x2001, 0, 0, 0, 0, 0, 0, 0],
+        23,
+        "IETF protocol assignments",
+    ),
     v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32, "documentation"),
     v6([0x3fff, 0, 0, 0, 0, 0, 0, 0], 20, "documentation"),
     v6([0x5f00, 0, 0, 0, 0, 0, 0, 0], 16, "segment routing (SRv6)"),
-    v6([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7, "unique local (private network)"),
+    v6(
+        [0xfc00, 0, 0, 0, 0, 0, 0, 0],
+        7,
+        "unique local (private network)",
+    ),
     v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10, "link-local"),
     v6([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10, "site-local (deprecated)"),
     v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8, "multicast"),
@@ -136,7 +144,9 @@ fn blocked_v6(ip: Ipv6Addr) -> Option<Blocked> {
         .iter()
         .find(|r| contains(r, IpAddr::V6(ip)))
         .copied()
-        .or_else(|| (!contains(&NOT_GLOBAL_UNICAST, IpAddr::V6(ip))).then_some(NOT_GLOBAL_UNICAST))?;
+        .or_else(|| {
+            (!contains(&NOT_GLOBAL_UNICAST, IpAddr::V6(ip))).then_some(NOT_GLOBAL_UNICAST)
+        })?;
     Some(Blocked { range, via: None })
 }
 
@@ -158,7 +168,9 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<(Ipv4Addr, &'static str)> {
 fn contains(range: &BlockedRange, ip: IpAddr) -> bool {
     match (range.network, ip) {
         (IpAddr::V4(net), IpAddr::V4(ip)) => {
-            let mask = u32::MAX.checked_shl(32 - u32::from(range.prefix)).unwrap_or(0);
+            let mask = u32::MAX
+                .checked_shl(32 - u32::from(range.prefix))
+                .unwrap_or(0);
             u32::from(net) & mask == u32::from(ip) & mask
         }
         (IpAddr::V6(net), IpAddr::V6(ip)) => {
