@@ -96,11 +96,13 @@ impl Runtime {
         let log = log.new(slog::o!("region" => region.as_str(), "consumer" => consumer.clone()));
         let stats = Arc::new(RuntimeStats::default());
         let running = Arc::new(AtomicBool::new(false));
+        let egress = Arc::new(config.egress()?);
         let shared = Shared {
             store: store.clone(),
             region,
             consumer: consumer.into(),
             policy: Rc::new(config.retry_policy()),
+            egress: egress.clone(),
             log: log.clone(),
             capacity: Capacity::new(config.send.max_in_flight as usize),
             stats: stats.clone(),
@@ -116,6 +118,7 @@ impl Runtime {
                 horizon: config.retry_policy().horizon,
             },
             token: config.api.token.clone(),
+            egress,
             running,
             stats: stats.clone(),
         };

@@ -70,7 +70,7 @@ enum SendFailure {
 impl Sender {
     pub fn new(shared: Shared) -> Self {
         Self {
-            client: transport::client(shared.send_timeout()),
+            client: transport::client(shared.send_timeout(), shared.egress.clone()),
             shared,
             held: HashMap::new(),
             next_delivery: 0,
@@ -175,7 +175,8 @@ async fn deliver(
     let started_at = Utc::now();
     let response = transport::post(
         &client,
-        destination.url.as_str(),
+        &shared.egress,
+        &destination.url,
         task,
         &payload,
         secret.as_deref(),

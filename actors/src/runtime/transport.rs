@@ -1,5 +1,6 @@
 //! One HTTP request to a receiver through awc, and what came back.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use awc::error::{ConnectError, SendRequestError};
@@ -7,14 +8,18 @@ use chrono::Utc;
 use remit::domain::{Payload, Task};
 use remit::policy::TransportError;
 
+use crate::egress::{self, Egress, Refusal};
 use crate::signature;
 
 /// `remit/VERSION`, sent as User-Agent.
 pub const USER_AGENT: &str = concat!("remit/", env!("CARGO_PKG_VERSION"));
 
 /// A client that never follows redirects: a 3xx is an outcome of its own.
-pub fn client(timeout: Duration) -> awc::Client {
+/// It resolves host names through the send policy and connects only to
+/// addresses that passed it.
+pub fn client(timeout: Duration, egress: Arc<Egress>) -> awc::Client {
     awc::Client::builder()
+        .connector(awc::Connector::new().connector(egress::tcp_connector(egress)))
         .disable_redirects()
         .timeout(timeout)
         .finish()
@@ -28,15 +33,21 @@ pub type Response = Result<(u16, Option<String>), TransportError>;
 /// up to `max_body` bytes and dropped.
 pub async fn post(
     client: &awc::Client,
-    url: &str,
+    egress: &Egress,
+    url: &url::Url,
     task: &Task,
     payload: &Payload,
     signing_key: Option<&[u8]>,
     max_body: usize,
 ) -> Response {
+    // A literal address never reaches the resolver, and the scheme is not
+    // its business: both are judged here.
+    egress
+        .check_url(url)
+        .map_err(|_| TransportError::BlockedAddress)?;
     let timestamp = Utc::now().timestamp();
     let mut request = client
-        .post(url)
+        .post(url.as_str())
         .insert_header(("content-type", payload.content_type.as_str()))
         .insert_header(("idempotency-key", task.idempotency_key.as_str()))
         .insert_header(("webhook-id", task.idempotency_key.as_str()))
@@ -66,6 +77,9 @@ fn classify(error: SendRequestError) -> TransportError {
     match error {
         SendRequestError::Timeout | SendRequestError::Connect(ConnectError::Timeout) => {
             TransportError::Timeout
+        }
+        SendRequestError::Connect(ConnectError::Resolver(e)) if e.is::<Refusal>() => {
+            TransportError::BlockedAddress
         }
         SendRequestError::Connect(ConnectError::SslIsNotSupported) => TransportError::Tls,
         SendRequestError::Connect(ConnectError::Io(e)) if is_tls(&e) => TransportError::Tls,
