@@ -37,6 +37,11 @@ async fn send_one(
     let task = db.store.task(id).await.unwrap().unwrap();
     let attempts = db.store.attempts(id).await.unwrap();
     assert_eq!(attempts.len(), 1, "one attempt, never retried");
+    let outcome = match state {
+        TaskState::Delivered => AttemptOutcome::Delivered,
+        _ => AttemptOutcome::Failed,
+    };
+    assert_eq!(attempts[0].outcome, outcome);
     (
         task.failure_reason,
         attempts[0].observed.transport_error.clone(),
