@@ -4,8 +4,8 @@
 //! - [`domain`]: what a webhook task is: ids, regions, payloads, states and
 //!   the attempt record. No I/O and no database types.
 //! - [`policy`]: pure decisions, with `now` passed in: parsing Retry-After,
-//!   local backoff with jitter, and classifying an HTTP outcome into the next
-//!   transition.
+//!   local backoff with jitter, classifying an HTTP outcome into the next
+//!   transition, and the IP ranges no webhook may be sent to.
 //! - [`payload_crypto`]: sealing payloads at rest with an AEAD under a key
 //!   that never enters the database.
 //! - [`store`]: the durable schedule. The only module that names diesel: the

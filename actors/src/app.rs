@@ -112,11 +112,13 @@ impl Runtime {
         let running = Arc::new(AtomicBool::new(false));
         let capacity = Capacity::new(config.send.max_in_flight as usize);
         let health = Health::default();
+        let egress = Arc::new(config.egress()?);
         let shared = Shared {
             store: store.clone(),
             region,
             consumer: consumer.into(),
             policy: Rc::new(config.retry_policy()),
+            egress: egress.clone(),
             log: log.clone(),
             capacity: capacity.clone(),
             pauses: Pauses::default(),
@@ -136,6 +138,7 @@ impl Runtime {
                 horizon: config.retry_policy().horizon,
             },
             token: config.api.token.clone(),
+            egress,
             running,
             progress: Progress {
                 health,

@@ -12,6 +12,8 @@ use remit::domain::{DestinationId, Region};
 use remit::policy::RetryPolicy;
 use serde::{Deserialize, Serialize};
 
+use crate::egress::{AllowList, Egress};
+
 /// The configuration as read; every field has a default.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,6 +64,11 @@ pub struct SendConfig {
     pub senders: u32,
     /// Response bytes read before the body is dropped.
     pub max_response_bytes: usize,
+    /// Exceptions to the refused address ranges (loopback, private,
+    /// link-local, ...): CIDRs, IP addresses and host names.
+    pub allow_hosts: Vec<String>,
+    /// Send over plain http to any host, not only to listed ones.
+    pub allow_plain_http: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -163,6 +170,8 @@ impl Default for Config {
                 max_in_flight: 256,
                 senders: 4,
                 max_response_bytes: 64 * 1024,
+                allow_hosts: Vec::new(),
+                allow_plain_http: false,
             },
             claim: ClaimConfig {
                 batch_size: 64,
@@ -329,6 +338,7 @@ impl Config {
             }
         }
         self.log_level()?;
+        self.egress()?;
         Ok(())
     }
 
@@ -371,6 +381,13 @@ impl Config {
             horizon: secs(r.horizon_hours.saturating_mul(3600)),
             retryable_statuses: r.retryable_statuses.clone(),
         }
+    }
+
+    /// The send policy: which destinations may be reached.
+    pub fn egress(&self) -> Result<Egress, ConfigError> {
+        let allow = AllowList::parse(&self.send.allow_hosts)
+            .map_err(|reason| invalid("send.allow_hosts", reason))?;
+        Ok(Egress::new(allow, self.send.allow_plain_http))
     }
 
     pub fn throttle_for(&self, destination: &DestinationId) -> ThrottleLimits {
@@ -424,6 +441,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("retryable_statuses"));
+        let mut config = Config::default();
+        config.send.allow_hosts = vec!["127.0.0.0/8".into(), "10.0.0.0/40".into()];
+        let err = config.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("send.allow_hosts") && err.contains("10.0.0.0/40"),
+            "{err}"
+        );
     }
 
     #[test]

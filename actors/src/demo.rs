@@ -87,6 +87,9 @@ async fn demo(config: &mut Config, scoped: &str) -> Result<(), AppError> {
     let handle = server.handle();
     actix_rt::spawn(server);
 
+    // The receiver is on loopback, which remit refuses unless allowlisted:
+    // open exactly its address (and plain http to it) for this run.
+    config.send.allow_hosts.push(receiver.ip().to_string());
     let destination = DestinationId::new("demo-receiver")?;
     let url = format!("http://{receiver}/webhooks");
     store

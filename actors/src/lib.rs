@@ -4,6 +4,8 @@
 //! - [`config`]: layered configuration (defaults, TOML, environment).
 //! - [`runtime`]: one supervised actor tree per region: claimer, throttles,
 //!   senders.
+//! - [`egress`]: where webhooks may be sent: refused address ranges, the
+//!   operator's allowlist, and the resolver awc connects through.
 //! - [`api`]: the HTTP API (actix-web) served by the same process.
 //! - [`app`]: starting and stopping a whole process (`remit run`).
 //! - [`demo`]: `remit demo`, the whole job against a local receiver.
@@ -15,6 +17,7 @@ pub mod api;
 pub mod app;
 pub mod config;
 pub mod demo;
+pub mod egress;
 pub mod logging;
 pub mod reconcile;
 pub mod runtime;

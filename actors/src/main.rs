@@ -201,6 +201,12 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             let new = CreateDestination::from_parts(id, region, url, secret)
                 .validate()
                 .map_err(|e| CliError::Usage(e.to_string()))?;
+            config
+                .egress()
+                .map_err(AppError::from)?
+                .admit(&new.url)
+                .await
+                .map_err(|e| CliError::Usage(e.to_string()))?;
             // Destinations hold no payloads; a throwaway key suffices when
             // none is configured.
             let key =

@@ -50,6 +50,11 @@ pub enum FailureReason {
     RetryHorizon,
     /// The attempt budget is spent.
     MaxAttempts,
+    /// Every address the destination's host resolved to when connecting is
+    /// one remit refuses (loopback, private, link-local, ...), or the URL
+    /// is plain http where that is not allowed. Retrying would only ask
+    /// again.
+    BlockedAddress,
 }
 
 impl FailureReason {
@@ -60,6 +65,7 @@ impl FailureReason {
             FailureReason::Redirect(s) => format!("redirect_{s}"),
             FailureReason::RetryHorizon => "retry_horizon".to_owned(),
             FailureReason::MaxAttempts => "max_attempts".to_owned(),
+            FailureReason::BlockedAddress => "blocked_address".to_owned(),
         }
     }
 }

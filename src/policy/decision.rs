@@ -14,6 +14,9 @@ pub enum TransportError {
     Tls,
     /// The connection broke mid-exchange, or the response was malformed.
     Io,
+    /// The send policy refused the destination's address before any
+    /// connection was made. Terminal: the same answer would come again.
+    BlockedAddress,
 }
 
 impl TransportError {
@@ -23,6 +26,7 @@ impl TransportError {
             TransportError::Connect => "connect",
             TransportError::Tls => "tls",
             TransportError::Io => "io",
+            TransportError::BlockedAddress => "blocked_address",
         }
     }
 }
@@ -98,7 +102,11 @@ pub fn decide(observed: &Observed, policy: &RetryPolicy, rng: &mut impl Rng) -> 
     let (transition, pause) = match &observed.response {
         Err(kind) => {
             record.transport_error = Some(kind.as_str().to_owned());
-            (retry(observed, None, policy, rng), None)
+            let transition = match kind {
+                TransportError::BlockedAddress => Transition::Fail(FailureReason::BlockedAddress),
+                _ => retry(observed, None, policy, rng),
+            };
+            (transition, None)
         }
         Ok((status, retry_after)) => {
             let status = *status;

@@ -100,6 +100,25 @@ fn transient_statuses_and_transport_errors_retry() {
 }
 
 #[test]
+fn a_blocked_address_fails_at_once_even_on_the_first_attempt() {
+    let d = run(&observed(1, Err(TransportError::BlockedAddress)));
+    assert_eq!(
+        d.transition,
+        Transition::Fail(FailureReason::BlockedAddress)
+    );
+    assert_eq!(d.pause_destination_until, None);
+    assert_eq!(d.next_available_at(), None);
+    assert_eq!(d.record.transport_error.as_deref(), Some("blocked_address"));
+    assert_eq!(d.record.http_status, None);
+    assert_eq!(
+        d.record.started_at,
+        Some(now() - Duration::milliseconds(40))
+    );
+    assert_eq!(d.record.received_at, Some(now()));
+    assert_eq!(FailureReason::BlockedAddress.code(), "blocked_address");
+}
+
+#[test]
 fn permanent_statuses_fail_with_the_status() {
     for code in [400, 401, 403, 404, 405, 410, 413, 422, 418, 501] {
         assert_eq!(

@@ -1,9 +1,12 @@
-//! Pure delivery policy: no I/O, and `now` is always an argument.
+//! Pure delivery policy: no I/O, and `now` is always an argument. Which
+//! addresses a webhook may be sent to is policy too ([`blocked`]).
 
+mod address;
 mod backoff;
 mod decision;
 mod retry_after;
 
+pub use address::{blocked, Blocked, BlockedRange, IPV4_BLOCKED, IPV6_BLOCKED};
 pub use backoff::full_jitter_backoff;
 pub use decision::{decide, Decision, Observed, Transition, TransportError};
 pub use retry_after::{parse_retry_after, server_deadline};

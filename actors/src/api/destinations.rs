@@ -52,6 +52,7 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     authorize(&request, &state)?;
     let new = body.into_inner().validate()?;
+    state.egress.admit(&new.url).await?;
     let destination = state.store.add_destination(new).await?;
     Ok(HttpResponse::Created().json(destination_json(&destination)))
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use actix_web::{web, HttpResponse};
 use remit::store::{PgStore, Store, StoreStats};
 
+use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
 
 pub use auth::authorize;
@@ -25,6 +26,8 @@ pub struct ApiState {
     pub store: PgStore,
     pub rules: TaskRules,
     pub token: Option<String>,
+    /// Where webhooks may be sent; new destinations are checked against it.
+    pub egress: Arc<Egress>,
     /// Whether the region's supervisor is running.
     pub running: Arc<AtomicBool>,
     /// Whether the region's runtime is making progress.

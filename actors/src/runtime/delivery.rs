@@ -126,7 +126,8 @@ pub async fn deliver(
     let started_at = shared.wall.now();
     let (response, server_date) = transport::exchange(
         &client,
-        target.destination.url.as_str(),
+        &shared.egress,
+        &target.destination.url,
         task,
         &payload,
         secret.as_deref(),

@@ -60,7 +60,7 @@ impl std::fmt::Debug for Sender {
 impl Sender {
     pub fn new(shared: Shared, index: usize) -> Self {
         Self {
-            client: transport::client(shared.send_timeout()),
+            client: transport::client(shared.send_timeout(), shared.egress.clone()),
             name: format!("sender-{index}"),
             shared,
             held: HashMap::new(),

@@ -11,6 +11,7 @@ use remit::store::PgStore;
 
 use super::{Capacity, Health, Pauses, WallClock};
 use crate::config::Config;
+use crate::egress::Egress;
 
 /// Counters the runtime logs and serves; each names an operational signal.
 #[derive(Debug, Default)]
@@ -48,6 +49,8 @@ pub struct Shared {
     pub consumer: Rc<str>,
     pub config: Rc<Config>,
     pub policy: Rc<RetryPolicy>,
+    /// Where webhooks may be sent (`send.allow_hosts` and friends).
+    pub egress: Arc<Egress>,
     pub log: slog::Logger,
     pub capacity: Capacity,
     pub pauses: Pauses,

@@ -1,5 +1,6 @@
 //! One HTTP request to a receiver through awc, and what came back.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use awc::error::{ConnectError, SendRequestError};
@@ -7,14 +8,18 @@ use chrono::{DateTime, Utc};
 use remit::domain::{Payload, Task};
 use remit::policy::TransportError;
 
+use crate::egress::{self, Egress, Refusal};
 use crate::signature;
 
 /// `remit/VERSION`, sent as User-Agent.
 pub const USER_AGENT: &str = concat!("remit/", env!("CARGO_PKG_VERSION"));
 
 /// A client that never follows redirects: a 3xx is an outcome of its own.
-pub fn client(timeout: Duration) -> awc::Client {
+/// It resolves host names through the send policy and connects only to
+/// addresses that passed it.
+pub fn client(timeout: Duration, egress: Arc<Egress>) -> awc::Client {
     awc::Client::builder()
+        .connector(awc::Connector::new().connector(egress::tcp_connector(egress)))
         .disable_redirects()
         .timeout(timeout)
         .finish()
@@ -34,14 +39,15 @@ pub type Reply = (Response, Option<DateTime<Utc>>);
 /// the connection.
 pub async fn exchange(
     client: &awc::Client,
-    url: &str,
+    egress: &Egress,
+    url: &url::Url,
     task: &Task,
     payload: &Payload,
     signing_key: Option<&[u8]>,
     limits: (Duration, usize),
 ) -> Reply {
     let (deadline, max_body) = limits;
-    let request = post(client, url, task, payload, signing_key, max_body);
+    let request = post(client, egress, url, task, payload, signing_key, max_body);
     actix_rt::time::timeout(deadline, request)
         .await
         .unwrap_or((Err(TransportError::Timeout), None))
@@ -52,15 +58,21 @@ pub async fn exchange(
 /// up to `max_body` bytes and dropped.
 async fn post(
     client: &awc::Client,
-    url: &str,
+    egress: &Egress,
+    url: &url::Url,
     task: &Task,
     payload: &Payload,
     signing_key: Option<&[u8]>,
     max_body: usize,
 ) -> Reply {
+    // A literal address never reaches the resolver, and the scheme is not
+    // its business: both are judged here.
+    if egress.check_url(url).is_err() {
+        return (Err(TransportError::BlockedAddress), None);
+    }
     let timestamp = Utc::now().timestamp();
     let mut request = client
-        .post(url)
+        .post(url.as_str())
         .insert_header(("content-type", payload.content_type.as_str()))
         .insert_header(("idempotency-key", task.idempotency_key.as_str()))
         .insert_header(("webhook-id", task.idempotency_key.as_str()))
@@ -96,6 +108,9 @@ fn classify(error: SendRequestError) -> TransportError {
     match error {
         SendRequestError::Timeout | SendRequestError::Connect(ConnectError::Timeout) => {
             TransportError::Timeout
+        }
+        SendRequestError::Connect(ConnectError::Resolver(e)) if e.is::<Refusal>() => {
+            TransportError::BlockedAddress
         }
         SendRequestError::Connect(ConnectError::SslIsNotSupported) => TransportError::Tls,
         SendRequestError::Connect(ConnectError::Io(e)) if is_tls(&e) => TransportError::Tls,

@@ -127,8 +127,15 @@ async fn the_readme_flow_and_a_graceful_sigterm_under_load() {
 #[actix_rt::test]
 async fn configuration_mistakes_exit_2_and_name_the_key() {
     let db = TestDb::with_database_clock().await;
-    let cases: [(&[(&str, &str)], &str); 4] = [
+    let cases: [(&[(&str, &str)], &str); 5] = [
         (&[("REMIT_LEASE__SECONDS", "soon")], "lease.seconds"),
+        (
+            &[(
+                "REMIT_SEND__ALLOW_HOSTS",
+                r#"["127.0.0.0/8","10.0.0.0/40"]"#,
+            )],
+            "send.allow_hosts",
+        ),
         (&[("REMIT_SEND__TIMEOUT_MS", "60000")], "send.timeout_ms"),
         (&[("REMIT_REGION", "apac")], "region"),
         (&[("REMIT_PAYLOAD_KEY", "")], "REMIT_PAYLOAD_KEY"),
@@ -155,6 +162,72 @@ async fn configuration_mistakes_exit_2_and_name_the_key() {
         .output()
         .unwrap();
     assert_eq!(missing.status.code(), Some(2));
+}
+
+/// `remit destination add` refuses what the send policy refuses, exits 2
+/// and says which URL and why; nothing is stored.
+#[actix_rt::test]
+async fn destination_add_refuses_blocked_addresses_and_plain_http() {
+    let db = TestDb::with_database_clock().await;
+    run(remit(&db).arg("migrate"));
+    let cases = [
+        ("https://127.0.0.1:5432/", "[]", "loopback"),
+        ("https://169.254.169.254/latest/", "[]", "cloud metadata"),
+        ("https://localhost:8443/hook", "[]", "resolves only to"),
+        ("http://hooks.example.com/in", "[]", "plain http"),
+        // The CIDR opens the address, not plain http to a name.
+        (
+            "http://localhost:8080/hook",
+            r#"["127.0.0.0/8"]"#,
+            "plain http",
+        ),
+    ];
+    for (i, (url, allow, why)) in cases.into_iter().enumerate() {
+        let id = format!("d{i}");
+        let output = remit(&db)
+            .env("REMIT_SEND__ALLOW_HOSTS", allow)
+            .args([
+                "destination",
+                "add",
+                "--id",
+                &id,
+                "--region",
+                "us",
+                "--url",
+                url,
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{url}: {stderr}");
+        assert!(
+            stderr.contains("url") && stderr.contains(url) && stderr.contains(why),
+            "{url}: {stderr}"
+        );
+    }
+    // Allowlisted, and with the flag, the same URLs are accepted.
+    run(remit(&db).args([
+        "destination",
+        "add",
+        "--id",
+        "local",
+        "--region",
+        "us",
+        "--url",
+        "http://localhost:8080/hook",
+    ]));
+    run(remit(&db)
+        .env("REMIT_SEND__ALLOW_PLAIN_HTTP", "true")
+        .args([
+            "destination",
+            "add",
+            "--id",
+            "plain",
+            "--region",
+            "us",
+            "--url",
+            "http://hooks.example.com/in",
+        ]));
 }
 
 #[test]

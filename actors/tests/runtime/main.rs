@@ -13,3 +13,4 @@ mod residency;
 mod retry_after;
 mod shared_work;
 mod signatures;
+mod ssrf;

@@ -24,6 +24,11 @@ pub use receiver::{Receiver, Reply, RetryAfter};
 
 pub const API_TOKEN: &str = "test-token";
 
+/// The test receiver is on loopback, which remit refuses unless allowlisted.
+pub const ALLOW_HOSTS: [&str; 3] = ["127.0.0.0/8", "::1", "localhost"];
+/// The same allowlist as the environment spells it.
+pub const ALLOW_HOSTS_ENV: &str = r#"["127.0.0.0/8","::1","localhost"]"#;
+
 /// The `remit` binary with a clean environment pointed at the test's
 /// schema, the test key, a free API port and quiet JSON logs. Only test
 /// binaries of this package can name it.
@@ -41,6 +46,7 @@ macro_rules! remit_command {
                 base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
             )
             .env("REMIT_API__BIND", "127.0.0.1:0")
+            .env("REMIT_SEND__ALLOW_HOSTS", $crate::support::ALLOW_HOSTS_ENV)
             .env("REMIT_LOG__FORMAT", "json")
             .env("REMIT_LOG__LEVEL", "warning")
             .stdin(std::process::Stdio::null());
@@ -63,6 +69,7 @@ pub fn config(db: &TestDb, region: Region, consumer: &str) -> Config {
     config.claim.idle_poll_ms = 100;
     config.api.bind = "127.0.0.1:0".into();
     config.api.token = Some(API_TOKEN.into());
+    config.send.allow_hosts = ALLOW_HOSTS.map(str::to_owned).to_vec();
     config.shutdown.grace_ms = 2_000;
     config
 }
