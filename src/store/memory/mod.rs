@@ -49,6 +49,16 @@ impl MemStore {
         &self.clock
     }
 
+    /// A store sharing this one's data but holding another payload key, as
+    /// a process configured with the wrong key would.
+    pub fn with_key(&self, key: PayloadKey) -> Self {
+        Self {
+            state: self.state.clone(),
+            key,
+            clock: self.clock.clone(),
+        }
+    }
+
     fn now(&self) -> DateTime<Utc> {
         self.clock.now_param().unwrap_or_else(Utc::now)
     }
