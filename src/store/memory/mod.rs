@@ -240,6 +240,7 @@ impl Store for MemStore {
             lease_owner: None,
             lease_expires_at: None,
             attempt_count: 0,
+            attempts_before_replay: 0,
             idempotency_key: rules::idempotency_key(id),
             payload_ref,
             last_status: None,
@@ -287,7 +288,8 @@ impl Store for MemStore {
         task.state = TaskState::Pending;
         task.available_at = from;
         task.retry_horizon_at = from + horizon;
-        task.attempt_count = 0;
+        // Numbers keep rising; the budget restarts (see store/replay.rs).
+        task.attempts_before_replay = task.attempt_count;
         task.failure_reason = None;
         task.finalized_at = None;
         task.updated_at = now;
@@ -389,7 +391,9 @@ impl Store for MemStore {
         let Some(task) = state.held(lease) else {
             return Ok(state.refused(lease, None));
         };
-        task.state = if task.attempt_count > 1 {
+        // Back to `pending` when the attempt handed back was the first since
+        // scheduling or replay, as in PostgreSQL's RELEASE_SQL.
+        task.state = if task.attempt_count - 1 > task.attempts_before_replay {
             TaskState::RetryWait
         } else {
             TaskState::Pending

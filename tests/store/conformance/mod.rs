@@ -86,4 +86,5 @@ both!(
     scheduling_is_idempotent_and_validated,
     the_token_bucket_is_shared,
     replay_and_reconcile,
+    replay_keeps_attempt_numbers_rising,
 );
