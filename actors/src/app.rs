@@ -86,6 +86,8 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Starts the supervisor and the API inside the current actix system.
+    /// `store` serves delivery; the API gets a pool of its own
+    /// (`api.pool_size`) on the same database.
     pub async fn start(
         config: Config,
         store: PgStore,
@@ -94,6 +96,7 @@ impl Runtime {
         let region = config.region()?;
         let consumer = config.consumer_id();
         let log = log.new(slog::o!("region" => region.as_str(), "consumer" => consumer.clone()));
+        let api_store = store.with_own_pool(config.api.pool_size).await?;
         let stats = Arc::new(RuntimeStats::default());
         let running = Arc::new(AtomicBool::new(false));
         let shared = Shared {
@@ -109,7 +112,7 @@ impl Runtime {
         let supervisor = RegionSupervisor::new(shared, running.clone()).start();
 
         let state = ApiState {
-            store,
+            store: api_store,
             rules: TaskRules {
                 serving: region,
                 allow_other_regions: config.allow_other_regions,

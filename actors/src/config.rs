@@ -108,6 +108,9 @@ pub struct ThrottleConfig {
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
     pub bind: String,
+    /// Database connections of the API's own, apart from
+    /// `database.pool_size`, so requests cannot starve delivery.
+    pub pool_size: u32,
     /// Bearer token for /v1 (usually `REMIT_API_TOKEN`). Without one, /v1
     /// refuses every request.
     #[serde(skip_serializing)]
@@ -188,6 +191,7 @@ impl Default for Config {
             },
             api: ApiConfig {
                 bind: "127.0.0.1:8080".into(),
+                pool_size: 2,
                 token: None,
             },
             log: LogConfig {
@@ -284,6 +288,7 @@ impl Config {
             ("claim.batch_size", self.claim.batch_size),
             ("claim.per_destination_cap", self.claim.per_destination_cap),
             ("database.pool_size", self.database.pool_size),
+            ("api.pool_size", self.api.pool_size),
             ("retry.max_attempts", self.retry.max_attempts),
         ] {
             if value == 0 {
@@ -424,6 +429,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("retryable_statuses"));
+        let mut config = Config::default();
+        config.api.pool_size = 0;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("api.pool_size") && err.contains("at least 1"),
+            "{err}"
+        );
     }
 
     #[test]
