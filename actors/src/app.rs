@@ -121,6 +121,7 @@ impl Runtime {
             token: config.api.token.clone(),
             running,
             stats: stats.clone(),
+            log: log.new(slog::o!("component" => "api")),
         };
         let server = HttpServer::new(move || {
             App::new()

@@ -453,14 +453,13 @@ pub async fn replay_keeps_attempt_numbers_rising<H: Harness>(h: &H) {
     // task is pending again, as a fresh one would be.
     let handed_back = claim_one(h).await;
     s.release(&handed_back.lease(), None).await.unwrap();
-    assert_eq!(
-        s.task(id).await.unwrap().unwrap().state,
-        TaskState::Pending
-    );
+    assert_eq!(s.task(id).await.unwrap().unwrap().state, TaskState::Pending);
     let third = claim_one(h).await;
     assert_eq!(third.lease().attempt, 3);
     assert_eq!(third.task.attempts_since_replay(), 1);
-    s.mark_delivered(&third.lease(), &record(200)).await.unwrap();
+    s.mark_delivered(&third.lease(), &record(200))
+        .await
+        .unwrap();
 
     let numbers: Vec<i32> = s
         .attempts(id)
