@@ -89,6 +89,8 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Starts the supervisor and the API inside the current actix system.
+    /// `store` serves delivery; the API gets a pool of its own
+    /// (`api.pool_size`) on the same database.
     pub async fn start(
         config: Config,
         store: PgStore,
@@ -108,6 +110,7 @@ impl Runtime {
         let region = config.region()?;
         let consumer = config.consumer_id();
         let log = log.new(slog::o!("region" => region.as_str(), "consumer" => consumer.clone()));
+        let api_store = store.with_own_pool(config.api.pool_size).await?;
         let stats = Arc::new(RuntimeStats::default());
         let running = Arc::new(AtomicBool::new(false));
         let capacity = Capacity::new(config.send.max_in_flight as usize);
@@ -131,7 +134,7 @@ impl Runtime {
         let progress_capacity = capacity.clone();
 
         let state = ApiState {
-            store,
+            store: api_store,
             rules: TaskRules {
                 serving: region,
                 allow_other_regions: config.allow_other_regions,
@@ -146,6 +149,7 @@ impl Runtime {
                 lease: std::time::Duration::from_secs(config.lease.seconds),
             },
             stats: stats.clone(),
+            log: log.new(slog::o!("component" => "api")),
         };
         let server = HttpServer::new(move || {
             App::new()

@@ -115,6 +115,9 @@ pub struct ThrottleConfig {
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
     pub bind: String,
+    /// Database connections of the API's own, apart from
+    /// `database.pool_size`, so requests cannot starve delivery.
+    pub pool_size: u32,
     /// Bearer token for /v1 (usually `REMIT_API_TOKEN`). Without one, /v1
     /// refuses every request.
     #[serde(skip_serializing)]
@@ -197,6 +200,7 @@ impl Default for Config {
             },
             api: ApiConfig {
                 bind: "127.0.0.1:8080".into(),
+                pool_size: 2,
                 token: None,
             },
             log: LogConfig {
@@ -293,6 +297,7 @@ impl Config {
             ("claim.batch_size", self.claim.batch_size),
             ("claim.per_destination_cap", self.claim.per_destination_cap),
             ("database.pool_size", self.database.pool_size),
+            ("api.pool_size", self.api.pool_size),
             ("retry.max_attempts", self.retry.max_attempts),
         ] {
             if value == 0 {
@@ -446,6 +451,13 @@ mod tests {
         let err = config.validate().unwrap_err().to_string();
         assert!(
             err.contains("send.allow_hosts") && err.contains("10.0.0.0/40"),
+            "{err}"
+        );
+        let mut config = Config::default();
+        config.api.pool_size = 0;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("api.pool_size") && err.contains("at least 1"),
             "{err}"
         );
     }

@@ -76,10 +76,17 @@ enum Command {
         /// The business deadline, RFC 3339 (e.g. 2026-08-13T09:00:00Z).
         #[arg(long)]
         not_before: String,
-        /// A file holding the JSON payload.
-        #[arg(long, conflicts_with = "payload", required_unless_present = "payload")]
+        /// A file holding the JSON payload, or `-` for standard input. The
+        /// payload is stored and sent byte for byte, and stays out of the
+        /// process list (prefer this to --payload for health data).
+        #[arg(
+            long,
+            value_name = "PATH",
+            conflicts_with = "payload",
+            required_unless_present = "payload"
+        )]
         payload_file: Option<PathBuf>,
-        /// The JSON payload itself.
+        /// The JSON payload itself (visible in the process list).
         #[arg(long)]
         payload: Option<String>,
     },
@@ -229,9 +236,7 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             payload,
         } => {
             let payload = match (payload_file, payload) {
-                (Some(path), _) => std::fs::read_to_string(&path).map_err(|e| {
-                    CliError::Usage(format!("--payload-file {}: {e}", path.display()))
-                })?,
+                (Some(path), _) => read_payload_file(&path)?,
                 (None, Some(json)) => json,
                 (None, None) => {
                     return Err(CliError::Usage(
@@ -308,6 +313,22 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
         }
         Command::Keygen | Command::Run { .. } => Ok(()),
     }
+}
+
+/// The payload from `--payload-file PATH`, or from standard input for `-`.
+fn read_payload_file(path: &std::path::Path) -> Result<String, CliError> {
+    use std::io::Read;
+    let flag = format!("--payload-file {}", path.display());
+    let mut bytes = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::Usage(format!("{flag}: cannot read standard input ({e})")))?;
+    } else {
+        bytes = std::fs::read(path).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| CliError::Usage(format!("{flag}: the payload must be UTF-8 JSON")))
 }
 
 fn rand_key() -> [u8; 32] {

@@ -99,7 +99,12 @@ pub struct Task {
     pub lease_token: Option<i64>,
     pub lease_owner: Option<String>,
     pub lease_expires_at: Option<DateTime<Utc>>,
+    /// Attempts made so far, across replays: the attempt log numbers them
+    /// 1, 2, 3 … and a replay never starts over.
     pub attempt_count: i32,
+    /// `attempt_count` when the task was last replayed (0 if never): the
+    /// retry budget counts only the attempts since.
+    pub attempts_before_replay: i32,
     pub idempotency_key: String,
     /// Where the encrypted body lives, apart from this envelope.
     pub payload_ref: uuid::Uuid,
@@ -109,6 +114,15 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
     pub delivered_at: Option<DateTime<Utc>>,
     pub finalized_at: Option<DateTime<Utc>>,
+}
+
+impl Task {
+    /// The attempts that count against the retry budget: those since the
+    /// last replay. A replayed task gets a fresh budget while its attempt
+    /// numbers keep rising.
+    pub fn attempts_since_replay(&self) -> u32 {
+        u32::try_from(self.attempt_count - self.attempts_before_replay).unwrap_or(0)
+    }
 }
 
 /// A task this consumer now holds, with the fencing token every finish must

@@ -34,7 +34,9 @@ impl TransportError {
 /// What one attempt saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Observed {
-    /// The attempt number, counting from 1 (the task's `attempt_count`).
+    /// The attempts that count against the budget, this one included,
+    /// counting from 1: `Task::attempts_since_replay`, so a replayed task
+    /// starts a fresh budget and a fresh backoff.
     pub attempt: u32,
     pub retry_horizon_at: DateTime<Utc>,
     pub started_at: DateTime<Utc>,

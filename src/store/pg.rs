@@ -66,6 +66,7 @@ impl StoreStats {
 pub struct PgStore {
     pool: Pool<AsyncPgConnection>,
     url: Arc<str>,
+    connect_timeout: StdDuration,
     pub(crate) key: PayloadKey,
     pub(crate) clock: Clock,
     pub(crate) stats: Arc<StoreStats>,
@@ -84,19 +85,30 @@ impl std::fmt::Debug for PgStore {
 impl PgStore {
     /// Opens a pool and checks that the database answers.
     pub async fn connect(config: &PgConfig, key: PayloadKey) -> Result<Self, StoreError> {
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(config.url.clone());
-        let pool = Pool::builder()
-            .max_size(config.pool_size.max(1))
-            .connection_timeout(config.connect_timeout)
-            .build(manager)
-            .await
-            .map_err(StoreError::PoolSetup)?;
         let store = Self {
-            pool,
+            pool: open_pool(config).await?,
             url: config.url.as_str().into(),
+            connect_timeout: config.connect_timeout,
             key,
             clock: Clock::database(),
             stats: Arc::default(),
+        };
+        drop(store.conn().await?);
+        Ok(store)
+    }
+
+    /// The same database, key, clock and counters through a pool of its
+    /// own of `pool_size` connections, so one part of a process (the API)
+    /// cannot take the connections another (delivery) needs.
+    pub async fn with_own_pool(&self, pool_size: u32) -> Result<Self, StoreError> {
+        let config = PgConfig {
+            url: self.url.to_string(),
+            pool_size,
+            connect_timeout: self.connect_timeout,
+        };
+        let store = Self {
+            pool: open_pool(&config).await?,
+            ..self.clone()
         };
         drop(store.conn().await?);
         Ok(store)
@@ -123,6 +135,16 @@ impl PgStore {
     pub(crate) async fn conn(&self) -> Result<PooledConnection<'_, AsyncPgConnection>, StoreError> {
         Ok(self.pool.get().await?)
     }
+}
+
+async fn open_pool(config: &PgConfig) -> Result<Pool<AsyncPgConnection>, StoreError> {
+    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(config.url.clone());
+    Pool::builder()
+        .max_size(config.pool_size.max(1))
+        .connection_timeout(config.connect_timeout)
+        .build(manager)
+        .await
+        .map_err(StoreError::PoolSetup)
 }
 
 impl Store for PgStore {

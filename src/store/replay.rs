@@ -1,5 +1,10 @@
 //! The one way out of `failed`: an operator's replay, back to `pending`
 //! with a fresh retry horizon and attempt budget.
+//!
+//! `attempt_count` is kept, so the next attempt is logged with the next
+//! number and the log never holds two attempts with one number; the fresh
+//! budget comes from `attempts_before_replay`, which the retry policy
+//! subtracts (see `Task::attempts_since_replay`).
 
 use chrono::Duration;
 use diesel::sql_types::{BigInt, Nullable, Timestamptz, Uuid};
@@ -16,7 +21,7 @@ UPDATE tasks t
 SET state = 'pending',
     available_at = GREATEST(clock.now, t.not_before),
     retry_horizon_at = GREATEST(clock.now, t.not_before) + $3 * interval '1 millisecond',
-    attempt_count = 0,
+    attempts_before_replay = t.attempt_count,
     failure_reason = NULL,
     finalized_at = NULL,
     updated_at = clock.now

@@ -36,6 +36,7 @@ pub(crate) struct TaskRow {
     pub updated_at: DateTime<Utc>,
     pub delivered_at: Option<DateTime<Utc>>,
     pub finalized_at: Option<DateTime<Utc>>,
+    pub attempts_before_replay: i32,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -121,6 +122,7 @@ impl TryFrom<TaskRow> for Task {
             updated_at: row.updated_at,
             delivered_at: row.delivered_at,
             finalized_at: row.finalized_at,
+            attempts_before_replay: row.attempts_before_replay,
         })
     }
 }

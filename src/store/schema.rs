@@ -65,6 +65,7 @@ diesel::table! {
         updated_at -> Timestamptz,
         delivered_at -> Nullable<Timestamptz>,
         finalized_at -> Nullable<Timestamptz>,
+        attempts_before_replay -> Int4,
     }
 }
 

@@ -71,7 +71,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'fenced', NULL, coalesce($11, n
 const RELEASE_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($3, now()) AS now)
 UPDATE tasks t
-SET state = CASE WHEN t.attempt_count > 1 THEN 'retry_wait' ELSE 'pending' END::task_state,
+-- pending again when the attempt handed back was the first since scheduling
+-- or the last replay; retry_wait when earlier ones had been made.
+SET state = CASE WHEN t.attempt_count - 1 > t.attempts_before_replay
+                 THEN 'retry_wait' ELSE 'pending' END::task_state,
     attempt_count = t.attempt_count - 1,
     lease_token = NULL,
     lease_owner = NULL,

@@ -19,6 +19,12 @@ pub enum ApiError {
     },
     #[error("{0}")]
     Invalid(InvalidInput),
+    /// The request body, or the payload in it, is over the limit.
+    #[error("{} must be at most {limit} bytes", field.unwrap_or("the request body"))]
+    TooLarge {
+        field: Option<&'static str>,
+        limit: usize,
+    },
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -33,6 +39,7 @@ impl ApiError {
             ApiError::Unauthorized => "unauthorized",
             ApiError::BadRequest { .. } => "bad_request",
             ApiError::Invalid(_) => "invalid",
+            ApiError::TooLarge { .. } => "too_large",
             ApiError::NotFound(_) => "not_found",
             ApiError::Conflict(_) => "conflict",
             ApiError::Internal(_) => "internal",
@@ -43,6 +50,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest { field, .. } => field.as_deref(),
             ApiError::Invalid(e) => Some(e.field),
+            ApiError::TooLarge { field, .. } => *field,
             _ => None,
         }
     }
@@ -50,6 +58,15 @@ impl ApiError {
     /// A JSON body that serde could not read. serde names the field in
     /// backticks ("missing field `not_before`"); lift it out.
     pub fn from_json(error: &actix_web::error::JsonPayloadError) -> Self {
+        use actix_web::error::JsonPayloadError;
+        if let JsonPayloadError::Overflow { limit }
+        | JsonPayloadError::OverflowKnownLength { limit, .. } = error
+        {
+            return ApiError::TooLarge {
+                field: None,
+                limit: *limit,
+            };
+        }
         let message = error.to_string();
         let field = message
             .split('`')
@@ -83,6 +100,7 @@ impl ResponseError for ApiError {
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
             ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -1,14 +1,26 @@
 //! The HTTP API, served by the same process as the runtime. Everything
-//! under /v1 needs the bearer token; /healthz and /readyz do not.
+//! under /v1 needs the bearer token, checked before the body is read;
+//! /healthz, /readyz and /metrics do not.
+//!
+//! # Layout
+//! - `auth`: the bearer token, as middleware in front of /v1.
+//! - `failures`: 5xx answers logged with their cause.
+//! - `error`: the JSON error shape and the status of each error.
+//! - `payload`: a task's payload kept byte for byte.
+//! - `destinations`, `tasks`: the handlers, which see only their own
+//!   region's destinations and tasks.
 
 mod auth;
 mod destinations;
 mod error;
+mod failures;
+mod payload;
 mod tasks;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
 use remit::store::{PgStore, Store, StoreStats};
 
@@ -23,6 +35,8 @@ pub use tasks::{CreateTask, TaskRules};
 /// What the handlers share; safe to use from every server worker thread.
 #[derive(Debug, Clone)]
 pub struct ApiState {
+    /// A pool of the API's own, so requests cannot take the connections
+    /// delivery needs.
     pub store: PgStore,
     pub rules: TaskRules,
     pub token: Option<String>,
@@ -34,6 +48,8 @@ pub struct ApiState {
     pub progress: Progress,
     /// The runtime's counters, served by /metrics.
     pub stats: Arc<RuntimeStats>,
+    /// Where 5xx answers are logged with their cause.
+    pub log: slog::Logger,
 }
 
 /// What tells /readyz that the runtime can make progress: no actor is
@@ -75,6 +91,11 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .route("/metrics", web::get().to(metrics))
         .service(
             web::scope("/v1")
+                // The last wrap runs first: failures are logged whatever
+                // answers, and the token is checked before any handler's
+                // extractor reads the body.
+                .wrap(from_fn(auth::require_token))
+                .wrap(from_fn(failures::log_server_errors))
                 .route("/destinations", web::post().to(destinations::create))
                 .route("/destinations/{id}", web::get().to(destinations::get))
                 .route("/tasks", web::post().to(tasks::create))

@@ -1,6 +1,6 @@
 //! /v1/tasks: schedule, inspect and replay logical webhooks.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{
     Attempt, DestinationId, InvalidInput, NewTask, Payload, Region, ReminderId, Task, TaskId,
@@ -10,7 +10,8 @@ use remit::store::{Replayed, Store};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{authorize, ApiError, ApiState};
+use super::payload::RawPayload;
+use super::{ApiError, ApiState};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,8 +22,9 @@ pub struct CreateTask {
     region: String,
     /// RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z.
     not_before: String,
-    /// Any JSON value; sent as the request body, `application/json`.
-    payload: Value,
+    /// Any JSON value; stored and sent byte for byte as the client wrote
+    /// it, as the request body, `application/json`.
+    payload: RawPayload,
     /// How long after `not_before` retries may start; the configured
     /// horizon when absent.
     retry_horizon_seconds: Option<u64>,
@@ -47,8 +49,8 @@ impl CreateTask {
         not_before: String,
         payload_json: &str,
     ) -> Result<Self, InvalidInput> {
-        let payload = serde_json::from_str(payload_json)
-            .map_err(|e| InvalidInput::new("payload", format!("must be JSON ({e})")))?;
+        let payload = RawPayload::parse(payload_json.to_owned())
+            .map_err(|e| InvalidInput::new("payload", format!("must be one JSON value ({e})")))?;
         Ok(Self {
             tenant_id,
             reminder_id,
@@ -58,6 +60,11 @@ impl CreateTask {
             payload,
             retry_horizon_seconds: None,
         })
+    }
+
+    /// The payload's size in bytes, as sent.
+    pub fn payload_len(&self) -> usize {
+        self.payload.len()
     }
 
     pub fn validate(self, rules: &TaskRules) -> Result<NewTask, InvalidInput> {
@@ -87,8 +94,7 @@ impl CreateTask {
                 .and_then(chrono::Duration::try_seconds)
                 .ok_or_else(|| InvalidInput::new("retry_horizon_seconds", "is too large"))?,
         };
-        let body = serde_json::to_vec(&self.payload)
-            .map_err(|_| InvalidInput::new("payload", "must be JSON"))?;
+        let body = self.payload.as_bytes().to_vec();
         if body.len() > MAX_PAYLOAD_BYTES {
             return Err(InvalidInput::new(
                 "payload",
@@ -107,12 +113,18 @@ impl CreateTask {
     }
 }
 
+/// The bearer token has been checked before the body is read (see
+/// `auth::require_token`).
 pub async fn create(
-    request: HttpRequest,
     state: web::Data<ApiState>,
     body: web::Json<CreateTask>,
 ) -> Result<HttpResponse, ApiError> {
-    authorize(&request, &state)?;
+    if body.payload_len() > MAX_PAYLOAD_BYTES {
+        return Err(ApiError::TooLarge {
+            field: Some("payload"),
+            limit: MAX_PAYLOAD_BYTES,
+        });
+    }
     let new = body.into_inner().validate(&state.rules)?;
     let scheduled = state.store.schedule(new).await?;
     let summary = json!({
@@ -133,36 +145,47 @@ fn task_id(raw: &str) -> Result<TaskId, ApiError> {
         .map_err(|_| ApiError::NotFound(format!("no task with id {raw:?}")))
 }
 
-pub async fn get(
-    request: HttpRequest,
-    state: web::Data<ApiState>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    authorize(&request, &state)?;
-    let id = task_id(&id)?;
-    let task = state
+/// The task, when it exists and belongs to this process's region. Another
+/// region's task is answered exactly like a missing one, so one region's
+/// API reveals nothing about another's (not even that the id exists).
+async fn own_task(state: &ApiState, id: TaskId) -> Result<Task, ApiError> {
+    state
         .store
         .task(id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no task with id {id}")))?;
+        .filter(|task| task.region == state.rules.serving)
+        .ok_or_else(|| missing_task(id))
+}
+
+fn missing_task(id: TaskId) -> ApiError {
+    ApiError::NotFound(format!("no task with id {id}"))
+}
+
+pub async fn get(
+    state: web::Data<ApiState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = task_id(&id)?;
+    let task = own_task(&state, id).await?;
     let attempts = state.store.attempts(id).await?;
     Ok(HttpResponse::Ok().json(task_json(&task, &attempts)))
 }
 
+/// Replays only this region's tasks (a task never changes region, so the
+/// check cannot go stale before the replay).
 pub async fn replay(
-    request: HttpRequest,
     state: web::Data<ApiState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    authorize(&request, &state)?;
     let id = task_id(&id)?;
+    own_task(&state, id).await?;
     match state.store.replay(id, state.rules.horizon).await? {
         Replayed::Replayed(task) => Ok(HttpResponse::Ok().json(task_json(&task, &[]))),
         Replayed::NotFailed(task) => Err(ApiError::Conflict(format!(
             "task {id} is {}; only a failed task can be replayed",
             task.state.as_str()
         ))),
-        Replayed::NotFound => Err(ApiError::NotFound(format!("no task with id {id}"))),
+        Replayed::NotFound => Err(missing_task(id)),
     }
 }
 

@@ -58,8 +58,9 @@ pub async fn deliver(
         "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
 
     // A task whose attempts were used up by consumers that died with it (a
-    // payload that crashes every sender, say) is not sent yet again.
-    if u32::try_from(task.attempt_count).unwrap_or(u32::MAX) > shared.policy.max_attempts {
+    // payload that crashes every sender, say) is not sent yet again. The
+    // budget counts from the last replay, which grants a fresh one.
+    if task.attempts_since_replay() > shared.policy.max_attempts {
         let reason = FailureReason::MaxAttempts;
         let record = remit::domain::AttemptRecord::default();
         shared.store.fail(&lease, &reason, &record).await?;
@@ -139,7 +140,7 @@ pub async fn deliver(
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
 
     let observed = Observed {
-        attempt: u32::try_from(task.attempt_count).unwrap_or(1),
+        attempt: task.attempts_since_replay().max(1),
         retry_horizon_at: task.retry_horizon_at,
         started_at,
         received_at,

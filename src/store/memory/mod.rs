@@ -49,6 +49,16 @@ impl MemStore {
         &self.clock
     }
 
+    /// A store sharing this one's data but holding another payload key, as
+    /// a process configured with the wrong key would.
+    pub fn with_key(&self, key: PayloadKey) -> Self {
+        Self {
+            state: self.state.clone(),
+            key,
+            clock: self.clock.clone(),
+        }
+    }
+
     fn now(&self) -> DateTime<Utc> {
         self.clock.now_param().unwrap_or_else(Utc::now)
     }
@@ -244,6 +254,7 @@ impl Store for MemStore {
             lease_owner: None,
             lease_expires_at: None,
             attempt_count: 0,
+            attempts_before_replay: 0,
             idempotency_key: rules::idempotency_key(id),
             payload_ref,
             last_status: None,
@@ -291,7 +302,8 @@ impl Store for MemStore {
         task.state = TaskState::Pending;
         task.available_at = from;
         task.retry_horizon_at = from + horizon;
-        task.attempt_count = 0;
+        // Numbers keep rising; the budget restarts (see store/replay.rs).
+        task.attempts_before_replay = task.attempt_count;
         task.failure_reason = None;
         task.finalized_at = None;
         task.updated_at = now;
@@ -401,7 +413,9 @@ impl Store for MemStore {
         let Some(task) = state.held(lease) else {
             return Ok(state.refused(lease, None));
         };
-        task.state = if task.attempt_count > 1 {
+        // Back to `pending` when the attempt handed back was the first since
+        // scheduling or replay, as in PostgreSQL's RELEASE_SQL.
+        task.state = if task.attempt_count - 1 > task.attempts_before_replay {
             TaskState::RetryWait
         } else {
             TaskState::Pending

@@ -131,7 +131,7 @@ impl World {
         let id = claimed.task.id;
         let before = self.store.task(id).await.unwrap().unwrap();
         let observed = Observed {
-            attempt: u32::try_from(claimed.task.attempt_count).unwrap(),
+            attempt: claimed.task.attempts_since_replay(),
             retry_horizon_at: claimed.task.retry_horizon_at,
             started_at,
             received_at: now,

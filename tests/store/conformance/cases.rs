@@ -353,7 +353,10 @@ pub async fn scheduling_is_idempotent_and_validated<H: Harness>(h: &H) {
         .with_key(remit::payload_crypto::PayloadKey::from_bytes([9; 32]))
         .await;
     let opened = other.payload(&first.task).await;
-    assert!(opened.is_ok() || matches!(opened, Err(StoreError::Payload(_))));
+    assert!(
+        matches!(opened, Err(StoreError::Payload(_))),
+        "a payload sealed under another key must not open: {opened:?}"
+    );
 }
 
 pub async fn the_token_bucket_is_shared<H: Harness>(h: &H) {
@@ -414,11 +417,67 @@ pub async fn replay_and_reconcile<H: Harness>(h: &H) {
         TaskState::RetryWait
     );
     match s.replay(failed, Duration::hours(2)).await.unwrap() {
-        Replayed::Replayed(t) => assert_eq!((t.state, t.attempt_count), (TaskState::Pending, 0)),
+        Replayed::Replayed(t) => assert_eq!(
+            (t.state, t.attempt_count, t.attempts_since_replay()),
+            (TaskState::Pending, 1, 0)
+        ),
         other => panic!("{other:?}"),
     }
     assert!(matches!(
         s.replay(failed, Duration::hours(2)).await.unwrap(),
         Replayed::NotFailed(_)
     ));
+}
+
+pub async fn replay_keeps_attempt_numbers_rising<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::Us).await;
+    let id = task(h, "replayed", &d, Region::Us).await;
+    let first = claim_one(h).await;
+    s.move_to_retry_wait(&first.lease(), t0(), &record(503))
+        .await
+        .unwrap();
+    let second = claim_one(h).await;
+    s.fail(&second.lease(), &FailureReason::MaxAttempts, &record(503))
+        .await
+        .unwrap();
+
+    match s.replay(id, Duration::hours(2)).await.unwrap() {
+        Replayed::Replayed(t) => {
+            assert_eq!(t.attempt_count, 2, "a replay keeps the count");
+            assert_eq!(t.attempts_since_replay(), 0, "and grants a fresh budget");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A lease handed back unsent after the replay is not an attempt: the
+    // task is pending again, as a fresh one would be.
+    let handed_back = claim_one(h).await;
+    s.release(&handed_back.lease(), None).await.unwrap();
+    assert_eq!(s.task(id).await.unwrap().unwrap().state, TaskState::Pending);
+    let third = claim_one(h).await;
+    assert_eq!(third.lease().attempt, 3);
+    assert_eq!(third.task.attempts_since_replay(), 1);
+    s.mark_delivered(&third.lease(), &record(200))
+        .await
+        .unwrap();
+
+    let numbers: Vec<i32> = s
+        .attempts(id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|a| a.attempt_number)
+        .collect();
+    assert_eq!(numbers, vec![1, 2, 3], "strictly increasing and unique");
+}
+
+async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
+    h.clock().advance(Duration::hours(1));
+    let mut claimed = h
+        .store()
+        .claim_due(&claim(Region::Us, "c", 1))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1, "one task due");
+    claimed.remove(0)
 }

@@ -47,9 +47,8 @@ impl Harness for Memory {
     fn clock(&self) -> &Clock {
         self.0.clock()
     }
-    async fn with_key(&self, _key: PayloadKey) -> MemStore {
-        // The model keeps one key per store value; a clone shares the data.
-        self.0.clone()
+    async fn with_key(&self, key: PayloadKey) -> MemStore {
+        self.0.with_key(key)
     }
 }
 
@@ -87,4 +86,5 @@ both!(
     scheduling_is_idempotent_and_validated,
     the_token_bucket_is_shared,
     replay_and_reconcile,
+    replay_keeps_attempt_numbers_rising,
 );

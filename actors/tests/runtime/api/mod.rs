@@ -1,55 +1,20 @@
 //! The HTTP API: auth, idempotent scheduling, conflicts, field-named
 //! errors, task inspection and replay.
 
+mod client;
+mod failures;
+mod front_door;
+mod regions;
+
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState};
 use serde_json::{json, Value};
 
-use crate::support::{self, Receiver, Reply, TestDb, API_TOKEN};
+use crate::support::{self, Receiver, Reply, TestDb};
+use client::Api;
 
-struct Api {
-    base: String,
-    client: awc::Client,
-}
-
-impl Api {
-    async fn call(
-        &self,
-        method: &str,
-        path: &str,
-        token: Option<&str>,
-        body: Option<Value>,
-    ) -> (u16, Value) {
-        let url = format!("{}{path}", self.base);
-        let mut request = match method {
-            "GET" => self.client.get(url),
-            _ => self.client.post(url),
-        };
-        if let Some(token) = token {
-            request = request.insert_header(("authorization", format!("Bearer {token}")));
-        }
-        let mut response = match body {
-            Some(body) => request.send_json(&body).await.unwrap(),
-            None => request.send().await.unwrap(),
-        };
-        let status = response.status().as_u16();
-        let bytes = response.body().await.unwrap();
-        (
-            status,
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        )
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        self.call("POST", path, Some(API_TOKEN), Some(body)).await
-    }
-
-    async fn get(&self, path: &str) -> (u16, Value) {
-        self.call("GET", path, Some(API_TOKEN), None).await
-    }
-}
-
+/// A valid request to schedule `reminder` for the eu destination.
 fn task_body(receiver_dest: &str, reminder: &str) -> Value {
     json!({
         "tenant_id": "clinic-1",
@@ -68,10 +33,7 @@ async fn the_api_schedules_inspects_and_replays() {
     // The receiver refuses the first webhook for good (410), then accepts.
     receiver.script("/hook", vec![Reply::status(410)], Reply::ok());
     let runtime = support::start(support::config(&db, Region::Eu, "eu-1"), &db.store).await;
-    let api = Api {
-        base: format!("http://{}", runtime.api_addr()),
-        client: awc::Client::default(),
-    };
+    let api = Api::new(&runtime);
 
     // Auth is required on /v1, not on the probes.
     let (status, _) = api.call("GET", "/v1/destinations/crm", None, None).await;

@@ -1,0 +1,1 @@
+ALTER TABLE tasks DROP COLUMN attempts_before_replay;
