@@ -282,6 +282,7 @@ impl Config {
         if self.lease.seconds == 0 {
             return Err(invalid("lease.seconds", "must be at least 1"));
         }
+        self.within_bounds()?;
         if self.send.timeout_ms == 0 || self.send.timeout_ms * 2 > self.lease.seconds * 1000 {
             return Err(invalid(
                 "send.timeout_ms",
@@ -344,6 +345,73 @@ impl Config {
         }
         self.log_level()?;
         self.egress()?;
+        Ok(())
+    }
+
+    /// Upper bounds on every setting that feeds arithmetic, so no value a
+    /// file or the environment can hold makes a time or a size overflow.
+    /// Each bound is far beyond any sensible setting.
+    fn within_bounds(&self) -> Result<(), ConfigError> {
+        const DAY_S: u64 = 24 * 3600;
+        const YEAR_S: u64 = 365 * DAY_S;
+        let (r, c) = (&self.retry, &self.claim);
+        let bounds: [(&str, u64, u64); 16] = [
+            ("lease.seconds", self.lease.seconds, DAY_S),
+            ("send.timeout_ms", self.send.timeout_ms, DAY_S * 1000),
+            (
+                "send.max_in_flight",
+                self.send.max_in_flight.into(),
+                1_000_000,
+            ),
+            ("send.senders", self.send.senders.into(), 1024),
+            (
+                "send.max_response_bytes",
+                self.send.max_response_bytes as u64,
+                64 << 20,
+            ),
+            ("claim.batch_size", c.batch_size.into(), 100_000),
+            (
+                "claim.per_destination_cap",
+                c.per_destination_cap.into(),
+                100_000,
+            ),
+            ("claim.busy_poll_ms", c.busy_poll_ms, 3_600_000),
+            ("claim.idle_poll_ms", c.idle_poll_ms, 3_600_000),
+            ("retry.backoff_base_ms", r.backoff_base_ms, YEAR_S * 1000),
+            ("retry.backoff_cap_seconds", r.backoff_cap_seconds, YEAR_S),
+            (
+                "retry.max_server_delay_seconds",
+                r.max_server_delay_seconds,
+                YEAR_S,
+            ),
+            ("retry.horizon_hours", r.horizon_hours, 10 * YEAR_S / 3600),
+            ("shutdown.grace_ms", self.shutdown.grace_ms, 3_600_000),
+            (
+                "reconcile.interval_seconds",
+                self.reconcile.interval_seconds,
+                DAY_S,
+            ),
+            (
+                "reconcile.older_than_seconds",
+                self.reconcile.older_than_seconds,
+                YEAR_S,
+            ),
+        ];
+        for (key, value, max) in bounds {
+            if value > max {
+                return Err(invalid(key, format!("must be at most {max}")));
+            }
+        }
+        let limits =
+            std::iter::once(&self.throttle.default).chain(self.throttle.destinations.values());
+        for l in limits {
+            if l.rate_per_second > 1e6 || l.burst > 1_000_000 || l.max_in_flight > 1_000_000 {
+                return Err(invalid(
+                    "throttle",
+                    "rate_per_second, burst and max_in_flight must each be at most 1000000",
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -460,6 +528,39 @@ mod tests {
             err.contains("api.pool_size") && err.contains("at least 1"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn values_too_large_for_arithmetic_are_refused_by_name() {
+        let mut config = Config::default();
+        config.retry.max_server_delay_seconds = u64::MAX;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("retry.max_server_delay_seconds"), "{err}");
+        let mut config = Config::default();
+        config.lease.seconds = u64::MAX;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("lease.seconds"), "{err}");
+        let mut config = Config::default();
+        config.send.timeout_ms = u64::MAX;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("send.timeout_ms"), "{err}");
+        // The largest accepted values still make a working policy.
+        let mut config = Config::default();
+        config.retry.max_server_delay_seconds = 365 * 24 * 3600;
+        config.retry.backoff_cap_seconds = 365 * 24 * 3600;
+        config.retry.horizon_hours = 10 * 365 * 24;
+        config.validate().unwrap();
+        let policy = config.retry_policy();
+        let observed = remit::policy::Observed {
+            attempt: 1,
+            retry_horizon_at: chrono::DateTime::<chrono::Utc>::MAX_UTC,
+            started_at: chrono::Utc::now(),
+            received_at: chrono::Utc::now(),
+            server_date: None,
+            response: Ok((429, Some("99999999999999999999".into()))),
+        };
+        let decision = remit::policy::decide(&observed, &policy, &mut rand::rng());
+        assert!(decision.retry_delay().is_some());
     }
 
     #[test]

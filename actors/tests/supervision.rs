@@ -70,5 +70,62 @@ async fn failed_actors_are_restarted_and_every_task_is_delivered() {
 
     fail::remove(failpoint::AFTER_RESPONSE);
     fail::remove(failpoint::AFTER_CLAIM);
+
+    // 3. A panic in each actor in turn becomes a restart: the tasks are
+    //    delivered and every place in memory comes back.
+    let restarts = |r: &remit_actors::app::Runtime| {
+        remit_actors::runtime::RuntimeStats::read(&r.stats().restarts)
+    };
+    for (round, point) in [
+        failpoint::AFTER_CLAIM,
+        failpoint::THROTTLE_PUMP,
+        failpoint::AFTER_RESPONSE,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let before = restarts(&runtime);
+        fail::cfg(point, "1*panic").unwrap();
+        let mut tasks = Vec::new();
+        for i in 0..2 {
+            let reminder = format!("panic-{round}-{i}");
+            tasks.push(support::task(&db, &reminder, &dest, Region::Us).await);
+        }
+        support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(15)).await;
+        fail::remove(point);
+        assert!(
+            restarts(&runtime) > before,
+            "{point}: the panicking actor was restarted"
+        );
+        wait_until_nothing_is_held(&runtime).await;
+    }
     runtime.shutdown().await;
+
+    // 4. The reconciler too (it runs every second here).
+    let mut config = support::config(&db, Region::Us, "us-2");
+    config.reconcile.interval_seconds = 1;
+    fail::cfg(failpoint::RECONCILE, "1*panic").unwrap();
+    let runtime = support::start(config, &db.store).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while restarts(&runtime) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reconciler was not restarted"
+        );
+        actix_rt::time::sleep(Duration::from_millis(50)).await;
+    }
+    fail::remove(failpoint::RECONCILE);
+    runtime.shutdown().await;
+}
+
+async fn wait_until_nothing_is_held(runtime: &remit_actors::app::Runtime) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while runtime.held() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} capacity slots still held",
+            runtime.held()
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
 }

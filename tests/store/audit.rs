@@ -44,12 +44,18 @@ async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
         assert_eq!(row.lease_token, c.lease_token);
         assert_eq!(row.consumer_id, "eu-3");
         assert_eq!(row.observed, decision.record);
-        assert_eq!(row.next_available_at, decision.next_available_at());
-        if let Some(next) = decision.next_available_at() {
+        // The consumer's clock runs two seconds ahead of the database's:
+        // what it measured is a wait, added to the database's now.
+        assert_eq!(
+            row.next_available_at,
+            decision.retry_delay().map(|wait| now + wait)
+        );
+        if let Some(next) = row.next_available_at {
             db.clock().set(next);
         }
-        if let Some(until) = decision.pause_destination_until {
-            db.clock().set(db.clock().now_param().unwrap().max(until));
+        if let Some(pause) = decision.pause_delay() {
+            db.clock()
+                .set(db.clock().now_param().unwrap().max(now + pause));
         }
     }
 
@@ -68,8 +74,8 @@ async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
     );
     assert_eq!(
         log[0].next_available_at,
-        Some(t0() + Duration::seconds(122)),
-        "the receiver's date, not jittered"
+        Some(t0() + Duration::seconds(120)),
+        "the receiver's date as a wait from our receipt, on the database's clock, not jittered"
     );
     assert_eq!(log[1].observed.transport_error.as_deref(), Some("timeout"));
     assert_eq!(log[2].observed.http_status, Some(200));

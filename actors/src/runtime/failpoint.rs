@@ -15,6 +15,10 @@ pub const AFTER_RESPONSE: &str = "remit::after_response";
 pub use remit::store::IN_FINISH_FAILPOINT as IN_FINISH;
 /// After the finish committed.
 pub const AFTER_FINISH: &str = "remit::after_finish";
+/// In a throttle, each time it looks at its queue.
+pub const THROTTLE_PUMP: &str = "remit::throttle_pump";
+/// In the reconciler, before each periodic check.
+pub const RECONCILE: &str = "remit::reconcile";
 
 /// The exit status a crash failpoint ends the process with.
 pub use remit::store::CRASH_EXIT_CODE;

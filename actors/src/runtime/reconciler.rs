@@ -9,6 +9,7 @@ use remit::domain::ReconcileRequest;
 use remit::store::Store;
 use slog::{info, warn};
 
+use super::failpoint;
 use super::guard::{self, Guarded};
 use super::{RuntimeStats, Shared};
 
@@ -28,6 +29,11 @@ impl Reconciler {
     }
 
     fn check(&mut self, ctx: &mut Context<Self>) {
+        if let Err(e) = failpoint::hit(failpoint::RECONCILE) {
+            warn!(self.shared.log, "reconciler failing on purpose"; "failpoint" => %e);
+            ctx.stop();
+            return;
+        }
         let request = ReconcileRequest {
             region: Some(self.shared.region),
             older_than: chrono::Duration::seconds(

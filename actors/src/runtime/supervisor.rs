@@ -21,6 +21,9 @@ use super::{Claimer, Reconciler, Sender, SenderPool, Shared, Throttle};
 pub struct RegionSupervisor {
     shared: Shared,
     claimer: Option<Addr<Claimer>>,
+    /// Held so the reconciler is restarted when it stops: actix restarts a
+    /// supervised actor only while someone still holds its address.
+    reconciler: Option<Addr<Reconciler>>,
     senders: Option<SenderPool>,
     throttles: HashMap<DestinationId, Addr<Throttle>>,
     draining: bool,
@@ -41,6 +44,7 @@ impl RegionSupervisor {
         Self {
             shared,
             claimer: None,
+            reconciler: None,
             senders: None,
             throttles: HashMap::new(),
             draining: false,
@@ -77,7 +81,7 @@ impl Actor for RegionSupervisor {
         let me = ctx.address();
         self.claimer = Some(actix::Supervisor::start(move |_| Claimer::new(shared, me)));
         let shared = self.shared.clone();
-        actix::Supervisor::start(move |_| Reconciler::new(shared));
+        self.reconciler = Some(actix::Supervisor::start(move |_| Reconciler::new(shared)));
         self.running.store(true, Ordering::SeqCst);
         info!(self.shared.log, "region runtime started"; "senders" => count, "max_in_flight" => self.shared.config.send.max_in_flight);
     }

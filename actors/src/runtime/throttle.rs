@@ -19,6 +19,7 @@ use remit::store::{Store, Tokens, TransitionOutcome};
 use slog::{debug, info, warn};
 use tokio::sync::Semaphore;
 
+use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{Admit, Deliver, Drain, Wake, Work};
 use super::{RuntimeStats, SenderPool, Shared};
@@ -76,6 +77,11 @@ impl Throttle {
     fn pump(&mut self, ctx: &mut Context<Self>) {
         if let Some(handle) = self.wake.take() {
             ctx.cancel_future(handle);
+        }
+        if let Err(e) = failpoint::hit(failpoint::THROTTLE_PUMP) {
+            warn!(self.shared.log, "throttle failing on purpose"; "failpoint" => %e);
+            ctx.stop();
+            return;
         }
         if self.draining {
             self.release_all(None);

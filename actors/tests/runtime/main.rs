@@ -7,7 +7,9 @@ mod support;
 
 mod api;
 mod fairness;
+mod hostile;
 mod keys;
+mod pauses;
 mod poison;
 mod residency;
 mod retry_after;

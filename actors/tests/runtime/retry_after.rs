@@ -8,7 +8,8 @@ use remit::store::Store;
 
 use crate::support::{self, Receiver, Reply, RetryAfter, TestDb};
 
-async fn honours(retry_after: RetryAfter) {
+/// `skew`: how far the consumer's wall clock is off (negative: behind).
+async fn honours(retry_after: RetryAfter, skew: chrono::Duration) {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
     receiver.script(
@@ -18,7 +19,8 @@ async fn honours(retry_after: RetryAfter) {
     );
     let dest = support::destination(&db, "crm", Region::Eu, &receiver.url("/hook"), None).await;
     let first = support::task(&db, "r0", &dest, Region::Eu).await;
-    let runtime = support::start(support::config(&db, Region::Eu, "eu-1"), &db.store).await;
+    let config = support::config(&db, Region::Eu, "eu-1");
+    let runtime = support::start_skewed(config, &db.store, skew).await;
 
     // The first request gets the 429; only then are the siblings scheduled,
     // so they meet the destination's pause.
@@ -67,10 +69,31 @@ async fn honours(retry_after: RetryAfter) {
 
 #[actix_rt::test]
 async fn delta_seconds_are_honoured() {
-    honours(RetryAfter::Seconds(2)).await;
+    honours(RetryAfter::Seconds(2), chrono::Duration::zero()).await;
 }
 
 #[actix_rt::test]
 async fn an_http_date_is_honoured() {
-    honours(RetryAfter::DateIn(Duration::from_secs(2))).await;
+    honours(
+        RetryAfter::DateIn(Duration::from_secs(2)),
+        chrono::Duration::zero(),
+    )
+    .await;
+}
+
+/// A clock that is behind would make an absolute retry time look past.
+#[actix_rt::test]
+async fn delta_seconds_hold_for_a_consumer_whose_clock_is_behind() {
+    honours(RetryAfter::Seconds(2), chrono::Duration::seconds(-30)).await;
+}
+
+/// A clock that is ahead would make the receiver's date look past, unless
+/// it is read against the receiver's own `Date`.
+#[actix_rt::test]
+async fn an_http_date_holds_for_a_consumer_whose_clock_is_ahead() {
+    honours(
+        RetryAfter::DateIn(Duration::from_secs(2)),
+        chrono::Duration::seconds(30),
+    )
+    .await;
 }

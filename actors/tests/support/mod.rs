@@ -3,6 +3,8 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod hostile;
+pub mod pausing;
 pub mod receiver;
 
 #[path = "../../../tests/store/support.rs"]
@@ -79,8 +81,14 @@ pub fn logger() -> slog::Logger {
 }
 
 pub async fn start(config: Config, store: &PgStore) -> Runtime {
+    start_skewed(config, store, chrono::Duration::zero()).await
+}
+
+/// A runtime whose wall clock is `skew` off this host's (negative: behind).
+pub async fn start_skewed(config: Config, store: &PgStore, skew: chrono::Duration) -> Runtime {
     remit_actors::app::install_crypto_provider();
-    Runtime::start(config, store.clone(), logger())
+    let wall = remit_actors::runtime::WallClock::skewed(skew);
+    Runtime::start_with_clock(config, store.clone(), logger(), wall)
         .await
         .expect("the runtime starts")
 }
