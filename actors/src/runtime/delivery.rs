@@ -78,9 +78,7 @@ pub async fn deliver(
         // actor over and over.
         Err(StoreError::Payload(e)) => {
             error!(log, "cannot open the payload; handing the task back"; "error" => %e);
-            let later = chrono::Duration::minutes(1);
-            shared.store.release(&lease, Some(later)).await?;
-            RuntimeStats::bump(&shared.stats.released);
+            hand_back(&shared, &claimed, chrono::Duration::minutes(1), &log).await?;
             return Ok(Delivered::HandedBack);
         }
         Err(e) => return Err(e.into()),
@@ -102,8 +100,7 @@ pub async fn deliver(
         RuntimeStats::bump(&shared.stats.paused);
         // The store also never makes it due before the committed pause ends.
         let left = chrono::Duration::from_std(left).unwrap_or(chrono::Duration::MAX);
-        shared.store.release(&lease, Some(left)).await?;
-        RuntimeStats::bump(&shared.stats.released);
+        hand_back(&shared, &claimed, left, &log).await?;
         return Ok(Delivered::HandedBack);
     }
 
@@ -162,6 +159,36 @@ pub async fn deliver(
     report(&shared, &log, outcome, &decision);
     failpoint::hit(failpoint::AFTER_FINISH)?;
     Ok(Delivered::Finished)
+}
+
+/// Gives the task back unsent, due again `after` from the store's now;
+/// or, when that is past its retry horizon, fails it with `retry_horizon`,
+/// so a task that keeps being handed back (a payload no process can open,
+/// a destination that stays paused) ends instead of looping forever.
+async fn hand_back(
+    shared: &Shared,
+    claimed: &ClaimedTask,
+    after: chrono::Duration,
+    log: &slog::Logger,
+) -> Result<(), StoreError> {
+    let lease = claimed.lease();
+    let due = shared
+        .wall
+        .now()
+        .checked_add_signed(after)
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
+    if due > claimed.task.retry_horizon_at {
+        let reason = FailureReason::RetryHorizon;
+        let record = remit::domain::AttemptRecord::default();
+        shared.store.fail(&lease, &reason, &record).await?;
+        RuntimeStats::bump(&shared.stats.failed);
+        warn!(log, "handed back past its retry horizon; failed unsent";
+              "outcome" => "failed", "reason" => reason.code());
+        return Ok(());
+    }
+    shared.store.release(&lease, Some(after)).await?;
+    RuntimeStats::bump(&shared.stats.released);
+    Ok(())
 }
 
 /// Commits the decision, retrying a failed write while the lease lasts and

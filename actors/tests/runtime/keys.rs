@@ -39,3 +39,35 @@ async fn a_wrong_key_hands_the_task_back_unsent() {
     assert!(db.store.attempts(id).await.unwrap().is_empty());
     assert_eq!(restarts, 0, "no crash loop");
 }
+
+#[actix_rt::test]
+async fn a_task_handed_back_past_its_horizon_fails_instead_of_looping() {
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    let dest = support::destination(&db, "crm", Region::Us, &receiver.url("/hook"), None).await;
+    // Its horizon ends with its deadline: the minute it would be handed
+    // back for lies past it.
+    let id = db
+        .store
+        .schedule(remit::domain::NewTask {
+            tenant_id: remit::domain::TenantId::new("clinic-1").unwrap(),
+            reminder_id: remit::domain::ReminderId::new("r1").unwrap(),
+            destination_id: dest.clone(),
+            region: Region::Us,
+            not_before: chrono::Utc::now(),
+            retry_horizon: chrono::Duration::zero(),
+            payload: remit::domain::Payload::json(r#"{"reminder":"r1"}"#),
+        })
+        .await
+        .unwrap()
+        .task
+        .id;
+    let wrong = db.another_store(PayloadKey::from_bytes([9; 32])).await;
+    let runtime = support::start(support::config(&db, Region::Us, "us-1"), &wrong).await;
+    support::wait_for_state(&db, &[id], TaskState::Failed, Duration::from_secs(10)).await;
+    runtime.shutdown().await;
+
+    let task = db.store.task(id).await.unwrap().unwrap();
+    assert_eq!(task.failure_reason.as_deref(), Some("retry_horizon"));
+    assert!(receiver.requests().is_empty(), "nothing was sent");
+}
