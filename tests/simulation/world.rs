@@ -15,6 +15,8 @@ use remit::store::{Clock, MemStore, Store};
 
 const LEASE: i64 = 30;
 const SEND_TIMEOUT: i64 = 10;
+/// What the finish needs of the lease after a request, as the runtime's.
+const FINISH_MARGIN: i64 = LEASE / 4;
 
 /// Fails the run, naming the seed that reproduces it.
 macro_rules! check {
@@ -68,6 +70,11 @@ struct Consumer {
     name: String,
     incarnation: u32,
     in_flight: Vec<InFlight>,
+    /// How far this consumer's wall clock is off the store's.
+    skew: Duration,
+    /// The pauses it knows of (from 429s it got itself), in the world's
+    /// time, as the runtime keeps them on its monotonic clock.
+    pauses: HashMap<DestinationId, DateTime<Utc>>,
 }
 
 pub struct World {
@@ -97,6 +104,7 @@ fn start() -> DateTime<Utc> {
 impl World {
     pub fn new(seed: u64) -> Self {
         let clock = Clock::pinned(start());
+        let mut rng = StdRng::seed_from_u64(seed);
         let consumers = [Region::Us, Region::Us, Region::Eu, Region::Eu]
             .into_iter()
             .enumerate()
@@ -105,12 +113,15 @@ impl World {
                 name: format!("{region}-{i}"),
                 incarnation: 0,
                 in_flight: Vec::new(),
+                // Clocks off by up to ten seconds either way.
+                skew: Duration::milliseconds(rng.random_range(-10_000..=10_000)),
+                pauses: HashMap::new(),
             })
             .collect();
         Self {
             seed,
             step: 0,
-            rng: StdRng::seed_from_u64(seed),
+            rng,
             store: MemStore::new(PayloadKey::from_bytes([3; 32]), clock.clone()),
             clock,
             policy: RetryPolicy {

@@ -1,14 +1,15 @@
-//! One task's delivery, from the claim to the committed next state:
-//! the poison check, the payload, the destination's pause, the lease check,
-//! the request under one deadline, the policy, and the finish (retried and
-//! kept alive by a lease heartbeat until it commits or the lease is gone).
+//! One task's delivery, from the claim to the committed next state: the
+//! payload, the destination's row, the checks before a request
+//! ([`policy::before_send`], shared with the simulation), the request under
+//! one deadline, the policy, and the finish (retried and kept alive by a
+//! lease heartbeat until it commits or the lease is gone).
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use remit::domain::{ClaimedTask, DestinationId, FailureReason, Lease};
-use remit::policy::{decide, Decision, Observed, Transition};
+use remit::domain::{ClaimedTask, DestinationId, Lease};
+use remit::policy::{self, decide, BeforeSend, Decision, Gate, Observed, Transition};
 use remit::store::{Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
@@ -57,19 +58,6 @@ pub async fn deliver(
         "task" => task.id.to_string(), "destination" => task.destination_id.to_string(),
         "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
 
-    // A task whose attempts were used up by consumers that died with it (a
-    // payload that crashes every sender, say) is not sent yet again. The
-    // budget counts from the last replay, which grants a fresh one.
-    if task.attempts_since_replay() > shared.policy.max_attempts {
-        let reason = FailureReason::MaxAttempts;
-        let record = remit::domain::AttemptRecord::default();
-        shared.store.fail(&lease, &reason, &record).await?;
-        RuntimeStats::bump(&shared.stats.failed);
-        warn!(log, "attempts used up by consumers that never reported; failed unsent";
-              "outcome" => "failed", "reason" => reason.code());
-        return Ok(Delivered::Finished);
-    }
-
     let payload = match shared.store.payload(task).await {
         Ok(payload) => payload,
         // This process cannot open it (another key sealed it). Not the
@@ -78,8 +66,9 @@ pub async fn deliver(
         // actor over and over.
         Err(StoreError::Payload(e)) => {
             error!(log, "cannot open the payload; handing the task back"; "error" => %e);
-            hand_back(&shared, &claimed, chrono::Duration::minutes(1), &log).await?;
-            return Ok(Delivered::HandedBack);
+            let later = Some(chrono::Duration::minutes(1));
+            let gate = policy::hand_back(task, later, shared.wall.now());
+            return Ok(apply(&shared, &claimed, &gate, &log).await?);
         }
         Err(e) => return Err(e.into()),
     };
@@ -94,24 +83,23 @@ pub async fn deliver(
     if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
         shared.pauses.hold(&task.destination_id, left);
     }
-    if let Some(left) = shared.pauses.left(&task.destination_id) {
-        info!(log, "destination paused; handing the task back until the pause ends";
-              "pause_left_ms" => left.as_millis());
-        RuntimeStats::bump(&shared.stats.paused);
-        // The store also never makes it due before the committed pause ends.
-        let left = chrono::Duration::from_std(left).unwrap_or(chrono::Duration::MAX);
-        hand_back(&shared, &claimed, left, &log).await?;
-        return Ok(Delivered::HandedBack);
-    }
-
-    // Never start a request unless the lease covers it and its finish.
     let lease_ends = Rc::new(Cell::new(claimed_at + shared.lease()));
-    let needed = shared.send_timeout() + shared.finish_margin();
-    if lease_ends.get().saturating_duration_since(Instant::now()) < needed {
-        info!(log, "lease too close to expiry; handing the task back");
-        shared.store.release(&lease, None).await?;
-        RuntimeStats::bump(&shared.stats.released);
-        return Ok(Delivered::HandedBack);
+    let seen = BeforeSend {
+        task,
+        pause_left: shared
+            .pauses
+            .left(&task.destination_id)
+            .map(chrono_saturating),
+        lease_left: chrono_saturating(lease_ends.get().saturating_duration_since(Instant::now())),
+        lease_needed: chrono_saturating(shared.send_timeout() + shared.finish_margin()),
+        now: shared.wall.now(),
+    };
+    let gate = policy::before_send(&seen, &shared.policy);
+    if gate != Gate::Send {
+        if seen.pause_left.is_some() {
+            RuntimeStats::bump(&shared.stats.paused);
+        }
+        return Ok(apply(&shared, &claimed, &gate, &log).await?);
     }
     let secret = match target.signing_secret {
         // A stored secret was validated when it was added.
@@ -161,34 +149,37 @@ pub async fn deliver(
     Ok(Delivered::Finished)
 }
 
-/// Gives the task back unsent, due again `after` from the store's now;
-/// or, when that is past its retry horizon, fails it with `retry_horizon`,
-/// so a task that keeps being handed back (a payload no process can open,
-/// a destination that stays paused) ends instead of looping forever.
-async fn hand_back(
+/// Carries out a gate that says "not now": the task goes back unsent (not
+/// counted), or ends unsent with the gate's reason.
+async fn apply(
     shared: &Shared,
     claimed: &ClaimedTask,
-    after: chrono::Duration,
+    gate: &Gate,
     log: &slog::Logger,
-) -> Result<(), StoreError> {
+) -> Result<Delivered, StoreError> {
     let lease = claimed.lease();
-    let due = shared
-        .wall
-        .now()
-        .checked_add_signed(after)
-        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
-    if due > claimed.task.retry_horizon_at {
-        let reason = FailureReason::RetryHorizon;
-        let record = remit::domain::AttemptRecord::default();
-        shared.store.fail(&lease, &reason, &record).await?;
-        RuntimeStats::bump(&shared.stats.failed);
-        warn!(log, "handed back past its retry horizon; failed unsent";
-              "outcome" => "failed", "reason" => reason.code());
-        return Ok(());
+    match gate {
+        Gate::Send => Ok(Delivered::HandedBack),
+        Gate::HandBack { after } => {
+            shared.store.release(&lease, *after).await?;
+            RuntimeStats::bump(&shared.stats.released);
+            info!(log, "handed back unsent";
+                  "after_ms" => after.map(|a| a.num_milliseconds()));
+            Ok(Delivered::HandedBack)
+        }
+        Gate::Fail(reason) => {
+            let record = remit::domain::AttemptRecord::default();
+            shared.store.fail(&lease, reason, &record).await?;
+            RuntimeStats::bump(&shared.stats.failed);
+            warn!(log, "failed unsent"; "outcome" => "failed", "reason" => reason.code());
+            Ok(Delivered::Finished)
+        }
     }
-    shared.store.release(&lease, Some(after)).await?;
-    RuntimeStats::bump(&shared.stats.released);
-    Ok(())
+}
+
+/// A std duration as chrono's, saturating (chrono's range is smaller).
+fn chrono_saturating(d: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
 }
 
 /// Commits the decision, retrying a failed write while the lease lasts and

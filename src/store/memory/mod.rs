@@ -26,6 +26,7 @@ use crate::domain::{
     TaskId, TaskState,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::policy::{Decision, Transition};
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
@@ -430,6 +431,33 @@ impl Store for MemStore {
             .fold(task.available_at, DateTime::max);
         task.updated_at = now;
         Ok(TransitionOutcome::Applied)
+    }
+
+    /// As PostgreSQL's: the pause and the retry are delays added to the
+    /// store's own now, so a consumer's clock never makes them early.
+    async fn finish(
+        &self,
+        lease: &Lease,
+        destination: &DestinationId,
+        decision: &Decision,
+    ) -> Result<TransitionOutcome, StoreError> {
+        let now = self.now();
+        let after = |delay: Duration| {
+            now.checked_add_signed(delay)
+                .unwrap_or(DateTime::<Utc>::MAX_UTC)
+        };
+        if let Some(delay) = decision.pause_delay() {
+            self.pause_destination(destination, after(delay)).await?;
+        }
+        match &decision.transition {
+            Transition::Deliver => self.mark_delivered(lease, &decision.record).await,
+            Transition::RetryWait { .. } => {
+                let delay = decision.retry_delay().unwrap_or_else(Duration::zero);
+                self.move_to_retry_wait(lease, after(delay), &decision.record)
+                    .await
+            }
+            Transition::Fail(reason) => self.fail(lease, reason, &decision.record).await,
+        }
     }
 
     async fn extend_lease(

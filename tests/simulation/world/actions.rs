@@ -4,10 +4,12 @@
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use remit::domain::{ClaimedTask, TaskState};
-use remit::policy::{decide, Observed, Transition, TransportError};
+use remit::policy::{
+    before_send, decide, parse_retry_after, BeforeSend, Gate, Observed, Transition, TransportError,
+};
 use remit::store::{ClaimRequest, Store, TransitionOutcome};
 
-use super::{InFlight, Phase, World, LEASE, SEND_TIMEOUT};
+use super::{InFlight, Phase, World, FINISH_MARGIN, LEASE, SEND_TIMEOUT};
 
 impl World {
     pub(super) async fn claim(&mut self) {
@@ -72,12 +74,28 @@ impl World {
         match &self.consumers[c].in_flight[i].phase {
             Phase::Claimed => {
                 let claimed = self.consumers[c].in_flight[i].claimed.clone();
-                // As the sender does: never start a request the lease may
-                // not outlive.
-                if now >= claimed.lease_expires_at - Duration::seconds(SEND_TIMEOUT) {
+                // As the sender does: the checks before a request.
+                let gate = self.before_send(c, &claimed).await;
+                if gate != Gate::Send {
                     self.consumers[c].in_flight.remove(i);
-                    let _ = self.store.release(&claimed.lease(), None).await.unwrap();
+                    self.not_now(&claimed, gate).await;
                     return;
+                }
+                // Promise 4, destination-wide: no request starts inside a
+                // pause that was committed before it.
+                let destination = self
+                    .store
+                    .destination(&claimed.task.destination_id)
+                    .await
+                    .unwrap()
+                    .unwrap();
+                if let Some(until) = destination.paused_until {
+                    check!(
+                        self,
+                        until <= now,
+                        "promise 4: a request to {} started at {now} inside a pause until {until}",
+                        destination.id
+                    );
                 }
                 let id = claimed.task.id;
                 let (key, not_before) = self.scheduled[&id].clone();
@@ -116,29 +134,47 @@ impl World {
                 else {
                     unreachable!()
                 };
-                self.finish(entry.claimed, started_at, response).await;
+                self.finish(c, entry.claimed, started_at, response).await;
             }
         }
     }
 
     pub(super) async fn finish(
         &mut self,
+        c: usize,
         claimed: ClaimedTask,
         started_at: DateTime<Utc>,
         response: Result<(u16, Option<String>), TransportError>,
     ) {
         let now = self.now();
+        let skew = self.consumers[c].skew;
         let id = claimed.task.id;
         let before = self.store.task(id).await.unwrap().unwrap();
+        // The receiver's own deadline, on the world's (its) clock.
+        let receivers = match &response {
+            Ok((_, Some(raw))) => parse_retry_after(raw, now, Some(now))
+                .map(|d| d.min(now + self.policy.max_server_delay)),
+            _ => None,
+        };
         let observed = Observed {
             attempt: claimed.task.attempts_since_replay(),
             retry_horizon_at: claimed.task.retry_horizon_at,
-            started_at,
-            received_at: now,
-            server_date: None,
+            // The consumer reads its own, skewed, clock; the receiver's
+            // Date header is on the receiver's.
+            started_at: started_at + skew,
+            received_at: now + skew,
+            server_date: Some(now),
             response,
         };
         let decision = decide(&observed, &self.policy, &mut self.rng);
+        if let Some(pause) = decision.pause_delay() {
+            let until = now + pause;
+            let known = self.consumers[c]
+                .pauses
+                .entry(claimed.task.destination_id.clone())
+                .or_insert(until);
+            *known = (*known).max(until);
+        }
         let attempts_before = self.store.attempts(id).await.unwrap().len();
         let outcome = self
             .store
@@ -169,14 +205,23 @@ impl World {
                     check!(self, after.state == TaskState::Delivered, "not delivered")
                 }
                 Transition::Fail(_) => check!(self, after.state == TaskState::Failed, "not failed"),
-                Transition::RetryWait { available_at } => {
+                Transition::RetryWait { .. } => {
+                    let wait = decision.retry_delay().unwrap_or_else(Duration::zero);
                     check!(
                         self,
-                        after.state == TaskState::RetryWait && after.available_at >= available_at,
+                        after.state == TaskState::RetryWait && after.available_at >= now + wait,
                         "retry_wait not at its time"
                     );
-                    if decision.record.retry_after_deadline.is_some() {
-                        self.deadlines.insert(id, available_at);
+                    // Whatever the consumer's clock said, never before the
+                    // receiver's deadline on the receiver's clock.
+                    if let Some(deadline) = receivers {
+                        check!(
+                            self,
+                            after.available_at >= deadline,
+                            "promise 4: {id} due at {} before the receiver's {deadline} (skew {skew})",
+                            after.available_at
+                        );
+                        self.deadlines.insert(id, deadline);
                     }
                 }
             }
@@ -187,6 +232,41 @@ impl World {
                 after == before,
                 "promise 2: a fenced finish changed {id}"
             );
+        }
+    }
+
+    /// The shared checks, fed what this consumer would see.
+    async fn before_send(&mut self, c: usize, claimed: &ClaimedTask) -> Gate {
+        let now = self.now();
+        let destination = &claimed.task.destination_id;
+        let target = self.store.send_target(destination).await.unwrap().unwrap();
+        let known = self.consumers[c]
+            .pauses
+            .get(destination)
+            .map(|until| *until - now);
+        let pause_left = [target.pause_left, known].into_iter().flatten().max();
+        let seen = BeforeSend {
+            task: &claimed.task,
+            pause_left,
+            lease_left: claimed.lease_expires_at - now,
+            lease_needed: Duration::seconds(SEND_TIMEOUT + FINISH_MARGIN),
+            now: now + self.consumers[c].skew,
+        };
+        before_send(&seen, &self.policy)
+    }
+
+    /// Carries out a gate that said "not now".
+    async fn not_now(&mut self, claimed: &ClaimedTask, gate: Gate) {
+        let lease = claimed.lease();
+        match gate {
+            Gate::Send => {}
+            Gate::HandBack { after } => {
+                let _ = self.store.release(&lease, after).await.unwrap();
+            }
+            Gate::Fail(reason) => {
+                let record = remit::domain::AttemptRecord::default();
+                let _ = self.store.fail(&lease, &reason, &record).await.unwrap();
+            }
         }
     }
 
@@ -248,6 +328,7 @@ impl World {
             .count();
         self.totals.duplicates += lost as u64;
         consumer.in_flight.clear();
+        consumer.pauses.clear();
         consumer.incarnation += 1;
         consumer.name = format!("{}-{}#{}", consumer.region, c, consumer.incarnation);
         self.totals.crashes += 1;

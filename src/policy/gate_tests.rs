@@ -1,0 +1,113 @@
+use chrono::{Duration, TimeZone, Utc};
+
+use super::*;
+use crate::domain::{DestinationId, Region, ReminderId, TaskId, TaskState, TenantId};
+
+fn frozen() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap()
+}
+
+fn task(attempt_count: i32, horizon: Duration) -> Task {
+    Task {
+        id: TaskId(uuid::Uuid::nil()),
+        tenant_id: TenantId::new("clinic").unwrap(),
+        reminder_id: ReminderId::new("r1").unwrap(),
+        destination_id: DestinationId::new("crm").unwrap(),
+        region: Region::Us,
+        state: TaskState::Leased,
+        not_before: frozen(),
+        available_at: frozen(),
+        retry_horizon_at: frozen() + horizon,
+        lease_token: Some(1),
+        lease_owner: Some("us-1".into()),
+        lease_expires_at: Some(frozen() + Duration::seconds(30)),
+        attempt_count,
+        attempts_before_replay: 0,
+        idempotency_key: "msg_x".into(),
+        payload_ref: uuid::Uuid::nil(),
+        last_status: None,
+        failure_reason: None,
+        created_at: frozen(),
+        updated_at: frozen(),
+        delivered_at: None,
+        finalized_at: None,
+    }
+}
+
+fn seen(task: &Task, pause_left: Option<Duration>, lease_left: Duration) -> BeforeSend<'_> {
+    BeforeSend {
+        task,
+        pause_left,
+        lease_left,
+        lease_needed: Duration::seconds(10),
+        now: frozen(),
+    }
+}
+
+#[test]
+fn a_healthy_task_goes() {
+    let t = task(1, Duration::hours(1));
+    let gate = before_send(
+        &seen(&t, None, Duration::seconds(30)),
+        &RetryPolicy::default(),
+    );
+    assert_eq!(gate, Gate::Send);
+}
+
+#[test]
+fn a_pause_holds_it_until_the_pause_ends_without_counting() {
+    let t = task(1, Duration::hours(1));
+    let left = Duration::milliseconds(1_500);
+    let gate = before_send(
+        &seen(&t, Some(left), Duration::seconds(30)),
+        &RetryPolicy::default(),
+    );
+    assert_eq!(gate, Gate::HandBack { after: Some(left) });
+    let ended = before_send(
+        &seen(&t, Some(Duration::zero()), Duration::seconds(30)),
+        &RetryPolicy::default(),
+    );
+    assert_eq!(ended, Gate::Send, "a pause with nothing left holds nothing");
+}
+
+#[test]
+fn a_lease_too_short_for_the_request_and_its_finish_hands_it_back() {
+    let t = task(1, Duration::hours(1));
+    let gate = before_send(
+        &seen(&t, None, Duration::seconds(9)),
+        &RetryPolicy::default(),
+    );
+    assert_eq!(gate, Gate::HandBack { after: None });
+}
+
+#[test]
+fn attempts_used_up_by_dead_consumers_fail_unsent() {
+    let policy = RetryPolicy::default();
+    let t = task(
+        i32::try_from(policy.max_attempts).unwrap() + 1,
+        Duration::hours(1),
+    );
+    let gate = before_send(&seen(&t, None, Duration::seconds(30)), &policy);
+    assert_eq!(gate, Gate::Fail(FailureReason::MaxAttempts));
+}
+
+#[test]
+fn a_hand_back_past_the_horizon_fails_it() {
+    let t = task(1, Duration::seconds(30));
+    let gate = before_send(
+        &seen(&t, Some(Duration::minutes(1)), Duration::seconds(30)),
+        &RetryPolicy::default(),
+    );
+    assert_eq!(gate, Gate::Fail(FailureReason::RetryHorizon));
+    assert_eq!(
+        hand_back(&t, Some(Duration::seconds(10)), frozen()),
+        Gate::HandBack {
+            after: Some(Duration::seconds(10))
+        }
+    );
+    assert_eq!(
+        hand_back(&t, Some(Duration::MAX), frozen()),
+        Gate::Fail(FailureReason::RetryHorizon),
+        "saturates instead of overflowing"
+    );
+}
