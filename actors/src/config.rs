@@ -330,10 +330,11 @@ impl Config {
                     .map(|(id, l)| (format!("throttle.destinations.{id}"), l)),
             );
         for (key, l) in limits {
-            if !(l.rate_per_second > 0.0 && l.rate_per_second.is_finite()) {
+            // The shared bucket refills at no less than 0.001 per second.
+            if !(l.rate_per_second >= 0.001 && l.rate_per_second.is_finite()) {
                 return Err(invalid(
                     &format!("{key}.rate_per_second"),
-                    "must be a positive number",
+                    "must be a number of at least 0.001",
                 ));
             }
             if l.burst == 0 || l.max_in_flight == 0 {

@@ -3,7 +3,7 @@
 //! run the same ones. Pure: the caller reads the store and its clocks and
 //! passes what it saw.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 
 use super::RetryPolicy;
 use crate::domain::{FailureReason, Task};
@@ -21,9 +21,6 @@ pub struct BeforeSend<'a> {
     /// What a request needs of the lease: the send timeout plus a margin
     /// for the finish to commit.
     pub lease_needed: Duration,
-    /// This consumer's wall clock, only to compare with the retry horizon
-    /// (hours or days away, so seconds of error do not matter).
-    pub now: DateTime<Utc>,
 }
 
 /// What to do with the task.
@@ -48,29 +45,13 @@ pub fn before_send(seen: &BeforeSend<'_>, policy: &RetryPolicy) -> Gate {
         return Gate::Fail(FailureReason::MaxAttempts);
     }
     if let Some(left) = seen.pause_left.filter(|left| *left > Duration::zero()) {
-        return hand_back(seen.task, Some(left), seen.now);
+        // The store fails it instead if that is past its retry horizon.
+        return Gate::HandBack { after: Some(left) };
     }
     if seen.lease_left < seen.lease_needed {
         return Gate::HandBack { after: None };
     }
     Gate::Send
-}
-
-/// Handing a task back, due again `after` from now: unless that is past its
-/// retry horizon, in which case it fails with `retry_horizon`, so a task
-/// that keeps being handed back (a payload no process can open, a
-/// destination that stays paused) ends instead of looping forever.
-pub fn hand_back(task: &Task, after: Option<Duration>, now: DateTime<Utc>) -> Gate {
-    let due = match after {
-        None => now,
-        Some(after) => now
-            .checked_add_signed(after)
-            .unwrap_or(DateTime::<Utc>::MAX_UTC),
-    };
-    if due > task.retry_horizon_at {
-        return Gate::Fail(FailureReason::RetryHorizon);
-    }
-    Gate::HandBack { after }
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-use chrono::{Duration, TimeZone, Utc};
+use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::*;
 use crate::domain::{DestinationId, Region, ReminderId, TaskId, TaskState, TenantId};
@@ -40,7 +40,6 @@ fn seen(task: &Task, pause_left: Option<Duration>, lease_left: Duration) -> Befo
         pause_left,
         lease_left,
         lease_needed: Duration::seconds(10),
-        now: frozen(),
     }
 }
 
@@ -89,25 +88,4 @@ fn attempts_used_up_by_dead_consumers_fail_unsent() {
     );
     let gate = before_send(&seen(&t, None, Duration::seconds(30)), &policy);
     assert_eq!(gate, Gate::Fail(FailureReason::MaxAttempts));
-}
-
-#[test]
-fn a_hand_back_past_the_horizon_fails_it() {
-    let t = task(1, Duration::seconds(30));
-    let gate = before_send(
-        &seen(&t, Some(Duration::minutes(1)), Duration::seconds(30)),
-        &RetryPolicy::default(),
-    );
-    assert_eq!(gate, Gate::Fail(FailureReason::RetryHorizon));
-    assert_eq!(
-        hand_back(&t, Some(Duration::seconds(10)), frozen()),
-        Gate::HandBack {
-            after: Some(Duration::seconds(10))
-        }
-    );
-    assert_eq!(
-        hand_back(&t, Some(Duration::MAX), frozen()),
-        Gate::Fail(FailureReason::RetryHorizon),
-        "saturates instead of overflowing"
-    );
 }

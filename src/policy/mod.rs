@@ -10,7 +10,7 @@ mod retry_after;
 pub use address::{blocked, Blocked, BlockedRange, IPV4_BLOCKED, IPV6_BLOCKED};
 pub use backoff::full_jitter_backoff;
 pub use decision::{decide, Decision, Observed, Transition, TransportError};
-pub use gate::{before_send, hand_back, BeforeSend, Gate};
+pub use gate::{before_send, BeforeSend, Gate};
 pub use retry_after::{parse_retry_after, server_deadline};
 
 use chrono::Duration;

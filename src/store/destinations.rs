@@ -72,27 +72,17 @@ pub(super) async fn signing_secret(
 pub(super) async fn pause_destination(
     store: &PgStore,
     id: &DestinationId,
-    until: DateTime<Utc>,
+    pause: chrono::Duration,
 ) -> Result<DateTime<Utc>, StoreError> {
     let mut conn = store.conn().await?;
-    pause_on(store, &mut conn, id, PauseEnd::At(until)).await
-}
-
-/// Until when a pause holds.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum PauseEnd {
-    At(DateTime<Utc>),
-    /// This long after the store's now: what a receiver's Retry-After
-    /// becomes, so a consumer's clock never shortens it.
-    After(chrono::Duration),
+    pause_on(store, &mut conn, id, pause).await
 }
 
 /// `GREATEST` ignores NULL, so an unpaused destination takes the new end
 /// and a later existing pause is kept.
 const PAUSE_SQL: &str = r#"
 UPDATE destinations
-SET paused_until = GREATEST(paused_until,
-                            coalesce($2, coalesce($3, now()) + $4 * interval '1 millisecond')),
+SET paused_until = GREATEST(paused_until, coalesce($2, now()) + $3 * interval '1 millisecond'),
     updated_at = now()
 WHERE id = $1
 RETURNING paused_until
@@ -104,25 +94,20 @@ struct Paused {
     paused_until: Option<DateTime<Utc>>,
 }
 
-/// Pauses the destination on `conn` (possibly inside the finish's
-/// transaction) and notifies every process of the region when that commits,
+/// Pauses the destination for `pause` after the store's now, on `conn`
+/// (possibly inside the finish's transaction), and notifies every process of the region when that commits,
 /// so their queued and about-to-start requests hold too.
 pub(super) async fn pause_on(
     store: &PgStore,
     conn: &mut AsyncPgConnection,
     id: &DestinationId,
-    end: PauseEnd,
+    pause: chrono::Duration,
 ) -> Result<DateTime<Utc>, StoreError> {
     use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
-    let (at, after_ms) = match end {
-        PauseEnd::At(at) => (Some(at), None),
-        PauseEnd::After(d) => (None, Some(super::transitions::delay_millis(d))),
-    };
     let paused: Option<Paused> = diesel::sql_query(PAUSE_SQL)
         .bind::<Text, _>(id.as_str())
-        .bind::<Nullable<Timestamptz>, _>(at)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<Nullable<BigInt>, _>(after_ms)
+        .bind::<BigInt, _>(super::transitions::delay_millis(pause))
         .get_result(conn)
         .await
         .optional()?;

@@ -56,7 +56,7 @@ use crate::domain::{
     NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Region, SendTarget, Task,
     TaskId,
 };
-use crate::policy::{Decision, Transition};
+use crate::policy::Decision;
 
 /// What a guarded transition did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,12 +118,13 @@ pub trait Store {
         id: &DestinationId,
     ) -> impl Future<Output = Result<Option<SendTarget>, StoreError>> + Send;
 
-    /// Holds every task of the destination until `until`; an existing later
-    /// pause wins. Returns the pause now in force.
+    /// Holds every task of the destination for `pause` from the store's
+    /// now (its clock, not the caller's); an existing later pause wins.
+    /// Returns the pause now in force.
     fn pause_destination(
         &self,
         id: &DestinationId,
-        until: DateTime<Utc>,
+        pause: Duration,
     ) -> impl Future<Output = Result<DateTime<Utc>, StoreError>> + Send;
 
     /// Takes up to `want` tokens from the destination's shared bucket.
@@ -216,28 +217,13 @@ pub trait Store {
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 
     /// Applies a policy decision: the matching finish, and the destination
-    /// pause it asks for. A store with transactions commits both at once.
+    /// pause it asks for, both set as the decision's delays from the store's
+    /// now (a consumer's clock only measured how long the receiver asked
+    /// for). A store with transactions commits both at once.
     fn finish(
         &self,
         lease: &Lease,
         destination: &DestinationId,
         decision: &Decision,
-    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send
-    where
-        Self: Sync,
-    {
-        async move {
-            if let Some(until) = decision.pause_destination_until {
-                self.pause_destination(destination, until).await?;
-            }
-            match &decision.transition {
-                Transition::Deliver => self.mark_delivered(lease, &decision.record).await,
-                Transition::RetryWait { available_at } => {
-                    self.move_to_retry_wait(lease, *available_at, &decision.record)
-                        .await
-                }
-                Transition::Fail(reason) => self.fail(lease, reason, &decision.record).await,
-            }
-        }
-    }
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 }

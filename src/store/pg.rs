@@ -167,9 +167,9 @@ impl Store for PgStore {
     async fn pause_destination(
         &self,
         id: &DestinationId,
-        until: DateTime<Utc>,
+        pause: Duration,
     ) -> Result<DateTime<Utc>, StoreError> {
-        destinations::pause_destination(self, id, until).await
+        destinations::pause_destination(self, id, pause).await
     }
 
     async fn take_tokens(
@@ -279,8 +279,7 @@ impl Store for PgStore {
             // Both ends are set as delays from the database's now: the
             // consumer's clock measured only how long the receiver asked for.
             if let Some(delay) = decision.pause_delay() {
-                let end = destinations::PauseEnd::After(delay);
-                destinations::pause_on(self, conn, destination, end).await?;
+                destinations::pause_on(self, conn, destination, delay).await?;
             }
             let end = transitions::EndAttempt::of(decision);
             transitions::end_attempt_on(self, conn, lease, end).await

@@ -68,24 +68,40 @@ INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'fenced', NULL, coalesce($11, now()))
 "#;
 
+/// Hands the lease back without counting an attempt. The row is due again
+/// no earlier than `$4` ms after now and never before its destination's
+/// pause ends (`GREATEST` ignores NULLs). When that is past its retry
+/// horizon, the row fails with `retry_horizon` instead: a task that keeps
+/// being handed back (a payload no process can open, a destination that
+/// stays paused) ends rather than looping forever, judged on the
+/// database's clock.
 const RELEASE_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($3, now()) AS now)
+WITH clock AS (SELECT coalesce($3, now()) AS now),
+target AS (
+    SELECT t.id,
+           GREATEST(t.available_at, clock.now + $4 * interval '1 millisecond',
+                    (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id))
+               AS due,
+           t.retry_horizon_at AS horizon
+    FROM tasks t, clock
+    WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
+)
 UPDATE tasks t
 -- pending again when the attempt handed back was the first since scheduling
 -- or the last replay; retry_wait when earlier ones had been made.
-SET state = CASE WHEN t.attempt_count - 1 > t.attempts_before_replay
-                 THEN 'retry_wait' ELSE 'pending' END::task_state,
+SET state = CASE WHEN target.due > target.horizon THEN 'failed'
+                 WHEN t.attempt_count - 1 > t.attempts_before_replay THEN 'retry_wait'
+                 ELSE 'pending' END::task_state,
     attempt_count = t.attempt_count - 1,
     lease_token = NULL,
     lease_owner = NULL,
     lease_expires_at = NULL,
-    -- GREATEST ignores NULLs: a paused destination's task is never handed
-    -- back due before the pause ends.
-    available_at = GREATEST(t.available_at, clock.now + $4 * interval '1 millisecond',
-                            (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id)),
+    available_at = target.due,
+    failure_reason = CASE WHEN target.due > target.horizon THEN 'retry_horizon' END,
+    finalized_at = CASE WHEN target.due > target.horizon THEN clock.now END,
     updated_at = clock.now
-FROM clock
-WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
+FROM clock, target
+WHERE t.id = target.id AND t.state = 'leased' AND t.lease_token = $2
 "#;
 
 const EXTEND_SQL: &str = r#"

@@ -152,10 +152,10 @@ impl Claimer {
     }
 
     /// Listens for NOTIFY on a connection of its own: scheduled work wakes
-    /// the claimer, a destination pause goes to the supervisor. On any
-    /// error it falls back to polling alone, which is correct, only slower
-    /// to react (a sender still reads the destination's row right before
-    /// each request).
+    /// the claimer, a destination pause goes to the supervisor. A lost
+    /// connection is re-established with backoff; meanwhile polling alone
+    /// is correct, only slower to react (a sender still reads the
+    /// destination's row right before each request).
     fn listen(&self, ctx: &mut Context<Self>) {
         let store = self.shared.store.clone();
         let region = self.shared.region;
@@ -164,22 +164,33 @@ impl Claimer {
         let log = self.shared.log.clone();
         ctx.spawn(
             async move {
-                let mut wakeups = match Wakeups::connect(&store).await {
-                    Ok(l) => l,
-                    Err(e) => {
-                        warn!(log, "LISTEN unavailable; polling only"; "error" => %crate::error_chain(&e));
-                        return;
-                    }
-                };
+                let mut wait = Duration::from_millis(500);
                 loop {
-                    match wakeups.next().await {
-                        Ok(Wakeup::DueWork(r)) if r == region => me.do_send(Poll),
-                        Ok(Wakeup::DueWork(_)) => {}
-                        Ok(Wakeup::Destination(id)) => supervisor.do_send(DestinationChanged(id)),
-                        Err(_) => break,
+                    match Wakeups::connect(&store).await {
+                        Ok(mut wakeups) => {
+                            wait = Duration::from_millis(500);
+                            // Anything missed while disconnected.
+                            me.do_send(Poll);
+                            loop {
+                                match wakeups.next().await {
+                                    Ok(Wakeup::DueWork(r)) if r == region => me.do_send(Poll),
+                                    Ok(Wakeup::DueWork(_)) => {}
+                                    Ok(Wakeup::Destination(id)) => {
+                                        supervisor.do_send(DestinationChanged(id))
+                                    }
+                                    Err(_) => break,
+                                }
+                            }
+                            warn!(log, "LISTEN connection lost; polling until it is back");
+                        }
+                        Err(e) => {
+                            warn!(log, "LISTEN unavailable; polling until it is back";
+                                  "error" => %crate::error_chain(&e));
+                        }
                     }
+                    actix_rt::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(30));
                 }
-                warn!(log, "LISTEN connection lost; polling only");
             }
             .into_actor(self),
         );

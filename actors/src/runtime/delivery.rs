@@ -34,9 +34,14 @@ pub enum DeliveryFailure {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The outcome could not be committed within the lease. The lease will
-    /// expire and another attempt follow; a pause stays in force here.
+    /// expire and another attempt follow; the receiver's pause, if it asked
+    /// for one, holds here until `pause` and is still to be committed.
     #[error("the outcome could not be recorded within the lease")]
-    Unrecorded(#[source] StoreError),
+    Unrecorded {
+        #[source]
+        source: StoreError,
+        pause: Option<Instant>,
+    },
     #[error(transparent)]
     Injected(#[from] Injected),
     #[error("destination {0} no longer exists")]
@@ -66,8 +71,9 @@ pub async fn deliver(
         // actor over and over.
         Err(StoreError::Payload(e)) => {
             error!(log, "cannot open the payload; handing the task back"; "error" => %e);
-            let later = Some(chrono::Duration::minutes(1));
-            let gate = policy::hand_back(task, later, shared.wall.now());
+            let gate = Gate::HandBack {
+                after: Some(chrono::Duration::minutes(1)),
+            };
             return Ok(apply(&shared, &claimed, &gate, &log).await?);
         }
         Err(e) => return Err(e.into()),
@@ -92,7 +98,6 @@ pub async fn deliver(
             .map(chrono_saturating),
         lease_left: chrono_saturating(lease_ends.get().saturating_duration_since(Instant::now())),
         lease_needed: chrono_saturating(shared.send_timeout() + shared.finish_margin()),
-        now: shared.wall.now(),
     };
     let gate = policy::before_send(&seen, &shared.policy);
     if gate != Gate::Send {
@@ -143,7 +148,15 @@ pub async fn deliver(
         );
     }
     let destination = &task.destination_id;
-    let outcome = finish(&shared, destination, &lease, &decision, &lease_ends, &log).await?;
+    let outcome = finish(&shared, destination, &lease, &decision, &lease_ends, &log)
+        .await
+        .map_err(|source| DeliveryFailure::Unrecorded {
+            source,
+            pause: decision
+                .pause_delay()
+                .and_then(|d| d.to_std().ok())
+                .and_then(|d| received.checked_add(d)),
+        })?;
     report(&shared, &log, outcome, &decision);
     failpoint::hit(failpoint::AFTER_FINISH)?;
     Ok(Delivered::Finished)
@@ -161,6 +174,7 @@ async fn apply(
     match gate {
         Gate::Send => Ok(Delivered::HandedBack),
         Gate::HandBack { after } => {
+            // Past its retry horizon the store fails it instead.
             shared.store.release(&lease, *after).await?;
             RuntimeStats::bump(&shared.stats.released);
             info!(log, "handed back unsent";
@@ -182,8 +196,9 @@ fn chrono_saturating(d: Duration) -> chrono::Duration {
     chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
 }
 
-/// Commits the decision, retrying a failed write while the lease lasts and
-/// extending the lease while a slow write is under way.
+/// Commits the decision, retrying a failed write while the lease lasts
+/// (and at most a few leases in all, since the heartbeat keeps extending
+/// it) and extending the lease while a slow write is under way.
 async fn finish(
     shared: &Shared,
     destination: &DestinationId,
@@ -191,19 +206,23 @@ async fn finish(
     decision: &Decision,
     lease_ends: &Rc<Cell<Instant>>,
     log: &slog::Logger,
-) -> Result<TransitionOutcome, DeliveryFailure> {
+) -> Result<TransitionOutcome, StoreError> {
+    let give_up = Instant::now() + shared.lease() * 3;
     let commit = async {
         let mut wait = Duration::from_millis(50);
         loop {
             match shared.store.finish(lease, destination, decision).await {
                 Ok(outcome) => return Ok(outcome),
-                Err(e) if lease_ends.get().saturating_duration_since(Instant::now()) > wait => {
+                Err(e)
+                    if lease_ends.get().saturating_duration_since(Instant::now()) > wait
+                        && Instant::now() + wait < give_up =>
+                {
                     warn!(log, "could not record the outcome; trying again";
                           "error" => %crate::error_chain(&e));
                     actix_rt::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(1));
                 }
-                Err(e) => return Err(DeliveryFailure::Unrecorded(e)),
+                Err(e) => return Err(e),
             }
         }
     };

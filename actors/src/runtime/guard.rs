@@ -39,6 +39,23 @@ pub fn step<A: Guarded, R>(
     }
 }
 
+/// Runs `body`; if it panics, logs it and carries on. For the region's
+/// supervisor, which nothing restarts: what it holds (addresses of the
+/// actors it supervises) is not left half-changed by a routing step, and
+/// a task dropped by a panic frees its slot and is reclaimed when its
+/// lease expires.
+pub fn survive<A: Guarded>(
+    actor: &mut A,
+    ctx: &mut Context<A>,
+    body: impl FnOnce(&mut A, &mut Context<A>),
+) {
+    if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| body(&mut *actor, &mut *ctx)))
+    {
+        error!(actor.log(), "actor panicked; carrying on";
+               "actor" => actor.name(), "panic" => message(&*panic));
+    }
+}
+
 /// The future's output, or `Err(Panicked)` if it panicked.
 pub fn caught<F: Future>(future: F) -> impl Future<Output = Result<F::Output, Panicked>> {
     AssertUnwindSafe(future)

@@ -1,23 +1,25 @@
 //! A Sender: carries claimed tasks through [`deliver`] (many at once, each
 //! in its own future) and keeps track of what it holds.
 //!
-//! A sender that fails (an error it cannot handle, a failpoint, a panic)
-//! stops; its supervisor restarts it after a backoff, and the tasks it held
-//! go back to the database at once so another attempt can start without
-//! waiting for the lease to expire. The idempotency key makes the possible
-//! duplicate safe.
+//! Each delivery runs detached from the actor and reports back when it
+//! ends. A delivery that fails in a way the sender cannot handle (a
+//! failpoint, a panic) goes back to the database at once, so another
+//! attempt can start without waiting for the lease to expire (the
+//! idempotency key makes the possible duplicate safe), and the sender is
+//! restarted after a backoff; the other deliveries run on.
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use remit::domain::DestinationId;
 use remit::store::Store;
 use slog::{error, warn};
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::delivery::{deliver, DeliveryFailure};
+use super::delivery::{deliver, Delivered, DeliveryFailure};
 use super::guard::{self, Guarded};
 use super::messages::{Abandon, Deliver, Wake, Work};
 use super::throttle::release;
@@ -69,55 +71,89 @@ impl Sender {
         }
     }
 
-    /// Hands back everything held (on restart or abandon): tasks not yet
-    /// sent are released; tasks that may have reached the receiver are
-    /// abandoned, which counts the attempt.
+    /// Hands back everything held (shutdown past its grace period): tasks
+    /// not yet sent are released; tasks that may have reached the receiver
+    /// are abandoned, which counts the attempt.
     fn release_held(&mut self) {
         for (_, held) in self.held.drain() {
             hand_back(&self.shared, held);
         }
     }
 
-    fn finished(
-        &mut self,
-        number: u64,
-        result: Result<(), DeliveryFailure>,
-        ctx: &mut Context<Self>,
-    ) {
+    fn finished(&mut self, Ended { number, result }: Ended, ctx: &mut Context<Self>) {
         let Some(held) = self.held.remove(&number) else {
+            // Handed back already (shutdown gave up on it).
             return;
         };
         let task = held.work.claimed.task.id;
-        match result {
-            Ok(()) => {
+        let failure = match result {
+            Ok(Ok(_)) => {
                 self.shared.health.recovered(&self.name);
                 held.throttle.do_send(Wake);
+                return;
             }
+            Ok(Err(failure)) => failure,
+            Err(panic) => {
+                error!(self.shared.log, "a delivery panicked; restarting the sender";
+                       "sender" => &self.name, "task" => %task, "panic" => %panic);
+                hand_back(&self.shared, held);
+                ctx.stop();
+                return;
+            }
+        };
+        match failure {
             // A database error before the request belongs to this task
             // alone: hand it back and keep the other requests going.
-            Err(DeliveryFailure::Store(e)) => {
+            DeliveryFailure::Store(e) => {
                 warn!(self.shared.log, "could not carry the task through; handing it back";
                       "task" => %task, "error" => %crate::error_chain(&e));
                 hand_back(&self.shared, held);
             }
             // The outcome could not be written: leave the lease to expire
             // rather than hand the task back due before a receiver's
-            // deadline. A pause stays in force in this process.
-            Err(e @ DeliveryFailure::Unrecorded(_)) => {
+            // deadline, and keep trying to commit the receiver's pause so
+            // no process sends inside it.
+            DeliveryFailure::Unrecorded { source, pause } => {
                 error!(self.shared.log, "outcome not recorded; the lease will expire";
-                       "task" => %task, "error" => %crate::error_chain(&e));
+                       "task" => %task, "error" => %crate::error_chain(&source));
+                if let Some(until) = pause {
+                    keep_pausing(&self.shared, held.work.destination().clone(), until);
+                }
                 held.throttle.do_send(Wake);
             }
-            Err(e) => {
+            e => {
                 error!(self.shared.log, "send failed; restarting the sender";
                        "task" => %task, "error" => %crate::error_chain(&e));
-                // Back into the map: the restart hands it back along with
-                // every other send this actor had under way.
-                self.held.insert(number, held);
+                hand_back(&self.shared, held);
                 ctx.stop();
             }
         }
     }
+}
+
+/// Commits a receiver's pause that the finish could not, retrying until it
+/// is in the database or has ended. This process holds it meanwhile.
+fn keep_pausing(shared: &Shared, destination: DestinationId, until: Instant) {
+    let shared = shared.clone();
+    actix_rt::spawn(async move {
+        let mut wait = Duration::from_millis(100);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let pause = chrono::Duration::from_std(left).unwrap_or(chrono::Duration::MAX);
+            match shared.store.pause_destination(&destination, pause).await {
+                Ok(_) => return,
+                Err(e) => {
+                    warn!(shared.log, "could not record the destination's pause; trying again";
+                          "destination" => %destination, "error" => %crate::error_chain(&e));
+                    actix_rt::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    });
 }
 
 /// Gives one held task back to the database: released if its request never
@@ -173,9 +209,10 @@ impl Supervised for Sender {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         RuntimeStats::bump(&self.shared.stats.restarts);
         self.backoff = Some(self.shared.health.restarted(&self.name));
+        // Deliveries under way run on by themselves and report back to the
+        // restarted actor; only the failed one was handed back.
         warn!(self.shared.log, "sender restarting"; "sender" => &self.name,
-              "releasing" => self.held.len(), "backoff_ms" => self.backoff.unwrap_or_default().as_millis());
-        self.release_held();
+              "under_way" => self.held.len(), "backoff_ms" => self.backoff.unwrap_or_default().as_millis());
     }
 }
 
@@ -213,30 +250,39 @@ impl Sender {
                 sent,
             },
         );
-        guard::caught(attempt)
-            .into_actor(self)
-            .map(move |result, this, ctx| {
-                let result = match result {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(e)) => Err(e),
-                    Err(panic) => {
-                        error!(this.shared.log, "a delivery panicked; restarting the sender";
-                               "sender" => &this.name, "panic" => %panic);
-                        ctx.stop();
-                        return;
-                    }
-                };
-                guard::step(this, ctx, |this, ctx| this.finished(number, result, ctx));
-            })
-            .spawn(ctx);
+        // Detached from this actor's context, so a restart (another
+        // delivery's panic) cannot cancel a delivery mid-finish: each
+        // reports back to whichever incarnation holds the address.
+        let me = ctx.address();
+        actix_rt::spawn(async move {
+            let result = guard::caught(attempt).await;
+            me.do_send(Ended { number, result });
+        });
+    }
+}
+
+/// A delivery's future ended; sent back to its sender.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Ended {
+    number: u64,
+    result: Result<Result<Delivered, DeliveryFailure>, guard::Panicked>,
+}
+
+impl Handler<Ended> for Sender {
+    type Result = ();
+
+    fn handle(&mut self, ended: Ended, ctx: &mut Context<Self>) {
+        guard::step(self, ctx, |this, ctx| this.finished(ended, ctx));
     }
 }
 
 impl Handler<Abandon> for Sender {
     type Result = ();
 
-    fn handle(&mut self, _: Abandon, ctx: &mut Context<Self>) {
+    /// Shutdown past its grace period: hand back whatever is still under
+    /// way; a delivery that ends later finds its entry gone.
+    fn handle(&mut self, _: Abandon, _: &mut Context<Self>) {
         self.release_held();
-        ctx.stop();
     }
 }

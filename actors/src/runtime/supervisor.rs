@@ -105,7 +105,7 @@ impl Handler<Route> for RegionSupervisor {
     type Result = ();
 
     fn handle(&mut self, Route(work): Route, ctx: &mut Context<Self>) {
-        guard::step(self, ctx, |this, _| {
+        guard::survive(self, ctx, |this, _| {
             if this.draining {
                 release(&this.shared, vec![work], None);
                 return;
@@ -167,18 +167,20 @@ impl Handler<Shutdown> for RegionSupervisor {
         let grace = Duration::from_millis(shared.config.shutdown.grace_ms);
         Box::pin(
             async move {
-                if let Some(claimer) = claimer {
-                    let _ = claimer.send(Drain).await;
-                }
-                for throttle in &throttles {
-                    let _ = throttle.send(Drain).await;
-                }
-                info!(shared.log, "shutting down: waiting for in-flight sends";
-                      "held" => shared.capacity.held());
-                if tokio::time::timeout(grace, shared.capacity.drained())
-                    .await
-                    .is_err()
-                {
+                // One deadline for the whole drain: a claim stuck on a dead
+                // database connection must not hold shutdown up.
+                let drain = async {
+                    if let Some(claimer) = claimer {
+                        let _ = claimer.send(Drain).await;
+                    }
+                    for throttle in &throttles {
+                        let _ = throttle.send(Drain).await;
+                    }
+                    info!(shared.log, "shutting down: waiting for in-flight sends";
+                          "held" => shared.capacity.held());
+                    shared.capacity.drained().await;
+                };
+                if tokio::time::timeout(grace, drain).await.is_err() {
                     warn!(shared.log, "grace period over; releasing the rest";
                           "held" => shared.capacity.held());
                     for sender in &senders {

@@ -152,8 +152,9 @@ impl Store for MemStore {
     async fn pause_destination(
         &self,
         id: &DestinationId,
-        until: DateTime<Utc>,
+        pause: Duration,
     ) -> Result<DateTime<Utc>, StoreError> {
+        let until = later(self.now(), pause);
         let mut state = self.state.lock();
         let record = state
             .destinations
@@ -425,10 +426,16 @@ impl Store for MemStore {
         task.lease_token = None;
         task.lease_owner = None;
         task.lease_expires_at = None;
-        task.available_at = [after.map(|d| now + d), paused_until]
+        task.available_at = [after.map(|d| later(now, d)), paused_until]
             .into_iter()
             .flatten()
             .fold(task.available_at, DateTime::max);
+        // As RELEASE_SQL: due past its horizon, it fails instead.
+        if task.available_at > task.retry_horizon_at {
+            task.state = TaskState::Failed;
+            task.failure_reason = Some(FailureReason::RetryHorizon.code());
+            task.finalized_at = Some(now);
+        }
         task.updated_at = now;
         Ok(TransitionOutcome::Applied)
     }
@@ -442,18 +449,14 @@ impl Store for MemStore {
         decision: &Decision,
     ) -> Result<TransitionOutcome, StoreError> {
         let now = self.now();
-        let after = |delay: Duration| {
-            now.checked_add_signed(delay)
-                .unwrap_or(DateTime::<Utc>::MAX_UTC)
-        };
         if let Some(delay) = decision.pause_delay() {
-            self.pause_destination(destination, after(delay)).await?;
+            self.pause_destination(destination, delay).await?;
         }
         match &decision.transition {
             Transition::Deliver => self.mark_delivered(lease, &decision.record).await,
             Transition::RetryWait { .. } => {
                 let delay = decision.retry_delay().unwrap_or_else(Duration::zero);
-                self.move_to_retry_wait(lease, after(delay), &decision.record)
+                self.move_to_retry_wait(lease, later(now, delay), &decision.record)
                     .await
             }
             Transition::Fail(reason) => self.fail(lease, reason, &decision.record).await,
@@ -474,4 +477,11 @@ impl Store for MemStore {
         task.updated_at = now;
         Ok(TransitionOutcome::Applied)
     }
+}
+
+/// `now + delay`, saturating: the in-memory model clamps where PostgreSQL
+/// clamps a delay to a century.
+fn later(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+    now.checked_add_signed(delay)
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }

@@ -250,7 +250,6 @@ impl World {
             pause_left,
             lease_left: claimed.lease_expires_at - now,
             lease_needed: Duration::seconds(SEND_TIMEOUT + FINISH_MARGIN),
-            now: now + self.consumers[c].skew,
         };
         before_send(&seen, &self.policy)
     }

@@ -264,9 +264,10 @@ pub async fn pauses_hold_a_destination<H: Harness>(h: &H) {
     task(h, "h1", &held, Region::Us).await;
     task(h, "f1", &free, Region::Us).await;
     let until = t0() + Duration::seconds(120);
-    assert_eq!(s.pause_destination(&held, until).await.unwrap(), until);
+    let pause = Duration::seconds(120);
+    assert_eq!(s.pause_destination(&held, pause).await.unwrap(), until);
     assert_eq!(
-        s.pause_destination(&held, t0()).await.unwrap(),
+        s.pause_destination(&held, Duration::zero()).await.unwrap(),
         until,
         "the later pause wins"
     );
@@ -278,7 +279,7 @@ pub async fn pauses_hold_a_destination<H: Harness>(h: &H) {
     assert!(claimed.iter().any(|c| c.task.destination_id == held));
     let ghost = DestinationId::new("ghost").unwrap();
     assert!(matches!(
-        s.pause_destination(&ghost, t0()).await,
+        s.pause_destination(&ghost, Duration::zero()).await,
         Err(StoreError::NotFound { .. })
     ));
 }
@@ -480,4 +481,47 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
         .unwrap();
     assert_eq!(claimed.len(), 1, "one task due");
     claimed.remove(0)
+}
+
+pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::Us).await;
+    let first = task(h, "r1", &d, Region::Us).await;
+    let second = task(h, "r2", &d, Region::Us).await;
+    let claimed = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    let lease_of = |id| {
+        claimed
+            .iter()
+            .find(|c| c.task.id == id)
+            .map(|c| c.lease())
+            .unwrap()
+    };
+
+    // Paused by a sibling's receiver: handed back due when the pause ends,
+    // not at once, and not counted.
+    let pause = Duration::seconds(120);
+    s.pause_destination(&d, pause).await.unwrap();
+    assert_eq!(
+        s.release(&lease_of(first), None).await.unwrap(),
+        TransitionOutcome::Applied
+    );
+    let row = s.task(first).await.unwrap().unwrap();
+    assert_eq!(
+        (row.state, row.attempt_count, row.available_at),
+        (TaskState::Pending, 0, t0() + pause)
+    );
+
+    // A pause that outlasts the horizon: the hand-back ends the task.
+    let horizon = s.task(second).await.unwrap().unwrap().retry_horizon_at;
+    s.pause_destination(&d, horizon - t0() + Duration::seconds(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.release(&lease_of(second), None).await.unwrap(),
+        TransitionOutcome::Applied
+    );
+    let row = s.task(second).await.unwrap().unwrap();
+    assert_eq!(row.state, TaskState::Failed);
+    assert_eq!(row.failure_reason.as_deref(), Some("retry_horizon"));
+    assert!(row.finalized_at.is_some());
 }

@@ -87,4 +87,5 @@ both!(
     the_token_bucket_is_shared,
     replay_and_reconcile,
     replay_keeps_attempt_numbers_rising,
+    a_hand_back_waits_for_the_pause_and_ends_at_the_horizon,
 );
