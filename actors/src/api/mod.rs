@@ -158,6 +158,11 @@ async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
             RuntimeStats::read(&r.released),
         ),
         (
+            "remit_paused_total",
+            "Requests held back because their destination was paused.",
+            RuntimeStats::read(&r.paused),
+        ),
+        (
             "remit_actor_restarts_total",
             "Actors restarted by a supervisor.",
             RuntimeStats::read(&r.restarts),
