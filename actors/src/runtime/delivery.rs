@@ -115,16 +115,15 @@ pub async fn deliver(
     failpoint::hit(failpoint::BEFORE_SEND)?;
     sent.set(true);
     let started_at = shared.wall.now();
-    let (response, server_date) = transport::exchange(
-        &client,
-        &shared.egress,
-        &target.destination.url,
+    let webhook = transport::Webhook {
+        url: &target.destination.url,
         task,
-        &payload,
-        secret.as_deref(),
-        (shared.send_timeout(), shared.config.send.max_response_bytes),
-    )
-    .await;
+        payload: &payload,
+        signing_key: secret.as_deref(),
+    };
+    let limits = (shared.send_timeout(), shared.config.send.max_response_bytes);
+    let (response, server_date) =
+        transport::exchange(&client, &shared.egress, webhook, limits).await;
     let received_at = shared.wall.now();
     let received = Instant::now();
     failpoint::hit(failpoint::AFTER_RESPONSE)?;

@@ -40,17 +40,24 @@ pub type Reply = (Response, Option<DateTime<Utc>>);
 pub async fn exchange(
     client: &awc::Client,
     egress: &Egress,
-    url: &url::Url,
-    task: &Task,
-    payload: &Payload,
-    signing_key: Option<&[u8]>,
+    webhook: Webhook<'_>,
     limits: (Duration, usize),
 ) -> Reply {
     let (deadline, max_body) = limits;
-    let request = post(client, egress, url, task, payload, signing_key, max_body);
+    let request = post(client, egress, webhook, max_body);
     actix_rt::time::timeout(deadline, request)
         .await
         .unwrap_or((Err(TransportError::Timeout), None))
+}
+
+/// One webhook to send: where, which task, what, and the signing key when
+/// the destination has a secret.
+#[derive(Debug, Clone, Copy)]
+pub struct Webhook<'a> {
+    pub url: &'a url::Url,
+    pub task: &'a Task,
+    pub payload: &'a Payload,
+    pub signing_key: Option<&'a [u8]>,
 }
 
 /// POSTs the payload with the task's stable key and, when the destination
@@ -59,12 +66,15 @@ pub async fn exchange(
 async fn post(
     client: &awc::Client,
     egress: &Egress,
-    url: &url::Url,
-    task: &Task,
-    payload: &Payload,
-    signing_key: Option<&[u8]>,
+    webhook: Webhook<'_>,
     max_body: usize,
 ) -> Reply {
+    let Webhook {
+        url,
+        task,
+        payload,
+        signing_key,
+    } = webhook;
     // A literal address never reaches the resolver, and the scheme is not
     // its business: both are judged here.
     if egress.check_url(url).is_err() {

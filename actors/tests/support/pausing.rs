@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use actix_web::{web, HttpRequest, HttpResponse};
 use parking_lot::Mutex;
 
 /// How long each pause lasts (the Retry-After it answers with).
@@ -53,27 +53,11 @@ impl PausingReceiver {
             every: every.max(1),
             log: Arc::default(),
         };
-        let (tx, rx) = std::sync::mpsc::channel();
         let server_state = state.clone();
-        std::thread::spawn(move || {
-            actix_rt::System::new().block_on(async move {
-                let server = HttpServer::new(move || {
-                    App::new()
-                        .app_data(web::Data::new(server_state.clone()))
-                        .default_service(web::to(answer))
-                })
-                .workers(2)
-                .disable_signals()
-                .bind("127.0.0.1:0")
-                .expect("bind the receiver");
-                let addr = server.addrs()[0];
-                let server = server.run();
-                tx.send((addr, server.handle()))
-                    .expect("report the address");
-                let _ = server.await;
-            });
+        let (addr, handle) = super::receiver::serve(move |app| {
+            app.app_data(web::Data::new(server_state.clone()))
+                .default_service(web::to(answer));
         });
-        let (addr, handle) = rx.recv().expect("receiver started");
         Self {
             addr,
             state,

@@ -96,27 +96,11 @@ impl Receiver {
             log: Arc::default(),
             arrived: Arc::new(Notify::new()),
         };
-        let (tx, rx) = std::sync::mpsc::channel();
         let server_state = state.clone();
-        std::thread::spawn(move || {
-            actix_rt::System::new().block_on(async move {
-                let server = HttpServer::new(move || {
-                    App::new()
-                        .app_data(web::Data::new(server_state.clone()))
-                        .default_service(web::to(answer))
-                })
-                .workers(2)
-                .disable_signals()
-                .bind("127.0.0.1:0")
-                .expect("bind the receiver");
-                let addr = server.addrs()[0];
-                let server = server.run();
-                tx.send((addr, server.handle()))
-                    .expect("report the address");
-                let _ = server.await;
-            });
+        let (addr, handle) = serve(move |app| {
+            app.app_data(web::Data::new(server_state.clone()))
+                .default_service(web::to(answer));
         });
-        let (addr, handle) = rx.recv().expect("receiver started");
         Self {
             addr,
             state,
@@ -171,6 +155,30 @@ impl Receiver {
             }
         }
     }
+}
+
+/// Serves the routes `configure` sets up on 127.0.0.1:0, on a thread and
+/// actix system of its own, so it answers even while a test blocks.
+pub fn serve<F>(configure: F) -> (SocketAddr, actix_web::dev::ServerHandle)
+where
+    F: Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        actix_rt::System::new().block_on(async move {
+            let server = HttpServer::new(move || App::new().configure(configure.clone()))
+                .workers(2)
+                .disable_signals()
+                .bind("127.0.0.1:0")
+                .expect("bind the receiver");
+            let addr = server.addrs()[0];
+            let server = server.run();
+            tx.send((addr, server.handle()))
+                .expect("report the address");
+            let _ = server.await;
+        });
+    });
+    rx.recv().expect("receiver started")
 }
 
 impl Drop for Receiver {
