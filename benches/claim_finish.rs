@@ -80,6 +80,7 @@ async fn run(url: &str, consumers: u32, batch: u32) {
                     lease: Duration::seconds(60),
                     limit: batch,
                     per_destination_cap: batch,
+                    skip: Vec::new(),
                 };
                 let mut done = 0usize;
                 loop {

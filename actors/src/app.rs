@@ -15,7 +15,7 @@ use slog::info;
 use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
 use crate::runtime::{
-    Capacity, Health, Pauses, RegionSupervisor, RuntimeStats, Shared, Shutdown, WallClock,
+    Capacity, Health, Holds, RegionSupervisor, RuntimeStats, Shared, Shutdown, WallClock,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -124,7 +124,8 @@ impl Runtime {
             egress: egress.clone(),
             log: log.clone(),
             capacity: capacity.clone(),
-            pauses: Pauses::default(),
+            pauses: Holds::default(),
+            busy: Holds::default(),
             health: health.clone(),
             wall,
             stats: stats.clone(),

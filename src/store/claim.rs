@@ -2,7 +2,7 @@
 //! region, a bounded number per destination, and logs the attempts it took
 //! over from consumers whose leases ran out.
 
-use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
@@ -36,6 +36,7 @@ open_destinations AS (
     WHERE d.region = $2
       AND d.enabled
       AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
+      AND d.id <> ALL($7)
       -- Each probe reads the head of a partial index: the earliest due
       -- row, then the earliest lease expiry. (available_at >= not_before
       -- is a CHECK, so an available row is past its deadline too.)
@@ -132,6 +133,7 @@ pub(super) async fn claim_due(
         .bind::<BigInt, _>(request.lease.num_milliseconds().max(1))
         .bind::<Integer, _>(clamp(request.limit))
         .bind::<Integer, _>(clamp(request.per_destination_cap))
+        .bind::<Array<Text>, _>(request.skip.iter().map(|d| d.as_str()).collect::<Vec<_>>())
         .load(&mut conn)
         .await?;
 

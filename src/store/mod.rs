@@ -81,6 +81,10 @@ pub struct ClaimRequest {
     /// Most rows of one destination in one claim, so that one busy
     /// destination cannot take every slot.
     pub per_destination_cap: u32,
+    /// Destinations this consumer cannot start anything for soon (paused,
+    /// or at their in-flight cap): their rows are left to others or later,
+    /// instead of being claimed only to be handed back.
+    pub skip: Vec<DestinationId>,
 }
 
 /// The result of `schedule`.

@@ -46,6 +46,7 @@ async fn one_claim_reaches_every_destination_with_work() {
             lease: chrono::Duration::seconds(30),
             limit: 64,
             per_destination_cap: 16,
+            skip: Vec::new(),
         })
         .await
         .unwrap();
@@ -76,6 +77,7 @@ async fn the_per_destination_cap_holds_even_when_alone() {
             lease: chrono::Duration::seconds(30),
             limit: 64,
             per_destination_cap: 5,
+            skip: Vec::new(),
         })
         .await
         .unwrap();

@@ -196,5 +196,6 @@ pub fn claim(region: Region, consumer: &str, limit: u32) -> ClaimRequest {
         lease: Duration::seconds(30),
         limit,
         per_destination_cap: limit,
+        skip: Vec::new(),
     }
 }

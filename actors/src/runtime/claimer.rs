@@ -56,6 +56,16 @@ impl Claimer {
         self.next_poll = Some(ctx.notify_later(Poll, after));
     }
 
+    /// Destinations whose tasks would only come back unsent now: paused,
+    /// or with a throttle that cannot start more soon.
+    fn skipped(&self) -> Vec<remit::domain::DestinationId> {
+        let mut skip = self.shared.pauses.held_now();
+        skip.extend(self.shared.busy.held_now());
+        skip.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        skip.dedup();
+        skip
+    }
+
     fn claim(&mut self, ctx: &mut Context<Self>) {
         if self.claiming || self.draining {
             return;
@@ -76,6 +86,7 @@ impl Claimer {
                 .unwrap_or(u32::MAX)
                 .min(config.claim.batch_size),
             per_destination_cap: config.claim.per_destination_cap,
+            skip: self.skipped(),
         };
         self.claiming = true;
         let store = self.shared.store.clone();

@@ -9,7 +9,7 @@ use remit::domain::Region;
 use remit::policy::RetryPolicy;
 use remit::store::PgStore;
 
-use super::{Capacity, Health, Pauses, WallClock};
+use super::{Capacity, Health, Holds, WallClock};
 use crate::config::Config;
 use crate::egress::Egress;
 
@@ -53,7 +53,10 @@ pub struct Shared {
     pub egress: Arc<Egress>,
     pub log: slog::Logger,
     pub capacity: Capacity,
-    pub pauses: Pauses,
+    /// Destination pauses this process knows of.
+    pub pauses: Holds,
+    /// Destinations this process cannot start anything for soon.
+    pub busy: Holds,
     pub health: Health,
     pub wall: WallClock,
     pub stats: Arc<RuntimeStats>,

@@ -176,6 +176,8 @@ impl Throttle {
             let position = u32::try_from(self.queue.len()).unwrap_or(u32::MAX);
             let eta = wait
                 .saturating_add(per_token(&self.limits).saturating_mul(position.saturating_sub(1)));
+            // Claiming more of it before then would only bring it back.
+            self.shared.busy.hold(&self.destination, eta);
             self.release_all(Some(eta));
             return;
         }
@@ -194,7 +196,9 @@ impl Throttle {
         let waited = Instant::now().saturating_duration_since(head.claimed_at);
         let Some(left) = self.shared.max_hold().checked_sub(waited) else {
             // The requests under way may take up to the send timeout.
-            self.release_all(Some(self.shared.send_timeout()));
+            let timeout = self.shared.send_timeout();
+            self.shared.busy.hold(&self.destination, timeout);
+            self.release_all(Some(timeout));
             return;
         };
         self.wake = Some(ctx.run_later(left, |this, ctx| {

@@ -22,7 +22,10 @@ impl MemStore {
             .values()
             .filter(|d| {
                 let d = &d.destination;
-                d.region == request.region && d.enabled && d.paused_until.is_none_or(|p| p <= now)
+                d.region == request.region
+                    && d.enabled
+                    && d.paused_until.is_none_or(|p| p <= now)
+                    && !request.skip.contains(&d.id)
             })
             .map(|d| d.destination.id.clone())
             .collect();

@@ -20,6 +20,7 @@ impl World {
             lease: Duration::seconds(LEASE),
             limit: self.rng.random_range(1..8),
             per_destination_cap: self.rng.random_range(1..4),
+            skip: Vec::new(),
         };
         let now = self.now();
         for claimed in self.store.claim_due(&request).await.unwrap() {

@@ -525,3 +525,24 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>
     assert_eq!(row.failure_reason.as_deref(), Some("retry_horizon"));
     assert!(row.finalized_at.is_some());
 }
+
+pub async fn a_claim_skips_the_destinations_it_names<H: Harness>(h: &H) {
+    let s = h.store();
+    let busy = destination(h, "busy", Region::Us).await;
+    let free = destination(h, "free", Region::Us).await;
+    task(h, "b1", &busy, Region::Us).await;
+    task(h, "f1", &free, Region::Us).await;
+    let mut request = claim(Region::Us, "c", 5);
+    request.skip = vec![busy.clone()];
+    let claimed = s.claim_due(&request).await.unwrap();
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|c| c.task.destination_id.clone())
+            .collect::<Vec<_>>(),
+        [free]
+    );
+    let claimed = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    assert_eq!(claimed.len(), 1, "left for a claim that does not skip it");
+    assert_eq!(claimed[0].task.destination_id, busy);
+}

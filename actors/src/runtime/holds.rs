@@ -1,10 +1,13 @@
-//! The destination pauses this process knows of, on its own monotonic
-//! clock: from a 429 it received itself (known before the finish commits)
-//! and from pauses other processes committed (learned by NOTIFY). Every
-//! request checks here right before it starts, together with the
-//! destination's row, which stays the authority.
+//! Destinations this process holds until some time, on its own monotonic
+//! clock. Two sets of them:
+//! - pauses: from a 429 it received itself (known before the finish
+//!   commits) and from pauses other processes committed (learned by
+//!   NOTIFY). Every request checks here right before it starts, together
+//!   with the destination's row, which stays the authority;
+//! - busy destinations: at their in-flight cap, or out of tokens, so that
+//!   claimed work would only be handed back. The claimer skips both.
 //!
-//! Pauses are kept as "this long from when we learned it" rather than as
+//! Holds are kept as "this long from when we learned it" rather than as
 //! wall-clock instants, so a host whose clock is off cannot end one early.
 
 use std::cell::RefCell;
@@ -15,12 +18,12 @@ use std::time::{Duration, Instant};
 use remit::domain::DestinationId;
 
 #[derive(Debug, Clone, Default)]
-pub struct Pauses {
+pub struct Holds {
     until: Rc<RefCell<HashMap<DestinationId, Instant>>>,
 }
 
-impl Pauses {
-    /// Holds the destination for `left` from now; a later pause wins.
+impl Holds {
+    /// Holds the destination for `left` from now; a later hold wins.
     pub fn hold(&self, destination: &DestinationId, left: Duration) {
         let until = Instant::now().checked_add(left).unwrap_or_else(far_future);
         let mut map = self.until.borrow_mut();
@@ -28,7 +31,15 @@ impl Pauses {
         *entry = (*entry).max(until);
     }
 
-    /// What is left of the destination's pause, if it is paused.
+    /// The destinations held now.
+    pub fn held_now(&self) -> Vec<DestinationId> {
+        let now = Instant::now();
+        let mut map = self.until.borrow_mut();
+        map.retain(|_, until| *until > now);
+        map.keys().cloned().collect()
+    }
+
+    /// What is left of the destination's hold, if it is held.
     pub fn left(&self, destination: &DestinationId) -> Option<Duration> {
         let mut map = self.until.borrow_mut();
         let until = *map.get(destination)?;
@@ -52,7 +63,7 @@ mod tests {
 
     #[test]
     fn the_later_pause_wins_and_an_ended_one_is_gone() {
-        let pauses = Pauses::default();
+        let pauses = Holds::default();
         let id = DestinationId::new("crm").expect("a valid id");
         assert_eq!(pauses.left(&id), None);
         pauses.hold(&id, Duration::from_secs(60));
@@ -63,5 +74,6 @@ mod tests {
         let other = DestinationId::new("other").expect("a valid id");
         pauses.hold(&other, Duration::ZERO);
         assert_eq!(pauses.left(&other), None);
+        assert_eq!(pauses.held_now(), vec![id]);
     }
 }
