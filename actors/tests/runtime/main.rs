@@ -9,7 +9,6 @@ mod api;
 mod fairness;
 mod hostile;
 mod keys;
-mod pauses;
 mod poison;
 mod residency;
 mod retry_after;

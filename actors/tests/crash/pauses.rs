@@ -1,23 +1,24 @@
-//! A destination-wide pause that every send obeys: two runtimes of one
+//! A destination-wide pause across real processes: two `remit run` of one
 //! region against a receiver that opens pauses and answers 429 inside
-//! them. No request may start inside a pause once the pause was committed
-//! and announced; only requests already under way may land.
+//! them. No request starts inside a pause once it was committed and
+//! announced; only requests already under way may land.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState};
 
+use crate::consumer::Consumer;
 use crate::support::pausing::PausingReceiver;
 use crate::support::{self, TestDb};
 
 /// How long after the receiver's 429 a request may still arrive: it was
 /// already under way, or started before the finish that records the pause
-/// committed and its NOTIFY reached the other process (milliseconds here).
+/// committed and its NOTIFY reached the other process.
 const UNDER_WAY: Duration = Duration::from_millis(250);
 
 #[actix_rt::test]
-async fn no_request_starts_inside_a_pause_in_any_process() {
+async fn two_processes_never_start_a_request_inside_a_pause() {
     let db = TestDb::with_database_clock().await;
     let receiver = PausingReceiver::start(12);
     let mut tasks = Vec::new();
@@ -28,31 +29,26 @@ async fn no_request_starts_inside_a_pause_in_any_process() {
             tasks.push(support::task(&db, &format!("{name}-{i}"), &dest, Region::Eu).await);
         }
     }
-    let mut runtimes = Vec::new();
-    for consumer in ["eu-1", "eu-2"] {
-        let mut config = support::config(&db, Region::Eu, consumer);
-        config.retry.backoff_base_ms = 20;
-        let store = db.another_store(support::db::test_key()).await;
-        runtimes.push(support::start(config, &store).await);
-    }
+    let mut consumers = [
+        Consumer::start(&db, "eu", "eu-1", None),
+        Consumer::start(&db, "eu", "eu-2", None),
+    ];
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(40)).await;
-    for runtime in runtimes {
-        runtime.shutdown().await;
+    for consumer in &mut consumers {
+        assert_eq!(consumer.stop().await.code(), Some(0));
     }
 
-    assert!(
-        receiver.pauses_opened() >= 6,
-        "the receiver paused each destination"
-    );
+    assert!(receiver.pauses_opened() >= 6, "the receiver paused each destination");
     let late: Vec<_> = receiver
         .inside_pauses()
         .into_iter()
         .filter(|r| r.into_pause > UNDER_WAY)
         .collect();
-    assert!(
-        late.is_empty(),
-        "requests started inside a known pause: {late:?}"
-    );
+    assert!(late.is_empty(), "requests started inside a known pause: {late:?}");
+    let owners = db
+        .count("SELECT count(DISTINCT consumer_id) AS n FROM attempts WHERE outcome = 'delivered'")
+        .await;
+    assert_eq!(owners, 2, "both processes took part");
     let delivered: HashSet<String> = receiver.delivered().into_iter().collect();
     assert_eq!(delivered.len(), tasks.len(), "every task delivered");
 }
