@@ -38,13 +38,19 @@ async fn two_processes_never_start_a_request_inside_a_pause() {
         assert_eq!(consumer.stop().await.code(), Some(0));
     }
 
-    assert!(receiver.pauses_opened() >= 6, "the receiver paused each destination");
+    assert!(
+        receiver.pauses_opened() >= 6,
+        "the receiver paused each destination"
+    );
     let late: Vec<_> = receiver
         .inside_pauses()
         .into_iter()
         .filter(|r| r.into_pause > UNDER_WAY)
         .collect();
-    assert!(late.is_empty(), "requests started inside a known pause: {late:?}");
+    assert!(
+        late.is_empty(),
+        "requests started inside a known pause: {late:?}"
+    );
     let owners = db
         .count("SELECT count(DISTINCT consumer_id) AS n FROM attempts WHERE outcome = 'delivered'")
         .await;
