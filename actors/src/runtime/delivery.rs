@@ -1,15 +1,16 @@
-//! One task's delivery, from the claim to the committed next state: the
-//! payload, the destination's row, the checks before a request
-//! ([`policy::before_send`], shared with the simulation), the request under
-//! one deadline, the policy, and the finish (retried and kept alive by a
-//! lease heartbeat until it commits or the lease is gone).
+//! One task's delivery, from the claim to the committed next state: what
+//! the request needs and the checks before it ([`delivery::prepare`], the
+//! same code the simulation runs), the request under one deadline, the
+//! policy, and the finish (retried and kept alive by a lease heartbeat
+//! until it commits or the lease is gone).
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use remit::delivery::{self, Prepared, Stop};
 use remit::domain::{ClaimedTask, DestinationId, Lease};
-use remit::policy::{self, decide, BeforeSend, Decision, Gate, Observed, Transition};
+use remit::policy::{decide, Decision, Gate, Observed, Transition};
 use remit::store::{Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
@@ -63,49 +64,25 @@ pub async fn deliver(
         "task" => task.id.to_string(), "destination" => task.destination_id.to_string(),
         "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
 
-    let payload = match shared.store.payload(task).await {
-        Ok(payload) => payload,
-        // This process cannot open it (another key sealed it). Not the
-        // sender's fault and not the task's: hand it back for a while so a
-        // process with the right key can take it, instead of failing the
-        // actor over and over.
-        Err(StoreError::Payload(e)) => {
-            error!(log, "cannot open the payload; handing the task back"; "error" => %e);
-            let gate = Gate::HandBack {
-                after: Some(chrono::Duration::minutes(1)),
-            };
-            return Ok(apply(&shared, &claimed, &gate, &log).await?);
-        }
-        Err(e) => return Err(e.into()),
-    };
-
-    // Read last, right before the request: the row is the authority on a
-    // pause another process committed.
-    let target = shared
-        .store
-        .send_target(&task.destination_id)
-        .await?
-        .ok_or_else(|| DeliveryFailure::NoDestination(task.destination_id.to_string()))?;
-    if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
-        shared.pauses.hold(&task.destination_id, left);
-    }
     let lease_ends = Rc::new(Cell::new(claimed_at + shared.lease()));
-    let seen = BeforeSend {
-        task,
-        pause_left: shared
-            .pauses
-            .left(&task.destination_id)
-            .map(chrono_saturating),
-        lease_left: chrono_saturating(lease_ends.get().saturating_duration_since(Instant::now())),
-        lease_needed: chrono_saturating(shared.send_timeout() + shared.finish_margin()),
+    let consumer = RuntimeConsumer {
+        shared: &shared,
+        lease_ends: &lease_ends,
     };
-    let gate = policy::before_send(&seen, &shared.policy);
-    if gate != Gate::Send {
-        if seen.pause_left.is_some() {
-            RuntimeStats::bump(&shared.stats.paused);
-        }
-        return Ok(apply(&shared, &claimed, &gate, &log).await?);
-    }
+    let needed = chrono_saturating(shared.send_timeout() + shared.finish_margin());
+    let prepared = delivery::prepare(&shared.store, &claimed, &shared.policy, needed, &consumer)
+        .await
+        .map_err(|e| match e {
+            StoreError::NotFound {
+                what: "destination",
+                id,
+            } => DeliveryFailure::NoDestination(id),
+            e => DeliveryFailure::Store(e),
+        })?;
+    let (payload, target) = match prepared {
+        Prepared::Ready { payload, target } => (payload, target),
+        Prepared::Stopped(stop) => return Ok(stopped(&shared, &stop, &log)),
+    };
     let secret = match target.signing_secret {
         // A stored secret was validated when it was added.
         Some(s) => signature::secret_key(&s).ok(),
@@ -161,31 +138,63 @@ pub async fn deliver(
     Ok(Delivered::Finished)
 }
 
-/// Carries out a gate that says "not now": the task goes back unsent (not
-/// counted), or ends unsent with the gate's reason.
-async fn apply(
-    shared: &Shared,
-    claimed: &ClaimedTask,
-    gate: &Gate,
-    log: &slog::Logger,
-) -> Result<Delivered, StoreError> {
-    let lease = claimed.lease();
-    match gate {
-        Gate::Send => Ok(Delivered::HandedBack),
-        Gate::HandBack { after } => {
-            // Past its retry horizon the store fails it instead.
-            shared.store.release(&lease, *after).await?;
-            RuntimeStats::bump(&shared.stats.released);
-            info!(log, "handed back unsent";
-                  "after_ms" => after.map(|a| a.num_milliseconds()));
-            Ok(Delivered::HandedBack)
+/// What this process knows that the store does not: the pauses it holds
+/// and how much of the lease is left on its own monotonic clock.
+struct RuntimeConsumer<'a> {
+    shared: &'a Shared,
+    lease_ends: &'a Rc<Cell<Instant>>,
+}
+
+impl delivery::Consumer for RuntimeConsumer<'_> {
+    fn pause_left(
+        &self,
+        destination: &DestinationId,
+        store_says: Option<chrono::Duration>,
+    ) -> Option<chrono::Duration> {
+        // The row's pause is held here too, so this process's throttle and
+        // its other requests obey it without reading the row again.
+        if let Some(left) = store_says.and_then(|d| d.to_std().ok()) {
+            self.shared.pauses.hold(destination, left);
         }
-        Gate::Fail(reason) => {
-            let record = remit::domain::AttemptRecord::default();
-            shared.store.fail(&lease, reason, &record).await?;
-            RuntimeStats::bump(&shared.stats.failed);
-            warn!(log, "failed unsent"; "outcome" => "failed", "reason" => reason.code());
-            Ok(Delivered::Finished)
+        self.shared.pauses.left(destination).map(chrono_saturating)
+    }
+
+    fn lease_left(&self) -> chrono::Duration {
+        chrono_saturating(
+            self.lease_ends
+                .get()
+                .saturating_duration_since(Instant::now()),
+        )
+    }
+}
+
+/// Counts and logs a task that was not sent; the store has it already.
+fn stopped(shared: &Shared, stop: &Stop, log: &slog::Logger) -> Delivered {
+    let stats = &shared.stats;
+    match stop {
+        Stop::Unreadable(e) => {
+            RuntimeStats::bump(&stats.released);
+            error!(log, "cannot open the payload; handed the task back"; "error" => %e);
+            Delivered::HandedBack
+        }
+        Stop::Checks { gate, paused } => {
+            if *paused {
+                RuntimeStats::bump(&stats.paused);
+            }
+            match gate {
+                Gate::Fail(reason) => {
+                    RuntimeStats::bump(&stats.failed);
+                    warn!(log, "failed unsent"; "outcome" => "failed", "reason" => reason.code());
+                    Delivered::Finished
+                }
+                Gate::HandBack { after } => {
+                    RuntimeStats::bump(&stats.released);
+                    info!(log, "handed back unsent"; "paused" => paused,
+                          "after_ms" => after.map(|a| a.num_milliseconds()));
+                    Delivered::HandedBack
+                }
+                Gate::Send => Delivered::HandedBack,
+            }
         }
     }
 }

@@ -1,12 +1,14 @@
 //! What a consumer does in one step: claim, send, finish, release,
 //! extend a lease, or crash.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
+use remit::delivery::{prepare, Consumer, Prepared};
+use remit::domain::DestinationId;
 use remit::domain::{ClaimedTask, TaskState};
-use remit::policy::{
-    before_send, decide, parse_retry_after, BeforeSend, Gate, Observed, Transition, TransportError,
-};
+use remit::policy::{decide, parse_retry_after, Observed, Transition, TransportError};
 use remit::store::{ClaimRequest, Store, TransitionOutcome};
 
 use super::{InFlight, Phase, World, FINISH_MARGIN, LEASE, SEND_TIMEOUT};
@@ -75,11 +77,19 @@ impl World {
         match &self.consumers[c].in_flight[i].phase {
             Phase::Claimed => {
                 let claimed = self.consumers[c].in_flight[i].claimed.clone();
-                // As the sender does: the checks before a request.
-                let gate = self.before_send(c, &claimed).await;
-                if gate != Gate::Send {
+                // What the runtime's sender runs: the reads and the checks
+                // before a request, applied to the store when they say no.
+                let consumer = SimConsumer {
+                    pauses: &self.consumers[c].pauses,
+                    now,
+                    lease_expires_at: claimed.lease_expires_at,
+                };
+                let needed = Duration::seconds(SEND_TIMEOUT + FINISH_MARGIN);
+                let prepared = prepare(&self.store, &claimed, &self.policy, needed, &consumer)
+                    .await
+                    .unwrap();
+                if let Prepared::Stopped(_) = prepared {
                     self.consumers[c].in_flight.remove(i);
-                    self.not_now(&claimed, gate).await;
                     return;
                 }
                 // Promise 4, destination-wide: no request starts inside a
@@ -236,40 +246,6 @@ impl World {
         }
     }
 
-    /// The shared checks, fed what this consumer would see.
-    async fn before_send(&mut self, c: usize, claimed: &ClaimedTask) -> Gate {
-        let now = self.now();
-        let destination = &claimed.task.destination_id;
-        let target = self.store.send_target(destination).await.unwrap().unwrap();
-        let known = self.consumers[c]
-            .pauses
-            .get(destination)
-            .map(|until| *until - now);
-        let pause_left = [target.pause_left, known].into_iter().flatten().max();
-        let seen = BeforeSend {
-            task: &claimed.task,
-            pause_left,
-            lease_left: claimed.lease_expires_at - now,
-            lease_needed: Duration::seconds(SEND_TIMEOUT + FINISH_MARGIN),
-        };
-        before_send(&seen, &self.policy)
-    }
-
-    /// Carries out a gate that said "not now".
-    async fn not_now(&mut self, claimed: &ClaimedTask, gate: Gate) {
-        let lease = claimed.lease();
-        match gate {
-            Gate::Send => {}
-            Gate::HandBack { after } => {
-                let _ = self.store.release(&lease, after).await.unwrap();
-            }
-            Gate::Fail(reason) => {
-                let record = remit::domain::AttemptRecord::default();
-                let _ = self.store.fail(&lease, &reason, &record).await.unwrap();
-            }
-        }
-    }
-
     pub(super) async fn release(&mut self) {
         let Some((c, i)) = self.pick_in_flight() else {
             return;
@@ -332,5 +308,33 @@ impl World {
         consumer.incarnation += 1;
         consumer.name = format!("{}-{}#{}", consumer.region, c, consumer.incarnation);
         self.totals.crashes += 1;
+    }
+}
+
+/// What a simulated consumer knows that the store does not, as the
+/// runtime's sender does: the pauses it learned from its own 429s, and its
+/// lease's expiry.
+struct SimConsumer<'a> {
+    pauses: &'a HashMap<DestinationId, DateTime<Utc>>,
+    now: DateTime<Utc>,
+    lease_expires_at: DateTime<Utc>,
+}
+
+impl Consumer for SimConsumer<'_> {
+    fn pause_left(
+        &self,
+        destination: &DestinationId,
+        store_says: Option<Duration>,
+    ) -> Option<Duration> {
+        let known = self.pauses.get(destination).map(|until| *until - self.now);
+        [store_says, known]
+            .into_iter()
+            .flatten()
+            .filter(|left| *left > Duration::zero())
+            .max()
+    }
+
+    fn lease_left(&self) -> Duration {
+        self.lease_expires_at - self.now
     }
 }

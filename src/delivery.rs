@@ -1,0 +1,121 @@
+//! The store-side steps of one delivery, generic over the store, so the
+//! runtime and the simulation run the same code: [`prepare`] reads what a
+//! request needs in the order the promises want (the payload, then the
+//! destination's row right before the request), runs the checks before a
+//! request ([`policy::before_send`]) and, when they say "not now", applies
+//! that to the store ([`apply`]). The request itself and the finish are
+//! the caller's: the runtime sends over HTTP, the simulation answers from
+//! its seeded receiver, and both commit the policy's decision with
+//! [`Store::finish`].
+
+use chrono::Duration;
+
+use crate::domain::{AttemptRecord, ClaimedTask, DestinationId, Payload, SendTarget};
+use crate::payload_crypto::PayloadCryptoError;
+use crate::policy::{self, BeforeSend, Gate, RetryPolicy};
+use crate::store::{Store, StoreError, TransitionOutcome};
+
+/// How long a task whose payload this consumer cannot open is handed back
+/// for, so a consumer with the right key can take it.
+pub const UNREADABLE_HAND_BACK: Duration = Duration::minutes(1);
+
+/// What a consumer knows that the store does not.
+pub trait Consumer {
+    /// Takes in the store's word on what is left of the destination's
+    /// pause and returns what is left of the longest pause this consumer
+    /// knows of for it (its own 429s count before their finish commits).
+    fn pause_left(
+        &self,
+        destination: &DestinationId,
+        store_says: Option<Duration>,
+    ) -> Option<Duration>;
+
+    /// What is left of its lease on the task, by its own reckoning.
+    fn lease_left(&self) -> Duration;
+}
+
+/// What [`prepare`] found.
+#[derive(Debug)]
+pub enum Prepared {
+    /// Send it now: the opened payload and the destination as just read.
+    Ready {
+        payload: Payload,
+        target: SendTarget,
+    },
+    /// Not now; the store already has the task back (or ended).
+    Stopped(Stop),
+}
+
+/// Why a task was not sent.
+#[derive(Debug)]
+pub enum Stop {
+    /// Another key sealed the payload: handed back for
+    /// [`UNREADABLE_HAND_BACK`].
+    Unreadable(PayloadCryptoError),
+    /// The checks before a request said no; `paused` when the
+    /// destination's pause was the reason.
+    Checks { gate: Gate, paused: bool },
+}
+
+/// Reads what the request needs and runs the checks before it.
+///
+/// `lease_needed` is what a request needs of the lease: the send timeout
+/// plus a margin for the finish.
+pub async fn prepare<S: Store>(
+    store: &S,
+    claimed: &ClaimedTask,
+    policy: &RetryPolicy,
+    lease_needed: Duration,
+    consumer: &impl Consumer,
+) -> Result<Prepared, StoreError> {
+    let task = &claimed.task;
+    let payload = match store.payload(task).await {
+        Ok(payload) => payload,
+        Err(StoreError::Payload(e)) => {
+            let gate = Gate::HandBack {
+                after: Some(UNREADABLE_HAND_BACK),
+            };
+            apply(store, claimed, &gate).await?;
+            return Ok(Prepared::Stopped(Stop::Unreadable(e)));
+        }
+        Err(e) => return Err(e),
+    };
+    // Read last, right before the request: the row is the authority on a
+    // pause another consumer committed.
+    let target = store
+        .send_target(&task.destination_id)
+        .await?
+        .ok_or_else(|| StoreError::NotFound {
+            what: "destination",
+            id: task.destination_id.to_string(),
+        })?;
+    let seen = BeforeSend {
+        task,
+        pause_left: consumer.pause_left(&task.destination_id, target.pause_left),
+        lease_left: consumer.lease_left(),
+        lease_needed,
+    };
+    let gate = policy::before_send(&seen, policy);
+    if gate != Gate::Send {
+        apply(store, claimed, &gate).await?;
+        let paused = seen.pause_left.is_some();
+        return Ok(Prepared::Stopped(Stop::Checks { gate, paused }));
+    }
+    Ok(Prepared::Ready { payload, target })
+}
+
+/// Carries out a gate that says "not now": the task goes back unsent (not
+/// counted; past its retry horizon the store fails it instead), or ends
+/// unsent with the gate's reason.
+pub async fn apply<S: Store>(
+    store: &S,
+    claimed: &ClaimedTask,
+    gate: &Gate,
+) -> Result<TransitionOutcome, StoreError> {
+    let lease = claimed.lease();
+    match gate {
+        Gate::Send => Ok(TransitionOutcome::Applied),
+        Gate::HandBack { after } => store.release(&lease, *after).await,
+        Gate::Fail(reason) => store.fail(&lease, reason, &AttemptRecord::default()).await,
+    }
+}
