@@ -116,6 +116,49 @@ async fn failed_actors_are_restarted_and_every_task_is_delivered() {
     }
     fail::remove(failpoint::RECONCILE);
     runtime.shutdown().await;
+
+    // 5. A claimer that fails every time is a region that cannot make
+    //    progress: /readyz says so, and says ready again once it recovers.
+    fail::cfg(failpoint::AFTER_CLAIM, "return").unwrap();
+    // Each failed claim leaves its lease to expire before the task can be
+    // claimed (and the claimer fail) again: a one-second lease.
+    let looping = support::task(&db, "looping", &dest, Region::Us).await;
+    let mut config = support::config(&db, Region::Us, "us-3");
+    config.lease.seconds = 1;
+    config.send.timeout_ms = 400;
+    let runtime = support::start(config, &db.store).await;
+    let readyz = format!("http://{}/readyz", runtime.api_addr());
+    let client = awc::Client::default();
+    let ready = |want: u16| {
+        let (client, readyz) = (client.clone(), readyz.clone());
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let mut response = client.get(&readyz).send().await.unwrap();
+                if response.status().as_u16() == want {
+                    return response.body().await.unwrap();
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "/readyz never answered {want}"
+                );
+                actix_rt::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    let body = ready(503).await;
+    let body = String::from_utf8_lossy(&body);
+    assert!(body.contains("claimer is restart-looping"), "{body}");
+    fail::remove(failpoint::AFTER_CLAIM);
+    support::wait_for_state(
+        &db,
+        &[looping],
+        TaskState::Delivered,
+        Duration::from_secs(15),
+    )
+    .await;
+    ready(200).await;
+    runtime.shutdown().await;
 }
 
 async fn wait_until_nothing_is_held(runtime: &remit_actors::app::Runtime) {

@@ -146,6 +146,23 @@ impl ClaimedTask {
             attempt: self.task.attempt_count,
         }
     }
+
+    /// The task's retry horizon on a consumer's own clock. The horizon is
+    /// on the store's clock; the claim set the lease to end `lease` after
+    /// the store's now, so the horizon lies `retry_horizon_at - (expiry -
+    /// lease)` after the claim, which the consumer read as `claimed_at` on
+    /// its clock. A consumer whose clock is off thus judges the horizon as
+    /// the store would.
+    pub fn retry_horizon_seen_at(
+        &self,
+        lease: chrono::Duration,
+        claimed_at: DateTime<Utc>,
+    ) -> DateTime<Utc> {
+        let claimed_by_store = self.lease_expires_at - lease;
+        claimed_at
+            .checked_add_signed(self.task.retry_horizon_at - claimed_by_store)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    }
 }
 
 /// Proof of ownership: a task id, the fencing token its claim handed out,
@@ -158,4 +175,55 @@ pub struct Lease {
     pub owner: String,
     /// The attempt number this lease was claimed for.
     pub attempt: i32,
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone, Utc};
+
+    use super::*;
+    use crate::domain::{DestinationId, Region, ReminderId, TenantId};
+
+    #[test]
+    fn a_consumers_clock_sees_the_horizon_as_far_off_as_the_store_does() {
+        let store_now = Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap();
+        let lease = Duration::seconds(30);
+        let task = Task {
+            id: TaskId(uuid::Uuid::nil()),
+            tenant_id: TenantId::new("clinic").unwrap(),
+            reminder_id: ReminderId::new("r1").unwrap(),
+            destination_id: DestinationId::new("crm").unwrap(),
+            region: Region::Us,
+            state: TaskState::Leased,
+            not_before: store_now,
+            available_at: store_now,
+            retry_horizon_at: store_now + Duration::hours(1),
+            lease_token: Some(1),
+            lease_owner: Some("us-1".into()),
+            lease_expires_at: Some(store_now + lease),
+            attempt_count: 1,
+            attempts_before_replay: 0,
+            idempotency_key: "msg_x".into(),
+            payload_ref: uuid::Uuid::nil(),
+            last_status: None,
+            failure_reason: None,
+            created_at: store_now,
+            updated_at: store_now,
+            delivered_at: None,
+            finalized_at: None,
+        };
+        let claimed = ClaimedTask {
+            task,
+            lease_token: 1,
+            lease_expires_at: store_now + lease,
+            reclaimed: false,
+        };
+        // A consumer whose clock is ten seconds behind read the claim at
+        // 08:59:50; the horizon is an hour after that on its clock.
+        let behind = store_now - Duration::seconds(10);
+        assert_eq!(
+            claimed.retry_horizon_seen_at(lease, behind),
+            behind + Duration::hours(1)
+        );
+    }
 }

@@ -97,8 +97,6 @@ impl Claimer {
                 this.claiming = false;
                 match result {
                     Ok(Ok(claimed)) => {
-                        this.failures = 0;
-                        this.shared.health.recovered("claimer");
                         guard::step(this, ctx, |this, ctx| this.route(claimed, claimed_at, ctx));
                     }
                     Ok(Err(e)) => {
@@ -140,6 +138,9 @@ impl Claimer {
             ctx.stop();
             return;
         }
+        // Work claimed and handed on: whatever failed before is over.
+        self.failures = 0;
+        self.shared.health.recovered("claimer");
         if slots.len() < claimed.len() {
             // Never happens while the claimer is the only taker of slots;
             // if it did, the leases would expire and the tasks be reclaimed.

@@ -105,9 +105,12 @@ pub async fn deliver(
     let received = Instant::now();
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
 
+    // The horizon as this process's clock sees it, like the times below.
+    let lease_length = chrono_saturating(shared.lease());
+    let claimed_wall = shared.wall.now() - chrono_saturating(claimed_at.elapsed());
     let observed = Observed {
         attempt: task.attempts_since_replay().max(1),
-        retry_horizon_at: task.retry_horizon_at,
+        retry_horizon_at: claimed.retry_horizon_seen_at(lease_length, claimed_wall),
         started_at,
         received_at,
         server_date,

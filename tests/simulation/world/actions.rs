@@ -167,9 +167,14 @@ impl World {
                 .map(|d| d.min(now + self.policy.max_server_delay)),
             _ => None,
         };
+        // The lease's expiry was set LEASE after the store's now at the
+        // claim (or the last extension), which this consumer read as that
+        // instant plus its skew.
+        let lease = Duration::seconds(LEASE);
+        let claimed_at = claimed.lease_expires_at - lease + skew;
         let observed = Observed {
             attempt: claimed.task.attempts_since_replay(),
-            retry_horizon_at: claimed.task.retry_horizon_at,
+            retry_horizon_at: claimed.retry_horizon_seen_at(lease, claimed_at),
             // The consumer reads its own, skewed, clock; the receiver's
             // Date header is on the receiver's.
             started_at: started_at + skew,
