@@ -46,15 +46,22 @@ pub enum Prepared {
     Stopped(Stop),
 }
 
-/// Why a task was not sent.
+/// Why a task was not sent, and what the store did with it.
 #[derive(Debug)]
 pub enum Stop {
     /// Another key sealed the payload: handed back for
     /// [`UNREADABLE_HAND_BACK`].
-    Unreadable(PayloadCryptoError),
+    Unreadable {
+        error: PayloadCryptoError,
+        outcome: TransitionOutcome,
+    },
     /// The checks before a request said no; `paused` when the
     /// destination's pause was the reason.
-    Checks { gate: Gate, paused: bool },
+    Checks {
+        gate: Gate,
+        paused: bool,
+        outcome: TransitionOutcome,
+    },
 }
 
 /// Reads what the request needs and runs the checks before it.
@@ -75,8 +82,8 @@ pub async fn prepare<S: Store>(
             let gate = Gate::HandBack {
                 after: Some(UNREADABLE_HAND_BACK),
             };
-            apply(store, claimed, &gate).await?;
-            return Ok(Prepared::Stopped(Stop::Unreadable(e)));
+            let outcome = apply(store, claimed, &gate).await?;
+            return Ok(Prepared::Stopped(Stop::Unreadable { error: e, outcome }));
         }
         Err(e) => return Err(e),
     };
@@ -97,9 +104,13 @@ pub async fn prepare<S: Store>(
     };
     let gate = policy::before_send(&seen, policy);
     if gate != Gate::Send {
-        apply(store, claimed, &gate).await?;
+        let outcome = apply(store, claimed, &gate).await?;
         let paused = seen.pause_left.is_some();
-        return Ok(Prepared::Stopped(Stop::Checks { gate, paused }));
+        return Ok(Prepared::Stopped(Stop::Checks {
+            gate,
+            paused,
+            outcome,
+        }));
     }
     Ok(Prepared::Ready { payload, target })
 }

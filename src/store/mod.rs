@@ -67,6 +67,9 @@ pub enum TransitionOutcome {
     /// row, or it was finished or released. Nothing changed.
     Fenced,
     NotFound,
+    /// A hand-back (`release`) found nothing could happen before the task's
+    /// retry horizon: the task failed with `retry_horizon` instead.
+    PastHorizon,
 }
 
 /// Which rows a consumer wants to lease.
@@ -203,10 +206,12 @@ pub trait Store {
         record: &AttemptRecord,
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 
-    /// Gives the lease back without counting an attempt, eligible again no
-    /// earlier than `after` from the store's now when given (the store's
-    /// clock, not the caller's), and never before its destination's pause
-    /// ends.
+    /// Gives the lease back without counting an attempt, eligible again
+    /// about `after` from the store's now when given (the store's clock, not
+    /// the caller's; an estimate, so never past the retry horizon), and never
+    /// before its destination's pause ends. When nothing can happen before
+    /// the horizon (it has passed, or the destination's pause outlasts it),
+    /// the task fails with `retry_horizon` and the answer is `PastHorizon`.
     fn release(
         &self,
         lease: &Lease,

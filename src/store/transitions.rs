@@ -69,40 +69,55 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'fenced', NULL, coalesce($11, n
 "#;
 
 /// Hands the lease back without counting an attempt. The row is due again
-/// no earlier than `$4` ms after now and never before its destination's
-/// pause ends (`GREATEST` ignores NULLs). When that is past its retry
-/// horizon, the row fails with `retry_horizon` instead: a task that keeps
-/// being handed back (a payload no process can open, a destination that
-/// stays paused) ends rather than looping forever, judged on the
-/// database's clock.
+/// about `$4` ms after now (an estimate: clamped to the retry horizon) and
+/// never before its destination's pause ends (`GREATEST` and `LEAST` ignore
+/// NULLs). When nothing can happen before the horizon (now, or the pause's
+/// end, is at or past it), the row fails with `retry_horizon` instead: a
+/// task that keeps being handed back (a payload no process can open, a
+/// destination that stays paused) ends rather than looping forever, judged
+/// on the database's clock.
 const RELEASE_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($3, now()) AS now),
 target AS (
     SELECT t.id,
-           GREATEST(t.available_at, clock.now + $4 * interval '1 millisecond',
-                    (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id))
-               AS due,
+           (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id) AS paused_until,
            t.retry_horizon_at AS horizon
-    FROM tasks t, clock
+    FROM tasks t
     WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
+),
+verdict AS (
+    SELECT target.*, GREATEST(clock.now, target.paused_until) >= target.horizon AS expired
+    FROM target, clock
 )
 UPDATE tasks t
 -- pending again when the attempt handed back was the first since scheduling
 -- or the last replay; retry_wait when earlier ones had been made.
-SET state = CASE WHEN target.due > target.horizon THEN 'failed'
+SET state = CASE WHEN verdict.expired THEN 'failed'
                  WHEN t.attempt_count - 1 > t.attempts_before_replay THEN 'retry_wait'
                  ELSE 'pending' END::task_state,
     attempt_count = t.attempt_count - 1,
     lease_token = NULL,
     lease_owner = NULL,
     lease_expires_at = NULL,
-    available_at = target.due,
-    failure_reason = CASE WHEN target.due > target.horizon THEN 'retry_horizon' END,
-    finalized_at = CASE WHEN target.due > target.horizon THEN clock.now END,
+    available_at = GREATEST(t.available_at,
+                            -- LEAST would turn a NULL delay into the horizon.
+                            CASE WHEN $4 IS NOT NULL
+                                 THEN LEAST(clock.now + $4 * interval '1 millisecond', verdict.horizon)
+                            END,
+                            verdict.paused_until),
+    failure_reason = CASE WHEN verdict.expired THEN 'retry_horizon' END,
+    finalized_at = CASE WHEN verdict.expired THEN clock.now END,
     updated_at = clock.now
-FROM clock, target
-WHERE t.id = target.id AND t.state = 'leased' AND t.lease_token = $2
+FROM clock, verdict
+WHERE t.id = verdict.id AND t.state = 'leased' AND t.lease_token = $2
+RETURNING verdict.expired AS expired
 "#;
+
+#[derive(QueryableByName)]
+struct Released {
+    #[diesel(sql_type = Bool)]
+    expired: bool,
+}
 
 const EXTEND_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($3, now()) AS now)
@@ -346,14 +361,18 @@ pub(super) async fn release(
     after: Option<Duration>,
 ) -> Result<TransitionOutcome, StoreError> {
     let mut conn = store.conn().await?;
-    let touched = diesel::sql_query(RELEASE_SQL)
+    let released: Vec<Released> = diesel::sql_query(RELEASE_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Nullable<BigInt>, _>(after.map(delay_millis))
-        .execute(&mut conn)
+        .load(&mut conn)
         .await?;
-    lease_only_outcome(store, &mut conn, lease, touched).await
+    match released.as_slice() {
+        [Released { expired: true }, ..] => Ok(TransitionOutcome::PastHorizon),
+        [_, ..] => Ok(TransitionOutcome::Applied),
+        [] => lease_only_outcome(store, &mut conn, lease, 0).await,
+    }
 }
 
 pub(super) async fn extend_lease(

@@ -25,6 +25,10 @@ pub struct Claimer {
     next_poll: Option<SpawnHandle>,
     /// Restarts since the last successful claim; spaces out the retries.
     failures: u32,
+    /// The last restart came from handing claimed work on, not from the
+    /// claim itself: only work handed on ends that streak (an empty claim
+    /// proves nothing about it).
+    failed_routing: bool,
 }
 
 impl std::fmt::Debug for Claimer {
@@ -46,6 +50,7 @@ impl Claimer {
             draining: false,
             next_poll: None,
             failures: 0,
+            failed_routing: false,
         }
     }
 
@@ -97,7 +102,18 @@ impl Claimer {
                 this.claiming = false;
                 match result {
                     Ok(Ok(claimed)) => {
-                        guard::step(this, ctx, |this, ctx| this.route(claimed, claimed_at, ctx));
+                        if !this.failed_routing {
+                            // The database answers again: a streak of
+                            // failed claims is over.
+                            this.failures = 0;
+                            this.shared.health.recovered("claimer");
+                        }
+                        let routed = guard::step(this, ctx, |this, ctx| {
+                            this.route(claimed, claimed_at, ctx)
+                        });
+                        if routed.is_none() {
+                            this.failed_routing = true;
+                        }
                     }
                     Ok(Err(e)) => {
                         error!(this.shared.log, "claim failed; restarting the claimer";
@@ -135,11 +151,13 @@ impl Claimer {
         if let Err(e) = failpoint::hit(failpoint::AFTER_CLAIM) {
             // The tasks stay leased and are recovered when the leases expire.
             warn!(self.shared.log, "claimer failing on purpose"; "failpoint" => %e);
+            self.failed_routing = true;
             ctx.stop();
             return;
         }
         // Work claimed and handed on: whatever failed before is over.
         self.failures = 0;
+        self.failed_routing = false;
         self.shared.health.recovered("claimer");
         if slots.len() < claimed.len() {
             // Never happens while the claimer is the only taker of slots;

@@ -174,30 +174,54 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
 /// Counts and logs a task that was not sent; the store has it already.
 fn stopped(shared: &Shared, stop: &Stop, log: &slog::Logger) -> Delivered {
     let stats = &shared.stats;
-    match stop {
-        Stop::Unreadable(e) => {
-            RuntimeStats::bump(&stats.released);
-            error!(log, "cannot open the payload; handed the task back"; "error" => %e);
-            Delivered::HandedBack
+    let outcome = match stop {
+        Stop::Unreadable { error, outcome } => {
+            error!(log, "cannot open the payload; handing the task back"; "error" => %error);
+            *outcome
         }
-        Stop::Checks { gate, paused } => {
+        Stop::Checks {
+            gate,
+            paused,
+            outcome,
+        } => {
             if *paused {
                 RuntimeStats::bump(&stats.paused);
             }
-            match gate {
-                Gate::Fail(reason) => {
-                    RuntimeStats::bump(&stats.failed);
-                    warn!(log, "failed unsent"; "outcome" => "failed", "reason" => reason.code());
-                    Delivered::Finished
-                }
-                Gate::HandBack { after } => {
-                    RuntimeStats::bump(&stats.released);
-                    info!(log, "handed back unsent"; "paused" => paused,
-                          "after_ms" => after.map(|a| a.num_milliseconds()));
-                    Delivered::HandedBack
-                }
-                Gate::Send => Delivered::HandedBack,
+            if let (Gate::Fail(reason), TransitionOutcome::Applied) = (gate, outcome) {
+                RuntimeStats::bump(&stats.failed);
+                warn!(log, "failed unsent"; "outcome" => "failed", "reason" => reason.code());
+                return Delivered::Finished;
             }
+            if let Gate::HandBack { after } = gate {
+                info!(log, "handing back unsent"; "paused" => paused,
+                      "after_ms" => after.map(|a| a.num_milliseconds()));
+            }
+            *outcome
+        }
+    };
+    count_hand_back(shared, outcome, log)
+}
+
+/// Counts what the store did with a task handed back.
+pub(super) fn count_hand_back(
+    shared: &Shared,
+    outcome: TransitionOutcome,
+    log: &slog::Logger,
+) -> Delivered {
+    match outcome {
+        TransitionOutcome::Applied => {
+            RuntimeStats::bump(&shared.stats.released);
+            Delivered::HandedBack
+        }
+        TransitionOutcome::PastHorizon => {
+            RuntimeStats::bump(&shared.stats.failed);
+            warn!(log, "nothing could happen before the retry horizon; failed unsent";
+                  "outcome" => "failed", "reason" => "retry_horizon");
+            Delivered::Finished
+        }
+        TransitionOutcome::Fenced | TransitionOutcome::NotFound => {
+            info!(log, "hand-back refused: the lease had moved on"; "outcome" => ?outcome);
+            Delivered::HandedBack
         }
     }
 }
@@ -306,5 +330,7 @@ fn report(shared: &Shared, log: &slog::Logger, outcome: TransitionOutcome, decis
         (TransitionOutcome::NotFound, _) => {
             warn!(log, "task vanished before the finish"; "outcome" => "not_found");
         }
+        // Only a hand-back answers this; a finish never does.
+        (TransitionOutcome::PastHorizon, _) => {}
     }
 }

@@ -36,6 +36,8 @@ pub struct Sender {
     next_delivery: u64,
     /// Set by a restart: how long to wait before taking work again.
     backoff: Option<Duration>,
+    /// Shutdown gave up on in-flight sends: nothing new starts here.
+    abandoned: bool,
 }
 
 /// One task a sender is carrying. Dropping it frees the task's place in
@@ -48,6 +50,9 @@ struct Held {
     /// Set just before the request goes out: from then on the receiver may
     /// have it, so giving the task back counts as an attempt.
     sent: Rc<Cell<bool>>,
+    /// The delivery's future, to stop it before the task is handed back
+    /// while it runs (shutdown past its grace period).
+    running: Option<actix_rt::task::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Sender {
@@ -68,6 +73,7 @@ impl Sender {
             held: HashMap::new(),
             next_delivery: 0,
             backoff: None,
+            abandoned: false,
         }
     }
 
@@ -165,7 +171,13 @@ fn hand_back(shared: &Shared, held: Held) {
         _in_flight,
         throttle,
         sent,
+        running,
     } = held;
+    // Everything runs on this thread, so once aborted the delivery makes no
+    // more progress: `sent` says for good whether its request went out.
+    if let Some(running) = running {
+        running.abort();
+    }
     drop(_in_flight);
     throttle.do_send(Wake);
     if !sent.get() {
@@ -231,6 +243,12 @@ impl Sender {
             in_flight,
             throttle,
         } = message;
+        if self.abandoned {
+            drop(in_flight);
+            throttle.do_send(Wake);
+            release(&self.shared, vec![work], None);
+            return;
+        }
         let number = self.next_delivery;
         self.next_delivery += 1;
         let sent = Rc::new(Cell::new(false));
@@ -248,16 +266,20 @@ impl Sender {
                 _in_flight: in_flight,
                 throttle,
                 sent,
+                running: None,
             },
         );
         // Detached from this actor's context, so a restart (another
         // delivery's panic) cannot cancel a delivery mid-finish: each
         // reports back to whichever incarnation holds the address.
         let me = ctx.address();
-        actix_rt::spawn(async move {
+        let running = actix_rt::spawn(async move {
             let result = guard::caught(attempt).await;
             me.do_send(Ended { number, result });
         });
+        if let Some(held) = self.held.get_mut(&number) {
+            held.running = Some(running);
+        }
     }
 }
 
@@ -283,6 +305,7 @@ impl Handler<Abandon> for Sender {
     /// Shutdown past its grace period: hand back whatever is still under
     /// way; a delivery that ends later finds its entry gone.
     fn handle(&mut self, _: Abandon, _: &mut Context<Self>) {
+        self.abandoned = true;
         self.release_held();
     }
 }

@@ -167,24 +167,28 @@ impl Handler<Shutdown> for RegionSupervisor {
         let grace = Duration::from_millis(shared.config.shutdown.grace_ms);
         Box::pin(
             async move {
-                // One deadline for the whole drain: a claim stuck on a dead
-                // database connection must not hold shutdown up.
-                let drain = async {
-                    if let Some(claimer) = claimer {
-                        let _ = claimer.send(Drain).await;
-                    }
-                    for throttle in &throttles {
-                        let _ = throttle.send(Drain).await;
-                    }
-                    info!(shared.log, "shutting down: waiting for in-flight sends";
-                          "held" => shared.capacity.held());
-                    shared.capacity.drained().await;
-                };
-                if tokio::time::timeout(grace, drain).await.is_err() {
+                // One deadline for the whole drain. The claimer is told
+                // without waiting (a claim stuck on a dead database
+                // connection must not hold shutdown up), and every throttle
+                // is told even if one is slow to answer.
+                let deadline = tokio::time::Instant::now() + grace;
+                if let Some(claimer) = claimer {
+                    claimer.do_send(Drain);
+                }
+                for throttle in &throttles {
+                    let _ = tokio::time::timeout_at(deadline, throttle.send(Drain)).await;
+                }
+                info!(shared.log, "shutting down: waiting for in-flight sends";
+                      "held" => shared.capacity.held());
+                if tokio::time::timeout_at(deadline, shared.capacity.drained())
+                    .await
+                    .is_err()
+                {
                     warn!(shared.log, "grace period over; releasing the rest";
                           "held" => shared.capacity.held());
                     for sender in &senders {
-                        let _ = sender.send(Abandon).await;
+                        let _ = tokio::time::timeout(Duration::from_secs(1), sender.send(Abandon))
+                            .await;
                     }
                     // Releases are single-row updates; give them a moment.
                     let _ = tokio::time::timeout(Duration::from_secs(5), shared.capacity.drained())

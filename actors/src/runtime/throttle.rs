@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
-use remit::store::{Store, Tokens, TransitionOutcome};
-use slog::{debug, info, warn};
+use remit::store::{Store, Tokens};
+use slog::{debug, warn};
 use tokio::sync::Semaphore;
 
+use super::delivery::count_hand_back;
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{Admit, Deliver, Drain, Wake, Work};
@@ -230,9 +231,11 @@ pub fn release(shared: &Shared, tasks: Vec<Work>, after: Option<Duration>) {
         actix_rt::spawn(async move {
             let lease = work.claimed.lease();
             match shared.store.release(&lease, after).await {
-                Ok(TransitionOutcome::Applied) => RuntimeStats::bump(&shared.stats.released),
                 Ok(outcome) => {
-                    info!(shared.log, "release refused"; "task" => %lease.task_id, "outcome" => ?outcome)
+                    let log = shared
+                        .log
+                        .new(slog::o!("task" => lease.task_id.to_string()));
+                    count_hand_back(&shared, outcome, &log);
                 }
                 // The lease expires on its own; nothing is lost.
                 Err(e) => warn!(shared.log, "release failed; the lease will expire";

@@ -15,7 +15,7 @@ use crate::support::{self, TestDb};
 /// How long after the receiver's 429 a request may still arrive: it was
 /// already under way, or started before the finish that records the pause
 /// committed and its NOTIFY reached the other process.
-const UNDER_WAY: Duration = Duration::from_millis(250);
+const UNDER_WAY: Duration = Duration::from_millis(750);
 
 #[actix_rt::test]
 async fn two_processes_never_start_a_request_inside_a_pause() {

@@ -1,5 +1,5 @@
 //! A rate-limited receiver: every `every`-th request to a path opens a
-//! pause on that path and is answered `429 Retry-After: 1`; requests that
+//! pause on that path and is answered `429 Retry-After: 2`; requests that
 //! arrive inside an open pause are answered 429 too and recorded, so a test
 //! can tell whether they started after the sender could have known.
 
@@ -12,7 +12,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use parking_lot::Mutex;
 
 /// How long each pause lasts (the Retry-After it answers with).
-pub const PAUSE: Duration = Duration::from_secs(1);
+pub const PAUSE: Duration = Duration::from_secs(2);
 
 /// A request that arrived while its path was paused.
 #[derive(Debug, Clone, Copy)]

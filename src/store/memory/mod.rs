@@ -407,7 +407,9 @@ impl Store for MemStore {
         let Some(destination) = state.held(lease).map(|t| t.destination_id.clone()) else {
             return Ok(state.refused(lease, None));
         };
-        // Never handed back due before its destination's pause ends.
+        // As RELEASE_SQL: never due before the destination's pause ends, an
+        // estimated delay never past the horizon, and when nothing can
+        // happen before the horizon the task fails instead.
         let paused_until = state
             .destinations
             .get(&destination)
@@ -415,9 +417,11 @@ impl Store for MemStore {
         let Some(task) = state.held(lease) else {
             return Ok(state.refused(lease, None));
         };
-        // Back to `pending` when the attempt handed back was the first since
-        // scheduling or replay, as in PostgreSQL's RELEASE_SQL.
-        task.state = if task.attempt_count - 1 > task.attempts_before_replay {
+        let horizon = task.retry_horizon_at;
+        let expired = paused_until.map_or(now, |p| p.max(now)) >= horizon;
+        task.state = if expired {
+            TaskState::Failed
+        } else if task.attempt_count - 1 > task.attempts_before_replay {
             TaskState::RetryWait
         } else {
             TaskState::Pending
@@ -426,18 +430,20 @@ impl Store for MemStore {
         task.lease_token = None;
         task.lease_owner = None;
         task.lease_expires_at = None;
-        task.available_at = [after.map(|d| later(now, d)), paused_until]
+        task.available_at = [after.map(|d| later(now, d).min(horizon)), paused_until]
             .into_iter()
             .flatten()
             .fold(task.available_at, DateTime::max);
-        // As RELEASE_SQL: due past its horizon, it fails instead.
-        if task.available_at > task.retry_horizon_at {
-            task.state = TaskState::Failed;
+        if expired {
             task.failure_reason = Some(FailureReason::RetryHorizon.code());
             task.finalized_at = Some(now);
         }
         task.updated_at = now;
-        Ok(TransitionOutcome::Applied)
+        Ok(if expired {
+            TransitionOutcome::PastHorizon
+        } else {
+            TransitionOutcome::Applied
+        })
     }
 
     /// As PostgreSQL's: the pause and the retry are delays added to the

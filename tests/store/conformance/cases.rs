@@ -488,6 +488,7 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>
     let d = destination(h, "crm", Region::Us).await;
     let first = task(h, "r1", &d, Region::Us).await;
     let second = task(h, "r2", &d, Region::Us).await;
+    let third = task(h, "r3", &d, Region::Us).await;
     let claimed = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
     let lease_of = |id| {
         claimed
@@ -496,6 +497,17 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>
             .map(|c| c.lease())
             .unwrap()
     };
+
+    // A delay is an estimate: never past the horizon, and no failure while
+    // something can still happen before it.
+    let horizon = s.task(third).await.unwrap().unwrap().retry_horizon_at;
+    let after = horizon - t0() + Duration::hours(1);
+    assert_eq!(
+        s.release(&lease_of(third), Some(after)).await.unwrap(),
+        TransitionOutcome::Applied
+    );
+    let row = s.task(third).await.unwrap().unwrap();
+    assert_eq!((row.state, row.available_at), (TaskState::Pending, horizon));
 
     // Paused by a sibling's receiver: handed back due when the pause ends,
     // not at once, and not counted.
@@ -512,13 +524,12 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>
     );
 
     // A pause that outlasts the horizon: the hand-back ends the task.
-    let horizon = s.task(second).await.unwrap().unwrap().retry_horizon_at;
     s.pause_destination(&d, horizon - t0() + Duration::seconds(1))
         .await
         .unwrap();
     assert_eq!(
         s.release(&lease_of(second), None).await.unwrap(),
-        TransitionOutcome::Applied
+        TransitionOutcome::PastHorizon
     );
     let row = s.task(second).await.unwrap().unwrap();
     assert_eq!(row.state, TaskState::Failed);
