@@ -7,8 +7,8 @@
 //! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool.
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
 //!   the simulation; the conformance suite holds both to it.
-//! - `schedule`, `claim`, `transitions`, `destinations`, `rate`, `reads`: one file
-//!   per group of operations.
+//! - `schedule`, `schedule_many`, `claim`, `transitions`, `destinations`,
+//!   `rate`, `reads`: one file per group of operations.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations.
@@ -33,6 +33,7 @@ mod rows;
 mod rules;
 mod sandbox;
 mod schedule;
+mod schedule_many;
 mod schema;
 mod transitions;
 
@@ -145,6 +146,15 @@ pub trait Store {
 
     /// Schedules one logical webhook; idempotent on (tenant, reminder).
     fn schedule(&self, new: NewTask) -> impl Future<Output = Result<Scheduled, StoreError>> + Send;
+
+    /// Schedules many at once. Each task gets, in order, the answer
+    /// `schedule` would have given it (an `Invalid` or `Conflict` of its
+    /// own never affects its neighbours); the call itself fails only when
+    /// the store does, and then writes nothing half-done for any task.
+    fn schedule_many(
+        &self,
+        batch: Vec<NewTask>,
+    ) -> impl Future<Output = Result<Vec<Result<Scheduled, StoreError>>, StoreError>> + Send;
 
     fn task(&self, id: TaskId) -> impl Future<Output = Result<Option<Task>, StoreError>> + Send;
 

@@ -12,8 +12,8 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, rate, reads, reconcile, replay, schedule, transitions, ClaimRequest,
-    Clock, Replayed, Scheduled, Store, StoreError, Tokens, TransitionOutcome,
+    claim, destinations, rate, reads, reconcile, replay, schedule, schedule_many, transitions,
+    ClaimRequest, Clock, Replayed, Scheduled, Store, StoreError, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -184,6 +184,13 @@ impl Store for PgStore {
 
     async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
         schedule::schedule(self, new).await
+    }
+
+    async fn schedule_many(
+        &self,
+        batch: Vec<NewTask>,
+    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
+        schedule_many::schedule_many(self, batch).await
     }
 
     async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {

@@ -127,3 +127,29 @@ async fn bad_input_names_the_field_and_writes_nothing() {
     }
     assert_eq!(rows(&db).await, (0, 0));
 }
+
+#[tokio::test]
+async fn a_batch_leaves_no_payload_without_its_task() {
+    let db = TestDb::new().await;
+    let d = db.destination("crm", Region::Eu).await;
+    db.store
+        .schedule(new_task("old", &d, Region::Eu))
+        .await
+        .unwrap();
+    let mut conflicting = new_task("old", &d, Region::Eu);
+    conflicting.payload = Payload::json("{}");
+    let mut batch: Vec<_> = (0..1_500)
+        .map(|i| new_task(&format!("r{i}"), &d, Region::Eu))
+        .collect();
+    batch.push(conflicting);
+    batch.push(new_task("r7", &d, Region::Eu));
+    let answers = db.store.schedule_many(batch).await.unwrap();
+    assert_eq!(answers.len(), 1_502);
+    assert_eq!(answers.iter().filter(|a| a.is_ok()).count(), 1_501);
+    assert_eq!(db.count("SELECT count(*) AS n FROM tasks").await, 1_501);
+    assert_eq!(
+        db.count("SELECT count(*) AS n FROM payloads").await,
+        1_501,
+        "the conflict's and the repeat's payloads were not kept"
+    );
+}

@@ -275,6 +275,22 @@ impl Store for MemStore {
         })
     }
 
+    /// One `schedule` per task, in order: the model has nothing to batch.
+    async fn schedule_many(
+        &self,
+        batch: Vec<NewTask>,
+    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
+        let mut answers = Vec::with_capacity(batch.len());
+        for new in batch {
+            answers.push(match self.schedule(new).await {
+                Err(e @ (StoreError::Invalid(_) | StoreError::Conflict { .. })) => Err(e),
+                Err(e) => return Err(e),
+                Ok(scheduled) => Ok(scheduled),
+            });
+        }
+        Ok(answers)
+    }
+
     async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
         let state = self.state.lock();
         Ok(state.by_id.get(&id).map(|&i| state.tasks[i].clone()))

@@ -557,3 +557,47 @@ pub async fn a_claim_skips_the_destinations_it_names<H: Harness>(h: &H) {
     assert_eq!(claimed.len(), 1, "left for a claim that does not skip it");
     assert_eq!(claimed[0].task.destination_id, busy);
 }
+
+pub async fn a_batch_answers_each_task_as_schedule_would<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::Eu).await;
+    let existing = s.schedule(new_task("old", &d, Region::Eu)).await.unwrap();
+    let mut conflicting = new_task("old", &d, Region::Eu);
+    conflicting.payload = Payload::json("{}");
+    let nowhere = DestinationId::new("nowhere").unwrap();
+    let batch = vec![
+        new_task("a", &d, Region::Eu),
+        new_task("old", &d, Region::Eu),
+        conflicting,
+        new_task("lost", &nowhere, Region::Eu),
+        new_task("a", &d, Region::Eu),
+        new_task("b", &d, Region::Eu),
+    ];
+    let answers = s.schedule_many(batch).await.unwrap();
+    assert_eq!(answers.len(), 6, "one answer per task, in order");
+    let a = answers[0].as_ref().unwrap();
+    assert!(a.created);
+    let repeat = answers[1].as_ref().unwrap();
+    assert!(!repeat.created);
+    assert_eq!(repeat.task, existing.task);
+    assert!(
+        matches!(&answers[2], Err(StoreError::Conflict { differs, .. }) if differs == "payload")
+    );
+    assert!(matches!(&answers[3], Err(StoreError::Invalid(e)) if e.field == "destination_id"));
+    let twice = answers[4].as_ref().unwrap();
+    assert!(!twice.created, "a repeat within the batch is a repeat");
+    assert_eq!(twice.task.id, a.task.id);
+    let b = answers[5].as_ref().unwrap();
+    assert!(b.created);
+    // Written whole: each created task opens to its own payload.
+    assert_eq!(
+        s.payload(&b.task).await.unwrap(),
+        new_task("b", &d, Region::Eu).payload
+    );
+    assert_eq!(
+        s.payload(&existing.task).await.unwrap(),
+        new_task("old", &d, Region::Eu).payload,
+        "a conflict in a batch leaves the stored task alone"
+    );
+    assert!(s.schedule_many(Vec::new()).await.unwrap().is_empty());
+}

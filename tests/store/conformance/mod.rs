@@ -89,4 +89,5 @@ both!(
     replay_keeps_attempt_numbers_rising,
     a_hand_back_waits_for_the_pause_and_ends_at_the_horizon,
     a_claim_skips_the_destinations_it_names,
+    a_batch_answers_each_task_as_schedule_would,
 );
