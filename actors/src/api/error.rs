@@ -77,6 +77,19 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The documented error body, `{"error": {"code", "field", "message"}}`.
+    pub fn body(&self) -> serde_json::Value {
+        let message = match self {
+            ApiError::Invalid(e) => e.reason.clone(),
+            other => other.to_string(),
+        };
+        json!({
+            "error": { "code": self.code(), "field": self.field(), "message": message }
+        })
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
@@ -108,16 +121,10 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        let message = match self {
-            ApiError::Invalid(e) => e.reason.clone(),
-            other => other.to_string(),
-        };
         let mut response = HttpResponse::build(self.status_code());
         if matches!(self, ApiError::Unauthorized) {
             response.insert_header(("www-authenticate", "Bearer"));
         }
-        response.json(json!({
-            "error": { "code": self.code(), "field": self.field(), "message": message }
-        }))
+        response.json(self.body())
     }
 }

@@ -11,6 +11,7 @@
 //!   region's destinations and tasks.
 
 mod auth;
+mod batch;
 mod destinations;
 mod error;
 mod failures;
@@ -99,6 +100,15 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .route("/destinations", web::post().to(destinations::create))
                 .route("/destinations/{id}", web::get().to(destinations::get))
                 .route("/tasks", web::post().to(tasks::create))
+                .service(
+                    web::resource("/tasks/batch")
+                        .app_data(
+                            web::JsonConfig::default()
+                                .limit(batch::MAX_BATCH_BODY)
+                                .error_handler(|e, _| ApiError::from_json(&e).into()),
+                        )
+                        .route(web::post().to(batch::create)),
+                )
                 .route("/tasks/{id}", web::get().to(tasks::get))
                 .route("/tasks/{id}/replay", web::post().to(tasks::replay)),
         );

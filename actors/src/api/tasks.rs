@@ -127,15 +127,20 @@ pub async fn create(
     }
     let new = body.into_inner().validate(&state.rules)?;
     let scheduled = state.store.schedule(new).await?;
-    let summary = json!({
-        "id": scheduled.task.id.to_string(),
-        "idempotency_key": scheduled.task.idempotency_key,
-        "state": scheduled.task.state.as_str(),
-    });
+    let summary = summary(&scheduled.task);
     Ok(if scheduled.created {
         HttpResponse::Created().json(summary)
     } else {
         HttpResponse::Ok().json(summary)
+    })
+}
+
+/// What scheduling answers about a task.
+pub fn summary(task: &Task) -> Value {
+    json!({
+        "id": task.id.to_string(),
+        "idempotency_key": task.idempotency_key,
+        "state": task.state.as_str(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! The HTTP API: auth, idempotent scheduling, conflicts, field-named
 //! errors, task inspection and replay.
 
+mod batch;
 mod client;
 mod failures;
 mod front_door;
