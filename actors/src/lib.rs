@@ -12,6 +12,7 @@
 //! - [`signature`]: Standard Webhooks signing.
 //! - [`logging`]: structured logs through slog.
 //! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
+//! - [`schedule_file`]: `remit schedule --file`, many webhooks from a file.
 
 pub mod api;
 pub mod app;
@@ -21,6 +22,7 @@ pub mod egress;
 pub mod logging;
 pub mod reconcile;
 pub mod runtime;
+pub mod schedule_file;
 pub mod signature;
 
 /// An error and its causes on one line, for logs and the command line.

@@ -10,6 +10,7 @@ use remit_actors::api::{CreateDestination, CreateTask, TaskRules};
 use remit_actors::app::{self, AppError};
 use remit_actors::config::Config;
 use remit_actors::error_chain;
+use remit_actors::schedule_file::ScheduleFileError;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -63,19 +64,24 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: ReportFormat,
     },
-    /// Schedule one webhook; prints its task id and idempotency key.
+    /// Schedule one webhook (prints its task id and idempotency key), or
+    /// many from a file with --file.
     Schedule {
-        #[arg(long)]
-        tenant: String,
-        #[arg(long)]
-        reminder: String,
-        #[arg(long)]
-        destination: String,
-        #[arg(long)]
-        region: String,
+        /// A file (or `-` for standard input) with one JSON object per
+        /// line, shaped like POST /v1/tasks; prints one line per task.
+        #[arg(long, value_name = "PATH", conflicts_with_all = ["tenant", "reminder", "destination", "region", "not_before", "payload", "payload_file"])]
+        file: Option<PathBuf>,
+        #[arg(long, required_unless_present = "file")]
+        tenant: Option<String>,
+        #[arg(long, required_unless_present = "file")]
+        reminder: Option<String>,
+        #[arg(long, required_unless_present = "file")]
+        destination: Option<String>,
+        #[arg(long, required_unless_present = "file")]
+        region: Option<String>,
         /// The business deadline, RFC 3339 (e.g. 2026-08-13T09:00:00Z).
-        #[arg(long)]
-        not_before: String,
+        #[arg(long, required_unless_present = "file")]
+        not_before: Option<String>,
         /// A file holding the JSON payload, or `-` for standard input. The
         /// payload is stored and sent byte for byte, and stays out of the
         /// process list (prefer this to --payload for health data).
@@ -83,7 +89,7 @@ enum Command {
             long,
             value_name = "PATH",
             conflicts_with = "payload",
-            required_unless_present = "payload"
+            required_unless_present_any = ["payload", "file"]
         )]
         payload_file: Option<PathBuf>,
         /// The JSON payload itself (visible in the process list).
@@ -128,6 +134,9 @@ enum CliError {
     /// is wrong with the schedule" from "could not check").
     #[error("reconciliation could not run")]
     CouldNotCheck(#[source] AppError),
+    /// Some lines of `remit schedule --file` were refused (each printed).
+    #[error("{0} tasks were refused")]
+    Refused(usize),
 }
 
 impl CliError {
@@ -137,6 +146,7 @@ impl CliError {
             CliError::Usage(_) => 2,
             CliError::Findings => 1,
             CliError::CouldNotCheck(_) => 3,
+            CliError::Refused(_) => 1,
         }
     }
 }
@@ -227,6 +237,10 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             Ok(())
         }
         Command::Schedule {
+            file: Some(file), ..
+        } => schedule_file(&config, &file).await,
+        Command::Schedule {
+            file: None,
             tenant,
             reminder,
             destination,
@@ -235,6 +249,13 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             payload_file,
             payload,
         } => {
+            let (Some(tenant), Some(reminder), Some(destination), Some(region), Some(not_before)) =
+                (tenant, reminder, destination, region, not_before)
+            else {
+                return Err(CliError::Usage(
+                    "--tenant, --reminder, --destination, --region and --not-before are required without --file".into(),
+                ));
+            };
             let payload = match (payload_file, payload) {
                 (Some(path), _) => read_payload_file(&path)?,
                 (None, Some(json)) => json,
@@ -313,6 +334,46 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
         }
         Command::Keygen | Command::Run { .. } => Ok(()),
     }
+}
+
+/// `remit schedule --file`: exit 0 when every line was scheduled (or was
+/// already), 1 when any was refused, each refusal printed with its line.
+async fn schedule_file(config: &Config, path: &std::path::Path) -> Result<(), CliError> {
+    let flag = format!("--file {}", path.display());
+    let input: Box<dyn std::io::BufRead> = if path.as_os_str() == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        let file =
+            std::fs::File::open(path).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    let rules = TaskRules {
+        serving: config.region().map_err(AppError::from)?,
+        allow_other_regions: true,
+        horizon: config.retry_policy().horizon,
+    };
+    let key = app::payload_key(config)?;
+    let store = app::connect(config, key).await?;
+    let tally =
+        remit_actors::schedule_file::schedule_lines(&store, &rules, input, |(line, text)| {
+            println!("line {line}: {text}");
+        })
+        .await
+        .map_err(|e| match e {
+            ScheduleFileError::Store(e) => {
+                eprintln!("{flag}: {}", error_chain(&e));
+                CliError::App(AppError::Store(e))
+            }
+            e => CliError::Usage(format!("{flag}: {}", error_chain(&e))),
+        })?;
+    println!(
+        "{} scheduled, {} already scheduled, {} refused",
+        tally.created, tally.repeated, tally.refused
+    );
+    if tally.refused > 0 {
+        return Err(CliError::Refused(tally.refused));
+    }
+    Ok(())
 }
 
 /// The payload from `--payload-file PATH`, or from standard input for `-`.

@@ -5,6 +5,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod schedule_file;
+
 use std::process::{Child, Command, Output};
 use std::time::Duration;
 
