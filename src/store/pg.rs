@@ -132,6 +132,18 @@ impl PgStore {
         &self.stats
     }
 
+    /// Schedules `batch` on the caller's connection, typically inside the
+    /// caller's own transaction, so the reminders commit (or roll back)
+    /// with the business write that created them. Each task is answered as
+    /// [`Store::schedule_many`] answers it.
+    pub async fn schedule_many_on(
+        &self,
+        conn: &mut AsyncPgConnection,
+        batch: Vec<NewTask>,
+    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
+        schedule_many::schedule_many_on(self, conn, batch).await
+    }
+
     pub(crate) async fn conn(&self) -> Result<PooledConnection<'_, AsyncPgConnection>, StoreError> {
         Ok(self.pool.get().await?)
     }

@@ -153,3 +153,42 @@ async fn a_batch_leaves_no_payload_without_its_task() {
         "the conflict's and the repeat's payloads were not kept"
     );
 }
+
+#[tokio::test]
+async fn a_product_schedules_inside_its_own_transaction() {
+    use diesel_async::AsyncConnection;
+
+    let db = TestDb::new().await;
+    let d = db.destination("crm", Region::Eu).await;
+    let mut conn = db.conn().await;
+
+    // The business write fails after scheduling: nothing of the reminder
+    // stays.
+    let rolled_back = conn
+        .transaction::<(), StoreError, _>(async |conn| {
+            let answers = db
+                .store
+                .schedule_many_on(conn, vec![new_task("r1", &d, Region::Eu)])
+                .await?;
+            assert!(answers[0].as_ref().unwrap().created);
+            // The business write fails.
+            Err(StoreError::Query(
+                diesel::result::Error::RollbackTransaction,
+            ))
+        })
+        .await;
+    assert!(rolled_back.is_err());
+    assert_eq!(db.count("SELECT count(*) AS n FROM tasks").await, 0);
+    assert_eq!(db.count("SELECT count(*) AS n FROM payloads").await, 0);
+
+    // It commits: the reminder commits with it.
+    conn.transaction::<(), StoreError, _>(async |conn| {
+        db.store
+            .schedule_many_on(conn, vec![new_task("r1", &d, Region::Eu)])
+            .await?;
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(db.count("SELECT count(*) AS n FROM tasks").await, 1);
+}
