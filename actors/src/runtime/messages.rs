@@ -49,7 +49,15 @@ pub struct Deliver {
 /// paused); look at the queue again.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Wake;
+pub struct Wake {
+    /// A task it dispatched went back without its request: the token it
+    /// took is still unspent (tokens pay for requests sent, not claims).
+    pub unsent: bool,
+}
+
+impl Wake {
+    pub const CHANGED: Wake = Wake { unsent: false };
+}
 
 /// Claimer → Supervisor: another process paused this destination.
 #[derive(Debug, Message)]

@@ -93,9 +93,10 @@ impl Sender {
         };
         let task = held.work.claimed.task.id;
         let failure = match result {
-            Ok(Ok(_)) => {
+            Ok(Ok(delivered)) => {
                 self.shared.health.recovered(&self.name);
-                held.throttle.do_send(Wake);
+                let unsent = delivered == Delivered::HandedBack;
+                held.throttle.do_send(Wake { unsent });
                 return;
             }
             Ok(Err(failure)) => failure,
@@ -125,7 +126,7 @@ impl Sender {
                 if let Some(until) = pause {
                     keep_pausing(&self.shared, held.work.destination().clone(), until);
                 }
-                held.throttle.do_send(Wake);
+                held.throttle.do_send(Wake::CHANGED);
             }
             e => {
                 error!(self.shared.log, "send failed; restarting the sender";
@@ -179,7 +180,9 @@ fn hand_back(shared: &Shared, held: Held) {
         running.abort();
     }
     drop(_in_flight);
-    throttle.do_send(Wake);
+    throttle.do_send(Wake {
+        unsent: !sent.get(),
+    });
     if !sent.get() {
         release(shared, vec![work], None);
         return;
@@ -245,7 +248,7 @@ impl Sender {
         } = message;
         if self.abandoned {
             drop(in_flight);
-            throttle.do_send(Wake);
+            throttle.do_send(Wake { unsent: true });
             release(&self.shared, vec![work], None);
             return;
         }

@@ -134,7 +134,7 @@ impl Handler<DestinationChanged> for RegionSupervisor {
                     if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
                         this.shared.pauses.hold(&id, left);
                         if let Some(throttle) = this.throttles.get(&id) {
-                            throttle.do_send(Wake);
+                            throttle.do_send(Wake::CHANGED);
                         }
                     }
                 }

@@ -1,5 +1,7 @@
 //! A Throttle per destination: tokens from the destination's bucket (kept
-//! in the database, so the rate holds across every process of the region),
+//! in the database, so the rate holds across every process of the region;
+//! a token dispatched with a task that goes back unsent is kept for the
+//! next request, so tokens pay for requests sent, not for claims),
 //! a cap on requests in flight (owned permits that free themselves), and
 //! the destination's pause, which holds all its tasks.
 //!
@@ -297,7 +299,11 @@ impl Handler<Admit> for Throttle {
 impl Handler<Wake> for Throttle {
     type Result = ();
 
-    fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
+    fn handle(&mut self, wake: Wake, ctx: &mut Context<Self>) {
+        if wake.unsent {
+            // Kept for the next request: the bucket charges requests sent.
+            self.tokens = self.tokens.saturating_add(1);
+        }
         guard::step(self, ctx, |this, ctx| this.pump(ctx));
     }
 }
