@@ -67,15 +67,8 @@ pub async fn create(
 
 /// One task of the batch, read and checked as POST /v1/tasks would.
 fn read(entry: &RawValue, rules: &TaskRules) -> Result<NewTask, ApiError> {
-    let task: CreateTask = serde_json::from_str(entry.get()).map_err(|e| {
-        let message = e.to_string();
-        let field = message
-            .split('`')
-            .nth(1)
-            .filter(|f| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-            .map(str::to_owned);
-        ApiError::BadRequest { field, message }
-    })?;
+    let task: CreateTask =
+        serde_json::from_str(entry.get()).map_err(|e| ApiError::bad_request(e.to_string()))?;
     if task.payload_len() > MAX_PAYLOAD_BYTES {
         return Err(ApiError::TooLarge {
             field: Some("payload"),

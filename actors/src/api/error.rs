@@ -67,7 +67,11 @@ impl ApiError {
                 limit: *limit,
             };
         }
-        let message = error.to_string();
+        Self::bad_request(error.to_string())
+    }
+
+    /// A body serde could not read, from its message.
+    pub fn bad_request(message: String) -> Self {
         let field = message
             .split('`')
             .nth(1)

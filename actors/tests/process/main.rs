@@ -28,6 +28,20 @@ fn run(command: &mut Command) -> Output {
     output
 }
 
+/// Runs `command` with `input` on its standard input and waits for it.
+fn run_with_stdin(command: &mut Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn kill(child: &Child, signal: &str) {
     let status = Command::new("kill")
         .args([format!("-{signal}"), child.id().to_string()])
@@ -413,9 +427,6 @@ async fn the_demo_delivers_through_a_rate_limit_and_cleans_up() {
 /// so it never shows in the process list, and stores it byte for byte.
 #[actix_rt::test]
 async fn schedule_reads_the_payload_from_stdin_or_a_file() {
-    use std::io::Write;
-    use std::process::Stdio;
-
     use remit::store::Store;
 
     let db = TestDb::with_database_clock().await;
@@ -464,19 +475,10 @@ async fn schedule_reads_the_payload_from_stdin_or_a_file() {
     };
     let payload = r#"{"z":1,"a":{"y":2,"b":3},"big":123456789012345678901234567890}"#;
 
-    let mut child = schedule("from-stdin", &["--payload-file", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_with_stdin(
+        &mut schedule("from-stdin", &["--payload-file", "-"]),
+        payload.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{}",

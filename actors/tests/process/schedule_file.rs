@@ -1,9 +1,6 @@
 //! `remit schedule --file`: many webhooks from a file or standard input,
 //! each line answered on its own.
 
-use std::io::Write;
-use std::process::Stdio;
-
 use remit::domain::Region;
 
 use crate::support::{self, TestDb};
@@ -28,20 +25,10 @@ async fn schedule_file_answers_each_line_and_exits_1_when_any_is_refused() {
     ]
     .join("\n");
 
-    let mut child = super::remit(&db)
-        .args(["schedule", "--file", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = super::run_with_stdin(
+        super::remit(&db).args(["schedule", "--file", "-"]),
+        input.as_bytes(),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
