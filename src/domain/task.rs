@@ -178,40 +178,54 @@ pub struct Lease {
 }
 
 #[cfg(test)]
-mod tests {
-    use chrono::{Duration, TimeZone, Utc};
-
-    use super::*;
-    use crate::domain::{DestinationId, Region, ReminderId, TenantId};
-
-    #[test]
-    fn a_consumers_clock_sees_the_horizon_as_far_off_as_the_store_does() {
-        let store_now = Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap();
-        let lease = Duration::seconds(30);
-        let task = Task {
+impl Task {
+    /// A task leased at `now` for `lease`, with its horizon `horizon` away
+    /// and `attempt_count` attempts: a fixture for unit tests.
+    pub(crate) fn leased_for_tests(
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+        horizon: chrono::Duration,
+        attempt_count: i32,
+    ) -> Task {
+        use super::{DestinationId, Region, ReminderId, TenantId};
+        Task {
             id: TaskId(uuid::Uuid::nil()),
             tenant_id: TenantId::new("clinic").unwrap(),
             reminder_id: ReminderId::new("r1").unwrap(),
             destination_id: DestinationId::new("crm").unwrap(),
             region: Region::Us,
             state: TaskState::Leased,
-            not_before: store_now,
-            available_at: store_now,
-            retry_horizon_at: store_now + Duration::hours(1),
+            not_before: now,
+            available_at: now,
+            retry_horizon_at: now + horizon,
             lease_token: Some(1),
             lease_owner: Some("us-1".into()),
-            lease_expires_at: Some(store_now + lease),
-            attempt_count: 1,
+            lease_expires_at: Some(now + lease),
+            attempt_count,
             attempts_before_replay: 0,
             idempotency_key: "msg_x".into(),
             payload_ref: uuid::Uuid::nil(),
             last_status: None,
             failure_reason: None,
-            created_at: store_now,
-            updated_at: store_now,
+            created_at: now,
+            updated_at: now,
             delivered_at: None,
             finalized_at: None,
-        };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone, Utc};
+
+    use super::*;
+
+    #[test]
+    fn a_consumers_clock_sees_the_horizon_as_far_off_as_the_store_does() {
+        let store_now = Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap();
+        let lease = Duration::seconds(30);
+        let task = Task::leased_for_tests(store_now, lease, Duration::hours(1), 1);
         let claimed = ClaimedTask {
             task,
             lease_token: 1,

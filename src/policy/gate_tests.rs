@@ -1,37 +1,13 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use super::*;
-use crate::domain::{DestinationId, Region, ReminderId, TaskId, TaskState, TenantId};
 
 fn frozen() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap()
 }
 
 fn task(attempt_count: i32, horizon: Duration) -> Task {
-    Task {
-        id: TaskId(uuid::Uuid::nil()),
-        tenant_id: TenantId::new("clinic").unwrap(),
-        reminder_id: ReminderId::new("r1").unwrap(),
-        destination_id: DestinationId::new("crm").unwrap(),
-        region: Region::Us,
-        state: TaskState::Leased,
-        not_before: frozen(),
-        available_at: frozen(),
-        retry_horizon_at: frozen() + horizon,
-        lease_token: Some(1),
-        lease_owner: Some("us-1".into()),
-        lease_expires_at: Some(frozen() + Duration::seconds(30)),
-        attempt_count,
-        attempts_before_replay: 0,
-        idempotency_key: "msg_x".into(),
-        payload_ref: uuid::Uuid::nil(),
-        last_status: None,
-        failure_reason: None,
-        created_at: frozen(),
-        updated_at: frozen(),
-        delivered_at: None,
-        finalized_at: None,
-    }
+    Task::leased_for_tests(frozen(), Duration::seconds(30), horizon, attempt_count)
 }
 
 fn seen(task: &Task, pause_left: Option<Duration>, lease_left: Duration) -> BeforeSend<'_> {

@@ -5,7 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-mod schedule_file;
+mod schedule;
 
 use std::process::{Child, Command, Output};
 use std::time::Duration;
@@ -421,96 +421,4 @@ async fn the_demo_delivers_through_a_rate_limit_and_cleans_up() {
         before,
         "the demo drops its schema"
     );
-}
-
-/// `remit schedule --payload-file -` reads the payload from standard input,
-/// so it never shows in the process list, and stores it byte for byte.
-#[actix_rt::test]
-async fn schedule_reads_the_payload_from_stdin_or_a_file() {
-    use remit::store::Store;
-
-    let db = TestDb::with_database_clock().await;
-    support::destination(
-        &db,
-        "crm",
-        remit::domain::Region::Eu,
-        "http://127.0.0.1:9/",
-        None,
-    )
-    .await;
-    let schedule = |reminder: &str, payload_args: &[&str]| {
-        let mut command = remit(&db);
-        command
-            .args([
-                "schedule",
-                "--tenant",
-                "clinic-1",
-                "--reminder",
-                reminder,
-                "--destination",
-                "crm",
-                "--region",
-                "eu",
-                "--not-before",
-                "2030-01-01T09:00:00Z",
-            ])
-            .args(payload_args);
-        command
-    };
-    // The key remit_command! gives the binary.
-    let store = db
-        .another_store(remit::payload_crypto::PayloadKey::from_bytes([7; 32]))
-        .await;
-    let stored = |line: String| {
-        let store = store.clone();
-        async move {
-            let id = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-            let task = store
-                .task(remit::domain::TaskId(id))
-                .await
-                .unwrap()
-                .unwrap();
-            String::from_utf8(store.payload(&task).await.unwrap().body).unwrap()
-        }
-    };
-    let payload = r#"{"z":1,"a":{"y":2,"b":3},"big":123456789012345678901234567890}"#;
-
-    let out = run_with_stdin(
-        &mut schedule("from-stdin", &["--payload-file", "-"]),
-        payload.as_bytes(),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        stored(String::from_utf8(out.stdout).unwrap()).await,
-        payload
-    );
-
-    // From a file; the newline an editor adds is not part of the value.
-    let path = std::env::temp_dir().join(format!("remit-payload-{}.json", std::process::id()));
-    std::fs::write(&path, format!("{payload}\n")).unwrap();
-    let out = run(&mut schedule(
-        "from-file",
-        &["--payload-file", path.to_str().unwrap()],
-    ));
-    std::fs::remove_file(&path).unwrap();
-    assert_eq!(
-        stored(String::from_utf8(out.stdout).unwrap()).await,
-        payload
-    );
-
-    // One source only, and one is required; not JSON names the field.
-    for args in [
-        &["--payload", "{}", "--payload-file", "-"][..],
-        &[][..],
-        &["--payload", "{\"a\":"][..],
-    ] {
-        let out = schedule("refused", args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains("payload"), "{args:?}: {stderr}");
-    }
 }

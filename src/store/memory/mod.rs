@@ -8,6 +8,7 @@
 
 mod claim;
 mod reconcile;
+mod schedule;
 mod state;
 
 use state::{attempt, DestinationRecord, State};
@@ -206,73 +207,7 @@ impl Store for MemStore {
     }
 
     async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
-        let new = rules::validate(new)?;
-        let now = self.now();
-        let mut state = self.state.lock();
-        let region = state
-            .destinations
-            .get(&new.destination_id)
-            .map(|d| d.destination.region);
-        rules::check_destination(region, &new)?;
-        let existing = state
-            .tasks
-            .iter()
-            .find(|t| t.tenant_id == new.tenant_id && t.reminder_id == new.reminder_id)
-            .cloned();
-        if let Some(existing) = existing {
-            let (content_type, sealed) = state
-                .payloads
-                .get(&existing.payload_ref)
-                .cloned()
-                .ok_or_else(|| StoreError::NotFound {
-                    what: "payload",
-                    id: existing.payload_ref.to_string(),
-                })?;
-            let body = self
-                .key
-                .open(existing.payload_ref, &content_type, &sealed)?;
-            return rules::same_or_conflict(existing, &Payload { content_type, body }, &new);
-        }
-        state.next_id += 1;
-        let id = TaskId(uuid::Uuid::from_u128(state.next_id));
-        let payload_ref = uuid::Uuid::from_u128(state.next_id | (1 << 127));
-        let sealed = self
-            .key
-            .seal(payload_ref, &new.payload.content_type, &new.payload.body);
-        state
-            .payloads
-            .insert(payload_ref, (new.payload.content_type.clone(), sealed));
-        let task = Task {
-            id,
-            tenant_id: new.tenant_id,
-            reminder_id: new.reminder_id,
-            destination_id: new.destination_id,
-            region: new.region,
-            state: TaskState::Pending,
-            not_before: new.not_before,
-            available_at: new.not_before,
-            retry_horizon_at: new.not_before + new.retry_horizon,
-            lease_token: None,
-            lease_owner: None,
-            lease_expires_at: None,
-            attempt_count: 0,
-            attempts_before_replay: 0,
-            idempotency_key: rules::idempotency_key(id),
-            payload_ref,
-            last_status: None,
-            failure_reason: None,
-            created_at: now,
-            updated_at: now,
-            delivered_at: None,
-            finalized_at: None,
-        };
-        let index = state.tasks.len();
-        state.by_id.insert(id, index);
-        state.tasks.push(task.clone());
-        Ok(Scheduled {
-            task,
-            created: true,
-        })
+        self.schedule_now(new)
     }
 
     /// One `schedule` per task, in order: the model has nothing to batch.
@@ -282,7 +217,7 @@ impl Store for MemStore {
     ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
         let mut answers = Vec::with_capacity(batch.len());
         for new in batch {
-            answers.push(match self.schedule(new).await {
+            answers.push(match self.schedule_now(new) {
                 Err(e @ (StoreError::Invalid(_) | StoreError::Conflict { .. })) => Err(e),
                 Err(e) => return Err(e),
                 Ok(scheduled) => Ok(scheduled),

@@ -1,0 +1,98 @@
+use super::*;
+
+#[test]
+fn the_example_file_is_valid_and_matches_the_defaults() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/remit.example.toml");
+    let from_file: Config = Figment::from(Serialized::defaults(Config::default()))
+        .merge(Toml::file_exact(&path))
+        .extract()
+        .unwrap();
+    from_file.validate().unwrap();
+    assert_eq!(
+        serde_json::to_value(&from_file).unwrap(),
+        serde_json::to_value(Config::default()).unwrap(),
+        "the example documents the defaults"
+    );
+}
+
+#[test]
+fn bad_values_name_their_key() {
+    let mut config = Config::default();
+    config.send.timeout_ms = config.lease.seconds * 1000;
+    assert!(config
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("send.timeout_ms"));
+    let mut config = Config::default();
+    config.throttle.default.rate_per_second = 0.0;
+    assert!(config
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("throttle.default.rate_per_second"));
+    let mut config = Config::default();
+    config.retry.retryable_statuses.push(700);
+    assert!(config
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("retryable_statuses"));
+    let mut config = Config::default();
+    config.send.allow_hosts = vec!["127.0.0.0/8".into(), "10.0.0.0/40".into()];
+    let err = config.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("send.allow_hosts") && err.contains("10.0.0.0/40"),
+        "{err}"
+    );
+    let mut config = Config::default();
+    config.api.pool_size = 0;
+    let err = config.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("api.pool_size") && err.contains("at least 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn values_too_large_for_arithmetic_are_refused_by_name() {
+    let mut config = Config::default();
+    config.retry.max_server_delay_seconds = u64::MAX;
+    let err = config.validate().unwrap_err().to_string();
+    assert!(err.contains("retry.max_server_delay_seconds"), "{err}");
+    let mut config = Config::default();
+    config.lease.seconds = u64::MAX;
+    let err = config.validate().unwrap_err().to_string();
+    assert!(err.contains("lease.seconds"), "{err}");
+    let mut config = Config::default();
+    config.send.timeout_ms = u64::MAX;
+    let err = config.validate().unwrap_err().to_string();
+    assert!(err.contains("send.timeout_ms"), "{err}");
+    // The largest accepted values still make a working policy.
+    let mut config = Config::default();
+    config.retry.max_server_delay_seconds = 365 * 24 * 3600;
+    config.retry.backoff_cap_seconds = 365 * 24 * 3600;
+    config.retry.horizon_hours = 10 * 365 * 24;
+    config.validate().unwrap();
+    let policy = config.retry_policy();
+    let observed = remit::policy::Observed {
+        attempt: 1,
+        retry_horizon_at: chrono::DateTime::<chrono::Utc>::MAX_UTC,
+        started_at: chrono::Utc::now(),
+        received_at: chrono::Utc::now(),
+        server_date: None,
+        response: Ok((429, Some("99999999999999999999".into()))),
+    };
+    let decision = remit::policy::decide(&observed, &policy, &mut rand::rng());
+    assert!(decision.retry_delay().is_some());
+}
+
+#[test]
+fn a_file_with_an_unknown_key_is_refused_by_name() {
+    let dir = std::env::temp_dir().join(format!("remit-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, "[lease]\nsecondz = 3\n").unwrap();
+    let err = Config::load(Some(&path)).unwrap_err().to_string();
+    assert!(err.contains("secondz"), "{err}");
+}

@@ -1,0 +1,145 @@
+//! Checking a configuration before anything runs: every value that feeds
+//! arithmetic is bounded, and a bad one names its key (exit 2).
+
+use super::{invalid, Config, ConfigError};
+
+impl Config {
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        self.region()?;
+        if self.lease.seconds == 0 {
+            return Err(invalid("lease.seconds", "must be at least 1"));
+        }
+        self.within_bounds()?;
+        if self.send.timeout_ms == 0 || self.send.timeout_ms * 2 > self.lease.seconds * 1000 {
+            return Err(invalid(
+                "send.timeout_ms",
+                format!(
+                    "must be between 1 and half the lease ({} ms), so a slow send is not reclaimed mid-flight",
+                    self.lease.seconds * 500
+                ),
+            ));
+        }
+        for (key, value) in [
+            ("send.max_in_flight", self.send.max_in_flight),
+            ("send.senders", self.send.senders),
+            ("claim.batch_size", self.claim.batch_size),
+            ("claim.per_destination_cap", self.claim.per_destination_cap),
+            ("database.pool_size", self.database.pool_size),
+            ("api.pool_size", self.api.pool_size),
+            ("retry.max_attempts", self.retry.max_attempts),
+        ] {
+            if value == 0 {
+                return Err(invalid(key, "must be at least 1"));
+            }
+        }
+        if self.claim.busy_poll_ms == 0 || self.claim.idle_poll_ms < self.claim.busy_poll_ms {
+            return Err(invalid(
+                "claim.idle_poll_ms",
+                "must be at least claim.busy_poll_ms, which must be at least 1",
+            ));
+        }
+        if let Some(s) = self
+            .retry
+            .retryable_statuses
+            .iter()
+            .find(|s| !(100..=599).contains(*s))
+        {
+            return Err(invalid(
+                "retry.retryable_statuses",
+                format!("{s} is not an HTTP status (100 to 599)"),
+            ));
+        }
+        let limits = std::iter::once(("throttle.default".to_owned(), &self.throttle.default))
+            .chain(
+                self.throttle
+                    .destinations
+                    .iter()
+                    .map(|(id, l)| (format!("throttle.destinations.{id}"), l)),
+            );
+        for (key, l) in limits {
+            // The shared bucket refills at no less than 0.001 per second.
+            if !(l.rate_per_second >= 0.001 && l.rate_per_second.is_finite()) {
+                return Err(invalid(
+                    &format!("{key}.rate_per_second"),
+                    "must be a number of at least 0.001",
+                ));
+            }
+            if l.burst == 0 || l.max_in_flight == 0 {
+                return Err(invalid(
+                    &format!("{key}.burst/max_in_flight"),
+                    "must be at least 1",
+                ));
+            }
+        }
+        self.log_level()?;
+        self.egress()?;
+        Ok(())
+    }
+
+    /// Upper bounds on every setting that feeds arithmetic, so no value a
+    /// file or the environment can hold makes a time or a size overflow.
+    /// Each bound is far beyond any sensible setting.
+    fn within_bounds(&self) -> Result<(), ConfigError> {
+        const DAY_S: u64 = 24 * 3600;
+        const YEAR_S: u64 = 365 * DAY_S;
+        let (r, c) = (&self.retry, &self.claim);
+        let bounds: [(&str, u64, u64); 16] = [
+            ("lease.seconds", self.lease.seconds, DAY_S),
+            ("send.timeout_ms", self.send.timeout_ms, DAY_S * 1000),
+            (
+                "send.max_in_flight",
+                self.send.max_in_flight.into(),
+                1_000_000,
+            ),
+            ("send.senders", self.send.senders.into(), 1024),
+            (
+                "send.max_response_bytes",
+                self.send.max_response_bytes as u64,
+                64 << 20,
+            ),
+            ("claim.batch_size", c.batch_size.into(), 100_000),
+            (
+                "claim.per_destination_cap",
+                c.per_destination_cap.into(),
+                100_000,
+            ),
+            ("claim.busy_poll_ms", c.busy_poll_ms, 3_600_000),
+            ("claim.idle_poll_ms", c.idle_poll_ms, 3_600_000),
+            ("retry.backoff_base_ms", r.backoff_base_ms, YEAR_S * 1000),
+            ("retry.backoff_cap_seconds", r.backoff_cap_seconds, YEAR_S),
+            (
+                "retry.max_server_delay_seconds",
+                r.max_server_delay_seconds,
+                YEAR_S,
+            ),
+            ("retry.horizon_hours", r.horizon_hours, 10 * YEAR_S / 3600),
+            ("shutdown.grace_ms", self.shutdown.grace_ms, 3_600_000),
+            (
+                "reconcile.interval_seconds",
+                self.reconcile.interval_seconds,
+                DAY_S,
+            ),
+            (
+                "reconcile.older_than_seconds",
+                self.reconcile.older_than_seconds,
+                YEAR_S,
+            ),
+        ];
+        for (key, value, max) in bounds {
+            if value > max {
+                return Err(invalid(key, format!("must be at most {max}")));
+            }
+        }
+        let limits =
+            std::iter::once(&self.throttle.default).chain(self.throttle.destinations.values());
+        for l in limits {
+            if l.rate_per_second > 1e6 || l.burst > 1_000_000 || l.max_in_flight > 1_000_000 {
+                return Err(invalid(
+                    "throttle",
+                    "rate_per_second, burst and max_in_flight must each be at most 1000000",
+                ));
+            }
+        }
+        Ok(())
+    }
+}

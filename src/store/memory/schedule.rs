@@ -1,0 +1,77 @@
+//! Scheduling in the model: one task at a time under the lock, with the
+//! same rules (validation, idempotency, conflicts) as PostgreSQL's.
+
+use super::*;
+
+impl MemStore {
+    /// What `schedule` does, once the lock is the only thing to wait for.
+    pub(super) fn schedule_now(&self, new: NewTask) -> Result<Scheduled, StoreError> {
+        let new = rules::validate(new)?;
+        let now = self.now();
+        let mut state = self.state.lock();
+        let region = state
+            .destinations
+            .get(&new.destination_id)
+            .map(|d| d.destination.region);
+        rules::check_destination(region, &new)?;
+        let existing = state
+            .tasks
+            .iter()
+            .find(|t| t.tenant_id == new.tenant_id && t.reminder_id == new.reminder_id)
+            .cloned();
+        if let Some(existing) = existing {
+            let (content_type, sealed) = state
+                .payloads
+                .get(&existing.payload_ref)
+                .cloned()
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "payload",
+                    id: existing.payload_ref.to_string(),
+                })?;
+            let body = self
+                .key
+                .open(existing.payload_ref, &content_type, &sealed)?;
+            return rules::same_or_conflict(existing, &Payload { content_type, body }, &new);
+        }
+        state.next_id += 1;
+        let id = TaskId(uuid::Uuid::from_u128(state.next_id));
+        let payload_ref = uuid::Uuid::from_u128(state.next_id | (1 << 127));
+        let sealed = self
+            .key
+            .seal(payload_ref, &new.payload.content_type, &new.payload.body);
+        state
+            .payloads
+            .insert(payload_ref, (new.payload.content_type.clone(), sealed));
+        let task = Task {
+            id,
+            tenant_id: new.tenant_id,
+            reminder_id: new.reminder_id,
+            destination_id: new.destination_id,
+            region: new.region,
+            state: TaskState::Pending,
+            not_before: new.not_before,
+            available_at: new.not_before,
+            retry_horizon_at: new.not_before + new.retry_horizon,
+            lease_token: None,
+            lease_owner: None,
+            lease_expires_at: None,
+            attempt_count: 0,
+            attempts_before_replay: 0,
+            idempotency_key: rules::idempotency_key(id),
+            payload_ref,
+            last_status: None,
+            failure_reason: None,
+            created_at: now,
+            updated_at: now,
+            delivered_at: None,
+            finalized_at: None,
+        };
+        let index = state.tasks.len();
+        state.by_id.insert(id, index);
+        state.tasks.push(task.clone());
+        Ok(Scheduled {
+            task,
+            created: true,
+        })
+    }
+}

@@ -1,0 +1,131 @@
+//! Claims: deadlines, reclaiming expired leases, caps and round-robin,
+//! regions, skipped destinations.
+
+use super::*;
+
+pub async fn claims_respect_deadlines_and_available_at<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::Us).await;
+    let id = task(h, "r1", &d, Region::Us).await;
+    h.clock().set(t0() - Duration::milliseconds(1));
+    assert!(s
+        .claim_due(&claim(Region::Us, "c", 5))
+        .await
+        .unwrap()
+        .is_empty());
+    h.clock().set(t0());
+    let c = s
+        .claim_due(&claim(Region::Us, "c", 5))
+        .await
+        .unwrap()
+        .remove(0);
+    let next = t0() + Duration::seconds(90);
+    let outcome = s
+        .move_to_retry_wait(&c.lease(), next, &record(429))
+        .await
+        .unwrap();
+    assert_eq!(outcome, TransitionOutcome::Applied);
+    h.clock().set(next - Duration::milliseconds(1));
+    assert!(s
+        .claim_due(&claim(Region::Us, "c", 5))
+        .await
+        .unwrap()
+        .is_empty());
+    h.clock().set(next);
+    let again = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    assert_eq!(
+        (again.len(), again[0].task.id, again[0].task.attempt_count),
+        (1, id, 2)
+    );
+}
+
+pub async fn an_expired_lease_is_reclaimed_and_logged<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::Eu).await;
+    let id = task(h, "r1", &d, Region::Eu).await;
+    let old = s
+        .claim_due(&claim(Region::Eu, "old", 5))
+        .await
+        .unwrap()
+        .remove(0);
+    h.clock().advance(Duration::seconds(29));
+    assert!(s
+        .claim_due(&claim(Region::Eu, "new", 5))
+        .await
+        .unwrap()
+        .is_empty());
+    h.clock().advance(Duration::seconds(1));
+    let new = s
+        .claim_due(&claim(Region::Eu, "new", 5))
+        .await
+        .unwrap()
+        .remove(0);
+    assert!(new.reclaimed && new.lease_token > old.lease_token);
+    assert_eq!(new.task.idempotency_key, old.task.idempotency_key);
+    let log = s.attempts(id).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(
+        (log[0].outcome, log[0].consumer_id.as_str()),
+        (AttemptOutcome::Abandoned, "old")
+    );
+}
+
+pub async fn claims_are_capped_and_round_robin<H: Harness>(h: &H) {
+    let s = h.store();
+    let busy = destination(h, "busy", Region::Us).await;
+    for i in 0..30 {
+        task(h, &format!("b{i}"), &busy, Region::Us).await;
+    }
+    for name in ["q1", "q2"] {
+        let d = destination(h, name, Region::Us).await;
+        for i in 0..3 {
+            task(h, &format!("{name}-{i}"), &d, Region::Us).await;
+        }
+    }
+    let mut request = claim(Region::Us, "c", 8);
+    request.per_destination_cap = 4;
+    let claimed = s.claim_due(&request).await.unwrap();
+    assert_eq!(claimed.len(), 8);
+    let from_busy = claimed
+        .iter()
+        .filter(|c| c.task.destination_id == busy)
+        .count();
+    assert!(from_busy <= 4, "{from_busy} from one destination");
+    let destinations: std::collections::HashSet<_> = claimed
+        .iter()
+        .map(|c| c.task.destination_id.clone())
+        .collect();
+    assert_eq!(destinations.len(), 3);
+}
+
+pub async fn regions_are_isolated<H: Harness>(h: &H) {
+    let s = h.store();
+    let us = destination(h, "us", Region::Us).await;
+    let eu = destination(h, "eu", Region::Eu).await;
+    task(h, "u", &us, Region::Us).await;
+    task(h, "e", &eu, Region::Eu).await;
+    let claimed = s.claim_due(&claim(Region::Eu, "c", 10)).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].task.region, Region::Eu);
+}
+
+pub async fn a_claim_skips_the_destinations_it_names<H: Harness>(h: &H) {
+    let s = h.store();
+    let busy = destination(h, "busy", Region::Us).await;
+    let free = destination(h, "free", Region::Us).await;
+    task(h, "b1", &busy, Region::Us).await;
+    task(h, "f1", &free, Region::Us).await;
+    let mut request = claim(Region::Us, "c", 5);
+    request.skip = vec![busy.clone()];
+    let claimed = s.claim_due(&request).await.unwrap();
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|c| c.task.destination_id.clone())
+            .collect::<Vec<_>>(),
+        [free]
+    );
+    let claimed = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    assert_eq!(claimed.len(), 1, "left for a claim that does not skip it");
+    assert_eq!(claimed[0].task.destination_id, busy);
+}

@@ -1,0 +1,58 @@
+//! The cases every store must pass, in a file per area. Only the `Store`
+//! trait is used here.
+
+use chrono::Duration;
+use remit::domain::{
+    AttemptOutcome, AttemptRecord, DestinationId, FailureReason, NewDestination, Payload,
+    ReconcileRequest, Region, TaskId, TaskState,
+};
+use remit::store::{Replayed, Store, StoreError, Tokens, TransitionOutcome};
+
+use super::Harness;
+use crate::support::{claim, new_task, t0};
+
+async fn destination<H: Harness>(h: &H, id: &str, region: Region) -> DestinationId {
+    let id = DestinationId::new(id).unwrap();
+    let new = NewDestination::new(id.clone(), region, "http://127.0.0.1:9/", None).unwrap();
+    h.store().add_destination(new).await.unwrap();
+    id
+}
+
+async fn task<H: Harness>(h: &H, reminder: &str, d: &DestinationId, region: Region) -> TaskId {
+    h.store()
+        .schedule(new_task(reminder, d, region))
+        .await
+        .unwrap()
+        .task
+        .id
+}
+
+fn record(status: u16) -> AttemptRecord {
+    AttemptRecord {
+        http_status: Some(status),
+        ..AttemptRecord::default()
+    }
+}
+
+async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
+    h.clock().advance(Duration::hours(1));
+    let mut claimed = h
+        .store()
+        .claim_due(&claim(Region::Us, "c", 1))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1, "one task due");
+    claimed.remove(0)
+}
+
+mod claims;
+mod destinations;
+mod replay;
+mod scheduling;
+mod transitions;
+
+pub use claims::*;
+pub use destinations::*;
+pub use replay::*;
+pub use scheduling::*;
+pub use transitions::*;

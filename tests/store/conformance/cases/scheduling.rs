@@ -1,0 +1,84 @@
+//! Scheduling: idempotency, validation, and batches.
+
+use super::*;
+
+pub async fn scheduling_is_idempotent_and_validated<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::Eu).await;
+    let first = s.schedule(new_task("r1", &d, Region::Eu)).await.unwrap();
+    assert!(first.created);
+    assert_eq!(first.task.state, TaskState::Pending);
+    let again = s.schedule(new_task("r1", &d, Region::Eu)).await.unwrap();
+    assert!(!again.created);
+    assert_eq!(again.task, first.task);
+    let mut changed = new_task("r1", &d, Region::Eu);
+    changed.payload = Payload::json("{}");
+    assert!(
+        matches!(s.schedule(changed).await, Err(StoreError::Conflict { differs, .. }) if differs == "payload")
+    );
+    let mut wrong_region = new_task("r2", &d, Region::Us);
+    wrong_region.region = Region::Us;
+    assert!(
+        matches!(s.schedule(wrong_region).await, Err(StoreError::Invalid(e)) if e.field == "region")
+    );
+    let nowhere = DestinationId::new("nowhere").unwrap();
+    assert!(
+        matches!(s.schedule(new_task("r3", &nowhere, Region::Eu)).await, Err(StoreError::Invalid(e)) if e.field == "destination_id")
+    );
+    assert_eq!(
+        s.payload(&first.task).await.unwrap(),
+        new_task("r1", &d, Region::Eu).payload
+    );
+    let other = h
+        .with_key(remit::payload_crypto::PayloadKey::from_bytes([9; 32]))
+        .await;
+    let opened = other.payload(&first.task).await;
+    assert!(
+        matches!(opened, Err(StoreError::Payload(_))),
+        "a payload sealed under another key must not open: {opened:?}"
+    );
+}
+
+pub async fn a_batch_answers_each_task_as_schedule_would<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::Eu).await;
+    let existing = s.schedule(new_task("old", &d, Region::Eu)).await.unwrap();
+    let mut conflicting = new_task("old", &d, Region::Eu);
+    conflicting.payload = Payload::json("{}");
+    let nowhere = DestinationId::new("nowhere").unwrap();
+    let batch = vec![
+        new_task("a", &d, Region::Eu),
+        new_task("old", &d, Region::Eu),
+        conflicting,
+        new_task("lost", &nowhere, Region::Eu),
+        new_task("a", &d, Region::Eu),
+        new_task("b", &d, Region::Eu),
+    ];
+    let answers = s.schedule_many(batch).await.unwrap();
+    assert_eq!(answers.len(), 6, "one answer per task, in order");
+    let a = answers[0].as_ref().unwrap();
+    assert!(a.created);
+    let repeat = answers[1].as_ref().unwrap();
+    assert!(!repeat.created);
+    assert_eq!(repeat.task, existing.task);
+    assert!(
+        matches!(&answers[2], Err(StoreError::Conflict { differs, .. }) if differs == "payload")
+    );
+    assert!(matches!(&answers[3], Err(StoreError::Invalid(e)) if e.field == "destination_id"));
+    let twice = answers[4].as_ref().unwrap();
+    assert!(!twice.created, "a repeat within the batch is a repeat");
+    assert_eq!(twice.task.id, a.task.id);
+    let b = answers[5].as_ref().unwrap();
+    assert!(b.created);
+    // Written whole: each created task opens to its own payload.
+    assert_eq!(
+        s.payload(&b.task).await.unwrap(),
+        new_task("b", &d, Region::Eu).payload
+    );
+    assert_eq!(
+        s.payload(&existing.task).await.unwrap(),
+        new_task("old", &d, Region::Eu).payload,
+        "a conflict in a batch leaves the stored task alone"
+    );
+    assert!(s.schedule_many(Vec::new()).await.unwrap().is_empty());
+}
