@@ -48,10 +48,7 @@ impl Health {
 
     /// The actor did useful work: its streak is over.
     pub fn recovered(&self, actor: &str) {
-        let mut streaks = self.streaks.lock();
-        if streaks.contains_key(actor) {
-            streaks.remove(actor);
-        }
+        self.streaks.lock().remove(actor);
     }
 
     /// An actor that is restart-looping now, if any.
