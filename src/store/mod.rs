@@ -21,6 +21,7 @@ mod clock;
 mod destinations;
 mod enums;
 mod error;
+mod finish_many;
 mod memory;
 mod migrate;
 mod notify;
@@ -89,6 +90,14 @@ pub struct ClaimRequest {
     /// or at their in-flight cap): their rows are left to others or later,
     /// instead of being claimed only to be handed back.
     pub skip: Vec<DestinationId>,
+}
+
+/// One attempt's end, as a batch of [`Store::finish_many`] carries it.
+#[derive(Debug, Clone)]
+pub struct Finish {
+    pub lease: Lease,
+    pub destination: DestinationId,
+    pub decision: Decision,
 }
 
 /// The result of `schedule`.
@@ -245,4 +254,14 @@ pub trait Store {
         destination: &DestinationId,
         decision: &Decision,
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+
+    /// Applies many decisions at once, as [`Store::finish`] applies each:
+    /// the answers come back in order, one per finish, and fencing stays
+    /// per row (a stale lease is refused on its own and changes nothing).
+    /// A store with transactions commits the whole batch, pauses included,
+    /// at once; when it fails, nothing of the batch is written.
+    fn finish_many(
+        &self,
+        batch: &[Finish],
+    ) -> impl Future<Output = Result<Vec<TransitionOutcome>, StoreError>> + Send;
 }

@@ -12,8 +12,9 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, rate, reads, reconcile, replay, schedule, schedule_many, transitions,
-    ClaimRequest, Clock, Replayed, Scheduled, Store, StoreError, Tokens, TransitionOutcome,
+    claim, destinations, finish_many, rate, reads, reconcile, replay, schedule, schedule_many,
+    transitions, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store, StoreError, Tokens,
+    TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -304,5 +305,9 @@ impl Store for PgStore {
             transitions::end_attempt_on(self, conn, lease, end).await
         })
         .await
+    }
+
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
+        finish_many::finish_many(self, batch).await
     }
 }

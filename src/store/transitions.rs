@@ -283,7 +283,20 @@ pub(super) async fn end_attempt_on(
     if touched == 1 {
         return Ok(TransitionOutcome::Applied);
     }
+    refused(store, conn, lease, outcome, record).await
+}
 
+/// Why a finish touched no row, told apart and logged: the task is gone,
+/// this lease already finished it the same way (a harmless repeat), or the
+/// lease moved on, which logs what the receiver said as `fenced`.
+pub(super) async fn refused(
+    store: &PgStore,
+    conn: &mut diesel_async::AsyncPgConnection,
+    lease: &Lease,
+    outcome: AttemptOutcome,
+    record: &AttemptRecord,
+) -> Result<TransitionOutcome, StoreError> {
+    let status = record.http_status.map(status_column);
     let why: WhyNot = diesel::sql_query(WHY_NOT_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
@@ -433,6 +446,6 @@ pub(super) fn delay_millis(delay: Duration) -> i64 {
 
 /// HTTP statuses are three digits; anything else is clamped rather than
 /// failing the transition.
-fn status_column(status: u16) -> i16 {
+pub(super) fn status_column(status: u16) -> i16 {
     i16::try_from(status).unwrap_or(i16::MAX)
 }

@@ -19,7 +19,8 @@ use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
 use super::{
-    rules, ClaimRequest, Clock, Replayed, Scheduled, Store, StoreError, Tokens, TransitionOutcome,
+    rules, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store, StoreError, Tokens,
+    TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
@@ -418,6 +419,17 @@ impl Store for MemStore {
             }
             Transition::Fail(reason) => self.fail(lease, reason, &decision.record).await,
         }
+    }
+
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
+        let mut outcomes = Vec::with_capacity(batch.len());
+        for one in batch {
+            outcomes.push(
+                self.finish(&one.lease, &one.destination, &one.decision)
+                    .await?,
+            );
+        }
+        Ok(outcomes)
     }
 
     async fn extend_lease(

@@ -90,4 +90,5 @@ both!(
     a_hand_back_waits_for_the_pause_and_ends_at_the_horizon,
     a_claim_skips_the_destinations_it_names,
     a_batch_answers_each_task_as_schedule_would,
+    a_batch_of_finishes_is_fenced_row_by_row,
 );

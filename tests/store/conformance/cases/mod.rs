@@ -47,12 +47,14 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 
 mod claims;
 mod destinations;
+mod finishes;
 mod replay;
 mod scheduling;
 mod transitions;
 
 pub use claims::*;
 pub use destinations::*;
+pub use finishes::*;
 pub use replay::*;
 pub use scheduling::*;
 pub use transitions::*;

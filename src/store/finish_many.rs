@@ -1,0 +1,217 @@
+//! Many finishes in one round trip: the destination pauses the batch asks
+//! for, then every row's move and its attempt row in one statement over
+//! arrays (`unnest`), each row still guarded by its own lease token. Rows a
+//! stale lease could not move are told apart one by one afterwards, which
+//! is rare.
+//!
+//! With pauses in the batch (or failpoints compiled in) it all runs in one
+//! transaction, so a receiver's pause is never recorded without the
+//! attempt that asked for it, or the other way round. Without pauses the
+//! one statement is atomic on its own.
+
+use std::collections::HashSet;
+
+use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text, Timestamptz, Uuid};
+use diesel::QueryableByName;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use super::enums::outcome_label;
+use super::notify::DESTINATION_CHANNEL;
+use super::transitions::{delay_millis, refused, status_column, EndAttempt};
+use super::{Finish, PgStore, StoreError, TransitionOutcome};
+
+/// Moves every row whose lease token still matches, and logs its attempt.
+/// `available_at` is the decision's delay after the database's now (never
+/// before the task's deadline), or unchanged when there is none.
+const END_MANY_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+input AS (
+    SELECT * FROM unnest($2::uuid[], $3::int8[], $4::text[], $5::text[], $6::text[],
+                         $7::int8[], $8::text[], $9::int2[], $10::timestamptz[],
+                         $11::timestamptz[], $12::text[], $13::text[], $14::timestamptz[])
+        AS i(id, token, owner, target, outcome, delay_ms, failure_reason, status,
+             started_at, received_at, transport_error, retry_after_raw, retry_after_deadline)
+),
+moved AS (
+    UPDATE tasks t
+    SET state = i.target::task_state,
+        lease_token = NULL,
+        lease_owner = NULL,
+        lease_expires_at = NULL,
+        available_at = GREATEST(coalesce(clock.now + i.delay_ms * interval '1 millisecond',
+                                         t.available_at),
+                                t.not_before),
+        failure_reason = i.failure_reason,
+        last_status = i.status,
+        delivered_at = CASE WHEN i.target = 'delivered' THEN clock.now END,
+        finalized_at = CASE WHEN i.target IN ('delivered', 'failed') THEN clock.now END,
+        updated_at = clock.now
+    FROM input i, clock
+    WHERE t.id = i.id AND t.state = 'leased' AND t.lease_token = i.token
+    RETURNING t.id, t.attempt_count, t.available_at, i.token, i.owner, i.outcome, i.delay_ms,
+              i.status, i.started_at, i.received_at, i.transport_error, i.retry_after_raw,
+              i.retry_after_deadline
+),
+logged AS (
+    INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
+                          received_at, http_status, transport_error, retry_after_raw,
+                          retry_after_deadline, outcome, next_available_at, recorded_at)
+    SELECT moved.id, moved.attempt_count, moved.token, moved.owner, moved.started_at,
+           moved.received_at, moved.status, moved.transport_error, moved.retry_after_raw,
+           moved.retry_after_deadline, moved.outcome::attempt_outcome,
+           CASE WHEN moved.delay_ms IS NOT NULL THEN moved.available_at END, clock.now
+    FROM moved, clock
+)
+SELECT id, token FROM moved
+"#;
+
+/// Pauses each destination for the longest pause the batch asks of it,
+/// from the database's now (a later pause already in force wins), and
+/// tells every process when the transaction commits.
+const PAUSE_MANY_SQL: &str = r#"
+WITH asked AS (
+    SELECT id, max(ms) AS ms FROM unnest($2::text[], $3::int8[]) AS a(id, ms) GROUP BY id
+),
+paused AS (
+    UPDATE destinations d
+    SET paused_until = GREATEST(d.paused_until, coalesce($1, now()) + asked.ms * interval '1 millisecond'),
+        updated_at = now()
+    FROM asked
+    WHERE d.id = asked.id
+    RETURNING d.id
+)
+SELECT pg_notify($4, id) FROM paused
+"#;
+
+#[derive(QueryableByName)]
+struct Moved {
+    #[diesel(sql_type = Uuid)]
+    id: uuid::Uuid,
+    #[diesel(sql_type = BigInt)]
+    token: i64,
+}
+
+pub(super) async fn finish_many(
+    store: &PgStore,
+    batch: &[Finish],
+) -> Result<Vec<TransitionOutcome>, StoreError> {
+    if batch.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conn = store.conn().await?;
+    let pauses: Vec<(&str, i64)> = batch
+        .iter()
+        .filter_map(|f| {
+            let delay = f.decision.pause_delay()?;
+            Some((f.destination.as_str(), delay_millis(delay)))
+        })
+        .collect();
+    if pauses.is_empty() && !cfg!(feature = "failpoints") {
+        return write(store, &mut conn, batch, &pauses).await;
+    }
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let outcomes = write(store, conn, batch, &pauses).await?;
+        #[cfg(feature = "failpoints")]
+        fail::fail_point!(super::IN_FINISH_FAILPOINT, |arg: Option<String>| {
+            if arg.as_deref() == Some("exit") {
+                std::process::exit(super::CRASH_EXIT_CODE);
+            }
+            Err(StoreError::Query(
+                diesel::result::Error::RollbackTransaction,
+            ))
+        });
+        Ok(outcomes)
+    })
+    .await
+}
+
+async fn write(
+    store: &PgStore,
+    conn: &mut AsyncPgConnection,
+    batch: &[Finish],
+    pauses: &[(&str, i64)],
+) -> Result<Vec<TransitionOutcome>, StoreError> {
+    if !pauses.is_empty() {
+        let (ids, ms): (Vec<&str>, Vec<i64>) = pauses.iter().copied().unzip();
+        diesel::sql_query(PAUSE_MANY_SQL)
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .bind::<Array<Text>, _>(ids)
+            .bind::<Array<BigInt>, _>(ms)
+            .bind::<Text, _>(DESTINATION_CHANNEL)
+            .execute(conn)
+            .await?;
+    }
+
+    let ends: Vec<EndAttempt<'_>> = batch.iter().map(|f| EndAttempt::of(&f.decision)).collect();
+    let moved = diesel::sql_query(END_MANY_SQL)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Array<Uuid>, _>(batch.iter().map(|f| f.lease.task_id.0).collect::<Vec<_>>())
+        .bind::<Array<BigInt>, _>(batch.iter().map(|f| f.lease.token).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(
+            batch
+                .iter()
+                .map(|f| f.lease.owner.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Text>, _>(ends.iter().map(|e| e.target.0.as_str()).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(
+            ends.iter()
+                .map(|e| outcome_label(e.target.1))
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<BigInt>>, _>(
+            ends.iter()
+                .map(|e| e.delay.map(delay_millis))
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Text>>, _>(
+            ends.iter()
+                .map(|e| e.failure_reason.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<SmallInt>>, _>(
+            ends.iter()
+                .map(|e| e.record.http_status.map(status_column))
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Timestamptz>>, _>(
+            ends.iter().map(|e| e.record.started_at).collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Timestamptz>>, _>(
+            ends.iter()
+                .map(|e| e.record.received_at)
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Text>>, _>(
+            ends.iter()
+                .map(|e| e.record.transport_error.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Text>>, _>(
+            ends.iter()
+                .map(|e| e.record.retry_after_raw.as_deref())
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Timestamptz>>, _>(
+            ends.iter()
+                .map(|e| e.record.retry_after_deadline)
+                .collect::<Vec<_>>(),
+        )
+        .load::<Moved>(conn)
+        .await?
+        .into_iter()
+        .map(|m| (m.id, m.token))
+        .collect::<HashSet<_>>();
+
+    let mut outcomes = Vec::with_capacity(batch.len());
+    for (finish, end) in batch.iter().zip(&ends) {
+        let lease = &finish.lease;
+        let applied = moved.contains(&(lease.task_id.0, lease.token));
+        outcomes.push(if applied {
+            TransitionOutcome::Applied
+        } else {
+            refused(store, conn, lease, end.target.1, end.record).await?
+        });
+    }
+    Ok(outcomes)
+}

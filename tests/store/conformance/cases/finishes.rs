@@ -1,0 +1,124 @@
+//! Finishing many attempts at once: each row keeps its own fencing, the
+//! answers come back in order, and a pause is written with its attempt.
+
+use remit::policy::{Decision, Transition};
+use remit::store::Finish;
+
+use super::*;
+
+fn decision(transition: Transition, status: u16, pause: Option<Duration>) -> Decision {
+    let received = t0();
+    Decision {
+        transition,
+        pause_destination_until: pause.map(|p| received + p),
+        record: AttemptRecord {
+            http_status: Some(status),
+            received_at: Some(received),
+            ..AttemptRecord::default()
+        },
+    }
+}
+
+pub async fn a_batch_of_finishes_is_fenced_row_by_row<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::Eu).await;
+    let billing = destination(h, "billing", Region::Eu).await;
+    let delivered = task(h, "r1", &crm, Region::Eu).await;
+    let limited = task(h, "r2", &crm, Region::Eu).await;
+    let stale = task(h, "r3", &billing, Region::Eu).await;
+    let failed = task(h, "r4", &billing, Region::Eu).await;
+    h.clock().advance(Duration::hours(1));
+    let claimed = s.claim_due(&claim(Region::Eu, "c", 10)).await.unwrap();
+    assert_eq!(claimed.len(), 4);
+    let lease_of = |id: TaskId| {
+        claimed
+            .iter()
+            .find(|c| c.task.id == id)
+            .map(|c| c.lease())
+            .unwrap()
+    };
+    let mut old = lease_of(stale);
+    old.token -= 1_000;
+
+    let in_a_minute = t0() + Duration::minutes(1);
+    let batch = vec![
+        Finish {
+            lease: lease_of(delivered),
+            destination: crm.clone(),
+            decision: decision(Transition::Deliver, 200, None),
+        },
+        Finish {
+            lease: lease_of(limited),
+            destination: crm.clone(),
+            decision: decision(
+                Transition::RetryWait {
+                    available_at: in_a_minute,
+                },
+                429,
+                Some(Duration::minutes(1)),
+            ),
+        },
+        Finish {
+            lease: old,
+            destination: billing.clone(),
+            decision: decision(Transition::Deliver, 200, None),
+        },
+        Finish {
+            lease: lease_of(failed),
+            destination: billing.clone(),
+            decision: decision(Transition::Fail(FailureReason::Status(400)), 400, None),
+        },
+    ];
+    let outcomes = s.finish_many(&batch).await.unwrap();
+    use TransitionOutcome::{Applied, Fenced};
+    assert_eq!(outcomes, vec![Applied, Applied, Fenced, Applied]);
+
+    let state = |id| async move { s.task(id).await.unwrap().unwrap() };
+    assert_eq!(state(delivered).await.state, TaskState::Delivered);
+    let retried = state(limited).await;
+    assert_eq!(retried.state, TaskState::RetryWait);
+    assert_eq!(
+        retried.available_at,
+        t0() + Duration::hours(1) + Duration::minutes(1),
+        "the delay counts from the store's now"
+    );
+    assert_eq!(state(stale).await.state, TaskState::Leased, "fenced");
+    assert_eq!(state(failed).await.state, TaskState::Failed);
+
+    let paused = s.destination(&crm).await.unwrap().unwrap();
+    assert_eq!(
+        paused.paused_until,
+        Some(t0() + Duration::hours(1) + Duration::minutes(1))
+    );
+    let billing_row = s.destination(&billing).await.unwrap().unwrap();
+    assert_eq!(billing_row.paused_until, None);
+
+    let outcomes_logged = |id| async move {
+        s.attempts(id)
+            .await
+            .unwrap()
+            .iter()
+            .map(|a| a.outcome)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        outcomes_logged(delivered).await,
+        vec![AttemptOutcome::Delivered]
+    );
+    assert_eq!(
+        outcomes_logged(limited).await,
+        vec![AttemptOutcome::RetryWait]
+    );
+    assert_eq!(outcomes_logged(stale).await, vec![AttemptOutcome::Fenced]);
+    assert_eq!(outcomes_logged(failed).await, vec![AttemptOutcome::Failed]);
+
+    // The same batch again: its own finishes are repeats, nothing moves.
+    let again = s.finish_many(&batch).await.unwrap();
+    assert_eq!(again, vec![Applied, Applied, Fenced, Applied]);
+    assert_eq!(
+        outcomes_logged(delivered).await,
+        vec![AttemptOutcome::Delivered],
+        "a repeat writes no second attempt row"
+    );
+    assert!(s.finish_many(&[]).await.unwrap().is_empty());
+}
