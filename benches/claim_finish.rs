@@ -81,6 +81,7 @@ async fn run(url: &str, consumers: u32, batch: u32) {
                     limit: batch,
                     per_destination_cap: batch,
                     skip: Vec::new(),
+                    resume_after: None,
                 };
                 let mut done = 0usize;
                 loop {

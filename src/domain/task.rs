@@ -134,6 +134,10 @@ pub struct ClaimedTask {
     pub lease_expires_at: DateTime<Utc>,
     /// The row was taken over from a consumer whose lease expired.
     pub reclaimed: bool,
+    /// The opened payload, when the claim could bring it along; otherwise
+    /// [`crate::store::Store::payload`] reads it (and says why it cannot be
+    /// opened).
+    pub payload: Option<super::Payload>,
 }
 
 impl ClaimedTask {
@@ -231,6 +235,7 @@ mod tests {
             lease_token: 1,
             lease_expires_at: store_now + lease,
             reclaimed: false,
+            payload: None,
         };
         // A consumer whose clock is ten seconds behind read the claim at
         // 08:59:50; the horizon is an hour after that on its clock.

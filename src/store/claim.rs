@@ -2,52 +2,71 @@
 //! region, a bounded number per destination, and logs the attempts it took
 //! over from consumers whose leases ran out.
 
-use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::pg::StoreStats;
 use super::rows::TaskRow;
 use super::{ClaimRequest, PgStore, StoreError};
-use crate::domain::{ClaimedTask, Task};
+use crate::domain::{ClaimedTask, Payload, Task};
+use crate::payload_crypto::SealedPayload;
 
 /// How it works, from the inside out:
-/// 1. `open_destinations`: the region's enabled, unpaused destinations that
-///    have at least one claimable row (two index probes each), in random
-///    order so no destination is always first; at most `limit` of them,
-///    since each yields at least one row.
-/// 2. `candidates`: per destination, up to `cap` due rows (oldest
-///    `available_at` first) and up to `cap` expired leases, each locked with
-///    SKIP LOCKED so concurrent claimers never wait on or share a row. The
-///    values read here are those of the locked row version.
-/// 3. `chosen`: round-robin across destinations (every destination's first
+/// 1. `walk`: the region's enabled, unpaused destinations that the caller
+///    does not skip, in id order starting after `resume_after` ($8) and
+///    wrapping round to the start, so successive claims take turns over
+///    all of them.
+/// 2. `open_destinations`: the first `limit` destinations of the walk with
+///    at least one claimable row (two index probes each). The walk stops
+///    there, so a claim's cost follows the work it finds, not the number
+///    of destinations in the region.
+/// 3. `candidates`: per destination, its share of the claim (the limit
+///    spread evenly over the open destinations, at most `cap`) of due rows
+///    (oldest `available_at` first) and as many expired leases, each locked
+///    with SKIP LOCKED so concurrent claimers never wait on or share a row;
+///    taking only a share keeps the claim from locking rows it will not
+///    lease. The values read here are those of the locked row version.
+/// 4. `chosen`: round-robin across destinations (every destination's first
 ///    row, then every second row, ...) up to `limit`.
-/// 4. `claimed`: the lease, with a fresh fencing token from the sequence.
-/// 5. `abandoned`: one attempt row per reclaimed expired lease, so the log
+/// 5. `claimed`: the lease, with a fresh fencing token from the sequence.
+/// 6. `abandoned`: one attempt row per reclaimed expired lease, so the log
 ///    shows the attempt whose consumer vanished.
+/// 7. Each row comes back with its sealed payload, so the sender needs no
+///    read of its own.
 ///
 /// Only the states named here are ever claimed: a row in a state added by a
 /// newer schema is left alone by this code.
 const CLAIM_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
-open_destinations AS (
-    SELECT d.id
-    FROM destinations d, clock
-    WHERE d.region = $2
-      AND d.enabled
-      AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
-      AND d.id <> ALL($7)
-      -- Each probe reads the head of a partial index: the earliest due
-      -- row, then the earliest lease expiry. (available_at >= not_before
-      -- is a CHECK, so an available row is past its deadline too.)
-      AND ((SELECT t.available_at FROM tasks t
-            WHERE t.destination_id = d.id AND t.state IN ('pending', 'retry_wait')
-            ORDER BY t.available_at LIMIT 1) <= clock.now
-           OR (SELECT t.lease_expires_at FROM tasks t
-               WHERE t.destination_id = d.id AND t.state = 'leased'
-               ORDER BY t.lease_expires_at LIMIT 1) <= clock.now)
-    ORDER BY random()
+walk AS (
+    (SELECT d.id FROM destinations d, clock
+     WHERE d.region = $2 AND d.enabled AND d.id COLLATE "C" > $8 AND d.id <> ALL($7)
+       AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
+     ORDER BY d.id COLLATE "C")
+    UNION ALL
+    (SELECT d.id FROM destinations d, clock
+     WHERE d.region = $2 AND d.enabled AND d.id COLLATE "C" <= $8 AND d.id <> ALL($7)
+       AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
+     ORDER BY d.id COLLATE "C")
+),
+open_destinations AS MATERIALIZED (
+    SELECT w.id
+    FROM walk w, clock
+    -- Each probe reads the head of a partial index: the earliest due row,
+    -- then the earliest lease expiry. (available_at >= not_before is a
+    -- CHECK, so an available row is past its deadline too.)
+    WHERE (SELECT t.available_at FROM tasks t
+           WHERE t.destination_id = w.id AND t.state IN ('pending', 'retry_wait')
+           ORDER BY t.available_at LIMIT 1) <= clock.now
+       OR (SELECT t.lease_expires_at FROM tasks t
+           WHERE t.destination_id = w.id AND t.state = 'leased'
+           ORDER BY t.lease_expires_at LIMIT 1) <= clock.now
     LIMIT $5
+),
+share AS (
+    SELECT least($6, greatest(1, ceil($5::numeric / greatest(count(*), 1))))::int AS rows
+    FROM open_destinations
 ),
 candidates AS (
     SELECT due.* FROM open_destinations d CROSS JOIN LATERAL (
@@ -60,7 +79,7 @@ candidates AS (
           AND t.available_at <= clock.now
           AND t.not_before <= clock.now
         ORDER BY t.available_at
-        LIMIT $6
+        LIMIT (SELECT rows FROM share)
         FOR UPDATE OF t SKIP LOCKED
     ) due
     UNION ALL
@@ -73,7 +92,7 @@ candidates AS (
           AND t.state = 'leased'
           AND t.lease_expires_at <= clock.now
         ORDER BY t.lease_expires_at
-        LIMIT $6
+        LIMIT (SELECT rows FROM share)
         FOR UPDATE OF t SKIP LOCKED
     ) expired
 ),
@@ -105,8 +124,11 @@ abandoned AS (
     FROM chosen, clock
     WHERE chosen.prior_state = 'leased'
 )
-SELECT claimed.*, (chosen.prior_state = 'leased') AS reclaimed
+SELECT claimed.*, (chosen.prior_state = 'leased') AS reclaimed,
+       p.content_type AS payload_content_type, p.key_fingerprint AS payload_key_fingerprint,
+       p.nonce AS payload_nonce, p.ciphertext AS payload_ciphertext
 FROM claimed JOIN chosen ON chosen.id = claimed.id
+LEFT JOIN payloads p ON p.payload_ref = claimed.payload_ref
 ORDER BY chosen.turn, chosen.due_at, chosen.id
 "#;
 
@@ -116,6 +138,29 @@ struct ClaimedRow {
     task: TaskRow,
     #[diesel(sql_type = Bool)]
     reclaimed: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    payload_content_type: Option<String>,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    payload_key_fingerprint: Option<Vec<u8>>,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    payload_nonce: Option<Vec<u8>>,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    payload_ciphertext: Option<Vec<u8>>,
+}
+
+impl ClaimedRow {
+    /// The payload opened with this store's key; `None` when it is missing
+    /// or cannot be opened here, which `Store::payload` then reports.
+    fn open_payload(&mut self, store: &PgStore, payload_ref: uuid::Uuid) -> Option<Payload> {
+        let content_type = self.payload_content_type.take()?;
+        let sealed = SealedPayload {
+            key_fingerprint: self.payload_key_fingerprint.take()?,
+            nonce: self.payload_nonce.take()?,
+            ciphertext: self.payload_ciphertext.take()?,
+        };
+        let body = store.key.open(payload_ref, &content_type, &sealed).ok()?;
+        Some(Payload { content_type, body })
+    }
 }
 
 pub(super) async fn claim_due(
@@ -134,13 +179,15 @@ pub(super) async fn claim_due(
         .bind::<Integer, _>(clamp(request.limit))
         .bind::<Integer, _>(clamp(request.per_destination_cap))
         .bind::<Array<Text>, _>(request.skip.iter().map(|d| d.as_str()).collect::<Vec<_>>())
+        .bind::<Text, _>(request.resume_after.as_ref().map_or("", |d| d.as_str()))
         .load(&mut conn)
         .await?;
 
     let claimed = rows
         .into_iter()
-        .map(|row| {
+        .map(|mut row| {
             let reclaimed = row.reclaimed;
+            let payload = row.open_payload(store, row.task.payload_ref);
             let task = Task::try_from(row.task)?;
             let (lease_token, lease_expires_at) = task
                 .lease_token
@@ -154,6 +201,7 @@ pub(super) async fn claim_due(
                 lease_token,
                 lease_expires_at,
                 reclaimed,
+                payload,
             })
         })
         .collect::<Result<Vec<_>, StoreError>>()?;

@@ -90,6 +90,22 @@ pub struct ClaimRequest {
     /// or at their in-flight cap): their rows are left to others or later,
     /// instead of being claimed only to be handed back.
     pub skip: Vec<DestinationId>,
+    /// Where the previous claim's turn over the region's destinations
+    /// ended ([`ClaimRequest::resume_point`]): this claim starts after it,
+    /// so destinations take turns however many the region has.
+    pub resume_after: Option<DestinationId>,
+}
+
+impl ClaimRequest {
+    /// Where the next claim should start its turn, given what this one
+    /// claimed: after the last destination it reached, counting the wrap
+    /// round to the start; from the start again when it found nothing.
+    pub fn resume_point(&self, claimed: &[ClaimedTask]) -> Option<DestinationId> {
+        let after = self.resume_after.as_ref().map_or("", |d| d.as_str());
+        let ids = claimed.iter().map(|c| &c.task.destination_id);
+        let wrapped = ids.clone().filter(|d| d.as_str() <= after).max();
+        wrapped.or_else(|| ids.max()).cloned()
+    }
 }
 
 /// One attempt's end, as a batch of [`Store::finish_many`] carries it.

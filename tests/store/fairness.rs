@@ -47,6 +47,7 @@ async fn one_claim_reaches_every_destination_with_work() {
             limit: 64,
             per_destination_cap: 16,
             skip: Vec::new(),
+            resume_after: None,
         })
         .await
         .unwrap();
@@ -78,6 +79,7 @@ async fn the_per_destination_cap_holds_even_when_alone() {
             limit: 64,
             per_destination_cap: 5,
             skip: Vec::new(),
+            resume_after: None,
         })
         .await
         .unwrap();

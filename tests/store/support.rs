@@ -197,5 +197,6 @@ pub fn claim(region: Region, consumer: &str, limit: u32) -> ClaimRequest {
         limit,
         per_destination_cap: limit,
         skip: Vec::new(),
+        resume_after: None,
     }
 }

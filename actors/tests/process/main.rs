@@ -280,6 +280,7 @@ async fn reconcile_reports_for_cron_and_hands_expired_leases_back() {
             limit: 1,
             per_destination_cap: 1,
             skip: Vec::new(),
+            resume_after: None,
         })
         .await
         .unwrap();

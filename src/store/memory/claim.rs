@@ -1,6 +1,7 @@
-//! The claim over the model, mirroring the SQL: per destination of the
-//! region, up to `cap` due rows and `cap` expired leases, then round-robin
-//! by turn up to the limit.
+//! The claim over the model, mirroring the SQL: a turn over the region's
+//! destinations from where the last claim ended, the first `limit` with
+//! work, each its share of due rows and of expired leases, then
+//! round-robin by turn up to the limit.
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -17,7 +18,8 @@ impl MemStore {
         let limit = request.limit as usize;
         let cap = request.per_destination_cap as usize;
         let mut state = self.state.lock();
-        let open: Vec<DestinationId> = state
+        let after = request.resume_after.as_ref().map_or("", |d| d.as_str());
+        let (later, earlier): (Vec<DestinationId>, Vec<DestinationId>) = state
             .destinations
             .values()
             .filter(|d| {
@@ -28,13 +30,12 @@ impl MemStore {
                     && !request.skip.contains(&d.id)
             })
             .map(|d| d.destination.id.clone())
-            .collect();
-        // Per destination: up to `cap` due rows and `cap` expired leases,
-        // then round-robin by turn, as the SQL claim does.
-        let mut chosen: Vec<(usize, DateTime<Utc>, usize)> = Vec::new();
-        let mut destinations_with_work = 0;
-        for destination in &open {
-            if destinations_with_work == limit {
+            .partition(|id| id.as_str() > after);
+        // The turn starts after where the last claim ended and wraps round;
+        // it stops at `limit` destinations with work, as the SQL claim does.
+        let mut work: Vec<(Vec<(DateTime<Utc>, usize)>, Vec<(DateTime<Utc>, usize)>)> = Vec::new();
+        for destination in later.iter().chain(&earlier) {
+            if work.len() == limit {
                 break;
             }
             let mut due: Vec<(DateTime<Utc>, usize)> = Vec::new();
@@ -51,16 +52,21 @@ impl MemStore {
                     }
                 }
             }
-            if due.is_empty() && expired.is_empty() {
-                continue;
+            if !(due.is_empty() && expired.is_empty()) {
+                work.push((due, expired));
             }
-            destinations_with_work += 1;
+        }
+        // Each destination's share of the claim, at most `cap`; then
+        // round-robin by turn.
+        let share = limit.div_ceil(work.len().max(1)).clamp(1, cap);
+        let mut chosen: Vec<(usize, DateTime<Utc>, usize)> = Vec::new();
+        for (mut due, mut expired) in work {
             due.sort();
             expired.sort();
             let mut candidates: Vec<_> = due
                 .into_iter()
-                .take(cap)
-                .chain(expired.into_iter().take(cap))
+                .take(share)
+                .chain(expired.into_iter().take(share))
                 .collect();
             candidates.sort();
             for (turn, (at, i)) in candidates.into_iter().take(cap).enumerate() {
@@ -105,6 +111,7 @@ impl MemStore {
                 lease_token: token,
                 lease_expires_at: expires,
                 reclaimed,
+                payload: None,
             });
         }
         claimed

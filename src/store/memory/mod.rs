@@ -287,8 +287,14 @@ impl Store for MemStore {
         Ok(Payload { content_type, body })
     }
 
+    /// Like PostgreSQL's claim, each task comes with its payload opened
+    /// when this store's key can open it.
     async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
-        Ok(self.claim_now(request))
+        let mut claimed = self.claim_now(request);
+        for one in &mut claimed {
+            one.payload = self.payload(&one.task).await.ok();
+        }
+        Ok(claimed)
     }
 
     async fn mark_delivered(

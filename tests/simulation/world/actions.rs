@@ -23,6 +23,7 @@ impl World {
             limit: self.rng.random_range(1..8),
             per_destination_cap: self.rng.random_range(1..4),
             skip: Vec::new(),
+            resume_after: None,
         };
         let now = self.now();
         for claimed in self.store.claim_due(&request).await.unwrap() {

@@ -91,4 +91,5 @@ both!(
     a_claim_skips_the_destinations_it_names,
     a_batch_answers_each_task_as_schedule_would,
     a_batch_of_finishes_is_fenced_row_by_row,
+    claims_take_turns_over_the_destinations,
 );

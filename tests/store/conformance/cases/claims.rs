@@ -129,3 +129,39 @@ pub async fn a_claim_skips_the_destinations_it_names<H: Harness>(h: &H) {
     assert_eq!(claimed.len(), 1, "left for a claim that does not skip it");
     assert_eq!(claimed[0].task.destination_id, busy);
 }
+
+pub async fn claims_take_turns_over_the_destinations<H: Harness>(h: &H) {
+    let s = h.store();
+    let mut names = Vec::new();
+    for name in ["a", "b", "c"] {
+        let d = destination(h, name, Region::Us).await;
+        for i in 0..3 {
+            task(h, &format!("{name}-{i}"), &d, Region::Us).await;
+        }
+        names.push(d);
+    }
+    let mut request = claim(Region::Us, "c", 1);
+    let mut order = Vec::new();
+    for _ in 0..4 {
+        let claimed = s.claim_due(&request).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        order.push(claimed[0].task.destination_id.to_string());
+        request.resume_after = request.resume_point(&claimed);
+    }
+    assert_eq!(order, ["a", "b", "c", "a"], "each claim resumes the turn");
+
+    // A claim that reaches past the end wraps round, and resumes after the
+    // last destination it reached on the second lap.
+    request.limit = 2;
+    request.per_destination_cap = 1;
+    request.resume_after = Some(names[1].clone());
+    let claimed = s.claim_due(&request).await.unwrap();
+    let mut got: Vec<_> = claimed
+        .iter()
+        .map(|c| c.task.destination_id.to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, ["a", "c"]);
+    assert_eq!(request.resume_point(&claimed), Some(names[0].clone()));
+    assert_eq!(request.resume_point(&[]), None, "nothing found: start over");
+}
