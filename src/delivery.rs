@@ -1,7 +1,8 @@
 //! The store-side steps of one delivery, generic over the store, so the
-//! runtime and the simulation run the same code: [`prepare`] reads what a
-//! request needs in the order the promises want (the payload, then the
-//! destination's row right before the request), runs the checks before a
+//! runtime and the simulation run the same code: [`prepare`] gets what a
+//! request needs in the order the promises want (the payload, which the
+//! claim usually brought along, then the destination's row right before the
+//! request, or the consumer's trusted copy of it), runs the checks before a
 //! request ([`policy::before_send`]) and, when they say "not now", applies
 //! that to the store ([`apply`]). The request itself and the finish are
 //! the caller's: the runtime sends over HTTP, the simulation answers from
@@ -32,6 +33,16 @@ pub trait Consumer {
 
     /// What is left of its lease on the task, by its own reckoning.
     fn lease_left(&self) -> Duration;
+
+    /// The destination as this consumer last read it, when it still trusts
+    /// that reading (its pause aside: [`Consumer::pause_left`] is asked
+    /// either way). `None` makes [`prepare`] read the row.
+    fn known_target(&self, _destination: &DestinationId) -> Option<SendTarget> {
+        None
+    }
+
+    /// Called with every row [`prepare`] read, so the consumer can keep it.
+    fn read_target(&self, _target: &SendTarget) {}
 }
 
 /// What [`prepare`] found.
@@ -76,7 +87,11 @@ pub async fn prepare<S: Store>(
     consumer: &impl Consumer,
 ) -> Result<Prepared, StoreError> {
     let task = &claimed.task;
-    let payload = match store.payload(task).await {
+    let read = match &claimed.payload {
+        Some(payload) => Ok(payload.clone()),
+        None => store.payload(task).await,
+    };
+    let payload = match read {
         Ok(payload) => payload,
         Err(StoreError::Payload(e)) => {
             let gate = Gate::HandBack {
@@ -88,14 +103,22 @@ pub async fn prepare<S: Store>(
         Err(e) => return Err(e),
     };
     // Read last, right before the request: the row is the authority on a
-    // pause another consumer committed.
-    let target = store
-        .send_target(&task.destination_id)
-        .await?
-        .ok_or_else(|| StoreError::NotFound {
-            what: "destination",
-            id: task.destination_id.to_string(),
-        })?;
+    // pause another consumer committed, unless the consumer hears of every
+    // pause as it is committed and so can trust what it read before.
+    let target = match consumer.known_target(&task.destination_id) {
+        Some(known) => known,
+        None => {
+            let target = store
+                .send_target(&task.destination_id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "destination",
+                    id: task.destination_id.to_string(),
+                })?;
+            consumer.read_target(&target);
+            target
+        }
+    };
     let seen = BeforeSend {
         task,
         pause_left: consumer.pause_left(&task.destination_id, target.pause_left),

@@ -15,7 +15,8 @@ use slog::info;
 use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
 use crate::runtime::{
-    Capacity, Health, Holds, RegionSupervisor, RuntimeStats, Shared, Shutdown, WallClock,
+    Capacity, Finisher, Health, Holds, RegionSupervisor, RuntimeStats, Shared, Shutdown, Targets,
+    WallClock,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +127,8 @@ impl Runtime {
             capacity: capacity.clone(),
             pauses: Holds::default(),
             busy: Holds::default(),
+            targets: Targets::default(),
+            finisher: Finisher::start(store.clone(), log.clone()),
             health: health.clone(),
             wall,
             stats: stats.clone(),

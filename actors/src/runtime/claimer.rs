@@ -8,13 +8,14 @@
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use remit::domain::DestinationId;
 use remit::store::{ClaimRequest, Store, Wakeup, Wakeups};
 use slog::{debug, error, info, warn};
 
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{DestinationChanged, Drain, Poll, Route, Work};
-use super::{RegionSupervisor, RuntimeStats, Shared};
+use super::{RegionSupervisor, RuntimeStats, Shared, Targets};
 
 pub struct Claimer {
     shared: Shared,
@@ -29,6 +30,8 @@ pub struct Claimer {
     /// claim itself: only work handed on ends that streak (an empty claim
     /// proves nothing about it).
     failed_routing: bool,
+    /// Where the next claim resumes its turn over the destinations.
+    resume_after: Option<DestinationId>,
 }
 
 impl std::fmt::Debug for Claimer {
@@ -51,6 +54,7 @@ impl Claimer {
             next_poll: None,
             failures: 0,
             failed_routing: false,
+            resume_after: None,
         }
     }
 
@@ -63,7 +67,7 @@ impl Claimer {
 
     /// Destinations whose tasks would only come back unsent now: paused,
     /// or with a throttle that cannot start more soon.
-    fn skipped(&self) -> Vec<remit::domain::DestinationId> {
+    fn skipped(&self) -> Vec<DestinationId> {
         let mut skip = self.shared.pauses.held_now();
         skip.extend(self.shared.busy.held_now());
         skip.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
@@ -92,16 +96,23 @@ impl Claimer {
                 .min(config.claim.batch_size),
             per_destination_cap: config.claim.per_destination_cap,
             skip: self.skipped(),
+            resume_after: self.resume_after.clone(),
         };
         self.claiming = true;
         let store = self.shared.store.clone();
         let claimed_at = Instant::now();
-        guard::caught(async move { store.claim_due(&request).await })
+        let claim = async move {
+            let claimed = store.claim_due(&request).await?;
+            let resume_after = request.resume_point(&claimed);
+            Ok::<_, remit::store::StoreError>((claimed, resume_after))
+        };
+        guard::caught(claim)
             .into_actor(self)
             .map(move |result, this, ctx| {
                 this.claiming = false;
                 match result {
-                    Ok(Ok(claimed)) => {
+                    Ok(Ok((claimed, resume_after))) => {
+                        this.resume_after = resume_after;
                         if !this.failed_routing {
                             // The database answers again: a streak of
                             // failed claims is over.
@@ -192,13 +203,18 @@ impl Claimer {
         let me = ctx.address();
         let supervisor = self.supervisor.clone();
         let log = self.shared.log.clone();
+        let targets = self.shared.targets.clone();
         ctx.spawn(
             async move {
+                // However this future ends (a lost connection, a restart),
+                // what is kept of destinations is no longer trusted.
+                let _listening = Listening(targets.clone());
                 let mut wait = Duration::from_millis(500);
                 loop {
                     match Wakeups::connect(&store).await {
                         Ok(mut wakeups) => {
                             wait = Duration::from_millis(500);
+                            targets.set_listening(true);
                             // Anything missed while disconnected.
                             me.do_send(Poll);
                             loop {
@@ -206,11 +222,15 @@ impl Claimer {
                                     Ok(Wakeup::DueWork(r)) if r == region => me.do_send(Poll),
                                     Ok(Wakeup::DueWork(_)) => {}
                                     Ok(Wakeup::Destination(id)) => {
+                                        // The next send reads the row, pause
+                                        // included, until the supervisor holds it.
+                                        targets.forget(&id);
                                         supervisor.do_send(DestinationChanged(id))
                                     }
                                     Err(_) => break,
                                 }
                             }
+                            targets.set_listening(false);
                             warn!(log, "LISTEN connection lost; polling until it is back");
                         }
                         Err(e) => {
@@ -224,6 +244,15 @@ impl Claimer {
             }
             .into_actor(self),
         );
+    }
+}
+
+/// Stops trusting kept destinations when dropped.
+struct Listening(Targets);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.set_listening(false);
     }
 }
 

@@ -9,13 +9,14 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use remit::delivery::{self, Prepared, Stop};
+use remit::domain::SendTarget;
 use remit::domain::{ClaimedTask, DestinationId, Lease};
 use remit::policy::{decide, Decision, Gate, Observed, Transition};
-use remit::store::{Store, StoreError, TransitionOutcome};
+use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
 use super::failpoint::{self, Injected};
-use super::{transport, RuntimeStats, Shared};
+use super::{transport, FinishError, RuntimeStats, Shared};
 use crate::signature;
 
 /// How one delivery ended, for the sender's bookkeeping.
@@ -40,7 +41,7 @@ pub enum DeliveryFailure {
     #[error("the outcome could not be recorded within the lease")]
     Unrecorded {
         #[source]
-        source: StoreError,
+        source: FinishError,
         pause: Option<Instant>,
     },
     #[error(transparent)]
@@ -169,6 +170,14 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
                 .saturating_duration_since(Instant::now()),
         )
     }
+
+    fn known_target(&self, destination: &DestinationId) -> Option<SendTarget> {
+        self.shared.targets.get(destination)
+    }
+
+    fn read_target(&self, target: &SendTarget) {
+        self.shared.targets.keep(target);
+    }
 }
 
 /// Counts and logs a task that was not sent; the store has it already.
@@ -241,12 +250,17 @@ async fn finish(
     decision: &Decision,
     lease_ends: &Rc<Cell<Instant>>,
     log: &slog::Logger,
-) -> Result<TransitionOutcome, StoreError> {
+) -> Result<TransitionOutcome, FinishError> {
     let give_up = Instant::now() + shared.lease() * 3;
     let commit = async {
         let mut wait = Duration::from_millis(50);
         loop {
-            match shared.store.finish(lease, destination, decision).await {
+            let one = Finish {
+                lease: lease.clone(),
+                destination: destination.clone(),
+                decision: decision.clone(),
+            };
+            match shared.finisher.finish(one).await {
                 Ok(outcome) => return Ok(outcome),
                 Err(e)
                     if lease_ends.get().saturating_duration_since(Instant::now()) > wait

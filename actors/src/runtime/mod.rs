@@ -3,7 +3,8 @@
 //! ```text
 //! RegionSupervisor ─┬─ Claimer            leases due work (LISTEN/NOTIFY + polling)
 //!                   ├─ Throttle × dest    token bucket, in-flight cap, 429 pause
-//!                   ├─ Sender × N         awc POST → policy → fenced finish
+//!                   ├─ Sender × N         awc POST → policy → Finisher
+//!                   │                     (batched fenced finishes, one commit each)
 //!                   └─ Reconciler         periodic checks, logged
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
@@ -15,6 +16,7 @@ mod capacity;
 mod claimer;
 mod delivery;
 pub mod failpoint;
+mod finisher;
 mod guard;
 mod health;
 mod holds;
@@ -24,12 +26,14 @@ mod reconciler;
 mod sender;
 mod shared;
 mod supervisor;
+mod targets;
 mod throttle;
 mod transport;
 mod wall_clock;
 
 pub use capacity::{Capacity, Slot};
 pub use claimer::Claimer;
+pub use finisher::{FinishError, Finisher};
 pub use health::Health;
 pub use holds::Holds;
 pub use messages::Shutdown;
@@ -38,6 +42,7 @@ pub use reconciler::Reconciler;
 pub use sender::Sender;
 pub use shared::{RuntimeStats, Shared};
 pub use supervisor::RegionSupervisor;
+pub use targets::Targets;
 pub use throttle::Throttle;
 pub use transport::USER_AGENT;
 pub use wall_clock::WallClock;

@@ -9,7 +9,7 @@ use remit::domain::Region;
 use remit::policy::RetryPolicy;
 use remit::store::PgStore;
 
-use super::{Capacity, Health, Holds, WallClock};
+use super::{Capacity, Finisher, Health, Holds, Targets, WallClock};
 use crate::config::Config;
 use crate::egress::Egress;
 
@@ -57,6 +57,10 @@ pub struct Shared {
     pub pauses: Holds,
     /// Destinations this process cannot start anything for soon.
     pub busy: Holds,
+    /// Destinations as read for earlier sends.
+    pub targets: Targets,
+    /// Commits the outcomes of deliveries in batches.
+    pub finisher: Finisher,
     pub health: Health,
     pub wall: WallClock,
     pub stats: Arc<RuntimeStats>,
