@@ -30,6 +30,8 @@ struct Inner {
     taken_at: Mutex<BTreeMap<u64, Instant>>,
     next: AtomicU64,
     drained: Notify,
+    /// Told whenever a slot is given back.
+    freed: Notify,
 }
 
 /// One task's place in memory. Dropping it frees the place.
@@ -37,16 +39,18 @@ struct Inner {
 pub struct Slot {
     number: u64,
     capacity: Arc<Inner>,
-    _permit: OwnedSemaphorePermit,
+    /// Always `Some` until dropped; given back before anyone is told.
+    permit: Option<OwnedSemaphorePermit>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut taken = self.capacity.taken_at.lock();
         taken.remove(&self.number);
-        // The permit is released after this body; count it as returned.
         let empty = taken.is_empty();
         drop(taken);
+        drop(self.permit.take());
+        self.capacity.freed.notify_waiters();
         if empty {
             self.capacity.drained.notify_waiters();
         }
@@ -63,6 +67,7 @@ impl Capacity {
                 taken_at: Mutex::new(BTreeMap::new()),
                 next: AtomicU64::new(0),
                 drained: Notify::new(),
+                freed: Notify::new(),
             }),
         }
     }
@@ -70,6 +75,11 @@ impl Capacity {
     /// How many more tasks may be claimed now.
     pub fn free(&self) -> usize {
         self.inner.permits.available_permits()
+    }
+
+    /// The most tasks held at once.
+    pub fn max(&self) -> usize {
+        self.inner.max
     }
 
     pub fn held(&self) -> usize {
@@ -88,7 +98,7 @@ impl Capacity {
             slots.push(Slot {
                 number,
                 capacity: self.inner.clone(),
-                _permit: permit,
+                permit: Some(permit),
             });
         }
         slots
@@ -99,6 +109,19 @@ impl Capacity {
         let taken = self.inner.taken_at.lock();
         let oldest = taken.values().min()?;
         Some(oldest.elapsed())
+    }
+
+    /// Resolves once at least `n` slots (at most all of them) are free, so
+    /// a claim is worth its round trip.
+    pub async fn room_for(&self, n: usize) {
+        let n = n.clamp(1, self.inner.max);
+        loop {
+            let notified = self.inner.freed.notified();
+            if self.free() >= n {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Resolves once nothing is held.
@@ -128,6 +151,19 @@ mod tests {
         drop(slots);
         assert_eq!(capacity.free(), 3);
         assert_eq!(capacity.oldest_held_for(), None);
+    }
+
+    #[actix_rt::test]
+    async fn room_for_resolves_once_enough_slots_are_back() {
+        let capacity = Capacity::new(4);
+        let mut slots = capacity.take(4);
+        let waiting = capacity.clone();
+        let room = actix_rt::spawn(async move { waiting.room_for(2).await });
+        slots.pop();
+        actix_rt::task::yield_now().await;
+        assert!(!room.is_finished(), "one slot back is not room for two");
+        slots.pop();
+        room.await.expect("room for two");
     }
 
     #[actix_rt::test]

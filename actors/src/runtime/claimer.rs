@@ -75,16 +75,39 @@ impl Claimer {
         skip
     }
 
-    fn claim(&mut self, ctx: &mut Context<Self>) {
+    /// Waits until a claim is worth its round trip (room for a good part
+    /// of a batch), or a busy interval, whichever comes first, then claims
+    /// whatever room there is.
+    fn wait_for_room(&mut self, ctx: &mut Context<Self>, room: usize) {
+        if let Some(handle) = self.next_poll.take() {
+            ctx.cancel_future(handle);
+        }
+        let capacity = self.shared.capacity.clone();
+        let busy = Duration::from_millis(self.shared.config.claim.busy_poll_ms);
+        let wait = async move {
+            tokio::select! {
+                () = capacity.room_for(room) => {}
+                () = actix_rt::time::sleep(busy) => {}
+            }
+        };
+        self.next_poll = Some(ctx.spawn(wait.into_actor(self).map(|(), this, ctx| {
+            this.next_poll = None;
+            guard::step(this, ctx, |this, ctx| this.claim(ctx, false));
+        })));
+    }
+
+    /// Claims what there is room for. A `patient` claim first waits for
+    /// room for a good part of a batch: sends end one by one, and a claim
+    /// per freed slot would cost a round trip per task.
+    fn claim(&mut self, ctx: &mut Context<Self>, patient: bool) {
         if self.claiming || self.draining {
             return;
         }
         let config = &self.shared.config;
         let free = self.shared.capacity.free();
-        if free == 0 {
-            // Full: look again soon; finished sends free room.
-            let busy = Duration::from_millis(config.claim.busy_poll_ms);
-            self.schedule_poll(ctx, busy);
+        let worth = (config.claim.batch_size as usize).min(self.shared.capacity.max() / 4);
+        if free == 0 || (patient && free < worth) {
+            self.wait_for_room(ctx, worth);
             return;
         }
         let request = ClaimRequest {
@@ -300,7 +323,7 @@ impl Handler<Poll> for Claimer {
     type Result = ();
 
     fn handle(&mut self, _: Poll, ctx: &mut Context<Self>) {
-        guard::step(self, ctx, |this, ctx| this.claim(ctx));
+        guard::step(self, ctx, |this, ctx| this.claim(ctx, true));
     }
 }
 
