@@ -91,4 +91,7 @@ both!(
     a_claim_skips_the_destinations_it_names,
     a_batch_answers_each_task_as_schedule_would,
     a_batch_of_finishes_is_fenced_row_by_row,
+    prune_takes_old_terminal_tasks_and_leaves_the_rest,
+    prune_goes_in_batches_up_to_the_cutoff,
+    prune_refuses_bad_requests,
 );
