@@ -96,3 +96,29 @@ fn a_file_with_an_unknown_key_is_refused_by_name() {
     let err = Config::load(Some(&path)).unwrap_err().to_string();
     assert!(err.contains("secondz"), "{err}");
 }
+
+#[test]
+fn retention_settings_are_bounded_and_named() {
+    let retention = Config::default().retention;
+    assert!(retention.enabled);
+    assert_eq!(retention.keep(), chrono::Duration::days(30));
+    let cases: [(fn(&mut RetentionConfig), &str); 5] = [
+        (|r| r.keep_days = 0, "retention.keep_days"),
+        (|r| r.keep_days = u64::MAX, "retention.keep_days"),
+        (|r| r.batch_size = 0, "retention.batch_size"),
+        (|r| r.batch_size = 10_001, "retention.batch_size"),
+        (|r| r.interval_seconds = 0, "retention.interval_seconds"),
+    ];
+    for (change, key) in cases {
+        let mut config = Config::default();
+        change(&mut config.retention);
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains(key) && err.contains("between 1 and"), "{err}");
+    }
+    // Turned off, the settings must still be sound: `remit prune` uses them.
+    let mut config = Config::default();
+    config.retention.enabled = false;
+    config.retention.batch_size = 10_000;
+    config.retention.keep_days = 1;
+    config.validate().unwrap();
+}
