@@ -102,18 +102,26 @@ fn retention_settings_are_bounded_and_named() {
     let retention = Config::default().retention;
     assert!(retention.enabled);
     assert_eq!(retention.keep(), chrono::Duration::days(30));
-    let cases: [(fn(&mut RetentionConfig), &str); 5] = [
-        (|r| r.keep_days = 0, "retention.keep_days"),
-        (|r| r.keep_days = u64::MAX, "retention.keep_days"),
-        (|r| r.batch_size = 0, "retention.batch_size"),
-        (|r| r.batch_size = 10_001, "retention.batch_size"),
-        (|r| r.interval_seconds = 0, "retention.interval_seconds"),
-    ];
-    for (change, key) in cases {
+    for (key, value) in [
+        ("keep_days", 0),
+        ("keep_days", u64::MAX),
+        ("batch_size", 0),
+        ("batch_size", 10_001),
+        ("interval_seconds", 0),
+        ("interval_seconds", 24 * 3600 + 1),
+    ] {
         let mut config = Config::default();
-        change(&mut config.retention);
+        let r = &mut config.retention;
+        match key {
+            "keep_days" => r.keep_days = value,
+            "batch_size" => r.batch_size = u32::try_from(value).unwrap(),
+            _ => r.interval_seconds = value,
+        }
         let err = config.validate().unwrap_err().to_string();
-        assert!(err.contains(key) && err.contains("between 1 and"), "{err}");
+        assert!(
+            err.contains(&format!("retention.{key}")) && err.contains("between 1 and"),
+            "{key} = {value}: {err}"
+        );
     }
     // Turned off, the settings must still be sound: `remit prune` uses them.
     let mut config = Config::default();
