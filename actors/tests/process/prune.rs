@@ -2,7 +2,7 @@
 //! default age from `retention.keep_days`; bad input exits 2 naming it.
 
 use remit::domain::{AttemptRecord, Region, TaskId};
-use remit::store::{ClaimRequest, Store};
+use remit::store::Store;
 
 use crate::support::{self, TestDb};
 
@@ -16,14 +16,7 @@ async fn delivered(db: &TestDb, reminder: &str, region: Region, days_ago: u32) -
     let id = support::task(db, reminder, &dest, region).await;
     let claimed = db
         .store
-        .claim_due(&ClaimRequest {
-            region,
-            consumer: "elsewhere".into(),
-            lease: chrono::Duration::seconds(30),
-            limit: 1,
-            per_destination_cap: 1,
-            skip: Vec::new(),
-        })
+        .claim_due(&support::db::claim(region, "elsewhere", 1))
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);

@@ -11,14 +11,7 @@ use crate::support::{self, TestDb};
 async fn deliver(db: &TestDb, region: Region) -> TaskId {
     let mut claimed = db
         .store
-        .claim_due(&remit::store::ClaimRequest {
-            region,
-            consumer: "elsewhere".into(),
-            lease: chrono::Duration::seconds(30),
-            limit: 1,
-            per_destination_cap: 1,
-            skip: Vec::new(),
-        })
+        .claim_due(&support::db::claim(region, "elsewhere", 1))
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);
