@@ -3,7 +3,7 @@
 //! # Layout
 //! - [`config`]: layered configuration (defaults, TOML, environment).
 //! - [`runtime`]: one supervised actor tree per region: claimer, throttles,
-//!   senders.
+//!   senders, reconciler, pruner.
 //! - [`egress`]: where webhooks may be sent: refused address ranges, the
 //!   operator's allowlist, and the resolver awc connects through.
 //! - [`api`]: the HTTP API (actix-web) served by the same process.
@@ -12,6 +12,7 @@
 //! - [`signature`]: Standard Webhooks signing.
 //! - [`logging`]: structured logs through slog.
 //! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
+//! - [`prune`]: the request and report of `remit prune`.
 //! - [`schedule_file`]: `remit schedule --file`, many webhooks from a file.
 
 pub mod api;
@@ -20,6 +21,7 @@ pub mod config;
 pub mod demo;
 pub mod egress;
 pub mod logging;
+pub mod prune;
 pub mod reconcile;
 pub mod runtime;
 pub mod schedule_file;

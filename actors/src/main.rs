@@ -64,6 +64,19 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: ReportFormat,
     },
+    /// Delete delivered and failed tasks that ended longer ago than
+    /// --older-than, with their attempts and payloads, in batches of
+    /// retention.batch_size. A pruned tenant and reminder can be scheduled,
+    /// and delivered, again.
+    Prune {
+        /// One region (default: every region).
+        #[arg(long)]
+        region: Option<String>,
+        /// How long ago a task must have ended (e.g. 30d, 720h; default:
+        /// retention.keep_days).
+        #[arg(long, value_parser = humantime::parse_duration)]
+        older_than: Option<std::time::Duration>,
+    },
     /// Schedule one webhook (prints its task id and idempotency key), or
     /// many from a file with --file.
     Schedule {
@@ -331,6 +344,24 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             } else {
                 Err(CliError::Findings)
             }
+        }
+        Command::Prune { region, older_than } => {
+            let region = region
+                .map(|r| r.parse::<remit::domain::Region>())
+                .transpose()
+                .map_err(|e| CliError::Usage(e.to_string()))?;
+            let older_than = older_than
+                .map(chrono::Duration::from_std)
+                .transpose()
+                .map_err(|_| CliError::Usage("--older-than: too long".into()))?;
+            let request = remit_actors::prune::request(&config, region, older_than);
+            // Pruning never opens a payload; a throwaway key suffices.
+            let key =
+                app::payload_key(&config).unwrap_or_else(|_| PayloadKey::from_bytes(rand_key()));
+            let store = app::connect(&config, key).await?;
+            let report = store.prune(&request).await?;
+            print!("{}", remit_actors::prune::to_text(&request, &report));
+            Ok(())
         }
         Command::Keygen | Command::Run { .. } => Ok(()),
     }

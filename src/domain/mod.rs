@@ -5,6 +5,7 @@ mod destination;
 mod ids;
 mod payload;
 mod reconcile;
+mod retention;
 mod task;
 
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
@@ -12,4 +13,5 @@ pub use destination::{Destination, NewDestination, SendTarget};
 pub use ids::{DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, TaskSummary};
+pub use retention::{PruneReport, PruneRequest};
 pub use task::{ClaimedTask, FailureReason, Lease, NewTask, Task, TaskState};

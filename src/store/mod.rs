@@ -8,7 +8,8 @@
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
 //!   the simulation; the conformance suite holds both to it.
 //! - `schedule`, `schedule_many`, `claim`, `transitions`, `destinations`,
-//!   `rate`, `reads`: one file per group of operations.
+//!   `rate`, `reads`, `reconcile`, `replay`, `retention`: one file per group
+//!   of operations.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations.
@@ -30,6 +31,7 @@ mod rate;
 mod reads;
 mod reconcile;
 mod replay;
+mod retention;
 mod rows;
 mod rules;
 mod sandbox;
@@ -55,8 +57,8 @@ pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, Region, SendTarget, Task,
-    TaskId,
+    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
+    Region, SendTarget, Task, TaskId,
 };
 use crate::policy::Decision;
 
@@ -200,6 +202,17 @@ pub trait Store {
         &self,
         request: &ReconcileRequest,
     ) -> impl Future<Output = Result<ReconcileReport, StoreError>> + Send;
+
+    /// Deletes delivered and failed tasks that ended longer ago than
+    /// `request.older_than` (on the store's clock), with their attempts and
+    /// payloads, in batches of at most `request.batch_size` tasks, each in a
+    /// transaction of its own, until a batch comes back short. Live tasks
+    /// (pending, leased, retry_wait) are never touched. A pruned task's
+    /// (tenant, reminder) may be scheduled again as a new task.
+    fn prune(
+        &self,
+        request: &PruneRequest,
+    ) -> impl Future<Output = Result<PruneReport, StoreError>> + Send;
 
     /// Checks that the database answers.
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;

@@ -12,13 +12,14 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, finish_many, rate, reads, reconcile, replay, schedule, schedule_many,
-    transitions, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store, StoreError, Tokens,
-    TransitionOutcome,
+    claim, destinations, finish_many, rate, reads, reconcile, replay, retention, schedule,
+    schedule_many, transitions, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store,
+    StoreError, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId,
+    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
+    SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::Decision;
@@ -220,6 +221,10 @@ impl Store for PgStore {
 
     async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
         reconcile::reconcile(self, request).await
+    }
+
+    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
+        retention::prune(self, request).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

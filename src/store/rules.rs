@@ -5,8 +5,8 @@ use chrono::SubsecRound;
 
 use super::{Scheduled, StoreError};
 use crate::domain::{
-    Destination, InvalidInput, NewDestination, NewTask, Payload, Region, Task, TaskId,
-    MAX_PAYLOAD_BYTES,
+    Destination, InvalidInput, NewDestination, NewTask, Payload, PruneRequest, Region, Task,
+    TaskId, MAX_PAYLOAD_BYTES,
 };
 
 /// The idempotency key every attempt carries, fixed for the task's life.
@@ -63,6 +63,26 @@ pub(super) fn check_destination(region: Option<Region>, new: &NewTask) -> Result
         )),
         Some(_) => Ok(()),
     }
+}
+
+/// A pruning run deletes in bounded batches, and the age it keeps is
+/// neither negative nor too large to subtract from now.
+pub(super) fn check_prune(request: &PruneRequest) -> Result<(), InvalidInput> {
+    if !(1..=PruneRequest::MAX_BATCH_SIZE).contains(&request.batch_size) {
+        return Err(InvalidInput::new(
+            "batch_size",
+            format!("must be between 1 and {}", PruneRequest::MAX_BATCH_SIZE),
+        ));
+    }
+    if request.older_than < chrono::Duration::zero()
+        || request.older_than > chrono::Duration::days(PruneRequest::MAX_AGE_DAYS)
+    {
+        return Err(InvalidInput::new(
+            "older_than",
+            format!("must be between 0 and {} days", PruneRequest::MAX_AGE_DAYS),
+        ));
+    }
+    Ok(())
 }
 
 /// A repeat of the same request returns the existing task; anything else

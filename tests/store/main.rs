@@ -13,6 +13,7 @@ mod payloads;
 mod reconcile;
 mod recovery;
 mod regions;
+mod retention;
 mod schedule;
 mod support;
 mod upgrade;

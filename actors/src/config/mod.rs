@@ -36,6 +36,7 @@ pub struct Config {
     pub log: LogConfig,
     pub shutdown: ShutdownConfig,
     pub reconcile: ReconcileConfig,
+    pub retention: RetentionConfig,
     /// The payload key, standard base64 (usually `REMIT_PAYLOAD_KEY`).
     #[serde(skip_serializing)]
     pub payload_key: Option<String>,
@@ -158,6 +159,30 @@ pub struct ReconcileConfig {
     pub older_than_seconds: u64,
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// Whether `remit run` prunes its region; `remit prune` works either way.
+    pub enabled: bool,
+    /// Delivered and failed tasks are deleted, with their attempts and
+    /// payloads, this many days after they ended. Must outlast any
+    /// producer's retries: a pruned (tenant, reminder) can be scheduled,
+    /// and delivered, again.
+    pub keep_days: u64,
+    /// Most tasks deleted in one transaction.
+    pub batch_size: u32,
+    /// Pause between pruning runs; a run goes until a batch comes back short.
+    pub interval_seconds: u64,
+}
+
+impl RetentionConfig {
+    /// `keep_days` as a duration (validated, so it fits).
+    pub fn keep(&self) -> chrono::Duration {
+        let days = i64::try_from(self.keep_days).unwrap_or(i64::MAX);
+        chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX)
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         let retry = RetryPolicy::default();
@@ -213,6 +238,12 @@ impl Default for Config {
             reconcile: ReconcileConfig {
                 interval_seconds: 300,
                 older_than_seconds: 900,
+            },
+            retention: RetentionConfig {
+                enabled: true,
+                keep_days: 30,
+                batch_size: 500,
+                interval_seconds: 300,
             },
             payload_key: None,
         }

@@ -96,3 +96,37 @@ fn a_file_with_an_unknown_key_is_refused_by_name() {
     let err = Config::load(Some(&path)).unwrap_err().to_string();
     assert!(err.contains("secondz"), "{err}");
 }
+
+#[test]
+fn retention_settings_are_bounded_and_named() {
+    let retention = Config::default().retention;
+    assert!(retention.enabled);
+    assert_eq!(retention.keep(), chrono::Duration::days(30));
+    for (key, value) in [
+        ("keep_days", 0),
+        ("keep_days", u64::MAX),
+        ("batch_size", 0),
+        ("batch_size", 10_001),
+        ("interval_seconds", 0),
+        ("interval_seconds", 24 * 3600 + 1),
+    ] {
+        let mut config = Config::default();
+        let r = &mut config.retention;
+        match key {
+            "keep_days" => r.keep_days = value,
+            "batch_size" => r.batch_size = u32::try_from(value).unwrap(),
+            _ => r.interval_seconds = value,
+        }
+        let err = config.validate().unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("retention.{key}")) && err.contains("between 1 and"),
+            "{key} = {value}: {err}"
+        );
+    }
+    // Turned off, the settings must still be sound: `remit prune` uses them.
+    let mut config = Config::default();
+    config.retention.enabled = false;
+    config.retention.batch_size = 10_000;
+    config.retention.keep_days = 1;
+    config.validate().unwrap();
+}

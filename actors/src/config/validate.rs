@@ -1,6 +1,8 @@
 //! Checking a configuration before anything runs: every value that feeds
 //! arithmetic is bounded, and a bad one names its key (exit 2).
 
+use remit::domain::PruneRequest;
+
 use super::{invalid, Config, ConfigError};
 
 impl Config {
@@ -32,6 +34,7 @@ impl Config {
                 return Err(invalid(key, "must be at least 1"));
             }
         }
+        self.retention_within_bounds()?;
         if self.claim.busy_poll_ms == 0 || self.claim.idle_poll_ms < self.claim.busy_poll_ms {
             return Err(invalid(
                 "claim.idle_poll_ms",
@@ -73,6 +76,31 @@ impl Config {
         }
         self.log_level()?;
         self.egress()?;
+        Ok(())
+    }
+
+    /// A run deletes in bounded batches, never right after a task ends, and
+    /// never spins.
+    fn retention_within_bounds(&self) -> Result<(), ConfigError> {
+        let r = &self.retention;
+        let bounds: [(&str, u64, u64); 3] = [
+            (
+                "retention.keep_days",
+                r.keep_days,
+                PruneRequest::MAX_AGE_DAYS.unsigned_abs(),
+            ),
+            (
+                "retention.batch_size",
+                r.batch_size.into(),
+                PruneRequest::MAX_BATCH_SIZE.into(),
+            ),
+            ("retention.interval_seconds", r.interval_seconds, 24 * 3600),
+        ];
+        for (key, value, max) in bounds {
+            if !(1..=max).contains(&value) {
+                return Err(invalid(key, format!("must be between 1 and {max}")));
+            }
+        }
         Ok(())
     }
 

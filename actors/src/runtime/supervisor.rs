@@ -16,7 +16,7 @@ use slog::{info, warn};
 use super::guard::{self, Guarded};
 use super::messages::{Abandon, Admit, DestinationChanged, Drain, Route, Shutdown, Wake};
 use super::throttle::release;
-use super::{Claimer, Reconciler, Sender, SenderPool, Shared, Throttle};
+use super::{Claimer, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle};
 
 pub struct RegionSupervisor {
     shared: Shared,
@@ -24,6 +24,8 @@ pub struct RegionSupervisor {
     /// Held so the reconciler is restarted when it stops: actix restarts a
     /// supervised actor only while someone still holds its address.
     reconciler: Option<Addr<Reconciler>>,
+    /// Held for the same reason.
+    pruner: Option<Addr<Pruner>>,
     senders: Option<SenderPool>,
     throttles: HashMap<DestinationId, Addr<Throttle>>,
     draining: bool,
@@ -45,6 +47,7 @@ impl RegionSupervisor {
             shared,
             claimer: None,
             reconciler: None,
+            pruner: None,
             senders: None,
             throttles: HashMap::new(),
             draining: false,
@@ -82,6 +85,8 @@ impl Actor for RegionSupervisor {
         self.claimer = Some(actix::Supervisor::start(move |_| Claimer::new(shared, me)));
         let shared = self.shared.clone();
         self.reconciler = Some(actix::Supervisor::start(move |_| Reconciler::new(shared)));
+        let shared = self.shared.clone();
+        self.pruner = Some(actix::Supervisor::start(move |_| Pruner::new(shared)));
         self.running.store(true, Ordering::SeqCst);
         info!(self.shared.log, "region runtime started"; "senders" => count, "max_in_flight" => self.shared.config.send.max_in_flight);
     }

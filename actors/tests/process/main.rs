@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod prune;
 mod schedule;
 
 use std::process::{Child, Command, Output};

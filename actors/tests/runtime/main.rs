@@ -11,6 +11,7 @@ mod hostile;
 mod keys;
 mod poison;
 mod residency;
+mod retention;
 mod retry_after;
 mod shared_work;
 mod signatures;

@@ -8,6 +8,7 @@
 
 mod claim;
 mod reconcile;
+mod retention;
 mod schedule;
 mod state;
 
@@ -24,8 +25,8 @@ use super::{
 };
 use crate::domain::{
     Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
-    Lease, NewDestination, NewTask, Payload, ReconcileReport, ReconcileRequest, SendTarget, Task,
-    TaskId, TaskState,
+    Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport,
+    ReconcileRequest, SendTarget, Task, TaskId, TaskState,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::{Decision, Transition};
@@ -266,6 +267,10 @@ impl Store for MemStore {
 
     async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
         Ok(self.reconcile_now(request))
+    }
+
+    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
+        self.prune_now(request)
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -92,4 +92,7 @@ both!(
     a_batch_answers_each_task_as_schedule_would,
     a_batch_of_finishes_is_fenced_row_by_row,
     claims_take_turns_over_the_destinations,
+    prune_takes_old_terminal_tasks_and_leaves_the_rest,
+    prune_goes_in_batches_up_to_the_cutoff,
+    prune_refuses_bad_requests,
 );

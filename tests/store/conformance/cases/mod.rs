@@ -49,6 +49,7 @@ mod claims;
 mod destinations;
 mod finishes;
 mod replay;
+mod retention;
 mod scheduling;
 mod transitions;
 
@@ -56,5 +57,6 @@ pub use claims::*;
 pub use destinations::*;
 pub use finishes::*;
 pub use replay::*;
+pub use retention::*;
 pub use scheduling::*;
 pub use transitions::*;

@@ -1,0 +1,79 @@
+//! `remit prune`: the request, from the command line and the `retention`
+//! settings, and the report in plain words.
+
+use remit::domain::{PruneReport, PruneRequest, Region};
+
+use crate::config::Config;
+
+/// `--older-than` when given, `retention.keep_days` otherwise; batches of
+/// `retention.batch_size`. `retention.enabled` concerns only the runtime:
+/// run by hand, pruning always runs.
+pub fn request(
+    config: &Config,
+    region: Option<Region>,
+    older_than: Option<chrono::Duration>,
+) -> PruneRequest {
+    PruneRequest {
+        region,
+        older_than: older_than.unwrap_or_else(|| config.retention.keep()),
+        batch_size: config.retention.batch_size,
+    }
+}
+
+/// Two lines: what was asked, and what went.
+pub fn to_text(request: &PruneRequest, report: &PruneReport) -> String {
+    let age = request
+        .older_than
+        .to_std()
+        .map(|d| humantime::format_duration(d).to_string())
+        .unwrap_or_else(|_| request.older_than.to_string());
+    let region = request
+        .region
+        .map_or("every region".to_owned(), |r| format!("region {r}"));
+    format!(
+        "pruned delivered and failed tasks that ended more than {age} ago, {region}\n\
+         deleted {}, {} and {} in {}\n",
+        counted(report.tasks, "task"),
+        counted(report.attempts, "attempt"),
+        counted(report.payloads, "payload"),
+        counted(report.batches, "batch"),
+    )
+}
+
+fn counted(n: u64, noun: &str) -> String {
+    match (n, noun) {
+        (1, _) => format!("1 {noun}"),
+        (_, "batch") => format!("{n} batches"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_is_plain_words() {
+        let config = Config::default();
+        let request = request(&config, Some(Region::Eu), None);
+        let report = PruneReport {
+            tasks: 1,
+            attempts: 3,
+            payloads: 1,
+            batches: 1,
+        };
+        assert_eq!(
+            to_text(&request, &report),
+            "pruned delivered and failed tasks that ended more than 30days ago, region eu\n\
+             deleted 1 task, 3 attempts and 1 payload in 1 batch\n"
+        );
+        let request = super::request(&config, None, Some(chrono::Duration::hours(36)));
+        assert_eq!(request.batch_size, 500);
+        let text = to_text(&request, &PruneReport::default());
+        assert!(
+            text.contains("more than 1day 12h ago, every region")
+                && text.contains("deleted 0 tasks, 0 attempts and 0 payloads in 0 batches"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,146 @@
+//! The Pruner: keeps the region's `tasks` table to recent history. It
+//! deletes the region's delivered and failed tasks older than
+//! `retention.keep_days`, batch after batch until a batch comes back short,
+//! then sleeps `retention.interval_seconds` and goes again. A failed run is
+//! logged and retried at the next interval.
+//!
+//! It never holds delivery up: it prunes only its own region, through a
+//! database connection of its own (the claimer and the senders never wait
+//! for it), one short transaction per batch.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use remit::domain::{PruneReport, PruneRequest};
+use remit::store::{PgStore, Store, StoreError};
+use slog::{debug, info, warn};
+
+use super::guard::{self, Guarded};
+use super::{RuntimeStats, Shared};
+
+pub struct Pruner {
+    shared: Shared,
+    /// Opened by the first run and kept; `None` until then, or while the
+    /// database cannot be reached.
+    store: Option<PgStore>,
+    /// Set by a restart: the first run then waits a whole interval, as
+    /// after a failed run, so a run that panics is not retried at once.
+    restarted: bool,
+}
+
+impl std::fmt::Debug for Pruner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pruner").finish_non_exhaustive()
+    }
+}
+
+impl Pruner {
+    pub fn new(shared: Shared) -> Self {
+        Self {
+            shared,
+            store: None,
+            restarted: false,
+        }
+    }
+
+    fn interval(&self) -> Duration {
+        Duration::from_secs(self.shared.config.retention.interval_seconds.max(1))
+    }
+
+    fn run_after(&self, delay: Duration, ctx: &mut Context<Self>) {
+        ctx.run_later(delay, |this, ctx| {
+            guard::step(this, ctx, |this, ctx| this.run(ctx));
+        });
+    }
+
+    fn run(&mut self, ctx: &mut Context<Self>) {
+        let retention = &self.shared.config.retention;
+        let request = PruneRequest {
+            region: Some(self.shared.region),
+            older_than: retention.keep(),
+            batch_size: retention.batch_size,
+        };
+        let own = self.store.clone();
+        let shared = self.shared.store.clone();
+        let run = async move {
+            let store = match own {
+                Some(store) => store,
+                None => match shared.with_own_pool(1).await {
+                    Ok(store) => store,
+                    Err(e) => return (None, Err(e)),
+                },
+            };
+            let report = store.prune(&request).await;
+            (Some(store), report)
+        };
+        guard::caught(run)
+            .into_actor(self)
+            .map(|result, this, ctx| match result {
+                Ok((store, report)) => {
+                    if store.is_some() {
+                        this.store = store;
+                    }
+                    this.report(report);
+                    this.run_after(this.interval(), ctx);
+                }
+                Err(panic) => {
+                    warn!(this.shared.log, "pruning panicked; restarting the pruner";
+                          "panic" => %panic);
+                    ctx.stop();
+                }
+            })
+            .spawn(ctx);
+    }
+
+    fn report(&self, report: Result<PruneReport, StoreError>) {
+        let log = &self.shared.log;
+        match report {
+            Ok(r) if r.tasks > 0 => info!(log, "pruned terminal tasks";
+                "tasks" => r.tasks, "attempts" => r.attempts, "payloads" => r.payloads,
+                "batches" => r.batches, "keep_days" => self.shared.config.retention.keep_days),
+            Ok(_) => debug!(log, "nothing to prune"),
+            Err(e) => warn!(log, "pruning failed; retrying at the next interval";
+                            "error" => %crate::error_chain(&e)),
+        }
+    }
+}
+
+impl Actor for Pruner {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if !self.shared.config.retention.enabled {
+            info!(
+                self.shared.log,
+                "retention is off (retention.enabled = false)"
+            );
+            return;
+        }
+        let first = if self.restarted {
+            self.interval()
+        } else {
+            Duration::ZERO
+        };
+        self.run_after(first, ctx);
+    }
+}
+
+impl Guarded for Pruner {
+    fn name(&self) -> String {
+        "pruner".to_owned()
+    }
+
+    fn log(&self) -> &slog::Logger {
+        &self.shared.log
+    }
+}
+
+impl Supervised for Pruner {
+    /// Counted with the other restarts, but kept out of the restart streaks
+    /// that /readyz reads: a pruner in trouble does not stop delivery.
+    fn restarting(&mut self, _ctx: &mut Context<Self>) {
+        RuntimeStats::bump(&self.shared.stats.restarts);
+        self.restarted = true;
+        warn!(self.shared.log, "pruner restarting");
+    }
+}

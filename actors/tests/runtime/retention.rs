@@ -1,0 +1,64 @@
+//! The runtime prunes its own region's old terminal tasks, and nothing else.
+
+use std::time::Duration;
+
+use remit::domain::{AttemptRecord, Region, TaskId, TaskState};
+use remit::store::Store;
+
+use crate::support::{self, TestDb};
+
+/// Claims and delivers the one due task of `region`.
+async fn deliver(db: &TestDb, region: Region) -> TaskId {
+    let mut claimed = db
+        .store
+        .claim_due(&support::db::claim(region, "elsewhere", 1))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    let c = claimed.remove(0);
+    db.store
+        .mark_delivered(&c.lease(), &AttemptRecord::default())
+        .await
+        .unwrap();
+    c.task.id
+}
+
+#[actix_rt::test]
+async fn the_runtime_prunes_its_regions_old_terminal_tasks_only() {
+    let db = TestDb::with_database_clock().await;
+    let us = support::destination(&db, "us-crm", Region::Us, "http://127.0.0.1:9/", None).await;
+    let eu = support::destination(&db, "eu-crm", Region::Eu, "http://127.0.0.1:9/", None).await;
+    support::task(&db, "old", &us, Region::Us).await;
+    let old = deliver(&db, Region::Us).await;
+    support::task(&db, "old-eu", &eu, Region::Eu).await;
+    let old_eu = deliver(&db, Region::Eu).await;
+    support::task(&db, "young", &us, Region::Us).await;
+    let young = deliver(&db, Region::Us).await;
+    // Ended 40 days ago, as far as the database's clock can tell.
+    db.execute(
+        "UPDATE tasks SET finalized_at = finalized_at - interval '40 days', \
+                          delivered_at = delivered_at - interval '40 days' \
+         WHERE reminder_id IN ('old', 'old-eu')",
+    )
+    .await;
+    let later = chrono::Utc::now() + chrono::Duration::days(1);
+    let live = support::task_at(&db, "live", &us, Region::Us, later).await;
+
+    let runtime = support::start(support::config(&db, Region::Us, "us-1"), &db.store).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while db.store.task(old).await.unwrap().is_some() {
+        assert!(std::time::Instant::now() < deadline, "not pruned in time");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    runtime.shutdown().await;
+
+    assert!(db.store.attempts(old).await.unwrap().is_empty());
+    for (id, state, why) in [
+        (old_eu, TaskState::Delivered, "another region's"),
+        (young, TaskState::Delivered, "too young"),
+        (live, TaskState::Pending, "live"),
+    ] {
+        let task = db.store.task(id).await.unwrap();
+        assert_eq!(task.map(|t| t.state), Some(state), "{why}");
+    }
+}

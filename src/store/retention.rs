@@ -1,0 +1,122 @@
+//! Retention: deleting terminal tasks, with their attempts and payloads,
+//! once they are older than the age an operator keeps, so the `tasks`
+//! table holds recent history and live work rather than years of it.
+//!
+//! Deletion goes in small batches, each one statement and so one short
+//! transaction: row locks are held for milliseconds, and a claim or a
+//! finish never waits behind a long purge.
+
+use chrono::{DateTime, Utc};
+use diesel::sql_types::{BigInt, Integer, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+
+use super::{rules, PgStore, StoreError};
+use crate::domain::{PruneReport, PruneRequest, Region};
+
+/// The run's cutoff, fixed once: $1 now, $2 the age kept in milliseconds.
+/// Rows that end during the run are younger than it, so the run ends.
+const CUTOFF_SQL: &str = r#"
+SELECT coalesce($1, now()) - $2 * interval '1 millisecond' AS cutoff
+"#;
+
+/// One batch: $1 the cutoff, $2 the region, $3 the batch size.
+///
+/// `doomed` names only delivered and failed rows (read through the partial
+/// index `tasks_finalized`), so a pending, leased or waiting row is never
+/// touched. FOR UPDATE re-checks the state of a row changed since the
+/// statement began (a replay makes a failed row pending again), and SKIP
+/// LOCKED passes over a row another transaction holds, such as a replay in
+/// progress or a late fenced finish logging against the task.
+///
+/// The deletes follow the foreign keys: attempts reference tasks, tasks
+/// reference payloads. PostgreSQL checks the keys at the end of the
+/// statement, when all three deletes are done. A payload belongs to one
+/// task only (`payload_ref` is UNIQUE).
+const BATCH_SQL: &str = r#"
+WITH doomed AS (
+    SELECT t.id
+    FROM tasks t
+    WHERE t.region = $2
+      AND t.state IN ('delivered', 'failed')
+      AND t.finalized_at < $1
+    ORDER BY t.finalized_at
+    LIMIT $3
+    FOR UPDATE OF t SKIP LOCKED
+),
+attempts_gone AS (
+    DELETE FROM attempts a USING doomed WHERE a.task_id = doomed.id
+    RETURNING a.id
+),
+tasks_gone AS (
+    DELETE FROM tasks t USING doomed WHERE t.id = doomed.id
+    RETURNING t.payload_ref
+),
+payloads_gone AS (
+    DELETE FROM payloads p USING tasks_gone WHERE p.payload_ref = tasks_gone.payload_ref
+    RETURNING p.payload_ref
+)
+SELECT (SELECT count(*) FROM tasks_gone) AS tasks,
+       (SELECT count(*) FROM attempts_gone) AS attempts,
+       (SELECT count(*) FROM payloads_gone) AS payloads
+"#;
+
+#[derive(QueryableByName)]
+struct Cutoff {
+    #[diesel(sql_type = Timestamptz)]
+    cutoff: DateTime<Utc>,
+}
+
+#[derive(QueryableByName)]
+struct Batch {
+    #[diesel(sql_type = BigInt)]
+    tasks: i64,
+    #[diesel(sql_type = BigInt)]
+    attempts: i64,
+    #[diesel(sql_type = BigInt)]
+    payloads: i64,
+}
+
+/// Prunes batch after batch, region by region, until a batch comes back
+/// short. A short batch may also mean rows were locked by others; they are
+/// left for the next run.
+pub(super) async fn prune(
+    store: &PgStore,
+    request: &PruneRequest,
+) -> Result<PruneReport, StoreError> {
+    rules::check_prune(request)?;
+    let cutoff = {
+        let mut conn = store.conn().await?;
+        diesel::sql_query(CUTOFF_SQL)
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .bind::<BigInt, _>(request.older_than.num_milliseconds())
+            .get_result::<Cutoff>(&mut conn)
+            .await?
+            .cutoff
+    };
+    let regions = request.region.map_or(Region::ALL.to_vec(), |r| vec![r]);
+    let size = i32::try_from(request.batch_size).unwrap_or(i32::MAX);
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    let mut report = PruneReport::default();
+    for region in regions {
+        loop {
+            // A connection per batch: between batches it is free for others.
+            let mut conn = store.conn().await?;
+            let batch: Batch = diesel::sql_query(BATCH_SQL)
+                .bind::<Timestamptz, _>(cutoff)
+                .bind::<Text, _>(region.as_str())
+                .bind::<Integer, _>(size)
+                .get_result(&mut conn)
+                .await?;
+            report.add_batch(
+                count(batch.tasks),
+                count(batch.attempts),
+                count(batch.payloads),
+            );
+            if batch.tasks < i64::from(size) {
+                break;
+            }
+        }
+    }
+    Ok(report)
+}
