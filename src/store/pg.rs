@@ -156,6 +156,11 @@ async fn open_pool(config: &PgConfig) -> Result<Pool<AsyncPgConnection>, StoreEr
     Pool::builder()
         .max_size(config.pool_size.max(1))
         .connection_timeout(config.connect_timeout)
+        // No `SELECT 1` before every checkout (a round trip per operation):
+        // a connection that broke fails its statement, every caller
+        // already handles a failed statement, and bb8 drops a connection
+        // diesel reports as broken.
+        .test_on_check_out(false)
         .build(manager)
         .await
         .map_err(StoreError::PoolSetup)
