@@ -114,7 +114,10 @@ impl Runtime {
         let api_store = store.with_own_pool(config.api.pool_size).await?;
         let stats = Arc::new(RuntimeStats::default());
         let running = Arc::new(AtomicBool::new(false));
-        let capacity = Capacity::new(config.send.max_in_flight as usize);
+        // Room for as many claimed tasks again as requests may be under
+        // way: the next are claimed and queued while these are sent.
+        let max_in_flight = config.send.max_in_flight as usize;
+        let capacity = Capacity::new(max_in_flight.saturating_mul(2));
         let health = Health::default();
         let egress = Arc::new(config.egress()?);
         let shared = Shared {
@@ -129,6 +132,7 @@ impl Runtime {
             busy: Holds::default(),
             targets: Targets::default(),
             finisher: Finisher::start(store.clone(), log.clone()),
+            requests: Arc::new(tokio::sync::Semaphore::new(max_in_flight.max(1))),
             health: health.clone(),
             wall,
             stats: stats.clone(),

@@ -38,7 +38,7 @@ pub const BATCH: usize = 256;
 
 /// Commits in flight at once, so a batch can gather and go while the
 /// previous one waits for its flush.
-const WRITERS: usize = 2;
+const WRITERS: usize = 4;
 
 struct Job {
     finish: Finish,

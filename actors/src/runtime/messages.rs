@@ -41,8 +41,18 @@ pub struct Admit(pub Work);
 #[rtype(result = "()")]
 pub struct Deliver {
     pub work: Work,
-    pub in_flight: OwnedSemaphorePermit,
+    pub in_flight: InFlight,
     pub throttle: Recipient<Wake>,
+}
+
+/// A request's places under the in-flight caps: one of its destination's
+/// and one of the process's (`send.max_in_flight`). Both free themselves
+/// when dropped, which the sender does once the request's outcome is
+/// committed.
+#[derive(Debug)]
+pub struct InFlight {
+    pub destination: OwnedSemaphorePermit,
+    pub process: OwnedSemaphorePermit,
 }
 
 /// To a Throttle: something changed (a request ended, the destination was

@@ -17,11 +17,10 @@ use actix::prelude::*;
 use remit::domain::DestinationId;
 use remit::store::Store;
 use slog::{error, warn};
-use tokio::sync::OwnedSemaphorePermit;
 
 use super::delivery::{deliver, Delivered, DeliveryFailure};
 use super::guard::{self, Guarded};
-use super::messages::{Abandon, Deliver, Wake, Work};
+use super::messages::{Abandon, Deliver, InFlight, Wake, Work};
 use super::throttle::release;
 use super::{transport, RuntimeStats, Shared};
 
@@ -44,7 +43,7 @@ pub struct Sender {
 /// memory and its destination's in-flight slot.
 struct Held {
     work: Work,
-    _in_flight: OwnedSemaphorePermit,
+    _in_flight: InFlight,
     /// The throttle to wake when the request is over.
     throttle: Recipient<Wake>,
     /// Set just before the request goes out: from then on the receiver may

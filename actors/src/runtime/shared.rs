@@ -8,6 +8,7 @@ use std::time::Duration;
 use remit::domain::Region;
 use remit::policy::RetryPolicy;
 use remit::store::PgStore;
+use tokio::sync::Semaphore;
 
 use super::{Capacity, Finisher, Health, Holds, Targets, WallClock};
 use crate::config::Config;
@@ -61,6 +62,10 @@ pub struct Shared {
     pub targets: Targets,
     /// Commits the outcomes of deliveries in batches.
     pub finisher: Finisher,
+    /// Requests under way in this process, outcome committed or not
+    /// (`send.max_in_flight`); the capacity holds more tasks than this, so
+    /// the next ones are claimed while these are sent.
+    pub requests: Arc<Semaphore>,
     pub health: Health,
     pub wall: WallClock,
     pub stats: Arc<RuntimeStats>,

@@ -19,12 +19,12 @@ use actix::prelude::*;
 use remit::domain::DestinationId;
 use remit::store::{Store, Tokens};
 use slog::{debug, warn};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::delivery::count_hand_back;
 use super::failpoint;
 use super::guard::{self, Guarded};
-use super::messages::{Admit, Deliver, Drain, Wake, Work};
+use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
 use super::{RuntimeStats, SenderPool, Shared};
 use crate::config::ThrottleLimits;
 
@@ -45,6 +45,10 @@ pub struct Throttle {
     draining: bool,
     wake: Option<SpawnHandle>,
     backoff: Option<Duration>,
+    /// A place under the process's in-flight cap, taken while waiting for
+    /// one and kept for the next request.
+    process_place: Option<OwnedSemaphorePermit>,
+    waiting_for_place: bool,
 }
 
 impl std::fmt::Debug for Throttle {
@@ -72,6 +76,8 @@ impl Throttle {
             draining: false,
             wake: None,
             backoff: None,
+            process_place: None,
+            waiting_for_place: false,
         }
     }
 
@@ -96,7 +102,15 @@ impl Throttle {
             return;
         }
         while self.tokens > 0 && !self.queue.is_empty() {
-            let Ok(in_flight) = self.in_flight.clone().try_acquire_owned() else {
+            let Ok(destination) = self.in_flight.clone().try_acquire_owned() else {
+                break;
+            };
+            let Some(process) = self
+                .process_place
+                .take()
+                .or_else(|| self.shared.requests.clone().try_acquire_owned().ok())
+            else {
+                self.wait_for_process_place(ctx);
                 break;
             };
             let Some(work) = self.queue.pop_front() else {
@@ -105,18 +119,43 @@ impl Throttle {
             self.tokens -= 1;
             self.senders.next().do_send(Deliver {
                 work,
-                in_flight,
+                in_flight: InFlight {
+                    destination,
+                    process,
+                },
                 throttle: ctx.address().recipient(),
             });
         }
         if self.queue.is_empty() {
+            // A place kept for nothing would hold back other destinations.
+            self.process_place = None;
             return;
         }
-        if self.in_flight.available_permits() == 0 {
+        if self.in_flight.available_permits() == 0 || self.waiting_for_place {
             self.hold_at_most_until_due(ctx);
             return;
         }
         self.take_tokens(ctx);
+    }
+
+    /// The process has as many requests under way as it may: wait for the
+    /// next place to free, wherever it frees, and keep it for the head of
+    /// the queue.
+    fn wait_for_process_place(&mut self, ctx: &mut Context<Self>) {
+        if self.waiting_for_place {
+            return;
+        }
+        self.waiting_for_place = true;
+        let requests = self.shared.requests.clone();
+        ctx.spawn(
+            async move { requests.acquire_owned().await.ok() }
+                .into_actor(self)
+                .map(|place, this, ctx| {
+                    this.waiting_for_place = false;
+                    this.process_place = place;
+                    guard::step(this, ctx, |this, ctx| this.pump(ctx));
+                }),
+        );
     }
 
     fn take_tokens(&mut self, ctx: &mut Context<Self>) {
@@ -215,6 +254,7 @@ impl Throttle {
         if self.queue.is_empty() {
             return;
         }
+        self.process_place = None;
         let tasks: Vec<Work> = self.queue.drain(..).collect();
         debug!(self.shared.log, "handing tasks back"; "destination" => %self.destination,
                "count" => tasks.len(), "after_ms" => after.map(|d| d.as_millis()));
@@ -284,6 +324,8 @@ impl Supervised for Throttle {
         self.asking = false;
         self.tokens = 0;
         self.wake = None;
+        // The wait for a place died with the old context.
+        self.waiting_for_place = false;
     }
 }
 

@@ -8,6 +8,7 @@ mod support;
 mod api;
 mod fairness;
 mod hostile;
+mod in_flight;
 mod keys;
 mod poison;
 mod residency;
