@@ -17,6 +17,7 @@
 //! - `settings`: the `LOAD_*` knobs over those defaults.
 //! - `cluster`: a throwaway PostgreSQL when DATABASE_URL is not set.
 //! - `database`: the run's own empty database and PostgreSQL's counts.
+//! - `statements`: round trips per statement, where pg_stat_statements is.
 //! - `receiver`: the local receiver that counts, deduplicates and times.
 //! - `process`: the `remit` binary as child processes, their memory and CPU.
 //! - `enqueue`: `POST /v1/tasks/batch`, all at once or at a fixed rate.
@@ -55,6 +56,8 @@ mod report;
 mod run;
 #[path = "load/settings.rs"]
 mod settings;
+#[path = "load/statements.rs"]
+mod statements;
 #[path = "load/workloads.rs"]
 mod workloads;
 

@@ -2,7 +2,8 @@
 //! the way `.ci/run` starts one: initdb and pg_ctl from the newest
 //! installed version, as the `postgres` user when running as root (both
 //! refuse root), listening on a free port of 127.0.0.1. Unlike CI's it
-//! keeps `fsync` on, so its numbers compare with a real server's.
+//! keeps `fsync` on, so its numbers compare with a real server's, and it
+//! loads pg_stat_statements.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -39,10 +40,15 @@ impl Cluster {
             .tool("initdb")
             .args(["-A", "trust", "-U", "postgres", "-D"])
             .arg(&data))?;
-        let options = format!(
+        let mut options = format!(
             "-p {port} -k {} -c listen_addresses=127.0.0.1",
             cluster.dir.display()
         );
+        // Round trips counted per statement (see `statements`), where the
+        // contrib library is installed.
+        if cluster.bin.join("../lib/pg_stat_statements.so").exists() {
+            options.push_str(" -c shared_preload_libraries=pg_stat_statements");
+        }
         run(cluster
             .tool("pg_ctl")
             .arg("-D")

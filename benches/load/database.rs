@@ -17,6 +17,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 
 use crate::error::LoadError;
+use crate::statements::{self, Snapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {
@@ -39,6 +40,11 @@ pub struct RunDatabase {
     /// Statements this harness ran on the run's database, so they can be
     /// taken out of its transaction count.
     own_statements: AtomicU64,
+    /// A second database, where pg_stat_statements is read (it answers
+    /// only in a database that has the extension, and reading it in the
+    /// run's own would count the reading); `None` where the server does
+    /// not load the library or the run shares a database.
+    observer: Option<(String, String)>,
 }
 
 #[derive(QueryableByName)]
@@ -74,6 +80,10 @@ impl RunDatabase {
             }
         };
         let conn = AsyncPgConnection::establish(&url).await?;
+        let observer = match isolation {
+            Isolation::Database => observer(base, &name).await,
+            Isolation::Schema => None,
+        };
         Ok(Self {
             base: base.to_owned(),
             url,
@@ -82,6 +92,7 @@ impl RunDatabase {
             keep,
             conn: Mutex::new(Some(conn)),
             own_statements: AtomicU64::new(0),
+            observer,
         })
     }
 
@@ -127,9 +138,22 @@ impl RunDatabase {
         .get_result::<Count>(&mut conn)
         .await?
         .n;
-        let own =
-            i64::try_from(AtomicU64::load(&self.own_statements, Ordering::Relaxed)).unwrap_or(0);
-        Ok(total - own)
+        Ok(total - self.own())
+    }
+
+    /// Statements the harness has run on the run's database so far.
+    fn own(&self) -> i64 {
+        // RunQueryDsl's `load` would shadow the atomic's.
+        i64::try_from(AtomicU64::load(&self.own_statements, Ordering::Relaxed)).unwrap_or(0)
+    }
+
+    /// Calls per statement so far, where pg_stat_statements answers.
+    pub async fn statements(&self) -> Result<Option<Snapshot>, LoadError> {
+        let Some((_, observer_url)) = &self.observer else {
+            return Ok(None);
+        };
+        let snapshot = statements::snapshot(observer_url, &self.name, self.own()).await?;
+        Ok(Some(snapshot))
     }
 
     /// Closes the harness's connection to the run's database (its backend
@@ -202,6 +226,26 @@ impl RunDatabase {
             Isolation::Schema => remit::store::drop_schema(&self.base, &self.name).await?,
         }
         Ok(())
+    }
+}
+
+/// A database `<run>_obs` with pg_stat_statements, when the server loads
+/// the library; dropped again when it does not.
+async fn observer(base: &str, run: &str) -> Option<(String, String)> {
+    let name = format!("{run}_obs");
+    let mut admin = AsyncPgConnection::establish(base).await.ok()?;
+    diesel::sql_query(format!("CREATE DATABASE {name}"))
+        .execute(&mut admin)
+        .await
+        .ok()?;
+    let url = with_database(base, &name).ok()?;
+    if statements::enable(&url).await {
+        Some((name, url))
+    } else {
+        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .execute(&mut admin)
+            .await;
+        None
     }
 }
 

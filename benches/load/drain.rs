@@ -54,6 +54,7 @@ pub async fn drain(
     run.db.analyze().await?;
     run.db.settle().await;
     let transactions_before = run.db.transactions().await?;
+    let statements_before = run.db.statements().await?;
 
     let started = now_ms();
     run.receiver.set_origin(started);
@@ -67,6 +68,7 @@ pub async fn drain(
         enqueue: enqueued,
         window_start_ms: started,
         transactions_before,
+        statements_before,
         usage,
         lag_from: "runtime_start",
         target_rate: None,

@@ -33,6 +33,7 @@ pub async fn paced(
         .await?;
     run.db.settle().await;
     let transactions_before = run.db.transactions().await?;
+    let statements_before = run.db.statements().await?;
 
     let enqueued = Arc::new(AtomicU64::new(0));
     let pace = Pace {
@@ -97,6 +98,7 @@ pub async fn paced(
         enqueue: enqueued,
         window_start_ms: started,
         transactions_before,
+        statements_before,
         usage,
         lag_from: "due",
         target_rate: Some(s.rate),

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::ceiling::Ceiling;
 use crate::process::Usage;
 use crate::settings::RemitSettings;
+use crate::statements::StatementShare;
 
 /// One soak sample: the window since the previous one.
 #[derive(Debug, Clone, Serialize)]
@@ -48,7 +49,13 @@ pub struct Report {
     pub rss_mb: f64,
     pub cpu_s: f64,
     pub dead_tuples: i64,
+    /// Transactions (xact_commit + xact_rollback) per delivery.
     pub round_trips_per_delivery: Option<f64>,
+    /// Statements per delivery from pg_stat_statements, where it answers:
+    /// every statement is a round trip (BEGIN and COMMIT included).
+    pub statements_per_delivery: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub top_statements: Vec<StatementShare>,
     /// `own_database` when the run had a database to itself; otherwise the
     /// count includes every other client of the database it shared.
     pub round_trips_scope: &'static str,
@@ -153,6 +160,13 @@ impl Report {
                     self.round_trips_scope
                 ),
             ),
+            (
+                "statements/deliv.",
+                self.statements_per_delivery
+                    .map_or("- (no pg_stat_statements)".to_owned(), |r| {
+                        format!("{r:.2}")
+                    }),
+            ),
             ("drain", format!("{:.1} s", self.drain_s)),
         ];
         if self.rejected_429 > 0 || self.throttle_limit_per_s.is_some() {
@@ -183,6 +197,12 @@ impl Report {
         );
         for (name, value) in rows {
             text.push_str(&format!("  {name:<20} {value}\n"));
+        }
+        for s in self.top_statements.iter().take(5) {
+            text.push_str(&format!(
+                "    {:>6.2}/deliv.  {}\n",
+                s.per_delivery, s.query
+            ));
         }
         if !self.samples.is_empty() {
             text.push_str(

@@ -17,11 +17,14 @@ use crate::process::{self, Binary, RemitProcess, Usage};
 use crate::receiver::{Limit, Receiver};
 use crate::report::{percentile, Report, Sample};
 use crate::settings::Settings;
+use crate::statements::Snapshot;
 
 /// How long a process may take to answer /healthz, and to drain on
 /// SIGTERM (remit's own shutdown deadline is 10 s).
 const READY_WITHIN: Duration = Duration::from_secs(30);
 const STOP_WITHIN: Duration = Duration::from_secs(30);
+/// Statements listed by their share of the round trips.
+const TOP_STATEMENTS: usize = 8;
 
 pub struct Run<'a> {
     pub settings: &'a Settings,
@@ -44,6 +47,7 @@ pub struct Driven {
     /// task's due time.
     pub window_start_ms: f64,
     pub transactions_before: i64,
+    pub statements_before: Option<Snapshot>,
     pub usage: Vec<Usage>,
     pub lag_from: &'static str,
     pub target_rate: Option<f64>,
@@ -155,9 +159,17 @@ impl<'a> Run<'a> {
         // Every process has exited, so its backends have reported.
         self.db.settle().await;
         let transactions = self.db.transactions().await? - driven.transactions_before;
+        let statements_after = self.db.statements().await?;
         let dead_tuples = self.db.dead_tuples().await?;
         let task_states = self.db.states().await?;
         let tally = self.receiver.tally();
+        let (statements, top_statements) = match (&driven.statements_before, &statements_after) {
+            (Some(before), Some(after)) => {
+                let (total, top) = after.since(before, tally.delivered, TOP_STATEMENTS);
+                (Some(total), top)
+            }
+            _ => (None, Vec::new()),
+        };
 
         let ceiling = match ceiling {
             Some(known) => Some(known),
@@ -190,6 +202,10 @@ impl<'a> Run<'a> {
             dead_tuples,
             round_trips_per_delivery: (tally.delivered > 0)
                 .then(|| transactions as f64 / tally.delivered as f64),
+            statements_per_delivery: statements
+                .filter(|_| tally.delivered > 0)
+                .map(|n| n as f64 / tally.delivered as f64),
+            top_statements,
             round_trips_scope: match self.db.isolation() {
                 Isolation::Database => "own_database",
                 Isolation::Schema => "shared_database",
