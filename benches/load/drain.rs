@@ -60,7 +60,7 @@ pub async fn drain(
     run.receiver.set_origin(started);
     let labels: Vec<String> = (1..=processes).map(|n| format!("{REGION}-{n}")).collect();
     let mut delivering = run.spawn(REGION, &labels, &[]).await?;
-    run.wait_delivered(enqueued.tasks as u64, s.workload.name())
+    run.wait_delivered(enqueued.tasks as u64, s.workload.name(), &mut delivering)
         .await;
     let usage = Run::stop(&mut delivering).await;
     let driven = Driven {

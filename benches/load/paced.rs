@@ -12,6 +12,7 @@ use crate::ceiling::Ceiling;
 use crate::clock::now_ms;
 use crate::enqueue::{self, Api, Pace, REGION};
 use crate::error::LoadError;
+use crate::process::RemitProcess;
 use crate::progress::Progress;
 use crate::report::{percentile, Report, Sample};
 use crate::run::{Driven, Run};
@@ -80,6 +81,10 @@ pub async fn paced(
         if arrivals.is_finished() && delivered >= arrived {
             break;
         }
+        if let Some(why) = running.iter_mut().find_map(RemitProcess::exited) {
+            progress.println(&format!("{}: {why}", s.workload));
+            break;
+        }
         if clock.elapsed() > deadline {
             progress.println(&format!(
                 "{}: gave up after {deadline:?} with {delivered} of {arrived} delivered",
@@ -110,7 +115,7 @@ pub async fn paced(
 /// The window since the previous sample.
 async fn sample(
     run: &Run<'_>,
-    running: &[crate::process::RemitProcess],
+    running: &[RemitProcess],
     t: f64,
     (last_t, last_delivered): (f64, u64),
     delivered: u64,

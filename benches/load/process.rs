@@ -241,6 +241,17 @@ impl RemitProcess {
         }
     }
 
+    /// Why the process is gone, when it exited on its own.
+    pub fn exited(&mut self) -> Option<String> {
+        let status = self.child.try_wait().ok()??;
+        self.exited = true;
+        Some(format!(
+            "{} exited with {status}; {}",
+            self.label,
+            self.log_tail()
+        ))
+    }
+
     /// Peak memory and CPU so far.
     pub fn usage(&self) -> Usage {
         let pid = self.child.id();

@@ -129,12 +129,16 @@ impl<'a> Run<'a> {
         usage
     }
 
-    /// Waits until the receiver has seen `total` deliveries or the timeout
-    /// passes, showing progress.
-    pub async fn wait_delivered(&self, total: u64, label: &str) {
+    /// Waits until the receiver has seen `total` deliveries, the timeout
+    /// passes or a process dies, showing progress.
+    pub async fn wait_delivered(&self, total: u64, label: &str, processes: &mut [RemitProcess]) {
         let deadline = std::time::Instant::now() + self.settings.timeout;
         let mut progress = crate::progress::Progress::new(label, total);
         while self.receiver.delivered() < total {
+            if let Some(why) = processes.iter_mut().find_map(RemitProcess::exited) {
+                progress.println(&format!("{label}: {why}"));
+                return;
+            }
             if std::time::Instant::now() > deadline {
                 progress.println(&format!(
                     "{label}: gave up after {:?} with {} of {total} delivered",
