@@ -193,11 +193,8 @@ pub async fn all_at_once(
     })
 }
 
-/// Arrivals at a fixed rate: every `tick` the tasks that have arrived since
-/// the last one go out in calls of at most `batch`, each due `lead_ms` after
-/// it was built. At most `connections` calls are in flight; when the API
-/// cannot keep up the ticker waits, and the achieved rate (enqueue_per_s)
-/// falls below the asked one. `enqueued` counts tasks the API accepted.
+/// A fixed arrival rate and how it goes out.
+#[derive(Debug, Clone)]
 pub struct Pace {
     pub rate: f64,
     pub seconds: f64,
@@ -207,6 +204,12 @@ pub struct Pace {
     pub connections: usize,
 }
 
+/// Arrivals at a fixed rate: every `tick` the tasks that have arrived since
+/// the last one go out in calls of at most `batch`, each due `lead_ms` after
+/// its call was built. At most `connections` calls are in flight; when the
+/// API cannot keep up the ticker waits, and the achieved rate
+/// (enqueue_per_s) falls below the asked one. `enqueued` counts tasks the
+/// API accepted, as they are accepted.
 pub async fn paced(
     api: Api,
     shape: TaskShape,
