@@ -45,6 +45,8 @@ pub struct RunDatabase {
     /// run's own would count the reading); `None` where the server does
     /// not load the library or the run shares a database.
     observer: Option<(String, String)>,
+    /// Set once [`Self::remove`] ran (or the run keeps its data).
+    removed: bool,
 }
 
 #[derive(QueryableByName)]
@@ -93,6 +95,7 @@ impl RunDatabase {
             conn: Mutex::new(Some(conn)),
             own_statements: AtomicU64::new(0),
             observer,
+            removed: false,
         })
     }
 
@@ -207,26 +210,65 @@ impl RunDatabase {
         }))
     }
 
-    /// Drops the database or schema, unless the run keeps it.
-    pub async fn drop(self) -> Result<(), LoadError> {
+    /// Drops the database (and the observer) or the schema, unless the run
+    /// keeps it.
+    pub async fn remove(mut self) -> Result<(), LoadError> {
+        self.removed = true;
         if self.keep {
             eprintln!("kept the run's data: {}", self.url);
             return Ok(());
         }
-        match self.isolation {
-            Isolation::Database => {
-                let mut admin = AsyncPgConnection::establish(&self.base).await?;
-                diesel::sql_query(format!(
-                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                    self.name
-                ))
-                .execute(&mut admin)
-                .await?;
-            }
-            Isolation::Schema => remit::store::drop_schema(&self.base, &self.name).await?,
-        }
-        Ok(())
+        self.conn.lock().await.take();
+        remove(&self.base, self.isolation, &self.names()).await
     }
+
+    /// The run's database or schema, then the observer.
+    fn names(&self) -> Vec<String> {
+        let observer = self.observer.as_ref().map(|(name, _)| name.clone());
+        std::iter::once(self.name.clone()).chain(observer).collect()
+    }
+}
+
+impl Drop for RunDatabase {
+    /// A run that failed midway still removes its database, on a thread
+    /// and runtime of its own (a destructor cannot wait on async work).
+    fn drop(&mut self) {
+        if self.removed || self.keep {
+            return;
+        }
+        self.conn.get_mut().take();
+        let (base, isolation, names) = (self.base.clone(), self.isolation, self.names());
+        let removed = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(LoadError::io("starting a runtime to clean up"))?;
+            runtime.block_on(remove(&base, isolation, &names))
+        })
+        .join();
+        if !matches!(removed, Ok(Ok(()))) {
+            eprintln!("could not remove the run's data: {}", self.url);
+        }
+    }
+}
+
+async fn remove(base: &str, isolation: Isolation, names: &[String]) -> Result<(), LoadError> {
+    match isolation {
+        Isolation::Database => {
+            let mut admin = AsyncPgConnection::establish(base).await?;
+            for name in names {
+                diesel::sql_query(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut admin)
+                    .await?;
+            }
+        }
+        Isolation::Schema => {
+            for name in names {
+                remit::store::drop_schema(base, name).await?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A database `<run>_obs` with pg_stat_statements, when the server loads

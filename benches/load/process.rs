@@ -286,8 +286,13 @@ impl RemitProcess {
     /// it used.
     pub async fn stop(&mut self, grace: Duration) -> Usage {
         let usage = self.usage();
+        if self.exited {
+            // Already reported; /proc no longer has it.
+            return usage;
+        }
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
+            .stderr(Stdio::null())
             .status();
         let deadline = Instant::now() + grace;
         loop {

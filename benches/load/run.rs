@@ -32,7 +32,7 @@ pub struct Run<'a> {
     pub db: RunDatabase,
     pub receiver: Receiver,
     env: Vec<(String, String)>,
-    log_dir: PathBuf,
+    logs: Logs,
     /// For health checks.
     client: awc::Client,
     pub shape: TaskShape,
@@ -52,6 +52,24 @@ pub struct Driven {
     pub lag_from: &'static str,
     pub target_rate: Option<f64>,
     pub samples: Vec<Sample>,
+}
+
+/// The processes' logs: removed after a run that delivered everything,
+/// kept and named otherwise (a run that failed midway included).
+#[derive(Debug)]
+struct Logs {
+    dir: PathBuf,
+    remove: bool,
+}
+
+impl Drop for Logs {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        } else {
+            eprintln!("the processes' logs are in {}", self.dir.display());
+        }
+    }
 }
 
 impl<'a> Run<'a> {
@@ -84,7 +102,10 @@ impl<'a> Run<'a> {
             db,
             receiver,
             env,
-            log_dir,
+            logs: Logs {
+                dir: log_dir,
+                remove: false,
+            },
             client: awc::Client::default(),
             shape: TaskShape::new(settings.destinations, settings.payload_bytes),
         })
@@ -112,7 +133,7 @@ impl<'a> Run<'a> {
                 extra,
                 region,
                 label,
-                &self.log_dir,
+                &self.logs.dir,
             )?);
         }
         for process in &mut started {
@@ -231,12 +252,9 @@ impl<'a> Run<'a> {
             binary_stale: self.binary.stale.is_some(),
             samples: driven.samples,
         };
-        self.db.drop().await?;
-        if report.all_delivered {
-            let _ = std::fs::remove_dir_all(&self.log_dir);
-        } else {
-            eprintln!("the processes' logs are in {}", self.log_dir.display());
-        }
+        self.db.remove().await?;
+        let mut logs = self.logs;
+        logs.remove = report.all_delivered;
         Ok((report, ceiling))
     }
 
