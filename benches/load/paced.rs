@@ -101,7 +101,8 @@ pub async fn paced(
     let driven = Driven {
         processes,
         enqueue: enqueued,
-        window_start_ms: started,
+        // The first task is due a lead after the arrivals start.
+        window_start_ms: started + s.lead_ms.max(0) as f64,
         transactions_before,
         statements_before,
         usage,
