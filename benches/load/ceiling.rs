@@ -69,8 +69,9 @@ async fn run(url: &str, setup: &CeilingSetup) -> Result<Ceiling, LoadError> {
                 limit: setup.batch,
                 per_destination_cap: setup.per_destination_cap,
                 skip: Vec::new(),
+                resume_after: None,
             };
-            tokio::spawn(async move { consume(&store, &request).await })
+            tokio::spawn(async move { consume(&store, request).await })
         })
         .collect();
     let mut deliveries = 0;
@@ -96,13 +97,16 @@ async fn run(url: &str, setup: &CeilingSetup) -> Result<Ceiling, LoadError> {
 
 /// Claims and finishes until a claim comes back empty; returns the
 /// finishes that applied.
-async fn consume(store: &PgStore, request: &ClaimRequest) -> Result<usize, LoadError> {
+async fn consume(store: &PgStore, mut request: ClaimRequest) -> Result<usize, LoadError> {
     let mut done = 0;
     loop {
-        let claimed = store.claim_due(request).await?;
+        let claimed = store.claim_due(&request).await?;
         if claimed.is_empty() {
             return Ok(done);
         }
+        // Each claim resumes the turn over the destinations, as the
+        // runtime's claimer does.
+        request.resume_after = request.resume_point(&claimed);
         let now = Utc::now();
         let batch: Vec<Finish> = claimed
             .iter()

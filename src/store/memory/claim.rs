@@ -9,6 +9,9 @@ use super::{attempt, MemStore, State};
 use crate::domain::{AttemptOutcome, AttemptRecord, ClaimedTask, DestinationId, Lease, TaskState};
 use crate::store::ClaimRequest;
 
+/// A destination's claimable rows: when each became due, and where it is.
+type Rows = Vec<(DateTime<Utc>, usize)>;
+
 impl MemStore {
     pub(super) fn claim_now(&self, request: &ClaimRequest) -> Vec<ClaimedTask> {
         if request.limit == 0 || request.per_destination_cap == 0 {
@@ -33,13 +36,13 @@ impl MemStore {
             .partition(|id| id.as_str() > after);
         // The turn starts after where the last claim ended and wraps round;
         // it stops at `limit` destinations with work, as the SQL claim does.
-        let mut work: Vec<(Vec<(DateTime<Utc>, usize)>, Vec<(DateTime<Utc>, usize)>)> = Vec::new();
+        let mut work: Vec<(Rows, Rows)> = Vec::new();
         for destination in later.iter().chain(&earlier) {
             if work.len() == limit {
                 break;
             }
-            let mut due: Vec<(DateTime<Utc>, usize)> = Vec::new();
-            let mut expired: Vec<(DateTime<Utc>, usize)> = Vec::new();
+            let mut due: Rows = Vec::new();
+            let mut expired: Rows = Vec::new();
             for (i, t) in state.tasks.iter().enumerate() {
                 if &t.destination_id != destination || t.region != request.region {
                     continue;
