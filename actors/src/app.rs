@@ -15,8 +15,8 @@ use slog::info;
 use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
 use crate::runtime::{
-    Capacity, Finisher, Health, Holds, RegionSupervisor, RuntimeStats, Shared, Shutdown, Targets,
-    WallClock,
+    buckets, finisher, Capacity, Health, Holds, RegionSupervisor, RuntimeStats, Shared, Shutdown,
+    Targets, WallClock,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -131,7 +131,8 @@ impl Runtime {
             pauses: Holds::default(),
             busy: Holds::default(),
             targets: Targets::default(),
-            finisher: Finisher::start(store.clone(), log.clone()),
+            finisher: finisher::start(store.clone(), log.clone()),
+            buckets: buckets::start(store.clone(), log.clone()),
             requests: Arc::new(tokio::sync::Semaphore::new(max_in_flight.max(1))),
             health: health.clone(),
             wall,

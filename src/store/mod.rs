@@ -110,6 +110,15 @@ impl ClaimRequest {
     }
 }
 
+/// One destination's ask for tokens, as [`Store::take_tokens_many`] takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenRequest {
+    pub destination: DestinationId,
+    pub rate_per_second: f64,
+    pub burst: u32,
+    pub want: u32,
+}
+
 /// One attempt's end, as a batch of [`Store::finish_many`] carries it.
 #[derive(Debug, Clone)]
 pub struct Finish {
@@ -170,6 +179,14 @@ pub trait Store {
         burst: u32,
         want: u32,
     ) -> impl Future<Output = Result<Tokens, StoreError>> + Send;
+
+    /// Takes from many buckets at once, as [`Store::take_tokens`] takes
+    /// from each: the answers come back in order, `None` for a destination
+    /// that does not exist.
+    fn take_tokens_many(
+        &self,
+        asks: &[TokenRequest],
+    ) -> impl Future<Output = Result<Vec<Option<Tokens>>, StoreError>> + Send;
 
     /// Schedules one logical webhook; idempotent on (tenant, reminder).
     fn schedule(&self, new: NewTask) -> impl Future<Output = Result<Scheduled, StoreError>> + Send;

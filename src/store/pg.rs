@@ -14,7 +14,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::{
     claim, destinations, finish_many, rate, reads, reconcile, replay, retention, schedule,
     schedule_many, transitions, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store,
-    StoreError, Tokens, TransitionOutcome,
+    StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -199,6 +199,13 @@ impl Store for PgStore {
         want: u32,
     ) -> Result<Tokens, StoreError> {
         rate::take_tokens(self, id, rate_per_second, burst, want).await
+    }
+
+    async fn take_tokens_many(
+        &self,
+        asks: &[TokenRequest],
+    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        rate::take_tokens_many(self, asks).await
     }
 
     async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {

@@ -5,40 +5,53 @@
 //! A taker that waited on the lock may carry an older `now` than the last
 //! writer: time never runs backwards for the bucket, and nothing is granted
 //! below zero.
+//!
+//! Takes for many destinations go in one statement, so a process serving
+//! many destinations pays one round trip for all of its throttles' asks.
 
-use diesel::sql_types::{Double, Integer, Nullable, Text, Timestamptz};
-use diesel::{OptionalExtension, QueryableByName};
+use std::collections::HashMap;
+
+use diesel::sql_types::{Array, Double, Integer, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
-use super::{PgStore, StoreError};
+use super::{PgStore, StoreError, TokenRequest};
 use crate::domain::DestinationId;
 
+/// Refills and takes from each named bucket. Rows are locked in id order,
+/// so two takers asking for overlapping destinations never deadlock.
 const TAKE_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($2, now()) AS now),
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+asked AS (
+    SELECT * FROM unnest($2::text[], $3::float8[], $4::float8[], $5::int4[])
+        AS a(id, rate, burst, want)
+),
 current AS (
-    SELECT d.id,
-           LEAST($4, coalesce(d.rate_tokens, $4)
-                     + GREATEST(0, EXTRACT(EPOCH FROM clock.now - coalesce(d.rate_refilled_at, clock.now))) * $3)
+    SELECT d.id, a.want,
+           LEAST(a.burst, coalesce(d.rate_tokens, a.burst)
+                          + GREATEST(0, EXTRACT(EPOCH FROM clock.now - coalesce(d.rate_refilled_at, clock.now))) * a.rate)
                AS tokens,
            GREATEST(clock.now, coalesce(d.rate_refilled_at, clock.now)) AS refilled_at
-    FROM destinations d, clock
-    WHERE d.id = $1
+    FROM destinations d JOIN asked a ON a.id = d.id, clock
+    ORDER BY d.id
     FOR NO KEY UPDATE OF d
 ),
 taken AS (
-    SELECT id, tokens, refilled_at, GREATEST(0, LEAST(floor(tokens), $5))::int AS granted
+    SELECT id, tokens, refilled_at, GREATEST(0, LEAST(floor(tokens), want))::int AS granted
     FROM current
 )
 UPDATE destinations d
 SET rate_tokens = taken.tokens - taken.granted,
     rate_refilled_at = taken.refilled_at
-FROM taken, clock
+FROM taken
 WHERE d.id = taken.id
-RETURNING taken.granted AS granted, taken.tokens - taken.granted AS remaining
+RETURNING d.id AS id, taken.granted AS granted, taken.tokens - taken.granted AS remaining
 "#;
 
 #[derive(QueryableByName)]
 struct Taken {
+    #[diesel(sql_type = Text)]
+    id: String,
     #[diesel(sql_type = Integer)]
     granted: i32,
     #[diesel(sql_type = Double)]
@@ -59,39 +72,97 @@ pub(super) async fn take_tokens(
     burst: u32,
     want: u32,
 ) -> Result<Tokens, StoreError> {
-    let rate = rate_per_second.max(1e-3);
+    let ask = TokenRequest {
+        destination: destination.clone(),
+        rate_per_second,
+        burst,
+        want,
+    };
+    match take_tokens_many(store, std::slice::from_ref(&ask))
+        .await?
+        .as_slice()
+    {
+        [Some(tokens)] => Ok(*tokens),
+        _ => Err(StoreError::NotFound {
+            what: "destination",
+            id: destination.to_string(),
+        }),
+    }
+}
+
+/// One bucket's row as the statement binds it: asks for the same
+/// destination are summed and shared out again in order afterwards.
+struct Bucket {
+    rate: f64,
+    burst: f64,
+    want: i32,
+}
+
+pub(super) async fn take_tokens_many(
+    store: &PgStore,
+    asks: &[TokenRequest],
+) -> Result<Vec<Option<Tokens>>, StoreError> {
+    if asks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut buckets: HashMap<&str, Bucket> = HashMap::new();
+    for ask in asks {
+        let bucket = buckets.entry(ask.destination.as_str()).or_insert(Bucket {
+            rate: ask.rate_per_second.max(1e-3),
+            burst: f64::from(ask.burst.max(1)),
+            want: 0,
+        });
+        let want = i32::try_from(ask.want.max(1)).unwrap_or(i32::MAX);
+        bucket.want = bucket.want.saturating_add(want);
+    }
+    let mut ids = Vec::with_capacity(buckets.len());
+    let (mut rates, mut bursts, mut wants) = (Vec::new(), Vec::new(), Vec::new());
+    for (id, bucket) in &buckets {
+        ids.push(*id);
+        rates.push(bucket.rate);
+        bursts.push(bucket.burst);
+        wants.push(bucket.want);
+    }
     let mut conn = store.conn().await?;
     // Tokens need no flush to disk before the answer: should the database
     // crash, the bucket's last moments are forgotten and it grants a few
     // tokens twice, while a send waiting on a flush per take would halve
-    // what a destination can be sent.
-    // (A transaction of diesel's, so a take dropped halfway never leaves
-    // its connection inside an open transaction.)
-    let taken: Option<Taken> = conn
+    // what a destination can be sent. (A transaction of diesel's, so a take
+    // dropped halfway never leaves its connection inside an open
+    // transaction.)
+    let taken: Vec<Taken> = conn
         .transaction::<_, diesel::result::Error, _>(async |conn| {
             diesel::sql_query("SET LOCAL synchronous_commit = off")
                 .execute(conn)
                 .await?;
             diesel::sql_query(TAKE_SQL)
-                .bind::<Text, _>(destination.as_str())
                 .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-                .bind::<Double, _>(rate)
-                .bind::<Double, _>(f64::from(burst.max(1)))
-                .bind::<Integer, _>(i32::try_from(want.max(1)).unwrap_or(i32::MAX))
-                .get_result(conn)
+                .bind::<Array<Text>, _>(ids)
+                .bind::<Array<Double>, _>(rates)
+                .bind::<Array<Double>, _>(bursts)
+                .bind::<Array<Integer>, _>(wants)
+                .load(conn)
                 .await
-                .optional()
         })
         .await?;
-    let taken = taken.ok_or_else(|| StoreError::NotFound {
-        what: "destination",
-        id: destination.to_string(),
-    })?;
-    if taken.granted > 0 {
-        return Ok(Tokens::Granted(u32::try_from(taken.granted).unwrap_or(0)));
-    }
-    let missing = (1.0 - taken.remaining).max(0.0);
-    Ok(Tokens::WaitFor(std::time::Duration::from_secs_f64(
-        missing / rate,
-    )))
+    let mut left: HashMap<String, (u32, f64)> = taken
+        .into_iter()
+        .map(|t| (t.id, (u32::try_from(t.granted).unwrap_or(0), t.remaining)))
+        .collect();
+    Ok(asks
+        .iter()
+        .map(|ask| {
+            let (granted, remaining) = left.get_mut(ask.destination.as_str())?;
+            let mine = (*granted).min(ask.want.max(1));
+            *granted -= mine;
+            if mine > 0 {
+                return Some(Tokens::Granted(mine));
+            }
+            let rate = buckets.get(ask.destination.as_str())?.rate;
+            let missing = (1.0 - *remaining).max(0.0);
+            Some(Tokens::WaitFor(std::time::Duration::from_secs_f64(
+                missing / rate,
+            )))
+        })
+        .collect())
 }

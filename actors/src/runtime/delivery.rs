@@ -16,7 +16,7 @@ use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
 use super::failpoint::{self, Injected};
-use super::{transport, FinishError, RuntimeStats, Shared};
+use super::{transport, BatchError, RuntimeStats, Shared};
 use crate::signature;
 
 /// How one delivery ended, for the sender's bookkeeping.
@@ -41,7 +41,7 @@ pub enum DeliveryFailure {
     #[error("the outcome could not be recorded within the lease")]
     Unrecorded {
         #[source]
-        source: FinishError,
+        source: BatchError,
         pause: Option<Instant>,
     },
     #[error(transparent)]
@@ -250,7 +250,7 @@ async fn finish(
     decision: &Decision,
     lease_ends: &Rc<Cell<Instant>>,
     log: &slog::Logger,
-) -> Result<TransitionOutcome, FinishError> {
+) -> Result<TransitionOutcome, BatchError> {
     let give_up = Instant::now() + shared.lease() * 3;
     let commit = async {
         let mut wait = Duration::from_millis(50);
@@ -260,7 +260,7 @@ async fn finish(
                 destination: destination.clone(),
                 decision: decision.clone(),
             };
-            match shared.finisher.finish(one).await {
+            match shared.finisher.call(one).await {
                 Ok(outcome) => return Ok(outcome),
                 Err(e)
                     if lease_ends.get().saturating_duration_since(Instant::now()) > wait

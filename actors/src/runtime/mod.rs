@@ -12,11 +12,13 @@
 //! most `send.max_in_flight` claimed tasks, each owning a capacity slot.
 //! A panic anywhere becomes a stop and a supervised restart (`guard`).
 
+mod batcher;
+pub mod buckets;
 mod capacity;
 mod claimer;
 mod delivery;
 pub mod failpoint;
-mod finisher;
+pub mod finisher;
 mod guard;
 mod health;
 mod holds;
@@ -32,9 +34,11 @@ mod throttle;
 mod transport;
 mod wall_clock;
 
+pub use batcher::BatchError;
+pub use buckets::Buckets;
 pub use capacity::{Capacity, Slot};
 pub use claimer::Claimer;
-pub use finisher::{FinishError, Finisher};
+pub use finisher::Finisher;
 pub use health::Health;
 pub use holds::Holds;
 pub use messages::Shutdown;

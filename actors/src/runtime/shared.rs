@@ -10,7 +10,7 @@ use remit::policy::RetryPolicy;
 use remit::store::PgStore;
 use tokio::sync::Semaphore;
 
-use super::{Capacity, Finisher, Health, Holds, Targets, WallClock};
+use super::{Buckets, Capacity, Finisher, Health, Holds, Targets, WallClock};
 use crate::config::Config;
 use crate::egress::Egress;
 
@@ -62,6 +62,8 @@ pub struct Shared {
     pub targets: Targets,
     /// Commits the outcomes of deliveries in batches.
     pub finisher: Finisher,
+    /// Takes tokens for every throttle, in batches.
+    pub buckets: Buckets,
     /// Requests under way in this process, outcome committed or not
     /// (`send.max_in_flight`); the capacity holds more tasks than this, so
     /// the next ones are claimed while these are sent.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
-use remit::store::{Store, Tokens};
+use remit::store::{Store, TokenRequest, Tokens};
 use slog::{debug, warn};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -165,14 +165,14 @@ impl Throttle {
         self.asking = true;
         let want = u32::try_from(self.queue.len().min(self.in_flight.available_permits()))
             .unwrap_or(u32::MAX);
-        let store = self.shared.store.clone();
-        let destination = self.destination.clone();
-        let limits = self.limits;
-        let take = async move {
-            store
-                .take_tokens(&destination, limits.rate_per_second, limits.burst, want)
-                .await
+        let buckets = self.shared.buckets.clone();
+        let ask = TokenRequest {
+            destination: self.destination.clone(),
+            rate_per_second: self.limits.rate_per_second,
+            burst: self.limits.burst,
+            want,
         };
+        let take = async move { buckets.call(ask).await };
         guard::caught(take)
             .into_actor(self)
             .map(|result, this, ctx| {
@@ -187,12 +187,19 @@ impl Throttle {
                     }
                 };
                 guard::step(this, ctx, |this, ctx| match result {
-                    Ok(Tokens::Granted(n)) => {
+                    Ok(Some(Tokens::Granted(n))) => {
                         this.shared.health.recovered(&this.name());
                         this.tokens += n;
                         this.pump(ctx);
                     }
-                    Ok(Tokens::WaitFor(wait)) => this.wait_for_token(wait, ctx),
+                    Ok(Some(Tokens::WaitFor(wait))) => this.wait_for_token(wait, ctx),
+                    Ok(None) => {
+                        // Without its row nothing may be sent; the sends
+                        // say why when they read it.
+                        warn!(this.shared.log, "the destination's bucket is gone; handing tasks back";
+                              "destination" => %this.destination);
+                        this.release_all(None);
+                    }
                     Err(e) => {
                         // Without the shared bucket nothing may be sent; hand
                         // the tasks back rather than hold them.

@@ -20,8 +20,8 @@ use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
 use super::{
-    rules, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store, StoreError, Tokens,
-    TransitionOutcome,
+    rules, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest,
+    Tokens, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
@@ -206,6 +206,24 @@ impl Store for MemStore {
         Ok(Tokens::WaitFor(std::time::Duration::from_secs_f64(
             (1.0 - tokens).max(0.0) / rate,
         )))
+    }
+
+    async fn take_tokens_many(
+        &self,
+        asks: &[TokenRequest],
+    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        let mut answers = Vec::with_capacity(asks.len());
+        for ask in asks {
+            let taken = self
+                .take_tokens(&ask.destination, ask.rate_per_second, ask.burst, ask.want)
+                .await;
+            answers.push(match taken {
+                Ok(tokens) => Some(tokens),
+                Err(StoreError::NotFound { .. }) => None,
+                Err(e) => return Err(e),
+            });
+        }
+        Ok(answers)
     }
 
     async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {

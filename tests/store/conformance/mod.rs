@@ -85,6 +85,7 @@ both!(
     regions_are_isolated,
     scheduling_is_idempotent_and_validated,
     the_token_bucket_is_shared,
+    many_buckets_are_taken_from_at_once,
     replay_and_reconcile,
     replay_keeps_attempt_numbers_rising,
     a_hand_back_waits_for_the_pause_and_ends_at_the_horizon,

@@ -51,3 +51,41 @@ pub async fn the_token_bucket_is_shared<H: Harness>(h: &H) {
         Tokens::Granted(3)
     );
 }
+
+pub async fn many_buckets_are_taken_from_at_once<H: Harness>(h: &H) {
+    let s = h.store();
+    let a = destination(h, "a", Region::Us).await;
+    let b = destination(h, "b", Region::Us).await;
+    let ask = |d: &DestinationId, want| TokenRequest {
+        destination: d.clone(),
+        rate_per_second: 5.0,
+        burst: 3,
+        want,
+    };
+    let missing = DestinationId::new("missing").unwrap();
+    let answers = s
+        .take_tokens_many(&[ask(&a, 2), ask(&b, 5), ask(&a, 2), ask(&missing, 1)])
+        .await
+        .unwrap();
+    assert_eq!(
+        answers,
+        vec![
+            Some(Tokens::Granted(2)),
+            Some(Tokens::Granted(3)),
+            Some(Tokens::Granted(1)),
+            None
+        ],
+        "asks for one bucket share it in order"
+    );
+    let wait = std::time::Duration::from_millis(200);
+    assert_eq!(
+        s.take_tokens_many(&[ask(&a, 1)]).await.unwrap(),
+        vec![Some(Tokens::WaitFor(wait))]
+    );
+    assert_eq!(
+        s.take_tokens(&b, 5.0, 3, 1).await.unwrap(),
+        Tokens::WaitFor(wait),
+        "one take and many share the bucket"
+    );
+    assert!(s.take_tokens_many(&[]).await.unwrap().is_empty());
+}

@@ -6,7 +6,7 @@ use remit::domain::{
     AttemptOutcome, AttemptRecord, DestinationId, FailureReason, NewDestination, Payload,
     ReconcileRequest, Region, TaskId, TaskState,
 };
-use remit::store::{Replayed, Store, StoreError, Tokens, TransitionOutcome};
+use remit::store::{Replayed, Store, StoreError, TokenRequest, Tokens, TransitionOutcome};
 
 use super::Harness;
 use crate::support::{claim, new_task, t0};
