@@ -61,7 +61,8 @@ pub struct LeaseConfig {
 pub struct SendConfig {
     /// Whole-request timeout; must be well below the lease.
     pub timeout_ms: u64,
-    /// Tasks held in memory at once (queued in throttles or in flight).
+    /// Requests under way at once (until their outcome is committed); the
+    /// process holds up to twice as many claimed tasks in memory.
     pub max_in_flight: u32,
     /// Sender actors.
     pub senders: u32,

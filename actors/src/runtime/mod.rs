@@ -4,12 +4,16 @@
 //! RegionSupervisor ─┬─ Claimer            leases due work (LISTEN/NOTIFY + polling)
 //!                   ├─ Throttle × dest    token bucket, in-flight cap, 429 pause
 //!                   ├─ Sender × N         awc POST → policy → Finisher
-//!                   │                     (batched fenced finishes, one commit each)
-//!                   └─ Reconciler         periodic checks, logged
+//!                   ├─ Finisher           fenced finishes, a batch per commit
+//!                   ├─ Buckets            token takes, a batch per statement
+//!                   ├─ Reconciler         periodic checks, logged
+//!                   └─ Pruner             deletes old terminal tasks
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
-//! (deliver) → Throttle (wake). All state is in PostgreSQL; memory holds at
-//! most `send.max_in_flight` claimed tasks, each owning a capacity slot.
+//! (deliver) → Finisher (commit) → Throttle (wake). All state is in
+//! PostgreSQL; memory holds at most twice `send.max_in_flight` claimed
+//! tasks, each owning a capacity slot, of which at most `send.max_in_flight`
+//! have a request under way.
 //! A panic anywhere becomes a stop and a supervised restart (`guard`).
 
 mod batcher;
