@@ -23,7 +23,12 @@ impl World {
             limit: self.rng.random_range(1..8),
             per_destination_cap: self.rng.random_range(1..4),
             skip: Vec::new(),
-            resume_after: None,
+            // Any point of the turn: where it starts changes who goes
+            // first, never what may be claimed.
+            resume_after: match self.destinations.len() {
+                0 => None,
+                n => Some(self.destinations[self.rng.random_range(0..n)].0.clone()),
+            },
         };
         let now = self.now();
         for claimed in self.store.claim_due(&request).await.unwrap() {
