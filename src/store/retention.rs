@@ -29,10 +29,10 @@ SELECT coalesce($1, now()) - $2 * interval '1 millisecond' AS cutoff
 /// LOCKED passes over a row another transaction holds, such as a replay in
 /// progress or a late fenced finish logging against the task.
 ///
-/// The deletes follow the foreign keys: attempts reference tasks, tasks
-/// reference payloads. PostgreSQL checks the keys at the end of the
-/// statement, when all three deletes are done. A payload belongs to one
-/// task only (`payload_ref` is UNIQUE).
+/// The deletes go attempts, tasks, then payloads (tasks reference payloads;
+/// PostgreSQL checks the key at the end of the statement, when all three
+/// deletes are done). A payload belongs to one task only: its reference is
+/// a fresh UUID written with that task.
 const BATCH_SQL: &str = r#"
 WITH doomed AS (
     SELECT t.id
