@@ -228,7 +228,7 @@ impl Default for Config {
             },
             api: ApiConfig {
                 bind: "127.0.0.1:8080".into(),
-                pool_size: 2,
+                pool_size: 4,
                 token: None,
             },
             log: LogConfig {
