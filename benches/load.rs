@@ -89,7 +89,7 @@ fn main() -> ExitCode {
     match start(&workloads) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("load: {}", error::chain(&e));
+            eprintln!("load: {}", remit::error_chain(&e));
             ExitCode::FAILURE
         }
     }

@@ -33,15 +33,3 @@ impl LoadError {
         move |source| LoadError::Io { what, source }
     }
 }
-
-/// The whole error chain on one line, for the final message.
-pub fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
