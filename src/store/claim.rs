@@ -7,6 +7,7 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::pg::StoreStats;
+use super::prepared::prepared;
 use super::rows::TaskRow;
 use super::{ClaimRequest, PgStore, StoreError};
 use crate::domain::{ClaimedTask, Payload, Task};
@@ -37,16 +38,26 @@ use crate::payload_crypto::SealedPayload;
 ///
 /// Only the states named here are ever claimed: a row in a state added by a
 /// newer schema is left alone by this code.
-const CLAIM_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($1, now()) AS now),
+pub(super) const CLAIM_SQL: &str = r#"
+-- Each parameter once, in order (see prepared.rs); the rest read them here.
+WITH params AS MATERIALIZED (
+    SELECT coalesce($1, now()) AS now, $2::text AS region, $3::text AS consumer,
+           $4::bigint AS lease_ms, $5::int AS claim_limit, $6::int AS cap,
+           $7::text[] AS skip, $8::text AS resume_after
+),
+clock AS (SELECT now FROM params),
 walk AS (
     (SELECT d.id FROM destinations d, clock
-     WHERE d.region = $2 AND d.enabled AND d.id COLLATE "C" > $8 AND d.id <> ALL($7)
+     WHERE d.region = (SELECT region FROM params) AND d.enabled
+       AND d.id COLLATE "C" > (SELECT resume_after FROM params)
+       AND d.id <> ALL((SELECT skip FROM params)::text[])
        AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
      ORDER BY d.id COLLATE "C")
     UNION ALL
     (SELECT d.id FROM destinations d, clock
-     WHERE d.region = $2 AND d.enabled AND d.id COLLATE "C" <= $8 AND d.id <> ALL($7)
+     WHERE d.region = (SELECT region FROM params) AND d.enabled
+       AND d.id COLLATE "C" <= (SELECT resume_after FROM params)
+       AND d.id <> ALL((SELECT skip FROM params)::text[])
        AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
      ORDER BY d.id COLLATE "C")
 ),
@@ -62,10 +73,12 @@ open_destinations AS MATERIALIZED (
        OR (SELECT t.lease_expires_at FROM tasks t
            WHERE t.destination_id = w.id AND t.state = 'leased'
            ORDER BY t.lease_expires_at LIMIT 1) <= clock.now
-    LIMIT $5
+    LIMIT (SELECT claim_limit FROM params)
 ),
 share AS (
-    SELECT least($6, greatest(1, ceil($5::numeric / greatest(count(*), 1))))::int AS rows
+    SELECT least((SELECT cap FROM params),
+                 greatest(1, ceil((SELECT claim_limit FROM params)::numeric
+                                  / greatest(count(*), 1))))::int AS rows
     FROM open_destinations
 ),
 candidates AS (
@@ -74,7 +87,7 @@ candidates AS (
                t.lease_token AS prior_token, t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
         FROM tasks t, clock
         WHERE t.destination_id = d.id
-          AND t.region = $2
+          AND t.region = (SELECT region FROM params)
           AND t.state IN ('pending', 'retry_wait')
           AND t.available_at <= clock.now
           AND t.not_before <= clock.now
@@ -88,7 +101,7 @@ candidates AS (
                t.lease_token AS prior_token, t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
         FROM tasks t, clock
         WHERE t.destination_id = d.id
-          AND t.region = $2
+          AND t.region = (SELECT region FROM params)
           AND t.state = 'leased'
           AND t.lease_expires_at <= clock.now
         ORDER BY t.lease_expires_at
@@ -101,16 +114,16 @@ chosen AS (
         SELECT c.*, row_number() OVER (PARTITION BY c.destination_id ORDER BY c.due_at, c.id) AS turn
         FROM candidates c
     ) ranked
-    WHERE turn <= $6
+    WHERE turn <= (SELECT cap FROM params)
     ORDER BY turn, due_at, id
-    LIMIT $5
+    LIMIT (SELECT claim_limit FROM params)
 ),
 claimed AS (
     UPDATE tasks t
     SET state = 'leased',
         lease_token = nextval('lease_tokens'),
-        lease_owner = $3,
-        lease_expires_at = clock.now + $4 * interval '1 millisecond',
+        lease_owner = (SELECT consumer FROM params),
+        lease_expires_at = clock.now + (SELECT lease_ms FROM params) * interval '1 millisecond',
         attempt_count = t.attempt_count + 1,
         updated_at = clock.now
     FROM chosen, clock
@@ -171,7 +184,7 @@ pub(super) async fn claim_due(
         return Ok(Vec::new());
     }
     let mut conn = store.conn().await?;
-    let rows: Vec<ClaimedRow> = diesel::sql_query(CLAIM_SQL)
+    let rows: Vec<ClaimedRow> = prepared(CLAIM_SQL)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Text, _>(request.region.as_str())
         .bind::<Text, _>(&request.consumer)

@@ -2,7 +2,7 @@
 //! for, then every row's move and its attempt row in one statement over
 //! arrays (`unnest`), each row still guarded by its own lease token. Rows a
 //! stale lease could not move are told apart one by one afterwards, which
-//! is rare.
+//! is rare. Both statements are prepared once per connection.
 //!
 //! With pauses in the batch (or failpoints compiled in) it all runs in one
 //! transaction, so a receiver's pause is never recorded without the
@@ -17,13 +17,14 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::enums::outcome_label;
 use super::notify::DESTINATION_CHANNEL;
+use super::prepared::prepared;
 use super::transitions::{delay_millis, refused, status_column, EndAttempt};
 use super::{Finish, PgStore, StoreError, TransitionOutcome};
 
 /// Moves every row whose lease token still matches, and logs its attempt.
 /// `available_at` is the decision's delay after the database's now (never
 /// before the task's deadline), or unchanged when there is none.
-const END_MANY_SQL: &str = r#"
+pub(super) const END_MANY_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 input AS (
     SELECT * FROM unnest($2::uuid[], $3::int8[], $4::text[], $5::text[], $6::text[],
@@ -68,15 +69,16 @@ SELECT id, token FROM moved
 /// Pauses each destination for the longest pause the batch asks of it,
 /// from the database's now (a later pause already in force wins), and
 /// tells every process when the transaction commits.
-const PAUSE_MANY_SQL: &str = r#"
-WITH asked AS (
+pub(super) const PAUSE_MANY_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+asked AS (
     SELECT id, max(ms) AS ms FROM unnest($2::text[], $3::int8[]) AS a(id, ms) GROUP BY id
 ),
 paused AS (
     UPDATE destinations d
-    SET paused_until = GREATEST(d.paused_until, coalesce($1, now()) + asked.ms * interval '1 millisecond'),
+    SET paused_until = GREATEST(d.paused_until, clock.now + asked.ms * interval '1 millisecond'),
         updated_at = now()
-    FROM asked
+    FROM asked, clock
     WHERE d.id = asked.id
     RETURNING d.id
 )
@@ -133,7 +135,7 @@ async fn write(
 ) -> Result<Vec<TransitionOutcome>, StoreError> {
     if !pauses.is_empty() {
         let (ids, ms): (Vec<&str>, Vec<i64>) = pauses.iter().copied().unzip();
-        diesel::sql_query(PAUSE_MANY_SQL)
+        prepared(PAUSE_MANY_SQL)
             .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
             .bind::<Array<Text>, _>(ids)
             .bind::<Array<BigInt>, _>(ms)
@@ -143,7 +145,7 @@ async fn write(
     }
 
     let ends: Vec<EndAttempt<'_>> = batch.iter().map(|f| EndAttempt::of(&f.decision)).collect();
-    let moved = diesel::sql_query(END_MANY_SQL)
+    let moved = prepared(END_MANY_SQL)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Array<Uuid>, _>(batch.iter().map(|f| f.lease.task_id.0).collect::<Vec<_>>())
         .bind::<Array<BigInt>, _>(batch.iter().map(|f| f.lease.token).collect::<Vec<_>>())

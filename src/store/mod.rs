@@ -27,6 +27,7 @@ mod memory;
 mod migrate;
 mod notify;
 mod pg;
+mod prepared;
 mod rate;
 mod reads;
 mod reconcile;

@@ -15,12 +15,13 @@ use diesel::sql_types::{Array, Double, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
+use super::prepared::prepared;
 use super::{PgStore, StoreError, TokenRequest};
 use crate::domain::DestinationId;
 
 /// Refills and takes from each named bucket. Rows are locked in id order,
 /// so two takers asking for overlapping destinations never deadlock.
-const TAKE_SQL: &str = r#"
+pub(super) const TAKE_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 asked AS (
     SELECT * FROM unnest($2::text[], $3::float8[], $4::float8[], $5::int4[])
@@ -135,7 +136,7 @@ pub(super) async fn take_tokens_many(
             diesel::sql_query("SET LOCAL synchronous_commit = off")
                 .execute(conn)
                 .await?;
-            diesel::sql_query(TAKE_SQL)
+            prepared(TAKE_SQL)
                 .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
                 .bind::<Array<Text>, _>(ids)
                 .bind::<Array<Double>, _>(rates)
