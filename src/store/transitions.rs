@@ -13,6 +13,7 @@ use diesel_async::RunQueryDsl;
 
 use super::enums::outcome_label;
 use super::pg::StoreStats;
+use super::prepared::prepared;
 use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease, TaskState};
 use crate::policy::{Decision, Transition};
@@ -76,14 +77,19 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'fenced', NULL, coalesce($11, n
 /// task that keeps being handed back (a payload no process can open, a
 /// destination that stays paused) ends rather than looping forever, judged
 /// on the database's clock.
-const RELEASE_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($3, now()) AS now),
+pub(super) const RELEASE_SQL: &str = r#"
+-- Each parameter once, in order (see prepared.rs).
+WITH params AS MATERIALIZED (
+    SELECT $1::uuid AS id, $2::bigint AS token, coalesce($3, now()) AS now, $4::bigint AS delay_ms
+),
+clock AS (SELECT now FROM params),
 target AS (
     SELECT t.id,
            (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id) AS paused_until,
            t.retry_horizon_at AS horizon
     FROM tasks t
-    WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
+    WHERE t.id = (SELECT id FROM params) AND t.state = 'leased'
+      AND t.lease_token = (SELECT token FROM params)
 ),
 verdict AS (
     SELECT target.*, GREATEST(clock.now, target.paused_until) >= target.horizon AS expired
@@ -101,15 +107,16 @@ SET state = CASE WHEN verdict.expired THEN 'failed'
     lease_expires_at = NULL,
     available_at = GREATEST(t.available_at,
                             -- LEAST would turn a NULL delay into the horizon.
-                            CASE WHEN $4 IS NOT NULL
-                                 THEN LEAST(clock.now + $4 * interval '1 millisecond', verdict.horizon)
+                            CASE WHEN (SELECT delay_ms FROM params) IS NOT NULL
+                                 THEN LEAST(clock.now + (SELECT delay_ms FROM params) * interval '1 millisecond',
+                                       verdict.horizon)
                             END,
                             verdict.paused_until),
     failure_reason = CASE WHEN verdict.expired THEN 'retry_horizon' END,
     finalized_at = CASE WHEN verdict.expired THEN clock.now END,
     updated_at = clock.now
 FROM clock, verdict
-WHERE t.id = verdict.id AND t.state = 'leased' AND t.lease_token = $2
+WHERE t.id = verdict.id AND t.state = 'leased' AND t.lease_token = (SELECT token FROM params)
 RETURNING verdict.expired AS expired
 "#;
 
@@ -374,7 +381,7 @@ pub(super) async fn release(
     after: Option<Duration>,
 ) -> Result<TransitionOutcome, StoreError> {
     let mut conn = store.conn().await?;
-    let released: Vec<Released> = diesel::sql_query(RELEASE_SQL)
+    let released: Vec<Released> = prepared(RELEASE_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
