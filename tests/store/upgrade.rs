@@ -78,3 +78,53 @@ async fn rows_in_a_state_added_later_are_left_alone() {
         "never rewritten"
     );
 }
+
+/// The hot statements are prepared once per connection; a newer schema
+/// adding columns under a running process must not break them.
+#[tokio::test]
+async fn prepared_statements_outlive_a_column_added_by_a_newer_schema() {
+    use remit::policy::{Decision, Transition};
+    use remit::store::{Finish, TokenRequest};
+
+    let db = TestDb::with_pool(1).await;
+    let dest = db.destination("crm", Region::Us).await;
+    for i in 0..8 {
+        db.task(&format!("r{i}"), &dest, Region::Us).await;
+    }
+    db.clock().advance(Duration::days(1));
+    let deliver = |claimed: &remit::domain::ClaimedTask| Finish {
+        lease: claimed.lease(),
+        destination: dest.clone(),
+        decision: Decision {
+            transition: Transition::Deliver,
+            pause_destination_until: None,
+            record: AttemptRecord {
+                http_status: Some(200),
+                ..AttemptRecord::default()
+            },
+        },
+    };
+    let ask = TokenRequest {
+        destination: dest.clone(),
+        rate_per_second: 100.0,
+        burst: 100,
+        want: 1,
+    };
+    let mut round = async || {
+        let claimed = db.claim(Region::Us, "us-1", 1).await;
+        assert_eq!(claimed.len(), 1);
+        let outcomes = db.store.finish_many(&[deliver(&claimed[0])]).await.unwrap();
+        assert_eq!(outcomes, vec![TransitionOutcome::Applied]);
+        db.store.take_tokens_many(&[ask.clone()]).await.unwrap();
+    };
+    // More than five runs on the one connection: PostgreSQL keeps a
+    // generic plan for each statement by then.
+    for _ in 0..6 {
+        round().await;
+    }
+    for table in ["tasks", "attempts", "destinations", "payloads"] {
+        db.execute(&format!("ALTER TABLE {table} ADD COLUMN added_later text"))
+            .await;
+    }
+    round().await;
+}
