@@ -258,10 +258,11 @@ impl Throttle {
     /// Hands every queued task back to the database, eligible again
     /// `after` from the database's now (or at once).
     fn release_all(&mut self, after: Option<Duration>) {
+        // Nothing queued here needs a place under the process's cap.
+        self.process_place = None;
         if self.queue.is_empty() {
             return;
         }
-        self.process_place = None;
         let tasks: Vec<Work> = self.queue.drain(..).collect();
         debug!(self.shared.log, "handing tasks back"; "destination" => %self.destination,
                "count" => tasks.len(), "after_ms" => after.map(|d| d.as_millis()));
