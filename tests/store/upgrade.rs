@@ -110,12 +110,15 @@ async fn prepared_statements_outlive_a_column_added_by_a_newer_schema() {
         burst: 100,
         want: 1,
     };
-    let mut round = async || {
+    let round = async || {
         let claimed = db.claim(Region::Us, "us-1", 1).await;
         assert_eq!(claimed.len(), 1);
         let outcomes = db.store.finish_many(&[deliver(&claimed[0])]).await.unwrap();
         assert_eq!(outcomes, vec![TransitionOutcome::Applied]);
-        db.store.take_tokens_many(&[ask.clone()]).await.unwrap();
+        db.store
+            .take_tokens_many(std::slice::from_ref(&ask))
+            .await
+            .unwrap();
     };
     // More than five runs on the one connection: PostgreSQL keeps a
     // generic plan for each statement by then.
