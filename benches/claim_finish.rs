@@ -41,7 +41,7 @@ async fn fresh_store(url: &str, consumers: u32) -> (PgStore, String, String) {
 async fn load(store: &PgStore, scoped: &str) {
     for d in 0..20 {
         let id = DestinationId::new(&format!("d{d}")).unwrap();
-        let new = NewDestination::new(id, Region::Us, "http://127.0.0.1:9/", None).unwrap();
+        let new = NewDestination::new(id, Region::US, "http://127.0.0.1:9/", None).unwrap();
         store.add_destination(new).await.unwrap();
     }
     let mut conn = AsyncPgConnection::establish(scoped).await.unwrap();
@@ -75,7 +75,7 @@ async fn run(url: &str, consumers: u32, batch: u32) {
             let store = store.clone();
             tokio::spawn(async move {
                 let request = ClaimRequest {
-                    region: Region::Us,
+                    region: Region::US,
                     consumer: format!("bench-{i}"),
                     lease: Duration::seconds(60),
                     limit: batch,

@@ -110,7 +110,7 @@ impl Runtime {
     ) -> Result<Self, AppError> {
         let region = config.region()?;
         let consumer = config.consumer_id();
-        let log = log.new(slog::o!("region" => region.as_str(), "consumer" => consumer.clone()));
+        let log = log.new(slog::o!("region" => region.to_string(), "consumer" => consumer.clone()));
         let api_store = store.with_own_pool(config.api.pool_size).await?;
         let stats = Arc::new(RuntimeStats::default());
         let running = Arc::new(AtomicBool::new(false));

@@ -95,7 +95,7 @@ async fn demo(config: &mut Config, scoped: &str) -> Result<(), AppError> {
     store
         .add_destination(NewDestination::new(
             destination.clone(),
-            Region::Us,
+            Region::US,
             &url,
             None,
         )?)
@@ -108,7 +108,7 @@ async fn demo(config: &mut Config, scoped: &str) -> Result<(), AppError> {
                 tenant_id: TenantId::new("demo-clinic")?,
                 reminder_id: ReminderId::new(&format!("renewal-{n}"))?,
                 destination_id: destination.clone(),
-                region: Region::Us,
+                region: Region::US,
                 not_before: Utc::now(),
                 retry_horizon: chrono::Duration::hours(1),
                 payload: Payload::json(format!(r#"{{"renewal":{n}}}"#)),

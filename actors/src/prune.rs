@@ -55,7 +55,7 @@ mod tests {
     #[test]
     fn the_report_is_plain_words() {
         let config = Config::default();
-        let request = request(&config, Some(Region::Eu), None);
+        let request = request(&config, Some(Region::EU), None);
         let report = PruneReport {
             tasks: 1,
             attempts: 3,

@@ -20,8 +20,8 @@ async fn failed_actors_are_restarted_and_every_task_is_delivered() {
     let _scenario = fail::FailScenario::setup();
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let dest = support::destination(&db, "crm", Region::Us, &receiver.url("/hook"), None).await;
-    let mut config = support::config(&db, Region::Us, "us-1");
+    let dest = support::destination(&db, "crm", Region::US, &receiver.url("/hook"), None).await;
+    let mut config = support::config(&db, Region::US, "us-1");
     config.lease.seconds = 2;
     config.send.timeout_ms = 1_000;
     config.send.senders = 1;
@@ -29,7 +29,7 @@ async fn failed_actors_are_restarted_and_every_task_is_delivered() {
 
     // 1. The sender dies after the receiver answered, before the finish.
     fail::cfg(failpoint::AFTER_RESPONSE, "1*return").unwrap();
-    let first = support::task(&db, "mid-send", &dest, Region::Us).await;
+    let first = support::task(&db, "mid-send", &dest, Region::US).await;
     support::wait_for_state(&db, &[first], TaskState::Delivered, Duration::from_secs(10)).await;
     let requests = receiver.requests_to("/hook");
     assert_eq!(requests.len(), 2, "the lost answer is sent again");
@@ -51,7 +51,7 @@ async fn failed_actors_are_restarted_and_every_task_is_delivered() {
     fail::cfg(failpoint::AFTER_CLAIM, "1*return").unwrap();
     let mut tasks = Vec::new();
     for i in 0..3 {
-        tasks.push(support::task(&db, &format!("after-claim-{i}"), &dest, Region::Us).await);
+        tasks.push(support::task(&db, &format!("after-claim-{i}"), &dest, Region::US).await);
     }
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(15)).await;
     let reclaimed = db
@@ -89,7 +89,7 @@ async fn failed_actors_are_restarted_and_every_task_is_delivered() {
         let mut tasks = Vec::new();
         for i in 0..2 {
             let reminder = format!("panic-{round}-{i}");
-            tasks.push(support::task(&db, &reminder, &dest, Region::Us).await);
+            tasks.push(support::task(&db, &reminder, &dest, Region::US).await);
         }
         support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(15)).await;
         fail::remove(point);
@@ -102,7 +102,7 @@ async fn failed_actors_are_restarted_and_every_task_is_delivered() {
     runtime.shutdown().await;
 
     // 4. The reconciler too (it runs every second here).
-    let mut config = support::config(&db, Region::Us, "us-2");
+    let mut config = support::config(&db, Region::US, "us-2");
     config.reconcile.interval_seconds = 1;
     fail::cfg(failpoint::RECONCILE, "1*panic").unwrap();
     let runtime = support::start(config, &db.store).await;
@@ -122,8 +122,8 @@ async fn failed_actors_are_restarted_and_every_task_is_delivered() {
     fail::cfg(failpoint::AFTER_CLAIM, "return").unwrap();
     // Each failed claim leaves its lease to expire before the task can be
     // claimed (and the claimer fail) again: a one-second lease.
-    let looping = support::task(&db, "looping", &dest, Region::Us).await;
-    let mut config = support::config(&db, Region::Us, "us-3");
+    let looping = support::task(&db, "looping", &dest, Region::US).await;
+    let mut config = support::config(&db, Region::US, "us-3");
     config.lease.seconds = 1;
     config.send.timeout_ms = 400;
     let runtime = support::start(config, &db.store).await;

@@ -63,7 +63,7 @@ async fn run(url: &str, setup: &CeilingSetup) -> Result<Ceiling, LoadError> {
         .map(|n| {
             let store = store.clone();
             let request = ClaimRequest {
-                region: Region::Eu,
+                region: Region::EU,
                 consumer: format!("ceiling-{n}"),
                 lease: Duration::seconds(60),
                 limit: setup.batch,
@@ -139,7 +139,7 @@ async fn consume(store: &PgStore, mut request: ClaimRequest) -> Result<usize, Lo
 async fn seed(store: &PgStore, url: &str, setup: &CeilingSetup) -> Result<(), LoadError> {
     for n in 0..setup.destinations {
         let id = DestinationId::new(&format!("d{n}")).map_err(invalid)?;
-        let new = NewDestination::new(id, Region::Eu, &format!("http://127.0.0.1:9/d/{n}"), None)
+        let new = NewDestination::new(id, Region::EU, &format!("http://127.0.0.1:9/d/{n}"), None)
             .map_err(invalid)?;
         store.add_destination(new).await?;
     }
@@ -154,7 +154,7 @@ async fn seed(store: &PgStore, url: &str, setup: &CeilingSetup) -> Result<(), Lo
                 reminder_id: ReminderId::new(&format!("r{i}")).map_err(invalid)?,
                 destination_id: DestinationId::new(&format!("d{}", i % setup.destinations))
                     .map_err(invalid)?,
-                region: Region::Eu,
+                region: Region::EU,
                 not_before: due,
                 retry_horizon: Duration::hours(1),
                 payload: Payload::json(format!(

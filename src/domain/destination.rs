@@ -99,25 +99,25 @@ mod tests {
     #[test]
     fn url_must_be_http_with_a_host() {
         assert_eq!(
-            NewDestination::new(id(), Region::Us, "ftp://x", None)
+            NewDestination::new(id(), Region::US, "ftp://x", None)
                 .unwrap_err()
                 .field,
             "url"
         );
         assert_eq!(
-            NewDestination::new(id(), Region::Us, "not a url", None)
+            NewDestination::new(id(), Region::US, "not a url", None)
                 .unwrap_err()
                 .field,
             "url"
         );
-        assert!(NewDestination::new(id(), Region::Us, "https://hooks.example/in", None).is_ok());
+        assert!(NewDestination::new(id(), Region::US, "https://hooks.example/in", None).is_ok());
     }
 
     #[test]
     fn debug_hides_the_secret() {
         let d = NewDestination::new(
             id(),
-            Region::Eu,
+            Region::EU,
             "http://127.0.0.1:1/",
             Some("whsec_abc".into()),
         )

@@ -98,21 +98,65 @@ impl fmt::Display for TaskId {
     }
 }
 
-/// A data-residency partition. A region's process claims only its own rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Region {
-    Us,
-    Eu,
+/// A data-residency partition, named by configuration: a lowercase letter,
+/// then up to 31 lowercase letters, digits or '-' ("us", "eu",
+/// "ap-southeast"). A region's process claims only its own rows. The name
+/// is kept inline, so a region stays `Copy` and parsing one allocates
+/// nothing, whoever sends it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Region {
+    len: u8,
+    name: [u8; Region::MAX_LEN],
 }
 
 impl Region {
-    pub const ALL: [Region; 2] = [Region::Us, Region::Eu];
+    pub const MAX_LEN: usize = 32;
+    pub const US: Region = Region::known("us");
+    pub const EU: Region = Region::known("eu");
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Region::Us => "us",
-            Region::Eu => "eu",
+    /// A name known to be valid at compile time.
+    const fn known(name: &str) -> Region {
+        let bytes = name.as_bytes();
+        let mut copy = [0; Region::MAX_LEN];
+        let mut i = 0;
+        while i < bytes.len() {
+            copy[i] = bytes[i];
+            i += 1;
         }
+        Region {
+            len: bytes.len() as u8,
+            name: copy,
+        }
+    }
+
+    pub fn new(name: &str) -> Result<Region, InvalidInput> {
+        let bytes = name.as_bytes();
+        let valid = matches!(bytes.first(), Some(b'a'..=b'z'))
+            && bytes.len() <= Region::MAX_LEN
+            && bytes
+                .iter()
+                .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'));
+        if !valid {
+            return Err(InvalidInput::new(
+                "region",
+                format!(
+                    "{name:?} is not a region name: a lowercase letter, then up to 31 \
+                     lowercase letters, digits or '-' (for example \"us\", \"eu\", \"ap-southeast\")"
+                ),
+            ));
+        }
+        Ok(Region::known(name))
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Only ASCII is ever stored.
+        std::str::from_utf8(&self.name[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for Region {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Region({:?})", self.as_str())
     }
 }
 
@@ -120,14 +164,7 @@ impl FromStr for Region {
     type Err = InvalidInput;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "us" => Ok(Region::Us),
-            "eu" => Ok(Region::Eu),
-            other => Err(InvalidInput::new(
-                "region",
-                format!("unknown region {other:?}; accepted: \"us\", \"eu\""),
-            )),
-        }
+        Region::new(s)
     }
 }
 
@@ -153,10 +190,28 @@ mod tests {
     }
 
     #[test]
-    fn region_parses_only_known_names() {
-        assert_eq!("eu".parse::<Region>().unwrap(), Region::Eu);
-        let err = "apac".parse::<Region>().unwrap_err();
-        assert_eq!(err.field, "region");
-        assert!(err.reason.contains("\"us\""));
+    fn a_region_is_any_well_formed_name() {
+        assert_eq!("eu".parse::<Region>().unwrap(), Region::EU);
+        assert_eq!(
+            "ap-southeast".parse::<Region>().unwrap().as_str(),
+            "ap-southeast"
+        );
+        assert_eq!(Region::new(&"a".repeat(32)).unwrap().as_str().len(), 32);
+        for bad in [
+            "",
+            "Us",
+            "1us",
+            "-us",
+            "us_east",
+            "eu west",
+            &"a".repeat(33),
+        ] {
+            let err = bad.parse::<Region>().unwrap_err();
+            assert_eq!(err.field, "region", "{bad:?}");
+        }
+        assert!(Region::new("mars!")
+            .unwrap_err()
+            .reason
+            .contains("lowercase letter"));
     }
 }

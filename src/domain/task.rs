@@ -197,7 +197,7 @@ impl Task {
             tenant_id: TenantId::new("clinic").unwrap(),
             reminder_id: ReminderId::new("r1").unwrap(),
             destination_id: DestinationId::new("crm").unwrap(),
-            region: Region::Us,
+            region: Region::US,
             state: TaskState::Leased,
             not_before: now,
             available_at: now,

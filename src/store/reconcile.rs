@@ -159,7 +159,7 @@ async fn find(
 ) -> Result<Finding, StoreError> {
     let rows: Vec<FoundRow> = diesel::sql_query(sql)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<Nullable<Text>, _>(request.region.map(|r| r.as_str()))
+        .bind::<Nullable<Text>, _>(request.region.as_ref().map(|r| r.as_str()))
         .bind::<BigInt, _>(request.older_than.num_milliseconds().max(0))
         .bind::<BigInt, _>(request.list_limit.max(0))
         .load(conn)
@@ -172,7 +172,7 @@ pub(super) async fn reconcile(
     request: &ReconcileRequest,
 ) -> Result<ReconcileReport, StoreError> {
     let mut conn = store.conn().await?;
-    let region = request.region.map(|r| r.as_str());
+    let region = request.region.as_ref().map(|r| r.as_str());
     let mut report = ReconcileReport {
         expired_leases: find(&mut conn, EXPIRED_LEASES_SQL, store, request).await?,
         ..ReconcileReport::default()

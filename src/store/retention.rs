@@ -7,12 +7,14 @@
 //! finish never waits behind a long purge.
 
 use chrono::{DateTime, Utc};
+use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
+use super::schema::destinations;
 use super::{rules, PgStore, StoreError};
-use crate::domain::{PruneReport, PruneRequest, Region};
+use crate::domain::{PruneReport, PruneRequest};
 
 /// The run's cutoff, fixed once: $1 now, $2 the age kept in milliseconds.
 /// Rows that end during the run are younger than it, so the run ends.
@@ -94,7 +96,22 @@ pub(super) async fn prune(
             .await?
             .cutoff
     };
-    let regions = request.region.map_or(Region::ALL.to_vec(), |r| vec![r]);
+    let regions = match request.region {
+        Some(region) => vec![region],
+        // Every region that has destinations, and so may have tasks.
+        None => {
+            let mut conn = store.conn().await?;
+            let names: Vec<String> = destinations::table
+                .select(destinations::region)
+                .distinct()
+                .load(&mut conn)
+                .await?;
+            names
+                .iter()
+                .map(|name| super::rows::region("destinations.region", name))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
     let size = i32::try_from(request.batch_size).unwrap_or(i32::MAX);
     let count = |n: i64| u64::try_from(n).unwrap_or(0);
     let mut report = PruneReport::default();

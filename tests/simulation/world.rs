@@ -105,7 +105,7 @@ impl World {
     pub fn new(seed: u64) -> Self {
         let clock = Clock::pinned(start());
         let mut rng = StdRng::seed_from_u64(seed);
-        let consumers = [Region::Us, Region::Us, Region::Eu, Region::Eu]
+        let consumers = [Region::US, Region::US, Region::EU, Region::EU]
             .into_iter()
             .enumerate()
             .map(|(i, region)| Consumer {
@@ -147,7 +147,7 @@ impl World {
     }
 
     pub async fn run(mut self, steps: u64) -> Totals {
-        for (i, region) in [Region::Us, Region::Us, Region::Eu, Region::Eu]
+        for (i, region) in [Region::US, Region::US, Region::EU, Region::EU]
             .into_iter()
             .enumerate()
         {

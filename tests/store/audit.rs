@@ -12,8 +12,8 @@ use crate::support::{t0, TestDb};
 #[tokio::test]
 async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Eu).await;
-    let id = db.task("r1", &dest, Region::Eu).await;
+    let dest = db.destination("crm", Region::EU).await;
+    let id = db.task("r1", &dest, Region::EU).await;
     let policy = RetryPolicy::default();
     let mut rng = StdRng::seed_from_u64(3);
 
@@ -24,7 +24,7 @@ async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
         Ok((200, None)),
     ];
     for (n, response) in responses.into_iter().enumerate() {
-        let c = db.claim(Region::Eu, "eu-3", 1).await.remove(0);
+        let c = db.claim(Region::EU, "eu-3", 1).await.remove(0);
         let now = db.clock().now_param().unwrap();
         let observed = Observed {
             attempt: c.task.attempt_count as u32,
@@ -87,9 +87,9 @@ async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
 #[tokio::test]
 async fn a_failure_records_its_reason() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
-    let id = db.task("r1", &dest, Region::Us).await;
-    let c = db.claim(Region::Us, "us-1", 1).await.remove(0);
+    let dest = db.destination("crm", Region::US).await;
+    let id = db.task("r1", &dest, Region::US).await;
+    let c = db.claim(Region::US, "us-1", 1).await.remove(0);
     let record = AttemptRecord {
         http_status: Some(410),
         ..AttemptRecord::default()

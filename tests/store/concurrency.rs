@@ -17,10 +17,10 @@ async fn no_row_is_ever_held_by_two_live_leases() {
     let db = TestDb::new().await;
     let mut dests = Vec::new();
     for d in 0..6 {
-        dests.push(db.destination(&format!("dest-{d}"), Region::Eu).await);
+        dests.push(db.destination(&format!("dest-{d}"), Region::EU).await);
     }
     for t in 0..TASKS {
-        db.task(&format!("r{t}"), &dests[t % dests.len()], Region::Eu)
+        db.task(&format!("r{t}"), &dests[t % dests.len()], Region::EU)
             .await;
     }
     // Each claimer is a separate pool, so separate sessions.
@@ -32,7 +32,7 @@ async fn no_row_is_ever_held_by_two_live_leases() {
     let mut delivered: HashSet<TaskId> = HashSet::new();
     for round in 0..ROUNDS {
         let claims = futures_join_all(stores.iter().enumerate().map(|(i, store)| {
-            let request = claim(Region::Eu, &format!("eu-{i}"), 7);
+            let request = claim(Region::EU, &format!("eu-{i}"), 7);
             let store = store.clone();
             async move { store.claim_due(&request).await.unwrap() }
         }))

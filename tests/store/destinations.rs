@@ -10,7 +10,7 @@ async fn registering_twice_is_a_repeat_and_other_settings_conflict() {
     let db = TestDb::new().await;
     let id = DestinationId::new("crm").unwrap();
     let new = |url: &str, secret: Option<&str>| {
-        NewDestination::new(id.clone(), Region::Eu, url, secret.map(str::to_owned)).unwrap()
+        NewDestination::new(id.clone(), Region::EU, url, secret.map(str::to_owned)).unwrap()
     };
     let first = db
         .store
@@ -42,9 +42,9 @@ async fn registering_twice_is_a_repeat_and_other_settings_conflict() {
 #[tokio::test]
 async fn a_disabled_destination_is_skipped() {
     let db = TestDb::new().await;
-    let off = db.destination("off", Region::Us).await;
-    db.task("o1", &off, Region::Us).await;
+    let off = db.destination("off", Region::US).await;
+    db.task("o1", &off, Region::US).await;
     db.execute("UPDATE destinations SET enabled = false WHERE id = 'off'")
         .await;
-    assert!(db.claim(Region::Us, "us-1", 10).await.is_empty());
+    assert!(db.claim(Region::US, "us-1", 10).await.is_empty());
 }

@@ -29,11 +29,11 @@ async fn bulk_tasks(db: &TestDb, destination: &str, n: usize) {
 #[tokio::test]
 async fn one_claim_reaches_every_destination_with_work() {
     let db = TestDb::new().await;
-    db.destination("busy", Region::Us).await;
+    db.destination("busy", Region::US).await;
     bulk_tasks(&db, "busy", 10_000).await;
     for d in 0..10 {
         let name = format!("quiet-{d}");
-        db.destination(&name, Region::Us).await;
+        db.destination(&name, Region::US).await;
         bulk_tasks(&db, &name, 10).await;
     }
     db.execute("ANALYZE tasks").await;
@@ -41,7 +41,7 @@ async fn one_claim_reaches_every_destination_with_work() {
     let claimed = db
         .store
         .claim_due(&ClaimRequest {
-            region: Region::Us,
+            region: Region::US,
             consumer: "us-1".into(),
             lease: chrono::Duration::seconds(30),
             limit: 64,
@@ -68,12 +68,12 @@ async fn one_claim_reaches_every_destination_with_work() {
 #[tokio::test]
 async fn the_per_destination_cap_holds_even_when_alone() {
     let db = TestDb::new().await;
-    db.destination("busy", Region::Us).await;
+    db.destination("busy", Region::US).await;
     bulk_tasks(&db, "busy", 100).await;
     let claimed = db
         .store
         .claim_due(&ClaimRequest {
-            region: Region::Us,
+            region: Region::US,
             consumer: "us-1".into(),
             lease: chrono::Duration::seconds(30),
             limit: 64,

@@ -8,11 +8,11 @@ use crate::support::{t0, TestDb};
 
 /// A task claimed by `old`, whose lease expired and was taken by `new`.
 async fn reclaimed(db: &TestDb) -> (ClaimedTask, ClaimedTask) {
-    let dest = db.destination("crm", Region::Eu).await;
-    db.task("r1", &dest, Region::Eu).await;
-    let old = db.claim(Region::Eu, "old", 1).await.remove(0);
+    let dest = db.destination("crm", Region::EU).await;
+    db.task("r1", &dest, Region::EU).await;
+    let old = db.claim(Region::EU, "old", 1).await.remove(0);
     db.clock().advance(Duration::seconds(31));
-    let new = db.claim(Region::Eu, "new", 1).await.remove(0);
+    let new = db.claim(Region::EU, "new", 1).await.remove(0);
     assert!(new.reclaimed);
     (old, new)
 }
@@ -103,9 +103,9 @@ async fn after_a_reclaim_the_old_token_can_do_nothing() {
 #[tokio::test]
 async fn mark_delivered_twice_with_the_same_token_is_harmless() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
-    let id = db.task("r1", &dest, Region::Us).await;
-    let c = db.claim(Region::Us, "us-1", 1).await.remove(0);
+    let dest = db.destination("crm", Region::US).await;
+    let id = db.task("r1", &dest, Region::US).await;
+    let c = db.claim(Region::US, "us-1", 1).await.remove(0);
     assert_eq!(
         db.store
             .mark_delivered(&c.lease(), &seen(200))

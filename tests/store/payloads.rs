@@ -9,8 +9,8 @@ use crate::support::{new_task, TestDb};
 #[tokio::test]
 async fn round_trip_through_the_database() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
-    let new = new_task("r1", &dest, Region::Us);
+    let dest = db.destination("crm", Region::US).await;
+    let new = new_task("r1", &dest, Region::US);
     let task = db.store.schedule(new.clone()).await.unwrap().task;
     assert_eq!(db.store.payload(&task).await.unwrap(), new.payload);
 }
@@ -18,9 +18,9 @@ async fn round_trip_through_the_database() {
 #[tokio::test]
 async fn the_database_never_holds_the_plaintext() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
+    let dest = db.destination("crm", Region::US).await;
     db.store
-        .schedule(new_task("r1", &dest, Region::Us))
+        .schedule(new_task("r1", &dest, Region::US))
         .await
         .unwrap();
     // The body contains "1970-01-01": no column of any table shows it,
@@ -47,10 +47,10 @@ async fn the_database_never_holds_the_plaintext() {
 #[tokio::test]
 async fn a_wrong_key_is_a_clear_error() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
+    let dest = db.destination("crm", Region::US).await;
     let task = db
         .store
-        .schedule(new_task("r1", &dest, Region::Us))
+        .schedule(new_task("r1", &dest, Region::US))
         .await
         .unwrap()
         .task;

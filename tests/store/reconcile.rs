@@ -11,7 +11,7 @@ use crate::support::{new_task, t0, TestDb};
 
 fn request(reclaim: bool, ledger: Option<Vec<LedgerEntry>>) -> ReconcileRequest {
     ReconcileRequest {
-        region: Some(Region::Us),
+        region: Some(Region::US),
         older_than: Duration::minutes(15),
         reclaim,
         ledger,
@@ -30,14 +30,14 @@ fn entry(reminder: &str) -> LedgerEntry {
 #[tokio::test]
 async fn every_finding_is_reported_and_expired_leases_can_be_handed_back() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
-    let eu = db.destination("eu-crm", Region::Eu).await;
-    let leased = db.task("leased", &dest, Region::Us).await;
-    let c = db.claim(Region::Us, "us-1", 1).await.remove(0);
+    let dest = db.destination("crm", Region::US).await;
+    let eu = db.destination("eu-crm", Region::EU).await;
+    let leased = db.task("leased", &dest, Region::US).await;
+    let c = db.claim(Region::US, "us-1", 1).await.remove(0);
     assert_eq!(c.task.id, leased);
     for (reminder, finish) in [("delivered", true), ("failed", false)] {
-        db.task(reminder, &dest, Region::Us).await;
-        let c = db.claim(Region::Us, "us-1", 1).await.remove(0);
+        db.task(reminder, &dest, Region::US).await;
+        let c = db.claim(Region::US, "us-1", 1).await.remove(0);
         let record = AttemptRecord::default();
         if finish {
             db.store.mark_delivered(&c.lease(), &record).await.unwrap();
@@ -48,11 +48,11 @@ async fn every_finding_is_reported_and_expired_leases_can_be_handed_back() {
                 .unwrap();
         }
     }
-    let waiting = db.task("waiting", &dest, Region::Us).await;
-    let mut short = new_task("short-horizon", &dest, Region::Us);
+    let waiting = db.task("waiting", &dest, Region::US).await;
+    let mut short = new_task("short-horizon", &dest, Region::US);
     short.retry_horizon = Duration::minutes(30);
     let short = db.store.schedule(short).await.unwrap().task.id;
-    db.task("eu-only", &eu, Region::Eu).await;
+    db.task("eu-only", &eu, Region::EU).await;
 
     db.clock().advance(Duration::hours(1));
     let ledger = vec![entry("waiting"), entry("ghost")];
@@ -106,8 +106,8 @@ async fn every_finding_is_reported_and_expired_leases_can_be_handed_back() {
 #[tokio::test]
 async fn a_healthy_schedule_is_clean() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
-    db.task("fresh", &dest, Region::Us).await;
+    let dest = db.destination("crm", Region::US).await;
+    db.task("fresh", &dest, Region::US).await;
     let report = db
         .store
         .reconcile(&request(false, Some(vec![entry("fresh")])))

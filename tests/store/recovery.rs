@@ -9,21 +9,21 @@ use crate::support::{t0, TestDb};
 #[tokio::test]
 async fn an_expired_lease_is_reclaimed_and_the_abandoned_attempt_logged() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Eu).await;
-    let id = db.task("r1", &dest, Region::Eu).await;
+    let dest = db.destination("crm", Region::EU).await;
+    let id = db.task("r1", &dest, Region::EU).await;
 
-    let first = db.claim(Region::Eu, "eu-3", 10).await;
+    let first = db.claim(Region::EU, "eu-3", 10).await;
     assert_eq!(first.len(), 1);
     assert!(!first[0].reclaimed);
     assert_eq!(first[0].lease_expires_at, t0() + Duration::seconds(30));
 
     // Still leased and not expired: nobody else gets it.
     db.clock().advance(Duration::seconds(29));
-    assert!(db.claim(Region::Eu, "eu-4", 10).await.is_empty());
+    assert!(db.claim(Region::EU, "eu-4", 10).await.is_empty());
 
     // eu-3 vanished; at expiry any consumer of the region takes over.
     db.clock().advance(Duration::seconds(1));
-    let second = db.claim(Region::Eu, "eu-4", 10).await;
+    let second = db.claim(Region::EU, "eu-4", 10).await;
     assert_eq!(second.len(), 1);
     assert!(second[0].reclaimed);
     assert_eq!(second[0].task.id, id);
@@ -53,10 +53,10 @@ async fn an_expired_lease_is_reclaimed_and_the_abandoned_attempt_logged() {
 #[tokio::test]
 async fn terminal_rows_are_never_claimed() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
-    db.task("delivered", &dest, Region::Us).await;
-    db.task("failed", &dest, Region::Us).await;
-    let claimed = db.claim(Region::Us, "us-1", 10).await;
+    let dest = db.destination("crm", Region::US).await;
+    db.task("delivered", &dest, Region::US).await;
+    db.task("failed", &dest, Region::US).await;
+    let claimed = db.claim(Region::US, "us-1", 10).await;
     assert_eq!(claimed.len(), 2);
     for c in &claimed {
         let outcome = if c.task.reminder_id.as_str() == "delivered" {
@@ -75,5 +75,5 @@ async fn terminal_rows_are_never_claimed() {
         assert_eq!(outcome.unwrap(), TransitionOutcome::Applied);
     }
     db.clock().advance(Duration::days(30));
-    assert!(db.claim(Region::Us, "us-2", 10).await.is_empty());
+    assert!(db.claim(Region::US, "us-2", 10).await.is_empty());
 }

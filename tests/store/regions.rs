@@ -7,27 +7,27 @@ use crate::support::TestDb;
 #[tokio::test]
 async fn an_eu_claim_never_returns_a_us_row() {
     let db = TestDb::new().await;
-    let us = db.destination("us-crm", Region::Us).await;
-    let eu = db.destination("eu-crm", Region::Eu).await;
+    let us = db.destination("us-crm", Region::US).await;
+    let eu = db.destination("eu-crm", Region::EU).await;
     for i in 0..20 {
-        db.task(&format!("us-{i}"), &us, Region::Us).await;
+        db.task(&format!("us-{i}"), &us, Region::US).await;
     }
-    db.task("eu-0", &eu, Region::Eu).await;
+    db.task("eu-0", &eu, Region::EU).await;
 
-    let claimed = db.claim(Region::Eu, "eu-1", 100).await;
+    let claimed = db.claim(Region::EU, "eu-1", 100).await;
     assert_eq!(claimed.len(), 1);
-    assert_eq!(claimed[0].task.region, Region::Eu);
-    assert!(db.claim(Region::Eu, "eu-1", 100).await.is_empty());
+    assert_eq!(claimed[0].task.region, Region::EU);
+    assert!(db.claim(Region::EU, "eu-1", 100).await.is_empty());
 
-    let claimed = db.claim(Region::Us, "us-1", 100).await;
+    let claimed = db.claim(Region::US, "us-1", 100).await;
     assert_eq!(claimed.len(), 20);
-    assert!(claimed.iter().all(|c| c.task.region == Region::Us));
+    assert!(claimed.iter().all(|c| c.task.region == Region::US));
 }
 
 #[tokio::test]
 async fn the_schema_refuses_a_task_in_another_region_than_its_destination() {
     let db = TestDb::new().await;
-    db.destination("us-crm", Region::Us).await;
+    db.destination("us-crm", Region::US).await;
     db.execute(
         "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext)
          VALUES ('00000000-0000-0000-0000-000000000001', 'text/plain', '\\x00', '\\x00', '\\x00')",

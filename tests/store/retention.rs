@@ -13,7 +13,7 @@ use crate::support::TestDb;
 
 fn older_than_30_days() -> PruneRequest {
     PruneRequest {
-        region: Some(Region::Us),
+        region: Some(Region::US),
         older_than: Duration::days(30),
         batch_size: 10,
     }
@@ -22,11 +22,11 @@ fn older_than_30_days() -> PruneRequest {
 #[tokio::test]
 async fn a_batch_skips_a_row_another_session_holds_instead_of_waiting() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
+    let dest = db.destination("crm", Region::US).await;
     for r in ["a", "b", "c"] {
-        db.task(r, &dest, Region::Us).await;
+        db.task(r, &dest, Region::US).await;
     }
-    for c in db.claim(Region::Us, "us-1", 3).await {
+    for c in db.claim(Region::US, "us-1", 3).await {
         db.store
             .mark_delivered(&c.lease(), &AttemptRecord::default())
             .await

@@ -16,10 +16,10 @@ async fn rows(db: &TestDb) -> (i64, i64) {
 #[tokio::test]
 async fn a_new_task_is_pending_at_its_deadline_with_a_stable_key() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Eu).await;
+    let dest = db.destination("crm", Region::EU).await;
     let scheduled = db
         .store
-        .schedule(new_task("r1", &dest, Region::Eu))
+        .schedule(new_task("r1", &dest, Region::EU))
         .await
         .unwrap();
     assert!(scheduled.created);
@@ -35,15 +35,15 @@ async fn a_new_task_is_pending_at_its_deadline_with_a_stable_key() {
 #[tokio::test]
 async fn the_same_request_again_returns_the_same_task() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Eu).await;
+    let dest = db.destination("crm", Region::EU).await;
     let first = db
         .store
-        .schedule(new_task("r1", &dest, Region::Eu))
+        .schedule(new_task("r1", &dest, Region::EU))
         .await
         .unwrap();
     let again = db
         .store
-        .schedule(new_task("r1", &dest, Region::Eu))
+        .schedule(new_task("r1", &dest, Region::EU))
         .await
         .unwrap();
     assert!(!again.created);
@@ -54,10 +54,10 @@ async fn the_same_request_again_returns_the_same_task() {
 #[tokio::test]
 async fn concurrent_repeats_create_one_task() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Eu).await;
+    let dest = db.destination("crm", Region::EU).await;
     let (a, b) = tokio::join!(
-        db.store.schedule(new_task("r1", &dest, Region::Eu)),
-        db.store.schedule(new_task("r1", &dest, Region::Eu)),
+        db.store.schedule(new_task("r1", &dest, Region::EU)),
+        db.store.schedule(new_task("r1", &dest, Region::EU)),
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a.task.id, b.task.id);
@@ -71,13 +71,13 @@ async fn concurrent_repeats_create_one_task() {
 #[tokio::test]
 async fn same_ids_with_other_content_is_a_conflict() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Eu).await;
+    let dest = db.destination("crm", Region::EU).await;
     db.store
-        .schedule(new_task("r1", &dest, Region::Eu))
+        .schedule(new_task("r1", &dest, Region::EU))
         .await
         .unwrap();
 
-    let mut other_payload = new_task("r1", &dest, Region::Eu);
+    let mut other_payload = new_task("r1", &dest, Region::EU);
     other_payload.payload = Payload::json(r#"{"diagnosis":"changed"}"#);
     let err = db.store.schedule(other_payload).await.unwrap_err();
     match &err {
@@ -89,7 +89,7 @@ async fn same_ids_with_other_content_is_a_conflict() {
         "errors never carry payload bytes"
     );
 
-    let mut later = new_task("r1", &dest, Region::Eu);
+    let mut later = new_task("r1", &dest, Region::EU);
     later.not_before = t0() + Duration::hours(1);
     assert!(matches!(
         db.store.schedule(later).await,
@@ -101,19 +101,19 @@ async fn same_ids_with_other_content_is_a_conflict() {
 #[tokio::test]
 async fn bad_input_names_the_field_and_writes_nothing() {
     let db = TestDb::new().await;
-    let eu = db.destination("crm", Region::Eu).await;
+    let eu = db.destination("crm", Region::EU).await;
 
     let unknown = DestinationId::new("nowhere").unwrap();
-    let wrong_region = new_task("r1", &eu, Region::Us);
-    let mut empty_type = new_task("r1", &eu, Region::Eu);
+    let wrong_region = new_task("r1", &eu, Region::US);
+    let mut empty_type = new_task("r1", &eu, Region::EU);
     empty_type.payload.content_type = " ".into();
-    let mut too_big = new_task("r1", &eu, Region::Eu);
+    let mut too_big = new_task("r1", &eu, Region::EU);
     too_big.payload.body = vec![b'x'; MAX_PAYLOAD_BYTES + 1];
-    let mut negative_horizon = new_task("r1", &eu, Region::Eu);
+    let mut negative_horizon = new_task("r1", &eu, Region::EU);
     negative_horizon.retry_horizon = Duration::seconds(-1);
 
     let cases = [
-        (new_task("r1", &unknown, Region::Eu), "destination_id"),
+        (new_task("r1", &unknown, Region::EU), "destination_id"),
         (wrong_region, "region"),
         (empty_type, "content_type"),
         (too_big, "payload"),
@@ -131,18 +131,18 @@ async fn bad_input_names_the_field_and_writes_nothing() {
 #[tokio::test]
 async fn a_batch_leaves_no_payload_without_its_task() {
     let db = TestDb::new().await;
-    let d = db.destination("crm", Region::Eu).await;
+    let d = db.destination("crm", Region::EU).await;
     db.store
-        .schedule(new_task("old", &d, Region::Eu))
+        .schedule(new_task("old", &d, Region::EU))
         .await
         .unwrap();
-    let mut conflicting = new_task("old", &d, Region::Eu);
+    let mut conflicting = new_task("old", &d, Region::EU);
     conflicting.payload = Payload::json("{}");
     let mut batch: Vec<_> = (0..1_500)
-        .map(|i| new_task(&format!("r{i}"), &d, Region::Eu))
+        .map(|i| new_task(&format!("r{i}"), &d, Region::EU))
         .collect();
     batch.push(conflicting);
-    batch.push(new_task("r7", &d, Region::Eu));
+    batch.push(new_task("r7", &d, Region::EU));
     let answers = db.store.schedule_many(batch).await.unwrap();
     assert_eq!(answers.len(), 1_502);
     assert_eq!(answers.iter().filter(|a| a.is_ok()).count(), 1_501);
@@ -159,7 +159,7 @@ async fn a_product_schedules_inside_its_own_transaction() {
     use diesel_async::AsyncConnection;
 
     let db = TestDb::new().await;
-    let d = db.destination("crm", Region::Eu).await;
+    let d = db.destination("crm", Region::EU).await;
     let mut conn = db.conn().await;
 
     // The business write fails after scheduling: nothing of the reminder
@@ -168,7 +168,7 @@ async fn a_product_schedules_inside_its_own_transaction() {
         .transaction::<(), StoreError, _>(async |conn| {
             let answers = db
                 .store
-                .schedule_many_on(conn, vec![new_task("r1", &d, Region::Eu)])
+                .schedule_many_on(conn, vec![new_task("r1", &d, Region::EU)])
                 .await?;
             assert!(answers[0].as_ref().unwrap().created);
             // The business write fails.
@@ -184,7 +184,7 @@ async fn a_product_schedules_inside_its_own_transaction() {
     // It commits: the reminder commits with it.
     conn.transaction::<(), StoreError, _>(async |conn| {
         db.store
-            .schedule_many_on(conn, vec![new_task("r1", &d, Region::Eu)])
+            .schedule_many_on(conn, vec![new_task("r1", &d, Region::EU)])
             .await?;
         Ok(())
     })

@@ -11,9 +11,9 @@ use crate::support::TestDb;
 #[tokio::test]
 async fn rows_in_a_state_added_later_are_left_alone() {
     let db = TestDb::new().await;
-    let dest = db.destination("crm", Region::Us).await;
-    let held = db.task("held", &dest, Region::Us).await;
-    let normal = db.task("normal", &dest, Region::Us).await;
+    let dest = db.destination("crm", Region::US).await;
+    let held = db.task("held", &dest, Region::US).await;
+    let normal = db.task("normal", &dest, Region::US).await;
 
     // What a newer release's migration might do.
     db.execute("ALTER TYPE task_state ADD VALUE 'quarantined'")
@@ -26,7 +26,7 @@ async fn rows_in_a_state_added_later_are_left_alone() {
     let before = db.count("SELECT (extract(epoch FROM updated_at) * 1000000)::bigint AS n FROM tasks WHERE state = 'quarantined'").await;
 
     db.clock().advance(Duration::days(1));
-    let claimed = db.claim(Region::Us, "us-1", 10).await;
+    let claimed = db.claim(Region::US, "us-1", 10).await;
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].task.id, normal, "only the row in a known state");
 
@@ -87,9 +87,9 @@ async fn prepared_statements_outlive_a_column_added_by_a_newer_schema() {
     use remit::store::{Finish, TokenRequest};
 
     let db = TestDb::with_pool(1).await;
-    let dest = db.destination("crm", Region::Us).await;
+    let dest = db.destination("crm", Region::US).await;
     for i in 0..8 {
-        db.task(&format!("r{i}"), &dest, Region::Us).await;
+        db.task(&format!("r{i}"), &dest, Region::US).await;
     }
     db.clock().advance(Duration::days(1));
     let deliver = |claimed: &remit::domain::ClaimedTask| Finish {
@@ -111,7 +111,7 @@ async fn prepared_statements_outlive_a_column_added_by_a_newer_schema() {
         want: 1,
     };
     let round = async || {
-        let claimed = db.claim(Region::Us, "us-1", 1).await;
+        let claimed = db.claim(Region::US, "us-1", 1).await;
         assert_eq!(claimed.len(), 1);
         let outcomes = db.store.finish_many(&[deliver(&claimed[0])]).await.unwrap();
         assert_eq!(outcomes, vec![TransitionOutcome::Applied]);

@@ -82,7 +82,7 @@ mod tests {
         SendTarget {
             destination: Destination {
                 id: DestinationId::new(id).unwrap(),
-                region: Region::Eu,
+                region: Region::EU,
                 url: "https://example.com/hook".parse().unwrap(),
                 has_signing_secret: false,
                 enabled: true,

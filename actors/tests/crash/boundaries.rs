@@ -23,9 +23,9 @@ async fn crash_at(point: &str, first_reply: Reply) -> Crashed {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
     receiver.script("/hook", vec![first_reply], Reply::ok());
-    let dest = support::destination(&db, "crm", Region::Eu, &receiver.url("/hook"), None).await;
+    let dest = support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
     let not_before = Utc::now() + chrono::Duration::milliseconds(300);
-    let task = support::task_at(&db, "r1", &dest, Region::Eu, not_before).await;
+    let task = support::task_at(&db, "r1", &dest, Region::EU, not_before).await;
 
     let mut doomed = Consumer::start(
         &db,

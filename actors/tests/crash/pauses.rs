@@ -24,9 +24,9 @@ async fn two_processes_never_start_a_request_inside_a_pause() {
     let mut tasks = Vec::new();
     for name in ["a", "b", "c"] {
         let path = format!("/{name}");
-        let dest = support::destination(&db, name, Region::Eu, &receiver.url(&path), None).await;
+        let dest = support::destination(&db, name, Region::EU, &receiver.url(&path), None).await;
         for i in 0..40 {
-            tasks.push(support::task(&db, &format!("{name}-{i}"), &dest, Region::Eu).await);
+            tasks.push(support::task(&db, &format!("{name}-{i}"), &dest, Region::EU).await);
         }
     }
     let mut consumers = [

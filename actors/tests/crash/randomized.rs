@@ -48,7 +48,7 @@ async fn kills_at_random_moments_lose_nothing() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
     let mut tasks: Vec<(TaskId, Region)> = Vec::new();
-    for region in [Region::Us, Region::Eu] {
+    for region in [Region::US, Region::EU] {
         let mut destinations = Vec::new();
         for d in 0..3 {
             let path = format!("/{region}-{d}");

@@ -14,9 +14,9 @@ use crate::support::{self, Receiver, TestDb};
 async fn a_dead_eu_region_waits_for_an_eu_consumer() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let eu = support::destination(&db, "eu-crm", Region::Eu, &receiver.url("/eu"), None).await;
-    let us = support::destination(&db, "us-crm", Region::Us, &receiver.url("/us"), None).await;
-    let eu_task = support::task(&db, "eu-1", &eu, Region::Eu).await;
+    let eu = support::destination(&db, "eu-crm", Region::EU, &receiver.url("/eu"), None).await;
+    let us = support::destination(&db, "us-crm", Region::US, &receiver.url("/us"), None).await;
+    let eu_task = support::task(&db, "eu-1", &eu, Region::EU).await;
 
     let mut us_consumer = Consumer::start(&db, "us", "us-1", None);
     let mut eu_consumer = Consumer::start(
@@ -35,7 +35,7 @@ async fn a_dead_eu_region_waits_for_an_eu_consumer() {
     let expiry = leased.lease_expires_at.unwrap();
     let mut late = Vec::new();
     while chrono::Utc::now() < expiry + chrono::Duration::milliseconds(500) {
-        late.push(support::task(&db, &format!("us-{}", late.len()), &us, Region::Us).await);
+        late.push(support::task(&db, &format!("us-{}", late.len()), &us, Region::US).await);
         support::wait_for_state(&db, &late, TaskState::Delivered, Duration::from_secs(10)).await;
     }
     let task = db.store.task(eu_task).await.unwrap().unwrap();

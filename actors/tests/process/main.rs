@@ -154,7 +154,7 @@ async fn configuration_mistakes_exit_2_and_name_the_key() {
             "send.allow_hosts",
         ),
         (&[("REMIT_SEND__TIMEOUT_MS", "60000")], "send.timeout_ms"),
-        (&[("REMIT_REGION", "apac")], "region"),
+        (&[("REMIT_REGION", "Ap")], "region"),
         (&[("REMIT_PAYLOAD_KEY", "")], "REMIT_PAYLOAD_KEY"),
     ];
     for (env, named) in cases {
@@ -265,17 +265,17 @@ async fn reconcile_reports_for_cron_and_hands_expired_leases_back() {
     let dest = support::destination(
         &db,
         "crm",
-        remit::domain::Region::Us,
+        remit::domain::Region::US,
         "http://127.0.0.1:9/",
         None,
     )
     .await;
-    let stuck = support::task(&db, "stuck", &dest, remit::domain::Region::Us).await;
+    let stuck = support::task(&db, "stuck", &dest, remit::domain::Region::US).await;
     // A consumer that claimed with a tiny lease and vanished.
     let claimed = db
         .store
         .claim_due(&ClaimRequest {
-            region: remit::domain::Region::Us,
+            region: remit::domain::Region::US,
             consumer: "us-gone".into(),
             lease: chrono::Duration::milliseconds(1),
             limit: 1,

@@ -41,9 +41,9 @@ async fn exists(db: &TestDb, id: TaskId) -> bool {
 #[actix_rt::test]
 async fn prune_deletes_old_terminal_tasks_by_region_and_age() {
     let db = TestDb::with_database_clock().await;
-    let old_us = delivered(&db, "old-us", Region::Us, 40).await;
-    let old_eu = delivered(&db, "old-eu", Region::Eu, 40).await;
-    let ten_days = delivered(&db, "ten-days", Region::Us, 10).await;
+    let old_us = delivered(&db, "old-us", Region::US, 40).await;
+    let old_eu = delivered(&db, "old-eu", Region::EU, 40).await;
+    let ten_days = delivered(&db, "ten-days", Region::US, 10).await;
 
     let output = super::run(super::remit(&db).args(["prune", "--region", "us"]));
     assert_eq!(
@@ -79,7 +79,7 @@ async fn prune_refuses_bad_input_with_exit_2() {
     let db = TestDb::with_database_clock().await;
     let mut commands = Vec::new();
     for (arg, value, named) in [
-        ("--region", "apac", "region"),
+        ("--region", "ap_south", "region"),
         ("--older-than", "soon", "--older-than"),
     ] {
         let mut command = super::remit(&db);

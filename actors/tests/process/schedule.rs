@@ -14,7 +14,7 @@ fn line(reminder: &str, destination: &str) -> String {
 #[actix_rt::test]
 async fn schedule_file_answers_each_line_and_exits_1_when_any_is_refused() {
     let db = TestDb::with_database_clock().await;
-    support::destination(&db, "crm", Region::Eu, "http://127.0.0.1:9/", None).await;
+    support::destination(&db, "crm", Region::EU, "http://127.0.0.1:9/", None).await;
     let input = [
         line("a", "crm"),
         line("a", "crm"),
@@ -76,7 +76,7 @@ async fn schedule_reads_the_payload_from_stdin_or_a_file() {
     support::destination(
         &db,
         "crm",
-        remit::domain::Region::Eu,
+        remit::domain::Region::EU,
         "http://127.0.0.1:9/",
         None,
     )

@@ -10,18 +10,18 @@ use crate::support::{self, Receiver, TestDb};
 async fn small_destinations_finish_before_a_throttled_one_drains_a_quarter() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let a = support::destination(&db, "a", Region::Us, &receiver.url("/a"), None).await;
-    let b = support::destination(&db, "b", Region::Us, &receiver.url("/b"), None).await;
-    let c = support::destination(&db, "c", Region::Us, &receiver.url("/c"), None).await;
+    let a = support::destination(&db, "a", Region::US, &receiver.url("/a"), None).await;
+    let b = support::destination(&db, "b", Region::US, &receiver.url("/b"), None).await;
+    let c = support::destination(&db, "c", Region::US, &receiver.url("/c"), None).await;
     let mut small = Vec::new();
     for i in 0..200 {
-        support::task(&db, &format!("a{i}"), &a, Region::Us).await;
+        support::task(&db, &format!("a{i}"), &a, Region::US).await;
     }
     for i in 0..20 {
-        small.push(support::task(&db, &format!("b{i}"), &b, Region::Us).await);
-        small.push(support::task(&db, &format!("c{i}"), &c, Region::Us).await);
+        small.push(support::task(&db, &format!("b{i}"), &b, Region::US).await);
+        small.push(support::task(&db, &format!("c{i}"), &c, Region::US).await);
     }
-    let mut config = support::config(&db, Region::Us, "us-1");
+    let mut config = support::config(&db, Region::US, "us-1");
     config.throttle.destinations.insert(
         "a".into(),
         remit_actors::config::ThrottleLimits {

@@ -21,10 +21,10 @@ async fn stalled_trickling_and_silent_receivers_time_out_and_lose_nothing() {
     ];
     let hostile = HostileReceiver::start(plan.clone());
     let receiver = Receiver::start();
-    let slow = support::destination(&db, "slow", Region::Us, &hostile.url("/hook"), None).await;
-    let good = support::destination(&db, "good", Region::Us, &receiver.url("/hook"), None).await;
+    let slow = support::destination(&db, "slow", Region::US, &hostile.url("/hook"), None).await;
+    let good = support::destination(&db, "good", Region::US, &receiver.url("/hook"), None).await;
 
-    let mut config = support::config(&db, Region::Us, "us-1");
+    let mut config = support::config(&db, Region::US, "us-1");
     config.lease.seconds = 3;
     config.send.timeout_ms = 500;
     config.retry.backoff_base_ms = 20;
@@ -42,11 +42,11 @@ async fn stalled_trickling_and_silent_receivers_time_out_and_lose_nothing() {
 
     let mut slow_tasks = Vec::new();
     for i in 0..6 {
-        slow_tasks.push(support::task(&db, &format!("slow-{i}"), &slow, Region::Us).await);
+        slow_tasks.push(support::task(&db, &format!("slow-{i}"), &slow, Region::US).await);
     }
     let mut good_tasks = Vec::new();
     for i in 0..20 {
-        good_tasks.push(support::task(&db, &format!("good-{i}"), &good, Region::Us).await);
+        good_tasks.push(support::task(&db, &format!("good-{i}"), &good, Region::US).await);
     }
     support::wait_for_state(
         &db,

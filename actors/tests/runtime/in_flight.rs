@@ -16,12 +16,12 @@ async fn requests_under_way_never_exceed_the_process_cap() {
     for name in ["a", "b", "c"] {
         let path = format!("/{name}");
         receiver.script(&path, Vec::new(), Reply::ok().delayed(slow));
-        let d = support::destination(&db, name, Region::Us, &receiver.url(&path), None).await;
+        let d = support::destination(&db, name, Region::US, &receiver.url(&path), None).await;
         for i in 0..6 {
-            tasks.push(support::task(&db, &format!("{name}{i}"), &d, Region::Us).await);
+            tasks.push(support::task(&db, &format!("{name}{i}"), &d, Region::US).await);
         }
     }
-    let mut config = support::config(&db, Region::Us, "us-1");
+    let mut config = support::config(&db, Region::US, "us-1");
     config.send.max_in_flight = 3;
     let runtime = support::start(config, &db.store).await;
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(20)).await;

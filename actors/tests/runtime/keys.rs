@@ -13,10 +13,10 @@ use crate::support::{self, Receiver, TestDb};
 async fn a_wrong_key_hands_the_task_back_unsent() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let dest = support::destination(&db, "crm", Region::Us, &receiver.url("/hook"), None).await;
-    let id = support::task(&db, "r1", &dest, Region::Us).await;
+    let dest = support::destination(&db, "crm", Region::US, &receiver.url("/hook"), None).await;
+    let id = support::task(&db, "r1", &dest, Region::US).await;
     let wrong = db.another_store(PayloadKey::from_bytes([9; 32])).await;
-    let runtime = support::start(support::config(&db, Region::Us, "us-1"), &wrong).await;
+    let runtime = support::start(support::config(&db, Region::US, "us-1"), &wrong).await;
 
     let deadline = Instant::now() + Duration::from_secs(10);
     let task = loop {
@@ -44,7 +44,7 @@ async fn a_wrong_key_hands_the_task_back_unsent() {
 async fn a_task_handed_back_past_its_horizon_fails_instead_of_looping() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let dest = support::destination(&db, "crm", Region::Us, &receiver.url("/hook"), None).await;
+    let dest = support::destination(&db, "crm", Region::US, &receiver.url("/hook"), None).await;
     // Its horizon ends with its deadline: the minute it would be handed
     // back for lies past it.
     let id = db
@@ -53,7 +53,7 @@ async fn a_task_handed_back_past_its_horizon_fails_instead_of_looping() {
             tenant_id: remit::domain::TenantId::new("clinic-1").unwrap(),
             reminder_id: remit::domain::ReminderId::new("r1").unwrap(),
             destination_id: dest.clone(),
-            region: Region::Us,
+            region: Region::US,
             not_before: chrono::Utc::now(),
             retry_horizon: chrono::Duration::zero(),
             payload: remit::domain::Payload::json(r#"{"reminder":"r1"}"#),
@@ -63,7 +63,7 @@ async fn a_task_handed_back_past_its_horizon_fails_instead_of_looping() {
         .task
         .id;
     let wrong = db.another_store(PayloadKey::from_bytes([9; 32])).await;
-    let runtime = support::start(support::config(&db, Region::Us, "us-1"), &wrong).await;
+    let runtime = support::start(support::config(&db, Region::US, "us-1"), &wrong).await;
     support::wait_for_state(&db, &[id], TaskState::Failed, Duration::from_secs(10)).await;
     runtime.shutdown().await;
 

@@ -12,9 +12,9 @@ use crate::support::{self, Receiver, TestDb};
 async fn attempts_used_up_by_dead_consumers_fail_the_task_unsent() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let dest = support::destination(&db, "crm", Region::Us, &receiver.url("/hook"), None).await;
-    let id = support::task(&db, "poison", &dest, Region::Us).await;
-    let mut config = support::config(&db, Region::Us, "us-1");
+    let dest = support::destination(&db, "crm", Region::US, &receiver.url("/hook"), None).await;
+    let id = support::task(&db, "poison", &dest, Region::US).await;
+    let mut config = support::config(&db, Region::US, "us-1");
     config.retry.max_attempts = 3;
     // As if three consumers had claimed it and died with it.
     db.execute(&format!(

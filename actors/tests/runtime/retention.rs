@@ -26,14 +26,14 @@ async fn deliver(db: &TestDb, region: Region) -> TaskId {
 #[actix_rt::test]
 async fn the_runtime_prunes_its_regions_old_terminal_tasks_only() {
     let db = TestDb::with_database_clock().await;
-    let us = support::destination(&db, "us-crm", Region::Us, "http://127.0.0.1:9/", None).await;
-    let eu = support::destination(&db, "eu-crm", Region::Eu, "http://127.0.0.1:9/", None).await;
-    support::task(&db, "old", &us, Region::Us).await;
-    let old = deliver(&db, Region::Us).await;
-    support::task(&db, "old-eu", &eu, Region::Eu).await;
-    let old_eu = deliver(&db, Region::Eu).await;
-    support::task(&db, "young", &us, Region::Us).await;
-    let young = deliver(&db, Region::Us).await;
+    let us = support::destination(&db, "us-crm", Region::US, "http://127.0.0.1:9/", None).await;
+    let eu = support::destination(&db, "eu-crm", Region::EU, "http://127.0.0.1:9/", None).await;
+    support::task(&db, "old", &us, Region::US).await;
+    let old = deliver(&db, Region::US).await;
+    support::task(&db, "old-eu", &eu, Region::EU).await;
+    let old_eu = deliver(&db, Region::EU).await;
+    support::task(&db, "young", &us, Region::US).await;
+    let young = deliver(&db, Region::US).await;
     // Ended 40 days ago, as far as the database's clock can tell.
     db.execute(
         "UPDATE tasks SET finalized_at = finalized_at - interval '40 days', \
@@ -42,9 +42,9 @@ async fn the_runtime_prunes_its_regions_old_terminal_tasks_only() {
     )
     .await;
     let later = chrono::Utc::now() + chrono::Duration::days(1);
-    let live = support::task_at(&db, "live", &us, Region::Us, later).await;
+    let live = support::task_at(&db, "live", &us, Region::US, later).await;
 
-    let runtime = support::start(support::config(&db, Region::Us, "us-1"), &db.store).await;
+    let runtime = support::start(support::config(&db, Region::US, "us-1"), &db.store).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while db.store.task(old).await.unwrap().is_some() {
         assert!(std::time::Instant::now() < deadline, "not pruned in time");

@@ -17,9 +17,9 @@ async fn honours(retry_after: RetryAfter, skew: chrono::Duration) {
         vec![Reply::status(429).retry_after(retry_after)],
         Reply::ok(),
     );
-    let dest = support::destination(&db, "crm", Region::Eu, &receiver.url("/hook"), None).await;
-    let first = support::task(&db, "r0", &dest, Region::Eu).await;
-    let config = support::config(&db, Region::Eu, "eu-1");
+    let dest = support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
+    let first = support::task(&db, "r0", &dest, Region::EU).await;
+    let config = support::config(&db, Region::EU, "eu-1");
     let runtime = support::start_skewed(config, &db.store, skew).await;
 
     // The first request gets the 429; only then are the siblings scheduled,
@@ -29,7 +29,7 @@ async fn honours(retry_after: RetryAfter, skew: chrono::Duration) {
         .await;
     let mut tasks = vec![first];
     for i in 1..4 {
-        tasks.push(support::task(&db, &format!("r{i}"), &dest, Region::Eu).await);
+        tasks.push(support::task(&db, &format!("r{i}"), &dest, Region::EU).await);
     }
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(15)).await;
     runtime.shutdown().await;

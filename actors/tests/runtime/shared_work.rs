@@ -11,12 +11,12 @@ use crate::support::{self, Receiver, TestDb};
 async fn two_runtimes_deliver_everything_once_and_respect_the_rate_together() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let dest = support::destination(&db, "crm", Region::Eu, &receiver.url("/hook"), None).await;
-    let other = support::destination(&db, "other", Region::Eu, &receiver.url("/other"), None).await;
+    let dest = support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
+    let other = support::destination(&db, "other", Region::EU, &receiver.url("/other"), None).await;
     let mut tasks = Vec::new();
     for i in 0..60 {
-        tasks.push(support::task(&db, &format!("r{i}"), &dest, Region::Eu).await);
-        tasks.push(support::task(&db, &format!("o{i}"), &other, Region::Eu).await);
+        tasks.push(support::task(&db, &format!("r{i}"), &dest, Region::EU).await);
+        tasks.push(support::task(&db, &format!("o{i}"), &other, Region::EU).await);
     }
     let limits = remit_actors::config::ThrottleLimits {
         rate_per_second: 20.0,
@@ -25,7 +25,7 @@ async fn two_runtimes_deliver_everything_once_and_respect_the_rate_together() {
     };
     let mut runtimes = Vec::new();
     for consumer in ["eu-1", "eu-2"] {
-        let mut config = support::config(&db, Region::Eu, consumer);
+        let mut config = support::config(&db, Region::EU, consumer);
         config.throttle.destinations.insert("crm".into(), limits);
         let store = db.another_store(support::db::test_key()).await;
         runtimes.push(support::start(config, &store).await);

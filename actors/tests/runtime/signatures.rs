@@ -40,17 +40,17 @@ async fn signed_webhooks_verify_and_carry_the_standard_headers() {
     let signed = support::destination(
         &db,
         "signed",
-        Region::Us,
+        Region::US,
         &receiver.url("/signed"),
         Some(&secret),
     )
     .await;
-    let plain = support::destination(&db, "plain", Region::Us, &receiver.url("/plain"), None).await;
+    let plain = support::destination(&db, "plain", Region::US, &receiver.url("/plain"), None).await;
     let tasks = vec![
-        support::task(&db, "s1", &signed, Region::Us).await,
-        support::task(&db, "p1", &plain, Region::Us).await,
+        support::task(&db, "s1", &signed, Region::US).await,
+        support::task(&db, "p1", &plain, Region::US).await,
     ];
-    let runtime = support::start(support::config(&db, Region::Us, "us-1"), &db.store).await;
+    let runtime = support::start(support::config(&db, Region::US, "us-1"), &db.store).await;
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(10)).await;
     runtime.shutdown().await;
 

@@ -14,7 +14,7 @@ use crate::support::{self, Receiver, TestDb, API_TOKEN};
 
 /// The test configuration without the loopback allowlist.
 fn strict(db: &TestDb) -> remit_actors::config::Config {
-    let mut config = support::config(db, Region::Us, "us-1");
+    let mut config = support::config(db, Region::US, "us-1");
     config.send.allow_hosts.clear();
     config
 }
@@ -29,8 +29,8 @@ async fn send_one(
     state: TaskState,
 ) -> (Option<String>, Option<String>) {
     // Through the store: the check at add time is not what is tested here.
-    let dest = support::destination(db, "clinic-hooks", Region::Us, url, None).await;
-    let id = support::task(db, "r1", &dest, Region::Us).await;
+    let dest = support::destination(db, "clinic-hooks", Region::US, url, None).await;
+    let id = support::task(db, "r1", &dest, Region::US).await;
     let runtime = support::start(config, &db.store).await;
     support::wait_for_state(db, &[id], state, Duration::from_secs(10)).await;
     runtime.shutdown().await;

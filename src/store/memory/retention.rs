@@ -14,8 +14,16 @@ impl MemStore {
             .checked_sub_signed(request.older_than)
             .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
         let size = request.batch_size as usize;
-        let regions = request.region.map_or(Region::ALL.to_vec(), |r| vec![r]);
         let mut state = self.state.lock();
+        let regions: Vec<Region> = match request.region {
+            Some(region) => vec![region],
+            None => {
+                let mut all: Vec<Region> = state.tasks.iter().map(|t| t.region).collect();
+                all.sort_unstable();
+                all.dedup();
+                all
+            }
+        };
         let mut report = PruneReport::default();
         for region in regions {
             let mut doomed: Vec<_> = state

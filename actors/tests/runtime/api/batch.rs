@@ -13,9 +13,9 @@ use crate::support::{self, Receiver, TestDb};
 async fn a_batch_answers_each_task_in_order() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let runtime = support::start(support::config(&db, Region::Eu, "eu-1"), &db.store).await;
+    let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
     let api = Api::new(&runtime);
-    support::destination(&db, "crm", Region::Eu, &receiver.url("/hook"), None).await;
+    support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
     // The same request again (its deadline included) is a repeat.
     let old = task_body("crm", "old");
     let (status, _) = api.post("/v1/tasks", old.clone()).await;
@@ -68,7 +68,7 @@ async fn a_batch_answers_each_task_in_order() {
 #[actix_rt::test]
 async fn a_batch_over_the_limit_is_refused_whole() {
     let db = TestDb::with_database_clock().await;
-    let runtime = support::start(support::config(&db, Region::Eu, "eu-1"), &db.store).await;
+    let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
     let api = Api::new(&runtime);
     let tasks: Vec<Value> = (0..1_001)
         .map(|i| task_body("crm", &format!("r{i}")))

@@ -41,13 +41,13 @@ async fn a_server_error_is_logged_with_its_cause() {
     let records = Arc::new(Mutex::new(Vec::new()));
     let log = slog::Logger::root(Capture(records.clone()), slog::o!());
     remit_actors::app::install_crypto_provider();
-    let config = support::config(&db, Region::Eu, "eu-1");
+    let config = support::config(&db, Region::EU, "eu-1");
     let runtime = Runtime::start(config, db.store.clone(), log).await.unwrap();
     let api = Api::new(&runtime);
 
-    let dest = support::destination(&db, "crm", Region::Eu, "http://127.0.0.1:9/", None).await;
+    let dest = support::destination(&db, "crm", Region::EU, "http://127.0.0.1:9/", None).await;
     let later = Utc::now() + chrono::Duration::hours(1);
-    let id = support::task_at(&db, "r1", &dest, Region::Eu, later).await;
+    let id = support::task_at(&db, "r1", &dest, Region::EU, later).await;
     // A value no status can have: reading the row fails.
     db.execute(&format!(
         "UPDATE tasks SET last_status = -1 WHERE id = '{}'",

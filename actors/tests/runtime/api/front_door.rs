@@ -14,7 +14,7 @@ use crate::support::{self, Receiver, TestDb, API_TOKEN};
 #[actix_rt::test]
 async fn without_the_token_the_body_is_never_read() {
     let db = TestDb::with_database_clock().await;
-    let runtime = support::start(support::config(&db, Region::Eu, "eu-1"), &db.store).await;
+    let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
     let api = Api::new(&runtime);
 
     let (status, refused) = api.call("GET", "/v1/destinations/crm", None, None).await;
@@ -62,7 +62,7 @@ async fn without_the_token_the_body_is_never_read() {
 #[actix_rt::test]
 async fn bodies_and_payloads_over_the_limit_are_413() {
     let db = TestDb::with_database_clock().await;
-    let runtime = support::start(support::config(&db, Region::Eu, "eu-1"), &db.store).await;
+    let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
     let api = Api::new(&runtime);
 
     // The whole body over the limit: refused before it is parsed.
@@ -100,9 +100,9 @@ async fn bodies_and_payloads_over_the_limit_are_413() {
 async fn the_payload_is_stored_and_sent_byte_for_byte() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    let runtime = support::start(support::config(&db, Region::Eu, "eu-1"), &db.store).await;
+    let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
     let api = Api::new(&runtime);
-    support::destination(&db, "crm", Region::Eu, &receiver.url("/hook"), None).await;
+    support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
 
     // Keys out of order, a number no f64 holds, an exponent and spacing: a
     // round trip through serde_json::Value would change every one.

@@ -33,7 +33,7 @@ async fn the_api_schedules_inspects_and_replays() {
     let receiver = Receiver::start();
     // The receiver refuses the first webhook for good (410), then accepts.
     receiver.script("/hook", vec![Reply::status(410)], Reply::ok());
-    let runtime = support::start(support::config(&db, Region::Eu, "eu-1"), &db.store).await;
+    let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
     let api = Api::new(&runtime);
 
     // Auth is required on /v1, not on the probes.
@@ -100,7 +100,7 @@ async fn the_api_schedules_inspects_and_replays() {
     other_region["region"] = json!("us");
     cases.push((other_region, 422, "region"));
     let mut unknown_region = task_body("crm", "r4");
-    unknown_region["region"] = json!("apac");
+    unknown_region["region"] = json!("APAC");
     cases.push((unknown_region, 422, "region"));
     cases.push((task_body("nowhere", "r5"), 422, "destination_id"));
     let mut empty_tenant = task_body("crm", "r6");

@@ -19,11 +19,11 @@ fn not_found(message: String) -> (u16, Value) {
 #[actix_rt::test]
 async fn another_regions_tasks_and_destinations_are_not_found() {
     let db = TestDb::with_database_clock().await;
-    let mut config = support::config(&db, Region::Eu, "eu-1");
+    let mut config = support::config(&db, Region::EU, "eu-1");
     config.allow_other_regions = true;
     let runtime = support::start(config, &db.store).await;
     let api = Api::new(&runtime);
-    support::destination(&db, "crm-us", Region::Us, "http://127.0.0.1:9/", None).await;
+    support::destination(&db, "crm-us", Region::US, "http://127.0.0.1:9/", None).await;
 
     // Accepted for the us processes to send...
     let mut body = task_body("crm-us", "r1");
@@ -45,7 +45,7 @@ async fn another_regions_tasks_and_destinations_are_not_found() {
 
     // Nor replayable once it has failed in its own region.
     let task_id = TaskId(id.parse().unwrap());
-    let claimed = db.claim(Region::Us, "us-1", 1).await;
+    let claimed = db.claim(Region::US, "us-1", 1).await;
     assert_eq!(claimed.len(), 1);
     db.store
         .fail(

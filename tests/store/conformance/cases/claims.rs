@@ -5,17 +5,17 @@ use super::*;
 
 pub async fn claims_respect_deadlines_and_available_at<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Us).await;
-    let id = task(h, "r1", &d, Region::Us).await;
+    let d = destination(h, "crm", Region::US).await;
+    let id = task(h, "r1", &d, Region::US).await;
     h.clock().set(t0() - Duration::milliseconds(1));
     assert!(s
-        .claim_due(&claim(Region::Us, "c", 5))
+        .claim_due(&claim(Region::US, "c", 5))
         .await
         .unwrap()
         .is_empty());
     h.clock().set(t0());
     let c = s
-        .claim_due(&claim(Region::Us, "c", 5))
+        .claim_due(&claim(Region::US, "c", 5))
         .await
         .unwrap()
         .remove(0);
@@ -27,12 +27,12 @@ pub async fn claims_respect_deadlines_and_available_at<H: Harness>(h: &H) {
     assert_eq!(outcome, TransitionOutcome::Applied);
     h.clock().set(next - Duration::milliseconds(1));
     assert!(s
-        .claim_due(&claim(Region::Us, "c", 5))
+        .claim_due(&claim(Region::US, "c", 5))
         .await
         .unwrap()
         .is_empty());
     h.clock().set(next);
-    let again = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    let again = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
     assert_eq!(
         (again.len(), again[0].task.id, again[0].task.attempt_count),
         (1, id, 2)
@@ -41,22 +41,22 @@ pub async fn claims_respect_deadlines_and_available_at<H: Harness>(h: &H) {
 
 pub async fn an_expired_lease_is_reclaimed_and_logged<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Eu).await;
-    let id = task(h, "r1", &d, Region::Eu).await;
+    let d = destination(h, "crm", Region::EU).await;
+    let id = task(h, "r1", &d, Region::EU).await;
     let old = s
-        .claim_due(&claim(Region::Eu, "old", 5))
+        .claim_due(&claim(Region::EU, "old", 5))
         .await
         .unwrap()
         .remove(0);
     h.clock().advance(Duration::seconds(29));
     assert!(s
-        .claim_due(&claim(Region::Eu, "new", 5))
+        .claim_due(&claim(Region::EU, "new", 5))
         .await
         .unwrap()
         .is_empty());
     h.clock().advance(Duration::seconds(1));
     let new = s
-        .claim_due(&claim(Region::Eu, "new", 5))
+        .claim_due(&claim(Region::EU, "new", 5))
         .await
         .unwrap()
         .remove(0);
@@ -72,17 +72,17 @@ pub async fn an_expired_lease_is_reclaimed_and_logged<H: Harness>(h: &H) {
 
 pub async fn claims_are_capped_and_round_robin<H: Harness>(h: &H) {
     let s = h.store();
-    let busy = destination(h, "busy", Region::Us).await;
+    let busy = destination(h, "busy", Region::US).await;
     for i in 0..30 {
-        task(h, &format!("b{i}"), &busy, Region::Us).await;
+        task(h, &format!("b{i}"), &busy, Region::US).await;
     }
     for name in ["q1", "q2"] {
-        let d = destination(h, name, Region::Us).await;
+        let d = destination(h, name, Region::US).await;
         for i in 0..3 {
-            task(h, &format!("{name}-{i}"), &d, Region::Us).await;
+            task(h, &format!("{name}-{i}"), &d, Region::US).await;
         }
     }
-    let mut request = claim(Region::Us, "c", 8);
+    let mut request = claim(Region::US, "c", 8);
     request.per_destination_cap = 4;
     let claimed = s.claim_due(&request).await.unwrap();
     assert_eq!(claimed.len(), 8);
@@ -100,22 +100,22 @@ pub async fn claims_are_capped_and_round_robin<H: Harness>(h: &H) {
 
 pub async fn regions_are_isolated<H: Harness>(h: &H) {
     let s = h.store();
-    let us = destination(h, "us", Region::Us).await;
-    let eu = destination(h, "eu", Region::Eu).await;
-    task(h, "u", &us, Region::Us).await;
-    task(h, "e", &eu, Region::Eu).await;
-    let claimed = s.claim_due(&claim(Region::Eu, "c", 10)).await.unwrap();
+    let us = destination(h, "us", Region::US).await;
+    let eu = destination(h, "eu", Region::EU).await;
+    task(h, "u", &us, Region::US).await;
+    task(h, "e", &eu, Region::EU).await;
+    let claimed = s.claim_due(&claim(Region::EU, "c", 10)).await.unwrap();
     assert_eq!(claimed.len(), 1);
-    assert_eq!(claimed[0].task.region, Region::Eu);
+    assert_eq!(claimed[0].task.region, Region::EU);
 }
 
 pub async fn a_claim_skips_the_destinations_it_names<H: Harness>(h: &H) {
     let s = h.store();
-    let busy = destination(h, "busy", Region::Us).await;
-    let free = destination(h, "free", Region::Us).await;
-    task(h, "b1", &busy, Region::Us).await;
-    task(h, "f1", &free, Region::Us).await;
-    let mut request = claim(Region::Us, "c", 5);
+    let busy = destination(h, "busy", Region::US).await;
+    let free = destination(h, "free", Region::US).await;
+    task(h, "b1", &busy, Region::US).await;
+    task(h, "f1", &free, Region::US).await;
+    let mut request = claim(Region::US, "c", 5);
     request.skip = vec![busy.clone()];
     let claimed = s.claim_due(&request).await.unwrap();
     assert_eq!(
@@ -125,7 +125,7 @@ pub async fn a_claim_skips_the_destinations_it_names<H: Harness>(h: &H) {
             .collect::<Vec<_>>(),
         [free]
     );
-    let claimed = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    let claimed = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
     assert_eq!(claimed.len(), 1, "left for a claim that does not skip it");
     assert_eq!(claimed[0].task.destination_id, busy);
 }
@@ -134,13 +134,13 @@ pub async fn claims_take_turns_over_the_destinations<H: Harness>(h: &H) {
     let s = h.store();
     let mut names = Vec::new();
     for name in ["a", "b", "c"] {
-        let d = destination(h, name, Region::Us).await;
+        let d = destination(h, name, Region::US).await;
         for i in 0..3 {
-            task(h, &format!("{name}-{i}"), &d, Region::Us).await;
+            task(h, &format!("{name}-{i}"), &d, Region::US).await;
         }
         names.push(d);
     }
-    let mut request = claim(Region::Us, "c", 1);
+    let mut request = claim(Region::US, "c", 1);
     let mut order = Vec::new();
     for _ in 0..4 {
         let claimed = s.claim_due(&request).await.unwrap();

@@ -4,10 +4,10 @@ use super::*;
 
 pub async fn pauses_hold_a_destination<H: Harness>(h: &H) {
     let s = h.store();
-    let held = destination(h, "held", Region::Us).await;
-    let free = destination(h, "free", Region::Us).await;
-    task(h, "h1", &held, Region::Us).await;
-    task(h, "f1", &free, Region::Us).await;
+    let held = destination(h, "held", Region::US).await;
+    let free = destination(h, "free", Region::US).await;
+    task(h, "h1", &held, Region::US).await;
+    task(h, "f1", &free, Region::US).await;
     let until = t0() + Duration::seconds(120);
     let pause = Duration::seconds(120);
     assert_eq!(s.pause_destination(&held, pause).await.unwrap(), until);
@@ -16,11 +16,11 @@ pub async fn pauses_hold_a_destination<H: Harness>(h: &H) {
         until,
         "the later pause wins"
     );
-    let claimed = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    let claimed = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].task.destination_id, free);
     h.clock().set(until);
-    let claimed = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    let claimed = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
     assert!(claimed.iter().any(|c| c.task.destination_id == held));
     let ghost = DestinationId::new("ghost").unwrap();
     assert!(matches!(
@@ -31,7 +31,7 @@ pub async fn pauses_hold_a_destination<H: Harness>(h: &H) {
 
 pub async fn the_token_bucket_is_shared<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Us).await;
+    let d = destination(h, "crm", Region::US).await;
     assert_eq!(
         s.take_tokens(&d, 5.0, 3, 2).await.unwrap(),
         Tokens::Granted(2)
@@ -54,8 +54,8 @@ pub async fn the_token_bucket_is_shared<H: Harness>(h: &H) {
 
 pub async fn many_buckets_are_taken_from_at_once<H: Harness>(h: &H) {
     let s = h.store();
-    let a = destination(h, "a", Region::Us).await;
-    let b = destination(h, "b", Region::Us).await;
+    let a = destination(h, "a", Region::US).await;
+    let b = destination(h, "b", Region::US).await;
     let ask = |d: &DestinationId, want| TokenRequest {
         destination: d.clone(),
         rate_per_second: 5.0,

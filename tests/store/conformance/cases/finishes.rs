@@ -21,14 +21,14 @@ fn decision(transition: Transition, status: u16, pause: Option<Duration>) -> Dec
 
 pub async fn a_batch_of_finishes_is_fenced_row_by_row<H: Harness>(h: &H) {
     let s = h.store();
-    let crm = destination(h, "crm", Region::Eu).await;
-    let billing = destination(h, "billing", Region::Eu).await;
-    let delivered = task(h, "r1", &crm, Region::Eu).await;
-    let limited = task(h, "r2", &crm, Region::Eu).await;
-    let stale = task(h, "r3", &billing, Region::Eu).await;
-    let failed = task(h, "r4", &billing, Region::Eu).await;
+    let crm = destination(h, "crm", Region::EU).await;
+    let billing = destination(h, "billing", Region::EU).await;
+    let delivered = task(h, "r1", &crm, Region::EU).await;
+    let limited = task(h, "r2", &crm, Region::EU).await;
+    let stale = task(h, "r3", &billing, Region::EU).await;
+    let failed = task(h, "r4", &billing, Region::EU).await;
     h.clock().advance(Duration::hours(1));
-    let claimed = s.claim_due(&claim(Region::Eu, "c", 10)).await.unwrap();
+    let claimed = s.claim_due(&claim(Region::EU, "c", 10)).await.unwrap();
     assert_eq!(claimed.len(), 4);
     let lease_of = |id: TaskId| {
         claimed

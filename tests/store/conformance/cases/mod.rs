@@ -38,7 +38,7 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
     h.clock().advance(Duration::hours(1));
     let mut claimed = h
         .store()
-        .claim_due(&claim(Region::Us, "c", 1))
+        .claim_due(&claim(Region::US, "c", 1))
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1, "one task due");

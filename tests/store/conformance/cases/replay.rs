@@ -4,26 +4,26 @@ use super::*;
 
 pub async fn replay_and_reconcile<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Us).await;
-    let failed = task(h, "failed", &d, Region::Us).await;
+    let d = destination(h, "crm", Region::US).await;
+    let failed = task(h, "failed", &d, Region::US).await;
     let c = s
-        .claim_due(&claim(Region::Us, "c", 1))
+        .claim_due(&claim(Region::US, "c", 1))
         .await
         .unwrap()
         .remove(0);
     s.fail(&c.lease(), &FailureReason::MaxAttempts, &record(500))
         .await
         .unwrap();
-    let stuck = task(h, "stuck", &d, Region::Us).await;
+    let stuck = task(h, "stuck", &d, Region::US).await;
     let c = s
-        .claim_due(&claim(Region::Us, "gone", 1))
+        .claim_due(&claim(Region::US, "gone", 1))
         .await
         .unwrap()
         .remove(0);
     assert_eq!(c.task.id, stuck);
     h.clock().advance(Duration::hours(1));
     let request = ReconcileRequest {
-        region: Some(Region::Us),
+        region: Some(Region::US),
         older_than: Duration::minutes(15),
         reclaim: true,
         ledger: None,
@@ -51,8 +51,8 @@ pub async fn replay_and_reconcile<H: Harness>(h: &H) {
 
 pub async fn replay_keeps_attempt_numbers_rising<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Us).await;
-    let id = task(h, "replayed", &d, Region::Us).await;
+    let d = destination(h, "crm", Region::US).await;
+    let id = task(h, "replayed", &d, Region::US).await;
     let first = claim_one(h).await;
     s.move_to_retry_wait(&first.lease(), t0(), &record(503))
         .await

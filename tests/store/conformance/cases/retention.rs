@@ -79,41 +79,41 @@ async fn assert_kept<H: Harness>(h: &H, task: &Task) {
 
 pub async fn prune_takes_old_terminal_tasks_and_leaves_the_rest<H: Harness>(h: &H) {
     let s = h.store();
-    let crm = destination(h, "crm", Region::Us).await;
-    let live = destination(h, "live", Region::Us).await;
-    let crm_eu = destination(h, "crm-eu", Region::Eu).await;
+    let crm = destination(h, "crm", Region::US).await;
+    let live = destination(h, "live", Region::US).await;
+    let crm_eu = destination(h, "crm-eu", Region::EU).await;
 
     // Ended at t0: 40 days old when pruned.
-    let retried = task(h, "old-delivered", &crm, Region::Us).await;
-    let first = claim_only(h, Region::Us, &[]).await;
+    let retried = task(h, "old-delivered", &crm, Region::US).await;
+    let first = claim_only(h, Region::US, &[]).await;
     s.move_to_retry_wait(&first.lease(), t0(), &record(503))
         .await
         .unwrap();
-    let second = claim_only(h, Region::Us, &[]).await;
+    let second = claim_only(h, Region::US, &[]).await;
     assert_eq!(second.task.id, retried);
     s.mark_delivered(&second.lease(), &record(200))
         .await
         .unwrap();
     let old_delivered = s.task(retried).await.unwrap().unwrap();
-    let old_failed = ended(h, "old-failed", &crm, Region::Us, &[], false).await;
-    let old_eu = ended(h, "old-eu", &crm_eu, Region::Eu, &[], true).await;
+    let old_failed = ended(h, "old-failed", &crm, Region::US, &[], false).await;
+    let old_eu = ended(h, "old-eu", &crm_eu, Region::EU, &[], true).await;
     // Live since t0: leased (its lease long expired by then), waiting, and
     // failed then replayed.
-    task(h, "leased", &live, Region::Us).await;
-    let leased = claim_only(h, Region::Us, &[&crm]).await.task;
-    let waiting = task(h, "waiting", &live, Region::Us).await;
-    let c = claim_only(h, Region::Us, &[&crm]).await;
+    task(h, "leased", &live, Region::US).await;
+    let leased = claim_only(h, Region::US, &[&crm]).await.task;
+    let waiting = task(h, "waiting", &live, Region::US).await;
+    let c = claim_only(h, Region::US, &[&crm]).await;
     s.move_to_retry_wait(&c.lease(), t0() + Duration::days(100), &record(503))
         .await
         .unwrap();
     let waiting = s.task(waiting).await.unwrap().unwrap();
-    let replayed = ended(h, "replayed", &live, Region::Us, &[&crm], false).await;
+    let replayed = ended(h, "replayed", &live, Region::US, &[&crm], false).await;
     let replayed = match s.replay(replayed.id, Duration::days(365)).await.unwrap() {
         Replayed::Replayed(t) => t,
         other => panic!("{other:?}"),
     };
     let pending = s
-        .schedule(new_task("pending", &live, Region::Us))
+        .schedule(new_task("pending", &live, Region::US))
         .await
         .unwrap()
         .task;
@@ -121,11 +121,11 @@ pub async fn prune_takes_old_terminal_tasks_and_leaves_the_rest<H: Harness>(h: &
     // Ended 40 days later: young when pruned. The live destination's due
     // rows are skipped so these are the ones claimed.
     h.clock().advance(Duration::days(40));
-    let young_delivered = ended(h, "young-delivered", &crm, Region::Us, &[&live], true).await;
-    let young_failed = ended(h, "young-failed", &crm, Region::Us, &[&live], false).await;
+    let young_delivered = ended(h, "young-delivered", &crm, Region::US, &[&live], true).await;
+    let young_failed = ended(h, "young-failed", &crm, Region::US, &[&live], false).await;
 
     let report = s
-        .prune(&prune(Some(Region::Us), Duration::days(30), 10))
+        .prune(&prune(Some(Region::US), Duration::days(30), 10))
         .await
         .unwrap();
     assert_eq!(
@@ -160,7 +160,7 @@ pub async fn prune_takes_old_terminal_tasks_and_leaves_the_rest<H: Harness>(h: &
     // The pair is free again: the same request is a new task, and would be
     // delivered again. Hence the age kept must outlast producers' retries.
     let again = s
-        .schedule(new_task("old-delivered", &crm, Region::Us))
+        .schedule(new_task("old-delivered", &crm, Region::US))
         .await
         .unwrap();
     assert!(again.created);
@@ -169,14 +169,14 @@ pub async fn prune_takes_old_terminal_tasks_and_leaves_the_rest<H: Harness>(h: &
 
 pub async fn prune_goes_in_batches_up_to_the_cutoff<H: Harness>(h: &H) {
     let s = h.store();
-    let us = destination(h, "crm", Region::Us).await;
-    let eu = destination(h, "crm-eu", Region::Eu).await;
+    let us = destination(h, "crm", Region::US).await;
+    let eu = destination(h, "crm-eu", Region::EU).await;
     let mut ended_at_t0 = Vec::new();
     for i in 0..5 {
-        ended_at_t0.push(ended(h, &format!("us-{i}"), &us, Region::Us, &[], true).await);
+        ended_at_t0.push(ended(h, &format!("us-{i}"), &us, Region::US, &[], true).await);
     }
     for i in 0..4 {
-        ended_at_t0.push(ended(h, &format!("eu-{i}"), &eu, Region::Eu, &[], i % 2 == 0).await);
+        ended_at_t0.push(ended(h, &format!("eu-{i}"), &eu, Region::EU, &[], i % 2 == 0).await);
     }
     h.clock().advance(Duration::days(30));
 
@@ -206,8 +206,8 @@ pub async fn prune_goes_in_batches_up_to_the_cutoff<H: Harness>(h: &H) {
 
 pub async fn prune_refuses_bad_requests<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Us).await;
-    let kept = ended(h, "kept", &d, Region::Us, &[], true).await;
+    let d = destination(h, "crm", Region::US).await;
+    let kept = ended(h, "kept", &d, Region::US, &[], true).await;
     h.clock().advance(Duration::days(1));
     let bad = [
         (prune(None, Duration::zero(), 0), "batch_size"),

@@ -4,30 +4,30 @@ use super::*;
 
 pub async fn scheduling_is_idempotent_and_validated<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Eu).await;
-    let first = s.schedule(new_task("r1", &d, Region::Eu)).await.unwrap();
+    let d = destination(h, "crm", Region::EU).await;
+    let first = s.schedule(new_task("r1", &d, Region::EU)).await.unwrap();
     assert!(first.created);
     assert_eq!(first.task.state, TaskState::Pending);
-    let again = s.schedule(new_task("r1", &d, Region::Eu)).await.unwrap();
+    let again = s.schedule(new_task("r1", &d, Region::EU)).await.unwrap();
     assert!(!again.created);
     assert_eq!(again.task, first.task);
-    let mut changed = new_task("r1", &d, Region::Eu);
+    let mut changed = new_task("r1", &d, Region::EU);
     changed.payload = Payload::json("{}");
     assert!(
         matches!(s.schedule(changed).await, Err(StoreError::Conflict { differs, .. }) if differs == "payload")
     );
-    let mut wrong_region = new_task("r2", &d, Region::Us);
-    wrong_region.region = Region::Us;
+    let mut wrong_region = new_task("r2", &d, Region::US);
+    wrong_region.region = Region::US;
     assert!(
         matches!(s.schedule(wrong_region).await, Err(StoreError::Invalid(e)) if e.field == "region")
     );
     let nowhere = DestinationId::new("nowhere").unwrap();
     assert!(
-        matches!(s.schedule(new_task("r3", &nowhere, Region::Eu)).await, Err(StoreError::Invalid(e)) if e.field == "destination_id")
+        matches!(s.schedule(new_task("r3", &nowhere, Region::EU)).await, Err(StoreError::Invalid(e)) if e.field == "destination_id")
     );
     assert_eq!(
         s.payload(&first.task).await.unwrap(),
-        new_task("r1", &d, Region::Eu).payload
+        new_task("r1", &d, Region::EU).payload
     );
     let other = h
         .with_key(remit::payload_crypto::PayloadKey::from_bytes([9; 32]))
@@ -41,18 +41,18 @@ pub async fn scheduling_is_idempotent_and_validated<H: Harness>(h: &H) {
 
 pub async fn a_batch_answers_each_task_as_schedule_would<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Eu).await;
-    let existing = s.schedule(new_task("old", &d, Region::Eu)).await.unwrap();
-    let mut conflicting = new_task("old", &d, Region::Eu);
+    let d = destination(h, "crm", Region::EU).await;
+    let existing = s.schedule(new_task("old", &d, Region::EU)).await.unwrap();
+    let mut conflicting = new_task("old", &d, Region::EU);
     conflicting.payload = Payload::json("{}");
     let nowhere = DestinationId::new("nowhere").unwrap();
     let batch = vec![
-        new_task("a", &d, Region::Eu),
-        new_task("old", &d, Region::Eu),
+        new_task("a", &d, Region::EU),
+        new_task("old", &d, Region::EU),
         conflicting,
-        new_task("lost", &nowhere, Region::Eu),
-        new_task("a", &d, Region::Eu),
-        new_task("b", &d, Region::Eu),
+        new_task("lost", &nowhere, Region::EU),
+        new_task("a", &d, Region::EU),
+        new_task("b", &d, Region::EU),
     ];
     let answers = s.schedule_many(batch).await.unwrap();
     assert_eq!(answers.len(), 6, "one answer per task, in order");
@@ -73,11 +73,11 @@ pub async fn a_batch_answers_each_task_as_schedule_would<H: Harness>(h: &H) {
     // Written whole: each created task opens to its own payload.
     assert_eq!(
         s.payload(&b.task).await.unwrap(),
-        new_task("b", &d, Region::Eu).payload
+        new_task("b", &d, Region::EU).payload
     );
     assert_eq!(
         s.payload(&existing.task).await.unwrap(),
-        new_task("old", &d, Region::Eu).payload,
+        new_task("old", &d, Region::EU).payload,
         "a conflict in a batch leaves the stored task alone"
     );
     assert!(s.schedule_many(Vec::new()).await.unwrap().is_empty());

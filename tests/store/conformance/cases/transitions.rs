@@ -5,16 +5,16 @@ use super::*;
 
 pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Eu).await;
-    let id = task(h, "r1", &d, Region::Eu).await;
+    let d = destination(h, "crm", Region::EU).await;
+    let id = task(h, "r1", &d, Region::EU).await;
     let old = s
-        .claim_due(&claim(Region::Eu, "old", 5))
+        .claim_due(&claim(Region::EU, "old", 5))
         .await
         .unwrap()
         .remove(0);
     h.clock().advance(Duration::seconds(31));
     let new = s
-        .claim_due(&claim(Region::Eu, "new", 5))
+        .claim_due(&claim(Region::EU, "new", 5))
         .await
         .unwrap()
         .remove(0);
@@ -66,7 +66,7 @@ pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
     );
     h.clock().advance(Duration::days(10));
     assert!(s
-        .claim_due(&claim(Region::Eu, "any", 5))
+        .claim_due(&claim(Region::EU, "any", 5))
         .await
         .unwrap()
         .is_empty());
@@ -82,10 +82,10 @@ pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
 
 pub async fn finishes_are_idempotent_for_their_own_lease<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Us).await;
-    let id = task(h, "r1", &d, Region::Us).await;
+    let d = destination(h, "crm", Region::US).await;
+    let id = task(h, "r1", &d, Region::US).await;
     let c = s
-        .claim_due(&claim(Region::Us, "c", 5))
+        .claim_due(&claim(Region::US, "c", 5))
         .await
         .unwrap()
         .remove(0);
@@ -106,10 +106,10 @@ pub async fn finishes_are_idempotent_for_their_own_lease<H: Harness>(h: &H) {
 
 pub async fn release_abandon_and_extend<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Us).await;
-    let id = task(h, "r1", &d, Region::Us).await;
+    let d = destination(h, "crm", Region::US).await;
+    let id = task(h, "r1", &d, Region::US).await;
     let c = s
-        .claim_due(&claim(Region::Us, "c", 5))
+        .claim_due(&claim(Region::US, "c", 5))
         .await
         .unwrap()
         .remove(0);
@@ -127,7 +127,7 @@ pub async fn release_abandon_and_extend<H: Harness>(h: &H) {
 
     h.clock().set(later);
     let c = s
-        .claim_due(&claim(Region::Us, "c", 5))
+        .claim_due(&claim(Region::US, "c", 5))
         .await
         .unwrap()
         .remove(0);
@@ -140,7 +140,7 @@ pub async fn release_abandon_and_extend<H: Harness>(h: &H) {
     );
     h.clock().advance(Duration::seconds(20));
     assert!(s
-        .claim_due(&claim(Region::Us, "other", 5))
+        .claim_due(&claim(Region::US, "other", 5))
         .await
         .unwrap()
         .is_empty());
@@ -148,7 +148,7 @@ pub async fn release_abandon_and_extend<H: Harness>(h: &H) {
         s.abandon(&c.lease(), &record(200)).await.unwrap(),
         TransitionOutcome::Applied
     );
-    let again = s.claim_due(&claim(Region::Us, "other", 5)).await.unwrap();
+    let again = s.claim_due(&claim(Region::US, "other", 5)).await.unwrap();
     assert_eq!((again.len(), again[0].task.attempt_count), (1, 2));
     let outcomes: Vec<_> = s
         .attempts(id)
@@ -162,11 +162,11 @@ pub async fn release_abandon_and_extend<H: Harness>(h: &H) {
 
 pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>(h: &H) {
     let s = h.store();
-    let d = destination(h, "crm", Region::Us).await;
-    let first = task(h, "r1", &d, Region::Us).await;
-    let second = task(h, "r2", &d, Region::Us).await;
-    let third = task(h, "r3", &d, Region::Us).await;
-    let claimed = s.claim_due(&claim(Region::Us, "c", 5)).await.unwrap();
+    let d = destination(h, "crm", Region::US).await;
+    let first = task(h, "r1", &d, Region::US).await;
+    let second = task(h, "r2", &d, Region::US).await;
+    let third = task(h, "r3", &d, Region::US).await;
+    let claimed = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
     let lease_of = |id| {
         claimed
             .iter()
