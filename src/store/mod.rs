@@ -23,6 +23,7 @@ mod destinations;
 mod enums;
 mod error;
 mod finish_many;
+mod lease;
 mod memory;
 mod migrate;
 mod notify;

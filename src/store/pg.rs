@@ -12,7 +12,7 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, finish_many, rate, reads, reconcile, replay, retention, schedule,
+    claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention, schedule,
     schedule_many, transitions, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store,
     StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
@@ -290,7 +290,7 @@ impl Store for PgStore {
         lease: &Lease,
         after: Option<Duration>,
     ) -> Result<TransitionOutcome, StoreError> {
-        transitions::release(self, lease, after).await
+        lease::release(self, lease, after).await
     }
 
     async fn extend_lease(
@@ -298,7 +298,7 @@ impl Store for PgStore {
         lease: &Lease,
         by: Duration,
     ) -> Result<TransitionOutcome, StoreError> {
-        transitions::extend_lease(self, lease, by).await
+        lease::extend_lease(self, lease, by).await
     }
 
     /// The pause and the attempt's end in one transaction: a receiver's

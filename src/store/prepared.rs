@@ -181,7 +181,7 @@ mod tests {
             ("end many", super::super::finish_many::END_MANY_SQL, 14),
             ("pause many", super::super::finish_many::PAUSE_MANY_SQL, 4),
             ("take tokens", super::super::rate::TAKE_SQL, 5),
-            ("release", super::super::transitions::RELEASE_SQL, 4),
+            ("release", super::super::lease::RELEASE_SQL, 4),
         ] {
             assert_eq!(placeholders(sql), (1..=count).collect::<Vec<_>>(), "{name}");
         }

@@ -13,7 +13,6 @@ use diesel_async::RunQueryDsl;
 
 use super::enums::outcome_label;
 use super::pg::StoreStats;
-use super::prepared::prepared;
 use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease, TaskState};
 use crate::policy::{Decision, Transition};
@@ -54,7 +53,7 @@ FROM moved, clock
 
 /// Why a guarded update touched no row: gone, already done by this very
 /// lease (a repeated finish), or fenced.
-const WHY_NOT_SQL: &str = r#"
+pub(super) const WHY_NOT_SQL: &str = r#"
 SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1) AS found,
        EXISTS (SELECT 1 FROM attempts
                WHERE task_id = $1 AND lease_token = $2 AND outcome::text = $3) AS repeated
@@ -69,78 +68,12 @@ INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'fenced', NULL, coalesce($11, now()))
 "#;
 
-/// Hands the lease back without counting an attempt. The row is due again
-/// about `$4` ms after now (an estimate: clamped to the retry horizon) and
-/// never before its destination's pause ends (`GREATEST` and `LEAST` ignore
-/// NULLs). When nothing can happen before the horizon (now, or the pause's
-/// end, is at or past it), the row fails with `retry_horizon` instead: a
-/// task that keeps being handed back (a payload no process can open, a
-/// destination that stays paused) ends rather than looping forever, judged
-/// on the database's clock.
-pub(super) const RELEASE_SQL: &str = r#"
--- Each parameter once, in order (see prepared.rs).
-WITH params AS MATERIALIZED (
-    SELECT $1::uuid AS id, $2::bigint AS token, coalesce($3, now()) AS now, $4::bigint AS delay_ms
-),
-clock AS (SELECT now FROM params),
-target AS (
-    SELECT t.id,
-           (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id) AS paused_until,
-           t.retry_horizon_at AS horizon
-    FROM tasks t
-    WHERE t.id = (SELECT id FROM params) AND t.state = 'leased'
-      AND t.lease_token = (SELECT token FROM params)
-),
-verdict AS (
-    SELECT target.*, GREATEST(clock.now, target.paused_until) >= target.horizon AS expired
-    FROM target, clock
-)
-UPDATE tasks t
--- pending again when the attempt handed back was the first since scheduling
--- or the last replay; retry_wait when earlier ones had been made.
-SET state = CASE WHEN verdict.expired THEN 'failed'
-                 WHEN t.attempt_count - 1 > t.attempts_before_replay THEN 'retry_wait'
-                 ELSE 'pending' END::task_state,
-    attempt_count = t.attempt_count - 1,
-    lease_token = NULL,
-    lease_owner = NULL,
-    lease_expires_at = NULL,
-    available_at = GREATEST(t.available_at,
-                            -- LEAST would turn a NULL delay into the horizon.
-                            CASE WHEN (SELECT delay_ms FROM params) IS NOT NULL
-                                 THEN LEAST(clock.now + (SELECT delay_ms FROM params) * interval '1 millisecond',
-                                       verdict.horizon)
-                            END,
-                            verdict.paused_until),
-    failure_reason = CASE WHEN verdict.expired THEN 'retry_horizon' END,
-    finalized_at = CASE WHEN verdict.expired THEN clock.now END,
-    updated_at = clock.now
-FROM clock, verdict
-WHERE t.id = verdict.id AND t.state = 'leased' AND t.lease_token = (SELECT token FROM params)
-RETURNING verdict.expired AS expired
-"#;
-
 #[derive(QueryableByName)]
-struct Released {
+pub(super) struct WhyNot {
     #[diesel(sql_type = Bool)]
-    expired: bool,
-}
-
-const EXTEND_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($3, now()) AS now)
-UPDATE tasks t
-SET lease_expires_at = GREATEST(t.lease_expires_at, clock.now + $4 * interval '1 millisecond'),
-    updated_at = clock.now
-FROM clock
-WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
-"#;
-
-#[derive(QueryableByName)]
-struct WhyNot {
+    pub found: bool,
     #[diesel(sql_type = Bool)]
-    found: bool,
-    #[diesel(sql_type = Bool)]
-    repeated: bool,
+    pub repeated: bool,
 }
 
 pub(super) async fn mark_delivered(
@@ -374,65 +307,6 @@ pub const IN_FINISH_FAILPOINT: &str = "remit::in_finish";
 
 /// The exit status a crash failpoint ends the process with.
 pub const CRASH_EXIT_CODE: i32 = 86;
-
-pub(super) async fn release(
-    store: &PgStore,
-    lease: &Lease,
-    after: Option<Duration>,
-) -> Result<TransitionOutcome, StoreError> {
-    let mut conn = store.conn().await?;
-    let released: Vec<Released> = prepared(RELEASE_SQL)
-        .bind::<Uuid, _>(lease.task_id.0)
-        .bind::<BigInt, _>(lease.token)
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<Nullable<BigInt>, _>(after.map(delay_millis))
-        .load(&mut conn)
-        .await?;
-    match released.as_slice() {
-        [Released { expired: true }, ..] => Ok(TransitionOutcome::PastHorizon),
-        [_, ..] => Ok(TransitionOutcome::Applied),
-        [] => lease_only_outcome(store, &mut conn, lease, 0).await,
-    }
-}
-
-pub(super) async fn extend_lease(
-    store: &PgStore,
-    lease: &Lease,
-    by: Duration,
-) -> Result<TransitionOutcome, StoreError> {
-    let mut conn = store.conn().await?;
-    let touched = diesel::sql_query(EXTEND_SQL)
-        .bind::<Uuid, _>(lease.task_id.0)
-        .bind::<BigInt, _>(lease.token)
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<BigInt, _>(by.num_milliseconds().max(0))
-        .execute(&mut conn)
-        .await?;
-    lease_only_outcome(store, &mut conn, lease, touched).await
-}
-
-/// Release and extend end no attempt, so a refusal writes no attempt row.
-async fn lease_only_outcome(
-    store: &PgStore,
-    conn: &mut diesel_async::AsyncPgConnection,
-    lease: &Lease,
-    touched: usize,
-) -> Result<TransitionOutcome, StoreError> {
-    if touched == 1 {
-        return Ok(TransitionOutcome::Applied);
-    }
-    let why: WhyNot = diesel::sql_query(WHY_NOT_SQL)
-        .bind::<Uuid, _>(lease.task_id.0)
-        .bind::<BigInt, _>(lease.token)
-        .bind::<Text, _>("")
-        .get_result(conn)
-        .await?;
-    if !why.found {
-        return Ok(TransitionOutcome::NotFound);
-    }
-    StoreStats::add(&store.stats.fenced, 1);
-    Ok(TransitionOutcome::Fenced)
-}
 
 /// Which logged outcome makes a refused finish a harmless repeat. An
 /// `abandoned` row for the same token is also what a reclaim writes, so it

@@ -7,6 +7,8 @@
 //! moves when the caller moves it.
 
 mod claim;
+mod lease;
+mod rate;
 mod reconcile;
 mod retention;
 mod schedule;
@@ -181,49 +183,22 @@ impl Store for MemStore {
         burst: u32,
         want: u32,
     ) -> Result<Tokens, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        let record = state
-            .destinations
-            .get_mut(id)
-            .ok_or_else(|| StoreError::NotFound {
-                what: "destination",
-                id: id.to_string(),
-            })?;
-        let rate = rate_per_second.max(1e-3);
-        let burst = f64::from(burst.max(1));
-        let elapsed = (now - record.rate_refilled_at.unwrap_or(now))
-            .num_microseconds()
-            .unwrap_or(0) as f64
-            / 1e6;
-        let tokens = (record.rate_tokens.unwrap_or(burst) + elapsed * rate).min(burst);
-        let granted = tokens.floor().min(f64::from(want.max(1))).max(0.0);
-        record.rate_tokens = Some(tokens - granted);
-        record.rate_refilled_at = Some(now);
-        if granted >= 1.0 {
-            return Ok(Tokens::Granted(granted as u32));
-        }
-        Ok(Tokens::WaitFor(std::time::Duration::from_secs_f64(
-            (1.0 - tokens).max(0.0) / rate,
-        )))
+        self.take_now(id, rate_per_second, burst, want)
     }
 
     async fn take_tokens_many(
         &self,
         asks: &[TokenRequest],
     ) -> Result<Vec<Option<Tokens>>, StoreError> {
-        let mut answers = Vec::with_capacity(asks.len());
-        for ask in asks {
-            let taken = self
-                .take_tokens(&ask.destination, ask.rate_per_second, ask.burst, ask.want)
-                .await;
-            answers.push(match taken {
-                Ok(tokens) => Some(tokens),
-                Err(StoreError::NotFound { .. }) => None,
-                Err(e) => return Err(e),
-            });
-        }
-        Ok(answers)
+        asks.iter()
+            .map(|ask| {
+                match self.take_now(&ask.destination, ask.rate_per_second, ask.burst, ask.want) {
+                    Ok(tokens) => Ok(Some(tokens)),
+                    Err(StoreError::NotFound { .. }) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            })
+            .collect()
     }
 
     async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
@@ -383,48 +358,7 @@ impl Store for MemStore {
         lease: &Lease,
         after: Option<Duration>,
     ) -> Result<TransitionOutcome, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        let Some(destination) = state.held(lease).map(|t| t.destination_id.clone()) else {
-            return Ok(state.refused(lease, None));
-        };
-        // As RELEASE_SQL: never due before the destination's pause ends, an
-        // estimated delay never past the horizon, and when nothing can
-        // happen before the horizon the task fails instead.
-        let paused_until = state
-            .destinations
-            .get(&destination)
-            .and_then(|d| d.destination.paused_until);
-        let Some(task) = state.held(lease) else {
-            return Ok(state.refused(lease, None));
-        };
-        let horizon = task.retry_horizon_at;
-        let expired = paused_until.map_or(now, |p| p.max(now)) >= horizon;
-        task.state = if expired {
-            TaskState::Failed
-        } else if task.attempt_count - 1 > task.attempts_before_replay {
-            TaskState::RetryWait
-        } else {
-            TaskState::Pending
-        };
-        task.attempt_count -= 1;
-        task.lease_token = None;
-        task.lease_owner = None;
-        task.lease_expires_at = None;
-        task.available_at = [after.map(|d| later(now, d).min(horizon)), paused_until]
-            .into_iter()
-            .flatten()
-            .fold(task.available_at, DateTime::max);
-        if expired {
-            task.failure_reason = Some(FailureReason::RetryHorizon.code());
-            task.finalized_at = Some(now);
-        }
-        task.updated_at = now;
-        Ok(if expired {
-            TransitionOutcome::PastHorizon
-        } else {
-            TransitionOutcome::Applied
-        })
+        Ok(self.release_now(lease, after))
     }
 
     /// As PostgreSQL's: the pause and the retry are delays added to the
