@@ -7,9 +7,11 @@
 //! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool.
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
 //!   the simulation; the conformance suite holds both to it.
-//! - `schedule`, `schedule_many`, `claim`, `transitions`, `destinations`,
-//!   `rate`, `reads`, `reconcile`, `replay`, `retention`: one file per group
-//!   of operations.
+//! - `schedule`, `schedule_many`, `claim`, `transitions`, `finish_many`,
+//!   `lease`, `destinations`, `rate`, `reads`, `reconcile`, `replay`,
+//!   `retention`: one file per group of operations.
+//! - `prepared`: the hot statements, built so each connection prepares
+//!   them once.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations.
