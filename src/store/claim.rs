@@ -6,9 +6,9 @@ use diesel::sql_types::{Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Tim
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::pg::StoreStats;
 use super::prepared::prepared;
 use super::rows::TaskRow;
+use super::StoreStats;
 use super::{ClaimRequest, PgStore, StoreError};
 use crate::domain::{ClaimedTask, Payload, Task};
 use crate::payload_crypto::SealedPayload;

@@ -34,7 +34,7 @@ pub(crate) fn outcome_label(outcome: AttemptOutcome) -> &'static str {
     }
 }
 
-fn state_from_label(label: &[u8]) -> Option<TaskState> {
+pub(crate) fn state_from_label(label: &[u8]) -> Option<TaskState> {
     Some(match label {
         b"pending" => TaskState::Pending,
         b"leased" => TaskState::Leased,
@@ -45,7 +45,7 @@ fn state_from_label(label: &[u8]) -> Option<TaskState> {
     })
 }
 
-fn outcome_from_label(label: &[u8]) -> Option<AttemptOutcome> {
+pub(crate) fn outcome_from_label(label: &[u8]) -> Option<AttemptOutcome> {
     Some(match label {
         b"delivered" => AttemptOutcome::Delivered,
         b"retry_wait" => AttemptOutcome::RetryWait,

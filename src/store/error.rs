@@ -28,6 +28,9 @@ pub enum StoreError {
     Connect(#[source] diesel::ConnectionError),
     #[error("database query failed")]
     Query(#[source] diesel::result::Error),
+    /// The thread an embedded store's operation ran on failed.
+    #[error("the database thread failed: {0}")]
+    Thread(String),
     #[error("migration failed: {0}")]
     Migration(String),
     /// A row holds a value this build cannot represent (for example a

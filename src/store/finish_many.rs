@@ -16,9 +16,10 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::enums::outcome_label;
+use super::lifecycle::EndAttempt;
 use super::notify::DESTINATION_CHANNEL;
 use super::prepared::prepared;
-use super::transitions::{delay_millis, refused, status_column, EndAttempt};
+use super::transitions::{delay_millis, refused, status_column};
 use super::{Finish, PgStore, StoreError, TransitionOutcome};
 
 /// Moves every row whose lease token still matches, and logs its attempt.

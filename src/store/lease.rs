@@ -7,9 +7,9 @@ use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamptz, Uuid};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::pg::StoreStats;
 use super::prepared::prepared;
 use super::transitions::{delay_millis, WhyNot, WHY_NOT_SQL};
+use super::StoreStats;
 use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::Lease;
 

@@ -11,7 +11,7 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
 use super::StoreError;
 
-const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
 
 /// An arbitrary constant: the advisory lock that keeps two processes from
 /// migrating the same database at once.

@@ -4,9 +4,21 @@
 //! - [`Store`]: the operations the runtime may perform, each one short
 //!   transaction (most are one statement) that never waits on anything but
 //!   SQL.
+//! - `database`: [`Database`], the store a process runs on, chosen by its
+//!   URL (`postgres://…` or `sqlite://PATH`); nothing outside `store`
+//!   names a backend.
 //! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool.
+//! - `sqlite`: [`SqliteStore`], the embedded store: one file, one
+//!   connection per process, each write a `BEGIN IMMEDIATE` transaction.
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
-//!   the simulation; the conformance suite holds both to it.
+//!   the simulation; the conformance suite holds all three to one
+//!   behaviour.
+//! - `lifecycle`: each transition's rules, written once (the states it
+//!   leaves, the lease guard, what it writes and logs, what a repeat or a
+//!   stale lease gets); `claim_turn`: which rows a claim takes;
+//!   `findings`: what reconciliation reports. The model and SQLite apply
+//!   them to rows they read; PostgreSQL's statements take their targets
+//!   from them.
 //! - `schedule`, `schedule_many`, `claim`, `transitions`, `finish_many`,
 //!   `lease`, `destinations`, `rate`, `reads`, `reconcile`, `replay`,
 //!   `retention`: one file per group of operations.
@@ -14,18 +26,24 @@
 //!   them once.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
-//! - `migrate`: the embedded migrations.
+//! - `migrate`: PostgreSQL's embedded migrations (`migrations/postgres`;
+//!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`).
+//! - `stats`: counters of claims, reclaims and fenced finishes.
 //! - `clock`: the single authority for "now".
 //! - `sandbox`: a throwaway schema of remit's own inside a database.
 //! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
 
 mod claim;
+mod claim_turn;
 mod clock;
+mod database;
 mod destinations;
 mod enums;
 mod error;
+mod findings;
 mod finish_many;
 mod lease;
+mod lifecycle;
 mod memory;
 mod migrate;
 mod notify;
@@ -42,6 +60,8 @@ mod sandbox;
 mod schedule;
 mod schedule_many;
 mod schema;
+mod sqlite;
+mod stats;
 mod transitions;
 
 use std::future::Future;
@@ -49,14 +69,16 @@ use std::future::Future;
 use chrono::{DateTime, Duration, Utc};
 
 pub use clock::Clock;
+pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use error::StoreError;
 pub use memory::MemStore;
-pub use migrate::migrate;
 pub use notify::{Wakeup, Wakeups};
-pub use pg::{PgConfig, PgStore, StoreStats};
+pub use pg::{PgConfig, PgStore};
 pub use rate::Tokens;
 pub use replay::Replayed;
 pub use sandbox::{create_schema, drop_schema};
+pub use sqlite::SqliteStore;
+pub use stats::StoreStats;
 pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 use crate::domain::{

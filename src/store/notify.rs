@@ -8,11 +8,14 @@
 //!
 //! A missed notification costs only latency: claimers also poll, and a
 //! sender reads the destination's row right before each request.
+//!
+//! On SQLite the same wake-ups travel inside the process only: there is no
+//! LISTEN, so [`Wakeups::reaches_every_process`] is false there.
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use futures_util::StreamExt;
 
-use super::{PgStore, StoreError};
+use super::{Database, PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
 
 pub(super) const DUE_WORK_CHANNEL: &str = "remit_due_work";
@@ -27,9 +30,15 @@ pub enum Wakeup {
     Destination(DestinationId),
 }
 
-/// A dedicated connection that LISTENs on both channels.
+/// Where wake-ups come from: a dedicated connection that LISTENs on both
+/// channels, or the embedded store's in-process broadcast.
 pub struct Wakeups {
-    conn: AsyncPgConnection,
+    source: Source,
+}
+
+enum Source {
+    Listen(AsyncPgConnection),
+    InProcess(tokio::sync::broadcast::Receiver<Wakeup>),
 }
 
 impl std::fmt::Debug for Wakeups {
@@ -39,38 +48,68 @@ impl std::fmt::Debug for Wakeups {
 }
 
 impl Wakeups {
-    pub async fn connect(store: &PgStore) -> Result<Self, StoreError> {
-        let mut conn = AsyncPgConnection::establish(store.database_url())
-            .await
-            .map_err(StoreError::Connect)?;
-        for channel in [DUE_WORK_CHANNEL, DESTINATION_CHANNEL] {
-            diesel::sql_query(format!("LISTEN {channel}"))
-                .execute(&mut conn)
-                .await?;
-        }
-        Ok(Self { conn })
+    pub async fn connect(store: &Database) -> Result<Self, StoreError> {
+        let source = match store {
+            Database::Postgres(pg) => Source::Listen(listen(pg).await?),
+            Database::Sqlite(lite) => Source::InProcess(lite.subscribe()),
+        };
+        Ok(Self { source })
+    }
+
+    /// Whether a change any process makes (a pause) is heard here. Only
+    /// then may a process trust what it keeps of a destination.
+    pub fn reaches_every_process(&self) -> bool {
+        matches!(self.source, Source::Listen(_))
     }
 
     /// Waits for the next notification this build understands. An error
     /// means the connection is gone; the caller reconnects or falls back to
     /// polling.
     pub async fn next(&mut self) -> Result<Wakeup, StoreError> {
-        let mut stream = std::pin::pin!(self.conn.notifications_stream());
-        while let Some(notification) = stream.next().await {
-            let notification = notification?;
-            let wakeup = match notification.channel.as_str() {
-                DUE_WORK_CHANNEL => notification.payload.parse().ok().map(Wakeup::DueWork),
-                DESTINATION_CHANNEL => DestinationId::new(&notification.payload)
-                    .ok()
-                    .map(Wakeup::Destination),
-                _ => None,
-            };
-            if let Some(wakeup) = wakeup {
-                return Ok(wakeup);
-            }
+        match &mut self.source {
+            Source::Listen(conn) => next_notification(conn).await,
+            Source::InProcess(wakeups) => loop {
+                match wakeups.recv().await {
+                    Ok(wakeup) => return Ok(wakeup),
+                    // Some were missed: polling covers them.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        return Err(StoreError::Thread("the store was closed".into()))
+                    }
+                }
+            },
         }
-        Err(StoreError::Query(
-            diesel::result::Error::BrokenTransactionManager,
-        ))
     }
+}
+
+async fn listen(store: &PgStore) -> Result<AsyncPgConnection, StoreError> {
+    let mut conn = AsyncPgConnection::establish(store.database_url())
+        .await
+        .map_err(StoreError::Connect)?;
+    for channel in [DUE_WORK_CHANNEL, DESTINATION_CHANNEL] {
+        diesel::sql_query(format!("LISTEN {channel}"))
+            .execute(&mut conn)
+            .await?;
+    }
+    Ok(conn)
+}
+
+async fn next_notification(conn: &mut AsyncPgConnection) -> Result<Wakeup, StoreError> {
+    let mut stream = std::pin::pin!(conn.notifications_stream());
+    while let Some(notification) = stream.next().await {
+        let notification = notification?;
+        let wakeup = match notification.channel.as_str() {
+            DUE_WORK_CHANNEL => notification.payload.parse().ok().map(Wakeup::DueWork),
+            DESTINATION_CHANNEL => DestinationId::new(&notification.payload)
+                .ok()
+                .map(Wakeup::Destination),
+            _ => None,
+        };
+        if let Some(wakeup) = wakeup {
+            return Ok(wakeup);
+        }
+    }
+    Err(StoreError::Query(
+        diesel::result::Error::BrokenTransactionManager,
+    ))
 }

@@ -1,7 +1,6 @@
 //! `PgStore`: the schedule on PostgreSQL through a bb8 pool of diesel-async
 //! connections.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
@@ -14,7 +13,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::{
     claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention, schedule,
     schedule_many, transitions, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store,
-    StoreError, TokenRequest, Tokens, TransitionOutcome,
+    StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -40,26 +39,6 @@ impl PgConfig {
             pool_size: 8,
             connect_timeout: StdDuration::from_secs(5),
         }
-    }
-}
-
-/// Counters for what the store saw; the runtime exports them as metrics.
-#[derive(Debug, Default)]
-pub struct StoreStats {
-    pub claimed: AtomicU64,
-    /// Claims that took over an expired lease.
-    pub reclaimed: AtomicU64,
-    /// Finishes refused because the lease had moved on.
-    pub fenced: AtomicU64,
-}
-
-impl StoreStats {
-    pub(crate) fn add(counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
-    }
-
-    pub fn get(counter: &AtomicU64) -> u64 {
-        counter.load(Ordering::Relaxed)
     }
 }
 
@@ -318,7 +297,7 @@ impl Store for PgStore {
             if let Some(delay) = decision.pause_delay() {
                 destinations::pause_on(self, conn, destination, delay).await?;
             }
-            let end = transitions::EndAttempt::of(decision);
+            let end = super::lifecycle::EndAttempt::of(decision);
             transitions::end_attempt_on(self, conn, lease, end).await
         })
         .await

@@ -77,7 +77,7 @@ pub(crate) struct AttemptRow {
     pub recorded_at: DateTime<Utc>,
 }
 
-fn corrupt(column: &'static str, reason: impl ToString) -> StoreError {
+pub(crate) fn corrupt(column: &'static str, reason: impl ToString) -> StoreError {
     StoreError::Corrupt {
         column,
         reason: reason.to_string(),
@@ -88,7 +88,7 @@ pub(crate) fn region(column: &'static str, text: &str) -> Result<Region, StoreEr
     text.parse().map_err(|e| corrupt(column, e))
 }
 
-fn status(column: &'static str, value: Option<i16>) -> Result<Option<u16>, StoreError> {
+pub(crate) fn status(column: &'static str, value: Option<i16>) -> Result<Option<u16>, StoreError> {
     value
         .map(|s| u16::try_from(s).map_err(|e| corrupt(column, e)))
         .transpose()

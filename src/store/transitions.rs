@@ -12,10 +12,10 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::enums::outcome_label;
-use super::pg::StoreStats;
+use super::lifecycle::{self, EndAttempt};
+use super::StoreStats;
 use super::{PgStore, StoreError, TransitionOutcome};
-use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease, TaskState};
-use crate::policy::{Decision, Transition};
+use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease};
 
 /// Ends the attempt: moves the row to `$5` and appends the attempt row with
 /// outcome `$14`. The row is due again at `$6`, or `$15` milliseconds after
@@ -81,8 +81,7 @@ pub(super) async fn mark_delivered(
     lease: &Lease,
     record: &AttemptRecord,
 ) -> Result<TransitionOutcome, StoreError> {
-    let target = (TaskState::Delivered, AttemptOutcome::Delivered);
-    end_attempt(store, lease, target, None, None, record).await
+    end_attempt(store, lease, EndAttempt::delivered(record)).await
 }
 
 /// The consumer lost track of an attempt it may have sent (its sender
@@ -93,10 +92,7 @@ pub(super) async fn abandon(
     lease: &Lease,
     record: &AttemptRecord,
 ) -> Result<TransitionOutcome, StoreError> {
-    // No new available_at: the row keeps the one it was claimed at, which
-    // has passed, so it is due again at once.
-    let target = (TaskState::RetryWait, AttemptOutcome::Abandoned);
-    end_attempt(store, lease, target, None, None, record).await
+    end_attempt(store, lease, EndAttempt::abandoned(record)).await
 }
 
 pub(super) async fn move_to_retry_wait(
@@ -105,15 +101,7 @@ pub(super) async fn move_to_retry_wait(
     available_at: DateTime<Utc>,
     record: &AttemptRecord,
 ) -> Result<TransitionOutcome, StoreError> {
-    end_attempt(
-        store,
-        lease,
-        (TaskState::RetryWait, AttemptOutcome::RetryWait),
-        Some(available_at),
-        None,
-        record,
-    )
-    .await
+    end_attempt(store, lease, EndAttempt::retry_wait(available_at, record)).await
 }
 
 pub(super) async fn fail(
@@ -122,69 +110,16 @@ pub(super) async fn fail(
     reason: &FailureReason,
     record: &AttemptRecord,
 ) -> Result<TransitionOutcome, StoreError> {
-    end_attempt(
-        store,
-        lease,
-        (TaskState::Failed, AttemptOutcome::Failed),
-        None,
-        Some(reason.code()),
-        record,
-    )
-    .await
+    end_attempt(store, lease, EndAttempt::failed(reason, record)).await
 }
 
 async fn end_attempt(
     store: &PgStore,
     lease: &Lease,
-    target: (TaskState, AttemptOutcome),
-    available_at: Option<DateTime<Utc>>,
-    failure_reason: Option<String>,
-    record: &AttemptRecord,
+    end: EndAttempt<'_>,
 ) -> Result<TransitionOutcome, StoreError> {
     let mut conn = store.conn().await?;
-    let end = EndAttempt {
-        target,
-        available_at,
-        delay: None,
-        failure_reason,
-        record,
-    };
     end_attempt_on(store, &mut conn, lease, end).await
-}
-
-/// One attempt's end, as `end_attempt_on` writes it.
-pub(super) struct EndAttempt<'a> {
-    pub target: (TaskState, AttemptOutcome),
-    pub available_at: Option<DateTime<Utc>>,
-    /// Due again this long after the database's now (wins over
-    /// `available_at`).
-    pub delay: Option<Duration>,
-    pub failure_reason: Option<String>,
-    pub record: &'a AttemptRecord,
-}
-
-impl<'a> EndAttempt<'a> {
-    /// The end a policy decision asks for, with a retry due after the
-    /// decision's delay by the database's clock.
-    pub fn of(decision: &'a Decision) -> Self {
-        let (target, failure_reason) = match &decision.transition {
-            Transition::Deliver => ((TaskState::Delivered, AttemptOutcome::Delivered), None),
-            Transition::RetryWait { .. } => {
-                ((TaskState::RetryWait, AttemptOutcome::RetryWait), None)
-            }
-            Transition::Fail(reason) => (
-                (TaskState::Failed, AttemptOutcome::Failed),
-                Some(reason.code()),
-            ),
-        };
-        Self {
-            target,
-            available_at: None,
-            delay: decision.retry_delay(),
-            failure_reason,
-            record: &decision.record,
-        }
-    }
 }
 
 /// Ends the attempt on `conn`, which may be inside a caller's transaction
@@ -308,14 +243,10 @@ pub const IN_FINISH_FAILPOINT: &str = "remit::in_finish";
 /// The exit status a crash failpoint ends the process with.
 pub const CRASH_EXIT_CODE: i32 = 86;
 
-/// Which logged outcome makes a refused finish a harmless repeat. An
-/// `abandoned` row for the same token is also what a reclaim writes, so it
-/// proves nothing about the caller: an abandon is never a repeat.
+/// The label of the logged outcome that makes a refused finish a harmless
+/// repeat (`lifecycle::repeat_of`); none matches the empty label.
 pub(super) fn repeat_label(outcome: AttemptOutcome) -> &'static str {
-    match outcome {
-        AttemptOutcome::Abandoned => "",
-        other => outcome_label(other),
-    }
+    lifecycle::repeat_of(Some(outcome)).map_or("", outcome_label)
 }
 
 /// A delay as bound into SQL: never negative, and at most a century, so

@@ -13,7 +13,7 @@ use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TenantId,
 };
 use remit::payload_crypto::PayloadKey;
-use remit::store::{ClaimRequest, Clock, PgConfig, PgStore, Store};
+use remit::store::{ClaimRequest, Clock, PgConfig, PgStore, SqliteStore, Store};
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -174,6 +174,41 @@ impl Drop for TestDb {
             });
         });
         let _ = done.join();
+    }
+}
+
+/// A SQLite file of its own for each test, in a directory removed when
+/// the test ends.
+pub struct LiteDb {
+    pub store: SqliteStore,
+    pub url: String,
+    pub dir: std::path::PathBuf,
+}
+
+impl LiteDb {
+    /// A migrated file with a store whose clock is pinned at [`t0`].
+    pub async fn new() -> Self {
+        let mut db = Self::with_database_clock().await;
+        db.store = db.store.clone().with_clock(Clock::pinned(t0()));
+        db
+    }
+
+    /// A migrated file whose store uses the host's clock.
+    pub async fn with_database_clock() -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("remit-test-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("remit.db");
+        let url = format!("sqlite://{}", path.display());
+        remit::store::migrate(&url).await.unwrap();
+        let store = SqliteStore::open(&path, test_key()).await.unwrap();
+        Self { store, url, dir }
+    }
+}
+
+impl Drop for LiteDb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

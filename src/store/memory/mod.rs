@@ -14,24 +14,25 @@ mod retention;
 mod schedule;
 mod state;
 
-use state::{attempt, DestinationRecord, State};
+use state::{DestinationRecord, State};
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
+use super::lifecycle::{self, EndAttempt};
 use super::{
     rules, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest,
     Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
-    Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport,
-    ReconcileRequest, SendTarget, Task, TaskId, TaskState,
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
+    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
+    SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
-use crate::policy::{Decision, Transition};
+use crate::policy::Decision;
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
@@ -69,18 +70,9 @@ impl MemStore {
         self.clock.now_param().unwrap_or_else(Utc::now)
     }
 
-    fn end(
-        &self,
-        lease: &Lease,
-        target: (TaskState, AttemptOutcome),
-        available_at: Option<DateTime<Utc>>,
-        reason: Option<String>,
-        record: &AttemptRecord,
-    ) -> TransitionOutcome {
+    fn end(&self, lease: &Lease, end: &EndAttempt<'_>) -> TransitionOutcome {
         let now = self.now();
-        self.state
-            .lock()
-            .end_attempt(lease, target, available_at, reason, record, now)
+        self.state.lock().end_attempt(lease, end, now)
     }
 
     /// Every task, for invariant checks.
@@ -159,7 +151,7 @@ impl Store for MemStore {
         id: &DestinationId,
         pause: Duration,
     ) -> Result<DateTime<Utc>, StoreError> {
-        let until = later(self.now(), pause);
+        let now = self.now();
         let mut state = self.state.lock();
         let record = state
             .destinations
@@ -168,10 +160,7 @@ impl Store for MemStore {
                 what: "destination",
                 id: id.to_string(),
             })?;
-        let paused = record
-            .destination
-            .paused_until
-            .map_or(until, |p| p.max(until));
+        let paused = lifecycle::pause(record.destination.paused_until, pause, now);
         record.destination.paused_until = Some(paused);
         Ok(paused)
     }
@@ -243,18 +232,9 @@ impl Store for MemStore {
         let Some(task) = state.task_mut(id) else {
             return Ok(Replayed::NotFound);
         };
-        if task.state != TaskState::Failed {
+        if !lifecycle::replay(task, horizon, now) {
             return Ok(Replayed::NotFailed(task.clone()));
         }
-        let from = now.max(task.not_before);
-        task.state = TaskState::Pending;
-        task.available_at = from;
-        task.retry_horizon_at = from + horizon;
-        // Numbers keep rising; the budget restarts (see store/replay.rs).
-        task.attempts_before_replay = task.attempt_count;
-        task.failure_reason = None;
-        task.finalized_at = None;
-        task.updated_at = now;
         Ok(Replayed::Replayed(task.clone()))
     }
 
@@ -300,13 +280,7 @@ impl Store for MemStore {
         lease: &Lease,
         record: &AttemptRecord,
     ) -> Result<TransitionOutcome, StoreError> {
-        Ok(self.end(
-            lease,
-            (TaskState::Delivered, AttemptOutcome::Delivered),
-            None,
-            None,
-            record,
-        ))
+        Ok(self.end(lease, &EndAttempt::delivered(record)))
     }
 
     async fn move_to_retry_wait(
@@ -315,13 +289,7 @@ impl Store for MemStore {
         available_at: DateTime<Utc>,
         record: &AttemptRecord,
     ) -> Result<TransitionOutcome, StoreError> {
-        Ok(self.end(
-            lease,
-            (TaskState::RetryWait, AttemptOutcome::RetryWait),
-            Some(available_at),
-            None,
-            record,
-        ))
+        Ok(self.end(lease, &EndAttempt::retry_wait(available_at, record)))
     }
 
     async fn fail(
@@ -330,13 +298,7 @@ impl Store for MemStore {
         reason: &FailureReason,
         record: &AttemptRecord,
     ) -> Result<TransitionOutcome, StoreError> {
-        Ok(self.end(
-            lease,
-            (TaskState::Failed, AttemptOutcome::Failed),
-            None,
-            Some(reason.code()),
-            record,
-        ))
+        Ok(self.end(lease, &EndAttempt::failed(reason, record)))
     }
 
     async fn abandon(
@@ -344,13 +306,7 @@ impl Store for MemStore {
         lease: &Lease,
         record: &AttemptRecord,
     ) -> Result<TransitionOutcome, StoreError> {
-        Ok(self.end(
-            lease,
-            (TaskState::RetryWait, AttemptOutcome::Abandoned),
-            None,
-            None,
-            record,
-        ))
+        Ok(self.end(lease, &EndAttempt::abandoned(record)))
     }
 
     async fn release(
@@ -369,19 +325,10 @@ impl Store for MemStore {
         destination: &DestinationId,
         decision: &Decision,
     ) -> Result<TransitionOutcome, StoreError> {
-        let now = self.now();
         if let Some(delay) = decision.pause_delay() {
             self.pause_destination(destination, delay).await?;
         }
-        match &decision.transition {
-            Transition::Deliver => self.mark_delivered(lease, &decision.record).await,
-            Transition::RetryWait { .. } => {
-                let delay = decision.retry_delay().unwrap_or_else(Duration::zero);
-                self.move_to_retry_wait(lease, later(now, delay), &decision.record)
-                    .await
-            }
-            Transition::Fail(reason) => self.fail(lease, reason, &decision.record).await,
-        }
+        Ok(self.end(lease, &EndAttempt::of(decision)))
     }
 
     async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
@@ -405,15 +352,7 @@ impl Store for MemStore {
         let Some(task) = state.held(lease) else {
             return Ok(state.refused(lease, None));
         };
-        task.lease_expires_at = task.lease_expires_at.map(|at| at.max(now + by));
-        task.updated_at = now;
+        lifecycle::extend(task, by, now);
         Ok(TransitionOutcome::Applied)
     }
-}
-
-/// `now + delay`, saturating: the in-memory model clamps where PostgreSQL
-/// clamps a delay to a century.
-fn later(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
-    now.checked_add_signed(delay)
-        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }

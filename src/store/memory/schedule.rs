@@ -42,30 +42,7 @@ impl MemStore {
         state
             .payloads
             .insert(payload_ref, (new.payload.content_type.clone(), sealed));
-        let task = Task {
-            id,
-            tenant_id: new.tenant_id,
-            reminder_id: new.reminder_id,
-            destination_id: new.destination_id,
-            region: new.region,
-            state: TaskState::Pending,
-            not_before: new.not_before,
-            available_at: new.not_before,
-            retry_horizon_at: new.not_before + new.retry_horizon,
-            lease_token: None,
-            lease_owner: None,
-            lease_expires_at: None,
-            attempt_count: 0,
-            attempts_before_replay: 0,
-            idempotency_key: rules::idempotency_key(id),
-            payload_ref,
-            last_status: None,
-            failure_reason: None,
-            created_at: now,
-            updated_at: now,
-            delivered_at: None,
-            finalized_at: None,
-        };
+        let task = lifecycle::new_task(id, payload_ref, new, now);
         let index = state.tasks.len();
         state.by_id.insert(id, index);
         state.tasks.push(task.clone());

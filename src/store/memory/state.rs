@@ -1,14 +1,13 @@
-//! The model's data and the guarded transition every finish goes through.
+//! The model's data and the guard every transition out of `leased` goes
+//! through.
 
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{
-    Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationId, Lease, Task, TaskId,
-    TaskState,
-};
+use crate::domain::{Attempt, AttemptOutcome, Destination, DestinationId, Lease, Task, TaskId};
 use crate::payload_crypto::SealedPayload;
+use crate::store::lifecycle::{self, EndAttempt};
 use crate::store::TransitionOutcome;
 
 #[derive(Debug, Clone)]
@@ -32,26 +31,6 @@ pub(super) struct State {
     pub(super) next_id: u128,
 }
 
-pub(super) fn attempt(
-    lease: &Lease,
-    outcome: AttemptOutcome,
-    record: &AttemptRecord,
-    next: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-    number: i32,
-) -> Attempt {
-    Attempt {
-        task_id: lease.task_id,
-        attempt_number: number,
-        lease_token: lease.token,
-        consumer_id: lease.owner.clone(),
-        outcome,
-        observed: record.clone(),
-        next_available_at: next,
-        recorded_at: now,
-    }
-}
-
 impl State {
     pub(super) fn task_mut(&mut self, id: TaskId) -> Option<&mut Task> {
         let i = *self.by_id.get(&id)?;
@@ -61,83 +40,42 @@ impl State {
     /// The guard of every transition out of `leased`.
     pub(super) fn held(&mut self, lease: &Lease) -> Option<&mut Task> {
         self.task_mut(lease.task_id)
-            .filter(|t| t.state == TaskState::Leased && t.lease_token == Some(lease.token))
+            .filter(|t| lifecycle::holds(t, lease))
     }
 
+    /// Why a transition found no row `lease` holds (see
+    /// `lifecycle::refusal`); `outcome` is what a repeat would have logged.
     pub(super) fn refused(
         &self,
         lease: &Lease,
         outcome: Option<AttemptOutcome>,
     ) -> TransitionOutcome {
-        if !self.by_id.contains_key(&lease.task_id) {
-            return TransitionOutcome::NotFound;
-        }
-        let repeated = outcome.is_some_and(|o| {
+        let repeated = lifecycle::repeat_of(outcome).is_some_and(|o| {
             self.attempts.iter().any(|a| {
                 a.task_id == lease.task_id && a.lease_token == lease.token && a.outcome == o
             })
         });
-        if repeated {
-            TransitionOutcome::Applied
-        } else {
-            TransitionOutcome::Fenced
-        }
+        lifecycle::refusal(self.by_id.contains_key(&lease.task_id), repeated)
     }
 
+    /// Ends the attempt `lease` holds, or logs a stale lease's report as
+    /// `fenced`.
     pub(super) fn end_attempt(
         &mut self,
         lease: &Lease,
-        (target, outcome): (TaskState, AttemptOutcome),
-        available_at: Option<DateTime<Utc>>,
-        reason: Option<String>,
-        record: &AttemptRecord,
+        end: &EndAttempt<'_>,
         now: DateTime<Utc>,
     ) -> TransitionOutcome {
         let Some(task) = self.held(lease) else {
-            // As in PostgreSQL: an abandon is never a repeat, because the
-            // reclaim that fenced it logged an `abandoned` row for the token.
-            let repeat = (outcome != AttemptOutcome::Abandoned).then_some(outcome);
-            let refusal = self.refused(lease, repeat);
+            let refusal = self.refused(lease, Some(end.target.1));
             if refusal == TransitionOutcome::Fenced {
-                let fenced = attempt(
-                    lease,
-                    AttemptOutcome::Fenced,
-                    record,
-                    None,
-                    now,
-                    lease.attempt.max(1),
-                );
-                self.attempts.push(fenced);
+                self.attempts
+                    .push(lifecycle::fenced_attempt(lease, end.record, now));
             }
             return refusal;
         };
-        task.state = target;
-        task.lease_token = None;
-        task.lease_owner = None;
-        task.lease_expires_at = None;
-        task.available_at = available_at
-            .unwrap_or(task.available_at)
-            .max(task.not_before);
-        task.failure_reason = reason;
-        task.last_status = record.http_status;
-        task.delivered_at = (target == TaskState::Delivered).then_some(now);
-        task.finalized_at = target.is_terminal().then_some(now);
-        task.updated_at = now;
-        let number = task.attempt_count;
-        self.attempts
-            .push(attempt(lease, outcome, record, available_at, now, number));
+        let logged = lifecycle::end_attempt(task, lease, end, now);
+        self.attempts.push(logged);
         TransitionOutcome::Applied
-    }
-
-    pub(super) fn due(task: &Task, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        match task.state {
-            TaskState::Pending | TaskState::RetryWait
-                if task.available_at <= now && task.not_before <= now =>
-            {
-                Some(task.available_at)
-            }
-            TaskState::Leased => task.lease_expires_at.filter(|at| *at <= now),
-            _ => None,
-        }
     }
 }

@@ -1,13 +1,14 @@
 //! The store conformance suite: one set of cases, run against every
-//! `Store` implementation, so the in-memory model that the simulation
-//! explores behaves exactly like PostgreSQL.
+//! `Store` implementation (PostgreSQL, SQLite and the in-memory model), so
+//! the embedded store and the model the simulation explores behave exactly
+//! like PostgreSQL.
 
 mod cases;
 
 use remit::payload_crypto::PayloadKey;
-use remit::store::{Clock, MemStore, PgStore, Store};
+use remit::store::{Clock, MemStore, PgStore, SqliteStore, Store};
 
-use crate::support::{t0, test_key, TestDb};
+use crate::support::{t0, test_key, LiteDb, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness {
@@ -52,6 +53,19 @@ impl Harness for Memory {
     }
 }
 
+impl Harness for LiteDb {
+    type S = SqliteStore;
+    fn store(&self) -> &SqliteStore {
+        &self.store
+    }
+    fn clock(&self) -> &Clock {
+        self.store.clock()
+    }
+    async fn with_key(&self, key: PayloadKey) -> SqliteStore {
+        self.store.reopen_with_key(key).await.unwrap()
+    }
+}
+
 macro_rules! conformance {
     ($module:ident, $make:expr, [$($case:ident),* $(,)?]) => {
         mod $module {
@@ -67,14 +81,15 @@ macro_rules! conformance {
     };
 }
 
-macro_rules! both {
+macro_rules! every_store {
     ($($case:ident),* $(,)?) => {
         conformance!(postgres, TestDb::new(), [$($case),*]);
+        conformance!(sqlite, LiteDb::new(), [$($case),*]);
         conformance!(memory, Memory::new(), [$($case),*]);
     };
 }
 
-both!(
+every_store!(
     claims_respect_deadlines_and_available_at,
     an_expired_lease_is_reclaimed_and_logged,
     a_stale_lease_changes_nothing,

@@ -1,0 +1,5 @@
+DROP TABLE lease_tokens;
+DROP TABLE attempts;
+DROP TABLE tasks;
+DROP TABLE payloads;
+DROP TABLE destinations;

@@ -1,0 +1,462 @@
+//! Each transition of a task's row, written once.
+//!
+//! Every rule of the state machine lives here as a function of the row and
+//! the store's `now`: the states a transition leaves from, the lease-token
+//! guard, what it writes, the attempt row it appends, and what a repeat or
+//! a stale lease gets. The in-memory model applies them under its lock and
+//! the SQLite store inside a `BEGIN IMMEDIATE` transaction, to the row it
+//! has just read. PostgreSQL cannot afford a read before every write on its
+//! hot path, so its statements take their targets from the same
+//! [`EndAttempt`] and [`repeat_of`] and compute the rest in SQL; the
+//! conformance suite holds them to these functions case by case.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::{Tokens, TransitionOutcome};
+use crate::domain::{
+    Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Lease, NewTask, Task,
+    TaskId, TaskState,
+};
+use crate::policy::{Decision, Transition};
+
+/// `now + delay`, saturating instead of overflowing.
+pub(super) fn later(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+    now.checked_add_signed(delay)
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// A fresh `pending` row for a validated request.
+pub(super) fn new_task(
+    id: TaskId,
+    payload_ref: uuid::Uuid,
+    new: NewTask,
+    now: DateTime<Utc>,
+) -> Task {
+    Task {
+        id,
+        tenant_id: new.tenant_id,
+        reminder_id: new.reminder_id,
+        destination_id: new.destination_id,
+        region: new.region,
+        state: TaskState::Pending,
+        not_before: new.not_before,
+        available_at: new.not_before,
+        retry_horizon_at: new.not_before + new.retry_horizon,
+        lease_token: None,
+        lease_owner: None,
+        lease_expires_at: None,
+        attempt_count: 0,
+        attempts_before_replay: 0,
+        idempotency_key: super::rules::idempotency_key(id),
+        payload_ref,
+        last_status: None,
+        failure_reason: None,
+        created_at: now,
+        updated_at: now,
+        delivered_at: None,
+        finalized_at: None,
+    }
+}
+
+/// Since when a row can be claimed: a due `pending`/`retry_wait` row since
+/// it became available, a `leased` row since its lease expired.
+pub(super) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    match task.state {
+        TaskState::Pending | TaskState::RetryWait
+            if task.available_at <= now && task.not_before <= now =>
+        {
+            Some(task.available_at)
+        }
+        TaskState::Leased => task.lease_expires_at.filter(|at| *at <= now),
+        _ => None,
+    }
+}
+
+/// The guard of every transition out of `leased`.
+pub(super) fn holds(task: &Task, lease: &Lease) -> bool {
+    task.state == TaskState::Leased && task.lease_token == Some(lease.token)
+}
+
+/// The lease a row carries now, as the consumer holding it would present it.
+fn current_lease(task: &Task) -> Lease {
+    Lease {
+        task_id: task.id,
+        token: task.lease_token.unwrap_or_default(),
+        owner: task.lease_owner.clone().unwrap_or_default(),
+        attempt: task.attempt_count,
+    }
+}
+
+/// The attempt row for `lease`.
+pub(super) fn attempt(
+    lease: &Lease,
+    outcome: AttemptOutcome,
+    record: &AttemptRecord,
+    next: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    number: i32,
+) -> Attempt {
+    Attempt {
+        task_id: lease.task_id,
+        attempt_number: number,
+        lease_token: lease.token,
+        consumer_id: lease.owner.clone(),
+        outcome,
+        observed: record.clone(),
+        next_available_at: next,
+        recorded_at: now,
+    }
+}
+
+/// Leases a claimable row to `consumer` with `token` until `now + lease`.
+/// Taking over an expired lease logs the lost attempt as `abandoned`, under
+/// the old lease's token, so its holder's late report is fenced.
+pub(super) fn lease(
+    task: &mut Task,
+    token: i64,
+    consumer: &str,
+    lease: Duration,
+    now: DateTime<Utc>,
+) -> (ClaimedTask, Option<Attempt>) {
+    let reclaimed = task.state == TaskState::Leased;
+    let lost = reclaimed.then(|| {
+        let old = current_lease(task);
+        attempt(
+            &old,
+            AttemptOutcome::Abandoned,
+            &AttemptRecord::default(),
+            None,
+            now,
+            old.attempt,
+        )
+    });
+    let expires = later(now, lease.max(Duration::milliseconds(1)));
+    task.state = TaskState::Leased;
+    task.lease_token = Some(token);
+    task.lease_owner = Some(consumer.to_owned());
+    task.lease_expires_at = Some(expires);
+    task.attempt_count += 1;
+    task.updated_at = now;
+    let claimed = ClaimedTask {
+        task: task.clone(),
+        lease_token: token,
+        lease_expires_at: expires,
+        reclaimed,
+        payload: None,
+    };
+    (claimed, lost)
+}
+
+/// One attempt's end: the state it moves the row to, the outcome it logs,
+/// when the row is due again and why it failed.
+#[derive(Debug, Clone)]
+pub(super) struct EndAttempt<'a> {
+    pub target: (TaskState, AttemptOutcome),
+    pub available_at: Option<DateTime<Utc>>,
+    /// Due again this long after the store's now (wins over
+    /// `available_at`).
+    pub delay: Option<Duration>,
+    pub failure_reason: Option<String>,
+    pub record: &'a AttemptRecord,
+}
+
+impl<'a> EndAttempt<'a> {
+    /// The end a policy decision asks for, with a retry due after the
+    /// decision's delay by the store's clock.
+    pub fn of(decision: &'a Decision) -> Self {
+        let (target, failure_reason) = match &decision.transition {
+            Transition::Deliver => ((TaskState::Delivered, AttemptOutcome::Delivered), None),
+            Transition::RetryWait { .. } => {
+                ((TaskState::RetryWait, AttemptOutcome::RetryWait), None)
+            }
+            Transition::Fail(reason) => (
+                (TaskState::Failed, AttemptOutcome::Failed),
+                Some(reason.code()),
+            ),
+        };
+        Self {
+            target,
+            available_at: None,
+            delay: decision.retry_delay(),
+            failure_reason,
+            record: &decision.record,
+        }
+    }
+
+    pub fn delivered(record: &'a AttemptRecord) -> Self {
+        Self::to((TaskState::Delivered, AttemptOutcome::Delivered), record)
+    }
+
+    pub fn retry_wait(available_at: DateTime<Utc>, record: &'a AttemptRecord) -> Self {
+        Self {
+            available_at: Some(available_at),
+            ..Self::to((TaskState::RetryWait, AttemptOutcome::RetryWait), record)
+        }
+    }
+
+    pub fn failed(reason: &FailureReason, record: &'a AttemptRecord) -> Self {
+        Self {
+            failure_reason: Some(reason.code()),
+            ..Self::to((TaskState::Failed, AttemptOutcome::Failed), record)
+        }
+    }
+
+    /// The outcome is unknown (the request may have gone out): it counts,
+    /// and the row keeps the `available_at` it was claimed at, which has
+    /// passed, so it is due again at once.
+    pub fn abandoned(record: &'a AttemptRecord) -> Self {
+        Self::to((TaskState::RetryWait, AttemptOutcome::Abandoned), record)
+    }
+
+    fn to(target: (TaskState, AttemptOutcome), record: &'a AttemptRecord) -> Self {
+        Self {
+            target,
+            available_at: None,
+            delay: None,
+            failure_reason: None,
+            record,
+        }
+    }
+
+    /// When the row asked to be due again, on the store's clock.
+    fn asked_at(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.delay.map(|d| later(now, d)).or(self.available_at)
+    }
+}
+
+/// Ends the attempt on a row `lease` holds ([`holds`]): moves it to the
+/// target state, never due before its deadline, and returns the attempt
+/// row to append.
+pub(super) fn end_attempt(
+    task: &mut Task,
+    lease: &Lease,
+    end: &EndAttempt<'_>,
+    now: DateTime<Utc>,
+) -> Attempt {
+    let (target, outcome) = end.target;
+    let asked = end.asked_at(now);
+    task.state = target;
+    task.lease_token = None;
+    task.lease_owner = None;
+    task.lease_expires_at = None;
+    task.available_at = asked.unwrap_or(task.available_at).max(task.not_before);
+    task.failure_reason = end.failure_reason.clone();
+    task.last_status = end.record.http_status;
+    task.delivered_at = (target == TaskState::Delivered).then_some(now);
+    task.finalized_at = target.is_terminal().then_some(now);
+    task.updated_at = now;
+    let next = asked.map(|_| task.available_at);
+    attempt(lease, outcome, end.record, next, now, task.attempt_count)
+}
+
+/// Which logged outcome for the same lease makes a refused finish a
+/// harmless repeat. An `abandoned` row for the token is also what a reclaim
+/// writes, so it proves nothing about the caller: an abandon is never a
+/// repeat. A hand-back or an extension logs nothing, so none is either.
+pub(super) fn repeat_of(outcome: Option<AttemptOutcome>) -> Option<AttemptOutcome> {
+    outcome.filter(|o| *o != AttemptOutcome::Abandoned)
+}
+
+/// What a guarded transition that found no row it holds answers: the task
+/// is gone, this lease already did the same (a repeat), or it is fenced.
+pub(super) fn refusal(found: bool, repeated: bool) -> TransitionOutcome {
+    match (found, repeated) {
+        (false, _) => TransitionOutcome::NotFound,
+        (true, true) => TransitionOutcome::Applied,
+        (true, false) => TransitionOutcome::Fenced,
+    }
+}
+
+/// A report from a consumer that lost its lease still tells what the
+/// receiver saw: it is logged as `fenced` and changes nothing else.
+pub(super) fn fenced_attempt(lease: &Lease, record: &AttemptRecord, now: DateTime<Utc>) -> Attempt {
+    attempt(
+        lease,
+        AttemptOutcome::Fenced,
+        record,
+        None,
+        now,
+        lease.attempt.max(1),
+    )
+}
+
+/// Hands a held lease back without counting an attempt. The row is due
+/// again about `after` from now (an estimate, never past the horizon) and
+/// never before its destination's pause ends. When nothing can happen
+/// before the horizon (now, or the pause's end, is at or past it), the task
+/// fails with `retry_horizon` instead, so a task that keeps being handed
+/// back ends rather than looping forever.
+pub(super) fn release(
+    task: &mut Task,
+    after: Option<Duration>,
+    paused_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> TransitionOutcome {
+    let horizon = task.retry_horizon_at;
+    let expired = paused_until.map_or(now, |p| p.max(now)) >= horizon;
+    // Pending again when the attempt handed back was the first since
+    // scheduling or the last replay; retry_wait when earlier ones were made.
+    task.state = if expired {
+        TaskState::Failed
+    } else if task.attempt_count - 1 > task.attempts_before_replay {
+        TaskState::RetryWait
+    } else {
+        TaskState::Pending
+    };
+    task.attempt_count -= 1;
+    task.lease_token = None;
+    task.lease_owner = None;
+    task.lease_expires_at = None;
+    task.available_at = [after.map(|d| later(now, d).min(horizon)), paused_until]
+        .into_iter()
+        .flatten()
+        .fold(task.available_at, DateTime::max);
+    task.failure_reason = expired.then(|| FailureReason::RetryHorizon.code());
+    task.finalized_at = expired.then_some(now);
+    task.updated_at = now;
+    if expired {
+        TransitionOutcome::PastHorizon
+    } else {
+        TransitionOutcome::Applied
+    }
+}
+
+/// Pushes a held lease's expiry to `by` from now, never earlier than it is.
+pub(super) fn extend(task: &mut Task, by: Duration, now: DateTime<Utc>) {
+    task.lease_expires_at = task.lease_expires_at.map(|at| at.max(later(now, by)));
+    task.updated_at = now;
+}
+
+/// Sends a `failed` row round again from now (never before its deadline)
+/// with a fresh horizon. Attempt numbers keep rising; the retry budget
+/// counts only the attempts since. False when the row is not `failed`:
+/// replaying anything else would resend a delivered webhook or race a live
+/// lease.
+pub(super) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> bool {
+    if task.state != TaskState::Failed {
+        return false;
+    }
+    let from = now.max(task.not_before);
+    task.state = TaskState::Pending;
+    task.available_at = from;
+    task.retry_horizon_at = later(from, horizon);
+    task.attempts_before_replay = task.attempt_count;
+    task.failure_reason = None;
+    task.finalized_at = None;
+    task.updated_at = now;
+    true
+}
+
+/// Whether a lease has run out: reconciliation hands such rows back.
+pub(super) fn lease_expired(task: &Task, now: DateTime<Utc>) -> bool {
+    task.state == TaskState::Leased && task.lease_expires_at.is_some_and(|at| at <= now)
+}
+
+/// Hands an expired lease back (reconciliation): the lost attempt is logged
+/// as `abandoned` and the row is due again at once.
+pub(super) fn reclaim(task: &mut Task, now: DateTime<Utc>) -> Attempt {
+    let old = current_lease(task);
+    task.state = TaskState::RetryWait;
+    task.lease_token = None;
+    task.lease_owner = None;
+    task.lease_expires_at = None;
+    task.available_at = now.max(task.not_before);
+    task.updated_at = now;
+    attempt(
+        &old,
+        AttemptOutcome::Abandoned,
+        &AttemptRecord::default(),
+        None,
+        now,
+        old.attempt,
+    )
+}
+
+/// A destination's pause after asking for `pause` more: an existing later
+/// pause wins.
+pub(super) fn pause(
+    current: Option<DateTime<Utc>>,
+    pause: Duration,
+    now: DateTime<Utc>,
+) -> DateTime<Utc> {
+    let until = later(now, pause);
+    current.map_or(until, |p| p.max(until))
+}
+
+/// A destination's shared token bucket as stored: `None` until first used,
+/// which means full.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Bucket {
+    pub tokens: Option<f64>,
+    pub refilled_at: Option<DateTime<Utc>>,
+}
+
+/// Refills the bucket at `rate` per second up to `burst`, then grants at
+/// most `want` of the whole tokens there. A taker carrying an older `now`
+/// than the last one never runs the bucket's time backwards, and nothing is
+/// granted below zero.
+pub(super) fn take_tokens(
+    bucket: Bucket,
+    rate_per_second: f64,
+    burst: u32,
+    want: u32,
+    now: DateTime<Utc>,
+) -> (Tokens, Bucket) {
+    let rate = rate_per_second.max(1e-3);
+    let burst = f64::from(burst.max(1));
+    let refilled = bucket.refilled_at.unwrap_or(now);
+    let elapsed = ((now - refilled).num_microseconds().unwrap_or(0) as f64 / 1e6).max(0.0);
+    let tokens = (bucket.tokens.unwrap_or(burst) + elapsed * rate).min(burst);
+    let granted = tokens.floor().min(f64::from(want.max(1))).max(0.0);
+    let after = Bucket {
+        tokens: Some(tokens - granted),
+        refilled_at: Some(now.max(refilled)),
+    };
+    let answer = if granted >= 1.0 {
+        Tokens::Granted(granted as u32)
+    } else {
+        Tokens::WaitFor(std::time::Duration::from_secs_f64(
+            (1.0 - tokens).max(0.0) / rate,
+        ))
+    };
+    (answer, after)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0)
+            .single()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_bucket_never_runs_time_backwards() {
+        let now = t0();
+        let (first, bucket) = take_tokens(Bucket::default(), 1.0, 2, 2, now);
+        assert_eq!(first, Tokens::Granted(2));
+        // A taker whose now is a minute older refills nothing and does not
+        // move the bucket's time back.
+        let (second, after) = take_tokens(bucket, 1.0, 2, 1, now - Duration::minutes(1));
+        assert!(matches!(second, Tokens::WaitFor(_)), "{second:?}");
+        assert_eq!(after.refilled_at, Some(now));
+        let (third, _) = take_tokens(after, 1.0, 2, 1, now + Duration::seconds(1));
+        assert_eq!(third, Tokens::Granted(1));
+    }
+
+    #[test]
+    fn refusals_tell_gone_repeat_and_fenced_apart() {
+        assert_eq!(refusal(false, true), TransitionOutcome::NotFound);
+        assert_eq!(refusal(true, true), TransitionOutcome::Applied);
+        assert_eq!(refusal(true, false), TransitionOutcome::Fenced);
+        assert_eq!(repeat_of(Some(AttemptOutcome::Abandoned)), None);
+        assert_eq!(
+            repeat_of(Some(AttemptOutcome::Delivered)),
+            Some(AttemptOutcome::Delivered)
+        );
+    }
+}

@@ -1,0 +1,60 @@
+//! Opening the SQLite file and migrating it.
+//!
+//! PRAGMAs are per connection, so every connection sets them: WAL (readers
+//! never wait for the writer, and a commit is one append), a busy timeout
+//! (a process waits for another's write lock instead of failing at once),
+//! foreign keys on, and `synchronous = FULL`, so a commit survives power
+//! loss like PostgreSQL's.
+
+use std::path::Path;
+
+use diesel::sqlite::SqliteConnection;
+use diesel::{Connection, RunQueryDsl};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+use crate::store::StoreError;
+
+const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+
+/// How long a write waits for another process's write lock.
+const BUSY_TIMEOUT_MS: u32 = 10_000;
+
+/// Opens `path` and sets the connection's PRAGMAs; with `create`, a file
+/// that does not exist yet is created (only migration creates one).
+pub(super) fn open(path: &Path, create: bool) -> Result<SqliteConnection, StoreError> {
+    if !create && !path.exists() {
+        return Err(StoreError::Connect(diesel::ConnectionError::BadConnection(
+            format!(
+                "no SQLite database at {} (run `remit migrate` to create it)",
+                path.display()
+            ),
+        )));
+    }
+    let text = path.to_str().ok_or_else(|| {
+        StoreError::Connect(diesel::ConnectionError::InvalidConnectionUrl(
+            "the SQLite path must be valid UTF-8".into(),
+        ))
+    })?;
+    let mut conn = SqliteConnection::establish(text).map_err(StoreError::Connect)?;
+    for pragma in [
+        format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}"),
+        "PRAGMA journal_mode = WAL".to_owned(),
+        "PRAGMA synchronous = FULL".to_owned(),
+        "PRAGMA foreign_keys = ON".to_owned(),
+    ] {
+        diesel::sql_query(pragma).execute(&mut conn)?;
+    }
+    Ok(conn)
+}
+
+/// Creates the file if needed and applies every pending migration, holding
+/// the write lock so two processes never migrate it at once. Returns the
+/// versions it applied.
+pub fn migrate(path: &Path) -> Result<Vec<String>, StoreError> {
+    let mut conn = open(path, true)?;
+    conn.immediate_transaction(|conn| {
+        conn.run_pending_migrations(MIGRATIONS)
+            .map(|versions| versions.iter().map(ToString::to_string).collect())
+            .map_err(|e| StoreError::Migration(e.to_string()))
+    })
+}

@@ -1,0 +1,105 @@
+//! Reconciliation and retention on SQLite.
+//!
+//! Reconciliation reads the rows it reports on (the region's, or every
+//! region's when a ledger is compared) and computes its findings with
+//! `findings`, as the model does: a full read, which suits the embedded
+//! store's size (retention keeps the table to its last weeks).
+
+use chrono::{DateTime, Utc};
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
+use diesel::RunQueryDsl;
+
+use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
+use crate::domain::{PruneRequest, ReconcileReport, ReconcileRequest, Region, Task};
+use crate::store::{findings, lifecycle, StoreError};
+
+pub(super) fn reconcile(
+    conn: &mut SqliteConnection,
+    request: &ReconcileRequest,
+    now: DateTime<Utc>,
+) -> Result<ReconcileReport, StoreError> {
+    let scope = if request.ledger.as_ref().is_some_and(|l| !l.is_empty()) {
+        None
+    } else {
+        request.region
+    };
+    let found: Vec<TaskRow> = diesel::sql_query(format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE ? IS NULL OR region = ? ORDER BY seq"
+    ))
+    .bind::<Nullable<Text>, _>(scope.map(|r| r.to_string()))
+    .bind::<Nullable<Text>, _>(scope.map(|r| r.to_string()))
+    .load(conn)?;
+    let mut tasks: Vec<Task> = rows::tasks(found)?;
+    let mut report = findings::findings(&tasks, request, now);
+    if request.reclaim {
+        for task in tasks.iter_mut().filter(|t| {
+            request.region.is_none_or(|r| t.region == r) && lifecycle::lease_expired(t, now)
+        }) {
+            let lost = lifecycle::reclaim(task, now);
+            rows::write_task(conn, task)?;
+            rows::insert_attempt(conn, &lost)?;
+            report.reclaimed += 1;
+        }
+    }
+    Ok(report)
+}
+
+/// The regions that have tasks, in order.
+pub(super) fn regions(conn: &mut SqliteConnection) -> Result<Vec<Region>, StoreError> {
+    #[derive(diesel::QueryableByName)]
+    struct Name {
+        #[diesel(sql_type = Text)]
+        region: String,
+    }
+    let names: Vec<Name> =
+        diesel::sql_query("SELECT DISTINCT region FROM tasks ORDER BY region").load(conn)?;
+    names
+        .iter()
+        .map(|n| crate::store::rows::region("tasks.region", &n.region))
+        .collect()
+}
+
+/// Deletes one batch of the oldest ended tasks (of one region, or of
+/// each region in turn) with their attempts and payloads. Returns the
+/// counts of tasks, attempts and payloads deleted.
+pub(super) fn prune_batch(
+    conn: &mut SqliteConnection,
+    request: &PruneRequest,
+    now: DateTime<Utc>,
+) -> Result<(u64, u64, u64), StoreError> {
+    let cutoff = now
+        .checked_sub_signed(request.older_than)
+        .unwrap_or(DateTime::<Utc>::MIN_UTC);
+    #[derive(diesel::QueryableByName)]
+    struct Doomed {
+        #[diesel(sql_type = Text)]
+        id: String,
+        #[diesel(sql_type = Text)]
+        payload_ref: String,
+    }
+    let doomed: Vec<Doomed> = diesel::sql_query(
+        "SELECT id, payload_ref FROM tasks \
+         WHERE state IN ('delivered', 'failed') AND finalized_at < ? \
+           AND (? IS NULL OR region = ?) \
+         ORDER BY finalized_at, seq LIMIT ?",
+    )
+    .bind::<BigInt, _>(micros(cutoff))
+    .bind::<Nullable<Text>, _>(request.region.map(|r| r.to_string()))
+    .bind::<Nullable<Text>, _>(request.region.map(|r| r.to_string()))
+    .bind::<BigInt, _>(i64::from(request.batch_size))
+    .load(conn)?;
+    let (mut attempts, mut payloads) = (0, 0);
+    for one in &doomed {
+        attempts += diesel::sql_query("DELETE FROM attempts WHERE task_id = ?")
+            .bind::<Text, _>(&one.id)
+            .execute(conn)? as u64;
+        diesel::sql_query("DELETE FROM tasks WHERE id = ?")
+            .bind::<Text, _>(&one.id)
+            .execute(conn)?;
+        payloads += diesel::sql_query("DELETE FROM payloads WHERE payload_ref = ?")
+            .bind::<Text, _>(&one.payload_ref)
+            .execute(conn)? as u64;
+    }
+    Ok((doomed.len() as u64, attempts, payloads))
+}

@@ -1,0 +1,404 @@
+//! The SQLite tables as rows: every instant is an INTEGER of microseconds
+//! since the epoch (one format, compared as numbers, bound from Rust), every
+//! id is TEXT. A row is read into the domain type, changed by `lifecycle`,
+//! and written back whole.
+
+use chrono::{DateTime, Utc};
+use diesel::sql_types::{BigInt, Binary, Bool, Double, Integer, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
+use diesel::{QueryableByName, RunQueryDsl};
+
+use crate::domain::{
+    Attempt, AttemptRecord, Destination, DestinationId, ReminderId, Task, TaskId, TenantId,
+};
+use crate::payload_crypto::SealedPayload;
+use crate::store::enums::{outcome_from_label, outcome_label, state_from_label};
+use crate::store::rows::{corrupt, region, status};
+use crate::store::StoreError;
+
+/// Microseconds since the epoch, as stored.
+pub(super) fn micros(at: DateTime<Utc>) -> i64 {
+    at.timestamp_micros()
+}
+
+pub(super) fn instant(column: &'static str, micros: i64) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::from_timestamp_micros(micros).ok_or_else(|| corrupt(column, "out of range"))
+}
+
+fn maybe(column: &'static str, micros: Option<i64>) -> Result<Option<DateTime<Utc>>, StoreError> {
+    micros.map(|m| instant(column, m)).transpose()
+}
+
+pub(super) fn uuid(column: &'static str, text: &str) -> Result<uuid::Uuid, StoreError> {
+    uuid::Uuid::parse_str(text).map_err(|e| corrupt(column, e))
+}
+
+/// Every column of `tasks`, in the order `TASK_COLUMNS` names them.
+pub(super) const TASK_COLUMNS: &str = "id, tenant_id, reminder_id, destination_id, region, \
+    state, not_before, available_at, retry_horizon_at, lease_token, lease_owner, \
+    lease_expires_at, attempt_count, attempts_before_replay, idempotency_key, payload_ref, \
+    last_status, failure_reason, created_at, updated_at, delivered_at, finalized_at, seq";
+
+#[derive(QueryableByName)]
+pub(super) struct TaskRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    tenant_id: String,
+    #[diesel(sql_type = Text)]
+    reminder_id: String,
+    #[diesel(sql_type = Text)]
+    destination_id: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = BigInt)]
+    not_before: i64,
+    #[diesel(sql_type = BigInt)]
+    available_at: i64,
+    #[diesel(sql_type = BigInt)]
+    retry_horizon_at: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    lease_token: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    lease_owner: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    lease_expires_at: Option<i64>,
+    #[diesel(sql_type = Integer)]
+    attempt_count: i32,
+    #[diesel(sql_type = Integer)]
+    attempts_before_replay: i32,
+    #[diesel(sql_type = Text)]
+    idempotency_key: String,
+    #[diesel(sql_type = Text)]
+    payload_ref: String,
+    #[diesel(sql_type = Nullable<Integer>)]
+    last_status: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    failure_reason: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+    #[diesel(sql_type = BigInt)]
+    updated_at: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    delivered_at: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    finalized_at: Option<i64>,
+    /// Insertion order: ties between rows of the same age go to the older.
+    #[diesel(sql_type = BigInt)]
+    pub seq: i64,
+}
+
+impl TryFrom<TaskRow> for Task {
+    type Error = StoreError;
+
+    fn try_from(row: TaskRow) -> Result<Self, StoreError> {
+        let state = state_from_label(row.state.as_bytes())
+            .ok_or_else(|| corrupt("tasks.state", format!("unknown state {:?}", row.state)))?;
+        let last_status = row
+            .last_status
+            .map(|s| i16::try_from(s).map_err(|e| corrupt("tasks.last_status", e)))
+            .transpose()?;
+        Ok(Task {
+            id: TaskId(uuid("tasks.id", &row.id)?),
+            tenant_id: TenantId::new(&row.tenant_id).map_err(|e| corrupt("tenant_id", e))?,
+            reminder_id: ReminderId::new(&row.reminder_id)
+                .map_err(|e| corrupt("reminder_id", e))?,
+            destination_id: DestinationId::new(&row.destination_id)
+                .map_err(|e| corrupt("destination_id", e))?,
+            region: region("tasks.region", &row.region)?,
+            state,
+            not_before: instant("tasks.not_before", row.not_before)?,
+            available_at: instant("tasks.available_at", row.available_at)?,
+            retry_horizon_at: instant("tasks.retry_horizon_at", row.retry_horizon_at)?,
+            lease_token: row.lease_token,
+            lease_owner: row.lease_owner,
+            lease_expires_at: maybe("tasks.lease_expires_at", row.lease_expires_at)?,
+            attempt_count: row.attempt_count,
+            attempts_before_replay: row.attempts_before_replay,
+            idempotency_key: row.idempotency_key,
+            payload_ref: uuid("tasks.payload_ref", &row.payload_ref)?,
+            last_status: status("tasks.last_status", last_status)?,
+            failure_reason: row.failure_reason,
+            created_at: instant("tasks.created_at", row.created_at)?,
+            updated_at: instant("tasks.updated_at", row.updated_at)?,
+            delivered_at: maybe("tasks.delivered_at", row.delivered_at)?,
+            finalized_at: maybe("tasks.finalized_at", row.finalized_at)?,
+        })
+    }
+}
+
+/// Reads the rows of `SELECT {TASK_COLUMNS} FROM tasks ...`.
+pub(super) fn tasks(rows: Vec<TaskRow>) -> Result<Vec<Task>, StoreError> {
+    rows.into_iter().map(Task::try_from).collect()
+}
+
+/// One task by id.
+pub(super) fn task(conn: &mut SqliteConnection, id: TaskId) -> Result<Option<Task>, StoreError> {
+    let rows: Vec<TaskRow> =
+        diesel::sql_query(format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?"))
+            .bind::<Text, _>(id.0.to_string())
+            .load(conn)?;
+    Ok(tasks(rows)?.pop())
+}
+
+/// Inserts a new task row.
+pub(super) fn insert_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), StoreError> {
+    diesel::sql_query(
+        "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, \
+         not_before, available_at, retry_horizon_at, attempt_count, attempts_before_replay, \
+         idempotency_key, payload_ref, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind::<Text, _>(t.id.0.to_string())
+    .bind::<Text, _>(t.tenant_id.as_str())
+    .bind::<Text, _>(t.reminder_id.as_str())
+    .bind::<Text, _>(t.destination_id.as_str())
+    .bind::<Text, _>(t.region.as_str())
+    .bind::<Text, _>(t.state.as_str())
+    .bind::<BigInt, _>(micros(t.not_before))
+    .bind::<BigInt, _>(micros(t.available_at))
+    .bind::<BigInt, _>(micros(t.retry_horizon_at))
+    .bind::<Integer, _>(t.attempt_count)
+    .bind::<Integer, _>(t.attempts_before_replay)
+    .bind::<Text, _>(&t.idempotency_key)
+    .bind::<Text, _>(t.payload_ref.to_string())
+    .bind::<BigInt, _>(micros(t.created_at))
+    .bind::<BigInt, _>(micros(t.updated_at))
+    .execute(conn)?;
+    Ok(())
+}
+
+/// Writes back every column a transition may change.
+pub(super) fn write_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), StoreError> {
+    diesel::sql_query(
+        "UPDATE tasks SET state = ?, available_at = ?, retry_horizon_at = ?, lease_token = ?, \
+         lease_owner = ?, lease_expires_at = ?, attempt_count = ?, attempts_before_replay = ?, \
+         last_status = ?, failure_reason = ?, updated_at = ?, delivered_at = ?, \
+         finalized_at = ? WHERE id = ?",
+    )
+    .bind::<Text, _>(t.state.as_str())
+    .bind::<BigInt, _>(micros(t.available_at))
+    .bind::<BigInt, _>(micros(t.retry_horizon_at))
+    .bind::<Nullable<BigInt>, _>(t.lease_token)
+    .bind::<Nullable<Text>, _>(&t.lease_owner)
+    .bind::<Nullable<BigInt>, _>(t.lease_expires_at.map(micros))
+    .bind::<Integer, _>(t.attempt_count)
+    .bind::<Integer, _>(t.attempts_before_replay)
+    .bind::<Nullable<Integer>, _>(t.last_status.map(i32::from))
+    .bind::<Nullable<Text>, _>(&t.failure_reason)
+    .bind::<BigInt, _>(micros(t.updated_at))
+    .bind::<Nullable<BigInt>, _>(t.delivered_at.map(micros))
+    .bind::<Nullable<BigInt>, _>(t.finalized_at.map(micros))
+    .bind::<Text, _>(t.id.0.to_string())
+    .execute(conn)?;
+    Ok(())
+}
+
+pub(super) fn insert_attempt(conn: &mut SqliteConnection, a: &Attempt) -> Result<(), StoreError> {
+    let o = &a.observed;
+    diesel::sql_query(
+        "INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at, \
+         received_at, http_status, transport_error, retry_after_raw, retry_after_deadline, \
+         outcome, next_available_at, recorded_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind::<Text, _>(a.task_id.0.to_string())
+    .bind::<Integer, _>(a.attempt_number)
+    .bind::<BigInt, _>(a.lease_token)
+    .bind::<Text, _>(&a.consumer_id)
+    .bind::<Nullable<BigInt>, _>(o.started_at.map(micros))
+    .bind::<Nullable<BigInt>, _>(o.received_at.map(micros))
+    .bind::<Nullable<Integer>, _>(o.http_status.map(i32::from))
+    .bind::<Nullable<Text>, _>(&o.transport_error)
+    .bind::<Nullable<Text>, _>(&o.retry_after_raw)
+    .bind::<Nullable<BigInt>, _>(o.retry_after_deadline.map(micros))
+    .bind::<Text, _>(outcome_label(a.outcome))
+    .bind::<Nullable<BigInt>, _>(a.next_available_at.map(micros))
+    .bind::<BigInt, _>(micros(a.recorded_at))
+    .execute(conn)?;
+    Ok(())
+}
+
+#[derive(QueryableByName)]
+pub(super) struct AttemptRow {
+    #[diesel(sql_type = Text)]
+    task_id: String,
+    #[diesel(sql_type = Integer)]
+    attempt_number: i32,
+    #[diesel(sql_type = BigInt)]
+    lease_token: i64,
+    #[diesel(sql_type = Text)]
+    consumer_id: String,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    started_at: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    received_at: Option<i64>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    http_status: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    transport_error: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    retry_after_raw: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    retry_after_deadline: Option<i64>,
+    #[diesel(sql_type = Text)]
+    outcome: String,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    next_available_at: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    recorded_at: i64,
+}
+
+pub(super) const ATTEMPT_COLUMNS: &str = "task_id, attempt_number, lease_token, consumer_id, \
+    started_at, received_at, http_status, transport_error, retry_after_raw, \
+    retry_after_deadline, outcome, next_available_at, recorded_at";
+
+impl TryFrom<AttemptRow> for Attempt {
+    type Error = StoreError;
+
+    fn try_from(row: AttemptRow) -> Result<Self, StoreError> {
+        let outcome = outcome_from_label(row.outcome.as_bytes()).ok_or_else(|| {
+            corrupt(
+                "attempts.outcome",
+                format!("unknown outcome {:?}", row.outcome),
+            )
+        })?;
+        let http_status = row
+            .http_status
+            .map(|s| u16::try_from(s).map_err(|e| corrupt("attempts.http_status", e)))
+            .transpose()?;
+        Ok(Attempt {
+            task_id: TaskId(uuid("attempts.task_id", &row.task_id)?),
+            attempt_number: row.attempt_number,
+            lease_token: row.lease_token,
+            consumer_id: row.consumer_id,
+            outcome,
+            observed: AttemptRecord {
+                started_at: maybe("attempts.started_at", row.started_at)?,
+                received_at: maybe("attempts.received_at", row.received_at)?,
+                http_status,
+                transport_error: row.transport_error,
+                retry_after_raw: row.retry_after_raw,
+                retry_after_deadline: maybe(
+                    "attempts.retry_after_deadline",
+                    row.retry_after_deadline,
+                )?,
+            },
+            next_available_at: maybe("attempts.next_available_at", row.next_available_at)?,
+            recorded_at: instant("attempts.recorded_at", row.recorded_at)?,
+        })
+    }
+}
+
+#[derive(QueryableByName)]
+pub(super) struct DestinationRow {
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Text)]
+    url: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub signing_secret: Option<String>,
+    #[diesel(sql_type = Bool)]
+    enabled: bool,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    paused_until: Option<i64>,
+    #[diesel(sql_type = Nullable<Double>)]
+    pub rate_tokens: Option<f64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub rate_refilled_at: Option<i64>,
+}
+
+pub(super) const DESTINATION_COLUMNS: &str =
+    "id, region, url, signing_secret, enabled, paused_until, rate_tokens, rate_refilled_at";
+
+impl DestinationRow {
+    pub fn destination(&self) -> Result<Destination, StoreError> {
+        Ok(Destination {
+            id: DestinationId::new(&self.id).map_err(|e| corrupt("destinations.id", e))?,
+            region: region("destinations.region", &self.region)?,
+            url: url::Url::parse(&self.url).map_err(|e| corrupt("destinations.url", e))?,
+            has_signing_secret: self.signing_secret.is_some(),
+            enabled: self.enabled,
+            paused_until: maybe("destinations.paused_until", self.paused_until)?,
+        })
+    }
+
+    pub fn refilled_at(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        maybe("destinations.rate_refilled_at", self.rate_refilled_at)
+    }
+}
+
+pub(super) fn destination_row(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+) -> Result<Option<DestinationRow>, StoreError> {
+    let mut rows: Vec<DestinationRow> = diesel::sql_query(format!(
+        "SELECT {DESTINATION_COLUMNS} FROM destinations WHERE id = ?"
+    ))
+    .bind::<Text, _>(id.as_str())
+    .load(conn)?;
+    Ok(rows.pop())
+}
+
+#[derive(QueryableByName)]
+pub(super) struct PayloadRow {
+    #[diesel(sql_type = Text)]
+    pub content_type: String,
+    #[diesel(sql_type = Binary)]
+    key_fingerprint: Vec<u8>,
+    #[diesel(sql_type = Binary)]
+    nonce: Vec<u8>,
+    #[diesel(sql_type = Binary)]
+    ciphertext: Vec<u8>,
+}
+
+impl PayloadRow {
+    pub fn sealed(self) -> (String, SealedPayload) {
+        (
+            self.content_type,
+            SealedPayload {
+                key_fingerprint: self.key_fingerprint,
+                nonce: self.nonce,
+                ciphertext: self.ciphertext,
+            },
+        )
+    }
+}
+
+pub(super) fn payload_row(
+    conn: &mut SqliteConnection,
+    payload_ref: uuid::Uuid,
+) -> Result<Option<PayloadRow>, StoreError> {
+    let mut rows: Vec<PayloadRow> = diesel::sql_query(
+        "SELECT content_type, key_fingerprint, nonce, ciphertext FROM payloads \
+         WHERE payload_ref = ?",
+    )
+    .bind::<Text, _>(payload_ref.to_string())
+    .load(conn)?;
+    Ok(rows.pop())
+}
+
+pub(super) fn insert_payload(
+    conn: &mut SqliteConnection,
+    payload_ref: uuid::Uuid,
+    content_type: &str,
+    sealed: &SealedPayload,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    diesel::sql_query(
+        "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext, \
+         created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind::<Text, _>(payload_ref.to_string())
+    .bind::<Text, _>(content_type)
+    .bind::<Binary, _>(&sealed.key_fingerprint)
+    .bind::<Binary, _>(&sealed.nonce)
+    .bind::<Binary, _>(&sealed.ciphertext)
+    .bind::<BigInt, _>(micros(now))
+    .execute(conn)?;
+    Ok(())
+}
