@@ -9,7 +9,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use actix_web::{web, App, HttpServer};
 use remit::payload_crypto::{PayloadKey, PAYLOAD_KEY_ENV};
-use remit::store::{PgConfig, PgStore, StoreError};
+use remit::store::{Database, DatabaseConfig, StoreError};
 use slog::info;
 
 use crate::api::{self, ApiState, Progress, TaskRules};
@@ -31,6 +31,8 @@ pub enum AppError {
     Store(#[from] StoreError),
     #[error("the demo's webhooks were not all delivered within 30 s")]
     DemoIncomplete,
+    #[error("could not make the demo's temporary directory")]
+    TempDir(#[source] std::io::Error),
     #[error(transparent)]
     Invalid(#[from] remit::domain::InvalidInput),
     #[error("could not serve the API on {addr}")]
@@ -64,10 +66,12 @@ pub fn payload_key(config: &Config) -> Result<PayloadKey, AppError> {
     Ok(PayloadKey::from_base64(text)?)
 }
 
-pub async fn connect(config: &Config, key: PayloadKey) -> Result<PgStore, AppError> {
-    let mut pg = PgConfig::new(config.database.url.clone());
-    pg.pool_size = config.database.pool_size;
-    Ok(PgStore::connect(&pg, key).await?)
+/// Connects to the configured database (an embedded file is created and
+/// migrated on first use).
+pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppError> {
+    let mut database = DatabaseConfig::new(config.database.url.clone());
+    database.pool_size = config.database.pool_size;
+    Ok(Database::connect(&database, key).await?)
 }
 
 /// A running region runtime and its API server.
@@ -94,7 +98,7 @@ impl Runtime {
     /// (`api.pool_size`) on the same database.
     pub async fn start(
         config: Config,
-        store: PgStore,
+        store: Database,
         log: slog::Logger,
     ) -> Result<Self, AppError> {
         Self::start_with_clock(config, store, log, WallClock::default()).await
@@ -104,7 +108,7 @@ impl Runtime {
     /// whose clock is off).
     pub async fn start_with_clock(
         config: Config,
-        store: PgStore,
+        store: Database,
         log: slog::Logger,
         wall: WallClock,
     ) -> Result<Self, AppError> {
@@ -227,6 +231,9 @@ pub fn run(config: Config) -> Result<(), AppError> {
         // Handlers first: a SIGTERM that arrives once the API answers must
         // find them in place.
         let signals = Signals::install();
+        // First: which database, and whether it is the default.
+        info!(log, "database"; "at" => config.database_description(),
+              "default" => config.database_is_default());
         let store = connect(&config, key).await?;
         let runtime = Runtime::start(config, store, log.clone()).await?;
         let signal = signals.next().await;

@@ -1,6 +1,7 @@
-//! `remit demo`: remit's whole job on one machine, with nothing to set up
-//! but a PostgreSQL. In a schema of its own (dropped afterwards) it starts a
-//! local receiver that answers each webhook's first request with
+//! `remit demo`: remit's whole job on one machine, with nothing to set up.
+//! On a SQLite file in a temporary directory (or, with `--database-url`,
+//! in a schema of its own in that PostgreSQL), removed afterwards, it
+//! starts a local receiver that answers each webhook's first request with
 //! `429 Retry-After: 1`, schedules three webhooks, runs the region's
 //! runtime until all are delivered, and prints what happened.
 
@@ -13,7 +14,7 @@ use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TaskState, TenantId,
 };
 use remit::payload_crypto::PayloadKey;
-use remit::store::Store;
+use remit::store::{DatabaseUrl, Store};
 
 use crate::app::{self, AppError, Runtime};
 use crate::config::Config;
@@ -49,13 +50,32 @@ async fn receive(request: HttpRequest, seen: web::Data<Seen>) -> HttpResponse {
     }
 }
 
-pub async fn run(mut config: Config) -> Result<(), AppError> {
+/// Runs the demo on a throwaway SQLite file, or on `database_url`.
+pub async fn run(mut config: Config, database_url: Option<String>) -> Result<(), AppError> {
     app::install_crypto_provider();
-    let schema = format!("remit_demo_{}", std::process::id());
-    let scoped = remit::store::create_schema(&config.database.url, &schema).await?;
-    let result = demo(&mut config, &scoped).await;
-    remit::store::drop_schema(&config.database.url, &schema).await?;
-    result
+    let Some(url) = database_url else {
+        let dir = std::env::temp_dir().join(format!("remit-demo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(AppError::TempDir)?;
+        let url = format!("sqlite://{}", dir.join("remit.db").display());
+        println!(
+            "database: SQLite file in {} (removed afterwards)",
+            dir.display()
+        );
+        let result = demo(&mut config, &url).await;
+        let _ = std::fs::remove_dir_all(&dir);
+        return result;
+    };
+    match DatabaseUrl::parse(&url)? {
+        DatabaseUrl::Sqlite(_) => demo(&mut config, &url).await,
+        DatabaseUrl::Postgres(_) => {
+            let schema = format!("remit_demo_{}", std::process::id());
+            let scoped = remit::store::create_schema(&url, &schema).await?;
+            println!("database: schema {schema} of PostgreSQL (dropped afterwards)");
+            let result = demo(&mut config, &scoped).await;
+            remit::store::drop_schema(&url, &schema).await?;
+            result
+        }
+    }
 }
 
 async fn demo(config: &mut Config, scoped: &str) -> Result<(), AppError> {
@@ -151,16 +171,21 @@ async fn demo(config: &mut Config, scoped: &str) -> Result<(), AppError> {
         all_delivered &= state == "delivered";
         println!("  {id}: {state}");
         for attempt in store.attempts(*id).await? {
-            println!(
-                "    attempt {} {:?} status={:?} retry_after={:?} next={:?}",
+            let mut line = format!(
+                "    attempt {} {}",
                 attempt.attempt_number,
-                attempt.outcome,
-                attempt.observed.http_status,
-                attempt.observed.retry_after_raw,
-                attempt
-                    .next_available_at
-                    .map(|t| t.format("%H:%M:%S%.3f").to_string()),
+                attempt.outcome.as_str()
             );
+            if let Some(status) = attempt.observed.http_status {
+                line += &format!(", status {status}");
+            }
+            if let Some(raw) = &attempt.observed.retry_after_raw {
+                line += &format!(", Retry-After {raw}");
+            }
+            if let Some(next) = attempt.next_available_at {
+                line += &format!(", due again {}", next.format("%H:%M:%S%.3f"));
+            }
+            println!("{line}");
         }
     }
     println!(

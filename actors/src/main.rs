@@ -29,9 +29,14 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Show remit's whole job on this machine: a local receiver that
-    /// rate-limits, three webhooks, delivery and the attempt log, in a
-    /// schema of its own that is dropped afterwards.
-    Demo,
+    /// rate-limits, three webhooks, delivery and the attempt log, on a
+    /// SQLite file in a temporary directory that is removed afterwards.
+    Demo {
+        /// Run on this database instead (postgres://… runs in a schema of
+        /// its own, dropped afterwards).
+        #[arg(long)]
+        database_url: Option<String>,
+    },
     /// Apply the embedded schema migrations.
     Migrate,
     /// Run a region's delivery runtime and the HTTP API until SIGTERM.
@@ -209,7 +214,7 @@ fn dispatch(cli: Cli) -> Result<(), CliError> {
 /// Commands that do one thing against the database and exit.
 async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
     match command {
-        Command::Demo => Ok(remit_actors::demo::run(config).await?),
+        Command::Demo { database_url } => Ok(remit_actors::demo::run(config, database_url).await?),
         Command::Migrate => {
             let applied = remit::store::migrate(&config.database.url)
                 .await

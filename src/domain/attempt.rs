@@ -16,6 +16,19 @@ pub enum AttemptOutcome {
     Abandoned,
 }
 
+impl AttemptOutcome {
+    /// The stable label stored in the attempt log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Delivered => "delivered",
+            AttemptOutcome::RetryWait => "retry_wait",
+            AttemptOutcome::Failed => "failed",
+            AttemptOutcome::Fenced => "fenced",
+            AttemptOutcome::Abandoned => "abandoned",
+        }
+    }
+}
+
 /// What one attempt observed; the attempt row is written from it. Never a
 /// payload or a response body.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -121,6 +121,18 @@ pub enum Database {
     Sqlite(SqliteStore),
 }
 
+impl From<PgStore> for Database {
+    fn from(store: PgStore) -> Self {
+        Database::Postgres(store)
+    }
+}
+
+impl From<SqliteStore> for Database {
+    fn from(store: SqliteStore) -> Self {
+        Database::Sqlite(store)
+    }
+}
+
 /// Calls the same method on whichever store this is.
 macro_rules! on_store {
     ($self:expr, $store:ident => $call:expr) => {
@@ -133,6 +145,8 @@ macro_rules! on_store {
 
 impl Database {
     /// Connects to the database the URL names and checks that it answers.
+    /// A SQLite file is created and migrated if it needs to be; PostgreSQL
+    /// is migrated only by [`migrate`] (`remit migrate`).
     pub async fn connect(config: &DatabaseConfig, key: PayloadKey) -> Result<Self, StoreError> {
         match DatabaseUrl::parse(&config.url)? {
             DatabaseUrl::Postgres(url) => {
@@ -143,7 +157,12 @@ impl Database {
                 };
                 Ok(Database::Postgres(PgStore::connect(&pg, key).await?))
             }
-            DatabaseUrl::Sqlite(path) => Ok(Database::Sqlite(SqliteStore::open(&path, key).await?)),
+            DatabaseUrl::Sqlite(path) => {
+                // The embedded file sets itself up: created and migrated on
+                // first use, under its write lock.
+                migrate(&config.url).await?;
+                Ok(Database::Sqlite(SqliteStore::open(&path, key).await?))
+            }
         }
     }
 

@@ -25,13 +25,7 @@ pub(crate) fn state_label(state: TaskState) -> &'static str {
 }
 
 pub(crate) fn outcome_label(outcome: AttemptOutcome) -> &'static str {
-    match outcome {
-        AttemptOutcome::Delivered => "delivered",
-        AttemptOutcome::RetryWait => "retry_wait",
-        AttemptOutcome::Failed => "failed",
-        AttemptOutcome::Fenced => "fenced",
-        AttemptOutcome::Abandoned => "abandoned",
-    }
+    outcome.as_str()
 }
 
 pub(crate) fn state_from_label(label: &[u8]) -> Option<TaskState> {

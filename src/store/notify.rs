@@ -37,7 +37,7 @@ pub struct Wakeups {
 }
 
 enum Source {
-    Listen(AsyncPgConnection),
+    Listen(Box<AsyncPgConnection>),
     InProcess(tokio::sync::broadcast::Receiver<Wakeup>),
 }
 
@@ -50,7 +50,7 @@ impl std::fmt::Debug for Wakeups {
 impl Wakeups {
     pub async fn connect(store: &Database) -> Result<Self, StoreError> {
         let source = match store {
-            Database::Postgres(pg) => Source::Listen(listen(pg).await?),
+            Database::Postgres(pg) => Source::Listen(Box::new(listen(pg).await?)),
             Database::Sqlite(lite) => Source::InProcess(lite.subscribe()),
         };
         Ok(Self { source })

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
-use remit::store::{PgStore, Store, StoreStats};
+use remit::store::{Database, Store, StoreStats};
 
 use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
@@ -38,7 +38,7 @@ pub use tasks::{CreateTask, TaskRules};
 pub struct ApiState {
     /// A pool of the API's own, so requests cannot take the connections
     /// delivery needs.
-    pub store: PgStore,
+    pub store: Database,
     pub rules: TaskRules,
     pub token: Option<String>,
     /// Where webhooks may be sent; new destinations are checked against it.

@@ -192,7 +192,7 @@ impl Default for Config {
             consumer_id: None,
             allow_other_regions: false,
             database: DatabaseConfig {
-                url: "postgres://postgres@127.0.0.1:5432/postgres".into(),
+                url: remit::store::DEFAULT_DATABASE_URL.into(),
                 pool_size: 8,
             },
             lease: LeaseConfig { seconds: 30 },

@@ -6,8 +6,24 @@ use remit::domain::PruneRequest;
 use super::{invalid, Config, ConfigError};
 
 impl Config {
+    /// Where the database is, without any password, for the first log
+    /// line and for status output.
+    pub fn database_description(&self) -> String {
+        remit::store::DatabaseUrl::parse(&self.database.url)
+            .map(|url| url.describe())
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    /// True when neither DATABASE_URL nor the configuration named one, so
+    /// remit runs on `sqlite://remit.db` in the working directory.
+    pub fn database_is_default(&self) -> bool {
+        self.database.url == remit::store::DEFAULT_DATABASE_URL
+    }
+
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
         self.region()?;
+        remit::store::DatabaseUrl::parse(&self.database.url)
+            .map_err(|e| invalid("database.url", e.reason))?;
         if self.lease.seconds == 0 {
             return Err(invalid("lease.seconds", "must be at least 1"));
         }

@@ -2,7 +2,7 @@
 //! throttle asks for its destination's tokens and waits for its answer,
 //! and asks that arrive together share one round trip to the buckets.
 
-use remit::store::{PgStore, Store, TokenRequest, Tokens};
+use remit::store::{Database, Store, TokenRequest, Tokens};
 
 use super::batcher::Batcher;
 
@@ -15,7 +15,7 @@ const BATCH: usize = 512;
 /// Takes in flight at once.
 const TAKES: usize = 2;
 
-pub fn start(store: PgStore, log: slog::Logger) -> Buckets {
+pub fn start(store: Database, log: slog::Logger) -> Buckets {
     Batcher::start(
         "buckets",
         TAKES,

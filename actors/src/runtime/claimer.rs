@@ -237,7 +237,9 @@ impl Claimer {
                     match Wakeups::connect(&store).await {
                         Ok(mut wakeups) => {
                             wait = Duration::from_millis(500);
-                            targets.set_listening(true);
+                            // Kept destinations are trusted only when every
+                            // process's pauses are heard here.
+                            targets.set_listening(wakeups.reaches_every_process());
                             // Anything missed while disconnected.
                             me.do_send(Poll);
                             loop {

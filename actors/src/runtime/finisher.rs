@@ -4,7 +4,7 @@
 //! before its next state is durable; when a commit fails, each delivery
 //! retries on its own while its lease lasts.
 
-use remit::store::{Finish, PgStore, Store, TransitionOutcome};
+use remit::store::{Database, Finish, Store, TransitionOutcome};
 
 use super::batcher::Batcher;
 
@@ -17,7 +17,7 @@ const BATCH: usize = 256;
 /// ones wait for their flush to disk.
 const COMMITS: usize = 4;
 
-pub fn start(store: PgStore, log: slog::Logger) -> Finisher {
+pub fn start(store: Database, log: slog::Logger) -> Finisher {
     Batcher::start(
         "finisher",
         COMMITS,

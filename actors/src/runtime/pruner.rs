@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::{PruneReport, PruneRequest};
-use remit::store::{PgStore, Store, StoreError};
+use remit::store::{Database, Store, StoreError};
 use slog::{debug, info, warn};
 
 use super::guard::{self, Guarded};
@@ -22,7 +22,7 @@ pub struct Pruner {
     shared: Shared,
     /// Opened by the first run and kept; `None` until then, or while the
     /// database cannot be reached.
-    store: Option<PgStore>,
+    store: Option<Database>,
     /// Set by a restart: the first run then waits a whole interval, as
     /// after a failed run, so a run that panics is not retried at once.
     restarted: bool,

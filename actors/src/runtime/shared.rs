@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use remit::domain::Region;
 use remit::policy::RetryPolicy;
-use remit::store::PgStore;
+use remit::store::Database;
 use tokio::sync::Semaphore;
 
 use super::{Buckets, Capacity, Finisher, Health, Holds, Targets, WallClock};
@@ -45,7 +45,7 @@ impl RuntimeStats {
 /// Cheap to clone; every actor of the region holds one.
 #[derive(Clone)]
 pub struct Shared {
-    pub store: PgStore,
+    pub store: Database,
     pub region: Region,
     pub consumer: Rc<str>,
     pub config: Rc<Config>,

@@ -17,7 +17,7 @@ use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TaskId, TaskState,
     TenantId,
 };
-use remit::store::{PgStore, Store};
+use remit::store::{Database, Store};
 use remit_actors::app::Runtime;
 use remit_actors::config::Config;
 
@@ -80,15 +80,20 @@ pub fn logger() -> slog::Logger {
     slog::Logger::root(slog::Discard, slog::o!())
 }
 
-pub async fn start(config: Config, store: &PgStore) -> Runtime {
+/// Any store will do: `&db.store` of a PostgreSQL or a SQLite test database.
+pub async fn start(config: Config, store: &(impl Clone + Into<Database>)) -> Runtime {
     start_skewed(config, store, chrono::Duration::zero()).await
 }
 
 /// A runtime whose wall clock is `skew` off this host's (negative: behind).
-pub async fn start_skewed(config: Config, store: &PgStore, skew: chrono::Duration) -> Runtime {
+pub async fn start_skewed(
+    config: Config,
+    store: &(impl Clone + Into<Database>),
+    skew: chrono::Duration,
+) -> Runtime {
     remit_actors::app::install_crypto_provider();
     let wall = remit_actors::runtime::WallClock::skewed(skew);
-    Runtime::start_with_clock(config, store.clone(), logger(), wall)
+    Runtime::start_with_clock(config, store.clone().into(), logger(), wall)
         .await
         .expect("the runtime starts")
 }
