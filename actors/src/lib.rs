@@ -26,5 +26,6 @@ pub mod reconcile;
 pub mod runtime;
 pub mod schedule_file;
 pub mod signature;
+pub mod transfer;
 
 pub use remit::error_chain;

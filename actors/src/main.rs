@@ -82,6 +82,23 @@ enum Command {
         #[arg(long, value_parser = humantime::parse_duration)]
         older_than: Option<std::time::Duration>,
     },
+    /// Write the whole schedule (destinations, tasks with their sealed
+    /// payloads, attempt logs) as JSON lines, to move it to another store
+    /// with `remit import`. Stop the runtimes first. The file holds
+    /// signing secrets: keep it as a secret.
+    Export {
+        /// Where to write (default: standard output).
+        #[arg(long, value_name = "PATH", default_value = "-")]
+        file: PathBuf,
+    },
+    /// Read a `remit export` into the configured database. Every task
+    /// continues where it was, under the same id and key; running the same
+    /// import again changes nothing.
+    Import {
+        /// The export to read, or `-` for standard input.
+        #[arg(long, value_name = "PATH")]
+        file: PathBuf,
+    },
     /// Schedule one webhook (prints its task id and idempotency key), or
     /// many from a file with --file.
     Schedule {
@@ -366,6 +383,58 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             let store = app::connect(&config, key).await?;
             let report = store.prune(&request).await?;
             print!("{}", remit_actors::prune::to_text(&request, &report));
+            Ok(())
+        }
+        Command::Export { file } => {
+            // Payloads travel sealed; no key is needed to export them.
+            let key =
+                app::payload_key(&config).unwrap_or_else(|_| PayloadKey::from_bytes(rand_key()));
+            let store = app::connect(&config, key).await?;
+            let flag = format!("--file {}", file.display());
+            let mut out: Box<dyn std::io::Write> = if file.as_os_str() == "-" {
+                Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+            } else {
+                let created = std::fs::File::create(&file)
+                    .map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+                Box::new(std::io::BufWriter::new(created))
+            };
+            let counts = remit_actors::transfer::export(&store, &mut out)
+                .await
+                .map_err(|e| CliError::Usage(format!("{flag}: {}", error_chain(&e))))?;
+            eprintln!(
+                "exported {} destinations and {} tasks from {}",
+                counts.destinations,
+                counts.tasks,
+                config.database_description()
+            );
+            Ok(())
+        }
+        Command::Import { file } => {
+            let key =
+                app::payload_key(&config).unwrap_or_else(|_| PayloadKey::from_bytes(rand_key()));
+            let store = app::connect(&config, key).await?;
+            let flag = format!("--file {}", file.display());
+            let mut input: Box<dyn std::io::BufRead> = if file.as_os_str() == "-" {
+                Box::new(std::io::BufReader::new(std::io::stdin()))
+            } else {
+                let opened = std::fs::File::open(&file)
+                    .map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+                Box::new(std::io::BufReader::new(opened))
+            };
+            let report = remit_actors::transfer::import(&store, &mut input)
+                .await
+                .map_err(|e| match e {
+                    remit_actors::transfer::TransferError::Store(e) => CliError::from(e),
+                    e => CliError::Usage(format!("{flag}: {}", error_chain(&e))),
+                })?;
+            println!(
+                "imported into {}: {} destinations added ({} already there), {} tasks added ({} already there)",
+                config.database_description(),
+                report.destinations.added,
+                report.destinations.already,
+                report.tasks.added,
+                report.tasks.already
+            );
             Ok(())
         }
         Command::Keygen | Command::Run { .. } => Ok(()),

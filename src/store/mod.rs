@@ -28,6 +28,8 @@
 //!   conversion of rows into domain types.
 //! - `migrate`: PostgreSQL's embedded migrations (`migrations/postgres`;
 //!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`).
+//! - `transfer` (with `pg_transfer` and `sqlite/transfer`): export and
+//!   import of a whole schedule between stores.
 //! - `stats`: counters of claims, reclaims and fenced finishes.
 //! - `clock`: the single authority for "now".
 //! - `sandbox`: a throwaway schema of remit's own inside a database.
@@ -48,6 +50,7 @@ mod memory;
 mod migrate;
 mod notify;
 mod pg;
+mod pg_transfer;
 mod prepared;
 mod rate;
 mod reads;
@@ -62,6 +65,7 @@ mod schedule_many;
 mod schema;
 mod sqlite;
 mod stats;
+mod transfer;
 mod transitions;
 
 use std::future::Future;
@@ -79,6 +83,7 @@ pub use replay::Replayed;
 pub use sandbox::{create_schema, drop_schema};
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
+pub use transfer::{DestinationRecord, Imported, TaskRecord};
 pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 use crate::domain::{

@@ -6,7 +6,7 @@ use chrono::Duration;
 use remit::domain::{AttemptRecord, Region, TaskId};
 use remit::store::{Store, TransitionOutcome};
 
-use crate::support::{claim, TestDb};
+use crate::support::{claim, Backend, TestDb};
 
 const CLAIMERS: usize = 4;
 const TASKS: usize = 120;
@@ -14,7 +14,18 @@ const ROUNDS: usize = 40;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_row_is_ever_held_by_two_live_leases() {
-    let db = TestDb::new().await;
+    two_live_leases_never_hold_a_row(Backend::Postgres).await;
+}
+
+/// Each store is a connection of its own on one file, as separate
+/// processes would be: their claims are serialized by SQLite's write lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_row_is_ever_held_by_two_live_leases_on_one_sqlite_file() {
+    two_live_leases_never_hold_a_row(Backend::Sqlite).await;
+}
+
+async fn two_live_leases_never_hold_a_row(backend: Backend) {
+    let db = TestDb::on(backend).await;
     let mut dests = Vec::new();
     for d in 0..6 {
         dests.push(db.destination(&format!("dest-{d}"), Region::EU).await);

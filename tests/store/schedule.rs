@@ -167,7 +167,7 @@ async fn a_product_schedules_inside_its_own_transaction() {
     let rolled_back = conn
         .transaction::<(), StoreError, _>(async |conn| {
             let answers = db
-                .store
+                .pg()
                 .schedule_many_on(conn, vec![new_task("r1", &d, Region::EU)])
                 .await?;
             assert!(answers[0].as_ref().unwrap().created);
@@ -183,7 +183,7 @@ async fn a_product_schedules_inside_its_own_transaction() {
 
     // It commits: the reminder commits with it.
     conn.transaction::<(), StoreError, _>(async |conn| {
-        db.store
+        db.pg()
             .schedule_many_on(conn, vec![new_task("r1", &d, Region::EU)])
             .await?;
         Ok(())

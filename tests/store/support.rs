@@ -1,5 +1,6 @@
-//! A database of its own for each test: a fresh schema, migrated, dropped
-//! when the test ends. Tests run in parallel against one server.
+//! A database of its own for each test: a fresh PostgreSQL schema or a
+//! SQLite file, migrated, removed when the test ends. Tests run in parallel
+//! against one server.
 //!
 //! Shared by the store's tests and the runtime's (`actors/tests`), which
 //! include it by path; not every test binary uses every helper.
@@ -13,7 +14,7 @@ use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TenantId,
 };
 use remit::payload_crypto::PayloadKey;
-use remit::store::{ClaimRequest, Clock, PgConfig, PgStore, SqliteStore, Store};
+use remit::store::{ClaimRequest, Clock, Database, DatabaseConfig, PgStore, Store};
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -36,10 +37,29 @@ fn in_schema(url: &str, schema: &str) -> String {
     format!("{url}{sep}options=-c%20search_path%3D{schema}")
 }
 
+/// The stores a test can run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 2] = [Backend::Postgres, Backend::Sqlite];
+}
+
+/// A database of the test's own: a schema of the PostgreSQL server at
+/// DATABASE_URL, or a SQLite file in a directory of its own. Either is
+/// removed when the test ends.
 pub struct TestDb {
-    pub store: PgStore,
+    pub store: Database,
     pub url: String,
-    schema: String,
+    place: Place,
+}
+
+enum Place {
+    Schema(String),
+    Dir(std::path::PathBuf),
 }
 
 #[derive(QueryableByName)]
@@ -49,70 +69,144 @@ struct Count {
 }
 
 impl TestDb {
-    /// A migrated schema with a store whose clock is pinned at [`t0`].
+    /// A migrated PostgreSQL schema with a store whose clock is pinned at
+    /// [`t0`].
     pub async fn new() -> Self {
-        Self::with_pool(4).await
+        Self::on(Backend::Postgres).await
     }
 
-    /// A migrated schema whose store uses the database's clock, for tests
-    /// of the running system.
-    pub async fn with_database_clock() -> Self {
-        let mut db = Self::with_pool(8).await;
-        db.store = db.store.clone().with_clock(Clock::database());
+    /// A migrated SQLite file with a store whose clock is pinned at [`t0`].
+    pub async fn sqlite() -> Self {
+        Self::on(Backend::Sqlite).await
+    }
+
+    /// A migrated database of `backend` with its clock pinned at [`t0`].
+    pub async fn on(backend: Backend) -> Self {
+        let mut db = Self::open(backend, 4).await;
+        db.store = db.store.clone().with_clock(Clock::pinned(t0()));
         db
     }
 
+    /// A migrated PostgreSQL schema whose store uses the database's clock,
+    /// for tests of the running system.
+    pub async fn with_database_clock() -> Self {
+        Self::open(Backend::Postgres, 8).await
+    }
+
+    /// As [`TestDb::with_database_clock`], on `backend` (SQLite's clock is
+    /// the host's).
+    pub async fn running_on(backend: Backend) -> Self {
+        Self::open(backend, 8).await
+    }
+
     pub async fn with_pool(pool_size: u32) -> Self {
-        let schema = format!("remit_test_{}", uuid::Uuid::new_v4().simple());
-        let mut admin = AsyncPgConnection::establish(&database_url())
-            .await
-            .expect("PostgreSQL must be reachable at DATABASE_URL");
-        diesel::sql_query(format!("CREATE SCHEMA {schema}"))
-            .execute(&mut admin)
-            .await
-            .unwrap();
-        let url = in_schema(&database_url(), &schema);
+        let mut db = Self::open(Backend::Postgres, pool_size).await;
+        db.store = db.store.clone().with_clock(Clock::pinned(t0()));
+        db
+    }
+
+    async fn open(backend: Backend, pool_size: u32) -> Self {
+        let (url, place) = match backend {
+            Backend::Postgres => {
+                let schema = format!("remit_test_{}", uuid::Uuid::new_v4().simple());
+                let mut admin = AsyncPgConnection::establish(&database_url())
+                    .await
+                    .expect("PostgreSQL must be reachable at DATABASE_URL");
+                diesel::sql_query(format!("CREATE SCHEMA {schema}"))
+                    .execute(&mut admin)
+                    .await
+                    .unwrap();
+                (in_schema(&database_url(), &schema), Place::Schema(schema))
+            }
+            Backend::Sqlite => {
+                let dir = std::env::temp_dir()
+                    .join(format!("remit-test-{}", uuid::Uuid::new_v4().simple()));
+                std::fs::create_dir_all(&dir).unwrap();
+                let url = format!("sqlite://{}", dir.join("remit.db").display());
+                (url, Place::Dir(dir))
+            }
+        };
         remit::store::migrate(&url).await.unwrap();
-        let mut config = PgConfig::new(url.clone());
+        let mut config = DatabaseConfig::new(url.clone());
         config.pool_size = pool_size;
-        let store = PgStore::connect(&config, test_key())
-            .await
-            .unwrap()
-            .with_clock(Clock::pinned(t0()));
-        Self { store, url, schema }
+        let store = Database::connect(&config, test_key()).await.unwrap();
+        Self { store, url, place }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self.place {
+            Place::Schema(_) => Backend::Postgres,
+            Place::Dir(_) => Backend::Sqlite,
+        }
     }
 
     pub fn clock(&self) -> &Clock {
         self.store.clock()
     }
 
-    /// A second store on the same schema (another process, as far as the
-    /// database can tell) sharing this one's clock.
-    pub async fn another_store(&self, key: PayloadKey) -> PgStore {
-        PgStore::connect(&PgConfig::new(self.url.clone()), key)
+    /// The PostgreSQL store, for tests of what only it has.
+    pub fn pg(&self) -> &PgStore {
+        match &self.store {
+            Database::Postgres(pg) => pg,
+            other => panic!("this test needs PostgreSQL, not {}", other.kind()),
+        }
+    }
+
+    /// A second store on the same database (another process, as far as
+    /// the database can tell) sharing this one's clock.
+    pub async fn another_store(&self, key: PayloadKey) -> Database {
+        Database::connect(&DatabaseConfig::new(self.url.clone()), key)
             .await
             .unwrap()
             .with_clock(self.clock().clone())
     }
 
     pub async fn conn(&self) -> AsyncPgConnection {
+        assert_eq!(self.backend(), Backend::Postgres, "conn() is PostgreSQL's");
         AsyncPgConnection::establish(&self.url).await.unwrap()
     }
 
+    fn sqlite_conn(&self) -> diesel::SqliteConnection {
+        use diesel::Connection as _;
+        let path = self.url.trim_start_matches("sqlite://");
+        let mut conn = diesel::SqliteConnection::establish(path).unwrap();
+        diesel::RunQueryDsl::execute(diesel::sql_query("PRAGMA busy_timeout = 10000"), &mut conn)
+            .unwrap();
+        conn
+    }
+
     pub async fn execute(&self, sql: &str) -> usize {
-        diesel::sql_query(sql)
-            .execute(&mut self.conn().await)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        match self.backend() {
+            Backend::Postgres => diesel::sql_query(sql)
+                .execute(&mut self.conn().await)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Backend::Sqlite => {
+                diesel::RunQueryDsl::execute(diesel::sql_query(sql), &mut self.sqlite_conn())
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            }
+        }
     }
 
     /// Runs a query of the form `SELECT count(*) AS n ...`.
     pub async fn count(&self, sql: &str) -> i64 {
-        diesel::sql_query(sql)
-            .get_result::<Count>(&mut self.conn().await)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"))
-            .n
+        match self.backend() {
+            Backend::Postgres => {
+                diesel::sql_query(sql)
+                    .get_result::<Count>(&mut self.conn().await)
+                    .await
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                    .n
+            }
+            Backend::Sqlite => {
+                diesel::RunQueryDsl::get_result::<Count>(
+                    diesel::sql_query(sql),
+                    &mut self.sqlite_conn(),
+                )
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                .n
+            }
+        }
     }
 
     pub async fn destination(&self, id: &str, region: Region) -> DestinationId {
@@ -157,7 +251,13 @@ impl TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        let schema = self.schema.clone();
+        let schema = match &self.place {
+            Place::Dir(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+                return;
+            }
+            Place::Schema(schema) => schema.clone(),
+        };
         // Drop runs inside the test's runtime; a thread of its own with a
         // small runtime can block on the cleanup.
         let done = std::thread::spawn(move || {
@@ -174,41 +274,6 @@ impl Drop for TestDb {
             });
         });
         let _ = done.join();
-    }
-}
-
-/// A SQLite file of its own for each test, in a directory removed when
-/// the test ends.
-pub struct LiteDb {
-    pub store: SqliteStore,
-    pub url: String,
-    pub dir: std::path::PathBuf,
-}
-
-impl LiteDb {
-    /// A migrated file with a store whose clock is pinned at [`t0`].
-    pub async fn new() -> Self {
-        let mut db = Self::with_database_clock().await;
-        db.store = db.store.clone().with_clock(Clock::pinned(t0()));
-        db
-    }
-
-    /// A migrated file whose store uses the host's clock.
-    pub async fn with_database_clock() -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("remit-test-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("remit.db");
-        let url = format!("sqlite://{}", path.display());
-        remit::store::migrate(&url).await.unwrap();
-        let store = SqliteStore::open(&path, test_key()).await.unwrap();
-        Self { store, url, dir }
-    }
-}
-
-impl Drop for LiteDb {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -1,4 +1,5 @@
-//! The runtime end to end: real PostgreSQL, real HTTP on 127.0.0.1:0.
+//! The runtime end to end: real PostgreSQL (and SQLite where a test says
+//! so), real HTTP on 127.0.0.1:0.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,3 +18,4 @@ mod retry_after;
 mod shared_work;
 mod signatures;
 mod ssrf;
+mod transfer;

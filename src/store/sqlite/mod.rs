@@ -22,6 +22,7 @@ mod finish;
 mod maintenance;
 mod rows;
 mod schedule;
+mod transfer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -72,7 +73,7 @@ impl std::fmt::Debug for SqliteStore {
 }
 
 /// What an operation gets besides the connection.
-struct Ctx {
+pub(super) struct Ctx {
     now: DateTime<Utc>,
     key: PayloadKey,
 }
@@ -137,7 +138,7 @@ impl SqliteStore {
 
     /// Runs `op` on the connection, on a blocking thread; with `write`, in
     /// a `BEGIN IMMEDIATE` transaction that commits when `op` succeeds.
-    async fn run<T, F>(&self, write: bool, op: F) -> Result<T, StoreError>
+    pub(super) async fn run<T, F>(&self, write: bool, op: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection, &Ctx) -> Result<T, StoreError> + Send + 'static,

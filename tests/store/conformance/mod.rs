@@ -6,9 +6,9 @@
 mod cases;
 
 use remit::payload_crypto::PayloadKey;
-use remit::store::{Clock, MemStore, PgStore, SqliteStore, Store};
+use remit::store::{Clock, Database, MemStore, Store};
 
-use crate::support::{t0, test_key, LiteDb, TestDb};
+use crate::support::{t0, test_key, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness {
@@ -20,14 +20,14 @@ pub trait Harness {
 }
 
 impl Harness for TestDb {
-    type S = PgStore;
-    fn store(&self) -> &PgStore {
+    type S = Database;
+    fn store(&self) -> &Database {
         &self.store
     }
     fn clock(&self) -> &Clock {
         self.store.clock()
     }
-    async fn with_key(&self, key: PayloadKey) -> PgStore {
+    async fn with_key(&self, key: PayloadKey) -> Database {
         self.another_store(key).await
     }
 }
@@ -53,19 +53,6 @@ impl Harness for Memory {
     }
 }
 
-impl Harness for LiteDb {
-    type S = SqliteStore;
-    fn store(&self) -> &SqliteStore {
-        &self.store
-    }
-    fn clock(&self) -> &Clock {
-        self.store.clock()
-    }
-    async fn with_key(&self, key: PayloadKey) -> SqliteStore {
-        self.store.reopen_with_key(key).await.unwrap()
-    }
-}
-
 macro_rules! conformance {
     ($module:ident, $make:expr, [$($case:ident),* $(,)?]) => {
         mod $module {
@@ -84,7 +71,7 @@ macro_rules! conformance {
 macro_rules! every_store {
     ($($case:ident),* $(,)?) => {
         conformance!(postgres, TestDb::new(), [$($case),*]);
-        conformance!(sqlite, LiteDb::new(), [$($case),*]);
+        conformance!(sqlite, TestDb::sqlite(), [$($case),*]);
         conformance!(memory, Memory::new(), [$($case),*]);
     };
 }

@@ -1,0 +1,421 @@
+//! `remit export` and `remit import`: a schedule as JSON lines, so a
+//! deployment can move between stores (SQLite to PostgreSQL, say) without
+//! losing a webhook or a key.
+//!
+//! The first line names the format; then one line per destination, then
+//! one per task with its sealed payload (base64, still encrypted: the file
+//! holds no health data in clear, but it does hold signing secrets, so
+//! treat it as a secret) and its attempt log. Ids, idempotency keys,
+//! states, leases and attempt numbers travel as they are (see
+//! `remit::store::transfer`).
+
+use std::io::{BufRead, Write};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use remit::domain::{
+    Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationId, Region, ReminderId, Task,
+    TaskId, TaskState, TenantId,
+};
+use remit::payload_crypto::SealedPayload;
+use remit::store::{Database, DestinationRecord, Imported, StoreError, TaskRecord};
+use serde::{Deserialize, Serialize};
+
+/// The first line's `format`, so a file from another tool is refused.
+const FORMAT: &str = "remit-export/1";
+/// Tasks per page read from the store, and per transaction on import.
+const PAGE: u32 = 500;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("could not write the export")]
+    Write(#[source] std::io::Error),
+    #[error("could not read line {line}")]
+    Read {
+        line: usize,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("line {line}: {reason}")]
+    Format { line: usize, reason: String },
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum Line {
+    Header { format: String },
+    Destination(DestinationLine),
+    Task(Box<TaskLine>),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DestinationLine {
+    id: String,
+    region: String,
+    url: String,
+    signing_secret: Option<String>,
+    enabled: bool,
+    paused_until: Option<DateTime<Utc>>,
+    rate_tokens: Option<f64>,
+    rate_refilled_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskLine {
+    id: uuid::Uuid,
+    tenant_id: String,
+    reminder_id: String,
+    destination_id: String,
+    region: String,
+    state: String,
+    not_before: DateTime<Utc>,
+    available_at: DateTime<Utc>,
+    retry_horizon_at: DateTime<Utc>,
+    lease_token: Option<i64>,
+    lease_owner: Option<String>,
+    lease_expires_at: Option<DateTime<Utc>>,
+    attempt_count: i32,
+    attempts_before_replay: i32,
+    idempotency_key: String,
+    payload_ref: uuid::Uuid,
+    last_status: Option<u16>,
+    failure_reason: Option<String>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    delivered_at: Option<DateTime<Utc>>,
+    finalized_at: Option<DateTime<Utc>>,
+    content_type: String,
+    key_fingerprint: String,
+    nonce: String,
+    ciphertext: String,
+    attempts: Vec<AttemptLine>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AttemptLine {
+    attempt_number: i32,
+    lease_token: i64,
+    consumer_id: String,
+    outcome: String,
+    started_at: Option<DateTime<Utc>>,
+    received_at: Option<DateTime<Utc>>,
+    http_status: Option<u16>,
+    transport_error: Option<String>,
+    retry_after_raw: Option<String>,
+    retry_after_deadline: Option<DateTime<Utc>>,
+    next_available_at: Option<DateTime<Utc>>,
+    recorded_at: DateTime<Utc>,
+}
+
+/// How many of each an export wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exported {
+    pub destinations: u64,
+    pub tasks: u64,
+}
+
+/// Writes the whole schedule to `out`.
+pub async fn export(store: &Database, out: &mut dyn Write) -> Result<Exported, TransferError> {
+    let mut counts = Exported::default();
+    write_line(
+        out,
+        &Line::Header {
+            format: FORMAT.into(),
+        },
+    )?;
+    for record in store.export_destinations().await? {
+        write_line(out, &Line::Destination(destination_line(record)))?;
+        counts.destinations += 1;
+    }
+    let mut after = None;
+    loop {
+        let page = store.export_tasks(after, PAGE).await?;
+        let Some(last) = page.last() else { break };
+        after = Some(last.task.id);
+        for record in page {
+            write_line(out, &Line::Task(Box::new(task_line(record))))?;
+            counts.tasks += 1;
+        }
+    }
+    out.flush().map_err(TransferError::Write)?;
+    Ok(counts)
+}
+
+/// What an import did, destinations and tasks apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    pub destinations: Imported,
+    pub tasks: Imported,
+}
+
+/// Reads an export from `input` into `store`: destinations in one
+/// transaction, then tasks a page per transaction. A task already there is
+/// left as it is, so an interrupted import can simply be run again.
+pub async fn import(
+    store: &Database,
+    input: &mut dyn BufRead,
+) -> Result<ImportReport, TransferError> {
+    let mut report = ImportReport::default();
+    let mut destinations = Vec::new();
+    let mut tasks = Vec::new();
+    let mut seen_header = false;
+    for (index, text) in input.lines().enumerate() {
+        let line = index + 1;
+        let text = text.map_err(|source| TransferError::Read { line, source })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let parsed: Line = serde_json::from_str(&text).map_err(|e| TransferError::Format {
+            line,
+            reason: e.to_string(),
+        })?;
+        match parsed {
+            Line::Header { format } if format == FORMAT && !seen_header => seen_header = true,
+            Line::Header { format } => {
+                return Err(TransferError::Format {
+                    line,
+                    reason: format!("format {format:?} where {FORMAT:?} was expected once, first"),
+                })
+            }
+            _ if !seen_header => {
+                return Err(TransferError::Format {
+                    line,
+                    reason: format!("the first line must name the format {FORMAT:?}"),
+                })
+            }
+            Line::Destination(d) => {
+                if !tasks.is_empty() {
+                    return Err(TransferError::Format {
+                        line,
+                        reason: "destinations must come before tasks".into(),
+                    });
+                }
+                destinations.push(
+                    destination_record(d)
+                        .map_err(|reason| TransferError::Format { line, reason })?,
+                )
+            }
+            Line::Task(t) => {
+                if !destinations.is_empty() {
+                    let batch = std::mem::take(&mut destinations);
+                    add(
+                        &mut report.destinations,
+                        store.import_destinations(batch).await?,
+                    );
+                }
+                tasks.push(
+                    task_record(*t).map_err(|reason| TransferError::Format { line, reason })?,
+                );
+                if tasks.len() == PAGE as usize {
+                    let batch = std::mem::take(&mut tasks);
+                    add(&mut report.tasks, store.import_tasks(batch).await?);
+                }
+            }
+        }
+    }
+    if !seen_header {
+        return Err(TransferError::Format {
+            line: 1,
+            reason: format!("empty: an export starts with the format {FORMAT:?}"),
+        });
+    }
+    if !destinations.is_empty() {
+        add(
+            &mut report.destinations,
+            store.import_destinations(destinations).await?,
+        );
+    }
+    if !tasks.is_empty() {
+        add(&mut report.tasks, store.import_tasks(tasks).await?);
+    }
+    Ok(report)
+}
+
+fn add(total: &mut Imported, more: Imported) {
+    total.added += more.added;
+    total.already += more.already;
+}
+
+fn write_line(out: &mut dyn Write, line: &Line) -> Result<(), TransferError> {
+    let text = serde_json::to_string(line).map_err(|e| TransferError::Write(e.into()))?;
+    writeln!(out, "{text}").map_err(TransferError::Write)
+}
+
+fn destination_line(record: DestinationRecord) -> DestinationLine {
+    let d = record.destination;
+    DestinationLine {
+        id: d.id.to_string(),
+        region: d.region.to_string(),
+        url: d.url.to_string(),
+        signing_secret: record.signing_secret,
+        enabled: d.enabled,
+        paused_until: d.paused_until,
+        rate_tokens: record.rate_tokens,
+        rate_refilled_at: record.rate_refilled_at,
+    }
+}
+
+fn destination_record(line: DestinationLine) -> Result<DestinationRecord, String> {
+    let url = url::Url::parse(&line.url).map_err(|e| format!("url: {e}"))?;
+    Ok(DestinationRecord {
+        destination: Destination {
+            id: DestinationId::new(&line.id).map_err(|e| e.to_string())?,
+            region: line.region.parse::<Region>().map_err(|e| e.to_string())?,
+            url,
+            has_signing_secret: line.signing_secret.is_some(),
+            enabled: line.enabled,
+            paused_until: line.paused_until,
+        },
+        signing_secret: line.signing_secret,
+        rate_tokens: line.rate_tokens,
+        rate_refilled_at: line.rate_refilled_at,
+    })
+}
+
+fn task_line(record: TaskRecord) -> TaskLine {
+    let t = record.task;
+    TaskLine {
+        id: t.id.0,
+        tenant_id: t.tenant_id.as_str().to_owned(),
+        reminder_id: t.reminder_id.as_str().to_owned(),
+        destination_id: t.destination_id.to_string(),
+        region: t.region.to_string(),
+        state: t.state.as_str().to_owned(),
+        not_before: t.not_before,
+        available_at: t.available_at,
+        retry_horizon_at: t.retry_horizon_at,
+        lease_token: t.lease_token,
+        lease_owner: t.lease_owner,
+        lease_expires_at: t.lease_expires_at,
+        attempt_count: t.attempt_count,
+        attempts_before_replay: t.attempts_before_replay,
+        idempotency_key: t.idempotency_key,
+        payload_ref: t.payload_ref,
+        last_status: t.last_status,
+        failure_reason: t.failure_reason,
+        created_at: t.created_at,
+        updated_at: t.updated_at,
+        delivered_at: t.delivered_at,
+        finalized_at: t.finalized_at,
+        content_type: record.content_type,
+        key_fingerprint: STANDARD.encode(&record.sealed.key_fingerprint),
+        nonce: STANDARD.encode(&record.sealed.nonce),
+        ciphertext: STANDARD.encode(&record.sealed.ciphertext),
+        attempts: record
+            .attempts
+            .into_iter()
+            .map(|a| AttemptLine {
+                attempt_number: a.attempt_number,
+                lease_token: a.lease_token,
+                consumer_id: a.consumer_id,
+                outcome: a.outcome.as_str().to_owned(),
+                started_at: a.observed.started_at,
+                received_at: a.observed.received_at,
+                http_status: a.observed.http_status,
+                transport_error: a.observed.transport_error,
+                retry_after_raw: a.observed.retry_after_raw,
+                retry_after_deadline: a.observed.retry_after_deadline,
+                next_available_at: a.next_available_at,
+                recorded_at: a.recorded_at,
+            })
+            .collect(),
+    }
+}
+
+fn state(label: &str) -> Result<TaskState, String> {
+    [
+        TaskState::Pending,
+        TaskState::Leased,
+        TaskState::RetryWait,
+        TaskState::Delivered,
+        TaskState::Failed,
+    ]
+    .into_iter()
+    .find(|s| s.as_str() == label)
+    .ok_or_else(|| format!("state: unknown {label:?}"))
+}
+
+fn outcome(label: &str) -> Result<AttemptOutcome, String> {
+    [
+        AttemptOutcome::Delivered,
+        AttemptOutcome::RetryWait,
+        AttemptOutcome::Failed,
+        AttemptOutcome::Fenced,
+        AttemptOutcome::Abandoned,
+    ]
+    .into_iter()
+    .find(|o| o.as_str() == label)
+    .ok_or_else(|| format!("outcome: unknown {label:?}"))
+}
+
+fn bytes(field: &str, text: &str) -> Result<Vec<u8>, String> {
+    STANDARD
+        .decode(text)
+        .map_err(|e| format!("{field}: not base64 ({e})"))
+}
+
+fn task_record(line: TaskLine) -> Result<TaskRecord, String> {
+    let id = TaskId(line.id);
+    let attempts = line
+        .attempts
+        .into_iter()
+        .map(|a| {
+            Ok(Attempt {
+                task_id: id,
+                attempt_number: a.attempt_number,
+                lease_token: a.lease_token,
+                consumer_id: a.consumer_id,
+                outcome: outcome(&a.outcome)?,
+                observed: AttemptRecord {
+                    started_at: a.started_at,
+                    received_at: a.received_at,
+                    http_status: a.http_status,
+                    transport_error: a.transport_error,
+                    retry_after_raw: a.retry_after_raw,
+                    retry_after_deadline: a.retry_after_deadline,
+                },
+                next_available_at: a.next_available_at,
+                recorded_at: a.recorded_at,
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(TaskRecord {
+        task: Task {
+            id,
+            tenant_id: TenantId::new(&line.tenant_id).map_err(|e| e.to_string())?,
+            reminder_id: ReminderId::new(&line.reminder_id).map_err(|e| e.to_string())?,
+            destination_id: DestinationId::new(&line.destination_id).map_err(|e| e.to_string())?,
+            region: line.region.parse::<Region>().map_err(|e| e.to_string())?,
+            state: state(&line.state)?,
+            not_before: line.not_before,
+            available_at: line.available_at,
+            retry_horizon_at: line.retry_horizon_at,
+            lease_token: line.lease_token,
+            lease_owner: line.lease_owner,
+            lease_expires_at: line.lease_expires_at,
+            attempt_count: line.attempt_count,
+            attempts_before_replay: line.attempts_before_replay,
+            idempotency_key: line.idempotency_key,
+            payload_ref: line.payload_ref,
+            last_status: line.last_status,
+            failure_reason: line.failure_reason,
+            created_at: line.created_at,
+            updated_at: line.updated_at,
+            delivered_at: line.delivered_at,
+            finalized_at: line.finalized_at,
+        },
+        content_type: line.content_type,
+        sealed: SealedPayload {
+            key_fingerprint: bytes("key_fingerprint", &line.key_fingerprint)?,
+            nonce: bytes("nonce", &line.nonce)?,
+            ciphertext: bytes("ciphertext", &line.ciphertext)?,
+        },
+        attempts,
+    })
+}

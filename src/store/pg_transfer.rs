@@ -1,0 +1,247 @@
+//! Export and import on PostgreSQL (see `transfer`).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use super::enums::{OutcomeColumn, StateColumn};
+use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
+use super::schema::{attempts, destinations, payloads, tasks};
+use super::transfer::{taken, DestinationRecord, Imported, TaskRecord};
+use super::{rules, PgStore, StoreError};
+use crate::domain::{Attempt, NewDestination, Task, TaskId};
+
+pub(super) async fn destinations(store: &PgStore) -> Result<Vec<DestinationRecord>, StoreError> {
+    let mut conn = store.conn().await?;
+    let rows: Vec<(DestinationRow, Option<f64>, Option<DateTime<Utc>>)> = destinations::table
+        .order(destinations::id)
+        .select((
+            DestinationRow::as_select(),
+            destinations::rate_tokens,
+            destinations::rate_refilled_at,
+        ))
+        .load(&mut conn)
+        .await?;
+    rows.into_iter()
+        .map(|(row, rate_tokens, rate_refilled_at)| {
+            let signing_secret = row.signing_secret.clone();
+            Ok(DestinationRecord {
+                destination: row.try_into()?,
+                signing_secret,
+                rate_tokens,
+                rate_refilled_at,
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn tasks(
+    store: &PgStore,
+    after: Option<TaskId>,
+    limit: u32,
+) -> Result<Vec<TaskRecord>, StoreError> {
+    let mut conn = store.conn().await?;
+    let rows: Vec<(TaskRow, PayloadRow)> = tasks::table
+        .inner_join(payloads::table)
+        .filter(tasks::id.gt(after.map_or(uuid::Uuid::nil(), |id| id.0)))
+        .order(tasks::id)
+        .limit(i64::from(limit))
+        .select((TaskRow::as_select(), PayloadRow::as_select()))
+        .load(&mut conn)
+        .await?;
+    let ids: Vec<uuid::Uuid> = rows.iter().map(|(t, _)| t.id).collect();
+    let logged: Vec<AttemptRow> = attempts::table
+        .filter(attempts::task_id.eq_any(&ids))
+        .order((attempts::task_id, attempts::id))
+        .select(AttemptRow::as_select())
+        .load(&mut conn)
+        .await?;
+    let mut logged: Vec<Attempt> = logged
+        .into_iter()
+        .map(Attempt::try_from)
+        .collect::<Result<_, _>>()?;
+    rows.into_iter()
+        .map(|(task, payload)| {
+            let task = Task::try_from(task)?;
+            let mine = logged.iter().take_while(|a| a.task_id == task.id).count();
+            let attempts = logged.drain(..mine).collect();
+            let content_type = payload.content_type.clone();
+            Ok(TaskRecord {
+                task,
+                content_type,
+                sealed: payload.into(),
+                attempts,
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn import_destinations(
+    store: &PgStore,
+    records: Vec<DestinationRecord>,
+) -> Result<Imported, StoreError> {
+    let mut conn = store.conn().await?;
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let mut imported = Imported::default();
+        for record in records {
+            let d = &record.destination;
+            let existing: Option<(DestinationRow, Option<String>)> = destinations::table
+                .find(d.id.as_str())
+                .select((DestinationRow::as_select(), destinations::signing_secret))
+                .first(conn)
+                .await
+                .optional()?;
+            if let Some((row, secret)) = existing {
+                let new = NewDestination {
+                    id: d.id.clone(),
+                    region: d.region,
+                    url: d.url.clone(),
+                    signing_secret: record.signing_secret.clone(),
+                };
+                rules::same_destination_or_conflict(row.try_into()?, &secret, &new)?;
+                imported.already += 1;
+                continue;
+            }
+            diesel::insert_into(destinations::table)
+                .values((
+                    destinations::id.eq(d.id.as_str()),
+                    destinations::region.eq(d.region.as_str()),
+                    destinations::url.eq(d.url.as_str()),
+                    destinations::signing_secret.eq(record.signing_secret.as_deref()),
+                    destinations::enabled.eq(d.enabled),
+                    destinations::paused_until.eq(d.paused_until),
+                    destinations::rate_tokens.eq(record.rate_tokens),
+                    destinations::rate_refilled_at.eq(record.rate_refilled_at),
+                ))
+                .execute(conn)
+                .await?;
+            imported.added += 1;
+        }
+        Ok(imported)
+    })
+    .await
+}
+
+pub(super) async fn import_tasks(
+    store: &PgStore,
+    records: Vec<TaskRecord>,
+) -> Result<Imported, StoreError> {
+    let mut conn = store.conn().await?;
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let mut imported = Imported::default();
+        let mut highest_token = 0;
+        for record in records {
+            let t = &record.task;
+            if existing(conn, t).await? {
+                imported.already += 1;
+                continue;
+            }
+            insert(conn, &record).await?;
+            highest_token = record
+                .attempts
+                .iter()
+                .map(|a| a.lease_token)
+                .chain(t.lease_token)
+                .fold(highest_token, i64::max);
+            imported.added += 1;
+        }
+        if highest_token > 0 {
+            // A new lease must outrank every imported one.
+            diesel::sql_query(
+                "SELECT setval('lease_tokens', GREATEST($1, \
+                 (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM lease_tokens)))",
+            )
+            .bind::<diesel::sql_types::BigInt, _>(highest_token)
+            .execute(conn)
+            .await?;
+        }
+        Ok(imported)
+    })
+    .await
+}
+
+/// True when the task is already here; a `Conflict` when its (tenant,
+/// reminder) belongs to another task.
+async fn existing(conn: &mut AsyncPgConnection, t: &Task) -> Result<bool, StoreError> {
+    let holder: Option<uuid::Uuid> = tasks::table
+        .filter(tasks::tenant_id.eq(t.tenant_id.as_str()))
+        .filter(tasks::reminder_id.eq(t.reminder_id.as_str()))
+        .select(tasks::id)
+        .first(conn)
+        .await
+        .optional()?;
+    match holder {
+        None => Ok(false),
+        Some(id) if id == t.id.0 => Ok(true),
+        Some(_) => Err(taken(t)),
+    }
+}
+
+async fn insert(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Result<(), StoreError> {
+    let t = &record.task;
+    diesel::insert_into(payloads::table)
+        .values((
+            payloads::payload_ref.eq(t.payload_ref),
+            payloads::content_type.eq(&record.content_type),
+            payloads::key_fingerprint.eq(&record.sealed.key_fingerprint),
+            payloads::nonce.eq(&record.sealed.nonce),
+            payloads::ciphertext.eq(&record.sealed.ciphertext),
+            payloads::created_at.eq(t.created_at),
+        ))
+        .execute(conn)
+        .await?;
+    diesel::insert_into(tasks::table)
+        .values((
+            (
+                tasks::id.eq(t.id.0),
+                tasks::tenant_id.eq(t.tenant_id.as_str()),
+                tasks::reminder_id.eq(t.reminder_id.as_str()),
+                tasks::destination_id.eq(t.destination_id.as_str()),
+                tasks::region.eq(t.region.as_str()),
+                tasks::state.eq(StateColumn(t.state)),
+                tasks::not_before.eq(t.not_before),
+                tasks::available_at.eq(t.available_at),
+                tasks::retry_horizon_at.eq(t.retry_horizon_at),
+                tasks::lease_token.eq(t.lease_token),
+                tasks::lease_owner.eq(t.lease_owner.as_deref()),
+            ),
+            (
+                tasks::lease_expires_at.eq(t.lease_expires_at),
+                tasks::attempt_count.eq(t.attempt_count),
+                tasks::attempts_before_replay.eq(t.attempts_before_replay),
+                tasks::idempotency_key.eq(&t.idempotency_key),
+                tasks::payload_ref.eq(t.payload_ref),
+                tasks::last_status.eq(t.last_status.map(|s| i16::try_from(s).unwrap_or(i16::MAX))),
+                tasks::failure_reason.eq(t.failure_reason.as_deref()),
+                tasks::created_at.eq(t.created_at),
+                tasks::updated_at.eq(t.updated_at),
+                tasks::delivered_at.eq(t.delivered_at),
+                tasks::finalized_at.eq(t.finalized_at),
+            ),
+        ))
+        .execute(conn)
+        .await?;
+    for a in &record.attempts {
+        let o = &a.observed;
+        diesel::insert_into(attempts::table)
+            .values((
+                attempts::task_id.eq(a.task_id.0),
+                attempts::attempt_number.eq(a.attempt_number),
+                attempts::lease_token.eq(a.lease_token),
+                attempts::consumer_id.eq(&a.consumer_id),
+                attempts::started_at.eq(o.started_at),
+                attempts::received_at.eq(o.received_at),
+                attempts::http_status
+                    .eq(o.http_status.map(|s| i16::try_from(s).unwrap_or(i16::MAX))),
+                attempts::transport_error.eq(o.transport_error.as_deref()),
+                attempts::retry_after_raw.eq(o.retry_after_raw.as_deref()),
+                attempts::retry_after_deadline.eq(o.retry_after_deadline),
+                attempts::outcome.eq(OutcomeColumn(a.outcome)),
+                attempts::next_available_at.eq(a.next_available_at),
+                attempts::recorded_at.eq(a.recorded_at),
+            ))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}

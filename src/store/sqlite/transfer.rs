@@ -1,0 +1,195 @@
+//! Export and import on SQLite (see `transfer`).
+
+use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
+use diesel::RunQueryDsl;
+
+use super::rows::{
+    self, destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
+    DESTINATION_COLUMNS, TASK_COLUMNS,
+};
+use super::SqliteStore;
+use crate::domain::{Attempt, NewDestination, Task, TaskId, TaskState};
+use crate::store::transfer::{taken, DestinationRecord, Imported, TaskRecord};
+use crate::store::{rules, StoreError};
+
+impl SqliteStore {
+    pub(crate) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
+        self.run(false, |conn, _| {
+            let found: Vec<DestinationRow> = diesel::sql_query(format!(
+                "SELECT {DESTINATION_COLUMNS} FROM destinations ORDER BY id"
+            ))
+            .load(conn)?;
+            found
+                .into_iter()
+                .map(|row| {
+                    Ok(DestinationRecord {
+                        destination: row.destination()?,
+                        rate_refilled_at: row.refilled_at()?,
+                        rate_tokens: row.rate_tokens,
+                        signing_secret: row.signing_secret,
+                    })
+                })
+                .collect()
+        })
+        .await
+    }
+
+    pub(crate) async fn export_tasks(
+        &self,
+        after: Option<TaskId>,
+        limit: u32,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.run(false, move |conn, _| {
+            // Ids are stored as hyphenated lowercase text, which sorts as
+            // the UUIDs do.
+            let found: Vec<TaskRow> = diesel::sql_query(format!(
+                "SELECT {TASK_COLUMNS} FROM tasks WHERE id > ? ORDER BY id LIMIT ?"
+            ))
+            .bind::<Text, _>(after.map_or(String::new(), |id| id.0.to_string()))
+            .bind::<BigInt, _>(i64::from(limit))
+            .load(conn)?;
+            let mut records = Vec::with_capacity(found.len());
+            for task in rows::tasks(found)? {
+                let (content_type, sealed) = rows::payload_row(conn, task.payload_ref)?
+                    .ok_or_else(|| StoreError::NotFound {
+                        what: "payload",
+                        id: task.payload_ref.to_string(),
+                    })?
+                    .sealed();
+                let logged: Vec<AttemptRow> = diesel::sql_query(format!(
+                    "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE task_id = ? ORDER BY id"
+                ))
+                .bind::<Text, _>(task.id.0.to_string())
+                .load(conn)?;
+                let attempts = logged
+                    .into_iter()
+                    .map(Attempt::try_from)
+                    .collect::<Result<_, _>>()?;
+                records.push(TaskRecord {
+                    task,
+                    content_type,
+                    sealed,
+                    attempts,
+                });
+            }
+            Ok(records)
+        })
+        .await
+    }
+
+    pub(crate) async fn import_destinations(
+        &self,
+        records: Vec<DestinationRecord>,
+    ) -> Result<Imported, StoreError> {
+        self.run(true, move |conn, ctx| {
+            let mut imported = Imported::default();
+            for record in records {
+                let d = &record.destination;
+                if let Some(row) = destination_row(conn, &d.id)? {
+                    let new = NewDestination {
+                        id: d.id.clone(),
+                        region: d.region,
+                        url: d.url.clone(),
+                        signing_secret: record.signing_secret.clone(),
+                    };
+                    let secret = row.signing_secret.clone();
+                    rules::same_destination_or_conflict(row.destination()?, &secret, &new)?;
+                    imported.already += 1;
+                    continue;
+                }
+                diesel::sql_query(
+                    "INSERT INTO destinations (id, region, url, signing_secret, enabled, \
+                     paused_until, rate_tokens, rate_refilled_at, created_at, updated_at) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind::<Text, _>(d.id.as_str())
+                .bind::<Text, _>(d.region.as_str())
+                .bind::<Text, _>(d.url.as_str())
+                .bind::<Nullable<Text>, _>(&record.signing_secret)
+                .bind::<Bool, _>(d.enabled)
+                .bind::<Nullable<BigInt>, _>(d.paused_until.map(micros))
+                .bind::<Nullable<Double>, _>(record.rate_tokens)
+                .bind::<Nullable<BigInt>, _>(record.rate_refilled_at.map(micros))
+                .bind::<BigInt, _>(micros(ctx.now))
+                .bind::<BigInt, _>(micros(ctx.now))
+                .execute(conn)?;
+                imported.added += 1;
+            }
+            Ok(imported)
+        })
+        .await
+    }
+
+    pub(crate) async fn import_tasks(
+        &self,
+        records: Vec<TaskRecord>,
+    ) -> Result<Imported, StoreError> {
+        self.run(true, move |conn, _| {
+            let mut imported = Imported::default();
+            let mut highest_token = 0;
+            for record in records {
+                if existing(conn, &record.task)? {
+                    imported.already += 1;
+                    continue;
+                }
+                insert(conn, &record)?;
+                highest_token = record
+                    .attempts
+                    .iter()
+                    .map(|a| a.lease_token)
+                    .chain(record.task.lease_token)
+                    .fold(highest_token, i64::max);
+                imported.added += 1;
+            }
+            // A new lease must outrank every imported one.
+            diesel::sql_query("UPDATE lease_tokens SET last = max(last, ?) WHERE id = 1")
+                .bind::<BigInt, _>(highest_token)
+                .execute(conn)?;
+            Ok(imported)
+        })
+        .await
+    }
+}
+
+/// True when the task is already here; a `Conflict` when its (tenant,
+/// reminder) belongs to another task.
+fn existing(conn: &mut SqliteConnection, t: &Task) -> Result<bool, StoreError> {
+    let holder: Vec<TaskRow> = diesel::sql_query(format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND reminder_id = ?"
+    ))
+    .bind::<Text, _>(t.tenant_id.as_str())
+    .bind::<Text, _>(t.reminder_id.as_str())
+    .load(conn)?;
+    match rows::tasks(holder)?.pop() {
+        None => Ok(false),
+        Some(found) if found.id == t.id => Ok(true),
+        Some(_) => Err(taken(t)),
+    }
+}
+
+fn insert(conn: &mut SqliteConnection, record: &TaskRecord) -> Result<(), StoreError> {
+    let t = &record.task;
+    rows::insert_payload(
+        conn,
+        t.payload_ref,
+        &record.content_type,
+        &record.sealed,
+        t.created_at,
+    )?;
+    // Inserted as a bare pending row, then written whole: the row meets
+    // every CHECK at the end of each statement.
+    let bare = Task {
+        state: TaskState::Pending,
+        lease_token: None,
+        lease_owner: None,
+        lease_expires_at: None,
+        ..t.clone()
+    };
+    rows::insert_task(conn, &bare)?;
+    rows::write_task(conn, t)?;
+    for attempt in &record.attempts {
+        rows::insert_attempt(conn, attempt)?;
+    }
+    Ok(())
+}
