@@ -2,9 +2,13 @@
 //! fake transport (2xx, 429 with either Retry-After form, 5xx, timeouts),
 //! finish through the real policy, release, extend and crash, all on a fake
 //! clock over `MemStore` (which the conformance suite holds to PostgreSQL's
-//! behaviour). The five promises are checked after every step.
+//! behaviour), and the same worlds over the embedded SQLite store. The five
+//! promises are checked after every step.
 //!
-//! `SIM_RUNS` (default 60) runs of `SIM_STEPS` (default 1500) steps;
+//! `SIM_RUNS` (default 60) runs of `SIM_STEPS` (default 1500) steps over
+//! the model, and `SIM_SQLITE_RUNS` (default 2) of `SIM_SQLITE_STEPS`
+//! (default 1000) over SQLite files, where every transaction commits to
+//! disk;
 //! `SIM_SEED` fixes the first seed. A failure names its `seed=N`; rerun it
 //! with `SIM_SEED=N SIM_RUNS=1`.
 
@@ -13,6 +17,8 @@
 mod world;
 
 use std::time::Instant;
+
+use remit::store::{Database, DatabaseConfig};
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -32,9 +38,38 @@ async fn thousands_of_seeded_schedules_keep_every_promise() {
         let outcome = world::World::new(seed).run(steps).await;
         totals.add(&outcome);
     }
+    report("model", first, runs, &totals, started);
+}
+
+/// The same worlds on SQLite files: each transaction is real, so fewer
+/// runs fit in the same time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeded_schedules_keep_every_promise_on_sqlite() {
+    let runs = env("SIM_SQLITE_RUNS", 2);
+    let steps = env("SIM_SQLITE_STEPS", 1000);
+    let first = env("SIM_SEED", rand::random::<u32>().into());
+    let started = Instant::now();
+    let mut totals = world::Totals::default();
+    for seed in first..first + runs {
+        let dir = std::env::temp_dir().join(format!("remit-sim-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("remit.db").display());
+        let clock = world::clock();
+        let store = Database::connect(&DatabaseConfig::new(url), world::key())
+            .await
+            .unwrap()
+            .with_clock(clock.clone());
+        let outcome = world::World::on(seed, store, clock).run(steps).await;
+        totals.add(&outcome);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    report("sqlite", first, runs, &totals, started);
+}
+
+fn report(store: &str, first: u64, runs: u64, totals: &world::Totals, started: Instant) {
     let elapsed = started.elapsed().as_secs_f64();
     eprintln!(
-        "simulation: seeds {first}..{}: {} steps ({:.0}/s), {} tasks, {} sends, {} crashes, {} fenced finishes, {} answers lost to crashes (each resent under the same key), 0 violations",
+        "simulation on {store}: seeds {first}..{}: {} steps ({:.0}/s), {} tasks, {} sends, {} crashes, {} fenced finishes, {} answers lost to crashes (each resent under the same key), 0 violations",
         first + runs,
         totals.steps,
         totals.steps as f64 / elapsed,

@@ -11,7 +11,7 @@ use remit::domain::{
 };
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{RetryPolicy, TransportError};
-use remit::store::{Clock, MemStore, Store};
+use remit::store::{Clock, Database, MemStore, Store};
 
 const LEASE: i64 = 30;
 const SEND_TIMEOUT: i64 = 10;
@@ -77,12 +77,12 @@ struct Consumer {
     pauses: HashMap<DestinationId, DateTime<Utc>>,
 }
 
-pub struct World {
+pub struct World<S = MemStore> {
     seed: u64,
     step: u64,
     rng: StdRng,
     clock: Clock,
-    store: MemStore,
+    store: S,
     policy: RetryPolicy,
     consumers: Vec<Consumer>,
     destinations: Vec<(DestinationId, Region)>,
@@ -101,9 +101,55 @@ fn start() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap()
 }
 
-impl World {
+/// A store the simulation can run on: any `Store` that can also list every
+/// task, for the invariant checks.
+pub trait SimStore: Store + Sync {
+    fn all_tasks(&self) -> impl std::future::Future<Output = Vec<Task>>;
+}
+
+impl SimStore for MemStore {
+    async fn all_tasks(&self) -> Vec<Task> {
+        MemStore::all_tasks(self)
+    }
+}
+
+impl SimStore for Database {
+    /// Read through the export's pages, as an operator's export would.
+    async fn all_tasks(&self) -> Vec<Task> {
+        let mut all = Vec::new();
+        let mut after = None;
+        loop {
+            let page = self.export_tasks(after, 1_000).await.unwrap();
+            let Some(last) = page.last() else {
+                return all;
+            };
+            after = Some(last.task.id);
+            all.extend(page.into_iter().map(|r| r.task));
+        }
+    }
+}
+
+/// The key every simulated store seals payloads with.
+pub fn key() -> PayloadKey {
+    PayloadKey::from_bytes([3; 32])
+}
+
+/// The simulation's clock, pinned at its start.
+pub fn clock() -> Clock {
+    Clock::pinned(start())
+}
+
+impl World<MemStore> {
+    /// A world over the in-memory model.
     pub fn new(seed: u64) -> Self {
-        let clock = Clock::pinned(start());
+        let clock = clock();
+        Self::on(seed, MemStore::new(key(), clock.clone()), clock)
+    }
+}
+
+impl<S: SimStore> World<S> {
+    /// A world over `store`, whose clock must be `clock`.
+    pub fn on(seed: u64, store: S, clock: Clock) -> Self {
         let mut rng = StdRng::seed_from_u64(seed);
         let consumers = [Region::US, Region::US, Region::EU, Region::EU]
             .into_iter()
@@ -122,7 +168,7 @@ impl World {
             seed,
             step: 0,
             rng,
-            store: MemStore::new(PayloadKey::from_bytes([3; 32]), clock.clone()),
+            store,
             clock,
             policy: RetryPolicy {
                 backoff_base: Duration::seconds(1),

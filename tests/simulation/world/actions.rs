@@ -11,9 +11,9 @@ use remit::domain::{ClaimedTask, TaskState};
 use remit::policy::{decide, parse_retry_after, Observed, Transition, TransportError};
 use remit::store::{ClaimRequest, Store, TransitionOutcome};
 
-use super::{InFlight, Phase, World, FINISH_MARGIN, LEASE, SEND_TIMEOUT};
+use super::{InFlight, Phase, SimStore, World, FINISH_MARGIN, LEASE, SEND_TIMEOUT};
 
-impl World {
+impl<S: SimStore> World<S> {
     pub(super) async fn claim(&mut self) {
         let c = self.rng.random_range(0..self.consumers.len());
         let request = ClaimRequest {

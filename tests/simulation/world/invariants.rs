@@ -5,14 +5,15 @@ use std::collections::HashMap;
 use remit::domain::{Task, TaskId, TaskState};
 use remit::store::Store;
 
-use super::World;
+use super::{SimStore, World};
 
-impl World {
+impl<S: SimStore> World<S> {
     pub(super) async fn check_invariants(&mut self) {
         let now = self.now();
         let tasks: HashMap<TaskId, Task> = self
             .store
             .all_tasks()
+            .await
             .into_iter()
             .map(|t| (t.id, t))
             .collect();
