@@ -1,4 +1,4 @@
-//! One crash at each durable boundary of a delivery.
+//! One crash at each durable boundary of a delivery, on each store.
 
 use std::time::Duration;
 
@@ -8,7 +8,7 @@ use remit::store::{Store, CRASH_EXIT_CODE};
 use remit_actors::runtime::failpoint;
 
 use crate::consumer::Consumer;
-use crate::support::{self, Receiver, Reply, RetryAfter, TestDb};
+use crate::support::{self, Backend, Receiver, Reply, RetryAfter, TestDb};
 
 struct Crashed {
     db: TestDb,
@@ -19,8 +19,8 @@ struct Crashed {
 
 /// Schedules one task, runs a consumer armed to exit at `point`, waits for
 /// the crash, then lets a healthy consumer of the region finish the task.
-async fn crash_at(point: &str, first_reply: Reply) -> Crashed {
-    let db = TestDb::with_database_clock().await;
+async fn crash_at(backend: Backend, point: &str, first_reply: Reply) -> Crashed {
+    let db = TestDb::running_on(backend).await;
     let receiver = Receiver::start();
     receiver.script("/hook", vec![first_reply], Reply::ok());
     let dest = support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
@@ -82,9 +82,8 @@ fn abandoned_then_delivered() -> Vec<(AttemptOutcome, String)> {
     ]
 }
 
-#[actix_rt::test]
-async fn after_the_claim_commits() {
-    let run = crash_at(failpoint::AFTER_CLAIM, Reply::ok()).await;
+async fn after_the_claim_commits(backend: Backend) {
+    let run = crash_at(backend, failpoint::AFTER_CLAIM, Reply::ok()).await;
     assert_eq!(
         run.common_checks().await.len(),
         1,
@@ -93,32 +92,28 @@ async fn after_the_claim_commits() {
     assert_eq!(run.story().await, abandoned_then_delivered());
 }
 
-#[actix_rt::test]
-async fn before_the_request_is_sent() {
-    let run = crash_at(failpoint::BEFORE_SEND, Reply::ok()).await;
+async fn before_the_request_is_sent(backend: Backend) {
+    let run = crash_at(backend, failpoint::BEFORE_SEND, Reply::ok()).await;
     assert_eq!(run.common_checks().await.len(), 1);
     assert_eq!(run.story().await, abandoned_then_delivered());
 }
 
-#[actix_rt::test]
-async fn after_the_response_before_the_finish() {
-    let run = crash_at(failpoint::AFTER_RESPONSE, Reply::ok()).await;
+async fn after_the_response_before_the_finish(backend: Backend) {
+    let run = crash_at(backend, failpoint::AFTER_RESPONSE, Reply::ok()).await;
     // The receiver accepted, the commit never happened: the one place a
     // duplicate is the price, and it carries the same key.
     assert_eq!(run.common_checks().await.len(), 2);
     assert_eq!(run.story().await, abandoned_then_delivered());
 }
 
-#[actix_rt::test]
-async fn inside_the_finish_transaction() {
-    let run = crash_at(failpoint::IN_FINISH, Reply::ok()).await;
+async fn inside_the_finish_transaction(backend: Backend) {
+    let run = crash_at(backend, failpoint::IN_FINISH, Reply::ok()).await;
     assert_eq!(run.common_checks().await.len(), 2, "the finish rolled back");
     assert_eq!(run.story().await, abandoned_then_delivered());
 }
 
-#[actix_rt::test]
-async fn after_the_finish_commits() {
-    let run = crash_at(failpoint::AFTER_FINISH, Reply::ok()).await;
+async fn after_the_finish_commits(backend: Backend) {
+    let run = crash_at(backend, failpoint::AFTER_FINISH, Reply::ok()).await;
     assert_eq!(
         run.common_checks().await.len(),
         1,
@@ -130,9 +125,9 @@ async fn after_the_finish_commits() {
     );
 }
 
-#[actix_rt::test]
-async fn after_a_retry_wait_commits_the_deadline_still_holds() {
+async fn after_a_retry_wait_commits_the_deadline_still_holds(backend: Backend) {
     let run = crash_at(
+        backend,
         failpoint::AFTER_FINISH,
         Reply::status(429).retry_after(RetryAfter::Seconds(2)),
     )
@@ -150,3 +145,36 @@ async fn after_a_retry_wait_commits_the_deadline_still_holds() {
     assert_eq!(log[1].outcome, AttemptOutcome::Delivered);
     assert_eq!(log[1].consumer_id, "eu-healthy");
 }
+
+/// Each boundary, on PostgreSQL and on a SQLite file.
+macro_rules! on_every_store {
+    ($($name:ident),* $(,)?) => {
+        mod postgres {
+            use super::Backend;
+            $(
+                #[actix_rt::test]
+                async fn $name() {
+                    super::$name(Backend::Postgres).await;
+                }
+            )*
+        }
+        mod sqlite {
+            use super::Backend;
+            $(
+                #[actix_rt::test]
+                async fn $name() {
+                    super::$name(Backend::Sqlite).await;
+                }
+            )*
+        }
+    };
+}
+
+on_every_store!(
+    after_the_claim_commits,
+    before_the_request_is_sent,
+    after_the_response_before_the_finish,
+    inside_the_finish_transaction,
+    after_the_finish_commits,
+    after_a_retry_wait_commits_the_deadline_still_holds,
+);
