@@ -10,7 +10,7 @@ use remit::domain::{Region, TaskState};
 
 use crate::consumer::Consumer;
 use crate::support::pausing::PausingReceiver;
-use crate::support::{self, TestDb};
+use crate::support::{self, Backend, TestDb};
 
 /// How long after the receiver's 429 a request may still arrive: it was
 /// already under way, or started before the finish that records the pause
@@ -19,7 +19,16 @@ const UNDER_WAY: Duration = Duration::from_millis(750);
 
 #[actix_rt::test]
 async fn two_processes_never_start_a_request_inside_a_pause() {
-    let db = TestDb::with_database_clock().await;
+    two_processes_never_start_a_request_inside_a_pause_on(Backend::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn two_processes_never_start_a_request_inside_a_pause_on_one_sqlite_file() {
+    two_processes_never_start_a_request_inside_a_pause_on(Backend::Sqlite).await;
+}
+
+async fn two_processes_never_start_a_request_inside_a_pause_on(backend: Backend) {
+    let db = TestDb::running_on(backend).await;
     let receiver = PausingReceiver::start(12);
     let mut tasks = Vec::new();
     for name in ["a", "b", "c"] {

@@ -14,7 +14,7 @@ use remit::domain::{AttemptOutcome, Region, TaskId, TaskState};
 use remit::store::Store;
 
 use crate::consumer::Consumer;
-use crate::support::{self, Receiver, Reply, RetryAfter, TestDb};
+use crate::support::{self, Backend, Receiver, Reply, RetryAfter, TestDb};
 
 const TASKS_PER_REGION: usize = 120;
 const KILLING_FOR: Duration = Duration::from_secs(10);
@@ -38,6 +38,15 @@ fn random_reply(rng: &mut impl Rng) -> Reply {
 
 #[actix_rt::test]
 async fn kills_at_random_moments_lose_nothing() {
+    kills_at_random_moments_lose_nothing_on(Backend::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn kills_at_random_moments_lose_nothing_on_one_sqlite_file() {
+    kills_at_random_moments_lose_nothing_on(Backend::Sqlite).await;
+}
+
+async fn kills_at_random_moments_lose_nothing_on(backend: Backend) {
     let seed: u64 = std::env::var("REMIT_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -45,7 +54,7 @@ async fn kills_at_random_moments_lose_nothing() {
     eprintln!("seed={seed}");
     let mut rng = StdRng::seed_from_u64(seed);
 
-    let db = TestDb::with_database_clock().await;
+    let db = TestDb::running_on(backend).await;
     let receiver = Receiver::start();
     let mut tasks: Vec<(TaskId, Region)> = Vec::new();
     for region in [Region::US, Region::EU] {
