@@ -391,15 +391,14 @@ fn reconcile_that_cannot_reach_the_database_exits_3() {
 }
 
 #[actix_rt::test]
-async fn the_demo_delivers_through_a_rate_limit_and_cleans_up() {
+async fn the_demo_on_postgresql_delivers_through_a_rate_limit_and_cleans_up() {
     let url = support::db::database_url();
     let db = TestDb::with_database_clock().await;
     let demo_schemas = "SELECT count(*) AS n FROM pg_namespace WHERE nspname LIKE 'remit_demo_%'";
     let before = db.count(demo_schemas).await;
     let output = Command::new(env!("CARGO_BIN_EXE_remit"))
         .env_clear()
-        .env("DATABASE_URL", &url)
-        .arg("demo")
+        .args(["demo", "--database-url", &url])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -423,4 +422,67 @@ async fn the_demo_delivers_through_a_rate_limit_and_cleans_up() {
         before,
         "the demo drops its schema"
     );
+}
+
+/// The README's first command on a machine with no database server: the
+/// demo must neither need nor touch PostgreSQL. As root it runs in a
+/// network namespace of its own (only its own loopback, where nothing
+/// listens on 5432); otherwise DATABASE_URL points at a closed port. Either
+/// way a PostgreSQL URL is set, to prove the demo ignores it.
+#[test]
+fn the_demo_runs_where_no_database_server_is_reachable() {
+    let isolated = Command::new("unshare")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let binary = env!("CARGO_BIN_EXE_remit");
+    let mut command = if isolated {
+        let mut c = Command::new("unshare");
+        c.args([
+            "-n",
+            "sh",
+            "-c",
+            "ip link set lo up && exec \"$0\" demo",
+            binary,
+        ]);
+        c
+    } else {
+        let mut c = Command::new(binary);
+        c.arg("demo");
+        c
+    };
+    let unreachable = if isolated {
+        "postgres://postgres@127.0.0.1:5432/postgres"
+    } else {
+        "postgres://postgres@127.0.0.1:1/postgres"
+    };
+    let workdir =
+        std::env::temp_dir().join(format!("remit-demo-test-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&workdir).unwrap();
+    let output = command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DATABASE_URL", unreachable)
+        .current_dir(&workdir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "remit demo exited {:?} (isolated: {isolated})\n{stdout}\n{stderr}",
+        output.status.code()
+    );
+    assert!(stdout.contains("database: SQLite file"), "{stdout}");
+    assert!(
+        stdout.contains("6 requests reached the receiver for 3 webhooks"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("Some("),
+        "no debug text reaches a person: {stdout}"
+    );
+    // It cleans up after itself and leaves nothing in the working directory.
+    assert_eq!(std::fs::read_dir(&workdir).unwrap().count(), 0);
+    std::fs::remove_dir_all(&workdir).unwrap();
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use remit::domain::{Region, TaskState};
 use remit::store::Store;
 
-use crate::support::{self, Receiver, TestDb};
+use crate::support::{self, Backend, Receiver, TestDb};
 
 #[actix_rt::test]
 async fn a_us_runtime_never_sends_an_eu_task() {
@@ -44,7 +44,16 @@ async fn a_us_runtime_never_sends_an_eu_task() {
 /// works end to end, and stays as strictly apart as the others.
 #[actix_rt::test]
 async fn a_region_named_in_configuration_works_end_to_end() {
-    let db = TestDb::with_database_clock().await;
+    a_named_region_delivers_and_others_wait(Backend::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn a_region_named_in_configuration_works_end_to_end_on_sqlite() {
+    a_named_region_delivers_and_others_wait(Backend::Sqlite).await;
+}
+
+async fn a_named_region_delivers_and_others_wait(backend: Backend) {
+    let db = TestDb::running_on(backend).await;
     let receiver = Receiver::start();
     let ap: Region = "ap-southeast".parse().unwrap();
     let clinic = support::destination(&db, "ap-crm", ap, &receiver.url("/ap"), None).await;
