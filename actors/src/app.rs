@@ -31,8 +31,6 @@ pub enum AppError {
     Store(#[from] StoreError),
     #[error("the demo's webhooks were not all delivered within 30 s")]
     DemoIncomplete,
-    #[error("could not make the demo's temporary directory")]
-    TempDir(#[source] std::io::Error),
     #[error(transparent)]
     Invalid(#[from] remit::domain::InvalidInput),
     #[error("could not serve the API on {addr}")]

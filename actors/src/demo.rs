@@ -1,6 +1,7 @@
 //! `remit demo`: remit's whole job on one machine, with nothing to set up.
-//! On a SQLite file in a temporary directory (or, with `--database-url`,
-//! in a schema of its own in that PostgreSQL), removed afterwards, it
+//! In a sandbox (a SQLite file in a temporary directory or, with
+//! `--database-url`, a schema of its own in that PostgreSQL), removed
+//! afterwards, it
 //! starts a local receiver that answers each webhook's first request with
 //! `429 Retry-After: 1`, schedules three webhooks, runs the region's
 //! runtime until all are delivered, and prints what happened.
@@ -14,7 +15,7 @@ use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TaskState, TenantId,
 };
 use remit::payload_crypto::PayloadKey;
-use remit::store::{DatabaseUrl, Store};
+use remit::store::{Sandbox, Store};
 
 use crate::app::{self, AppError, Runtime};
 use crate::config::Config;
@@ -50,37 +51,20 @@ async fn receive(request: HttpRequest, seen: web::Data<Seen>) -> HttpResponse {
     }
 }
 
-/// Runs the demo on a throwaway SQLite file, or on `database_url`.
+/// Runs the demo on a throwaway SQLite file, or in a sandbox inside the
+/// database `database_url` names.
 pub async fn run(mut config: Config, database_url: Option<String>) -> Result<(), AppError> {
     app::install_crypto_provider();
-    let Some(url) = database_url else {
-        let dir = std::env::temp_dir().join(format!("remit-demo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(AppError::TempDir)?;
-        let url = format!("sqlite://{}", dir.join("remit.db").display());
-        println!(
-            "database: SQLite file in {} (removed afterwards)",
-            dir.display()
-        );
-        let result = demo(&mut config, &url).await;
-        let _ = std::fs::remove_dir_all(&dir);
-        return result;
-    };
-    match DatabaseUrl::parse(&url)? {
-        DatabaseUrl::Sqlite(_) => demo(&mut config, &url).await,
-        DatabaseUrl::Postgres(_) => {
-            let schema = format!("remit_demo_{}", std::process::id());
-            let scoped = remit::store::create_schema(&url, &schema).await?;
-            println!("database: schema {schema} of PostgreSQL (dropped afterwards)");
-            let result = demo(&mut config, &scoped).await;
-            remit::store::drop_schema(&url, &schema).await?;
-            result
-        }
-    }
+    let name = format!("remit_demo_{}", std::process::id());
+    let sandbox = Sandbox::create(database_url.as_deref(), &name).await?;
+    println!("database: {} (removed afterwards)", sandbox.describe());
+    let result = demo(&mut config, &sandbox.url).await;
+    sandbox.remove().await?;
+    result
 }
 
-async fn demo(config: &mut Config, scoped: &str) -> Result<(), AppError> {
-    remit::store::migrate(scoped).await?;
-    config.database.url = scoped.to_owned();
+async fn demo(config: &mut Config, url: &str) -> Result<(), AppError> {
+    config.database.url = url.to_owned();
     config.region = "us".into();
     config.consumer_id = Some("demo".into());
     config.api.bind = "127.0.0.1:0".into();

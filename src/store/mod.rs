@@ -32,7 +32,8 @@
 //!   import of a whole schedule between stores.
 //! - `stats`: counters of claims, reclaims and fenced finishes.
 //! - `clock`: the single authority for "now".
-//! - `sandbox`: a throwaway schema of remit's own inside a database.
+//! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
+//!   temporary directory, or a schema inside a PostgreSQL).
 //! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
 
 mod claim;
@@ -80,7 +81,7 @@ pub use notify::{Wakeup, Wakeups};
 pub use pg::{PgConfig, PgStore};
 pub use rate::Tokens;
 pub use replay::Replayed;
-pub use sandbox::{create_schema, drop_schema};
+pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use transfer::{DestinationRecord, Imported, TaskRecord};

@@ -1,10 +1,85 @@
-//! A schema of its own inside an existing database: for `remit demo`,
-//! which must not touch a real schedule, and for anything else that needs
-//! a throwaway copy of remit's tables.
+//! A throwaway database of remit's own: for `remit demo`, which must not
+//! touch a real schedule, and for anything else that needs a scratch copy
+//! of remit's tables. By default a SQLite file in a temporary directory;
+//! inside a given PostgreSQL, a schema of its own.
+
+use std::path::PathBuf;
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::StoreError;
+use super::{DatabaseUrl, StoreError};
+
+/// A scratch database, migrated, removed by [`Sandbox::remove`].
+#[derive(Debug)]
+pub struct Sandbox {
+    /// The URL to connect to.
+    pub url: String,
+    place: Place,
+}
+
+#[derive(Debug)]
+enum Place {
+    Dir(PathBuf),
+    Schema { base: String, name: String },
+}
+
+impl Sandbox {
+    /// A SQLite file in a new temporary directory, or (with `base`, a
+    /// database URL) a schema of its own in that PostgreSQL, or a directory
+    /// beside that SQLite file. `name` names the directory or schema:
+    /// lower-case letters, digits, underscores.
+    pub async fn create(base: Option<&str>, name: &str) -> Result<Self, StoreError> {
+        check_name(name)?;
+        let (url, place) = match base.map(DatabaseUrl::parse).transpose()? {
+            Some(DatabaseUrl::Postgres(base)) => {
+                let url = create_schema(&base, name).await?;
+                let place = Place::Schema {
+                    base,
+                    name: name.to_owned(),
+                };
+                (url, place)
+            }
+            beside => {
+                let parent = match beside {
+                    Some(DatabaseUrl::Sqlite(path)) => {
+                        path.parent().map(PathBuf::from).unwrap_or_default()
+                    }
+                    _ => std::env::temp_dir(),
+                };
+                let dir = parent.join(name);
+                std::fs::create_dir_all(&dir).map_err(|e| {
+                    StoreError::Migration(format!("could not create {}: {e}", dir.display()))
+                })?;
+                let url = format!("sqlite://{}", dir.join("remit.db").display());
+                (url, Place::Dir(dir))
+            }
+        };
+        let sandbox = Self { url, place };
+        if let Err(e) = super::migrate(&sandbox.url).await {
+            let _ = sandbox.remove().await;
+            return Err(e);
+        }
+        Ok(sandbox)
+    }
+
+    /// Where it is, for a person.
+    pub fn describe(&self) -> String {
+        match &self.place {
+            Place::Dir(dir) => format!("a SQLite file in {}", dir.display()),
+            Place::Schema { name, .. } => format!("schema {name} of PostgreSQL"),
+        }
+    }
+
+    /// Removes the directory or drops the schema, with everything in it.
+    pub async fn remove(self) -> Result<(), StoreError> {
+        match self.place {
+            Place::Dir(dir) => std::fs::remove_dir_all(&dir).map_err(|e| {
+                StoreError::Migration(format!("could not remove {}: {e}", dir.display()))
+            }),
+            Place::Schema { base, name } => drop_schema(&base, &name).await,
+        }
+    }
+}
 
 /// Creates schema `name` and returns a database URL whose connections use
 /// it. `name` must be a plain identifier (letters, digits, underscores).

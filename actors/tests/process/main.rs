@@ -473,7 +473,7 @@ fn the_demo_runs_where_no_database_server_is_reachable() {
         "remit demo exited {:?} (isolated: {isolated})\n{stdout}\n{stderr}",
         output.status.code()
     );
-    assert!(stdout.contains("database: SQLite file"), "{stdout}");
+    assert!(stdout.contains("database: a SQLite file in"), "{stdout}");
     assert!(
         stdout.contains("6 requests reached the receiver for 3 webhooks"),
         "{stdout}"

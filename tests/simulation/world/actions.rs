@@ -9,7 +9,7 @@ use remit::delivery::{prepare, Consumer, Prepared};
 use remit::domain::DestinationId;
 use remit::domain::{ClaimedTask, TaskState};
 use remit::policy::{decide, parse_retry_after, Observed, Transition, TransportError};
-use remit::store::{ClaimRequest, Store, TransitionOutcome};
+use remit::store::{ClaimRequest, TransitionOutcome};
 
 use super::{InFlight, Phase, SimStore, World, FINISH_MARGIN, LEASE, SEND_TIMEOUT};
 

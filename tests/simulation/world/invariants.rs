@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 
 use remit::domain::{Task, TaskId, TaskState};
-use remit::store::Store;
 
 use super::{SimStore, World};
 

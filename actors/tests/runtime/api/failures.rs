@@ -42,9 +42,7 @@ async fn a_server_error_is_logged_with_its_cause() {
     let log = slog::Logger::root(Capture(records.clone()), slog::o!());
     remit_actors::app::install_crypto_provider();
     let config = support::config(&db, Region::EU, "eu-1");
-    let runtime = Runtime::start(config, db.store.clone().into(), log)
-        .await
-        .unwrap();
+    let runtime = Runtime::start(config, db.store.clone(), log).await.unwrap();
     let api = Api::new(&runtime);
 
     let dest = support::destination(&db, "crm", Region::EU, "http://127.0.0.1:9/", None).await;
