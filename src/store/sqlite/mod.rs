@@ -320,7 +320,9 @@ impl Store for SqliteStore {
 
     async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
         let request = request.clone();
-        self.run(true, move |conn, ctx| {
+        // Only a reclaim writes; a report alone must not hold the write
+        // lock while it reads.
+        self.run(request.reclaim, move |conn, ctx| {
             maintenance::reconcile(conn, &request, ctx.now)
         })
         .await
