@@ -35,7 +35,12 @@ pub(super) fn open(path: &Path, create: bool) -> Result<SqliteConnection, StoreE
             "the SQLite path must be valid UTF-8".into(),
         ))
     })?;
-    let mut conn = SqliteConnection::establish(text).map_err(StoreError::Connect)?;
+    let mut conn = SqliteConnection::establish(text).map_err(|e| {
+        StoreError::Connect(diesel::ConnectionError::BadConnection(format!(
+            "{}: {e}",
+            path.display()
+        )))
+    })?;
     for pragma in [
         format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}"),
         "PRAGMA journal_mode = WAL".to_owned(),
