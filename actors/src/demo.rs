@@ -55,7 +55,11 @@ async fn receive(request: HttpRequest, seen: web::Data<Seen>) -> HttpResponse {
 /// database `database_url` names.
 pub async fn run(mut config: Config, database_url: Option<String>) -> Result<(), AppError> {
     app::install_crypto_provider();
-    let name = format!("remit_demo_{}", std::process::id());
+    let name = format!(
+        "remit_demo_{}_{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    );
     let sandbox = Sandbox::create(database_url.as_deref(), &name).await?;
     println!("database: {} (removed afterwards)", sandbox.describe());
     let result = demo(&mut config, &sandbox.url).await;

@@ -18,6 +18,9 @@ pub(super) fn findings(
     request: &ReconcileRequest,
     now: DateTime<Utc>,
 ) -> ReconcileReport {
+    let waited_since = now
+        .checked_sub_signed(request.older_than)
+        .unwrap_or(DateTime::<Utc>::MIN_UTC);
     let in_region = |t: &Task| request.region.is_none_or(|r| t.region == r);
     let summarize = |tasks: Vec<&Task>| Finding {
         count: tasks.len() as i64,
@@ -51,7 +54,7 @@ pub(super) fn findings(
         .filter(|t| {
             in_region(t)
                 && matches!(t.state, TaskState::Pending | TaskState::RetryWait)
-                && t.available_at.max(t.not_before) <= now - request.older_than
+                && t.available_at.max(t.not_before) <= waited_since
         })
         .collect();
     old.sort_by_key(|t| t.available_at.max(t.not_before));

@@ -19,8 +19,13 @@ use crate::domain::{
 };
 use crate::policy::{Decision, Transition};
 
-/// `now + delay`, saturating instead of overflowing.
+/// The longest delay a store honours: PostgreSQL's statements clamp to it
+/// so `now() + delay` cannot overflow, and the others clamp the same way.
+pub(super) const LONGEST_DELAY_DAYS: i64 = 100 * 366;
+
+/// `now + delay`, the delay clamped to between zero and a century.
 pub(super) fn later(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+    let delay = delay.clamp(Duration::zero(), Duration::days(LONGEST_DELAY_DAYS));
     now.checked_add_signed(delay)
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
@@ -415,9 +420,12 @@ pub(super) fn take_tokens(
     let answer = if granted >= 1.0 {
         Tokens::Granted(granted as u32)
     } else {
-        Tokens::WaitFor(std::time::Duration::from_secs_f64(
-            (1.0 - tokens).max(0.0) / rate,
-        ))
+        // A bucket row holding nonsense (NaN, or deeply negative) waits a
+        // minute rather than panicking the taker.
+        Tokens::WaitFor(
+            std::time::Duration::try_from_secs_f64((1.0 - tokens).max(0.0) / rate)
+                .unwrap_or(std::time::Duration::from_secs(60)),
+        )
     };
     (answer, after)
 }

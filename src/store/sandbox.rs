@@ -10,14 +10,19 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::{DatabaseUrl, StoreError};
 
 /// A scratch database, migrated, removed by [`Sandbox::remove`].
-#[derive(Debug)]
 pub struct Sandbox {
     /// The URL to connect to.
     pub url: String,
     place: Place,
 }
 
-#[derive(Debug)]
+impl std::fmt::Debug for Sandbox {
+    /// Where it is, never the URL (which may hold a password).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
 enum Place {
     Dir(PathBuf),
     Schema { base: String, name: String },
@@ -46,8 +51,10 @@ impl Sandbox {
                     }
                     _ => std::env::temp_dir(),
                 };
+                // A directory of its own: never one that is already there,
+                // since `remove` deletes it whole.
                 let dir = parent.join(name);
-                std::fs::create_dir_all(&dir).map_err(|e| {
+                std::fs::create_dir(&dir).map_err(|e| {
                     StoreError::Migration(format!("could not create {}: {e}", dir.display()))
                 })?;
                 let url = format!("sqlite://{}", dir.join("remit.db").display());

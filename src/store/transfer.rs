@@ -14,16 +14,30 @@
 use chrono::{DateTime, Utc};
 
 use super::{Database, StoreError};
-use crate::domain::{Attempt, Destination, Task, TaskId};
+use crate::domain::{Attempt, Destination, InvalidInput, Task, TaskId};
 use crate::payload_crypto::SealedPayload;
 
 /// A destination as exported: what the API shows, plus what it keeps.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct DestinationRecord {
     pub destination: Destination,
     pub signing_secret: Option<String>,
     pub rate_tokens: Option<f64>,
     pub rate_refilled_at: Option<DateTime<Utc>>,
+}
+
+impl std::fmt::Debug for DestinationRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DestinationRecord")
+            .field("destination", &self.destination)
+            .field(
+                "signing_secret",
+                &self.signing_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("rate_tokens", &self.rate_tokens)
+            .field("rate_refilled_at", &self.rate_refilled_at)
+            .finish()
+    }
 }
 
 /// A task as exported: its row, its sealed payload and its attempt log.
@@ -71,6 +85,20 @@ impl Database {
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
+        // A bucket never holds a negative or non-finite count of tokens.
+        if let Some(bad) = records
+            .iter()
+            .find(|r| r.rate_tokens.is_some_and(|t| !t.is_finite() || t < 0.0))
+        {
+            return Err(InvalidInput::new(
+                "rate_tokens",
+                format!(
+                    "destination {}: must be a finite number of at least 0",
+                    bad.destination.id
+                ),
+            )
+            .into());
+        }
         match self {
             Database::Postgres(pg) => super::pg_transfer::import_destinations(pg, records).await,
             Database::Sqlite(lite) => lite.import_destinations(records).await,

@@ -252,8 +252,10 @@ pub(super) fn repeat_label(outcome: AttemptOutcome) -> &'static str {
 /// A delay as bound into SQL: never negative, and at most a century, so
 /// `now() + delay` cannot overflow PostgreSQL's timestamps.
 pub(super) fn delay_millis(delay: Duration) -> i64 {
-    const CENTURY_MS: i64 = 100 * 366 * 24 * 3600 * 1000;
-    delay.num_milliseconds().clamp(0, CENTURY_MS)
+    let longest = Duration::days(lifecycle::LONGEST_DELAY_DAYS);
+    delay
+        .num_milliseconds()
+        .clamp(0, longest.num_milliseconds())
 }
 
 /// HTTP statuses are three digits; anything else is clamped rather than

@@ -202,7 +202,13 @@ impl Store for MemStore {
         let mut answers = Vec::with_capacity(batch.len());
         for new in batch {
             answers.push(match self.schedule_now(new) {
-                Err(e @ (StoreError::Invalid(_) | StoreError::Conflict { .. })) => Err(e),
+                // The task's own answer: bad input, a conflicting repeat, or a
+                // repeat whose stored payload this key cannot open.
+                Err(
+                    e @ (StoreError::Invalid(_)
+                    | StoreError::Conflict { .. }
+                    | StoreError::Payload(_)),
+                ) => Err(e),
                 Err(e) => return Err(e),
                 Ok(scheduled) => Ok(scheduled),
             });
@@ -326,7 +332,12 @@ impl Store for MemStore {
         decision: &Decision,
     ) -> Result<TransitionOutcome, StoreError> {
         if let Some(delay) = decision.pause_delay() {
-            self.pause_destination(destination, delay).await?;
+            // As PostgreSQL's: a destination that is not there has nothing
+            // to pause, and the finish itself still applies.
+            match self.pause_destination(destination, delay).await {
+                Ok(_) | Err(StoreError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(self.end(lease, &EndAttempt::of(decision)))
     }

@@ -1,5 +1,5 @@
-//! Reconciliation over the model: the findings of `findings`, then the
-//! expired leases handed back by `lifecycle::reclaim`.
+//! Reconciliation over the model: the findings of `findings`, with the
+//! expired leases handed back by `lifecycle::reclaim` when asked.
 
 use super::{MemStore, State};
 use crate::domain::{ReconcileReport, ReconcileRequest};
@@ -9,18 +9,26 @@ impl MemStore {
     pub(super) fn reconcile_now(&self, request: &ReconcileRequest) -> ReconcileReport {
         let now = self.now();
         let mut state = self.state.lock();
-        let mut report = findings::findings(&state.tasks, request, now);
-        if request.reclaim {
-            let State {
-                tasks, attempts, ..
-            } = &mut *state;
-            for task in tasks.iter_mut().filter(|t| {
-                request.region.is_none_or(|r| t.region == r) && lifecycle::lease_expired(t, now)
-            }) {
-                attempts.push(lifecycle::reclaim(task, now));
-                report.reclaimed += 1;
-            }
+        if !request.reclaim {
+            return findings::findings(&state.tasks, request, now);
         }
-        report
+        // As PostgreSQL: the expired leases as found, then the hand-back,
+        // then everything else as it stands after it.
+        let expired_leases = findings::findings(&state.tasks, request, now).expired_leases;
+        let mut reclaimed = 0;
+        let State {
+            tasks, attempts, ..
+        } = &mut *state;
+        for task in tasks.iter_mut().filter(|t| {
+            request.region.is_none_or(|r| t.region == r) && lifecycle::lease_expired(t, now)
+        }) {
+            attempts.push(lifecycle::reclaim(task, now));
+            reclaimed += 1;
+        }
+        ReconcileReport {
+            expired_leases,
+            reclaimed,
+            ..findings::findings(tasks, request, now)
+        }
     }
 }

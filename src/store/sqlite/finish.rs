@@ -100,7 +100,12 @@ pub(super) fn finish_many(
     let mut outcomes = Vec::with_capacity(batch.len());
     for one in batch {
         if let Some(delay) = one.decision.pause_delay() {
-            super::destinations::pause(conn, &one.destination, delay, now)?;
+            // As PostgreSQL's: a destination that is not there has nothing
+            // to pause, and the finish itself still applies.
+            match super::destinations::pause(conn, &one.destination, delay, now) {
+                Ok(_) | Err(StoreError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         let end = EndAttempt::of(&one.decision);
         outcomes.push(end_attempt(conn, &one.lease, &end, now)?);

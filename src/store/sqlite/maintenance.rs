@@ -11,7 +11,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
-use crate::domain::{PruneRequest, ReconcileReport, ReconcileRequest, Region, Task};
+use crate::domain::{ReconcileReport, ReconcileRequest, Region, Task};
 use crate::store::{findings, lifecycle, StoreError};
 
 pub(super) fn reconcile(
@@ -31,18 +31,26 @@ pub(super) fn reconcile(
     .bind::<Nullable<Text>, _>(scope.map(|r| r.to_string()))
     .load(conn)?;
     let mut tasks: Vec<Task> = rows::tasks(found)?;
-    let mut report = findings::findings(&tasks, request, now);
-    if request.reclaim {
-        for task in tasks.iter_mut().filter(|t| {
-            request.region.is_none_or(|r| t.region == r) && lifecycle::lease_expired(t, now)
-        }) {
-            let lost = lifecycle::reclaim(task, now);
-            rows::write_task(conn, task)?;
-            rows::insert_attempt(conn, &lost)?;
-            report.reclaimed += 1;
-        }
+    if !request.reclaim {
+        return Ok(findings::findings(&tasks, request, now));
     }
-    Ok(report)
+    // As PostgreSQL: the expired leases as found, then the hand-back, then
+    // everything else as it stands after it.
+    let expired_leases = findings::findings(&tasks, request, now).expired_leases;
+    let mut reclaimed = 0;
+    for task in tasks.iter_mut().filter(|t| {
+        request.region.is_none_or(|r| t.region == r) && lifecycle::lease_expired(t, now)
+    }) {
+        let lost = lifecycle::reclaim(task, now);
+        rows::write_task(conn, task)?;
+        rows::insert_attempt(conn, &lost)?;
+        reclaimed += 1;
+    }
+    Ok(ReconcileReport {
+        expired_leases,
+        reclaimed,
+        ..findings::findings(&tasks, request, now)
+    })
 }
 
 /// The regions that have tasks, in order.
@@ -60,17 +68,15 @@ pub(super) fn regions(conn: &mut SqliteConnection) -> Result<Vec<Region>, StoreE
         .collect()
 }
 
-/// Deletes one batch of the oldest ended tasks (of one region, or of
-/// each region in turn) with their attempts and payloads. Returns the
-/// counts of tasks, attempts and payloads deleted.
+/// Deletes one batch of the region's oldest tasks that ended before
+/// `cutoff`, with their attempts and payloads. Returns the counts of tasks,
+/// attempts and payloads deleted.
 pub(super) fn prune_batch(
     conn: &mut SqliteConnection,
-    request: &PruneRequest,
-    now: DateTime<Utc>,
+    region: Region,
+    cutoff: DateTime<Utc>,
+    batch_size: u32,
 ) -> Result<(u64, u64, u64), StoreError> {
-    let cutoff = now
-        .checked_sub_signed(request.older_than)
-        .unwrap_or(DateTime::<Utc>::MIN_UTC);
     #[derive(diesel::QueryableByName)]
     struct Doomed {
         #[diesel(sql_type = Text)]
@@ -80,14 +86,12 @@ pub(super) fn prune_batch(
     }
     let doomed: Vec<Doomed> = diesel::sql_query(
         "SELECT id, payload_ref FROM tasks \
-         WHERE state IN ('delivered', 'failed') AND finalized_at < ? \
-           AND (? IS NULL OR region = ?) \
+         WHERE state IN ('delivered', 'failed') AND finalized_at < ? AND region = ? \
          ORDER BY finalized_at, seq LIMIT ?",
     )
     .bind::<BigInt, _>(micros(cutoff))
-    .bind::<Nullable<Text>, _>(request.region.map(|r| r.to_string()))
-    .bind::<Nullable<Text>, _>(request.region.map(|r| r.to_string()))
-    .bind::<BigInt, _>(i64::from(request.batch_size))
+    .bind::<Text, _>(region.as_str())
+    .bind::<BigInt, _>(i64::from(batch_size))
     .load(conn)?;
     let (mut attempts, mut payloads) = (0, 0);
     for one in &doomed {

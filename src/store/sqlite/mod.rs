@@ -156,14 +156,25 @@ impl SqliteStore {
                     .unwrap_or_else(|| Utc::now().trunc_subsecs(6)),
                 key: key.clone(),
             };
-            if write {
-                conn.immediate_transaction(|conn| {
-                    let ctx = ctx(&clock);
-                    op(conn, &ctx)
-                })
-            } else {
-                op(&mut conn, &ctx(&clock))
-            }
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if write {
+                    conn.immediate_transaction(|conn| {
+                        let ctx = ctx(&clock);
+                        op(conn, &ctx)
+                    })
+                } else {
+                    op(&mut conn, &ctx(&clock))
+                }
+            }));
+            outcome.unwrap_or_else(|_| {
+                // A panic leaves diesel's transaction open and the file's
+                // write lock held. A fresh connection drops the old one,
+                // which rolls back what it had written and frees the lock.
+                *conn = connection::open(&shared.path, false)?;
+                Err(StoreError::Thread(
+                    "a database operation panicked; it was rolled back".into(),
+                ))
+            })
         })
         .await
     }
@@ -330,6 +341,12 @@ impl Store for SqliteStore {
 
     async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
         super::rules::check_prune(request)?;
+        // The cutoff is fixed once per run, as the other stores fix it, so
+        // a run ends however fast tasks keep ending.
+        let now = self.run(false, |_, ctx| Ok(ctx.now)).await?;
+        let cutoff = now
+            .checked_sub_signed(request.older_than)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
         let regions = match request.region {
             Some(region) => vec![region],
             None => {
@@ -340,21 +357,16 @@ impl Store for SqliteStore {
         let mut report = PruneReport::default();
         // Region by region, one short transaction per batch, so the
         // runtime's writes get the lock between them.
+        let size = request.batch_size;
         for region in regions {
             loop {
-                let one = PruneRequest {
-                    region: Some(region),
-                    ..request.clone()
-                };
                 let (tasks, attempts, payloads) = self
-                    .run(true, move |conn, ctx| {
-                        maintenance::prune_batch(conn, &one, ctx.now)
+                    .run(true, move |conn, _| {
+                        maintenance::prune_batch(conn, region, cutoff, size)
                     })
                     .await?;
-                if tasks > 0 {
-                    report.add_batch(tasks, attempts, payloads);
-                }
-                if tasks < u64::from(request.batch_size) {
+                report.add_batch(tasks, attempts, payloads);
+                if tasks < u64::from(size) {
                     break;
                 }
             }
@@ -431,10 +443,13 @@ impl Store for SqliteStore {
         after: Option<Duration>,
     ) -> Result<TransitionOutcome, StoreError> {
         let lease = lease.clone();
-        self.run(true, move |conn, ctx| {
-            finish::release(conn, &lease, after, ctx.now)
-        })
-        .await
+        let outcome = self
+            .run(true, move |conn, ctx| {
+                finish::release(conn, &lease, after, ctx.now)
+            })
+            .await?;
+        self.count_fenced(outcome);
+        Ok(outcome)
     }
 
     async fn extend_lease(
@@ -505,9 +520,13 @@ impl SqliteStore {
                 finish::end_attempt(conn, &lease, &end.with(&record), ctx.now)
             })
             .await?;
+        self.count_fenced(outcome);
+        Ok(outcome)
+    }
+
+    fn count_fenced(&self, outcome: TransitionOutcome) {
         if outcome == TransitionOutcome::Fenced {
             StoreStats::add(&self.shared.stats.fenced, 1);
         }
-        Ok(outcome)
     }
 }

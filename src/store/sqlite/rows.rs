@@ -16,6 +16,12 @@ use crate::store::enums::{outcome_from_label, outcome_label, state_from_label};
 use crate::store::rows::{corrupt, region, status};
 use crate::store::StoreError;
 
+/// A status as stored: clamped as PostgreSQL's SMALLINT column clamps it,
+/// so every row written can be read back.
+fn status_column(status: u16) -> i32 {
+    i32::from(status.min(i16::MAX as u16))
+}
+
 /// Microseconds since the epoch, as stored.
 pub(super) fn micros(at: DateTime<Utc>) -> i64 {
     at.timestamp_micros()
@@ -186,7 +192,7 @@ pub(super) fn write_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), St
     .bind::<Nullable<BigInt>, _>(t.lease_expires_at.map(micros))
     .bind::<Integer, _>(t.attempt_count)
     .bind::<Integer, _>(t.attempts_before_replay)
-    .bind::<Nullable<Integer>, _>(t.last_status.map(i32::from))
+    .bind::<Nullable<Integer>, _>(t.last_status.map(status_column))
     .bind::<Nullable<Text>, _>(&t.failure_reason)
     .bind::<BigInt, _>(micros(t.updated_at))
     .bind::<Nullable<BigInt>, _>(t.delivered_at.map(micros))
@@ -210,7 +216,7 @@ pub(super) fn insert_attempt(conn: &mut SqliteConnection, a: &Attempt) -> Result
     .bind::<Text, _>(&a.consumer_id)
     .bind::<Nullable<BigInt>, _>(o.started_at.map(micros))
     .bind::<Nullable<BigInt>, _>(o.received_at.map(micros))
-    .bind::<Nullable<Integer>, _>(o.http_status.map(i32::from))
+    .bind::<Nullable<Integer>, _>(o.http_status.map(status_column))
     .bind::<Nullable<Text>, _>(&o.transport_error)
     .bind::<Nullable<Text>, _>(&o.retry_after_raw)
     .bind::<Nullable<BigInt>, _>(o.retry_after_deadline.map(micros))

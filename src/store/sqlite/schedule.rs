@@ -19,7 +19,11 @@ pub(super) fn schedule_many(
     let mut answers = Vec::with_capacity(batch.len());
     for new in batch {
         answers.push(match schedule_one(conn, ctx, new) {
-            Err(e @ (StoreError::Invalid(_) | StoreError::Conflict { .. })) => Err(e),
+            // The task's own answer: bad input, a conflicting repeat, or a
+            // repeat whose stored payload this key cannot open.
+            Err(
+                e @ (StoreError::Invalid(_) | StoreError::Conflict { .. } | StoreError::Payload(_)),
+            ) => Err(e),
             Err(e) => return Err(e),
             Ok(scheduled) => Ok(scheduled),
         });

@@ -122,3 +122,31 @@ pub async fn a_batch_of_finishes_is_fenced_row_by_row<H: Harness>(h: &H) {
     );
     assert!(s.finish_many(&[]).await.unwrap().is_empty());
 }
+
+/// A finish that asks to pause a destination that is not there still
+/// applies, and so does the rest of its batch.
+pub async fn a_pause_of_an_unknown_destination_does_not_stop_the_finish<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    let id = task(h, "r1", &crm, Region::EU).await;
+    let claimed = s.claim_due(&claim(Region::EU, "c", 10)).await.unwrap();
+    let retry_at = t0() + Duration::seconds(30);
+    let finish = Finish {
+        lease: claimed[0].lease(),
+        destination: DestinationId::new("gone").unwrap(),
+        decision: decision(
+            Transition::RetryWait {
+                available_at: retry_at,
+            },
+            429,
+            Some(Duration::seconds(30)),
+        ),
+    };
+    assert_eq!(
+        s.finish_many(&[finish]).await.unwrap(),
+        vec![TransitionOutcome::Applied]
+    );
+    let row = s.task(id).await.unwrap().unwrap();
+    assert_eq!(row.state, TaskState::RetryWait);
+    assert_eq!(row.available_at, retry_at);
+}

@@ -82,3 +82,28 @@ pub async fn a_batch_answers_each_task_as_schedule_would<H: Harness>(h: &H) {
     );
     assert!(s.schedule_many(Vec::new()).await.unwrap().is_empty());
 }
+
+/// A repeat whose stored payload this process's key cannot open is that
+/// task's own answer; the rest of the batch is scheduled.
+pub async fn a_repeat_that_cannot_be_opened_fails_alone<H: Harness>(h: &H) {
+    let d = destination(h, "crm", Region::EU).await;
+    h.store()
+        .schedule(new_task("old", &d, Region::EU))
+        .await
+        .unwrap();
+    let other = h
+        .with_key(remit::payload_crypto::PayloadKey::from_bytes([9; 32]))
+        .await;
+    let answers = other
+        .schedule_many(vec![
+            new_task("old", &d, Region::EU),
+            new_task("new", &d, Region::EU),
+        ])
+        .await
+        .unwrap();
+    assert!(
+        matches!(&answers[0], Err(StoreError::Payload(_))),
+        "{answers:?}"
+    );
+    assert!(answers[1].as_ref().unwrap().created);
+}
