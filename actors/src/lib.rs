@@ -26,6 +26,7 @@ pub mod reconcile;
 pub mod runtime;
 pub mod schedule_file;
 pub mod signature;
+pub mod status;
 pub mod transfer;
 
 pub use remit::error_chain;

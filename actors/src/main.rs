@@ -69,6 +69,17 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: ReportFormat,
     },
+    /// Show the schedule's health from the database alone: tasks by state
+    /// per region, the oldest eligible task's wait, expired leases, paused
+    /// destinations, where retries and 429s pile up, failures of the last
+    /// day and deadline-to-delivery latency of the last hour.
+    Status {
+        /// One region (default: every region).
+        #[arg(long)]
+        region: Option<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
+    },
     /// Delete delivered and failed tasks that ended longer ago than
     /// --older-than, with their attempts and payloads, in batches of
     /// retention.batch_size. A pruned tenant and reminder can be scheduled,
@@ -383,6 +394,25 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             let store = app::connect(&config, key).await?;
             let report = store.prune(&request).await?;
             print!("{}", remit_actors::prune::to_text(&request, &report));
+            Ok(())
+        }
+        Command::Status { region, format } => {
+            let region = region
+                .map(|r| r.parse::<remit::domain::Region>())
+                .transpose()
+                .map_err(|e| CliError::Usage(e.to_string()))?;
+            // Status reads no payload; a throwaway key suffices.
+            let key =
+                app::payload_key(&config).unwrap_or_else(|_| PayloadKey::from_bytes(rand_key()));
+            let store = app::connect(&config, key).await?;
+            let report = store.status(region).await?;
+            match format {
+                ReportFormat::Text => print!(
+                    "{}",
+                    remit_actors::status::to_text(&report, &config.database_description())
+                ),
+                ReportFormat::Json => println!("{}", remit_actors::status::to_json(&report)),
+            }
             Ok(())
         }
         Command::Export { file } => {

@@ -30,6 +30,8 @@
 //!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`).
 //! - `transfer` (with `pg_transfer` and `sqlite/transfer`): export and
 //!   import of a whole schedule between stores.
+//! - `status` (with `pg_status` and `sqlite/status`): the schedule's
+//!   health from the database alone, for `remit status` and the gauges.
 //! - `stats`: counters of claims, reclaims and fenced finishes.
 //! - `clock`: the single authority for "now".
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
@@ -51,6 +53,7 @@ mod memory;
 mod migrate;
 mod notify;
 mod pg;
+mod pg_status;
 mod pg_transfer;
 mod prepared;
 mod rate;
@@ -66,6 +69,7 @@ mod schedule_many;
 mod schema;
 mod sqlite;
 mod stats;
+mod status;
 mod transfer;
 mod transitions;
 
@@ -84,6 +88,7 @@ pub use replay::Replayed;
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
+pub use status::{Latency, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};
 pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 

@@ -15,5 +15,6 @@ mod recovery;
 mod regions;
 mod retention;
 mod schedule;
+mod status;
 mod support;
 mod upgrade;

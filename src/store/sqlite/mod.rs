@@ -22,6 +22,7 @@ mod finish;
 mod maintenance;
 mod rows;
 mod schedule;
+mod status;
 mod transfer;
 
 use std::path::{Path, PathBuf};

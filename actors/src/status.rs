@@ -1,0 +1,202 @@
+//! `remit status`: the schedule's health on one screen, from the database
+//! alone (no runtime needs to run), as an aligned table for people or JSON
+//! for scripts.
+
+use chrono::Duration;
+use remit::store::StatusReport;
+use serde_json::{json, Value};
+
+/// A duration as a person reads it: `850ms`, `12.4s`, `3m05s`, `2h10m`.
+pub fn human(d: Duration) -> String {
+    let ms = d.num_milliseconds().max(0);
+    match ms {
+        0..=999 => format!("{ms}ms"),
+        1_000..=59_999 => format!("{:.1}s", ms as f64 / 1000.0),
+        60_000..=3_599_999 => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
+        _ => format!("{}h{:02}m", ms / 3_600_000, (ms / 60_000) % 60),
+    }
+}
+
+fn seconds(d: Duration) -> f64 {
+    d.num_milliseconds() as f64 / 1000.0
+}
+
+pub fn to_json(report: &StatusReport) -> Value {
+    json!({
+        "now": report.now,
+        "regions": report.regions.iter().map(|r| json!({
+            "region": r.region.map(|r| r.to_string()),
+            "pending": r.pending,
+            "leased": r.leased,
+            "retry_wait": r.retry_wait,
+            "delivered": r.delivered,
+            "failed": r.failed,
+            "oldest_eligible_seconds": r.oldest_eligible.map(seconds),
+            "expired_leases": r.expired_leases,
+        })).collect::<Vec<_>>(),
+        "paused": report.paused.iter().map(|(id, region, until)| json!({
+            "destination": id.as_str(), "region": region.to_string(), "until": until,
+        })).collect::<Vec<_>>(),
+        "top_retry_wait": report.top_retry_wait.iter().map(|(id, n)| json!({
+            "destination": id.as_str(), "tasks": n,
+        })).collect::<Vec<_>>(),
+        "top_rate_limited_last_hour": report.top_rate_limited.iter().map(|(id, n)| json!({
+            "destination": id.as_str(), "responses_429": n,
+        })).collect::<Vec<_>>(),
+        "failures_last_day": report.failures_last_day.iter().map(|(reason, n)| json!({
+            "reason": reason, "tasks": n,
+        })).collect::<Vec<_>>(),
+        "deadline_to_delivery_last_hour": report.deadline_to_delivery.map(|l| json!({
+            "delivered": l.count, "p50_seconds": seconds(l.p50), "p99_seconds": seconds(l.p99),
+        })),
+    })
+}
+
+/// Rows of cells, each column padded to its widest cell.
+fn table(out: &mut String, rows: &[Vec<String>]) {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in rows {
+        let mut line = String::from(" ");
+        for (c, cell) in row.iter().enumerate() {
+            // Text left, numbers right.
+            let numeric = cell.chars().next().is_some_and(|ch| ch.is_ascii_digit());
+            let pad = widths[c] - cell.chars().count();
+            line.push(' ');
+            if numeric && c > 0 {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            }
+            line.push(' ');
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+pub fn to_text(report: &StatusReport, database: &str) -> String {
+    let mut out = format!(
+        "remit status at {} ({database})\n\n",
+        report.now.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    if report.regions.is_empty() {
+        out.push_str("No tasks.\n");
+    } else {
+        let mut rows = vec![[
+            "region",
+            "pending",
+            "leased",
+            "retry_wait",
+            "delivered",
+            "failed",
+            "oldest eligible",
+            "expired leases",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for r in &report.regions {
+            rows.push(vec![
+                r.region.map_or_else(|| "-".into(), |r| r.to_string()),
+                r.pending.to_string(),
+                r.leased.to_string(),
+                r.retry_wait.to_string(),
+                r.delivered.to_string(),
+                r.failed.to_string(),
+                r.oldest_eligible.map_or_else(|| "-".into(), human),
+                r.expired_leases.to_string(),
+            ]);
+        }
+        table(&mut out, &rows);
+    }
+    out.push_str("\nPaused destinations:");
+    if report.paused.is_empty() {
+        out.push_str(" none\n");
+    } else {
+        out.push('\n');
+        let mut rows = vec![vec![
+            "destination".into(),
+            "region".into(),
+            "paused until".into(),
+            "left".into(),
+        ]];
+        for (id, region, until) in &report.paused {
+            rows.push(vec![
+                id.to_string(),
+                region.to_string(),
+                until.format("%H:%M:%S UTC").to_string(),
+                human(*until - report.now),
+            ]);
+        }
+        table(&mut out, &rows);
+    }
+    let mut top = |title: &str, unit: &str, list: &[(remit::domain::DestinationId, i64)]| {
+        out.push_str(&format!("\n{title}:"));
+        if list.is_empty() {
+            out.push_str(" none\n");
+            return;
+        }
+        out.push('\n');
+        let mut rows = vec![vec!["destination".to_owned(), unit.to_owned()]];
+        rows.extend(
+            list.iter()
+                .map(|(id, n)| vec![id.to_string(), n.to_string()]),
+        );
+        table(&mut out, &rows);
+    };
+    top("Most tasks in retry_wait", "tasks", &report.top_retry_wait);
+    top(
+        "Most 429s in the last hour",
+        "429s",
+        &report.top_rate_limited,
+    );
+    out.push_str("\nFailed in the last day:");
+    if report.failures_last_day.is_empty() {
+        out.push_str(" none\n");
+    } else {
+        out.push('\n');
+        let mut rows = vec![vec!["reason".to_owned(), "tasks".to_owned()]];
+        rows.extend(
+            report
+                .failures_last_day
+                .iter()
+                .map(|(reason, n)| vec![reason.clone(), n.to_string()]),
+        );
+        table(&mut out, &rows);
+    }
+    out.push_str("\nDeadline to delivery, last hour: ");
+    match report.deadline_to_delivery {
+        None => out.push_str("no deliveries\n"),
+        Some(l) => out.push_str(&format!(
+            "p50 {}, p99 {} over {} deliveries\n",
+            human(l.p50),
+            human(l.p99),
+            l.count
+        )),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(human(Duration::milliseconds(850)), "850ms");
+        assert_eq!(human(Duration::milliseconds(12_400)), "12.4s");
+        assert_eq!(human(Duration::seconds(185)), "3m05s");
+        assert_eq!(human(Duration::minutes(130)), "2h10m");
+        assert_eq!(human(Duration::seconds(-3)), "0ms");
+    }
+}

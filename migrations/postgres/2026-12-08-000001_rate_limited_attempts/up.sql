@@ -1,0 +1,4 @@
+-- `remit status` counts each destination's 429s of the last hour. Partial,
+-- so only attempts answered 429 get an entry: the delivery path's other
+-- inserts pay nothing for it.
+CREATE INDEX attempts_rate_limited ON attempts (recorded_at) WHERE http_status = 429;

@@ -1,0 +1,255 @@
+//! `status` on PostgreSQL (see `status`).
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use super::rows::region;
+use super::status::{Latency, RegionStatus, StatusReport, TOP};
+use super::{PgStore, StoreError};
+use crate::domain::{DestinationId, Region};
+
+/// Live tasks by state per region, the oldest eligible one's wait and the
+/// expired leases; with `$3`, the terminal counts too (a scan of every
+/// row, for `remit status`, never for a gauge).
+const QUEUE_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now)
+SELECT t.region,
+       count(*) FILTER (WHERE t.state = 'pending') AS pending,
+       count(*) FILTER (WHERE t.state = 'leased') AS leased,
+       count(*) FILTER (WHERE t.state = 'retry_wait') AS retry_wait,
+       count(*) FILTER (WHERE t.state = 'delivered') AS delivered,
+       count(*) FILTER (WHERE t.state = 'failed') AS failed,
+       (EXTRACT(EPOCH FROM clock.now - min(GREATEST(t.available_at, t.not_before))
+            FILTER (WHERE t.state IN ('pending', 'retry_wait')
+                      AND GREATEST(t.available_at, t.not_before) <= clock.now)) * 1e6)::int8
+           AS oldest_micros,
+       count(*) FILTER (WHERE t.state = 'leased' AND t.lease_expires_at <= clock.now) AS expired
+FROM tasks t, clock
+WHERE ($2::text IS NULL OR t.region = $2)
+  AND ($3 OR t.state IN ('pending', 'leased', 'retry_wait'))
+GROUP BY t.region, clock.now
+ORDER BY t.region
+"#;
+
+const PAUSED_SQL: &str = r#"
+SELECT d.id AS destination, d.region, d.paused_until
+FROM destinations d
+WHERE d.paused_until > coalesce($1, now()) AND ($2::text IS NULL OR d.region = $2)
+ORDER BY d.paused_until DESC, d.id
+"#;
+
+const TOP_RETRY_WAIT_SQL: &str = r#"
+SELECT t.destination_id AS destination, count(*) AS n
+FROM tasks t
+WHERE t.state = 'retry_wait' AND ($1::text IS NULL OR t.region = $1)
+GROUP BY t.destination_id
+ORDER BY n DESC, t.destination_id
+LIMIT $2
+"#;
+
+const TOP_RATE_LIMITED_SQL: &str = r#"
+SELECT t.destination_id AS destination, count(*) AS n
+FROM attempts a JOIN tasks t ON t.id = a.task_id
+WHERE a.http_status = 429 AND a.recorded_at > coalesce($1, now()) - interval '1 hour'
+  AND ($2::text IS NULL OR t.region = $2)
+GROUP BY t.destination_id
+ORDER BY n DESC, t.destination_id
+LIMIT $3
+"#;
+
+const FAILURES_SQL: &str = r#"
+SELECT t.failure_reason AS reason, count(*) AS n
+FROM tasks t
+WHERE t.state = 'failed' AND t.finalized_at > coalesce($1, now()) - interval '1 day'
+  AND ($2::text IS NULL OR t.region = $2)
+GROUP BY t.failure_reason
+ORDER BY n DESC, t.failure_reason
+"#;
+
+const LATENCY_SQL: &str = r#"
+SELECT count(*) AS n,
+       (EXTRACT(EPOCH FROM percentile_disc(0.5) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)) * 1e6)::int8 AS p50,
+       (EXTRACT(EPOCH FROM percentile_disc(0.99) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)) * 1e6)::int8 AS p99
+FROM tasks t
+WHERE t.state = 'delivered' AND t.finalized_at > coalesce($1, now()) - interval '1 hour'
+  AND ($2::text IS NULL OR t.region = $2)
+"#;
+
+#[derive(QueryableByName)]
+struct QueueRow {
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = BigInt)]
+    pending: i64,
+    #[diesel(sql_type = BigInt)]
+    leased: i64,
+    #[diesel(sql_type = BigInt)]
+    retry_wait: i64,
+    #[diesel(sql_type = BigInt)]
+    delivered: i64,
+    #[diesel(sql_type = BigInt)]
+    failed: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    oldest_micros: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    expired: i64,
+}
+
+#[derive(QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = Text)]
+    destination: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct Paused {
+    #[diesel(sql_type = Text)]
+    destination: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Timestamptz)]
+    paused_until: DateTime<Utc>,
+}
+
+#[derive(QueryableByName)]
+struct Reason {
+    #[diesel(sql_type = Text)]
+    reason: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct LatencyRow {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    p50: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    p99: Option<i64>,
+}
+
+async fn regions(
+    store: &PgStore,
+    conn: &mut AsyncPgConnection,
+    only: Option<Region>,
+    terminal: bool,
+) -> Result<Vec<RegionStatus>, StoreError> {
+    let rows: Vec<QueueRow> = diesel::sql_query(QUEUE_SQL)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Nullable<Text>, _>(only.map(|r| r.to_string()))
+        .bind::<diesel::sql_types::Bool, _>(terminal)
+        .load(conn)
+        .await?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(RegionStatus {
+                region: Some(region("tasks.region", &r.region)?),
+                pending: r.pending,
+                leased: r.leased,
+                retry_wait: r.retry_wait,
+                delivered: r.delivered,
+                failed: r.failed,
+                oldest_eligible: r.oldest_micros.map(Duration::microseconds),
+                expired_leases: r.expired,
+            })
+        })
+        .collect()
+}
+
+pub(super) async fn queue(store: &PgStore, only: Region) -> Result<RegionStatus, StoreError> {
+    let mut conn = store.conn().await?;
+    let found = regions(store, &mut conn, Some(only), false).await?;
+    Ok(found.into_iter().next().unwrap_or(RegionStatus {
+        region: Some(only),
+        ..RegionStatus::default()
+    }))
+}
+
+fn destinations(rows: Vec<Counted>) -> Result<Vec<(DestinationId, i64)>, StoreError> {
+    rows.into_iter()
+        .map(|c| {
+            let id = DestinationId::new(&c.destination)
+                .map_err(|e| super::rows::corrupt("tasks.destination_id", e))?;
+            Ok((id, c.n))
+        })
+        .collect()
+}
+
+pub(super) async fn status(
+    store: &PgStore,
+    only: Option<Region>,
+) -> Result<StatusReport, StoreError> {
+    let mut conn = store.conn().await?;
+    let conn = &mut conn;
+    let now_param = store.clock.now_param();
+    let only_text = only.map(|r| r.to_string());
+    #[derive(QueryableByName)]
+    struct Now {
+        #[diesel(sql_type = Timestamptz)]
+        now: DateTime<Utc>,
+    }
+    let now: Now = diesel::sql_query("SELECT coalesce($1, now()) AS now")
+        .bind::<Nullable<Timestamptz>, _>(now_param)
+        .get_result(conn)
+        .await?;
+    let regions = regions(store, conn, only, true).await?;
+    let paused: Vec<Paused> = diesel::sql_query(PAUSED_SQL)
+        .bind::<Nullable<Timestamptz>, _>(now_param)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .load(conn)
+        .await?;
+    let retry: Vec<Counted> = diesel::sql_query(TOP_RETRY_WAIT_SQL)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .bind::<BigInt, _>(TOP)
+        .load(conn)
+        .await?;
+    let limited: Vec<Counted> = diesel::sql_query(TOP_RATE_LIMITED_SQL)
+        .bind::<Nullable<Timestamptz>, _>(now_param)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .bind::<BigInt, _>(TOP)
+        .load(conn)
+        .await?;
+    let failures: Vec<Reason> = diesel::sql_query(FAILURES_SQL)
+        .bind::<Nullable<Timestamptz>, _>(now_param)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .load(conn)
+        .await?;
+    let latency: LatencyRow = diesel::sql_query(LATENCY_SQL)
+        .bind::<Nullable<Timestamptz>, _>(now_param)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .get_result(conn)
+        .await?;
+    let paused = paused
+        .into_iter()
+        .map(|p| {
+            let id = DestinationId::new(&p.destination)
+                .map_err(|e| super::rows::corrupt("destinations.id", e))?;
+            Ok((
+                id,
+                region("destinations.region", &p.region)?,
+                p.paused_until,
+            ))
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok(StatusReport {
+        now: now.now,
+        regions,
+        paused,
+        top_retry_wait: destinations(retry)?,
+        top_rate_limited: destinations(limited)?,
+        failures_last_day: failures.into_iter().map(|r| (r.reason, r.n)).collect(),
+        deadline_to_delivery: match (latency.n, latency.p50, latency.p99) {
+            (n, Some(p50), Some(p99)) if n > 0 => Some(Latency {
+                count: n,
+                p50: Duration::microseconds(p50),
+                p99: Duration::microseconds(p99),
+            }),
+            _ => None,
+        },
+    })
+}

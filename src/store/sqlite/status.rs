@@ -1,0 +1,197 @@
+//! `status` on SQLite (see `status`). Instants are microseconds, so the
+//! arithmetic is on integers; the latency percentiles are computed from the
+//! last hour's deliveries.
+
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
+use diesel::{QueryableByName, RunQueryDsl};
+
+use super::rows::{instant, micros};
+use super::SqliteStore;
+use crate::domain::{DestinationId, Region};
+use crate::store::rows::{corrupt, region};
+use crate::store::status::{Latency, RegionStatus, StatusReport, TOP};
+use crate::store::StoreError;
+
+const HOUR_MICROS: i64 = 3_600_000_000;
+
+#[derive(QueryableByName)]
+struct QueueRow {
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = BigInt)]
+    pending: i64,
+    #[diesel(sql_type = BigInt)]
+    leased: i64,
+    #[diesel(sql_type = BigInt)]
+    retry_wait: i64,
+    #[diesel(sql_type = BigInt)]
+    delivered: i64,
+    #[diesel(sql_type = BigInt)]
+    failed: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    oldest_due: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    expired: i64,
+}
+
+#[derive(QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct Paused {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = BigInt)]
+    paused_until: i64,
+}
+
+#[derive(QueryableByName)]
+struct Sample {
+    #[diesel(sql_type = BigInt)]
+    micros: i64,
+}
+
+fn regions(
+    conn: &mut SqliteConnection,
+    only: Option<Region>,
+    terminal: bool,
+    now: i64,
+) -> Result<Vec<RegionStatus>, StoreError> {
+    let only = only.map(|r| r.to_string());
+    let rows: Vec<QueueRow> = diesel::sql_query(
+        "SELECT region, \
+           sum(state = 'pending') AS pending, sum(state = 'leased') AS leased, \
+           sum(state = 'retry_wait') AS retry_wait, sum(state = 'delivered') AS delivered, \
+           sum(state = 'failed') AS failed, \
+           min(CASE WHEN state IN ('pending', 'retry_wait') \
+                     AND max(available_at, not_before) <= ?1 \
+                    THEN max(available_at, not_before) END) AS oldest_due, \
+           sum(state = 'leased' AND lease_expires_at <= ?1) AS expired \
+         FROM tasks \
+         WHERE (?2 IS NULL OR region = ?2) \
+           AND (?3 OR state IN ('pending', 'leased', 'retry_wait')) \
+         GROUP BY region ORDER BY region",
+    )
+    .bind::<BigInt, _>(now)
+    .bind::<Nullable<Text>, _>(only)
+    .bind::<Bool, _>(terminal)
+    .load(conn)?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(RegionStatus {
+                region: Some(region("tasks.region", &r.region)?),
+                pending: r.pending,
+                leased: r.leased,
+                retry_wait: r.retry_wait,
+                delivered: r.delivered,
+                failed: r.failed,
+                oldest_eligible: r
+                    .oldest_due
+                    .map(|due| chrono::Duration::microseconds(now - due)),
+                expired_leases: r.expired,
+            })
+        })
+        .collect()
+}
+
+fn destinations(rows: Vec<Counted>) -> Result<Vec<(DestinationId, i64)>, StoreError> {
+    rows.into_iter()
+        .map(|c| {
+            let id = DestinationId::new(&c.name).map_err(|e| corrupt("tasks.destination_id", e))?;
+            Ok((id, c.n))
+        })
+        .collect()
+}
+
+impl SqliteStore {
+    pub(crate) async fn queue(&self, only: Region) -> Result<RegionStatus, StoreError> {
+        self.run(false, move |conn, ctx| {
+            let found = regions(conn, Some(only), false, micros(ctx.now))?;
+            Ok(found.into_iter().next().unwrap_or(RegionStatus {
+                region: Some(only),
+                ..RegionStatus::default()
+            }))
+        })
+        .await
+    }
+
+    pub(crate) async fn status(&self, only: Option<Region>) -> Result<StatusReport, StoreError> {
+        self.run(false, move |conn, ctx| {
+            let now = micros(ctx.now);
+            let text = only.map(|r| r.to_string());
+            let regions = regions(conn, only, true, now)?;
+            let paused: Vec<Paused> = diesel::sql_query(
+                "SELECT id, region, paused_until FROM destinations \
+                 WHERE paused_until > ?1 AND (?2 IS NULL OR region = ?2) \
+                 ORDER BY paused_until DESC, id",
+            )
+            .bind::<BigInt, _>(now)
+            .bind::<Nullable<Text>, _>(&text)
+            .load(conn)?;
+            let retry: Vec<Counted> = diesel::sql_query(
+                "SELECT destination_id AS name, count(*) AS n FROM tasks \
+                 WHERE state = 'retry_wait' AND (?1 IS NULL OR region = ?1) \
+                 GROUP BY destination_id ORDER BY n DESC, destination_id LIMIT ?2",
+            )
+            .bind::<Nullable<Text>, _>(&text)
+            .bind::<BigInt, _>(TOP)
+            .load(conn)?;
+            let limited: Vec<Counted> = diesel::sql_query(
+                "SELECT t.destination_id AS name, count(*) AS n \
+                 FROM attempts a JOIN tasks t ON t.id = a.task_id \
+                 WHERE a.http_status = 429 AND a.recorded_at > ?1 \
+                   AND (?2 IS NULL OR t.region = ?2) \
+                 GROUP BY t.destination_id ORDER BY n DESC, t.destination_id LIMIT ?3",
+            )
+            .bind::<BigInt, _>(now - HOUR_MICROS)
+            .bind::<Nullable<Text>, _>(&text)
+            .bind::<BigInt, _>(TOP)
+            .load(conn)?;
+            let failures: Vec<Counted> = diesel::sql_query(
+                "SELECT failure_reason AS name, count(*) AS n FROM tasks \
+                 WHERE state = 'failed' AND finalized_at > ?1 AND (?2 IS NULL OR region = ?2) \
+                 GROUP BY failure_reason ORDER BY n DESC, failure_reason",
+            )
+            .bind::<BigInt, _>(now - 24 * HOUR_MICROS)
+            .bind::<Nullable<Text>, _>(&text)
+            .load(conn)?;
+            let samples: Vec<Sample> = diesel::sql_query(
+                "SELECT delivered_at - not_before AS micros FROM tasks \
+                 WHERE state = 'delivered' AND finalized_at > ?1 AND (?2 IS NULL OR region = ?2)",
+            )
+            .bind::<BigInt, _>(now - HOUR_MICROS)
+            .bind::<Nullable<Text>, _>(&text)
+            .load(conn)?;
+            let paused = paused
+                .into_iter()
+                .map(|p| {
+                    let id =
+                        DestinationId::new(&p.id).map_err(|e| corrupt("destinations.id", e))?;
+                    Ok((
+                        id,
+                        region("destinations.region", &p.region)?,
+                        instant("destinations.paused_until", p.paused_until)?,
+                    ))
+                })
+                .collect::<Result<_, StoreError>>()?;
+            Ok(StatusReport {
+                now: ctx.now,
+                regions,
+                paused,
+                top_retry_wait: destinations(retry)?,
+                top_rate_limited: destinations(limited)?,
+                failures_last_day: failures.into_iter().map(|c| (c.name, c.n)).collect(),
+                deadline_to_delivery: Latency::of(samples.into_iter().map(|s| s.micros).collect()),
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,111 @@
+//! One screen of the schedule's health, read from the database alone
+//! (`remit status`, and the gauges a runtime exports): counts by state per
+//! region, how long the oldest eligible task has waited, expired leases,
+//! paused destinations, where retries and 429s pile up, terminal failures
+//! by reason, and how long after its deadline a task is delivered.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::{Database, StoreError};
+use crate::domain::{DestinationId, Region};
+
+/// How many destinations each top list names.
+pub const TOP: i64 = 10;
+
+/// What `status` reports, as of `now` (the store's clock).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusReport {
+    pub now: DateTime<Utc>,
+    pub regions: Vec<RegionStatus>,
+    /// Destinations whose pause has not ended, with its end.
+    pub paused: Vec<(DestinationId, Region, DateTime<Utc>)>,
+    /// Destinations with the most tasks in `retry_wait`, most first.
+    pub top_retry_wait: Vec<(DestinationId, i64)>,
+    /// Destinations with the most 429 answers in the last hour.
+    pub top_rate_limited: Vec<(DestinationId, i64)>,
+    /// Tasks failed in the last day, by reason.
+    pub failures_last_day: Vec<(String, i64)>,
+    /// From `not_before` to delivery, for tasks delivered in the last hour.
+    pub deadline_to_delivery: Option<Latency>,
+}
+
+/// One region's queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegionStatus {
+    pub region: Option<Region>,
+    pub pending: i64,
+    pub leased: i64,
+    pub retry_wait: i64,
+    pub delivered: i64,
+    pub failed: i64,
+    /// How long the oldest task that is due and not leased has waited
+    /// since it became due.
+    pub oldest_eligible: Option<Duration>,
+    /// Leases that have run out and not been taken over yet.
+    pub expired_leases: i64,
+}
+
+/// Percentiles of a latency, over `count` tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Latency {
+    pub count: i64,
+    pub p50: Duration,
+    pub p99: Duration,
+}
+
+impl Latency {
+    /// The percentiles of `samples` (in microseconds), nearest rank.
+    pub(crate) fn of(mut samples: Vec<i64>) -> Option<Self> {
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_unstable();
+        let rank = |p: f64| {
+            let i = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1;
+            Duration::microseconds(samples[i])
+        };
+        Some(Latency {
+            count: samples.len() as i64,
+            p50: rank(0.50),
+            p99: rank(0.99),
+        })
+    }
+}
+
+impl Database {
+    /// The status of one region, or of every region.
+    pub async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
+        match self {
+            Database::Postgres(pg) => super::pg_status::status(pg, region).await,
+            Database::Sqlite(lite) => lite.status(region).await,
+        }
+    }
+
+    /// Only what a runtime's gauges need, cheaply: one region's counts by
+    /// state, its oldest eligible task and its expired leases.
+    pub async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
+        match self {
+            Database::Postgres(pg) => super::pg_status::queue(pg, region).await,
+            Database::Sqlite(lite) => lite.queue(region).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_take_the_nearest_rank() {
+        assert_eq!(Latency::of(Vec::new()), None);
+        let one = Latency::of(vec![5]).unwrap_or_else(|| unreachable!());
+        assert_eq!(
+            (one.p50, one.p99),
+            (Duration::microseconds(5), Duration::microseconds(5))
+        );
+        let hundred = Latency::of((1..=100).rev().collect()).unwrap_or_else(|| unreachable!());
+        assert_eq!(hundred.count, 100);
+        assert_eq!(hundred.p50, Duration::microseconds(50));
+        assert_eq!(hundred.p99, Duration::microseconds(99));
+    }
+}
