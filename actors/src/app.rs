@@ -15,8 +15,8 @@ use slog::info;
 use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
 use crate::runtime::{
-    buckets, finisher, Capacity, Health, Holds, RegionSupervisor, RuntimeStats, Shared, Shutdown,
-    Targets, WallClock,
+    buckets, finisher, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats, Shared,
+    Shutdown, Targets, WallClock,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +114,10 @@ impl Runtime {
         let consumer = config.consumer_id();
         let log = log.new(slog::o!("region" => region.to_string(), "consumer" => consumer.clone()));
         let api_store = store.with_own_pool(config.api.pool_size).await?;
-        let stats = Arc::new(RuntimeStats::default());
+        let stats = Arc::new(RuntimeStats::new(Metrics::new(
+            region,
+            config.metrics.max_destinations,
+        )));
         let running = Arc::new(AtomicBool::new(false));
         // Room for as many claimed tasks again as requests may be under
         // way: the next are claimed and queued while these are sent.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
-use remit::store::{Database, Store, StoreStats};
+use remit::store::{Database, Store};
 
 use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
@@ -135,71 +135,11 @@ async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
     }
 }
 
-/// Counters in the Prometheus text format. Counts only: no task ids, no
-/// payloads.
+/// The runtime's series in the Prometheus text format (see
+/// `runtime::Metrics`). Counts and durations only: no task ids, no tenant
+/// or reminder ids, no payloads.
 async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
-    let r = &state.stats;
-    let s = state.store.stats();
-    let region = state.rules.serving.as_str();
-    let counters = [
-        (
-            "remit_delivered_total",
-            "Tasks delivered.",
-            RuntimeStats::read(&r.delivered),
-        ),
-        (
-            "remit_retry_wait_total",
-            "Attempts that ended in retry_wait.",
-            RuntimeStats::read(&r.retry_wait),
-        ),
-        (
-            "remit_failed_total",
-            "Tasks failed.",
-            RuntimeStats::read(&r.failed),
-        ),
-        (
-            "remit_rate_limited_total",
-            "429 answers received.",
-            RuntimeStats::read(&r.rate_limited),
-        ),
-        (
-            "remit_released_total",
-            "Tasks handed back unsent.",
-            RuntimeStats::read(&r.released),
-        ),
-        (
-            "remit_paused_total",
-            "Requests held back because their destination was paused.",
-            RuntimeStats::read(&r.paused),
-        ),
-        (
-            "remit_actor_restarts_total",
-            "Actors restarted by a supervisor.",
-            RuntimeStats::read(&r.restarts),
-        ),
-        (
-            "remit_claimed_total",
-            "Tasks claimed.",
-            StoreStats::get(&s.claimed),
-        ),
-        (
-            "remit_reclaimed_total",
-            "Expired leases taken over.",
-            StoreStats::get(&s.reclaimed),
-        ),
-        (
-            "remit_fenced_total",
-            "Finishes refused because the lease had moved on.",
-            StoreStats::get(&s.fenced),
-        ),
-    ];
-    let mut body = String::new();
-    for (name, help, value) in counters {
-        body.push_str(&format!(
-            "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{region=\"{region}\"}} {value}\n"
-        ));
-    }
     HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4")
-        .body(body)
+        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+        .body(state.stats.metrics.encode())
 }

@@ -217,7 +217,7 @@ fn task_json(task: &Task, attempts: &[Attempt]) -> Value {
         "finalized_at": task.finalized_at,
         "attempts": attempts.iter().map(|a| json!({
             "attempt_number": a.attempt_number,
-            "outcome": format!("{:?}", a.outcome).to_lowercase(),
+            "outcome": a.outcome.as_str(),
             "consumer_id": a.consumer_id,
             "lease_token": a.lease_token,
             "started_at": a.observed.started_at,

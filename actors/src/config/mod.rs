@@ -37,6 +37,7 @@ pub struct Config {
     pub shutdown: ShutdownConfig,
     pub reconcile: ReconcileConfig,
     pub retention: RetentionConfig,
+    pub metrics: MetricsConfig,
     /// The payload key, standard base64 (usually `REMIT_PAYLOAD_KEY`).
     #[serde(skip_serializing)]
     pub payload_key: Option<String>,
@@ -162,6 +163,17 @@ pub struct ReconcileConfig {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Destinations named in per-destination series; the rest are counted
+    /// under `other`, so label cardinality stays bounded.
+    pub max_destinations: usize,
+    /// How often the queue gauges (depth by state, oldest eligible age,
+    /// expired leases) are refreshed by a query.
+    pub queue_interval_seconds: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RetentionConfig {
     /// Whether `remit run` prunes its region; `remit prune` works either way.
     pub enabled: bool,
@@ -239,6 +251,10 @@ impl Default for Config {
             reconcile: ReconcileConfig {
                 interval_seconds: 300,
                 older_than_seconds: 900,
+            },
+            metrics: MetricsConfig {
+                max_destinations: 100,
+                queue_interval_seconds: 15,
             },
             retention: RetentionConfig {
                 enabled: true,

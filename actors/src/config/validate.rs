@@ -51,6 +51,18 @@ impl Config {
             }
         }
         self.retention_within_bounds()?;
+        if !(1..=86_400).contains(&self.metrics.queue_interval_seconds) {
+            return Err(invalid(
+                "metrics.queue_interval_seconds",
+                "must be between 1 and 86400",
+            ));
+        }
+        if self.metrics.max_destinations > 10_000 {
+            return Err(invalid(
+                "metrics.max_destinations",
+                "must be at most 10000 (each is a series per family)",
+            ));
+        }
         if self.claim.busy_poll_ms == 0 || self.claim.idle_poll_ms < self.claim.busy_poll_ms {
             return Err(invalid(
                 "claim.idle_poll_ms",

@@ -15,7 +15,7 @@ use slog::{debug, error, info, warn};
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{DestinationChanged, Drain, Poll, Route, Work};
-use super::{RegionSupervisor, RuntimeStats, Shared, Targets};
+use super::{RegionSupervisor, Shared, Targets};
 
 pub struct Claimer {
     shared: Shared,
@@ -181,6 +181,11 @@ impl Claimer {
         }
         self.idle_delay = busy;
         let slots = self.shared.capacity.take(claimed.len());
+        let reclaimed = claimed.iter().filter(|c| c.reclaimed).count();
+        self.shared
+            .stats
+            .metrics
+            .claimed(claimed.len() as u64, reclaimed as u64);
         debug!(self.shared.log, "claimed"; "count" => claimed.len());
         if let Err(e) = failpoint::hit(failpoint::AFTER_CLAIM) {
             // The tasks stay leased and are recovered when the leases expire.
@@ -313,7 +318,7 @@ impl Supervised for Claimer {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.failures += 1;
         self.shared.health.restarted("claimer");
-        RuntimeStats::bump(&self.shared.stats.restarts);
+        self.shared.stats.restarted("claimer");
         warn!(self.shared.log, "claimer restarting"; "consecutive_failures" => self.failures);
         self.claiming = false;
         self.next_poll = None;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use remit::delivery::{self, Prepared, Stop};
 use remit::domain::SendTarget;
-use remit::domain::{ClaimedTask, DestinationId, Lease};
+use remit::domain::{AttemptOutcome, ClaimedTask, DestinationId, FailureReason, Lease, Task};
 use remit::policy::{decide, Decision, Gate, Observed, Transition};
 use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
@@ -82,7 +82,7 @@ pub async fn deliver(
         })?;
     let (payload, target) = match prepared {
         Prepared::Ready { payload, target } => (payload, target),
-        Prepared::Stopped(stop) => return Ok(stopped(&shared, &stop, &log)),
+        Prepared::Stopped(stop) => return Ok(stopped(&shared, &stop, task, &log)),
     };
     let secret = match target.signing_secret {
         // A stored secret was validated when it was added.
@@ -122,6 +122,7 @@ pub async fn deliver(
         // Known to this process from now on, before the finish commits:
         // nothing of this destination starts here until it ends.
         let left = (until - received_at).to_std().unwrap_or_default();
+        shared.stats.metrics.paused(&task.destination_id);
         shared.pauses.hold(
             &task.destination_id,
             left.saturating_sub(received.elapsed()),
@@ -137,7 +138,7 @@ pub async fn deliver(
                 .and_then(|d| d.to_std().ok())
                 .and_then(|d| received.checked_add(d)),
         })?;
-    report(&shared, &log, outcome, &decision);
+    report(&shared, &log, task, outcome, &decision);
     failpoint::hit(failpoint::AFTER_FINISH)?;
     Ok(Delivered::Finished)
 }
@@ -181,7 +182,7 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
 }
 
 /// Counts and logs a task that was not sent; the store has it already.
-fn stopped(shared: &Shared, stop: &Stop, log: &slog::Logger) -> Delivered {
+fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Logger) -> Delivered {
     let stats = &shared.stats;
     let outcome = match stop {
         Stop::Unreadable { error, outcome } => {
@@ -198,6 +199,10 @@ fn stopped(shared: &Shared, stop: &Stop, log: &slog::Logger) -> Delivered {
             }
             if let (Gate::Fail(reason), TransitionOutcome::Applied) = (gate, outcome) {
                 RuntimeStats::bump(&stats.failed);
+                stats.metrics.failed(&reason.code());
+                stats
+                    .metrics
+                    .attempt(&task.destination_id, AttemptOutcome::Failed);
                 warn!(log, "failed unsent"; "outcome" => "failed", "reason" => reason.code());
                 return Delivered::Finished;
             }
@@ -220,10 +225,15 @@ pub(super) fn count_hand_back(
     match outcome {
         TransitionOutcome::Applied => {
             RuntimeStats::bump(&shared.stats.released);
+            shared.stats.metrics.released();
             Delivered::HandedBack
         }
         TransitionOutcome::PastHorizon => {
             RuntimeStats::bump(&shared.stats.failed);
+            shared
+                .stats
+                .metrics
+                .failed(&FailureReason::RetryHorizon.code());
             warn!(log, "nothing could happen before the retry horizon; failed unsent";
                   "outcome" => "failed", "reason" => "retry_horizon");
             Delivered::Finished
@@ -314,19 +324,36 @@ async fn heartbeat(
 }
 
 /// Counts and logs what the finish did.
-fn report(shared: &Shared, log: &slog::Logger, outcome: TransitionOutcome, decision: &Decision) {
+fn report(
+    shared: &Shared,
+    log: &slog::Logger,
+    task: &Task,
+    outcome: TransitionOutcome,
+    decision: &Decision,
+) {
     let status = decision.record.http_status;
     let stats = &shared.stats;
+    let metrics = &stats.metrics;
+    let destination = &task.destination_id;
     if status == Some(429) {
         RuntimeStats::bump(&stats.rate_limited);
+    }
+    if status.is_some() || decision.record.transport_error.is_some() {
+        metrics.response(destination, status);
     }
     match (outcome, &decision.transition) {
         (TransitionOutcome::Applied, Transition::Deliver) => {
             RuntimeStats::bump(&stats.delivered);
+            metrics.attempt(destination, AttemptOutcome::Delivered);
+            // On the store's side of the exchange: the answer's arrival.
+            if let Some(received) = decision.record.received_at {
+                metrics.delivered_after_deadline(received - task.not_before);
+            }
             info!(log, "delivered"; "status" => status, "outcome" => "delivered");
         }
         (TransitionOutcome::Applied, Transition::RetryWait { available_at }) => {
             RuntimeStats::bump(&stats.retry_wait);
+            metrics.attempt(destination, AttemptOutcome::RetryWait);
             info!(log, "will retry"; "status" => status, "outcome" => "retry_wait",
                   "error" => decision.record.transport_error.as_deref(),
                   "retry_after" => decision.record.retry_after_raw.as_deref(),
@@ -334,10 +361,14 @@ fn report(shared: &Shared, log: &slog::Logger, outcome: TransitionOutcome, decis
         }
         (TransitionOutcome::Applied, Transition::Fail(reason)) => {
             RuntimeStats::bump(&stats.failed);
+            metrics.attempt(destination, AttemptOutcome::Failed);
+            metrics.failed(&reason.code());
             warn!(log, "failed"; "status" => status, "outcome" => "failed", "reason" => reason.code());
         }
         (TransitionOutcome::Fenced, _) => {
             RuntimeStats::bump(&stats.fenced);
+            metrics.attempt(destination, AttemptOutcome::Fenced);
+            metrics.fenced(destination);
             warn!(log, "lease was lost before the finish; another consumer owns the task";
                   "status" => status, "outcome" => "fenced");
         }

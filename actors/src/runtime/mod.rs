@@ -10,8 +10,8 @@
 //!                   └─ Pruner             deletes old terminal tasks
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
-//! (deliver) → Finisher (commit) → Throttle (wake). All state is in
-//! PostgreSQL; memory holds at most twice `send.max_in_flight` claimed
+//! (deliver) → Finisher (commit) → Throttle (wake). All state is in the
+//! database (PostgreSQL or a SQLite file); memory holds at most twice `send.max_in_flight` claimed
 //! tasks, each owning a capacity slot, of which at most `send.max_in_flight`
 //! have a request under way.
 //! A panic anywhere becomes a stop and a supervised restart (`guard`).
@@ -27,6 +27,7 @@ mod guard;
 mod health;
 mod holds;
 mod messages;
+mod metrics;
 mod pool;
 mod pruner;
 mod reconciler;
@@ -46,6 +47,7 @@ pub use finisher::Finisher;
 pub use health::Health;
 pub use holds::Holds;
 pub use messages::Shutdown;
+pub use metrics::Metrics;
 pub use pool::SenderPool;
 pub use pruner::Pruner;
 pub use reconciler::Reconciler;

@@ -16,7 +16,7 @@ use remit::store::{Database, Store, StoreError};
 use slog::{debug, info, warn};
 
 use super::guard::{self, Guarded};
-use super::{RuntimeStats, Shared};
+use super::Shared;
 
 pub struct Pruner {
     shared: Shared,
@@ -139,7 +139,7 @@ impl Supervised for Pruner {
     /// Counted with the other restarts, but kept out of the restart streaks
     /// that /readyz reads: a pruner in trouble does not stop delivery.
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
-        RuntimeStats::bump(&self.shared.stats.restarts);
+        self.shared.stats.restarted("pruner");
         self.restarted = true;
         warn!(self.shared.log, "pruner restarting");
     }

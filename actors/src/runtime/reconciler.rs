@@ -1,6 +1,8 @@
 //! The Reconciler: every `reconcile.interval_seconds` it runs the same
 //! checks as `remit reconcile` for its region and logs what it finds. It
-//! only reports; consumers recover expired leases by claiming them.
+//! only reports; consumers recover expired leases by claiming them. Every
+//! `metrics.queue_interval_seconds` it also refreshes the queue gauges of
+//! /metrics from one query of the region's live tasks.
 
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ use slog::{info, warn};
 
 use super::failpoint;
 use super::guard::{self, Guarded};
-use super::{RuntimeStats, Shared};
+use super::Shared;
 
 pub struct Reconciler {
     shared: Shared,
@@ -68,10 +70,39 @@ impl Reconciler {
     }
 }
 
+impl Reconciler {
+    fn measure(&mut self, ctx: &mut Context<Self>) {
+        let metrics_of = self.shared.stats.clone();
+        metrics_of
+            .metrics
+            .set_in_memory(self.shared.capacity.held());
+        let store = self.shared.store.clone();
+        let region = self.shared.region;
+        guard::caught(async move { store.queue(region).await })
+            .into_actor(self)
+            .map(move |result, this, ctx| match result {
+                Ok(Ok(queue)) => metrics_of.metrics.set_queue(&queue),
+                Ok(Err(e)) => warn!(this.shared.log, "could not read the queue for its gauges";
+                                "error" => %crate::error_chain(&e)),
+                Err(panic) => {
+                    warn!(this.shared.log, "the queue gauges panicked; restarting the reconciler";
+                          "panic" => %panic);
+                    ctx.stop();
+                }
+            })
+            .wait(ctx);
+    }
+}
+
 impl Actor for Reconciler {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        let gauges = Duration::from_secs(self.shared.config.metrics.queue_interval_seconds.max(1));
+        self.measure(ctx);
+        ctx.run_interval(gauges, |this, ctx| {
+            guard::step(this, ctx, |this, ctx| this.measure(ctx));
+        });
         let every = self.shared.config.reconcile.interval_seconds;
         if every > 0 {
             ctx.run_interval(Duration::from_secs(every), |this, ctx| {
@@ -93,7 +124,7 @@ impl Guarded for Reconciler {
 
 impl Supervised for Reconciler {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
-        RuntimeStats::bump(&self.shared.stats.restarts);
+        self.shared.stats.restarted("reconciler");
         self.shared.health.restarted("reconciler");
         warn!(self.shared.log, "reconciler restarting");
     }

@@ -22,7 +22,7 @@ use super::delivery::{deliver, Delivered, DeliveryFailure};
 use super::guard::{self, Guarded};
 use super::messages::{Abandon, Deliver, InFlight, Wake, Work};
 use super::throttle::release;
-use super::{transport, RuntimeStats, Shared};
+use super::{transport, Shared};
 
 pub struct Sender {
     shared: Shared,
@@ -221,7 +221,7 @@ impl Guarded for Sender {
 
 impl Supervised for Sender {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
-        RuntimeStats::bump(&self.shared.stats.restarts);
+        self.shared.stats.restarted("sender");
         self.backoff = Some(self.shared.health.restarted(&self.name));
         // Deliveries under way run on by themselves and report back to the
         // restarted actor; only the failed one was handed back.

@@ -10,13 +10,15 @@ use remit::policy::RetryPolicy;
 use remit::store::Database;
 use tokio::sync::Semaphore;
 
-use super::{Buckets, Capacity, Finisher, Health, Holds, Targets, WallClock};
+use super::{Buckets, Capacity, Finisher, Health, Holds, Metrics, Targets, WallClock};
 use crate::config::Config;
 use crate::egress::Egress;
 
 /// Counters the runtime logs and serves; each names an operational signal.
-#[derive(Debug, Default)]
+/// `metrics` holds the labelled series /metrics serves.
+#[derive(Debug)]
 pub struct RuntimeStats {
+    pub metrics: Metrics,
     pub delivered: AtomicU64,
     pub retry_wait: AtomicU64,
     pub failed: AtomicU64,
@@ -33,6 +35,26 @@ pub struct RuntimeStats {
 }
 
 impl RuntimeStats {
+    pub fn new(metrics: Metrics) -> Self {
+        Self {
+            metrics,
+            delivered: AtomicU64::default(),
+            retry_wait: AtomicU64::default(),
+            failed: AtomicU64::default(),
+            fenced: AtomicU64::default(),
+            released: AtomicU64::default(),
+            restarts: AtomicU64::default(),
+            rate_limited: AtomicU64::default(),
+            paused: AtomicU64::default(),
+        }
+    }
+
+    /// An actor of kind `actor` (`sender`, `throttle`, …) restarts.
+    pub fn restarted(&self, actor: &'static str) {
+        Self::bump(&self.restarts);
+        self.metrics.restarted(actor);
+    }
+
     pub fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
     }

@@ -137,6 +137,7 @@ impl Handler<DestinationChanged> for RegionSupervisor {
             .map(|result, this, _| match result {
                 Ok(Ok((id, Some(target)))) => {
                     if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
+                        this.shared.stats.metrics.paused(&id);
                         this.shared.pauses.hold(&id, left);
                         if let Some(throttle) = this.throttles.get(&id) {
                             throttle.do_send(Wake::CHANGED);

@@ -103,6 +103,7 @@ impl Throttle {
         }
         while self.tokens > 0 && !self.queue.is_empty() {
             let Ok(destination) = self.in_flight.clone().try_acquire_owned() else {
+                self.shared.stats.metrics.throttle_wait(&self.destination);
                 break;
             };
             let Some(process) = self
@@ -192,7 +193,10 @@ impl Throttle {
                         this.tokens += n;
                         this.pump(ctx);
                     }
-                    Ok(Some(Tokens::WaitFor(wait))) => this.wait_for_token(wait, ctx),
+                    Ok(Some(Tokens::WaitFor(wait))) => {
+                        this.shared.stats.metrics.throttle_wait(&this.destination);
+                        this.wait_for_token(wait, ctx)
+                    }
                     Ok(None) => {
                         // Without its row nothing may be sent; the sends
                         // say why when they read it.
@@ -322,7 +326,7 @@ impl Guarded for Throttle {
 
 impl Supervised for Throttle {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
-        RuntimeStats::bump(&self.shared.stats.restarts);
+        self.shared.stats.restarted("throttle");
         self.backoff = Some(self.shared.health.restarted(&self.name()));
         warn!(self.shared.log, "throttle restarting"; "destination" => %self.destination);
         // Whatever was queued goes back rather than being forgotten; the

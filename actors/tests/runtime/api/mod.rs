@@ -150,13 +150,28 @@ async fn the_api_schedules_inspects_and_replays() {
         .await
         .unwrap();
     let metrics = String::from_utf8(metrics.body().await.unwrap().to_vec()).unwrap();
+    // Per destination and outcome, and terminal failures by reason; the
+    // queue gauges are there from the first refresh.
     assert!(
-        metrics.contains("remit_delivered_total{region=\"eu\"} 1"),
+        metrics.contains(r#"outcome="delivered"} 1"#)
+            && metrics.contains("remit_attempts_total{region=\"eu\""),
         "{metrics}"
     );
     assert!(
-        metrics.contains("remit_failed_total{region=\"eu\"} 1"),
+        metrics.contains("remit_terminal_failures_total{region=\"eu\""),
         "{metrics}"
+    );
+    assert!(
+        metrics.contains("remit_oldest_eligible_age_seconds{region=\"eu\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("remit_deadline_to_delivery_seconds_bucket"),
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains("clinic"),
+        "no tenant ids in labels: {metrics}"
     );
 
     runtime.shutdown().await;

@@ -1,0 +1,360 @@
+//! What a region's runtime exports on /metrics, through the Prometheus
+//! project's client (`prometheus-client`): every series carries the region,
+//! and those per destination fold every destination past
+//! `metrics.max_destinations` into `other`, so label cardinality stays
+//! bounded. No label ever carries a tenant, a reminder or payload bytes.
+
+use std::collections::HashSet;
+
+use parking_lot::Mutex;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use remit::domain::{AttemptOutcome, DestinationId, Region};
+
+/// The label of a destination past the limit.
+pub const OTHER: &str = "other";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByOutcome {
+    destination: String,
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByDestination {
+    destination: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByClass {
+    class: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByReason {
+    reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByActor {
+    actor: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ByState {
+    state: String,
+}
+
+/// The families, registered once per runtime.
+pub struct Metrics {
+    registry: Registry,
+    attempts: Family<ByOutcome, Counter>,
+    responses: Family<ByClass, Counter>,
+    rate_limited: Family<ByDestination, Counter>,
+    failures: Family<ByReason, Counter>,
+    claimed: Counter,
+    reclaimed: Counter,
+    released: Counter,
+    fenced: Family<ByDestination, Counter>,
+    throttle_waits: Family<ByDestination, Counter>,
+    pauses: Family<ByDestination, Counter>,
+    restarts: Family<ByActor, Counter>,
+    in_memory: Gauge,
+    depth: Family<ByState, Gauge>,
+    oldest_eligible: Gauge<f64, std::sync::atomic::AtomicU64>,
+    expired_leases: Gauge,
+    deadline_to_delivery: Histogram,
+    named: Mutex<HashSet<DestinationId>>,
+    max_destinations: usize,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    pub fn new(region: Region, max_destinations: usize) -> Self {
+        let mut registry = Registry::with_prefix_and_labels(
+            "remit",
+            [("region".into(), region.to_string().into())].into_iter(),
+        );
+        let metrics = Self {
+            attempts: Family::default(),
+            responses: Family::default(),
+            rate_limited: Family::default(),
+            failures: Family::default(),
+            claimed: Counter::default(),
+            reclaimed: Counter::default(),
+            released: Counter::default(),
+            fenced: Family::default(),
+            throttle_waits: Family::default(),
+            pauses: Family::default(),
+            restarts: Family::default(),
+            in_memory: Gauge::default(),
+            depth: Family::default(),
+            oldest_eligible: Gauge::default(),
+            expired_leases: Gauge::default(),
+            // 10 ms to about 3 hours.
+            deadline_to_delivery: Histogram::new(
+                prometheus_client::metrics::histogram::exponential_buckets(0.01, 4.0, 12),
+            ),
+            named: Mutex::default(),
+            max_destinations,
+            registry: Registry::default(),
+        };
+        registry.register(
+            "attempts",
+            "Attempts ended, by destination and outcome (delivered, retry_wait, failed, fenced, abandoned).",
+            metrics.attempts.clone(),
+        );
+        registry.register(
+            "responses",
+            "Receiver answers by status class (2xx, 3xx, 4xx, 5xx) or transport (no answer).",
+            metrics.responses.clone(),
+        );
+        registry.register(
+            "rate_limited",
+            "429 answers, by destination.",
+            metrics.rate_limited.clone(),
+        );
+        registry.register(
+            "terminal_failures",
+            "Tasks that ended failed, by reason.",
+            metrics.failures.clone(),
+        );
+        registry.register(
+            "claimed",
+            "Tasks this process claimed.",
+            metrics.claimed.clone(),
+        );
+        registry.register(
+            "released",
+            "Tasks this process handed back unsent (paused, throttled, shutting down).",
+            metrics.released.clone(),
+        );
+        registry.register(
+            "reclaimed_leases",
+            "Expired leases this process took over.",
+            metrics.reclaimed.clone(),
+        );
+        registry.register(
+            "fenced_writes",
+            "Finishes refused because the lease had moved on, by destination.",
+            metrics.fenced.clone(),
+        );
+        registry.register(
+            "throttle_waits",
+            "Times a destination's throttle waited for tokens or for room under its in-flight cap.",
+            metrics.throttle_waits.clone(),
+        );
+        registry.register(
+            "destination_pauses",
+            "Pauses this process learnt of (its own 429s and others'), by destination.",
+            metrics.pauses.clone(),
+        );
+        registry.register(
+            "actor_restarts",
+            "Actors restarted by a supervisor, by kind of actor.",
+            metrics.restarts.clone(),
+        );
+        registry.register(
+            "tasks_in_memory",
+            "Claimed tasks this process holds (queued or being sent).",
+            metrics.in_memory.clone(),
+        );
+        registry.register(
+            "tasks",
+            "Live tasks of the region by state (pending, leased, retry_wait), from a periodic query.",
+            metrics.depth.clone(),
+        );
+        registry.register(
+            "oldest_eligible_age_seconds",
+            "How long the region's oldest due, unleased task has waited, from a periodic query (0 when none).",
+            metrics.oldest_eligible.clone(),
+        );
+        registry.register(
+            "expired_leases",
+            "Leases of the region that ran out and were not yet taken over, from a periodic query.",
+            metrics.expired_leases.clone(),
+        );
+        registry.register(
+            "deadline_to_delivery_seconds",
+            "From a task's not_before to its confirmed delivery.",
+            metrics.deadline_to_delivery.clone(),
+        );
+        Self {
+            registry,
+            ..metrics
+        }
+    }
+
+    /// The destination's label: its id for the first `max_destinations`
+    /// seen, `other` after.
+    fn destination(&self, id: &DestinationId) -> String {
+        let mut named = self.named.lock();
+        if named.contains(id) {
+            return id.to_string();
+        }
+        if named.len() < self.max_destinations {
+            named.insert(id.clone());
+            return id.to_string();
+        }
+        OTHER.to_owned()
+    }
+
+    pub fn attempt(&self, destination: &DestinationId, outcome: AttemptOutcome) {
+        self.attempts
+            .get_or_create(&ByOutcome {
+                destination: self.destination(destination),
+                outcome: outcome.as_str().to_owned(),
+            })
+            .inc();
+    }
+
+    /// A receiver's answer (`None`: no answer, a transport failure).
+    pub fn response(&self, destination: &DestinationId, status: Option<u16>) {
+        let class = match status {
+            None => "transport".to_owned(),
+            Some(s) => format!("{}xx", (s / 100).clamp(1, 5)),
+        };
+        self.responses.get_or_create(&ByClass { class }).inc();
+        if status == Some(429) {
+            self.rate_limited
+                .get_or_create(&ByDestination {
+                    destination: self.destination(destination),
+                })
+                .inc();
+        }
+    }
+
+    /// A terminal failure; `reason` is a `FailureReason::code()`, whose
+    /// values are few (`http_<status>` is bounded by the status codes).
+    pub fn failed(&self, reason: &str) {
+        self.failures
+            .get_or_create(&ByReason {
+                reason: reason.to_owned(),
+            })
+            .inc();
+    }
+
+    /// A claim's take: `n` tasks, `reclaimed` of them expired leases.
+    pub fn claimed(&self, n: u64, reclaimed: u64) {
+        self.claimed.inc_by(n);
+        self.reclaimed.inc_by(reclaimed);
+    }
+
+    pub fn released(&self) {
+        self.released.inc();
+    }
+
+    pub fn fenced(&self, destination: &DestinationId) {
+        self.fenced
+            .get_or_create(&ByDestination {
+                destination: self.destination(destination),
+            })
+            .inc();
+    }
+
+    pub fn throttle_wait(&self, destination: &DestinationId) {
+        self.throttle_waits
+            .get_or_create(&ByDestination {
+                destination: self.destination(destination),
+            })
+            .inc();
+    }
+
+    pub fn paused(&self, destination: &DestinationId) {
+        self.pauses
+            .get_or_create(&ByDestination {
+                destination: self.destination(destination),
+            })
+            .inc();
+    }
+
+    /// `actor` is the kind (`sender`, `throttle`, …), never an instance.
+    pub fn restarted(&self, actor: &'static str) {
+        self.restarts
+            .get_or_create(&ByActor {
+                actor: actor.to_owned(),
+            })
+            .inc();
+    }
+
+    pub fn delivered_after_deadline(&self, late: chrono::Duration) {
+        let seconds = late.num_milliseconds().max(0) as f64 / 1000.0;
+        self.deadline_to_delivery.observe(seconds);
+    }
+
+    pub fn set_in_memory(&self, held: usize) {
+        self.in_memory.set(i64::try_from(held).unwrap_or(i64::MAX));
+    }
+
+    /// The periodic query's answer.
+    pub fn set_queue(&self, queue: &remit::store::RegionStatus) {
+        for (state, n) in [
+            ("pending", queue.pending),
+            ("leased", queue.leased),
+            ("retry_wait", queue.retry_wait),
+        ] {
+            self.depth
+                .get_or_create(&ByState {
+                    state: state.to_owned(),
+                })
+                .set(n);
+        }
+        self.expired_leases.set(queue.expired_leases);
+        let age = queue
+            .oldest_eligible
+            .map_or(0.0, |d| d.num_milliseconds().max(0) as f64 / 1000.0);
+        self.oldest_eligible.set(age);
+    }
+
+    /// The Prometheus text exposition of every family.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations_past_the_limit_fold_into_other() {
+        let metrics = Metrics::new(Region::EU, 2);
+        for id in ["a", "b", "c", "d", "a"] {
+            let id = DestinationId::new(id).unwrap_or_else(|e| panic!("{e}"));
+            metrics.attempt(&id, AttemptOutcome::Delivered);
+            metrics.response(&id, Some(429));
+        }
+        let text = metrics.encode();
+        assert!(
+            text.contains(
+                r#"remit_attempts_total{region="eu",destination="a",outcome="delivered"} 2"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"destination="other",outcome="delivered"} 2"#),
+            "{text}"
+        );
+        assert!(!text.contains(r#"destination="c""#), "{text}");
+        assert!(
+            text.contains(r#"remit_responses_total{region="eu",class="4xx"} 5"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"remit_rate_limited_total{region="eu",destination="other"} 2"#),
+            "{text}"
+        );
+    }
+}
