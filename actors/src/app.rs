@@ -215,6 +215,16 @@ impl Runtime {
 
     /// Stops claiming, lets in-flight sends finish within the grace period,
     /// hands every other lease back, then stops the API.
+    /// Crashes one sender actor as a failure would (a drill, and the
+    /// demo's): the tasks it held go back to the database and the
+    /// supervisor restarts it. Answers the tasks it held.
+    pub async fn crash_a_sender(&self) -> Vec<remit::domain::TaskId> {
+        self.supervisor
+            .send(crate::runtime::CrashSender)
+            .await
+            .unwrap_or_default()
+    }
+
     pub async fn shutdown(self) {
         let _ = self.supervisor.send(Shutdown).await;
         self.server.stop(true).await;

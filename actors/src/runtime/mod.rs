@@ -53,7 +53,7 @@ pub use pruner::Pruner;
 pub use reconciler::Reconciler;
 pub use sender::Sender;
 pub use shared::{RuntimeStats, Shared};
-pub use supervisor::RegionSupervisor;
+pub use supervisor::{CrashSender, RegionSupervisor};
 pub use targets::Targets;
 pub use throttle::Throttle;
 pub use transport::USER_AGENT;

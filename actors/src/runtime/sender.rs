@@ -20,7 +20,7 @@ use slog::{error, warn};
 
 use super::delivery::{deliver, Delivered, DeliveryFailure};
 use super::guard::{self, Guarded};
-use super::messages::{Abandon, Deliver, InFlight, Wake, Work};
+use super::messages::{Abandon, Crash, Deliver, InFlight, Wake, Work};
 use super::throttle::release;
 use super::{transport, Shared};
 
@@ -227,6 +227,19 @@ impl Supervised for Sender {
         // restarted actor; only the failed one was handed back.
         warn!(self.shared.log, "sender restarting"; "sender" => &self.name,
               "under_way" => self.held.len(), "backoff_ms" => self.backoff.unwrap_or_default().as_millis());
+    }
+}
+
+impl Handler<Crash> for Sender {
+    type Result = MessageResult<Crash>;
+
+    fn handle(&mut self, _: Crash, ctx: &mut Context<Self>) -> Self::Result {
+        let held: Vec<_> = self.held.values().map(|h| h.work.claimed.task.id).collect();
+        error!(self.shared.log, "sender crashing on request; its tasks go back";
+               "sender" => &self.name, "held" => held.len());
+        self.release_held();
+        ctx.stop();
+        MessageResult(held)
     }
 }
 

@@ -14,7 +14,7 @@ use remit::store::Store;
 use slog::{info, warn};
 
 use super::guard::{self, Guarded};
-use super::messages::{Abandon, Admit, DestinationChanged, Drain, Route, Shutdown, Wake};
+use super::messages::{Abandon, Admit, Crash, DestinationChanged, Drain, Route, Shutdown, Wake};
 use super::throttle::release;
 use super::{Claimer, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle};
 
@@ -103,6 +103,29 @@ impl Guarded for RegionSupervisor {
 
     fn log(&self) -> &slog::Logger {
         &self.shared.log
+    }
+}
+
+/// Crash the region's first sender (see [`Crash`]); answers the tasks it
+/// held.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<remit::domain::TaskId>")]
+pub struct CrashSender;
+
+impl Handler<CrashSender> for RegionSupervisor {
+    type Result = ResponseFuture<Vec<remit::domain::TaskId>>;
+
+    fn handle(&mut self, _: CrashSender, _ctx: &mut Context<Self>) -> Self::Result {
+        let sender = self
+            .senders
+            .as_ref()
+            .and_then(|pool| pool.all().first().cloned());
+        Box::pin(async move {
+            match sender {
+                Some(sender) => sender.send(Crash).await.unwrap_or_default(),
+                None => Vec::new(),
+            }
+        })
     }
 }
 
