@@ -239,7 +239,12 @@ pub(super) fn count_hand_back(
             Delivered::Finished
         }
         TransitionOutcome::Fenced | TransitionOutcome::NotFound => {
-            info!(log, "hand-back refused: the lease had moved on"; "outcome" => ?outcome);
+            let why = if outcome == TransitionOutcome::Fenced {
+                "fenced"
+            } else {
+                "not_found"
+            };
+            info!(log, "hand-back refused: the lease had moved on"; "outcome" => why);
             Delivered::HandedBack
         }
     }
