@@ -5,21 +5,29 @@ use chrono::{DateTime, Utc};
 use super::{DestinationId, Payload, Region, ReminderId, TaskId, TenantId};
 
 /// Where a task stands. The database enforces which columns each state
-/// needs; the store's guarded transitions are the only way between them.
+/// needs; the store's guarded transitions (`store::lifecycle`) are the only
+/// way between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TaskState {
-    /// In: `schedule`. Out: a claim, once `not_before` has passed.
+    /// In: `schedule`; a `replay` of a failed task; a `release` (a lease
+    /// handed back unsent) of the first attempt since either. Out: a claim,
+    /// once `not_before` and `available_at` have passed.
     Pending,
-    /// In: a claim (of a due row, or of an expired lease). Out: the lease
-    /// holder's finish (`mark_delivered`, `move_to_retry_wait`, `fail`,
-    /// `release`), or another consumer's claim after the lease expires.
+    /// In: a claim, of a due row or of an expired lease (the lost attempt
+    /// is logged `abandoned`). Out, under the lease's token: the holder's
+    /// finish (`mark_delivered`, `move_to_retry_wait`, `fail`, `abandon`)
+    /// or hand-back (`release`); another consumer's claim once the lease
+    /// has expired; reconciliation's reclaim of an expired lease.
     Leased,
-    /// In: `move_to_retry_wait` after a retryable outcome. Out: a claim once
-    /// `available_at` has passed.
+    /// In: `move_to_retry_wait` after a retryable outcome; `abandon` (the
+    /// outcome is unknown); a `release` after earlier attempts;
+    /// reconciliation's reclaim. Out: a claim once `available_at` has
+    /// passed.
     RetryWait,
     /// In: `mark_delivered`. Terminal: nothing moves it.
     Delivered,
-    /// In: `fail`, with a reason. Terminal for consumers.
+    /// In: `fail`, with a reason; a `release` past the retry horizon. Out:
+    /// only an operator's `replay`, back to `pending`.
     Failed,
 }
 

@@ -32,6 +32,18 @@ async fn honours(retry_after: RetryAfter, skew: chrono::Duration) {
         tasks.push(support::task(&db, &format!("r{i}"), &dest, Region::EU).await);
     }
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(15)).await;
+    // What an operator sees of it on /metrics.
+    let series = runtime.stats().metrics.encode();
+    for expected in [
+        r#"remit_rate_limited_total{region="eu",destination="crm"} 1"#,
+        r#"remit_destination_pauses_total{region="eu",destination="crm"}"#,
+        r#"remit_attempts_total{region="eu",destination="crm",outcome="retry_wait"} 1"#,
+        r#"remit_attempts_total{region="eu",destination="crm",outcome="delivered"} 4"#,
+        r#"remit_responses_total{region="eu",class="4xx"} 1"#,
+        r#"remit_deadline_to_delivery_seconds_count{region="eu"} 4"#,
+    ] {
+        assert!(series.contains(expected), "{expected} missing from:\n{series}");
+    }
     runtime.shutdown().await;
 
     let requests = receiver.requests_to("/hook");
