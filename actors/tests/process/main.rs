@@ -7,6 +7,7 @@ mod support;
 
 mod prune;
 mod schedule;
+mod status;
 
 use std::process::{Child, Command, Output};
 use std::time::Duration;

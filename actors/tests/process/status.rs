@@ -1,0 +1,63 @@
+//! `remit status` as an operator runs it: no runtime, either store.
+
+use remit::domain::{AttemptRecord, Region};
+use remit::store::{ClaimRequest, Store};
+
+use crate::support::{self, Backend, TestDb};
+
+#[actix_rt::test]
+async fn status_reads_the_database_alone_on_postgres() {
+    reads_the_database_alone(Backend::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn status_reads_the_database_alone_on_sqlite() {
+    reads_the_database_alone(Backend::Sqlite).await;
+}
+
+async fn reads_the_database_alone(backend: Backend) {
+    let db = TestDb::running_on(backend).await;
+    let dest = support::destination(&db, "crm", Region::US, "http://127.0.0.1:9/", None).await;
+    for n in 0..3 {
+        support::task(&db, &format!("r{n}"), &dest, Region::US).await;
+    }
+    let claimed = db
+        .store
+        .claim_due(&ClaimRequest {
+            region: Region::US,
+            consumer: "us-1".into(),
+            lease: chrono::Duration::seconds(30),
+            limit: 1,
+            per_destination_cap: 1,
+            skip: Vec::new(),
+            resume_after: None,
+        })
+        .await
+        .unwrap();
+    db.store
+        .mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
+        .await
+        .unwrap();
+
+    let json = crate::run(crate::remit(&db).args(["status", "--format", "json"]));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let us = &report["regions"][0];
+    assert_eq!(us["region"], "us");
+    assert_eq!(
+        (us["pending"].as_i64(), us["delivered"].as_i64()),
+        (Some(2), Some(1))
+    );
+    assert!(us["oldest_eligible_seconds"].as_f64().is_some());
+    assert_eq!(report["deadline_to_delivery_last_hour"]["delivered"], 1);
+
+    let text = crate::run(crate::remit(&db).args(["status", "--region", "us"]));
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("region  pending"), "{text}");
+    assert!(
+        text.contains("Deadline to delivery, last hour: p50"),
+        "{text}"
+    );
+    for debug in ["Some(", "None"] {
+        assert!(!text.contains(debug), "debug text reached a person: {text}");
+    }
+}
