@@ -42,7 +42,10 @@ async fn honours(retry_after: RetryAfter, skew: chrono::Duration) {
         r#"remit_responses_total{region="eu",class="4xx"} 1"#,
         r#"remit_deadline_to_delivery_seconds_count{region="eu"} 4"#,
     ] {
-        assert!(series.contains(expected), "{expected} missing from:\n{series}");
+        assert!(
+            series.contains(expected),
+            "{expected} missing from:\n{series}"
+        );
     }
     runtime.shutdown().await;
 
