@@ -6,12 +6,13 @@
 
 use actix_web::{web, HttpResponse, ResponseError};
 use remit::domain::{InvalidInput, NewTask, MAX_PAYLOAD_BYTES};
-use remit::store::Store;
-use serde::Deserialize;
+use remit::store::{Scheduled, Store, StoreError};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use utoipa::ToSchema;
 
-use super::tasks::{summary, CreateTask, TaskRules};
+use super::error::ErrorBody;
+use super::tasks::{CreateTask, TaskRules, TaskSummary};
 use super::{ApiError, ApiState};
 
 /// Most tasks in one batch.
@@ -19,13 +20,90 @@ pub const MAX_BATCH: usize = 1_000;
 /// Most bytes in one batch request.
 pub const MAX_BATCH_BODY: usize = 16 * 1024 * 1024;
 
-#[derive(Debug, Deserialize)]
+/// Up to 1,000 tasks, at most 16 MiB in all.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBatch {
-    /// Each read on its own, so a malformed one is that task's answer.
+    // Each read on its own, so a malformed one is that task's answer
+    // rather than the whole request's.
+    #[schema(value_type = Vec<CreateTask>, max_items = 1000)]
     tasks: Vec<Box<RawValue>>,
 }
 
+/// One result per task, in the order of the request.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchResults {
+    pub results: Vec<BatchResult>,
+}
+
+/// What `POST /v1/tasks` would have answered for one task: its status
+/// with the scheduled task, or its status with the error.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum BatchResult {
+    Scheduled(BatchScheduled),
+    Refused(BatchRefused),
+}
+
+/// A task scheduled (201) or repeated (200).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchScheduled {
+    /// 201 when created, 200 for a repeat.
+    pub status: u16,
+    #[serde(flatten)]
+    pub task: TaskSummary,
+}
+
+/// A task refused, and not written.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchRefused {
+    /// 400, 409, 413, 422 or 500.
+    pub status: u16,
+    #[serde(flatten)]
+    pub body: ErrorBody,
+}
+
+impl BatchResult {
+    fn scheduled(scheduled: &Scheduled) -> Self {
+        Self::Scheduled(BatchScheduled {
+            status: if scheduled.created { 201 } else { 200 },
+            task: TaskSummary::from(&scheduled.task),
+        })
+    }
+
+    /// The status and the error body a single request would have got.
+    fn refused(error: &ApiError) -> Self {
+        Self::Refused(BatchRefused {
+            status: error.status_code().as_u16(),
+            body: error.body(),
+        })
+    }
+}
+
+/// Schedule many webhooks at once
+///
+/// Each task is answered, in order, with the status and body
+/// `POST /v1/tasks` would have given it. One bad task never rejects its
+/// neighbours, and a task is written whole or not at all. When the
+/// database fails while writing, the whole request answers 500 and
+/// nothing is written; sending the same batch again is safe.
+#[utoipa::path(
+    post,
+    path = "/v1/tasks/batch",
+    operation_id = "create_tasks",
+    tag = "tasks",
+    security(("bearer" = [])),
+    request_body = CreateBatch,
+    responses(
+        (status = 200, description = "One result per task, in order", body = BatchResults),
+        (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 413, description = "The body is over 16 MiB", body = ErrorBody),
+        (status = 422, description = "More than 1,000 tasks (`field` is `tasks`)", body = ErrorBody),
+        (status = 500, description = "Internal error; nothing was written", body = ErrorBody),
+    ),
+)]
 pub async fn create(
     state: web::Data<ApiState>,
     body: web::Json<CreateBatch>,
@@ -37,32 +115,36 @@ pub async fn create(
             format!("at most {MAX_BATCH} tasks in one batch"),
         )));
     }
-    let mut results: Vec<Value> = vec![Value::Null; entries.len()];
-    let mut positions = Vec::with_capacity(entries.len());
+    // Per entry, its refusal, or None when it goes to the store.
+    let mut refusals = Vec::with_capacity(entries.len());
     let mut batch = Vec::with_capacity(entries.len());
-    for (position, entry) in entries.iter().enumerate() {
+    for entry in &entries {
         match read(entry, &state.rules) {
             Ok(new) => {
-                positions.push(position);
                 batch.push(new);
+                refusals.push(None);
             }
-            Err(e) => results[position] = answer_error(&e),
+            Err(e) => refusals.push(Some(BatchResult::refused(&e))),
         }
     }
     // A store failure is the whole request's: nothing was written.
-    let answers = state.store.schedule_many(batch).await?;
-    for (position, answer) in positions.into_iter().zip(answers) {
-        results[position] = match answer {
-            Ok(scheduled) => {
-                let status = if scheduled.created { 201 } else { 200 };
-                let mut body = summary(&scheduled.task);
-                body["status"] = json!(status);
-                body
-            }
-            Err(e) => answer_error(&ApiError::from(e)),
-        };
-    }
-    Ok(HttpResponse::Ok().json(json!({ "results": results })))
+    let mut answers = state.store.schedule_many(batch).await?.into_iter();
+    let results = refusals
+        .into_iter()
+        .map(|refusal| match refusal {
+            Some(refused) => refused,
+            None => match answers.next() {
+                Some(Ok(scheduled)) => BatchResult::scheduled(&scheduled),
+                Some(Err(e)) => BatchResult::refused(&ApiError::from(e)),
+                // `schedule_many` answers every task it is given, so this
+                // never happens; were it to, the task was not scheduled.
+                None => BatchResult::refused(&ApiError::Internal(StoreError::Thread(
+                    "no answer for this task".into(),
+                ))),
+            },
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(BatchResults { results }))
 }
 
 /// One task of the batch, read and checked as POST /v1/tasks would.
@@ -76,12 +158,4 @@ fn read(entry: &RawValue, rules: &TaskRules) -> Result<NewTask, ApiError> {
         });
     }
     Ok(task.validate(rules)?)
-}
-
-/// A task's error as its entry: the status and the error body a single
-/// request would have got.
-fn answer_error(error: &ApiError) -> Value {
-    let mut body = error.body();
-    body["status"] = json!(error.status_code().as_u16());
-    body
 }

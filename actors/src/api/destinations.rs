@@ -1,19 +1,32 @@
 //! /v1/destinations: register and inspect receivers.
 
 use actix_web::{web, HttpResponse};
+use chrono::{DateTime, Utc};
 use remit::domain::{Destination, DestinationId, NewDestination, Region};
 use remit::store::Store;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
+use super::error::ErrorBody;
 use super::{ApiError, ApiState};
 use crate::signature;
 
-#[derive(Debug, Deserialize)]
+/// A receiver of webhooks.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "id": "crm", "region": "us", "url": "https://hooks.example.com/remit",
+    "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+}))]
 pub struct CreateDestination {
+    /// Not blank, at most 200 bytes, no control characters. Errors name
+    /// the field `destination_id`.
     id: String,
+    /// Only this region's processes send to it.
     region: String,
+    /// Absolute `http` or `https` URL with a host; refused addresses and
+    /// plain `http` are refused unless allowlisted.
+    #[schema(format = "uri")]
     url: String,
     /// `whsec_<base64>`; webhooks are signed when present.
     secret: Option<String>,
@@ -45,20 +58,60 @@ impl CreateDestination {
     }
 }
 
-/// The bearer token has been checked before the body is read (see
-/// `auth::require_token`).
+/// Register a receiver
+///
+/// The same registration again also answers 201 with the stored
+/// destination; the same `id` with another `region`, `url` or `secret`
+/// answers 409, naming the fields that differ.
+#[utoipa::path(
+    post,
+    path = "/v1/destinations",
+    operation_id = "create_destination",
+    tag = "destinations",
+    security(("bearer" = [])),
+    request_body = CreateDestination,
+    responses(
+        (status = 201, description = "The stored destination", body = DestinationView),
+        (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 409, description = "The id exists with another region, url or secret", body = ErrorBody),
+        (status = 413, description = "The body is over its limit", body = ErrorBody),
+        (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
 pub async fn create(
     state: web::Data<ApiState>,
     body: web::Json<CreateDestination>,
 ) -> Result<HttpResponse, ApiError> {
+    // The bearer token has been checked before the body was read (see
+    // `auth::require_token`).
     let new = body.into_inner().validate()?;
     state.egress.admit(&new.url).await?;
     let destination = state.store.add_destination(new).await?;
-    Ok(HttpResponse::Created().json(destination_json(&destination)))
+    Ok(HttpResponse::Created().json(DestinationView::from(&destination)))
 }
 
-/// Only this process's region's destinations: another region's is answered
-/// like a missing one.
+/// Read a destination
+///
+/// Another region's destination is answered like a missing one.
+#[utoipa::path(
+    get,
+    path = "/v1/destinations/{id}",
+    operation_id = "get_destination",
+    tag = "destinations",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The destination's id")),
+    responses(
+        (status = 200, description = "The destination", body = DestinationView),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "No such destination in this region", body = ErrorBody),
+        (status = 422, description = "Not a valid destination id", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
 pub async fn get(
     state: web::Data<ApiState>,
     id: web::Path<String>,
@@ -70,16 +123,40 @@ pub async fn get(
         .await?
         .filter(|d| d.region == state.rules.serving)
         .ok_or_else(|| ApiError::NotFound(format!("no destination {:?}", id.as_str())))?;
-    Ok(HttpResponse::Ok().json(destination_json(&destination)))
+    Ok(HttpResponse::Ok().json(DestinationView::from(&destination)))
 }
 
-fn destination_json(d: &Destination) -> serde_json::Value {
-    json!({
-        "id": d.id.as_str(),
-        "region": d.region.as_str(),
-        "url": d.url.as_str(),
-        "has_signing_secret": d.has_signing_secret,
-        "enabled": d.enabled,
-        "paused_until": d.paused_until,
-    })
+/// A stored destination, never its secret.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "crm", "region": "us", "url": "https://hooks.example.com/remit",
+    "has_signing_secret": true, "enabled": true, "paused_until": null
+}))]
+pub struct DestinationView {
+    pub id: String,
+    pub region: String,
+    /// The URL as parsed (`https://hooks.example.com` becomes
+    /// `https://hooks.example.com/`).
+    #[schema(format = "uri")]
+    pub url: String,
+    pub has_signing_secret: bool,
+    pub enabled: bool,
+    /// The end of the latest pause a receiver asked for (a 429, or a 503
+    /// with Retry-After), or `null` if there never was one; it stays set
+    /// after the pause has ended.
+    #[schema(required = true)]
+    pub paused_until: Option<DateTime<Utc>>,
+}
+
+impl From<&Destination> for DestinationView {
+    fn from(d: &Destination) -> Self {
+        Self {
+            id: d.id.as_str().to_owned(),
+            region: d.region.as_str().to_owned(),
+            url: d.url.as_str().to_owned(),
+            has_signing_secret: d.has_signing_secret,
+            enabled: d.enabled,
+            paused_until: d.paused_until,
+        }
+    }
 }

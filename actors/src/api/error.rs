@@ -5,7 +5,8 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use remit::domain::InvalidInput;
 use remit::store::StoreError;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -33,16 +34,52 @@ pub enum ApiError {
     Internal(#[source] StoreError),
 }
 
+/// The body of every error answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"error": {
+    "code": "invalid", "field": "not_before",
+    "message": "must be RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z (input contains invalid characters)"
+}}))]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    pub code: ErrorCode,
+    /// The request field at fault, or `null`.
+    #[schema(required = true)]
+    pub field: Option<String>,
+    /// What was wrong; never contains payload data. A 500 says only
+    /// `internal error`.
+    pub message: String,
+}
+
+/// What kind of error it is, one code per HTTP status: `bad_request` 400,
+/// `unauthorized` 401, `not_found` 404, `conflict` 409, `too_large` 413,
+/// `invalid` 422, `internal` 500.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    Unauthorized,
+    BadRequest,
+    Invalid,
+    TooLarge,
+    NotFound,
+    Conflict,
+    Internal,
+}
+
 impl ApiError {
-    fn code(&self) -> &'static str {
+    fn code(&self) -> ErrorCode {
         match self {
-            ApiError::Unauthorized => "unauthorized",
-            ApiError::BadRequest { .. } => "bad_request",
-            ApiError::Invalid(_) => "invalid",
-            ApiError::TooLarge { .. } => "too_large",
-            ApiError::NotFound(_) => "not_found",
-            ApiError::Conflict(_) => "conflict",
-            ApiError::Internal(_) => "internal",
+            ApiError::Unauthorized => ErrorCode::Unauthorized,
+            ApiError::BadRequest { .. } => ErrorCode::BadRequest,
+            ApiError::Invalid(_) => ErrorCode::Invalid,
+            ApiError::TooLarge { .. } => ErrorCode::TooLarge,
+            ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::Conflict(_) => ErrorCode::Conflict,
+            ApiError::Internal(_) => ErrorCode::Internal,
         }
     }
 
@@ -83,14 +120,18 @@ impl ApiError {
 
 impl ApiError {
     /// The documented error body, `{"error": {"code", "field", "message"}}`.
-    pub fn body(&self) -> serde_json::Value {
+    pub fn body(&self) -> ErrorBody {
         let message = match self {
             ApiError::Invalid(e) => e.reason.clone(),
             other => other.to_string(),
         };
-        json!({
-            "error": { "code": self.code(), "field": self.field(), "message": message }
-        })
+        ErrorBody {
+            error: ErrorDetail {
+                code: self.code(),
+                field: self.field().map(str::to_owned),
+                message,
+            },
+        }
     }
 }
 
@@ -130,5 +171,46 @@ impl ResponseError for ApiError {
             response.insert_header(("www-authenticate", "Bearer"));
         }
         response.json(self.body())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ApiError, ErrorCode};
+
+    #[test]
+    fn codes_keep_their_names() {
+        let names = [
+            (ErrorCode::Unauthorized, "unauthorized"),
+            (ErrorCode::BadRequest, "bad_request"),
+            (ErrorCode::Invalid, "invalid"),
+            (ErrorCode::TooLarge, "too_large"),
+            (ErrorCode::NotFound, "not_found"),
+            (ErrorCode::Conflict, "conflict"),
+            (ErrorCode::Internal, "internal"),
+        ];
+        for (code, name) in names {
+            assert_eq!(serde_json::to_value(code).unwrap(), name);
+        }
+    }
+
+    #[test]
+    fn the_body_has_the_documented_shape() {
+        let body = ApiError::TooLarge {
+            field: Some("payload"),
+            limit: 10,
+        }
+        .body();
+        assert_eq!(
+            serde_json::to_value(body).unwrap(),
+            serde_json::json!({"error": {
+                "code": "too_large", "field": "payload", "message": "payload must be at most 10 bytes"
+            }})
+        );
+        let body = ApiError::NotFound("no task".into()).body();
+        assert_eq!(
+            serde_json::to_value(body).unwrap(),
+            serde_json::json!({"error": {"code": "not_found", "field": null, "message": "no task"}})
+        );
     }
 }

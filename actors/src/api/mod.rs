@@ -1,20 +1,22 @@
 //! The HTTP API, served by the same process as the runtime. Everything
 //! under /v1 needs the bearer token, checked before the body is read;
-//! /healthz, /readyz and /metrics do not.
+//! /healthz, /readyz, /metrics and /openapi.json do not.
 //!
 //! # Layout
 //! - `auth`: the bearer token, as middleware in front of /v1.
 //! - `failures`: 5xx answers logged with their cause.
 //! - `error`: the JSON error shape and the status of each error.
 //! - `payload`: a task's payload kept byte for byte.
-//! - `destinations`, `tasks`: the handlers, which see only their own
-//!   region's destinations and tasks.
+//! - `destinations`, `tasks`, `batch`: the handlers, which see only their
+//!   own region's destinations and tasks.
+//! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
 mod auth;
 mod batch;
 mod destinations;
 mod error;
 mod failures;
+mod openapi;
 mod payload;
 mod tasks;
 
@@ -24,6 +26,8 @@ use std::sync::Arc;
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
 use remit::store::{Database, Store};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
@@ -90,6 +94,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz))
         .route("/metrics", web::get().to(metrics))
+        .route("/openapi.json", web::get().to(openapi::document))
         .service(
             web::scope("/v1")
                 // The last wrap runs first: failures are logged whatever
@@ -114,31 +119,83 @@ pub fn configure(config: &mut web::ServiceConfig) {
         );
 }
 
+/// Whether the process is alive
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "probes",
+    responses((status = 200, description = "The process runs", body = String, example = "ok")),
+)]
 async fn healthz() -> HttpResponse {
     HttpResponse::Ok().body("ok")
 }
 
+/// Whether the region can make progress
+///
+/// Ready when the database answers, the supervisor runs, no actor is
+/// restart-looping and no claimed task has sat in memory past a lease.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    operation_id = "readyz",
+    tag = "probes",
+    responses(
+        (status = 200, description = "Ready", body = Readiness),
+        (status = 503, description = "Not ready; `stuck` says why when progress is the cause", body = Readiness),
+    ),
+)]
 async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
     let database = state.store.ping().await.is_ok();
     let supervisor = state.running.load(Ordering::SeqCst);
     let stuck = state.progress.stuck();
-    let body = serde_json::json!({
-        "database": database,
-        "supervisor": supervisor,
-        "progress": stuck.is_none(),
-        "stuck": stuck,
-    });
-    if database && supervisor && stuck.is_none() {
-        HttpResponse::Ok().json(body)
+    let readiness = Readiness {
+        database,
+        supervisor,
+        progress: stuck.is_none(),
+        stuck,
+    };
+    if readiness.database && readiness.supervisor && readiness.progress {
+        HttpResponse::Ok().json(readiness)
     } else {
-        HttpResponse::ServiceUnavailable().json(body)
+        HttpResponse::ServiceUnavailable().json(readiness)
     }
 }
 
-/// The runtime's series in the Prometheus text format (see
-/// `runtime::Metrics`). Counts and durations only: no task ids, no tenant
-/// or reminder ids, no payloads.
+/// What /readyz answers.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"database": true, "supervisor": true, "progress": true, "stuck": null}))]
+pub struct Readiness {
+    /// The database answers.
+    pub database: bool,
+    /// The region's supervisor is running.
+    pub supervisor: bool,
+    /// No actor is restart-looping and no claimed task has sat in memory
+    /// past a lease.
+    pub progress: bool,
+    /// Why the region cannot make progress, when it cannot.
+    #[schema(required = true)]
+    pub stuck: Option<String>,
+}
+
+/// The region's series in the Prometheus text format
+///
+/// Counts, gauges and a latency histogram only: never a task, tenant or
+/// reminder id, and never a payload.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    tag = "probes",
+    responses((
+        status = 200,
+        description = "OpenMetrics text",
+        body = String,
+        content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8",
+    )),
+)]
 async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
+    // The series and their labels are defined in `runtime::Metrics`.
     HttpResponse::Ok()
         .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
         .body(state.stats.metrics.encode())

@@ -3,27 +3,43 @@
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{
-    Attempt, DestinationId, InvalidInput, NewTask, Payload, Region, ReminderId, Task, TaskId,
-    TenantId, MAX_PAYLOAD_BYTES,
+    Attempt, AttemptOutcome, DestinationId, InvalidInput, NewTask, Payload, Region, ReminderId,
+    Task, TaskId, TaskState, TenantId, MAX_PAYLOAD_BYTES,
 };
 use remit::store::{Replayed, Store};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
+use super::error::ErrorBody;
 use super::payload::RawPayload;
 use super::{ApiError, ApiState};
 
-#[derive(Debug, Deserialize)]
+/// One logical webhook to schedule. `tenant_id` and `reminder_id` together
+/// identify it.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "tenant_id": "clinic-1", "reminder_id": "renewal-42", "destination_id": "crm",
+    "region": "us", "not_before": "2026-08-13T09:00:00Z",
+    "payload": {"renewal": "2026-09-01"}, "retry_horizon_seconds": 86400
+}))]
 pub struct CreateTask {
+    /// Not blank, at most 200 bytes, no control characters.
     tenant_id: String,
+    /// Not blank, at most 200 bytes, no control characters.
     reminder_id: String,
+    /// A registered destination in `region`.
     destination_id: String,
+    /// This process's region, unless it accepts tasks for other regions.
     region: String,
-    /// RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z.
+    /// RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z. Never sent
+    /// before it; a time in the past makes the task due at once.
+    #[schema(format = DateTime)]
     not_before: String,
-    /// Any JSON value; stored and sent byte for byte as the client wrote
-    /// it, as the request body, `application/json`.
+    /// Any JSON value, at most 1,048,576 bytes; stored and sent byte for
+    /// byte as the client wrote it, as the request body,
+    /// `application/json`.
+    #[schema(value_type = Value)]
     payload: RawPayload,
     /// How long after `not_before` retries may start; the configured
     /// horizon when absent.
@@ -113,12 +129,36 @@ impl CreateTask {
     }
 }
 
-/// The bearer token has been checked before the body is read (see
-/// `auth::require_token`).
+/// Schedule a webhook
+///
+/// The same request again (same ids, `destination_id`, `region`,
+/// `not_before` to the microsecond and `payload`) answers 200 with the
+/// existing task; the same ids with other content answer 409.
+#[utoipa::path(
+    post,
+    path = "/v1/tasks",
+    operation_id = "create_task",
+    tag = "tasks",
+    security(("bearer" = [])),
+    request_body = CreateTask,
+    responses(
+        (status = 201, description = "Scheduled", body = TaskSummary),
+        (status = 200, description = "A repeat of an earlier request: the existing task", body = TaskSummary),
+        (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 409, description = "The ids exist with other content", body = ErrorBody),
+        (status = 413, description = "The body or the payload is over its limit", body = ErrorBody),
+        (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
 pub async fn create(
     state: web::Data<ApiState>,
     body: web::Json<CreateTask>,
 ) -> Result<HttpResponse, ApiError> {
+    // The bearer token has been checked before the body was read (see
+    // `auth::require_token`).
     if body.payload_len() > MAX_PAYLOAD_BYTES {
         return Err(ApiError::TooLarge {
             field: Some("payload"),
@@ -127,7 +167,7 @@ pub async fn create(
     }
     let new = body.into_inner().validate(&state.rules)?;
     let scheduled = state.store.schedule(new).await?;
-    let summary = summary(&scheduled.task);
+    let summary = TaskSummary::from(&scheduled.task);
     Ok(if scheduled.created {
         HttpResponse::Created().json(summary)
     } else {
@@ -136,12 +176,49 @@ pub async fn create(
 }
 
 /// What scheduling answers about a task.
-pub fn summary(task: &Task) -> Value {
-    json!({
-        "id": task.id.to_string(),
-        "idempotency_key": task.idempotency_key,
-        "state": task.state.as_str(),
-    })
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "0b7c2f0e-3f1a-4a53-9a55-6d1c1e0f4b2a",
+    "idempotency_key": "msg_0b7c2f0e3f1a4a539a556d1c1e0f4b2a", "state": "pending"
+}))]
+pub struct TaskSummary {
+    pub id: uuid::Uuid,
+    /// Sent with every attempt as `idempotency-key` and `webhook-id`.
+    pub idempotency_key: String,
+    pub state: TaskStateView,
+}
+
+impl From<&Task> for TaskSummary {
+    fn from(task: &Task) -> Self {
+        Self {
+            id: task.id.0,
+            idempotency_key: task.idempotency_key.clone(),
+            state: task.state.into(),
+        }
+    }
+}
+
+/// Where a task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStateView {
+    Pending,
+    Leased,
+    RetryWait,
+    Delivered,
+    Failed,
+}
+
+impl From<TaskState> for TaskStateView {
+    fn from(state: TaskState) -> Self {
+        match state {
+            TaskState::Pending => Self::Pending,
+            TaskState::Leased => Self::Leased,
+            TaskState::RetryWait => Self::RetryWait,
+            TaskState::Delivered => Self::Delivered,
+            TaskState::Failed => Self::Failed,
+        }
+    }
 }
 
 fn task_id(raw: &str) -> Result<TaskId, ApiError> {
@@ -166,6 +243,24 @@ fn missing_task(id: TaskId) -> ApiError {
     ApiError::NotFound(format!("no task with id {id}"))
 }
 
+/// Read a task and its attempt log
+///
+/// The attempt log is oldest first. The payload is never returned.
+#[utoipa::path(
+    get,
+    path = "/v1/tasks/{id}",
+    operation_id = "get_task",
+    tag = "tasks",
+    security(("bearer" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The task's id")),
+    responses(
+        (status = 200, description = "The task", body = TaskView),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "No such task in this region, or an id that is not a UUID", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
 pub async fn get(
     state: web::Data<ApiState>,
     id: web::Path<String>,
@@ -173,19 +268,43 @@ pub async fn get(
     let id = task_id(&id)?;
     let task = own_task(&state, id).await?;
     let attempts = state.store.attempts(id).await?;
-    Ok(HttpResponse::Ok().json(task_json(&task, &attempts)))
+    Ok(HttpResponse::Ok().json(TaskView::new(&task, &attempts)))
 }
 
-/// Replays only this region's tasks (a task never changes region, so the
-/// check cannot go stale before the replay).
+/// Send a failed task round again
+///
+/// The task goes back to `pending` with a fresh retry horizon and a fresh
+/// attempt budget; attempt numbers keep rising and the idempotency key
+/// stays the same. No body is needed.
+#[utoipa::path(
+    post,
+    path = "/v1/tasks/{id}/replay",
+    operation_id = "replay_task",
+    tag = "tasks",
+    security(("bearer" = [])),
+    params(("id" = String, Path, format = Uuid, description = "The task's id")),
+    responses(
+        (status = 200, description = "The task, back to `pending`", body = TaskView),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "No such task in this region, or an id that is not a UUID", body = ErrorBody),
+        (status = 409, description = "The task is not `failed`", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
 pub async fn replay(
     state: web::Data<ApiState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    // Only this region's tasks: a task never changes region, so the check
+    // cannot go stale before the replay.
     let id = task_id(&id)?;
     own_task(&state, id).await?;
     match state.store.replay(id, state.rules.horizon).await? {
-        Replayed::Replayed(task) => Ok(HttpResponse::Ok().json(task_json(&task, &[]))),
+        Replayed::Replayed(task) => {
+            let attempts = state.store.attempts(id).await?;
+            Ok(HttpResponse::Ok().json(TaskView::new(&task, &attempts)))
+        }
         Replayed::NotFailed(task) => Err(ApiError::Conflict(format!(
             "task {id} is {}; only a failed task can be replayed",
             task.state.as_str()
@@ -194,40 +313,176 @@ pub async fn replay(
     }
 }
 
-fn task_json(task: &Task, attempts: &[Attempt]) -> Value {
-    json!({
-        "id": task.id.to_string(),
-        "tenant_id": task.tenant_id.as_str(),
-        "reminder_id": task.reminder_id.as_str(),
-        "destination_id": task.destination_id.as_str(),
-        "region": task.region.as_str(),
-        "state": task.state.as_str(),
-        "idempotency_key": task.idempotency_key,
-        "not_before": task.not_before,
-        "available_at": task.available_at,
-        "retry_horizon_at": task.retry_horizon_at,
-        "attempt_count": task.attempt_count,
-        "lease_owner": task.lease_owner,
-        "lease_expires_at": task.lease_expires_at,
-        "last_status": task.last_status,
-        "failure_reason": task.failure_reason,
-        "created_at": task.created_at,
-        "updated_at": task.updated_at,
-        "delivered_at": task.delivered_at,
-        "finalized_at": task.finalized_at,
-        "attempts": attempts.iter().map(|a| json!({
-            "attempt_number": a.attempt_number,
-            "outcome": a.outcome.as_str(),
-            "consumer_id": a.consumer_id,
-            "lease_token": a.lease_token,
-            "started_at": a.observed.started_at,
-            "received_at": a.observed.received_at,
-            "http_status": a.observed.http_status,
-            "transport_error": a.observed.transport_error,
-            "retry_after_raw": a.observed.retry_after_raw,
-            "retry_after_deadline": a.observed.retry_after_deadline,
-            "next_available_at": a.next_available_at,
-            "recorded_at": a.recorded_at,
-        })).collect::<Vec<_>>(),
-    })
+/// A task as `GET /v1/tasks/{id}` shows it; never its payload.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaskView {
+    pub id: uuid::Uuid,
+    pub tenant_id: String,
+    pub reminder_id: String,
+    pub destination_id: String,
+    pub region: String,
+    pub state: TaskStateView,
+    pub idempotency_key: String,
+    pub not_before: DateTime<Utc>,
+    /// When the task is next due.
+    pub available_at: DateTime<Utc>,
+    /// Retries may start until then.
+    pub retry_horizon_at: DateTime<Utc>,
+    /// Attempts made so far, across replays.
+    pub attempt_count: i32,
+    /// The process holding the task while it is `leased`.
+    #[schema(required = true)]
+    pub lease_owner: Option<String>,
+    #[schema(required = true)]
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    /// The receiver's latest HTTP status.
+    #[schema(required = true)]
+    pub last_status: Option<u16>,
+    /// Why the task failed: `http_<status>`, `redirect_<status>`,
+    /// `retry_horizon`, `max_attempts` or `blocked_address`.
+    #[schema(required = true)]
+    pub failure_reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    #[schema(required = true)]
+    pub delivered_at: Option<DateTime<Utc>>,
+    #[schema(required = true)]
+    pub finalized_at: Option<DateTime<Utc>>,
+    /// The attempt log, oldest first.
+    pub attempts: Vec<AttemptView>,
+}
+
+impl TaskView {
+    fn new(task: &Task, attempts: &[Attempt]) -> Self {
+        Self {
+            id: task.id.0,
+            tenant_id: task.tenant_id.as_str().to_owned(),
+            reminder_id: task.reminder_id.as_str().to_owned(),
+            destination_id: task.destination_id.as_str().to_owned(),
+            region: task.region.as_str().to_owned(),
+            state: task.state.into(),
+            idempotency_key: task.idempotency_key.clone(),
+            not_before: task.not_before,
+            available_at: task.available_at,
+            retry_horizon_at: task.retry_horizon_at,
+            attempt_count: task.attempt_count,
+            lease_owner: task.lease_owner.clone(),
+            lease_expires_at: task.lease_expires_at,
+            last_status: task.last_status,
+            failure_reason: task.failure_reason.clone(),
+            created_at: task.created_at,
+            updated_at: task.updated_at,
+            delivered_at: task.delivered_at,
+            finalized_at: task.finalized_at,
+            attempts: attempts.iter().map(AttemptView::from).collect(),
+        }
+    }
+}
+
+/// One try at delivering a task. Never a payload or a response body.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptView {
+    /// 1, 2, 3 … across replays.
+    pub attempt_number: i32,
+    pub outcome: AttemptOutcomeView,
+    /// The process that made the attempt.
+    pub consumer_id: String,
+    pub lease_token: i64,
+    #[schema(required = true)]
+    pub started_at: Option<DateTime<Utc>>,
+    /// When the response arrived.
+    #[schema(required = true)]
+    pub received_at: Option<DateTime<Utc>>,
+    #[schema(required = true)]
+    pub http_status: Option<u16>,
+    /// `timeout`, `connect`, `tls`, `io` or `blocked_address` when no
+    /// response came.
+    #[schema(required = true)]
+    pub transport_error: Option<String>,
+    /// The receiver's `Retry-After` header exactly as received.
+    #[schema(required = true)]
+    pub retry_after_raw: Option<String>,
+    /// The time that `Retry-After` named.
+    #[schema(required = true)]
+    pub retry_after_deadline: Option<DateTime<Utc>>,
+    /// When the task became due again after this attempt.
+    #[schema(required = true)]
+    pub next_available_at: Option<DateTime<Utc>>,
+    pub recorded_at: DateTime<Utc>,
+}
+
+impl From<&Attempt> for AttemptView {
+    fn from(a: &Attempt) -> Self {
+        Self {
+            attempt_number: a.attempt_number,
+            outcome: a.outcome.into(),
+            consumer_id: a.consumer_id.clone(),
+            lease_token: a.lease_token,
+            started_at: a.observed.started_at,
+            received_at: a.observed.received_at,
+            http_status: a.observed.http_status,
+            transport_error: a.observed.transport_error.clone(),
+            retry_after_raw: a.observed.retry_after_raw.clone(),
+            retry_after_deadline: a.observed.retry_after_deadline,
+            next_available_at: a.next_available_at,
+            recorded_at: a.recorded_at,
+        }
+    }
+}
+
+/// How an attempt ended. `fenced`: a consumer that had lost its lease
+/// reported what the receiver said, and nothing changed. `abandoned`: the
+/// consumer's lease ran out, or its sender failed, before it reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcomeView {
+    Delivered,
+    RetryWait,
+    Failed,
+    Fenced,
+    Abandoned,
+}
+
+impl From<AttemptOutcome> for AttemptOutcomeView {
+    fn from(outcome: AttemptOutcome) -> Self {
+        match outcome {
+            AttemptOutcome::Delivered => Self::Delivered,
+            AttemptOutcome::RetryWait => Self::RetryWait,
+            AttemptOutcome::Failed => Self::Failed,
+            AttemptOutcome::Fenced => Self::Fenced,
+            AttemptOutcome::Abandoned => Self::Abandoned,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use remit::domain::{AttemptOutcome, TaskState};
+
+    use super::{AttemptOutcomeView, TaskStateView};
+
+    // The views must say what the domain's stable labels say.
+    #[test]
+    fn states_and_outcomes_keep_their_labels() {
+        for state in [
+            TaskState::Pending,
+            TaskState::Leased,
+            TaskState::RetryWait,
+            TaskState::Delivered,
+            TaskState::Failed,
+        ] {
+            let view = serde_json::to_value(TaskStateView::from(state)).unwrap();
+            assert_eq!(view, state.as_str());
+        }
+        for outcome in [
+            AttemptOutcome::Delivered,
+            AttemptOutcome::RetryWait,
+            AttemptOutcome::Failed,
+            AttemptOutcome::Fenced,
+            AttemptOutcome::Abandoned,
+        ] {
+            let view = serde_json::to_value(AttemptOutcomeView::from(outcome)).unwrap();
+            assert_eq!(view, outcome.as_str());
+        }
+    }
 }

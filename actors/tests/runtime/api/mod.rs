@@ -5,6 +5,7 @@ mod batch;
 mod client;
 mod failures;
 mod front_door;
+mod openapi;
 mod regions;
 
 use std::time::Duration;
@@ -127,8 +128,13 @@ async fn the_api_schedules_inspects_and_replays() {
     assert_eq!(task["failure_reason"], "http_410");
     assert_eq!(task["attempts"][0]["http_status"], 410);
     assert!(task.get("payload").is_none());
-    let (status, _) = api.post(&format!("/v1/tasks/{id}/replay"), json!({})).await;
-    assert_eq!(status, 200);
+    let (status, replayed) = api.post(&format!("/v1/tasks/{id}/replay"), json!({})).await;
+    assert_eq!(status, 200, "{replayed}");
+    assert_eq!(replayed["state"], "pending");
+    assert_eq!(
+        replayed["attempts"][0]["http_status"], 410,
+        "the log so far"
+    );
     support::wait_for_state(
         &db,
         &[task_id],

@@ -1,0 +1,118 @@
+//! The API's OpenAPI 3 document, derived from the handlers' `#[utoipa::path]`
+//! annotations and served at GET /openapi.json. docs/openapi.json is a
+//! copy that a test keeps equal to it, so the contract can be read and
+//! diffed without running the server.
+
+use std::sync::LazyLock;
+
+use actix_web::HttpResponse;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+/// The document; every route `configure` registers is listed in `paths`.
+#[derive(Debug, OpenApi)]
+#[openapi(
+    info(
+        title = "remit",
+        version = env!("CARGO_PKG_VERSION"),
+        description = "Durable webhook delivery: register destinations, schedule webhooks, \
+            inspect and replay them. Every path under /v1 needs `Authorization: Bearer <token>`; \
+            the token is checked before the body is read. Errors all have the `ErrorBody` shape \
+            and never contain payload data.",
+        license(name = "Apache-2.0", identifier = "Apache-2.0"),
+    ),
+    paths(
+        super::healthz,
+        super::readyz,
+        super::metrics,
+        document,
+        super::destinations::create,
+        super::destinations::get,
+        super::tasks::create,
+        super::batch::create,
+        super::tasks::get,
+        super::tasks::replay,
+    ),
+    modifiers(&BearerToken),
+    tags(
+        (name = "destinations", description = "Receivers of webhooks"),
+        (name = "tasks", description = "Logical webhooks: schedule, inspect, replay"),
+        (name = "probes", description = "Liveness, readiness and metrics; no token needed"),
+        (name = "meta", description = "This document; no token needed"),
+    ),
+)]
+pub struct ApiDoc;
+
+/// The scheme the /v1 operations name in their `security`.
+struct BearerToken;
+
+impl Modify for BearerToken {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let scheme = HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .description(Some(
+                "The configured `api.token`. With none configured, every /v1 request is refused.",
+            ))
+            .build();
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme("bearer", SecurityScheme::Http(scheme));
+    }
+}
+
+// Built once: the document cannot change while the process runs.
+static DOCUMENT: LazyLock<utoipa::openapi::OpenApi> = LazyLock::new(ApiDoc::openapi);
+
+/// This API's OpenAPI document
+///
+/// The same document as docs/openapi.json in the source tree.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "openapi",
+    tag = "meta",
+    responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)),
+)]
+pub async fn document() -> HttpResponse {
+    HttpResponse::Ok().json(&*DOCUMENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use utoipa::OpenApi;
+
+    use super::ApiDoc;
+
+    /// Set to 1 to write docs/openapi.json instead of checking it.
+    const WRITE: &str = "REMIT_WRITE_OPENAPI";
+
+    #[test]
+    fn docs_openapi_json_is_the_generated_document() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openapi.json");
+        let generated = ApiDoc::openapi().to_pretty_json().unwrap() + "\n";
+        if std::env::var(WRITE).is_ok_and(|v| v == "1") {
+            std::fs::write(&path, &generated).unwrap();
+            return;
+        }
+        let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+        if checked_in != generated {
+            let line = checked_in
+                .lines()
+                .zip(generated.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or_else(|| checked_in.lines().count().min(generated.lines().count()));
+            panic!(
+                "docs/openapi.json is not the document the API's annotations generate \
+                 (first difference at line {}:\n  checked in: {:?}\n  generated:  {:?}).\n\
+                 Regenerate it with\n  {WRITE}=1 cargo test -p remit-actors --lib openapi\n\
+                 and review the diff.",
+                line + 1,
+                checked_in.lines().nth(line).unwrap_or("<end of file>"),
+                generated.lines().nth(line).unwrap_or("<end of file>"),
+            );
+        }
+    }
+}
