@@ -50,6 +50,8 @@ impl Bars {
         }
     }
 
+    /// Leaves the bars as they last stood (`ProgressBar::finish` would
+    /// fill them).
     pub fn finish(&self) {
         for bar in [
             &self.delivered,
@@ -57,7 +59,7 @@ impl Bars {
             &self.leased,
             &self.pending,
         ] {
-            bar.finish();
+            bar.abandon();
         }
     }
 }
