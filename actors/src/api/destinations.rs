@@ -19,8 +19,7 @@ use crate::signature;
     "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 }))]
 pub struct CreateDestination {
-    /// Not blank, at most 200 bytes, no control characters. Errors name
-    /// the field `destination_id`.
+    /// Not blank, at most 200 bytes, no control characters.
     id: String,
     /// Only this region's processes send to it.
     region: String,
@@ -49,8 +48,11 @@ impl CreateDestination {
             signature::secret_key(secret)
                 .map_err(|e| remit::domain::InvalidInput::new("secret", e.to_string()))?;
         }
+        // The request calls it `id`; errors name the field as sent.
+        let id = DestinationId::new(&self.id)
+            .map_err(|e| remit::domain::InvalidInput::new("id", e.reason))?;
         NewDestination::new(
-            DestinationId::new(&self.id)?,
+            id,
             region,
             &self.url,
             self.secret,
