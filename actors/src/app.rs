@@ -29,7 +29,7 @@ pub enum AppError {
     PayloadKey(#[from] remit::payload_crypto::PayloadCryptoError),
     #[error("database")]
     Store(#[from] StoreError),
-    #[error("the demo's webhooks were not all delivered within 30 s")]
+    #[error("the demo failed: not every reminder was delivered in time, or a request broke a deadline (the report above says which)")]
     DemoIncomplete,
     #[error(transparent)]
     Invalid(#[from] remit::domain::InvalidInput),
@@ -213,8 +213,6 @@ impl Runtime {
         self.capacity.held()
     }
 
-    /// Stops claiming, lets in-flight sends finish within the grace period,
-    /// hands every other lease back, then stops the API.
     /// Crashes one sender actor as a failure would (a drill, and the
     /// demo's): the tasks it held go back to the database and the
     /// supervisor restarts it. Answers the tasks it held.
@@ -225,6 +223,8 @@ impl Runtime {
             .unwrap_or_default()
     }
 
+    /// Stops claiming, lets in-flight sends finish within the grace period,
+    /// hands every other lease back, then stops the API.
     pub async fn shutdown(self) {
         let _ = self.supervisor.send(Shutdown).await;
         self.server.stop(true).await;

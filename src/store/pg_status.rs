@@ -3,17 +3,18 @@
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use super::rows::region;
 use super::status::{Latency, RegionStatus, StatusReport, TOP};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
 
-/// Live tasks by state per region, the oldest eligible one's wait and the
-/// expired leases; with `$3`, the terminal counts too (a scan of every
-/// row, for `remit status`, never for a gauge).
-const QUEUE_SQL: &str = r#"
+/// Tasks by state per region, with terminal counts (a scan of every row,
+/// for `remit status`), the oldest task a claim would take now (due,
+/// unleased, its destination enabled and not paused, as the claim
+/// requires) and the expired leases.
+const STATUS_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now)
 SELECT t.region,
        count(*) FILTER (WHERE t.state = 'pending') AS pending,
@@ -23,14 +24,44 @@ SELECT t.region,
        count(*) FILTER (WHERE t.state = 'failed') AS failed,
        (EXTRACT(EPOCH FROM clock.now - min(GREATEST(t.available_at, t.not_before))
             FILTER (WHERE t.state IN ('pending', 'retry_wait')
-                      AND GREATEST(t.available_at, t.not_before) <= clock.now)) * 1e6)::int8
+                      AND GREATEST(t.available_at, t.not_before) <= clock.now
+                      AND d.enabled
+                      AND (d.paused_until IS NULL OR d.paused_until <= clock.now))) * 1e6)::int8
            AS oldest_micros,
        count(*) FILTER (WHERE t.state = 'leased' AND t.lease_expires_at <= clock.now) AS expired
-FROM tasks t, clock
+FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
 WHERE ($2::text IS NULL OR t.region = $2)
-  AND ($3 OR t.state IN ('pending', 'leased', 'retry_wait'))
 GROUP BY t.region, clock.now
 ORDER BY t.region
+"#;
+
+/// One region's live tasks only, for the gauges every process refreshes:
+/// each part names its states as the partial indexes the claim reads do
+/// (`tasks_due`, `tasks_expired_leases`), so delivered and failed rows
+/// are never read.
+const LIVE_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+due AS (
+    SELECT count(*) FILTER (WHERE t.state = 'pending') AS pending,
+           count(*) FILTER (WHERE t.state = 'retry_wait') AS retry_wait,
+           min(GREATEST(t.available_at, t.not_before)) FILTER (
+               WHERE GREATEST(t.available_at, t.not_before) <= clock.now
+                 AND d.enabled
+                 AND (d.paused_until IS NULL OR d.paused_until <= clock.now)) AS oldest
+    FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
+    WHERE t.state IN ('pending', 'retry_wait') AND t.region = $2
+),
+leased AS (
+    SELECT count(*) AS leased,
+           count(*) FILTER (WHERE t.lease_expires_at <= clock.now) AS expired
+    FROM tasks t, clock
+    WHERE t.state = 'leased' AND t.region = $2
+)
+SELECT $2 AS region, due.pending, leased.leased, due.retry_wait,
+       0::int8 AS delivered, 0::int8 AS failed,
+       (EXTRACT(EPOCH FROM clock.now - due.oldest) * 1e6)::int8 AS oldest_micros,
+       leased.expired
+FROM due, leased, clock
 "#;
 
 const PAUSED_SQL: &str = r#"
@@ -133,18 +164,7 @@ struct LatencyRow {
     p99: Option<i64>,
 }
 
-async fn regions(
-    store: &PgStore,
-    conn: &mut AsyncPgConnection,
-    only: Option<Region>,
-    terminal: bool,
-) -> Result<Vec<RegionStatus>, StoreError> {
-    let rows: Vec<QueueRow> = diesel::sql_query(QUEUE_SQL)
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<Nullable<Text>, _>(only.map(|r| r.to_string()))
-        .bind::<diesel::sql_types::Bool, _>(terminal)
-        .load(conn)
-        .await?;
+fn region_statuses(rows: Vec<QueueRow>) -> Result<Vec<RegionStatus>, StoreError> {
     rows.into_iter()
         .map(|r| {
             Ok(RegionStatus {
@@ -163,11 +183,18 @@ async fn regions(
 
 pub(super) async fn queue(store: &PgStore, only: Region) -> Result<RegionStatus, StoreError> {
     let mut conn = store.conn().await?;
-    let found = regions(store, &mut conn, Some(only), false).await?;
-    Ok(found.into_iter().next().unwrap_or(RegionStatus {
-        region: Some(only),
-        ..RegionStatus::default()
-    }))
+    let rows: Vec<QueueRow> = diesel::sql_query(LIVE_SQL)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Text, _>(only.as_str())
+        .load(&mut conn)
+        .await?;
+    Ok(region_statuses(rows)?
+        .into_iter()
+        .next()
+        .unwrap_or(RegionStatus {
+            region: Some(only),
+            ..RegionStatus::default()
+        }))
 }
 
 fn destinations(rows: Vec<Counted>) -> Result<Vec<(DestinationId, i64)>, StoreError> {
@@ -197,7 +224,12 @@ pub(super) async fn status(
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .get_result(conn)
         .await?;
-    let regions = regions(store, conn, only, true).await?;
+    let rows: Vec<QueueRow> = diesel::sql_query(STATUS_SQL)
+        .bind::<Nullable<Timestamptz>, _>(now_param)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .load(conn)
+        .await?;
+    let regions = region_statuses(rows)?;
     let paused: Vec<Paused> = diesel::sql_query(PAUSED_SQL)
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .bind::<Nullable<Text>, _>(&only_text)

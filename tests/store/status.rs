@@ -87,6 +87,18 @@ async fn reads_the_queue(backend: Backend) {
 
     let all = db.store.status(None).await.unwrap();
     assert_eq!(all.regions.len(), 2, "every region");
+    // Work the claim would skip is not work waiting: with both destinations
+    // of the region paused, nothing is eligible.
+    s.pause_destination(&crm, Duration::minutes(2))
+        .await
+        .unwrap();
+    let held = db.store.queue(Region::EU).await.unwrap();
+    assert_eq!((held.pending, held.retry_wait, held.leased), (2, 1, 1));
+    assert_eq!(
+        held.oldest_eligible, None,
+        "paused destinations hold their tasks"
+    );
+    assert_eq!(held.expired_leases, 1);
     let queue = db.store.queue(Region::US).await.unwrap();
     assert_eq!(
         (queue.pending, queue.delivered),

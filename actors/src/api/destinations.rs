@@ -51,12 +51,7 @@ impl CreateDestination {
         // The request calls it `id`; errors name the field as sent.
         let id = DestinationId::new(&self.id)
             .map_err(|e| remit::domain::InvalidInput::new("id", e.reason))?;
-        NewDestination::new(
-            id,
-            region,
-            &self.url,
-            self.secret,
-        )
+        NewDestination::new(id, region, &self.url, self.secret)
     }
 }
 

@@ -130,13 +130,17 @@ async fn demo(config: &mut Config, url: &str) -> Result<(), AppError> {
     let runtime = Runtime::start(config.clone(), store.clone(), log).await?;
     let bars = progress::Bars::new(tasks.len() as u64);
     let mut crashed: Option<Vec<TaskId>> = None;
+    let mut crash_tries = 0;
     let outcome = loop {
         let status = store.status(Some(Region::US)).await?;
         let region = status.regions.first().cloned().unwrap_or_default();
         bars.show(&region, receiver.seen().rate_limited());
         let delivered = region.delivered as usize;
-        if crashed.is_none() && delivered * 3 >= tasks.len() {
-            // A third of the way: crash a sender that holds work.
+        if crashed.is_none() && delivered * 3 >= tasks.len() && crash_tries < 10 {
+            // A third of the way: crash a sender while it holds work (a
+            // few tries, half a second apart, so an idle sender is not
+            // restarted over and over).
+            crash_tries += 1;
             let held = runtime.crash_a_sender().await;
             if !held.is_empty() {
                 bars.println(&format!(
@@ -145,6 +149,8 @@ async fn demo(config: &mut Config, url: &str) -> Result<(), AppError> {
                     if held.len() == 1 { "task" } else { "tasks" }
                 ));
                 crashed = Some(held);
+            } else {
+                actix_rt::time::sleep(Duration::from_millis(400)).await;
             }
         }
         if delivered + region.failed as usize == tasks.len() {

@@ -44,9 +44,9 @@ pub struct Seen {
     pub honoured: u64,
     pub smallest_margin: Option<chrono::Duration>,
     /// Requests that broke a promise: before the reminder's deadline, or
-    /// before a Retry-After deadline.
+    /// (by key) before a Retry-After deadline.
     pub before_deadline: u64,
-    pub before_retry_after: u64,
+    pub before_retry_after: Vec<String>,
 }
 
 /// A destination's current one-second window and what it accepted in it.
@@ -144,7 +144,7 @@ async fn receive(
         if let Some(deadline) = state.deadlines.remove(&key) {
             let margin = now - deadline;
             if margin < chrono::Duration::zero() {
-                state.seen.before_retry_after += 1;
+                state.seen.before_retry_after.push(key.clone());
             } else {
                 state.seen.honoured += 1;
             }

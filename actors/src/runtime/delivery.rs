@@ -352,7 +352,9 @@ fn report(
             metrics.attempt(destination, AttemptOutcome::Delivered);
             // On the store's side of the exchange: the answer's arrival.
             if let Some(received) = decision.record.received_at {
-                metrics.delivered_after_deadline(received - task.not_before);
+                if task.attempts_before_replay == 0 {
+                    metrics.delivered_after_deadline(received - task.not_before);
+                }
             }
             info!(log, "delivered"; "status" => status, "outcome" => "delivered");
         }

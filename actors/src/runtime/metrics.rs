@@ -67,6 +67,7 @@ pub struct Metrics {
     depth: Family<ByState, Gauge>,
     oldest_eligible: Gauge<f64, std::sync::atomic::AtomicU64>,
     expired_leases: Gauge,
+    queue_read_at: Gauge<f64, std::sync::atomic::AtomicU64>,
     deadline_to_delivery: Histogram,
     named: Mutex<HashSet<DestinationId>>,
     max_destinations: usize,
@@ -100,10 +101,12 @@ impl Metrics {
             depth: Family::default(),
             oldest_eligible: Gauge::default(),
             expired_leases: Gauge::default(),
-            // 10 ms to about 3 hours.
-            deadline_to_delivery: Histogram::new(
-                prometheus_client::metrics::histogram::exponential_buckets(0.01, 4.0, 12),
-            ),
+            queue_read_at: Gauge::default(),
+            // Bounds an alert can name exactly, 50 ms to 6 hours.
+            deadline_to_delivery: Histogram::new([
+                0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0,
+                1800.0, 3600.0, 7200.0, 21600.0,
+            ]),
             named: Mutex::default(),
             max_destinations,
             registry: Registry::default(),
@@ -175,13 +178,18 @@ impl Metrics {
         );
         registry.register(
             "oldest_eligible_age_seconds",
-            "How long the region's oldest due, unleased task has waited, from a periodic query (0 when none).",
+            "How long the region's oldest task a claim would take now (due, unleased, its destination enabled and not paused) has waited, from a periodic query (0 when none).",
             metrics.oldest_eligible.clone(),
         );
         registry.register(
             "expired_leases",
             "Leases of the region that ran out and were not yet taken over, from a periodic query.",
             metrics.expired_leases.clone(),
+        );
+        registry.register(
+            "queue_read_timestamp_seconds",
+            "When the queue gauges were last read from the database (Unix time): stale gauges are a signal too.",
+            metrics.queue_read_at.clone(),
         );
         registry.register(
             "deadline_to_delivery_seconds",
@@ -286,6 +294,8 @@ impl Metrics {
             .inc();
     }
 
+    /// A first delivery, `late` after its deadline (a replayed task's
+    /// deadline is long past, and would only say when it was replayed).
     pub fn delivered_after_deadline(&self, late: chrono::Duration) {
         let seconds = late.num_milliseconds().max(0) as f64 / 1000.0;
         self.deadline_to_delivery.observe(seconds);
@@ -313,6 +323,8 @@ impl Metrics {
             .oldest_eligible
             .map_or(0.0, |d| d.num_milliseconds().max(0) as f64 / 1000.0);
         self.oldest_eligible.set(age);
+        self.queue_read_at
+            .set(chrono::Utc::now().timestamp_millis() as f64 / 1000.0);
     }
 
     /// The Prometheus text exposition of every family.

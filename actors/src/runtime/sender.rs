@@ -190,9 +190,14 @@ fn hand_back(shared: &Shared, held: Held) {
     actix_rt::spawn(async move {
         let lease = work.claimed.lease();
         let record = remit::domain::AttemptRecord::default();
-        if let Err(e) = shared.store.abandon(&lease, &record).await {
-            warn!(shared.log, "abandon failed; the lease will expire";
-                  "task" => %lease.task_id, "error" => %crate::error_chain(&e));
+        match shared.store.abandon(&lease, &record).await {
+            Ok(remit::store::TransitionOutcome::Applied) => shared
+                .stats
+                .metrics
+                .attempt(work.destination(), remit::domain::AttemptOutcome::Abandoned),
+            Ok(_) => {}
+            Err(e) => warn!(shared.log, "abandon failed; the lease will expire";
+                            "task" => %lease.task_id, "error" => %crate::error_chain(&e)),
         }
         drop(work);
     });

@@ -160,7 +160,12 @@ impl Handler<DestinationChanged> for RegionSupervisor {
             .map(|result, this, _| match result {
                 Ok(Ok((id, Some(target)))) => {
                     if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
-                        this.shared.stats.metrics.paused(&id);
+                        // Counted once: this process's own 429 was counted
+                        // when it arrived, and its NOTIFY extends nothing.
+                        let known = this.shared.pauses.left(&id).unwrap_or_default();
+                        if left > known + std::time::Duration::from_millis(50) {
+                            this.shared.stats.metrics.paused(&id);
+                        }
                         this.shared.pauses.hold(&id, left);
                         if let Some(throttle) = this.throttles.get(&id) {
                             throttle.do_send(Wake::CHANGED);
