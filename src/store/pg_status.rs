@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::rows::region;
 use super::status::{Latency, RegionStatus, StatusReport, TOP};
@@ -207,12 +207,25 @@ fn destinations(rows: Vec<Counted>) -> Result<Vec<(DestinationId, i64)>, StoreEr
         .collect()
 }
 
+/// Every part of the report from one snapshot (a read-only, repeatable-read
+/// transaction), so its counts add up and `now()` is one instant.
 pub(super) async fn status(
     store: &PgStore,
     only: Option<Region>,
 ) -> Result<StatusReport, StoreError> {
     let mut conn = store.conn().await?;
-    let conn = &mut conn;
+    conn.build_transaction()
+        .read_only()
+        .repeatable_read()
+        .run::<_, StoreError, _>(async |conn| read(store, conn, only).await)
+        .await
+}
+
+async fn read(
+    store: &PgStore,
+    conn: &mut AsyncPgConnection,
+    only: Option<Region>,
+) -> Result<StatusReport, StoreError> {
     let now_param = store.clock.now_param();
     let only_text = only.map(|r| r.to_string());
     #[derive(QueryableByName)]

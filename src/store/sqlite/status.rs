@@ -139,75 +139,84 @@ impl SqliteStore {
             .await
     }
 
+    /// Every part of the report from one snapshot: a read transaction,
+    /// which in WAL mode sees the file as of its first read.
     pub(crate) async fn status(&self, only: Option<Region>) -> Result<StatusReport, StoreError> {
         self.run(false, move |conn, ctx| {
-            let now = micros(ctx.now);
-            let text = only.map(|r| r.to_string());
-            let regions = regions(conn, only, now)?;
-            let paused: Vec<Paused> = diesel::sql_query(
-                "SELECT id, region, paused_until FROM destinations \
+            diesel::Connection::transaction(conn, |conn| read(conn, ctx, only))
+        })
+        .await
+    }
+}
+
+fn read(
+    conn: &mut SqliteConnection,
+    ctx: &super::Ctx,
+    only: Option<Region>,
+) -> Result<StatusReport, StoreError> {
+    let now = micros(ctx.now);
+    let text = only.map(|r| r.to_string());
+    let regions = regions(conn, only, now)?;
+    let paused: Vec<Paused> = diesel::sql_query(
+        "SELECT id, region, paused_until FROM destinations \
                  WHERE paused_until > ?1 AND (?2 IS NULL OR region = ?2) \
                  ORDER BY paused_until DESC, id",
-            )
-            .bind::<BigInt, _>(now)
-            .bind::<Nullable<Text>, _>(&text)
-            .load(conn)?;
-            let retry: Vec<Counted> = diesel::sql_query(
-                "SELECT destination_id AS name, count(*) AS n FROM tasks \
+    )
+    .bind::<BigInt, _>(now)
+    .bind::<Nullable<Text>, _>(&text)
+    .load(conn)?;
+    let retry: Vec<Counted> = diesel::sql_query(
+        "SELECT destination_id AS name, count(*) AS n FROM tasks \
                  WHERE state = 'retry_wait' AND (?1 IS NULL OR region = ?1) \
                  GROUP BY destination_id ORDER BY n DESC, destination_id LIMIT ?2",
-            )
-            .bind::<Nullable<Text>, _>(&text)
-            .bind::<BigInt, _>(TOP)
-            .load(conn)?;
-            let limited: Vec<Counted> = diesel::sql_query(
-                "SELECT t.destination_id AS name, count(*) AS n \
+    )
+    .bind::<Nullable<Text>, _>(&text)
+    .bind::<BigInt, _>(TOP)
+    .load(conn)?;
+    let limited: Vec<Counted> = diesel::sql_query(
+        "SELECT t.destination_id AS name, count(*) AS n \
                  FROM attempts a JOIN tasks t ON t.id = a.task_id \
                  WHERE a.http_status = 429 AND a.recorded_at > ?1 \
                    AND (?2 IS NULL OR t.region = ?2) \
                  GROUP BY t.destination_id ORDER BY n DESC, t.destination_id LIMIT ?3",
-            )
-            .bind::<BigInt, _>(now - HOUR_MICROS)
-            .bind::<Nullable<Text>, _>(&text)
-            .bind::<BigInt, _>(TOP)
-            .load(conn)?;
-            let failures: Vec<Counted> = diesel::sql_query(
-                "SELECT failure_reason AS name, count(*) AS n FROM tasks \
+    )
+    .bind::<BigInt, _>(now - HOUR_MICROS)
+    .bind::<Nullable<Text>, _>(&text)
+    .bind::<BigInt, _>(TOP)
+    .load(conn)?;
+    let failures: Vec<Counted> = diesel::sql_query(
+        "SELECT failure_reason AS name, count(*) AS n FROM tasks \
                  WHERE state = 'failed' AND finalized_at > ?1 AND (?2 IS NULL OR region = ?2) \
                  GROUP BY failure_reason ORDER BY n DESC, failure_reason",
-            )
-            .bind::<BigInt, _>(now - 24 * HOUR_MICROS)
-            .bind::<Nullable<Text>, _>(&text)
-            .load(conn)?;
-            let samples: Vec<Sample> = diesel::sql_query(
-                "SELECT delivered_at - not_before AS micros FROM tasks \
+    )
+    .bind::<BigInt, _>(now - 24 * HOUR_MICROS)
+    .bind::<Nullable<Text>, _>(&text)
+    .load(conn)?;
+    let samples: Vec<Sample> = diesel::sql_query(
+        "SELECT delivered_at - not_before AS micros FROM tasks \
                  WHERE state = 'delivered' AND finalized_at > ?1 AND (?2 IS NULL OR region = ?2)",
-            )
-            .bind::<BigInt, _>(now - HOUR_MICROS)
-            .bind::<Nullable<Text>, _>(&text)
-            .load(conn)?;
-            let paused = paused
-                .into_iter()
-                .map(|p| {
-                    let id =
-                        DestinationId::new(&p.id).map_err(|e| corrupt("destinations.id", e))?;
-                    Ok((
-                        id,
-                        region("destinations.region", &p.region)?,
-                        instant("destinations.paused_until", p.paused_until)?,
-                    ))
-                })
-                .collect::<Result<_, StoreError>>()?;
-            Ok(StatusReport {
-                now: ctx.now,
-                regions,
-                paused,
-                top_retry_wait: destinations(retry)?,
-                top_rate_limited: destinations(limited)?,
-                failures_last_day: failures.into_iter().map(|c| (c.name, c.n)).collect(),
-                deadline_to_delivery: Latency::of(samples.into_iter().map(|s| s.micros).collect()),
-            })
+    )
+    .bind::<BigInt, _>(now - HOUR_MICROS)
+    .bind::<Nullable<Text>, _>(&text)
+    .load(conn)?;
+    let paused = paused
+        .into_iter()
+        .map(|p| {
+            let id = DestinationId::new(&p.id).map_err(|e| corrupt("destinations.id", e))?;
+            Ok((
+                id,
+                region("destinations.region", &p.region)?,
+                instant("destinations.paused_until", p.paused_until)?,
+            ))
         })
-        .await
-    }
+        .collect::<Result<_, StoreError>>()?;
+    Ok(StatusReport {
+        now: ctx.now,
+        regions,
+        paused,
+        top_retry_wait: destinations(retry)?,
+        top_rate_limited: destinations(limited)?,
+        failures_last_day: failures.into_iter().map(|c| (c.name, c.n)).collect(),
+        deadline_to_delivery: Latency::of(samples.into_iter().map(|s| s.micros).collect()),
+    })
 }
