@@ -57,9 +57,9 @@ impl CreateDestination {
 
 /// Register a receiver
 ///
-/// The same registration again also answers 201 with the stored
-/// destination; the same `id` with another `region`, `url` or `secret`
-/// answers 409, naming the fields that differ.
+/// The same registration again answers 200 with the stored destination;
+/// the same `id` with another `region`, `url` or `secret` answers 409,
+/// naming the fields that differ.
 #[utoipa::path(
     post,
     path = "/v1/destinations",
@@ -68,7 +68,8 @@ impl CreateDestination {
     security(("bearer" = [])),
     request_body = CreateDestination,
     responses(
-        (status = 201, description = "The stored destination", body = DestinationView),
+        (status = 201, description = "Registered: the stored destination", body = DestinationView),
+        (status = 200, description = "Registered before with the same settings", body = DestinationView),
         (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
@@ -86,8 +87,16 @@ pub async fn create(
     // `auth::require_token`).
     let new = body.into_inner().validate()?;
     state.egress.admit(&new.url).await?;
+    // A repeat answers 200 as a repeated task does; two first
+    // registrations racing may both answer 201, which is harmless.
+    let existed = state.store.destination(&new.id).await?.is_some();
     let destination = state.store.add_destination(new).await?;
-    Ok(HttpResponse::Created().json(DestinationView::from(&destination)))
+    let view = DestinationView::from(&destination);
+    Ok(if existed {
+        HttpResponse::Ok().json(view)
+    } else {
+        HttpResponse::Created().json(view)
+    })
 }
 
 /// Read a destination

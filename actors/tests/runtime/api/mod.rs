@@ -62,6 +62,14 @@ async fn the_api_schedules_inspects_and_replays() {
         )
         .await;
     assert_eq!(status, 201, "{body}");
+    // The same registration again is a repeat, answered as one.
+    let (status, again) = api
+        .post(
+            "/v1/destinations",
+            json!({"id": "crm", "region": "eu", "url": receiver.url("/hook")}),
+        )
+        .await;
+    assert_eq!((status, &again), (200, &body));
     let (status, body) = api
         .post(
             "/v1/destinations",
