@@ -8,7 +8,8 @@
 //!
 //! Workloads: burst, steady, throttled, many-destinations, soak, scale-out.
 //! Sizes and settings are `LOAD_*` variables (see `load/settings.rs`);
-//! PostgreSQL is DATABASE_URL, else a throwaway cluster. One JSON line per
+//! PostgreSQL is DATABASE_URL, else a throwaway cluster; `DATABASE_URL=sqlite://`
+//! runs on a SQLite file of its own instead. One JSON line per
 //! run on stdout, a table and progress on stderr. docs/benchmarks.md ("Load
 //! harness") says what each field means and how it is measured.
 //!

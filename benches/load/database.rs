@@ -1,6 +1,9 @@
 //! The empty database each run starts from, and what the run reads back
 //! from PostgreSQL's statistics.
 //!
+//! With `DATABASE_URL=sqlite://` a run gets a SQLite file of its own in a
+//! temporary directory instead, and reports no database statistics.
+//!
 //! A run gets a database of its own (`CREATE DATABASE remit_load_…`), so
 //! `pg_stat_database` counts only its transactions. Where the role may not
 //! create databases it falls back to a schema of its own in the given one
@@ -47,6 +50,8 @@ pub struct RunDatabase {
     observer: Option<(String, String)>,
     /// Set once [`Self::remove`] ran (or the run keeps its data).
     removed: bool,
+    /// The run's directory, when it runs on a SQLite file.
+    sqlite: Option<std::path::PathBuf>,
 }
 
 #[derive(QueryableByName)]
@@ -66,6 +71,22 @@ struct StateCount {
 impl RunDatabase {
     pub async fn create(base: &str, keep: bool) -> Result<Self, LoadError> {
         let name = format!("remit_load_{}", uuid::Uuid::new_v4().simple());
+        if base.starts_with("sqlite:") {
+            let dir = std::env::temp_dir().join(&name);
+            std::fs::create_dir(&dir).map_err(LoadError::io("creating the run's directory"))?;
+            return Ok(Self {
+                base: base.to_owned(),
+                url: format!("sqlite://{}", dir.join("remit.db").display()),
+                name,
+                isolation: Isolation::Database,
+                keep,
+                conn: Mutex::new(None),
+                own_statements: AtomicU64::new(0),
+                observer: None,
+                removed: false,
+                sqlite: Some(dir),
+            });
+        }
         let mut admin = AsyncPgConnection::establish(base).await?;
         let created = diesel::sql_query(format!("CREATE DATABASE {name}"))
             .execute(&mut admin)
@@ -96,7 +117,13 @@ impl RunDatabase {
             own_statements: AtomicU64::new(0),
             observer,
             removed: false,
+            sqlite: None,
         })
+    }
+
+    /// Whether the run is on a SQLite file (no statistics to read).
+    pub fn is_sqlite(&self) -> bool {
+        self.sqlite.is_some()
     }
 
     pub fn url(&self) -> &str {
@@ -129,6 +156,9 @@ impl RunDatabase {
     /// their counts when idle or at exit, so read it after the runtime's
     /// processes have stopped and [`Self::settle`].
     pub async fn transactions(&self) -> Result<i64, LoadError> {
+        if self.is_sqlite() {
+            return Ok(0);
+        }
         let mut conn = AsyncPgConnection::establish(&self.base).await?;
         let datname = match self.isolation {
             Isolation::Database => self.name.clone(),
@@ -163,12 +193,18 @@ impl RunDatabase {
     /// reports its counts as it exits) and gives exiting backends a moment
     /// to do so.
     pub async fn settle(&self) {
+        if self.is_sqlite() {
+            return;
+        }
         self.conn.lock().await.take();
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 
     /// `n_dead_tup` of `tasks` as the statistics last reported it.
     pub async fn dead_tuples(&self) -> Result<i64, LoadError> {
+        if self.is_sqlite() {
+            return Ok(0);
+        }
         let query = diesel::sql_query(
             "SELECT coalesce(sum(n_dead_tup), 0)::int8 AS n FROM pg_stat_user_tables
              WHERE schemaname = current_schema() AND relname = 'tasks'",
@@ -179,6 +215,18 @@ impl RunDatabase {
 
     /// How many tasks are in each state.
     pub async fn states(&self) -> Result<BTreeMap<String, i64>, LoadError> {
+        if let Some(dir) = &self.sqlite {
+            use diesel::Connection as _;
+            let path = dir.join("remit.db");
+            let mut conn = diesel::SqliteConnection::establish(&path.display().to_string())
+                .map_err(|e| LoadError::Setup(format!("opening {}: {e}", path.display())))?;
+            let rows: Vec<StateCount> = diesel::RunQueryDsl::load(
+                diesel::sql_query("SELECT state, count(*) AS n FROM tasks GROUP BY state"),
+                &mut conn,
+            )
+            .map_err(|e| LoadError::Setup(format!("counting states: {e}")))?;
+            return Ok(rows.into_iter().map(|r| (r.state, r.n)).collect());
+        }
         let query = diesel::sql_query(
             "SELECT state::text AS state, count(*)::int8 AS n FROM tasks GROUP BY state",
         );
@@ -190,6 +238,9 @@ impl RunDatabase {
     /// Statistics for the planner, as a long-lived schedule has them; a
     /// table filled a moment ago has none until autovacuum gets to it.
     pub async fn analyze(&self) -> Result<(), LoadError> {
+        if self.is_sqlite() {
+            return Ok(());
+        }
         let mut conn = self.conn().await?;
         diesel::sql_query("ANALYZE tasks")
             .execute(&mut *conn)
@@ -218,6 +269,10 @@ impl RunDatabase {
             eprintln!("kept the run's data: {}", self.url);
             return Ok(());
         }
+        if let Some(dir) = &self.sqlite {
+            return std::fs::remove_dir_all(dir)
+                .map_err(LoadError::io("removing the run's directory"));
+        }
         self.conn.lock().await.take();
         remove(&self.base, self.isolation, &self.names()).await
     }
@@ -234,6 +289,10 @@ impl Drop for RunDatabase {
     /// and runtime of its own (a destructor cannot wait on async work).
     fn drop(&mut self) {
         if self.removed || self.keep {
+            return;
+        }
+        if let Some(dir) = &self.sqlite {
+            let _ = std::fs::remove_dir_all(dir);
             return;
         }
         self.conn.get_mut().take();

@@ -198,7 +198,8 @@ impl<'a> Run<'a> {
 
         let ceiling = match ceiling {
             Some(known) => Some(known),
-            None if settings.ceiling => Some(self.measure_ceiling().await?),
+            // The SQL-only ceiling measures PostgreSQL's statements.
+            None if settings.ceiling && !self.db.is_sqlite() => Some(self.measure_ceiling().await?),
             None => None,
         };
         let window_end = tally.last_delivery_ms.unwrap_or_else(now_ms);
