@@ -15,7 +15,8 @@
 //!   behaviour.
 //! - `lifecycle`: each transition's rules, written once (the states it
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
-//!   stale lease gets); `claim_turn`: which rows a claim takes;
+//!   stale lease gets); `bucket`: the shared token bucket; `claim_turn`:
+//!   which rows a claim takes;
 //!   `findings`: what reconciliation reports. The model and SQLite apply
 //!   them to rows they read; PostgreSQL's statements take their targets
 //!   from them.
@@ -38,6 +39,7 @@
 //!   temporary directory, or a schema inside a PostgreSQL).
 //! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
 
+mod bucket;
 mod claim;
 mod claim_turn;
 mod clock;

@@ -12,7 +12,8 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::error::ErrorBody;
-use super::tasks::{CreateTask, TaskRules, TaskSummary};
+use super::task_views::TaskSummary;
+use super::tasks::{CreateTask, TaskRules};
 use super::{ApiError, ApiState};
 
 /// Most tasks in one batch.

@@ -18,6 +18,7 @@ mod error;
 mod failures;
 mod openapi;
 mod payload;
+mod task_views;
 mod tasks;
 
 use std::sync::atomic::{AtomicBool, Ordering};

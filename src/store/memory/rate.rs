@@ -1,8 +1,8 @@
-//! The shared token bucket over the model, by `lifecycle::take_tokens`.
+//! The shared token bucket over the model, by `bucket::take_tokens`.
 
 use super::MemStore;
 use crate::domain::DestinationId;
-use crate::store::lifecycle::{self, Bucket};
+use crate::store::bucket::{self, Bucket};
 use crate::store::{StoreError, Tokens};
 
 impl MemStore {
@@ -26,7 +26,7 @@ impl MemStore {
             tokens: record.rate_tokens,
             refilled_at: record.rate_refilled_at,
         };
-        let (tokens, after) = lifecycle::take_tokens(bucket, rate_per_second, burst, want, now);
+        let (tokens, after) = bucket::take_tokens(bucket, rate_per_second, burst, want, now);
         record.rate_tokens = after.tokens;
         record.rate_refilled_at = after.refilled_at;
         Ok(tokens)

@@ -8,7 +8,8 @@ use diesel::RunQueryDsl;
 
 use super::rows::{destination_row, micros};
 use crate::domain::{Destination, DestinationId, NewDestination, SendTarget};
-use crate::store::lifecycle::{self, Bucket};
+use crate::store::bucket::{self, Bucket};
+use crate::store::lifecycle;
 use crate::store::{rules, StoreError, TokenRequest, Tokens};
 
 pub(super) fn add(
@@ -96,7 +97,7 @@ pub(super) fn take_tokens_many(
             refilled_at: row.refilled_at()?,
         };
         let (tokens, after) =
-            lifecycle::take_tokens(bucket, ask.rate_per_second, ask.burst, ask.want, now);
+            bucket::take_tokens(bucket, ask.rate_per_second, ask.burst, ask.want, now);
         diesel::sql_query(
             "UPDATE destinations SET rate_tokens = ?, rate_refilled_at = ? WHERE id = ?",
         )

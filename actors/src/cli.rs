@@ -1,0 +1,159 @@
+//! The `remit` command line's commands and flags, as clap reads them.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "remit",
+    version,
+    about = "Durable, rate-limited webhook delivery"
+)]
+pub struct Cli {
+    /// A TOML configuration file (see config/remit.example.toml).
+    #[arg(long, global = true, env = "REMIT_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show remit's whole job on this machine: a local receiver that
+    /// rate-limits, three webhooks, delivery and the attempt log, on a
+    /// SQLite file in a temporary directory that is removed afterwards.
+    Demo {
+        /// Run on this database instead (postgres://… runs in a schema of
+        /// its own, dropped afterwards).
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Apply the embedded schema migrations.
+    Migrate,
+    /// Run a region's delivery runtime and the HTTP API until SIGTERM.
+    Run {
+        /// The region to serve (overrides the configuration).
+        #[arg(long)]
+        region: Option<String>,
+    },
+    /// Manage destinations.
+    #[command(subcommand)]
+    Destination(DestinationCommand),
+    /// Print a fresh payload key for REMIT_PAYLOAD_KEY.
+    Keygen,
+    /// Check the schedule: expired leases, work eligible for too long,
+    /// tasks past their horizon, terminal counts, and (with a ledger) what
+    /// the source of truth expects. Exits 1 when it finds something.
+    Reconcile {
+        /// One region (default: every region).
+        #[arg(long)]
+        region: Option<String>,
+        /// CSV of tenant_id,reminder_id,due (RFC 3339) with a header row.
+        #[arg(long)]
+        ledger: Option<PathBuf>,
+        /// Report eligible work waiting longer than this (e.g. 15m, 2h).
+        #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
+        older_than: std::time::Duration,
+        /// Hand expired leases back: due at once, the lost attempt logged.
+        #[arg(long)]
+        reclaim: bool,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
+    },
+    /// Show the schedule's health from the database alone: tasks by state
+    /// per region, the oldest eligible task's wait, expired leases, paused
+    /// destinations, where retries and 429s pile up, failures of the last
+    /// day and deadline-to-delivery latency of the last hour.
+    Status {
+        /// One region (default: every region).
+        #[arg(long)]
+        region: Option<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
+    },
+    /// Delete delivered and failed tasks that ended longer ago than
+    /// --older-than, with their attempts and payloads, in batches of
+    /// retention.batch_size. A pruned tenant and reminder can be scheduled,
+    /// and delivered, again.
+    Prune {
+        /// One region (default: every region).
+        #[arg(long)]
+        region: Option<String>,
+        /// How long ago a task must have ended (e.g. 30d, 720h; default:
+        /// retention.keep_days).
+        #[arg(long, value_parser = humantime::parse_duration)]
+        older_than: Option<std::time::Duration>,
+    },
+    /// Write the whole schedule (destinations, tasks with their sealed
+    /// payloads, attempt logs) as JSON lines, to move it to another store
+    /// with `remit import`. Stop the runtimes first. The file holds
+    /// signing secrets: keep it as a secret.
+    Export {
+        /// Where to write (default: standard output).
+        #[arg(long, value_name = "PATH", default_value = "-")]
+        file: PathBuf,
+    },
+    /// Read a `remit export` into the configured database. Every task
+    /// continues where it was, under the same id and key; running the same
+    /// import again changes nothing.
+    Import {
+        /// The export to read, or `-` for standard input.
+        #[arg(long, value_name = "PATH")]
+        file: PathBuf,
+    },
+    /// Schedule one webhook (prints its task id and idempotency key), or
+    /// many from a file with --file.
+    Schedule {
+        /// A file (or `-` for standard input) with one JSON object per
+        /// line, shaped like POST /v1/tasks; prints one line per task.
+        #[arg(long, value_name = "PATH", conflicts_with_all = ["tenant", "reminder", "destination", "region", "not_before", "payload", "payload_file"])]
+        file: Option<PathBuf>,
+        #[arg(long, required_unless_present = "file")]
+        tenant: Option<String>,
+        #[arg(long, required_unless_present = "file")]
+        reminder: Option<String>,
+        #[arg(long, required_unless_present = "file")]
+        destination: Option<String>,
+        #[arg(long, required_unless_present = "file")]
+        region: Option<String>,
+        /// The business deadline, RFC 3339 (e.g. 2026-08-13T09:00:00Z).
+        #[arg(long, required_unless_present = "file")]
+        not_before: Option<String>,
+        /// A file holding the JSON payload, or `-` for standard input. The
+        /// payload is stored and sent byte for byte, and stays out of the
+        /// process list (prefer this to --payload for health data).
+        #[arg(
+            long,
+            value_name = "PATH",
+            conflicts_with = "payload",
+            required_unless_present_any = ["payload", "file"]
+        )]
+        payload_file: Option<PathBuf>,
+        /// The JSON payload itself (visible in the process list).
+        #[arg(long)]
+        payload: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DestinationCommand {
+    /// Register a receiver.
+    Add {
+        #[arg(long)]
+        id: String,
+        #[arg(long)]
+        region: String,
+        #[arg(long)]
+        url: String,
+        /// Signing secret, `whsec_<base64>`; webhooks are signed when given.
+        #[arg(long, env = "REMIT_DESTINATION_SECRET")]
+        secret: Option<String>,
+    },
+}

@@ -1,0 +1,346 @@
+//! The `Store` operations on SQLite: each runs on the connection's thread
+//! through `SqliteStore::run`, writes in a `BEGIN IMMEDIATE` transaction,
+//! and wakes this process's listeners after it commits.
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::RunQueryDsl;
+
+use super::{claim, destinations, finish, maintenance, rows, schedule, SqliteStore};
+use crate::domain::{
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
+    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
+    SendTarget, Task, TaskId,
+};
+use crate::policy::Decision;
+use crate::store::notify::Wakeup;
+use crate::store::{
+    ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
+    TransitionOutcome,
+};
+
+impl Store for SqliteStore {
+    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
+        self.run(true, move |conn, ctx| destinations::add(conn, new, ctx.now))
+            .await
+    }
+
+    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
+        let id = id.clone();
+        self.run(false, move |conn, _| {
+            rows::destination_row(conn, &id)?
+                .map(|row| row.destination())
+                .transpose()
+        })
+        .await
+    }
+
+    async fn signing_secret(&self, id: &DestinationId) -> Result<Option<String>, StoreError> {
+        let id = id.clone();
+        self.run(false, move |conn, _| {
+            let row = rows::destination_row(conn, &id)?.ok_or_else(|| StoreError::NotFound {
+                what: "destination",
+                id: id.to_string(),
+            })?;
+            Ok(row.signing_secret)
+        })
+        .await
+    }
+
+    async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
+        let id = id.clone();
+        self.run(false, move |conn, ctx| {
+            destinations::send_target(conn, &id, ctx.now)
+        })
+        .await
+    }
+
+    async fn pause_destination(
+        &self,
+        id: &DestinationId,
+        pause: Duration,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        let id = id.clone();
+        let until = self
+            .run(true, {
+                let id = id.clone();
+                move |conn, ctx| destinations::pause(conn, &id, pause, ctx.now)
+            })
+            .await?;
+        self.wake(Wakeup::Destination(id));
+        Ok(until)
+    }
+
+    async fn take_tokens(
+        &self,
+        id: &DestinationId,
+        rate_per_second: f64,
+        burst: u32,
+        want: u32,
+    ) -> Result<Tokens, StoreError> {
+        let ask = TokenRequest {
+            destination: id.clone(),
+            rate_per_second,
+            burst,
+            want,
+        };
+        let mut answers = self.take_tokens_many(std::slice::from_ref(&ask)).await?;
+        answers.pop().flatten().ok_or_else(|| StoreError::NotFound {
+            what: "destination",
+            id: id.to_string(),
+        })
+    }
+
+    async fn take_tokens_many(
+        &self,
+        asks: &[TokenRequest],
+    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        let asks = asks.to_vec();
+        self.run(true, move |conn, ctx| {
+            destinations::take_tokens_many(conn, &asks, ctx.now)
+        })
+        .await
+    }
+
+    async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
+        let mut answers = self.schedule_many(vec![new]).await?;
+        answers
+            .pop()
+            .unwrap_or_else(|| Err(StoreError::Thread("no answer for the task".into())))
+    }
+
+    async fn schedule_many(
+        &self,
+        batch: Vec<NewTask>,
+    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
+        let answers = self
+            .run(true, move |conn, ctx| {
+                schedule::schedule_many(conn, ctx, batch)
+            })
+            .await?;
+        let mut woken = Vec::new();
+        for scheduled in answers.iter().flatten().filter(|s| s.created) {
+            if !woken.contains(&scheduled.task.region) {
+                woken.push(scheduled.task.region);
+                self.wake(Wakeup::DueWork(scheduled.task.region));
+            }
+        }
+        Ok(answers)
+    }
+
+    async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        self.run(false, move |conn, _| rows::task(conn, id)).await
+    }
+
+    async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
+        self.run(false, move |conn, _| finish::attempts(conn, id))
+            .await
+    }
+
+    async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
+        self.run(true, move |conn, ctx| {
+            finish::replay(conn, id, horizon, ctx.now)
+        })
+        .await
+    }
+
+    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
+        let request = request.clone();
+        // Only a reclaim writes; a report alone must not hold the write
+        // lock while it reads.
+        self.run(request.reclaim, move |conn, ctx| {
+            maintenance::reconcile(conn, &request, ctx.now)
+        })
+        .await
+    }
+
+    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
+        crate::store::rules::check_prune(request)?;
+        // The cutoff is fixed once per run, as the other stores fix it, so
+        // a run ends however fast tasks keep ending.
+        let now = self.run(false, |_, ctx| Ok(ctx.now)).await?;
+        let cutoff = now
+            .checked_sub_signed(request.older_than)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let regions = match request.region {
+            Some(region) => vec![region],
+            None => {
+                self.run(false, |conn, _| maintenance::regions(conn))
+                    .await?
+            }
+        };
+        let mut report = PruneReport::default();
+        // Region by region, one short transaction per batch, so the
+        // runtime's writes get the lock between them.
+        let size = request.batch_size;
+        for region in regions {
+            loop {
+                let (tasks, attempts, payloads) = self
+                    .run(true, move |conn, _| {
+                        maintenance::prune_batch(conn, region, cutoff, size)
+                    })
+                    .await?;
+                report.add_batch(tasks, attempts, payloads);
+                if tasks < u64::from(size) {
+                    break;
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.run(false, |conn, _| {
+            diesel::sql_query("SELECT 1").execute(conn)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
+        let payload_ref = task.payload_ref;
+        self.run(false, move |conn, ctx| {
+            claim::open_payload(conn, &ctx.key, payload_ref)
+        })
+        .await
+    }
+
+    async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
+        let request = request.clone();
+        let claimed = self
+            .run(true, move |conn, ctx| claim::claim_due(conn, ctx, &request))
+            .await?;
+        let reclaimed = claimed.iter().filter(|c| c.reclaimed).count();
+        StoreStats::add(&self.shared.stats.claimed, claimed.len() as u64);
+        StoreStats::add(&self.shared.stats.reclaimed, reclaimed as u64);
+        Ok(claimed)
+    }
+
+    async fn mark_delivered(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        self.end(lease, finish::End::Delivered, record).await
+    }
+
+    async fn move_to_retry_wait(
+        &self,
+        lease: &Lease,
+        available_at: DateTime<Utc>,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        self.end(lease, finish::End::RetryWait(available_at), record)
+            .await
+    }
+
+    async fn fail(
+        &self,
+        lease: &Lease,
+        reason: &FailureReason,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        self.end(lease, finish::End::Failed(reason.clone()), record)
+            .await
+    }
+
+    async fn abandon(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        self.end(lease, finish::End::Abandoned, record).await
+    }
+
+    async fn release(
+        &self,
+        lease: &Lease,
+        after: Option<Duration>,
+    ) -> Result<TransitionOutcome, StoreError> {
+        let lease = lease.clone();
+        let outcome = self
+            .run(true, move |conn, ctx| {
+                finish::release(conn, &lease, after, ctx.now)
+            })
+            .await?;
+        self.count_fenced(outcome);
+        Ok(outcome)
+    }
+
+    async fn extend_lease(
+        &self,
+        lease: &Lease,
+        by: Duration,
+    ) -> Result<TransitionOutcome, StoreError> {
+        let lease = lease.clone();
+        self.run(true, move |conn, ctx| {
+            finish::extend(conn, &lease, by, ctx.now)
+        })
+        .await
+    }
+
+    /// The pause and the attempt's end in one transaction.
+    async fn finish(
+        &self,
+        lease: &Lease,
+        destination: &DestinationId,
+        decision: &Decision,
+    ) -> Result<TransitionOutcome, StoreError> {
+        let one = Finish {
+            lease: lease.clone(),
+            destination: destination.clone(),
+            decision: decision.clone(),
+        };
+        let mut outcomes = self.finish_many(std::slice::from_ref(&one)).await?;
+        outcomes
+            .pop()
+            .ok_or_else(|| StoreError::Thread("no answer for the finish".into()))
+    }
+
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
+        let batch = batch.to_vec();
+        let paused: Vec<DestinationId> = batch
+            .iter()
+            .filter(|f| f.decision.pause_delay().is_some())
+            .map(|f| f.destination.clone())
+            .collect();
+        let outcomes = self
+            .run(true, move |conn, ctx| {
+                finish::finish_many(conn, &batch, ctx.now)
+            })
+            .await?;
+        let fenced = outcomes
+            .iter()
+            .filter(|o| **o == TransitionOutcome::Fenced)
+            .count();
+        StoreStats::add(&self.shared.stats.fenced, fenced as u64);
+        for id in paused {
+            self.wake(Wakeup::Destination(id));
+        }
+        Ok(outcomes)
+    }
+}
+
+impl SqliteStore {
+    async fn end(
+        &self,
+        lease: &Lease,
+        end: finish::End,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        let lease = lease.clone();
+        let record = record.clone();
+        let outcome = self
+            .run(true, move |conn, ctx| {
+                finish::end_attempt(conn, &lease, &end.with(&record), ctx.now)
+            })
+            .await?;
+        self.count_fenced(outcome);
+        Ok(outcome)
+    }
+
+    fn count_fenced(&self, outcome: TransitionOutcome) {
+        if outcome == TransitionOutcome::Fenced {
+            StoreStats::add(&self.shared.stats.fenced, 1);
+        }
+    }
+}
