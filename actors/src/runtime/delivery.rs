@@ -16,7 +16,7 @@ use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
 use super::failpoint::{self, Injected};
-use super::{transport, BatchError, RuntimeStats, Shared};
+use super::{transport, BatchError, Shared};
 use crate::signature;
 
 /// How one delivery ended, for the sender's bookkeeping.
@@ -194,11 +194,7 @@ fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Logger) -> Del
             paused,
             outcome,
         } => {
-            if *paused {
-                RuntimeStats::bump(&stats.paused);
-            }
             if let (Gate::Fail(reason), TransitionOutcome::Applied) = (gate, outcome) {
-                RuntimeStats::bump(&stats.failed);
                 stats.metrics.failed(&reason.code());
                 stats
                     .metrics
@@ -224,12 +220,10 @@ pub(super) fn count_hand_back(
 ) -> Delivered {
     match outcome {
         TransitionOutcome::Applied => {
-            RuntimeStats::bump(&shared.stats.released);
             shared.stats.metrics.released();
             Delivered::HandedBack
         }
         TransitionOutcome::PastHorizon => {
-            RuntimeStats::bump(&shared.stats.failed);
             shared
                 .stats
                 .metrics
@@ -340,15 +334,11 @@ fn report(
     let stats = &shared.stats;
     let metrics = &stats.metrics;
     let destination = &task.destination_id;
-    if status == Some(429) {
-        RuntimeStats::bump(&stats.rate_limited);
-    }
     if status.is_some() || decision.record.transport_error.is_some() {
         metrics.response(destination, status);
     }
     match (outcome, &decision.transition) {
         (TransitionOutcome::Applied, Transition::Deliver) => {
-            RuntimeStats::bump(&stats.delivered);
             metrics.attempt(destination, AttemptOutcome::Delivered);
             // On the store's side of the exchange: the answer's arrival.
             if let Some(received) = decision.record.received_at {
@@ -359,7 +349,6 @@ fn report(
             info!(log, "delivered"; "status" => status, "outcome" => "delivered");
         }
         (TransitionOutcome::Applied, Transition::RetryWait { available_at }) => {
-            RuntimeStats::bump(&stats.retry_wait);
             metrics.attempt(destination, AttemptOutcome::RetryWait);
             info!(log, "will retry"; "status" => status, "outcome" => "retry_wait",
                   "error" => decision.record.transport_error.as_deref(),
@@ -367,13 +356,11 @@ fn report(
                   "available_at" => %available_at);
         }
         (TransitionOutcome::Applied, Transition::Fail(reason)) => {
-            RuntimeStats::bump(&stats.failed);
             metrics.attempt(destination, AttemptOutcome::Failed);
             metrics.failed(&reason.code());
             warn!(log, "failed"; "status" => status, "outcome" => "failed", "reason" => reason.code());
         }
         (TransitionOutcome::Fenced, _) => {
-            RuntimeStats::bump(&stats.fenced);
             metrics.attempt(destination, AttemptOutcome::Fenced);
             metrics.fenced(destination);
             warn!(log, "lease was lost before the finish; another consumer owns the task";

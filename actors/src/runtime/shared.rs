@@ -14,38 +14,20 @@ use super::{Buckets, Capacity, Finisher, Health, Holds, Metrics, Targets, WallCl
 use crate::config::Config;
 use crate::egress::Egress;
 
-/// Counters the runtime logs and serves; each names an operational signal.
-/// `metrics` holds the labelled series /metrics serves.
+/// What the runtime counts: the labelled series /metrics serves, and the
+/// process's total of actor restarts, read without parsing them.
 #[derive(Debug)]
 pub struct RuntimeStats {
     pub metrics: Metrics,
-    pub delivered: AtomicU64,
-    pub retry_wait: AtomicU64,
-    pub failed: AtomicU64,
-    /// Finishes refused because the lease had moved on.
-    pub fenced: AtomicU64,
-    /// Tasks handed back unsent (throttled, paused, shutting down).
-    pub released: AtomicU64,
     /// Actors restarted by a supervisor.
     pub restarts: AtomicU64,
-    /// 429 answers received.
-    pub rate_limited: AtomicU64,
-    /// Requests held back because their destination was paused.
-    pub paused: AtomicU64,
 }
 
 impl RuntimeStats {
     pub fn new(metrics: Metrics) -> Self {
         Self {
             metrics,
-            delivered: AtomicU64::default(),
-            retry_wait: AtomicU64::default(),
-            failed: AtomicU64::default(),
-            fenced: AtomicU64::default(),
-            released: AtomicU64::default(),
             restarts: AtomicU64::default(),
-            rate_limited: AtomicU64::default(),
-            paused: AtomicU64::default(),
         }
     }
 

@@ -25,7 +25,7 @@ use super::delivery::count_hand_back;
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
-use super::{RuntimeStats, SenderPool, Shared};
+use super::{SenderPool, Shared};
 use crate::config::ThrottleLimits;
 
 pub struct Throttle {
@@ -97,7 +97,6 @@ impl Throttle {
             return;
         }
         if let Some(left) = self.shared.pauses.left(&self.destination) {
-            RuntimeStats::bump(&self.shared.stats.paused);
             self.release_all(Some(left));
             return;
         }
