@@ -267,6 +267,14 @@ impl Drop for TestDb {
                 .unwrap();
             rt.block_on(async move {
                 if let Ok(mut conn) = AsyncPgConnection::establish(&database_url()).await {
+                    // The test's own pool is still open while this runs: if
+                    // one of its connections was left inside a transaction
+                    // (a runtime stopped mid-statement), waiting for its locks
+                    // would never end. Give up after a while and leave the
+                    // schema behind instead of hanging the test.
+                    let _ = diesel::sql_query("SET lock_timeout = '10s'")
+                        .execute(&mut conn)
+                        .await;
                     let _ = diesel::sql_query(format!("DROP SCHEMA {schema} CASCADE"))
                         .execute(&mut conn)
                         .await;
