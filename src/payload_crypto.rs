@@ -71,6 +71,10 @@ impl PayloadKey {
         base64::engine::general_purpose::STANDARD.encode(key)
     }
 
+    pub fn fingerprint(&self) -> &[u8] {
+        &self.fingerprint
+    }
+
     pub fn fingerprint_hex(&self) -> String {
         hex(&self.fingerprint)
     }
@@ -135,7 +139,8 @@ fn associated_data(payload_ref: uuid::Uuid, content_type: &str) -> Vec<u8> {
     [payload_ref.as_bytes().as_slice(), content_type.as_bytes()].concat()
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// A fingerprint as people read it.
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

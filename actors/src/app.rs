@@ -45,7 +45,10 @@ impl AppError {
     /// Configuration mistakes exit with 2, everything else with 1.
     pub fn exit_code(&self) -> u8 {
         match self {
-            AppError::Config(_) | AppError::NoPayloadKey | AppError::PayloadKey(_) => 2,
+            AppError::Config(_)
+            | AppError::NoPayloadKey
+            | AppError::PayloadKey(_)
+            | AppError::Store(StoreError::OtherPayloadKey { .. }) => 2,
             _ => 1,
         }
     }
@@ -70,6 +73,15 @@ pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppEr
     let mut database = DatabaseConfig::new(config.database.url.clone());
     database.pool_size = config.database.pool_size;
     Ok(Database::connect(&database, key).await?)
+}
+
+/// Connects for a command that seals payloads (`run`, `schedule`): a key
+/// other than the one the database's payloads are sealed with is refused
+/// here, naming both fingerprints, before anything is sealed under it.
+pub async fn connect_to_seal(config: &Config, key: PayloadKey) -> Result<Database, AppError> {
+    let store = connect(config, key).await?;
+    store.check_payload_key().await?;
+    Ok(store)
 }
 
 /// A running region runtime and its API server.
@@ -245,7 +257,7 @@ pub fn run(config: Config) -> Result<(), AppError> {
         // First: which database, and whether it is the default.
         info!(log, "database"; "at" => config.database_description(),
               "default" => config.database_is_default());
-        let store = connect(&config, key).await?;
+        let store = connect_to_seal(&config, key).await?;
         let runtime = Runtime::start(config, store, log.clone()).await?;
         let signal = signals.next().await;
         info!(log, "signal received; shutting down"; "signal" => signal);

@@ -157,3 +157,39 @@ pub enum DestinationCommand {
         secret: Option<String>,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+    use remit_actors::config::NOT_CONFIGURATION_KEYS;
+
+    use super::Cli;
+
+    fn variables(command: &clap::Command, found: &mut Vec<String>) {
+        for arg in command.get_arguments() {
+            if let Some(name) = arg.get_env() {
+                found.push(name.to_string_lossy().into_owned());
+            }
+        }
+        for sub in command.get_subcommands() {
+            variables(sub, found);
+        }
+    }
+
+    /// A flag read from a `REMIT_` variable would otherwise also be read
+    /// by the configuration loader as a key it does not know, and every
+    /// command would refuse to start.
+    #[test]
+    fn every_variable_a_flag_reads_is_kept_out_of_the_configuration() {
+        let mut found = Vec::new();
+        variables(&Cli::command(), &mut found);
+        assert!(found.iter().any(|name| name == "REMIT_CONFIG"));
+        for name in found {
+            let key = name.strip_prefix("REMIT_").unwrap_or(&name);
+            assert!(
+                NOT_CONFIGURATION_KEYS.contains(&key),
+                "{name} is read by a flag, so the configuration must ignore it"
+            );
+        }
+    }
+}

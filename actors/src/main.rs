@@ -170,7 +170,7 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
                     .and_then(|request| request.validate(&rules))
                     .map_err(|e| CliError::Usage(e.to_string()))?;
             let key = app::payload_key(&config)?;
-            let store = app::connect(&config, key).await?;
+            let store = app::connect_to_seal(&config, key).await?;
             let scheduled = store.schedule(new).await?;
             println!(
                 "task {} idempotency_key {}{}",
@@ -337,7 +337,7 @@ async fn schedule_file(config: &Config, path: &std::path::Path) -> Result<(), Cl
         horizon: config.retry_policy().horizon,
     };
     let key = app::payload_key(config)?;
-    let store = app::connect(config, key).await?;
+    let store = app::connect_to_seal(config, key).await?;
     let tally =
         remit_actors::schedule_file::schedule_lines(&store, &rules, input, |(line, text)| {
             println!("line {line}: {text}");

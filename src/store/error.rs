@@ -20,6 +20,17 @@ pub enum StoreError {
     NotFound { what: &'static str, id: String },
     #[error("payload: {0}")]
     Payload(PayloadCryptoError),
+    /// The configured payload key is not one this store's payloads were
+    /// sealed with: what it sealed, no other process could open.
+    #[error(
+        "the payload key (fingerprint {configured}) is not the key this database's payloads \
+         are sealed with (fingerprint {recorded}); set REMIT_PAYLOAD_KEY to that key"
+    )]
+    OtherPayloadKey {
+        configured: String,
+        /// The recorded fingerprints, comma-separated.
+        recorded: String,
+    },
     #[error("could not get a database connection")]
     Pool(#[source] diesel_async::pooled_connection::bb8::RunError),
     #[error("could not open the connection pool")]

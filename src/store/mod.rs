@@ -38,6 +38,8 @@
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
 //!   temporary directory, or a schema inside a PostgreSQL).
 //! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
+//! - `payload_keys`: the record of the keys a database's payloads are
+//!   sealed with, checked before a process seals anything.
 
 mod bucket;
 mod claim;
@@ -54,6 +56,7 @@ mod lifecycle;
 mod memory;
 mod migrate;
 mod notify;
+mod payload_keys;
 mod pg;
 mod pg_status;
 mod pg_transfer;

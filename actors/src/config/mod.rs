@@ -290,6 +290,14 @@ fn invalid(key: &str, reason: impl Into<String>) -> ConfigError {
     }
 }
 
+/// The `REMIT_` variables that are not configuration keys: the secrets
+/// read into settings of another name below, and the command line's own
+/// (`REMIT_CONFIG` names the file, `REMIT_DESTINATION_SECRET` is a flag of
+/// `destination add`). Without this list a systemd unit that sets
+/// `REMIT_CONFIG` would be refused as setting an unknown key `config`.
+pub const NOT_CONFIGURATION_KEYS: &[&str] =
+    &["PAYLOAD_KEY", "API_TOKEN", "CONFIG", "DESTINATION_SECRET"];
+
 impl Config {
     /// Defaults, then `file` (when given), then the environment.
     pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
@@ -304,7 +312,7 @@ impl Config {
             .merge(
                 Env::prefixed("REMIT_")
                     .split("__")
-                    .ignore(&["PAYLOAD_KEY", "API_TOKEN"]),
+                    .ignore(NOT_CONFIGURATION_KEYS),
             )
             .merge(
                 Env::raw()

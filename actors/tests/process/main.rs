@@ -6,9 +6,11 @@
 mod support;
 
 mod demo;
+mod payload_key;
 mod prune;
 mod schedule;
 mod status;
+mod unit;
 
 use std::process::{Child, Command, Output};
 use std::time::Duration;

@@ -21,6 +21,7 @@ mod destinations;
 mod finish;
 mod maintenance;
 mod operations;
+mod payload_keys;
 mod rows;
 mod schedule;
 mod status;
@@ -106,6 +107,10 @@ impl SqliteStore {
 
     pub fn stats(&self) -> &StoreStats {
         &self.shared.stats
+    }
+
+    pub(crate) fn key(&self) -> &PayloadKey {
+        &self.key
     }
 
     pub fn path(&self) -> &Path {
