@@ -14,6 +14,7 @@
 //! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
 //! - [`prune`]: the request and report of `remit prune`.
 //! - [`schedule_file`]: `remit schedule --file`, many webhooks from a file.
+//! - [`words`]: counts as a person reads them ("1 request").
 
 pub mod api;
 pub mod app;
@@ -28,5 +29,6 @@ pub mod schedule_file;
 pub mod signature;
 pub mod status;
 pub mod transfer;
+pub mod words;
 
 pub use remit::error_chain;

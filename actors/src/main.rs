@@ -10,6 +10,7 @@ use remit_actors::app::{self, AppError};
 use remit_actors::config::Config;
 use remit_actors::error_chain;
 use remit_actors::schedule_file::ScheduleFileError;
+use remit_actors::words::counted;
 
 mod cli;
 
@@ -30,7 +31,7 @@ enum CliError {
     #[error("reconciliation could not run")]
     CouldNotCheck(#[source] AppError),
     /// Some lines of `remit schedule --file` were refused (each printed).
-    #[error("{0} tasks were refused")]
+    #[error("refused {} (each is named above)", counted(*.0 as u64, "task"))]
     Refused(usize),
 }
 
@@ -281,9 +282,9 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
                 .await
                 .map_err(|e| CliError::Usage(format!("{flag}: {}", error_chain(&e))))?;
             eprintln!(
-                "exported {} destinations and {} tasks from {}",
-                counts.destinations,
-                counts.tasks,
+                "exported {} and {} from {}",
+                counted(counts.destinations as u64, "destination"),
+                counted(counts.tasks as u64, "task"),
                 config.database_description()
             );
             Ok(())

@@ -4,6 +4,7 @@
 use remit::domain::{PruneReport, PruneRequest, Region};
 
 use crate::config::Config;
+use crate::words::counted;
 
 /// `--older-than` when given, `retention.keep_days` otherwise; batches of
 /// `retention.batch_size`. `retention.enabled` concerns only the runtime:
@@ -38,14 +39,6 @@ pub fn to_text(request: &PruneRequest, report: &PruneReport) -> String {
         counted(report.payloads, "payload"),
         counted(report.batches, "batch"),
     )
-}
-
-fn counted(n: u64, noun: &str) -> String {
-    match (n, noun) {
-        (1, _) => format!("1 {noun}"),
-        (_, "batch") => format!("{n} batches"),
-        _ => format!("{n} {noun}s"),
-    }
 }
 
 #[cfg(test)]

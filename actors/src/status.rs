@@ -2,6 +2,7 @@
 //! alone (no runtime needs to run), as an aligned table for people or JSON
 //! for scripts.
 
+use crate::words::counted;
 use chrono::Duration;
 use remit::store::StatusReport;
 use serde_json::{json, Value};
@@ -178,10 +179,10 @@ pub fn to_text(report: &StatusReport, database: &str) -> String {
     match report.deadline_to_delivery {
         None => out.push_str("no deliveries\n"),
         Some(l) => out.push_str(&format!(
-            "p50 {}, p99 {} over {} deliveries\n",
+            "p50 {}, p99 {} over {}\n",
             human(l.p50),
             human(l.p99),
-            l.count
+            counted(l.count as u64, "delivery")
         )),
     }
     out

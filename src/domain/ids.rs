@@ -23,6 +23,30 @@ impl InvalidInput {
     }
 }
 
+/// A value as a person reads it in a message: in double quotes, with any
+/// control character escaped as JSON escapes it (`"u\u0001s"`), never in
+/// Rust's debug form (`"u\u{1}s"`).
+pub fn quoted(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => {
+                for unit in c.encode_utf16(&mut [0; 2]).iter() {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 fn checked_id(field: &'static str, value: &str) -> Result<String, InvalidInput> {
     if value.trim().is_empty() {
         return Err(InvalidInput::new(field, "must not be empty"));
@@ -140,8 +164,9 @@ impl Region {
             return Err(InvalidInput::new(
                 "region",
                 format!(
-                    "{name:?} is not a region name: a lowercase letter, then up to 31 \
-                     lowercase letters, digits or '-' (for example \"us\", \"eu\", \"ap-southeast\")"
+                    "{} is not a region name: a lowercase letter, then up to 31 \
+                     lowercase letters, digits or '-' (for example \"us\", \"eu\", \"ap-southeast\")",
+                    quoted(name)
                 ),
             ));
         }
@@ -177,6 +202,15 @@ impl fmt::Display for Region {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_in_messages_are_quoted_as_json_quotes_them() {
+        assert_eq!(quoted("us"), r#""us""#);
+        assert_eq!(quoted("u\u{1}s"), r#""u\u0001s""#);
+        assert_eq!(quoted("a\"b\\"), r#""a\"b\\""#);
+        let err = "u\u{1}s".parse::<Region>().unwrap_err().to_string();
+        assert!(err.contains(r#""u\u0001s" is not a region name"#), "{err}");
+    }
 
     #[test]
     fn ids_reject_empty_long_and_control_characters() {

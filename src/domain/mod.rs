@@ -10,7 +10,7 @@ mod task;
 
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use destination::{Destination, NewDestination, SendTarget};
-pub use ids::{DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
+pub use ids::{quoted, DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, TaskSummary};
 pub use retention::{PruneReport, PruneRequest};

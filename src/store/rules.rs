@@ -5,8 +5,8 @@ use chrono::SubsecRound;
 
 use super::{Scheduled, StoreError};
 use crate::domain::{
-    Destination, InvalidInput, NewDestination, NewTask, Payload, PruneRequest, Region, Task,
-    TaskId, MAX_PAYLOAD_BYTES,
+    quoted, Destination, InvalidInput, NewDestination, NewTask, Payload, PruneRequest, Region,
+    Task, TaskId, MAX_PAYLOAD_BYTES,
 };
 
 /// The idempotency key every attempt carries, fixed for the task's life.
@@ -48,17 +48,17 @@ pub(super) fn check_destination(region: Option<Region>, new: &NewTask) -> Result
         None => Err(InvalidInput::new(
             "destination_id",
             format!(
-                "no destination {:?} is registered",
-                new.destination_id.as_str()
+                "no destination {} is registered",
+                quoted(new.destination_id.as_str())
             ),
         )),
         Some(r) if r != new.region => Err(InvalidInput::new(
             "region",
             format!(
-                "destination {:?} is in region {:?}, not {:?}",
-                new.destination_id.as_str(),
-                r.as_str(),
-                new.region.as_str()
+                "destination {} is in region {}, not {}",
+                quoted(new.destination_id.as_str()),
+                quoted(r.as_str()),
+                quoted(new.region.as_str())
             ),
         )),
         Some(_) => Ok(()),
@@ -113,9 +113,9 @@ pub(super) fn same_or_conflict(
     }
     Err(StoreError::Conflict {
         what: format!(
-            "task for tenant {:?} reminder {:?}",
-            new.tenant_id.as_str(),
-            new.reminder_id.as_str()
+            "task for tenant {} reminder {}",
+            quoted(new.tenant_id.as_str()),
+            quoted(new.reminder_id.as_str())
         ),
         differs: differs.join(", "),
     })

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::egress::{AllowList, Egress};
 
+mod read_error;
 mod validate;
 
 /// The configuration as read; every field has a default.
@@ -274,8 +275,9 @@ fn millis(d: chrono::Duration) -> u64 {
 /// A configuration error: which key, and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// figment's message names the key and where its value came from.
-    #[error("configuration: {0}")]
+    /// A value that could not be read: which key, where it came from and
+    /// what is accepted.
+    #[error("{}", read_error::describe(.0))]
     Read(Box<figment::Error>),
     #[error("configuration key {key}: {reason}")]
     Invalid { key: String, reason: String },

@@ -29,6 +29,7 @@ use remit::store::{Database, Sandbox, Store};
 
 use crate::app::{self, AppError, Runtime};
 use crate::config::{Config, ThrottleLimits};
+use crate::words::counted;
 use receiver::{Behaviour, Receiver};
 
 /// Reminders scheduled, and over how long their deadlines spread.
@@ -113,16 +114,16 @@ async fn demo(config: &mut Config, url: &str) -> Result<(), AppError> {
     let store = app::connect(config, key).await?;
     let ids = register(&store, &receiver, &behaviours).await?;
     println!(
-        "receiver on http://{}: {} destinations, rate-limited, one answering 503 now and then, one slow",
+        "receiver on http://{}: {}, rate-limited, one answering 503 now and then, one slow",
         receiver.addr,
-        ids.len()
+        counted(ids.len() as u64, "destination")
     );
     let started = Instant::now();
     let tasks = schedule(&store, &ids).await?;
     println!(
-        "scheduled {} reminders for {} tenants, due over the next {} s",
-        tasks.len(),
-        TENANTS.len(),
+        "scheduled {} for {}, due over the next {} s",
+        counted(tasks.len() as u64, "reminder"),
+        counted(TENANTS.len() as u64, "tenant"),
         SPREAD.as_secs()
     );
 

@@ -10,6 +10,7 @@ use remit::store::{Database, Latency, Store};
 use super::receiver::Seen;
 use crate::app::AppError;
 use crate::status::human;
+use crate::words::counted;
 
 impl Seen {
     pub fn rate_limited(&self) -> u64 {
@@ -125,9 +126,9 @@ impl Report {
         let mut lines = vec![(
             "delivered",
             format!(
-                "{} of {} reminders in {:.1} s",
+                "{} of {} in {:.1} s",
                 self.delivered,
-                self.reminders,
+                counted(self.reminders as u64, "reminder"),
                 self.elapsed.as_secs_f64()
             ),
         )];
@@ -135,14 +136,17 @@ impl Report {
         let honoured = if early == 0 {
             match s.smallest_margin {
                 Some(margin) => format!(
-                    "all honoured: {} retries came after their deadline, the closest by {}",
-                    s.honoured,
+                    "all honoured: {} came after their deadline, the closest by {}",
+                    counted(s.honoured, "retry"),
                     human(margin)
                 ),
                 None => "none was retried yet".to_owned(),
             }
         } else {
-            format!("{early} retries came BEFORE their deadline")
+            format!(
+                "{} came BEFORE their deadline",
+                counted(early as u64, "retry")
+            )
         };
         lines.push((
             "429s",
@@ -160,22 +164,21 @@ impl Report {
         lines.push((
             "retries",
             format!(
-                "{} requests beyond one per reminder",
-                s.requests.saturating_sub(self.reminders as u64)
+                "{} beyond one per reminder",
+                counted(s.requests.saturating_sub(self.reminders as u64), "request")
             ),
         ));
         lines.push((
             "duplicates",
             format!(
-                "{} requests repeated a key the receiver had already accepted; it suppressed them by that key",
-                s.duplicates
+                "{} repeated a key the receiver had already accepted; it suppressed them by that key",
+                counted(s.duplicates, "request")
             ),
         ));
         if let Some(crash) = &self.crash {
             let mut text = format!(
-                "sender-0 crashed holding {} {}; {} of them were delivered",
-                crash.held,
-                if crash.held == 1 { "task" } else { "tasks" },
+                "sender-0 crashed holding {}; {} of them were delivered",
+                counted(crash.held as u64, "task"),
                 crash.delivered
             );
             if let Some((id, outcomes)) = &crash.example {
@@ -187,8 +190,8 @@ impl Report {
             "no request came before its reminder's deadline".to_owned()
         } else {
             format!(
-                "{} requests came BEFORE their reminder's deadline",
-                s.before_deadline
+                "{} came BEFORE their reminder's deadline",
+                counted(s.before_deadline, "request")
             )
         };
         let latency = self.latency.map_or(String::new(), |l| {
