@@ -14,8 +14,8 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::TransitionOutcome;
 use crate::domain::{
-    Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Lease, NewTask, Task,
-    TaskId, TaskState,
+    idempotency_key, Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Lease,
+    NewTask, Task, TaskId, TaskState,
 };
 use crate::policy::{Decision, Transition};
 
@@ -39,6 +39,7 @@ pub(super) fn new_task(
 ) -> Task {
     Task {
         id,
+        idempotency_key: idempotency_key(&new.tenant_id, &new.reminder_id),
         tenant_id: new.tenant_id,
         reminder_id: new.reminder_id,
         destination_id: new.destination_id,
@@ -52,7 +53,6 @@ pub(super) fn new_task(
         lease_expires_at: None,
         attempt_count: 0,
         attempts_before_replay: 0,
-        idempotency_key: super::rules::idempotency_key(id),
         payload_ref,
         last_status: None,
         failure_reason: None,

@@ -100,4 +100,5 @@ every_store!(
     prune_takes_old_terminal_tasks_and_leaves_the_rest,
     prune_goes_in_batches_up_to_the_cutoff,
     prune_refuses_bad_requests,
+    a_reminder_keeps_its_key_after_pruning,
 );
