@@ -64,12 +64,15 @@ pub(super) fn new_task(
 }
 
 /// Since when a row can be claimed: a due `pending`/`retry_wait` row since
-/// it became available, a `leased` row since its lease expired.
+/// it became available, a `leased` row since its lease expired. Never
+/// before `not_before`, whatever else the row says (a row written by an
+/// import, or by hand, may carry a lease that ends before its deadline).
 pub(super) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    if task.not_before > now {
+        return None;
+    }
     match task.state {
-        TaskState::Pending | TaskState::RetryWait
-            if task.available_at <= now && task.not_before <= now =>
-        {
+        TaskState::Pending | TaskState::RetryWait if task.available_at <= now => {
             Some(task.available_at)
         }
         TaskState::Leased => task.lease_expires_at.filter(|at| *at <= now),
