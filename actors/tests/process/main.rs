@@ -6,6 +6,7 @@
 mod support;
 
 mod demo;
+mod import;
 mod prune;
 mod schedule;
 mod status;
