@@ -15,11 +15,13 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use remit::domain::{
-    Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationId, Region, ReminderId, Task,
-    TaskId, TaskState, TenantId,
+    Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationId, InvalidInput, Region,
+    ReminderId, Task, TaskId, TaskState, TenantId,
 };
 use remit::payload_crypto::SealedPayload;
-use remit::store::{Database, DestinationRecord, Imported, StoreError, TaskRecord};
+use remit::store::{
+    check_destination, Database, DestinationRecord, ImportCheck, Imported, StoreError, TaskRecord,
+};
 use serde::{Deserialize, Serialize};
 
 /// The first line's `format`, so a file from another tool is refused.
@@ -41,6 +43,14 @@ pub enum TransferError {
     },
     #[error("line {line}: {reason}")]
     Format { line: usize, reason: String },
+    /// A row that breaks one of the schedule's invariants; nothing of the
+    /// import was written.
+    #[error("line {line}")]
+    Invalid {
+        line: usize,
+        #[source]
+        source: InvalidInput,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -154,16 +164,37 @@ pub struct ImportReport {
     pub tasks: Imported,
 }
 
-/// Reads an export from `input` into `store`: destinations in one
-/// transaction, then tasks a page per transaction. A task already there is
-/// left as it is, so an interrupted import can simply be run again.
+/// Reads an export from `input` into `store`. The whole file is read and
+/// every line checked first (its format, and each row against the
+/// schedule's invariants, `remit::store::check_task`): a bad line stops the
+/// import with its line number and field, and nothing at all is written.
+/// Then destinations go in one transaction and tasks a page per
+/// transaction. A task already there is left as it is, so an import that
+/// a conflict or a failure stopped halfway can simply be run again.
 pub async fn import(
     store: &Database,
     input: &mut dyn BufRead,
 ) -> Result<ImportReport, TransferError> {
+    let (destinations, tasks) = read(input)?;
     let mut report = ImportReport::default();
+    if !destinations.is_empty() {
+        report.destinations = store.import_destinations(destinations).await?;
+    }
+    let mut tasks = tasks.into_iter().peekable();
+    while tasks.peek().is_some() {
+        let page: Vec<TaskRecord> = tasks.by_ref().take(PAGE as usize).collect();
+        add(&mut report.tasks, store.import_tasks(page).await?);
+    }
+    Ok(report)
+}
+
+/// Every record of the export, each line checked; nothing is written.
+fn read(
+    input: &mut dyn BufRead,
+) -> Result<(Vec<DestinationRecord>, Vec<TaskRecord>), TransferError> {
     let mut destinations = Vec::new();
     let mut tasks = Vec::new();
+    let mut check = ImportCheck::new("line");
     let mut seen_header = false;
     for (index, text) in input.lines().enumerate() {
         let line = index + 1;
@@ -175,6 +206,7 @@ pub async fn import(
             line,
             reason: e.to_string(),
         })?;
+        let invalid = |source| TransferError::Invalid { line, source };
         match parsed {
             Line::Header { format } if format == FORMAT && !seen_header => seen_header = true,
             Line::Header { format } => {
@@ -196,26 +228,16 @@ pub async fn import(
                         reason: "destinations must come before tasks".into(),
                     });
                 }
-                destinations.push(
-                    destination_record(d)
-                        .map_err(|reason| TransferError::Format { line, reason })?,
-                )
+                let record = destination_record(d)
+                    .map_err(|reason| TransferError::Format { line, reason })?;
+                check_destination(&record).map_err(invalid)?;
+                destinations.push(record);
             }
             Line::Task(t) => {
-                if !destinations.is_empty() {
-                    let batch = std::mem::take(&mut destinations);
-                    add(
-                        &mut report.destinations,
-                        store.import_destinations(batch).await?,
-                    );
-                }
-                tasks.push(
-                    task_record(*t).map_err(|reason| TransferError::Format { line, reason })?,
-                );
-                if tasks.len() == PAGE as usize {
-                    let batch = std::mem::take(&mut tasks);
-                    add(&mut report.tasks, store.import_tasks(batch).await?);
-                }
+                let record =
+                    task_record(*t).map_err(|reason| TransferError::Format { line, reason })?;
+                check.task(&record, line).map_err(invalid)?;
+                tasks.push(record);
             }
         }
     }
@@ -225,16 +247,7 @@ pub async fn import(
             reason: format!("empty: an export starts with the format {FORMAT:?}"),
         });
     }
-    if !destinations.is_empty() {
-        add(
-            &mut report.destinations,
-            store.import_destinations(destinations).await?,
-        );
-    }
-    if !tasks.is_empty() {
-        add(&mut report.tasks, store.import_tasks(tasks).await?);
-    }
-    Ok(report)
+    Ok((destinations, tasks))
 }
 
 fn add(total: &mut Imported, more: Imported) {

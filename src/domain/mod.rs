@@ -2,6 +2,7 @@
 
 mod attempt;
 mod destination;
+mod idempotency;
 mod ids;
 mod payload;
 mod reconcile;
@@ -10,6 +11,7 @@ mod task;
 
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use destination::{Destination, NewDestination, SendTarget};
+pub use idempotency::{idempotency_key, legacy_idempotency_key};
 pub use ids::{quoted, DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, TaskSummary};

@@ -24,7 +24,8 @@ use crate::payload_crypto::SealedPayload;
 ///    of destinations in the region.
 /// 3. `candidates`: per destination, its share of the claim (the limit
 ///    spread evenly over the open destinations, at most `cap`) of due rows
-///    (oldest `available_at` first) and as many expired leases, each locked
+///    (oldest `available_at` first) and as many expired leases, both only
+///    once `not_before` has passed whatever else the row says, each locked
 ///    with SKIP LOCKED so concurrent claimers never wait on or share a row;
 ///    taking only a share keeps the claim from locking rows it will not
 ///    lease. The values read here are those of the locked row version.
@@ -66,12 +67,15 @@ open_destinations AS MATERIALIZED (
     FROM walk w, clock
     -- Each probe reads the head of a partial index: the earliest due row,
     -- then the earliest lease expiry. (available_at >= not_before is a
-    -- CHECK, so an available row is past its deadline too.)
+    -- CHECK, so an available row is past its deadline too. A lease carries
+    -- no such promise, so the second probe skips expired leases whose
+    -- deadline is still ahead: few rows of a destination are leased.)
     WHERE (SELECT t.available_at FROM tasks t
            WHERE t.destination_id = w.id AND t.state IN ('pending', 'retry_wait')
            ORDER BY t.available_at LIMIT 1) <= clock.now
        OR (SELECT t.lease_expires_at FROM tasks t
            WHERE t.destination_id = w.id AND t.state = 'leased'
+             AND t.not_before <= clock.now
            ORDER BY t.lease_expires_at LIMIT 1) <= clock.now
     LIMIT (SELECT claim_limit FROM params)
 ),
@@ -104,6 +108,7 @@ candidates AS (
           AND t.region = (SELECT region FROM params)
           AND t.state = 'leased'
           AND t.lease_expires_at <= clock.now
+          AND t.not_before <= clock.now
         ORDER BY t.lease_expires_at
         LIMIT (SELECT rows FROM share)
         FOR UPDATE OF t SKIP LOCKED

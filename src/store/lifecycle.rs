@@ -14,8 +14,8 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::TransitionOutcome;
 use crate::domain::{
-    Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Lease, NewTask, Task,
-    TaskId, TaskState,
+    idempotency_key, Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Lease,
+    NewTask, Task, TaskId, TaskState,
 };
 use crate::policy::{Decision, Transition};
 
@@ -39,6 +39,7 @@ pub(super) fn new_task(
 ) -> Task {
     Task {
         id,
+        idempotency_key: idempotency_key(&new.tenant_id, &new.reminder_id),
         tenant_id: new.tenant_id,
         reminder_id: new.reminder_id,
         destination_id: new.destination_id,
@@ -52,7 +53,6 @@ pub(super) fn new_task(
         lease_expires_at: None,
         attempt_count: 0,
         attempts_before_replay: 0,
-        idempotency_key: super::rules::idempotency_key(id),
         payload_ref,
         last_status: None,
         failure_reason: None,
@@ -64,12 +64,15 @@ pub(super) fn new_task(
 }
 
 /// Since when a row can be claimed: a due `pending`/`retry_wait` row since
-/// it became available, a `leased` row since its lease expired.
+/// it became available, a `leased` row since its lease expired. Never
+/// before `not_before`, whatever else the row says (a row written by an
+/// import, or by hand, may carry a lease that ends before its deadline).
 pub(super) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    if task.not_before > now {
+        return None;
+    }
     match task.state {
-        TaskState::Pending | TaskState::RetryWait
-            if task.available_at <= now && task.not_before <= now =>
-        {
+        TaskState::Pending | TaskState::RetryWait if task.available_at <= now => {
             Some(task.available_at)
         }
         TaskState::Leased => task.lease_expires_at.filter(|at| *at <= now),

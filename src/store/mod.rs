@@ -30,7 +30,8 @@
 //! - `migrate`: PostgreSQL's embedded migrations (`migrations/postgres`;
 //!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`).
 //! - `transfer` (with `pg_transfer` and `sqlite/transfer`): export and
-//!   import of a whole schedule between stores.
+//!   import of a whole schedule between stores; `import_rules`: what an
+//!   imported row must be before any store writes it.
 //! - `status` (with `pg_status` and `sqlite/status`): the schedule's
 //!   health from the database alone, for `remit status` and the gauges.
 //! - `stats`: counters of claims, reclaims and fenced finishes.
@@ -51,6 +52,7 @@ mod enums;
 mod error;
 mod findings;
 mod finish_many;
+mod import_rules;
 mod lease;
 mod lifecycle;
 mod memory;
@@ -85,6 +87,9 @@ use chrono::{DateTime, Duration, Utc};
 pub use clock::Clock;
 pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use error::StoreError;
+pub use import_rules::{
+    check_destination, check_task, ImportCheck, EARLIEST, LATEST, MAX_IMPORTED_LEASE_TOKEN,
+};
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
 pub use pg::{PgConfig, PgStore};

@@ -7,7 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::enums::{OutcomeColumn, StateColumn};
 use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
-use super::transfer::{taken, DestinationRecord, Imported, TaskRecord};
+use super::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
 use super::{rules, PgStore, StoreError};
 use crate::domain::{Attempt, NewDestination, Task, TaskId};
 
@@ -128,6 +128,14 @@ pub(super) async fn import_tasks(
 ) -> Result<Imported, StoreError> {
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
+        // Only a claim draws fencing tokens, and a claim writes `tasks`:
+        // while this lock is held (taken first, so it waits for nothing of
+        // ours) no token is drawn, and the sequence can be read and moved
+        // forward below without racing one. Imports run with the runtimes
+        // stopped, so nothing waits long.
+        diesel::sql_query("LOCK TABLE tasks IN SHARE ROW EXCLUSIVE MODE")
+            .execute(conn)
+            .await?;
         let mut imported = Imported::default();
         let mut highest_token = 0;
         for record in records {
@@ -146,10 +154,12 @@ pub(super) async fn import_tasks(
             imported.added += 1;
         }
         if highest_token > 0 {
-            // A new lease must outrank every imported one.
+            // A new lease must outrank every imported one. Only ever
+            // forward: a sequence already past the imported tokens is left
+            // as it is. ($1: the highest imported token, at most 2^53.)
             diesel::sql_query(
-                "SELECT setval('lease_tokens', GREATEST($1, \
-                 (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM lease_tokens)))",
+                "SELECT setval('lease_tokens', $1) FROM lease_tokens \
+                 WHERE NOT is_called OR last_value < $1",
             )
             .bind::<diesel::sql_types::BigInt, _>(highest_token)
             .execute(conn)
@@ -161,7 +171,7 @@ pub(super) async fn import_tasks(
 }
 
 /// True when the task is already here; a `Conflict` when its (tenant,
-/// reminder) belongs to another task.
+/// reminder) belongs to another task, or its id to another reminder.
 async fn existing(conn: &mut AsyncPgConnection, t: &Task) -> Result<bool, StoreError> {
     let holder: Option<uuid::Uuid> = tasks::table
         .filter(tasks::tenant_id.eq(t.tenant_id.as_str()))
@@ -171,9 +181,20 @@ async fn existing(conn: &mut AsyncPgConnection, t: &Task) -> Result<bool, StoreE
         .await
         .optional()?;
     match holder {
-        None => Ok(false),
         Some(id) if id == t.id.0 => Ok(true),
         Some(_) => Err(taken(t)),
+        None => {
+            let id_used: Option<uuid::Uuid> = tasks::table
+                .find(t.id.0)
+                .select(tasks::id)
+                .first(conn)
+                .await
+                .optional()?;
+            match id_used {
+                Some(_) => Err(id_taken(t)),
+                None => Ok(false),
+            }
+        }
     }
 }
 

@@ -1,18 +1,14 @@
 //! Rules every `Store` implementation applies the same way: validating a
-//! request, the idempotency key, and what makes a repeat a conflict.
+//! request and what makes a repeat a conflict. (The idempotency key is the
+//! domain's `idempotency_key`, the same in every store.)
 
 use chrono::SubsecRound;
 
 use super::{Scheduled, StoreError};
 use crate::domain::{
     quoted, Destination, InvalidInput, NewDestination, NewTask, Payload, PruneRequest, Region,
-    Task, TaskId, MAX_PAYLOAD_BYTES,
+    Task, MAX_PAYLOAD_BYTES,
 };
-
-/// The idempotency key every attempt carries, fixed for the task's life.
-pub(super) fn idempotency_key(id: TaskId) -> String {
-    format!("msg_{}", id.0.simple())
-}
 
 /// Checks what can be checked without the database, and normalises the
 /// deadline to the microseconds PostgreSQL keeps, so repeats compare equal.

@@ -10,7 +10,7 @@ use super::notify::DUE_WORK_CHANNEL;
 use super::rows::TaskRow;
 use super::schema::{destinations, payloads, tasks};
 use super::{reads, rules, PgStore, Scheduled, StoreError};
-use crate::domain::{NewTask, Task, TaskId, TaskState};
+use crate::domain::{idempotency_key, NewTask, Task, TaskId, TaskState};
 
 pub(super) async fn schedule(store: &PgStore, new: NewTask) -> Result<Scheduled, StoreError> {
     let new = rules::validate(new)?;
@@ -50,7 +50,8 @@ pub(super) async fn schedule(store: &PgStore, new: NewTask) -> Result<Scheduled,
                         tasks::not_before.eq(new.not_before),
                         tasks::available_at.eq(new.not_before),
                         tasks::retry_horizon_at.eq(new.not_before + new.retry_horizon),
-                        tasks::idempotency_key.eq(rules::idempotency_key(id)),
+                        tasks::idempotency_key
+                            .eq(idempotency_key(&new.tenant_id, &new.reminder_id)),
                         tasks::payload_ref.eq(payload_ref),
                     ))
                     .on_conflict((tasks::tenant_id, tasks::reminder_id))

@@ -16,7 +16,7 @@ use super::notify::DUE_WORK_CHANNEL;
 use super::rows::TaskRow;
 use super::schema::{destinations, payloads, tasks};
 use super::{reads, rules, PgStore, Scheduled, StoreError};
-use crate::domain::{NewTask, Region, TaskId, TaskState};
+use crate::domain::{idempotency_key, NewTask, Region, TaskId, TaskState};
 
 /// Rows per statement: the tasks insert binds eleven values a row, well
 /// under PostgreSQL's 65,535 bind parameters.
@@ -143,7 +143,7 @@ async fn insert(
                 tasks::not_before.eq(new.not_before),
                 tasks::available_at.eq(new.not_before),
                 tasks::retry_horizon_at.eq(new.not_before + new.retry_horizon),
-                tasks::idempotency_key.eq(rules::idempotency_key(c.id)),
+                tasks::idempotency_key.eq(idempotency_key(&new.tenant_id, &new.reminder_id)),
                 tasks::payload_ref.eq(c.payload_ref),
             )
         })

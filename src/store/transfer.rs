@@ -7,12 +7,15 @@
 //! key to send it). Ids, idempotency keys, states, leases and attempt
 //! numbers are kept as they are, so every task continues where it was. A
 //! leased task keeps its lease, which is honoured until it expires and then
-//! reclaimed like any other; the importing store's fencing tokens are moved
-//! past every imported one, so a new lease always outranks an old one.
+//! reclaimed like any other (never before its `not_before`); the importing
+//! store's fencing tokens are moved past every imported one, so a new lease
+//! always outranks an old one. Every record is checked against the
+//! schedule's invariants before anything is written (`import_rules`).
 //! Importing the same export again changes nothing.
 
 use chrono::{DateTime, Utc};
 
+use super::import_rules::{check_destination, ImportCheck};
 use super::{Database, StoreError};
 use crate::domain::{Attempt, Destination, InvalidInput, Task, TaskId};
 use crate::payload_crypto::SealedPayload;
@@ -85,19 +88,13 @@ impl Database {
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
-        // A bucket never holds a negative or non-finite count of tokens.
-        if let Some(bad) = records
-            .iter()
-            .find(|r| r.rate_tokens.is_some_and(|t| !t.is_finite() || t < 0.0))
-        {
-            return Err(InvalidInput::new(
-                "rate_tokens",
-                format!(
-                    "destination {}: must be a finite number of at least 0",
-                    bad.destination.id
-                ),
-            )
-            .into());
+        for record in &records {
+            check_destination(record).map_err(|e| {
+                InvalidInput::new(
+                    e.field,
+                    format!("destination {}: {}", record.destination.id, e.reason),
+                )
+            })?;
         }
         match self {
             Database::Postgres(pg) => super::pg_transfer::import_destinations(pg, records).await,
@@ -106,14 +103,32 @@ impl Database {
     }
 
     /// Adds the tasks, their payloads and attempts in one transaction, and
-    /// moves the fencing tokens past theirs. A task already there with the
-    /// same id is left as it is; another task with the same (tenant,
-    /// reminder) is a `Conflict`, and nothing is written.
+    /// moves the fencing tokens past theirs. Every record is checked first
+    /// (`import_rules`): one that breaks an invariant is `Invalid`, naming
+    /// the task and the field, and nothing is written. A task already
+    /// there with the same id is left as it is; another task with the same
+    /// (tenant, reminder), or another reminder with the same id, is a
+    /// `Conflict`, and nothing is written.
     pub async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
+        let mut check = ImportCheck::new("record");
+        for (i, record) in records.iter().enumerate() {
+            check.task(record, i + 1).map_err(|e| {
+                InvalidInput::new(e.field, format!("task {}: {}", record.task.id, e.reason))
+            })?;
+        }
         match self {
             Database::Postgres(pg) => super::pg_transfer::import_tasks(pg, records).await,
             Database::Sqlite(lite) => lite.import_tasks(records).await,
         }
+    }
+}
+
+/// The `Conflict` for an imported task whose id belongs to another
+/// reminder.
+pub(super) fn id_taken(task: &Task) -> StoreError {
+    StoreError::Conflict {
+        what: format!("task {}", task.id),
+        differs: "tenant_id, reminder_id".into(),
     }
 }
 

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({
     "id": "0b7c2f0e-3f1a-4a53-9a55-6d1c1e0f4b2a",
-    "idempotency_key": "msg_0b7c2f0e3f1a4a539a556d1c1e0f4b2a", "state": "pending"
+    "idempotency_key": "msg_7geze44iwclfoejpwsfxgayecu", "state": "pending"
 }))]
 pub struct TaskSummary {
     pub id: uuid::Uuid,

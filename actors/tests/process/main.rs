@@ -6,6 +6,7 @@
 mod support;
 
 mod demo;
+mod import;
 mod payload_key;
 mod prune;
 mod schedule;

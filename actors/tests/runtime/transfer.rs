@@ -160,3 +160,138 @@ async fn moves_every_task(from: Backend, to: Backend) {
     assert_eq!((again.destinations.already, again.tasks.already), (2, 6));
     assert_eq!((again.destinations.added, again.tasks.added), (0, 0));
 }
+
+#[actix_rt::test]
+async fn postgres_refuses_a_line_that_breaks_a_promise_and_writes_nothing() {
+    refuses_crafted_lines(Backend::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn sqlite_refuses_a_line_that_breaks_a_promise_and_writes_nothing() {
+    refuses_crafted_lines(Backend::Sqlite).await;
+}
+
+/// An export of one destination and three tasks (a delivered one with its
+/// attempt log, a leased one, a pending one), as JSON values, one a line.
+async fn an_export() -> Vec<serde_json::Value> {
+    let source = TestDb::on(Backend::Sqlite).await;
+    let crm = source.destination("crm", Region::EU).await;
+    for n in 0..3 {
+        source.task(&format!("r{n}"), &crm, Region::EU).await;
+    }
+    let claimed = source.claim(Region::EU, "old-host", 2).await;
+    source
+        .store
+        .mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
+        .await
+        .unwrap();
+    let mut file = Vec::new();
+    transfer::export(&source.store, &mut file).await.unwrap();
+    let lines: Vec<serde_json::Value> = std::str::from_utf8(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "a header, a destination, three tasks");
+    lines
+}
+
+fn task_in_state<'a>(lines: &'a mut [serde_json::Value], state: &str) -> &'a mut serde_json::Value {
+    lines
+        .iter_mut()
+        .filter_map(|l| l.get_mut("task"))
+        .find(|t| t["state"] == state)
+        .unwrap()
+}
+
+async fn refuses_crafted_lines(backend: Backend) {
+    let export = an_export().await;
+    type Craft = fn(&mut [serde_json::Value]);
+    let crafts: [(&str, Craft, &str); 4] = [
+        (
+            "an expired lease on a task whose deadline is ahead",
+            |lines| {
+                let at = |t: chrono::DateTime<chrono::Utc>| serde_json::json!(t.to_rfc3339());
+                let t = task_in_state(lines, "leased");
+                let deadline = support::t0() + Duration::days(1);
+                t["not_before"] = at(deadline);
+                t["available_at"] = at(deadline);
+                t["retry_horizon_at"] = at(deadline + Duration::days(3));
+                t["lease_expires_at"] = at(support::t0());
+            },
+            "lease_expires_at",
+        ),
+        (
+            "a lease with no attempt counted",
+            |lines| task_in_state(lines, "leased")["attempt_count"] = 0.into(),
+            "attempt_count",
+        ),
+        (
+            "an attempt whose fencing token would exhaust the counter",
+            |lines| {
+                task_in_state(lines, "delivered")["attempts"][0]["lease_token"] = i64::MAX.into()
+            },
+            "attempts.lease_token",
+        ),
+        (
+            "another reminder's idempotency key",
+            |lines| {
+                let copied = task_in_state(lines, "delivered")["idempotency_key"].clone();
+                task_in_state(lines, "pending")["idempotency_key"] = copied;
+            },
+            "idempotency_key",
+        ),
+    ];
+    for (what, craft, field) in crafts {
+        let target = TestDb::on(backend).await;
+        let mut lines = export.clone();
+        craft(&mut lines);
+        let line = 1
+            + (0..lines.len())
+                .find(|&i| lines[i] != export[i])
+                .expect("one line is crafted");
+        let file: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let err = transfer::import(&target.store, &mut file.as_bytes())
+            .await
+            .expect_err(what);
+        match &err {
+            transfer::TransferError::Invalid { line: at, source } => {
+                assert_eq!((*at, source.field), (line, field), "{what}");
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+        let message = remit::error_chain(&err);
+        assert!(
+            message.starts_with(&format!("line {line}: {field}: ")),
+            "{what}: {message}"
+        );
+        for table in ["destinations", "tasks", "payloads", "attempts"] {
+            let n = target
+                .count(&format!("SELECT count(*) AS n FROM {table}"))
+                .await;
+            assert_eq!(
+                n, 0,
+                "{what}: nothing is written, not even the lines before it"
+            );
+        }
+        // The untouched export goes in whole, and a token counter already
+        // past its tokens is not moved back.
+        target
+            .execute(match backend {
+                Backend::Postgres => "SELECT setval('lease_tokens', 1000)",
+                Backend::Sqlite => "UPDATE lease_tokens SET last = 1000",
+            })
+            .await;
+        let file: String = export.iter().map(|l| format!("{l}\n")).collect();
+        let report = transfer::import(&target.store, &mut file.as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(report.tasks.added, 3, "{what}");
+        let pending = target.claim(Region::EU, "new-host", 10).await;
+        assert_eq!(
+            pending.iter().map(|c| c.lease_token).collect::<Vec<_>>(),
+            [1001],
+            "{what}"
+        );
+    }
+}

@@ -62,11 +62,12 @@ pub(super) fn claim_due(
         let expired: Vec<TaskRow> = diesel::sql_query(format!(
             "SELECT {TASK_COLUMNS} FROM tasks \
              WHERE destination_id = ? AND region = ? AND state = 'leased' \
-               AND lease_expires_at <= ? \
+               AND lease_expires_at <= ? AND not_before <= ? \
              ORDER BY lease_expires_at, seq LIMIT ?"
         ))
         .bind::<Text, _>(destination.as_str())
         .bind::<Text, _>(request.region.as_str())
+        .bind::<BigInt, _>(now)
         .bind::<BigInt, _>(now)
         .bind::<BigInt, _>(cap)
         .load(conn)?;

@@ -10,7 +10,7 @@ use super::rows::{
 };
 use super::SqliteStore;
 use crate::domain::{Attempt, NewDestination, Task, TaskId, TaskState};
-use crate::store::transfer::{taken, DestinationRecord, Imported, TaskRecord};
+use crate::store::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
 use crate::store::{rules, StoreError};
 
 impl SqliteStore {
@@ -142,7 +142,9 @@ impl SqliteStore {
                     .fold(highest_token, i64::max);
                 imported.added += 1;
             }
-            // A new lease must outrank every imported one.
+            // A new lease must outrank every imported one. Only ever
+            // forward, and inside this write transaction, which no claim
+            // can interleave with.
             diesel::sql_query("UPDATE lease_tokens SET last = max(last, ?) WHERE id = 1")
                 .bind::<BigInt, _>(highest_token)
                 .execute(conn)?;
@@ -153,17 +155,26 @@ impl SqliteStore {
 }
 
 /// True when the task is already here; a `Conflict` when its (tenant,
-/// reminder) belongs to another task.
+/// reminder) belongs to another task, or its id to another reminder.
 fn existing(conn: &mut SqliteConnection, t: &Task) -> Result<bool, StoreError> {
     let holder: Vec<TaskRow> = diesel::sql_query(format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND reminder_id = ?"
+        "SELECT {TASK_COLUMNS} FROM tasks \
+         WHERE (tenant_id = ? AND reminder_id = ?) OR id = ?"
     ))
     .bind::<Text, _>(t.tenant_id.as_str())
     .bind::<Text, _>(t.reminder_id.as_str())
+    .bind::<Text, _>(t.id.0.to_string())
     .load(conn)?;
-    match rows::tasks(holder)?.pop() {
+    let found = rows::tasks(holder)?;
+    if found
+        .iter()
+        .any(|f| f.id == t.id && f.tenant_id == t.tenant_id && f.reminder_id == t.reminder_id)
+    {
+        return Ok(true);
+    }
+    match found.first() {
         None => Ok(false),
-        Some(found) if found.id == t.id => Ok(true),
+        Some(f) if f.id == t.id => Err(id_taken(t)),
         Some(_) => Err(taken(t)),
     }
 }

@@ -5,10 +5,12 @@
 
 mod cases;
 
+use chrono::{DateTime, Duration, Utc};
+use remit::domain::{Task, TaskId};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{Clock, Database, MemStore, Store};
 
-use crate::support::{t0, test_key, TestDb};
+use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness {
@@ -17,6 +19,11 @@ pub trait Harness {
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
     fn with_key(&self, key: PayloadKey) -> impl std::future::Future<Output = Self::S>;
+    /// Moves a task's deadline (`not_before`, and `available_at` and the
+    /// horizon with it) to `at`, whatever its state, bypassing every rule:
+    /// the row a hand edit or an import from an older remit could leave.
+    fn move_deadline(&self, id: TaskId, at: DateTime<Utc>)
+        -> impl std::future::Future<Output = ()>;
 }
 
 impl Harness for TestDb {
@@ -29,6 +36,28 @@ impl Harness for TestDb {
     }
     async fn with_key(&self, key: PayloadKey) -> Database {
         self.another_store(key).await
+    }
+    async fn move_deadline(&self, id: TaskId, at: DateTime<Utc>) {
+        let horizon = at + Duration::days(3);
+        let sql = match self.backend() {
+            Backend::Postgres => format!(
+                "UPDATE tasks SET not_before = '{}', available_at = '{}', \
+                 retry_horizon_at = '{}' WHERE id = '{}'",
+                at.to_rfc3339(),
+                at.to_rfc3339(),
+                horizon.to_rfc3339(),
+                id
+            ),
+            Backend::Sqlite => format!(
+                "UPDATE tasks SET not_before = {}, available_at = {}, \
+                 retry_horizon_at = {} WHERE id = '{}'",
+                at.timestamp_micros(),
+                at.timestamp_micros(),
+                horizon.timestamp_micros(),
+                id
+            ),
+        };
+        assert_eq!(self.execute(&sql).await, 1, "{sql}");
     }
 }
 
@@ -50,6 +79,16 @@ impl Harness for Memory {
     }
     async fn with_key(&self, key: PayloadKey) -> MemStore {
         self.0.with_key(key)
+    }
+    async fn move_deadline(&self, id: TaskId, at: DateTime<Utc>) {
+        let task = self.0.task(id).await.unwrap().unwrap();
+        let moved = Task {
+            not_before: at,
+            available_at: at,
+            retry_horizon_at: at + Duration::days(3),
+            ..task
+        };
+        assert!(self.0.overwrite_task(moved));
     }
 }
 
@@ -79,6 +118,7 @@ macro_rules! every_store {
 every_store!(
     claims_respect_deadlines_and_available_at,
     an_expired_lease_is_reclaimed_and_logged,
+    an_expired_lease_is_not_reclaimed_before_its_deadline,
     a_stale_lease_changes_nothing,
     finishes_are_idempotent_for_their_own_lease,
     release_abandon_and_extend,
@@ -100,4 +140,5 @@ every_store!(
     prune_takes_old_terminal_tasks_and_leaves_the_rest,
     prune_goes_in_batches_up_to_the_cutoff,
     prune_refuses_bad_requests,
+    a_reminder_keeps_its_key_after_pruning,
 );

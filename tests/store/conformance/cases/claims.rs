@@ -70,6 +70,54 @@ pub async fn an_expired_lease_is_reclaimed_and_logged<H: Harness>(h: &H) {
     );
 }
 
+/// Defence in depth: a leased row whose lease ended before its deadline
+/// (which no transition writes, but a hand edit or an older import could)
+/// is not reclaimed, and so not sent, until `not_before`; nor does it take
+/// a destination's turn from one whose work is due.
+pub async fn an_expired_lease_is_not_reclaimed_before_its_deadline<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::US).await;
+    let id = task(h, "r1", &crm, Region::US).await;
+    let old = s
+        .claim_due(&claim(Region::US, "old", 5))
+        .await
+        .unwrap()
+        .remove(0);
+    let deadline = t0() + Duration::hours(2);
+    h.move_deadline(id, deadline).await;
+    let erp = destination(h, "erp", Region::US).await;
+    let due = task(h, "r2", &erp, Region::US).await;
+
+    // The lease ran out long ago; the deadline is ahead. With room for one
+    // row, the claim passes over crm (first in turn) to erp's due row.
+    h.clock().set(t0() + Duration::hours(1));
+    let claimed = s.claim_due(&claim(Region::US, "new", 1)).await.unwrap();
+    assert_eq!(claimed.iter().map(|c| c.task.id).collect::<Vec<_>>(), [due]);
+    s.mark_delivered(&claimed[0].lease(), &record(200))
+        .await
+        .unwrap();
+    h.clock().set(deadline - Duration::milliseconds(1));
+    assert!(s
+        .claim_due(&claim(Region::US, "new", 5))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        s.task(id).await.unwrap().unwrap().lease_owner.as_deref(),
+        Some("old")
+    );
+
+    h.clock().set(deadline);
+    let new = s
+        .claim_due(&claim(Region::US, "new", 5))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(new.task.id, id);
+    assert!(new.reclaimed && new.lease_token > old.lease_token);
+    assert_eq!(new.task.attempt_count, 2);
+}
+
 pub async fn claims_are_capped_and_round_robin<H: Harness>(h: &H) {
     let s = h.store();
     let busy = destination(h, "busy", Region::US).await;

@@ -3,7 +3,9 @@
 //! Rows are aged by moving the pinned clock, on which the store stamps
 //! `finalized_at` and measures the age.
 
-use remit::domain::{ClaimedTask, PruneReport, PruneRequest, Task};
+use remit::domain::{
+    idempotency_key, ClaimedTask, PruneReport, PruneRequest, ReminderId, Task, TenantId,
+};
 
 use super::*;
 
@@ -228,4 +230,56 @@ pub async fn prune_refuses_bad_requests<H: Harness>(h: &H) {
         }
     }
     assert_kept(h, &kept).await;
+}
+
+/// The key identifies the reminder, not the task: scheduled again after its
+/// task was pruned, alone, in a batch or in another region, a reminder is
+/// sent under the key its receiver has already seen.
+pub async fn a_reminder_keeps_its_key_after_pruning<H: Harness>(h: &H) {
+    let s = h.store();
+    let us = destination(h, "crm", Region::US).await;
+    let eu = destination(h, "crm-eu", Region::EU).await;
+    let first = ended(h, "renewal-42", &us, Region::US, &[], true).await;
+    let expected = idempotency_key(
+        &TenantId::new("clinic-1").unwrap(),
+        &ReminderId::new("renewal-42").unwrap(),
+    );
+    assert_eq!(first.idempotency_key, expected);
+    let older_than = Duration::days(30);
+    h.clock().advance(older_than + Duration::seconds(1));
+    assert_eq!(
+        s.prune(&prune(None, older_than, 10)).await.unwrap().tasks,
+        1
+    );
+
+    // Alone, in the other region.
+    let again = s
+        .schedule(new_task("renewal-42", &eu, Region::EU))
+        .await
+        .unwrap();
+    assert!(again.created);
+    assert_ne!(again.task.id, first.id);
+    assert_eq!(again.task.idempotency_key, expected);
+    let c = claim_only(h, Region::EU, &[]).await;
+    s.mark_delivered(&c.lease(), &record(200)).await.unwrap();
+    h.clock().advance(older_than + Duration::seconds(1));
+    assert_eq!(
+        s.prune(&prune(None, older_than, 10)).await.unwrap().tasks,
+        1
+    );
+
+    // In a batch.
+    let batch = s
+        .schedule_many(vec![
+            new_task("renewal-42", &us, Region::US),
+            new_task("renewal-43", &us, Region::US),
+        ])
+        .await
+        .unwrap();
+    let keys: Vec<String> = batch
+        .into_iter()
+        .map(|answer| answer.unwrap().task.idempotency_key)
+        .collect();
+    assert_eq!(keys[0], expected);
+    assert_ne!(keys[1], expected);
 }

@@ -1,0 +1,424 @@
+//! What an imported row must be before any store writes it (`remit
+//! import`, [`Database::import_tasks`](super::Database::import_tasks)):
+//! every promise the schedule makes about its own rows, checked one record
+//! at a time, so a hand-edited or damaged export is refused with the field
+//! that is wrong and what is accepted instead of being written and then
+//! breaking a claim, a fencing token or a receiver's deduplication.
+//!
+//! - Times lie between [`EARLIEST`] and [`LATEST`]: PostgreSQL keeps
+//!   nothing before year 1 here, and the upper bound leaves room for every
+//!   delay remit adds.
+//! - State and lease agree: `leased` ⇔ a lease token, holder and expiry;
+//!   terminal ⇔ `finalized_at`; `delivered` ⇔ `delivered_at`; `failed` ⇔
+//!   a `failure_reason`. A lease ends after `not_before` (the claim takes a
+//!   row only once its deadline has passed).
+//! - Counts: a `leased` row is an attempt under way, so its
+//!   `attempt_count` is at least 1 (a reclaim logs that attempt as
+//!   abandoned, and attempt numbers start at 1);
+//!   `attempts_before_replay` lies between 0 and `attempt_count`.
+//! - Fencing tokens (the task's and every attempt's) lie between 1 and
+//!   [`MAX_IMPORTED_LEASE_TOKEN`], so moving the store's token counter
+//!   past them leaves it room for ever.
+//! - The idempotency key is the one derived from (tenant, reminder), or,
+//!   for a task scheduled before keys were derived, the one derived from
+//!   its own task id. Either way no other reminder can carry it: (tenant,
+//!   reminder) and the task id are unique, and the two forms never meet.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::transfer::{DestinationRecord, TaskRecord};
+use crate::domain::{
+    idempotency_key, legacy_idempotency_key, InvalidInput, ReminderId, Task, TaskId, TaskState,
+    TenantId,
+};
+
+/// The highest fencing token an import accepts: 2^53. Tokens are drawn one
+/// per claim, so a real store is far below it; above it a crafted token
+/// (say `i64::MAX`) would exhaust the store's token counter once moved
+/// past it. 2^53 also survives any JSON reader exactly.
+pub const MAX_IMPORTED_LEASE_TOKEN: i64 = 1 << 53;
+
+/// The earliest time an import accepts: 0001-01-01T00:00:00Z.
+pub const EARLIEST: DateTime<Utc> = match NaiveDate::from_ymd_opt(1, 1, 1) {
+    Some(day) => day.and_time(chrono::NaiveTime::MIN).and_utc(),
+    None => DateTime::<Utc>::MIN_UTC,
+};
+
+/// The latest time an import accepts: the start of year 100000.
+pub const LATEST: DateTime<Utc> = match NaiveDate::from_ymd_opt(100_000, 1, 1) {
+    Some(day) => day.and_time(chrono::NaiveTime::MIN).and_utc(),
+    None => DateTime::<Utc>::MAX_UTC,
+};
+
+fn time(field: &'static str, at: DateTime<Utc>) -> Result<(), InvalidInput> {
+    if (EARLIEST..LATEST).contains(&at) {
+        return Ok(());
+    }
+    Err(InvalidInput::new(
+        field,
+        format!("{at} is out of range: times must lie between {EARLIEST} and {LATEST}"),
+    ))
+}
+
+fn token(field: &'static str, token: i64) -> Result<(), InvalidInput> {
+    if (1..=MAX_IMPORTED_LEASE_TOKEN).contains(&token) {
+        return Ok(());
+    }
+    Err(InvalidInput::new(
+        field,
+        format!("{token} is out of range: fencing tokens lie between 1 and 2^53 ({MAX_IMPORTED_LEASE_TOKEN})"),
+    ))
+}
+
+/// `present` must be `expected`: the state `state` needs `field` (or
+/// forbids it).
+fn tied(
+    field: &'static str,
+    present: bool,
+    expected: bool,
+    state: TaskState,
+) -> Result<(), InvalidInput> {
+    match (present, expected) {
+        (true, false) => Err(InvalidInput::new(
+            field,
+            format!("must be null in state {:?}", state.as_str()),
+        )),
+        (false, true) => Err(InvalidInput::new(
+            field,
+            format!("is required in state {:?}", state.as_str()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks one exported task against the schedule's invariants.
+pub fn check_task(record: &TaskRecord) -> Result<(), InvalidInput> {
+    let t = &record.task;
+    times(t)?;
+    lease(t)?;
+    let terminal = t.state.is_terminal();
+    tied("finalized_at", t.finalized_at.is_some(), terminal, t.state)?;
+    let delivered = t.state == TaskState::Delivered;
+    tied("delivered_at", t.delivered_at.is_some(), delivered, t.state)?;
+    let failed = t.state == TaskState::Failed;
+    tied(
+        "failure_reason",
+        t.failure_reason.is_some(),
+        failed,
+        t.state,
+    )?;
+    counts(t)?;
+    key(t)?;
+    if record.content_type.trim().is_empty() {
+        return Err(InvalidInput::new("content_type", "must not be empty"));
+    }
+    for (i, a) in record.attempts.iter().enumerate() {
+        let n = i + 1;
+        let at = |e: InvalidInput| InvalidInput::new(e.field, format!("attempt {n}: {}", e.reason));
+        if a.task_id != t.id {
+            return Err(at(InvalidInput::new(
+                "attempts.task_id",
+                "must be the task's id",
+            )));
+        }
+        if a.attempt_number < 1 {
+            return Err(at(InvalidInput::new(
+                "attempts.attempt_number",
+                "must be at least 1",
+            )));
+        }
+        token("attempts.lease_token", a.lease_token).map_err(at)?;
+        let o = &a.observed;
+        for (field, value) in [
+            ("attempts.started_at", o.started_at),
+            ("attempts.received_at", o.received_at),
+            ("attempts.retry_after_deadline", o.retry_after_deadline),
+            ("attempts.next_available_at", a.next_available_at),
+            ("attempts.recorded_at", Some(a.recorded_at)),
+        ] {
+            value.map_or(Ok(()), |v| time(field, v)).map_err(at)?;
+        }
+    }
+    Ok(())
+}
+
+fn times(t: &Task) -> Result<(), InvalidInput> {
+    for (field, value) in [
+        ("not_before", Some(t.not_before)),
+        ("available_at", Some(t.available_at)),
+        ("retry_horizon_at", Some(t.retry_horizon_at)),
+        ("lease_expires_at", t.lease_expires_at),
+        ("created_at", Some(t.created_at)),
+        ("updated_at", Some(t.updated_at)),
+        ("delivered_at", t.delivered_at),
+        ("finalized_at", t.finalized_at),
+    ] {
+        value.map_or(Ok(()), |v| time(field, v))?;
+    }
+    if t.available_at < t.not_before {
+        return Err(InvalidInput::new(
+            "available_at",
+            "must not be before not_before",
+        ));
+    }
+    if t.retry_horizon_at < t.not_before {
+        return Err(InvalidInput::new(
+            "retry_horizon_at",
+            "must not be before not_before",
+        ));
+    }
+    Ok(())
+}
+
+fn lease(t: &Task) -> Result<(), InvalidInput> {
+    let leased = t.state == TaskState::Leased;
+    tied("lease_token", t.lease_token.is_some(), leased, t.state)?;
+    let owner = t
+        .lease_owner
+        .as_deref()
+        .is_some_and(|o| !o.trim().is_empty());
+    if t.lease_owner.is_some() && !owner {
+        return Err(InvalidInput::new("lease_owner", "must not be empty"));
+    }
+    tied("lease_owner", owner, leased, t.state)?;
+    tied(
+        "lease_expires_at",
+        t.lease_expires_at.is_some(),
+        leased,
+        t.state,
+    )?;
+    if let Some(value) = t.lease_token {
+        token("lease_token", value)?;
+    }
+    if t.lease_expires_at.is_some_and(|at| at < t.not_before) {
+        return Err(InvalidInput::new(
+            "lease_expires_at",
+            "must not be before not_before: a task is leased only once its not_before has passed",
+        ));
+    }
+    Ok(())
+}
+
+fn counts(t: &Task) -> Result<(), InvalidInput> {
+    let least = i32::from(t.state == TaskState::Leased);
+    if t.attempt_count < least {
+        return Err(InvalidInput::new(
+            "attempt_count",
+            if least == 1 {
+                "must be at least 1 in state \"leased\": the lease is an attempt under way"
+            } else {
+                "must be at least 0"
+            },
+        ));
+    }
+    if !(0..=t.attempt_count).contains(&t.attempts_before_replay) {
+        return Err(InvalidInput::new(
+            "attempts_before_replay",
+            "must lie between 0 and attempt_count",
+        ));
+    }
+    Ok(())
+}
+
+fn key(t: &Task) -> Result<(), InvalidInput> {
+    let derived = idempotency_key(&t.tenant_id, &t.reminder_id);
+    if t.idempotency_key == derived || t.idempotency_key == legacy_idempotency_key(t.id) {
+        return Ok(());
+    }
+    Err(InvalidInput::new(
+        "idempotency_key",
+        format!(
+            "must be {derived:?}, the key of tenant {:?} reminder {:?} (or, for a task scheduled \
+             before keys were derived, {:?}, its task id's)",
+            t.tenant_id.as_str(),
+            t.reminder_id.as_str(),
+            legacy_idempotency_key(t.id)
+        ),
+    ))
+}
+
+/// Checks one exported destination: its bucket and times.
+pub fn check_destination(record: &DestinationRecord) -> Result<(), InvalidInput> {
+    if record
+        .rate_tokens
+        .is_some_and(|t| !t.is_finite() || t < 0.0)
+    {
+        return Err(InvalidInput::new(
+            "rate_tokens",
+            "must be a finite number of at least 0",
+        ));
+    }
+    for (field, value) in [
+        ("paused_until", record.destination.paused_until),
+        ("rate_refilled_at", record.rate_refilled_at),
+    ] {
+        value.map_or(Ok(()), |v| time(field, v))?;
+    }
+    Ok(())
+}
+
+/// The checks that span the records of one import: no two tasks share an
+/// id, a (tenant, reminder) or a payload. `unit` names what positions
+/// count ("line" for a file, "record" for a batch).
+#[derive(Debug)]
+pub struct ImportCheck {
+    unit: &'static str,
+    ids: HashMap<TaskId, usize>,
+    reminders: HashMap<(TenantId, ReminderId), usize>,
+    payloads: HashMap<uuid::Uuid, usize>,
+}
+
+impl ImportCheck {
+    pub fn new(unit: &'static str) -> Self {
+        Self {
+            unit,
+            ids: HashMap::new(),
+            reminders: HashMap::new(),
+            payloads: HashMap::new(),
+        }
+    }
+
+    /// Checks the task at `position` on its own ([`check_task`]) and
+    /// against those before it.
+    pub fn task(&mut self, record: &TaskRecord, position: usize) -> Result<(), InvalidInput> {
+        check_task(record)?;
+        let t = &record.task;
+        let unit = self.unit;
+        let seen = |field: &'static str, before: Option<usize>| match before {
+            Some(other) => Err(InvalidInput::new(
+                field,
+                format!("is the same as on {unit} {other}: each task of an import has its own"),
+            )),
+            None => Ok(()),
+        };
+        seen("id", self.ids.insert(t.id, position))?;
+        seen(
+            "reminder_id",
+            self.reminders
+                .insert((t.tenant_id.clone(), t.reminder_id.clone()), position),
+        )?;
+        seen("payload_ref", self.payloads.insert(t.payload_ref, position))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone};
+
+    use super::*;
+    use crate::domain::{Attempt, AttemptOutcome, AttemptRecord};
+    use crate::payload_crypto::SealedPayload;
+
+    fn record() -> TaskRecord {
+        let now = Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap();
+        let mut task = Task::leased_for_tests(now, Duration::seconds(30), Duration::hours(1), 1);
+        task.idempotency_key = idempotency_key(&task.tenant_id, &task.reminder_id);
+        TaskRecord {
+            attempts: vec![Attempt {
+                task_id: task.id,
+                attempt_number: 1,
+                lease_token: 1,
+                consumer_id: "us-1".into(),
+                outcome: AttemptOutcome::Abandoned,
+                observed: AttemptRecord::default(),
+                next_available_at: None,
+                recorded_at: now,
+            }],
+            task,
+            content_type: "application/json".into(),
+            sealed: SealedPayload {
+                key_fingerprint: vec![1],
+                nonce: vec![2],
+                ciphertext: vec![3],
+            },
+        }
+    }
+
+    fn refused(change: impl FnOnce(&mut TaskRecord)) -> &'static str {
+        let mut r = record();
+        change(&mut r);
+        check_task(&r).unwrap_err().field
+    }
+
+    #[test]
+    fn a_sound_record_passes() {
+        check_task(&record()).unwrap();
+    }
+
+    #[test]
+    fn tokens_are_bounded_at_two_to_the_53() {
+        let mut r = record();
+        r.task.lease_token = Some(MAX_IMPORTED_LEASE_TOKEN);
+        r.attempts[0].lease_token = MAX_IMPORTED_LEASE_TOKEN;
+        check_task(&r).unwrap();
+        assert_eq!(
+            refused(|r| r.task.lease_token = Some(MAX_IMPORTED_LEASE_TOKEN + 1)),
+            "lease_token"
+        );
+        assert_eq!(refused(|r| r.task.lease_token = Some(0)), "lease_token");
+        assert_eq!(
+            refused(|r| r.attempts[0].lease_token = -1),
+            "attempts.lease_token"
+        );
+    }
+
+    #[test]
+    fn state_and_columns_agree() {
+        assert_eq!(refused(|r| r.task.lease_owner = None), "lease_owner");
+        assert_eq!(
+            refused(|r| r.task.lease_owner = Some(" ".into())),
+            "lease_owner"
+        );
+        assert_eq!(
+            refused(|r| r.task.state = TaskState::Pending),
+            "lease_token"
+        );
+        assert_eq!(
+            refused(|r| r.task.finalized_at = Some(r.task.not_before)),
+            "finalized_at"
+        );
+        assert_eq!(
+            refused(|r| r.task.attempts_before_replay = 2),
+            "attempts_before_replay"
+        );
+        assert_eq!(
+            refused(|r| r.task.available_at = r.task.not_before - Duration::seconds(1)),
+            "available_at"
+        );
+    }
+
+    #[test]
+    fn times_lie_in_range() {
+        assert_eq!(
+            refused(|r| r.task.created_at = DateTime::<Utc>::MIN_UTC),
+            "created_at"
+        );
+        assert_eq!(
+            refused(|r| r.attempts[0].recorded_at = LATEST),
+            "attempts.recorded_at"
+        );
+    }
+
+    #[test]
+    fn the_key_is_the_reminders_or_the_tasks_own_old_one() {
+        let mut old = record();
+        old.task.idempotency_key = legacy_idempotency_key(old.task.id);
+        check_task(&old).unwrap();
+        assert_eq!(
+            refused(|r| r.task.idempotency_key =
+                legacy_idempotency_key(TaskId(uuid::Uuid::from_u128(9)))),
+            "idempotency_key"
+        );
+    }
+
+    #[test]
+    fn an_import_never_repeats_an_id_a_reminder_or_a_payload() {
+        let mut check = ImportCheck::new("line");
+        check.task(&record(), 2).unwrap();
+        let err = check.task(&record(), 3).unwrap_err();
+        assert_eq!(err.field, "id");
+        assert!(err.reason.contains("line 2"), "{}", err.reason);
+    }
+}
