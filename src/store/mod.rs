@@ -7,7 +7,10 @@
 //! - `database`: [`Database`], the store a process runs on, chosen by its
 //!   URL (`postgres://…` or `sqlite://PATH`); nothing outside `store`
 //!   names a backend.
-//! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool.
+//! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool;
+//!   `pg_connect`: every connection to PostgreSQL, with its failure named;
+//!   `pg_tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
+//!   `sslkey` ask for it.
 //! - `sqlite`: [`SqliteStore`], the embedded store: one file, one
 //!   connection per process, each write a `BEGIN IMMEDIATE` transaction.
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
@@ -28,7 +31,8 @@
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
 //! - `migrate`: PostgreSQL's embedded migrations (`migrations/postgres`;
-//!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`).
+//!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`);
+//!   `schema_version`: whether a database's schema is the binary's.
 //! - `transfer` (with `pg_transfer` and `sqlite/transfer`): export and
 //!   import of a whole schedule between stores.
 //! - `status` (with `pg_status` and `sqlite/status`): the schedule's
@@ -55,7 +59,9 @@ mod memory;
 mod migrate;
 mod notify;
 mod pg;
+mod pg_connect;
 mod pg_status;
+mod pg_tls;
 mod pg_transfer;
 mod prepared;
 mod rate;
@@ -69,6 +75,7 @@ mod sandbox;
 mod schedule;
 mod schedule_many;
 mod schema;
+mod schema_version;
 mod sqlite;
 mod stats;
 mod status;
@@ -85,9 +92,12 @@ pub use error::StoreError;
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
 pub use pg::{PgConfig, PgStore};
+pub use pg_connect::{ConnectFailure, PgConnector, TlsFailure};
+pub use pg_tls::{SslMode, TlsSettingsError};
 pub use rate::Tokens;
 pub use replay::Replayed;
 pub use sandbox::{create_schema, drop_schema, Sandbox};
+pub use schema_version::SchemaMismatch;
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use status::{Latency, RegionStatus, StatusReport};
