@@ -10,7 +10,8 @@
 //! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool;
 //!   `pg_connect`: every connection to PostgreSQL, with its failure named;
 //!   `pg_tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
-//!   `sslkey` ask for it.
+//!   `sslkey` ask for it; `pg_tls_checks`: what the modes that check less
+//!   than `verify-full` accept.
 //! - `sqlite`: [`SqliteStore`], the embedded store: one file, one
 //!   connection per process, each write a `BEGIN IMMEDIATE` transaction.
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
@@ -62,6 +63,7 @@ mod pg;
 mod pg_connect;
 mod pg_status;
 mod pg_tls;
+mod pg_tls_checks;
 mod pg_transfer;
 mod prepared;
 mod rate;
