@@ -146,6 +146,10 @@ async fn require_encrypts_without_checking_and_plaintext_is_turned_away() {
         "{text}"
     );
     assert!(text.contains("no encryption"), "{text}");
+    // `allow` tries plaintext first, then TLS when the server turns it away.
+    connect(&cluster.url("127.0.0.1", "postgres", "sslmode=allow"))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -197,10 +201,13 @@ async fn require_against_a_server_without_tls_says_so() {
         let err = remit::store::migrate(&url).await.unwrap_err();
         assert!(matches!(tls_failure(&err), TlsFailure::NotOffered(_)));
     }
-    // `prefer` falls back to plaintext.
+    // `prefer` falls back to plaintext; `allow` starts there.
     let url = cluster.url("127.0.0.1", "postgres", "sslmode=prefer");
     remit::store::migrate(&url).await.unwrap();
     connect(&url).await.unwrap();
+    connect(&cluster.url("127.0.0.1", "postgres", "sslmode=allow"))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
