@@ -68,10 +68,11 @@ pub fn payload_key(config: &Config) -> Result<PayloadKey, AppError> {
 }
 
 /// Connects to the configured database (an embedded file is created and
-/// migrated on first use).
+/// migrated on first use) and checks that its schema is this release's.
 pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppError> {
     let mut database = DatabaseConfig::new(config.database.url.clone());
     database.pool_size = config.database.pool_size;
+    database.allow_newer_schema = config.database.allow_newer_schema;
     Ok(Database::connect(&database, key).await?)
 }
 

@@ -88,8 +88,12 @@ pub struct DatabaseConfig {
     pub url: String,
     /// Connections a PostgreSQL pool opens (SQLite uses one).
     pub pool_size: u32,
-    /// How long an operation waits for a free connection before failing.
+    /// How long an operation waits for a free connection, and a new
+    /// connection for the server, before failing.
     pub connect_timeout: StdDuration,
+    /// Accept a schema with migrations this build does not know (a
+    /// rollback onto a newer schema); an older one is always refused.
+    pub allow_newer_schema: bool,
 }
 
 impl DatabaseConfig {
@@ -99,6 +103,7 @@ impl DatabaseConfig {
             url: pg.url,
             pool_size: pg.pool_size,
             connect_timeout: pg.connect_timeout,
+            allow_newer_schema: pg.allow_newer_schema,
         }
     }
 }
@@ -144,9 +149,10 @@ macro_rules! on_store {
 }
 
 impl Database {
-    /// Connects to the database the URL names and checks that it answers.
-    /// A SQLite file is created and migrated if it needs to be; PostgreSQL
-    /// is migrated only by [`migrate`] (`remit migrate`).
+    /// Connects to the database the URL names, checks that it answers and
+    /// that its schema is this build's (or, with `allow_newer_schema`,
+    /// newer). A SQLite file is created and migrated if it needs to be;
+    /// PostgreSQL is migrated only by [`migrate`] (`remit migrate`).
     pub async fn connect(config: &DatabaseConfig, key: PayloadKey) -> Result<Self, StoreError> {
         match DatabaseUrl::parse(&config.url)? {
             DatabaseUrl::Postgres(url) => {
@@ -154,13 +160,20 @@ impl Database {
                     url,
                     pool_size: config.pool_size,
                     connect_timeout: config.connect_timeout,
+                    allow_newer_schema: config.allow_newer_schema,
                 };
                 Ok(Database::Postgres(PgStore::connect(&pg, key).await?))
             }
             DatabaseUrl::Sqlite(path) => {
                 // The embedded file sets itself up: created and migrated on
-                // first use, under its write lock.
+                // first use, under its write lock. Only a newer schema can
+                // be left to refuse.
                 migrate(&config.url).await?;
+                let allow_newer = config.allow_newer_schema;
+                let checked = path.clone();
+                tokio::task::spawn_blocking(move || sqlite::check_schema(&checked, allow_newer))
+                    .await
+                    .map_err(|e| StoreError::Thread(format!("schema check failed: {e}")))??;
                 Ok(Database::Sqlite(SqliteStore::open(&path, key).await?))
             }
         }

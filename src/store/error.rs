@@ -1,6 +1,7 @@
 //! What can go wrong in the store, as typed causes. A stale lease is not an
 //! error: transitions report it as [`super::TransitionOutcome::Fenced`].
 
+use super::{ConnectFailure, SchemaMismatch};
 use crate::domain::InvalidInput;
 use crate::payload_crypto::PayloadCryptoError;
 
@@ -35,8 +36,19 @@ pub enum StoreError {
     Pool(#[source] diesel_async::pooled_connection::bb8::RunError),
     #[error("could not open the connection pool")]
     PoolSetup(#[source] diesel_async::pooled_connection::PoolError),
-    #[error("could not connect to the database")]
-    Connect(#[source] diesel::ConnectionError),
+    /// A connection to PostgreSQL could not be opened; `url` is the URL
+    /// without its password.
+    #[error("could not connect to {url}")]
+    Connect {
+        url: String,
+        #[source]
+        cause: Box<ConnectFailure>,
+    },
+    #[error("could not open the database file")]
+    Open(#[source] diesel::ConnectionError),
+    /// The schema is not the one this build was made for.
+    #[error("the database's schema does not fit this build of remit")]
+    Schema(#[source] SchemaMismatch),
     #[error("database query failed")]
     Query(#[source] diesel::result::Error),
     /// The thread an embedded store's operation ran on failed.

@@ -4,12 +4,14 @@
 //! blocks in place, which a current-thread runtime such as actix's forbids.
 //! So migrations run on a blocking thread over the sync wrapper.
 
+use std::time::Duration;
+
 use diesel::RunQueryDsl as _;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
-use super::StoreError;
+use super::{PgConnector, StoreError};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
 
@@ -17,18 +19,28 @@ const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
 /// migrating the same database at once.
 const MIGRATION_LOCK: i64 = 0x7265_6d69_745f_6d67;
 
+/// How long migrating waits for the server to answer a new connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The versions of the migrations this binary holds.
+pub(crate) fn embedded_versions() -> Result<Vec<String>, StoreError> {
+    super::schema_version::embedded_versions::<diesel::pg::Pg>(&MIGRATIONS)
+}
+
 /// Applies every pending migration and returns the versions it applied.
 pub async fn migrate(database_url: &str) -> Result<Vec<String>, StoreError> {
-    let url = database_url.to_owned();
-    tokio::task::spawn_blocking(move || migrate_blocking(&url))
+    // Connected here, on the runtime, with TLS as the URL asks; the
+    // harness then drives it from a blocking thread.
+    let conn = PgConnector::new(database_url, CONNECT_TIMEOUT)?
+        .establish()
+        .await?;
+    tokio::task::spawn_blocking(move || migrate_blocking(conn))
         .await
         .map_err(|e| StoreError::Migration(format!("migration thread failed: {e}")))?
 }
 
-fn migrate_blocking(url: &str) -> Result<Vec<String>, StoreError> {
-    let mut conn =
-        <AsyncConnectionWrapper<AsyncPgConnection> as diesel::Connection>::establish(url)
-            .map_err(StoreError::Connect)?;
+fn migrate_blocking(conn: AsyncPgConnection) -> Result<Vec<String>, StoreError> {
+    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
     diesel::sql_query(format!("SELECT pg_advisory_lock({MIGRATION_LOCK})")).execute(&mut conn)?;
     let applied = conn
         .run_pending_migrations(MIGRATIONS)

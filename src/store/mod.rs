@@ -7,7 +7,11 @@
 //! - `database`: [`Database`], the store a process runs on, chosen by its
 //!   URL (`postgres://…` or `sqlite://PATH`); nothing outside `store`
 //!   names a backend.
-//! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool.
+//! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool;
+//!   `pg_connect`: every connection to PostgreSQL, with its failure named;
+//!   `pg_tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
+//!   `sslkey` ask for it; `pg_tls_checks`: what the modes that check less
+//!   than `verify-full` accept.
 //! - `sqlite`: [`SqliteStore`], the embedded store: one file, one
 //!   connection per process, each write a `BEGIN IMMEDIATE` transaction.
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
@@ -28,7 +32,8 @@
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
 //! - `migrate`: PostgreSQL's embedded migrations (`migrations/postgres`;
-//!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`).
+//!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`);
+//!   `schema_version`: whether a database's schema is the binary's.
 //! - `transfer` (with `pg_transfer` and `sqlite/transfer`): export and
 //!   import of a whole schedule between stores; `import_rules`: what an
 //!   imported row must be before any store writes it.
@@ -60,7 +65,10 @@ mod migrate;
 mod notify;
 mod payload_keys;
 mod pg;
+mod pg_connect;
 mod pg_status;
+mod pg_tls;
+mod pg_tls_checks;
 mod pg_transfer;
 mod prepared;
 mod rate;
@@ -74,6 +82,7 @@ mod sandbox;
 mod schedule;
 mod schedule_many;
 mod schema;
+mod schema_version;
 mod sqlite;
 mod stats;
 mod status;
@@ -93,9 +102,12 @@ pub use import_rules::{
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
 pub use pg::{PgConfig, PgStore};
+pub use pg_connect::{ConnectFailure, PgConnector, TlsFailure};
+pub use pg_tls::{SslMode, TlsSettingsError};
 pub use rate::Tokens;
 pub use replay::Replayed;
 pub use sandbox::{create_schema, drop_schema, Sandbox};
+pub use schema_version::SchemaMismatch;
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use status::{Latency, RegionStatus, StatusReport};

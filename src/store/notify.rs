@@ -12,7 +12,7 @@
 //! On SQLite the same wake-ups travel inside the process only: there is no
 //! LISTEN, so [`Wakeups::reaches_every_process`] is false there.
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::StreamExt;
 
 use super::{Database, PgStore, StoreError};
@@ -83,9 +83,7 @@ impl Wakeups {
 }
 
 async fn listen(store: &PgStore) -> Result<AsyncPgConnection, StoreError> {
-    let mut conn = AsyncPgConnection::establish(store.database_url())
-        .await
-        .map_err(StoreError::Connect)?;
+    let mut conn = store.connector().establish().await?;
     for channel in [DUE_WORK_CHANNEL, DESTINATION_CHANNEL] {
         diesel::sql_query(format!("LISTEN {channel}"))
             .execute(&mut conn)

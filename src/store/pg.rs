@@ -5,15 +5,14 @@ use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use diesel_async::pooled_connection::bb8::{Pool, PooledConnection};
-use diesel_async::pooled_connection::AsyncDieselConnectionManager;
 use diesel_async::AsyncPgConnection;
 
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
     claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention, schedule,
-    schedule_many, transitions, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store,
-    StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
+    schedule_many, schema_version, transitions, ClaimRequest, Clock, Finish, PgConnector, Replayed,
+    Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -28,8 +27,12 @@ use crate::policy::Decision;
 pub struct PgConfig {
     pub url: String,
     pub pool_size: u32,
-    /// How long an operation waits for a free connection before failing.
+    /// How long an operation waits for a free connection, and a new
+    /// connection for the server, before failing.
     pub connect_timeout: StdDuration,
+    /// Accept a schema with migrations this build does not know (a
+    /// rollback onto a newer schema); an older one is always refused.
+    pub allow_newer_schema: bool,
 }
 
 impl PgConfig {
@@ -38,6 +41,7 @@ impl PgConfig {
             url: url.into(),
             pool_size: 8,
             connect_timeout: StdDuration::from_secs(5),
+            allow_newer_schema: false,
         }
     }
 }
@@ -46,7 +50,7 @@ impl PgConfig {
 #[derive(Clone)]
 pub struct PgStore {
     pool: Pool<AsyncPgConnection>,
-    url: Arc<str>,
+    connector: PgConnector,
     connect_timeout: StdDuration,
     pub(crate) key: PayloadKey,
     pub(crate) clock: Clock,
@@ -64,35 +68,33 @@ impl std::fmt::Debug for PgStore {
 }
 
 impl PgStore {
-    /// Opens a pool and checks that the database answers.
+    /// Opens a pool whose first connection is made here, so a database
+    /// that cannot be reached says why at once (rather than when the
+    /// pool's wait runs out), and checks that the schema is this build's.
     pub async fn connect(config: &PgConfig, key: PayloadKey) -> Result<Self, StoreError> {
-        let store = Self {
-            pool: open_pool(config).await?,
-            url: config.url.as_str().into(),
+        let connector = PgConnector::new(&config.url, config.connect_timeout)?;
+        let mut first = connector.establish().await?;
+        let embedded = super::migrate::embedded_versions()?;
+        schema_version::check_pg(&mut first, &embedded, config.allow_newer_schema).await?;
+        Ok(Self {
+            pool: open_pool(&connector, config.pool_size, config.connect_timeout, first).await?,
+            connector,
             connect_timeout: config.connect_timeout,
             key,
             clock: Clock::database(),
             stats: Arc::default(),
-        };
-        drop(store.conn().await?);
-        Ok(store)
+        })
     }
 
     /// The same database, key, clock and counters through a pool of its
     /// own of `pool_size` connections, so one part of a process (the API)
     /// cannot take the connections another (delivery) needs.
     pub async fn with_own_pool(&self, pool_size: u32) -> Result<Self, StoreError> {
-        let config = PgConfig {
-            url: self.url.to_string(),
-            pool_size,
-            connect_timeout: self.connect_timeout,
-        };
-        let store = Self {
-            pool: open_pool(&config).await?,
+        let first = self.connector.establish().await?;
+        Ok(Self {
+            pool: open_pool(&self.connector, pool_size, self.connect_timeout, first).await?,
             ..self.clone()
-        };
-        drop(store.conn().await?);
-        Ok(store)
+        })
     }
 
     /// Replaces the clock (tests and the simulation pin it).
@@ -105,8 +107,9 @@ impl PgStore {
         &self.clock
     }
 
-    pub(crate) fn database_url(&self) -> &str {
-        &self.url
+    /// Opens connections of the store's own outside the pool (LISTEN).
+    pub(crate) fn connector(&self) -> &PgConnector {
+        &self.connector
     }
 
     pub fn stats(&self) -> &StoreStats {
@@ -130,19 +133,28 @@ impl PgStore {
     }
 }
 
-async fn open_pool(config: &PgConfig) -> Result<Pool<AsyncPgConnection>, StoreError> {
-    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(config.url.clone());
-    Pool::builder()
-        .max_size(config.pool_size.max(1))
-        .connection_timeout(config.connect_timeout)
+/// A pool of up to `size` connections that starts with `first`.
+async fn open_pool(
+    connector: &PgConnector,
+    size: u32,
+    timeout: StdDuration,
+    first: AsyncPgConnection,
+) -> Result<Pool<AsyncPgConnection>, StoreError> {
+    let pool = Pool::builder()
+        .max_size(size.max(1))
+        .connection_timeout(timeout)
         // No `SELECT 1` before every checkout (a round trip per operation):
         // a connection that broke fails its statement, every caller
         // already handles a failed statement, and bb8 drops a connection
         // diesel reports as broken.
         .test_on_check_out(false)
-        .build(manager)
+        .build(connector.manager())
         .await
-        .map_err(StoreError::PoolSetup)
+        .map_err(StoreError::PoolSetup)?;
+    // Refused only if the pool were full or the connection broken; a pool
+    // without it opens its own on demand.
+    let _ = pool.add(first);
+    Ok(pool)
 }
 
 impl Store for PgStore {

@@ -4,10 +4,14 @@
 //! inside a given PostgreSQL, a schema of its own.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
-use super::{DatabaseUrl, StoreError};
+use super::{DatabaseUrl, PgConnector, StoreError};
+
+/// How long a schema's creation or removal waits for a new connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A scratch database, migrated, removed by [`Sandbox::remove`].
 pub struct Sandbox {
@@ -92,9 +96,9 @@ impl Sandbox {
 /// it. `name` must be a plain identifier (letters, digits, underscores).
 pub async fn create_schema(database_url: &str, name: &str) -> Result<String, StoreError> {
     check_name(name)?;
-    let mut conn = AsyncPgConnection::establish(database_url)
-        .await
-        .map_err(StoreError::Connect)?;
+    let mut conn = PgConnector::new(database_url, CONNECT_TIMEOUT)?
+        .establish()
+        .await?;
     diesel::sql_query(format!("CREATE SCHEMA {name}"))
         .execute(&mut conn)
         .await?;
@@ -107,9 +111,9 @@ pub async fn create_schema(database_url: &str, name: &str) -> Result<String, Sto
 /// Drops schema `name` and everything in it.
 pub async fn drop_schema(database_url: &str, name: &str) -> Result<(), StoreError> {
     check_name(name)?;
-    let mut conn = AsyncPgConnection::establish(database_url)
-        .await
-        .map_err(StoreError::Connect)?;
+    let mut conn = PgConnector::new(database_url, CONNECT_TIMEOUT)?
+        .establish()
+        .await?;
     diesel::sql_query(format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
         .execute(&mut conn)
         .await?;

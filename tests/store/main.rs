@@ -4,8 +4,10 @@
 #![allow(clippy::unwrap_used)]
 
 mod audit;
+mod cluster;
 mod concurrency;
 mod conformance;
+mod connect;
 mod destinations;
 mod fairness;
 mod fencing;
@@ -17,4 +19,5 @@ mod retention;
 mod schedule;
 mod status;
 mod support;
+mod tls;
 mod upgrade;

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use diesel::sql_types::BigInt;
 use diesel::QueryableByName;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TenantId,
 };
@@ -58,8 +58,21 @@ pub struct TestDb {
 }
 
 enum Place {
-    Schema(String),
+    /// A schema of the server at `base`.
+    Schema {
+        name: String,
+        base: String,
+    },
     Dir(std::path::PathBuf),
+}
+
+/// A connection to `url`, with TLS as the URL asks.
+pub async fn connect(url: &str) -> AsyncPgConnection {
+    remit::store::PgConnector::new(url, std::time::Duration::from_secs(5))
+        .unwrap()
+        .establish()
+        .await
+        .unwrap_or_else(|e| panic!("{}", remit::error_chain(&e)))
 }
 
 #[derive(QueryableByName)]
@@ -105,18 +118,30 @@ impl TestDb {
         db
     }
 
+    /// A migrated schema of the PostgreSQL at `base` (a cluster of the
+    /// test's own, say), whose store uses the database's clock.
+    pub async fn in_cluster(base: &str) -> Self {
+        Self::open_at(Backend::Postgres, 8, base).await
+    }
+
     async fn open(backend: Backend, pool_size: u32) -> Self {
+        Self::open_at(backend, pool_size, &database_url()).await
+    }
+
+    async fn open_at(backend: Backend, pool_size: u32, base: &str) -> Self {
         let (url, place) = match backend {
             Backend::Postgres => {
                 let schema = format!("remit_test_{}", uuid::Uuid::new_v4().simple());
-                let mut admin = AsyncPgConnection::establish(&database_url())
-                    .await
-                    .expect("PostgreSQL must be reachable at DATABASE_URL");
+                let mut admin = connect(base).await;
                 diesel::sql_query(format!("CREATE SCHEMA {schema}"))
                     .execute(&mut admin)
                     .await
                     .unwrap();
-                (in_schema(&database_url(), &schema), Place::Schema(schema))
+                let place = Place::Schema {
+                    name: schema.clone(),
+                    base: base.to_owned(),
+                };
+                (in_schema(base, &schema), place)
             }
             Backend::Sqlite => {
                 let dir = std::env::temp_dir()
@@ -135,7 +160,7 @@ impl TestDb {
 
     pub fn backend(&self) -> Backend {
         match self.place {
-            Place::Schema(_) => Backend::Postgres,
+            Place::Schema { .. } => Backend::Postgres,
             Place::Dir(_) => Backend::Sqlite,
         }
     }
@@ -163,7 +188,7 @@ impl TestDb {
 
     pub async fn conn(&self) -> AsyncPgConnection {
         assert_eq!(self.backend(), Backend::Postgres, "conn() is PostgreSQL's");
-        AsyncPgConnection::establish(&self.url).await.unwrap()
+        connect(&self.url).await
     }
 
     fn sqlite_conn(&self) -> diesel::SqliteConnection {
@@ -251,12 +276,12 @@ impl TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        let schema = match &self.place {
+        let (schema, base) = match &self.place {
             Place::Dir(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
                 return;
             }
-            Place::Schema(schema) => schema.clone(),
+            Place::Schema { name, base } => (name.clone(), base.clone()),
         };
         // Drop runs inside the test's runtime; a thread of its own with a
         // small runtime can block on the cleanup.
@@ -266,7 +291,13 @@ impl Drop for TestDb {
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                if let Ok(mut conn) = AsyncPgConnection::establish(&database_url()).await {
+                let connector =
+                    remit::store::PgConnector::new(&base, std::time::Duration::from_secs(5));
+                let conn = match connector {
+                    Ok(connector) => connector.establish().await.ok(),
+                    Err(_) => None,
+                };
+                if let Some(mut conn) = conn {
                     // The test's own pool is still open while this runs: if
                     // one of its connections was left inside a transaction
                     // (a runtime stopped mid-statement), waiting for its locks

@@ -49,6 +49,9 @@ pub struct Config {
 pub struct DatabaseConfig {
     pub url: String,
     pub pool_size: u32,
+    /// Start on a schema with migrations this release does not know (a
+    /// rollback onto a newer schema); an older schema is always refused.
+    pub allow_newer_schema: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -207,6 +210,7 @@ impl Default for Config {
             database: DatabaseConfig {
                 url: remit::store::DEFAULT_DATABASE_URL.into(),
                 pool_size: 8,
+                allow_newer_schema: false,
             },
             lease: LeaseConfig { seconds: 30 },
             send: SendConfig {

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod database;
 mod demo;
 mod import;
 mod payload_key;

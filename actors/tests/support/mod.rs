@@ -1,5 +1,6 @@
 //! What the runtime's end-to-end tests share: a database schema of their
-//! own, the scriptable receiver, and a runtime configured for quick tests.
+//! own (or a PostgreSQL cluster of their own), the scriptable receiver,
+//! and a runtime configured for quick tests.
 
 #![allow(dead_code, unused_imports)]
 
@@ -9,6 +10,9 @@ pub mod receiver;
 
 #[path = "../../../tests/store/support.rs"]
 pub mod db;
+
+#[path = "../../../tests/store/cluster.rs"]
+pub mod cluster;
 
 use std::time::Duration;
 

@@ -23,7 +23,7 @@ const BUSY_TIMEOUT_MS: u32 = 10_000;
 /// that does not exist yet is created (only migration creates one).
 pub(super) fn open(path: &Path, create: bool) -> Result<SqliteConnection, StoreError> {
     if !create && !path.exists() {
-        return Err(StoreError::Connect(diesel::ConnectionError::BadConnection(
+        return Err(StoreError::Open(diesel::ConnectionError::BadConnection(
             format!(
                 "no SQLite database at {} (run `remit migrate` to create it)",
                 path.display()
@@ -31,12 +31,12 @@ pub(super) fn open(path: &Path, create: bool) -> Result<SqliteConnection, StoreE
         )));
     }
     let text = path.to_str().ok_or_else(|| {
-        StoreError::Connect(diesel::ConnectionError::InvalidConnectionUrl(
+        StoreError::Open(diesel::ConnectionError::InvalidConnectionUrl(
             "the SQLite path must be valid UTF-8".into(),
         ))
     })?;
     let mut conn = SqliteConnection::establish(text).map_err(|e| {
-        StoreError::Connect(diesel::ConnectionError::BadConnection(format!(
+        StoreError::Open(diesel::ConnectionError::BadConnection(format!(
             "{}: {e}",
             path.display()
         )))
@@ -62,4 +62,20 @@ pub fn migrate(path: &Path) -> Result<Vec<String>, StoreError> {
             .map(|versions| versions.iter().map(ToString::to_string).collect())
             .map_err(|e| StoreError::Migration(e.to_string()))
     })
+}
+
+/// Refuses a file whose schema this build does not fit (after
+/// [`migrate`], only a newer one can remain).
+pub fn check_schema(path: &Path, allow_newer: bool) -> Result<(), StoreError> {
+    let mut conn = open(path, false)?;
+    let applied: Vec<String> = conn
+        .applied_migrations()
+        .map_err(|e| StoreError::Migration(e.to_string()))?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let embedded =
+        crate::store::schema_version::embedded_versions::<diesel::sqlite::Sqlite>(&MIGRATIONS)?;
+    crate::store::schema_version::compare(&applied, &embedded, allow_newer)
+        .map_err(StoreError::Schema)
 }

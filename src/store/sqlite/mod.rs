@@ -35,7 +35,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 use parking_lot::Mutex;
 
-pub(super) use connection::migrate;
+pub(super) use connection::{check_schema, migrate};
 
 use super::notify::Wakeup;
 use super::{Clock, StoreError, StoreStats};

@@ -1,0 +1,252 @@
+//! Opening a connection to PostgreSQL: every connection remit makes (the
+//! pool's, the LISTEN connection, migrations, sandboxes) comes from a
+//! [`PgConnector`], which speaks TLS as the URL asks (`pg_tls`) and names
+//! why a connection could not be opened ([`ConnectFailure`]).
+
+use std::error::Error as _;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::AsyncPgConnection;
+use futures_util::FutureExt;
+use tokio_postgres::config::{Host, SslMode as WireMode};
+use tokio_postgres::error::{DbError, SqlState};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::pg_tls::{self, SslMode, TlsSettingsError};
+use super::{DatabaseUrl, StoreError};
+
+/// Why a connection to PostgreSQL could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectFailure {
+    #[error("the URL's TLS settings cannot be used")]
+    Settings(#[source] TlsSettingsError),
+    #[error("the URL is not a connection URL tokio-postgres understands")]
+    Url(#[source] tokio_postgres::Error),
+    /// Refused, unreachable, or a host name that does not resolve.
+    #[error("the server could not be reached")]
+    Unreachable(#[source] io::Error),
+    #[error("the server did not answer within {0:?}")]
+    TimedOut(Duration),
+    #[error("TLS failed")]
+    Tls(#[source] TlsFailure),
+    /// An unknown role, a wrong password, or no pg_hba.conf entry.
+    #[error("the server refused the login")]
+    Authentication(#[source] DbError),
+    #[error("the database does not exist")]
+    UnknownDatabase(#[source] DbError),
+    #[error("the server refused the connection")]
+    Refused(#[source] DbError),
+    #[error("the connection failed")]
+    Other(#[source] tokio_postgres::Error),
+    #[error("the new connection could not be set up")]
+    Setup(#[source] diesel::ConnectionError),
+}
+
+/// How TLS failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsFailure {
+    #[error("the server does not offer TLS, which sslmode={0} requires")]
+    NotOffered(SslMode),
+    #[error("the server's certificate is not signed by a CA in sslrootcert")]
+    UnknownCa(#[source] rustls::Error),
+    #[error(
+        "the server's certificate is not valid for the host name {host} (sslmode=verify-full)"
+    )]
+    WrongHost {
+        host: String,
+        #[source]
+        source: rustls::Error,
+    },
+    #[error("the server refused remit's client certificate (sslcert, sslkey)")]
+    ClientCertificateRefused(#[source] rustls::Error),
+    #[error("the server's certificate was refused")]
+    BadCertificate(#[source] rustls::Error),
+    #[error("the handshake failed")]
+    Handshake(#[source] rustls::Error),
+    #[error("the handshake failed")]
+    Other(#[source] tokio_postgres::Error),
+}
+
+/// Opens connections to one database URL. Cheap to clone.
+#[derive(Clone)]
+pub struct PgConnector {
+    config: Arc<tokio_postgres::Config>,
+    mode: SslMode,
+    tls: MakeRustlsConnect,
+    /// The URL without its password, for messages.
+    described: Arc<str>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for PgConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.described)
+    }
+}
+
+impl PgConnector {
+    /// Reads `url`'s connection and TLS settings (and the files these
+    /// name). A connection attempt gives up after `timeout`.
+    pub fn new(url: &str, timeout: Duration) -> Result<Self, StoreError> {
+        let described: Arc<str> = DatabaseUrl::Postgres(url.to_owned()).describe().into();
+        let failed = |cause| StoreError::Connect {
+            url: described.to_string(),
+            cause: Box::new(cause),
+        };
+        let (wire_url, settings) =
+            pg_tls::split_url(url).map_err(|e| failed(ConnectFailure::Settings(e)))?;
+        let tls = settings
+            .client_config()
+            .map_err(|e| failed(ConnectFailure::Settings(e)))?;
+        let config = wire_url
+            .parse::<tokio_postgres::Config>()
+            .map_err(|e| failed(ConnectFailure::Url(e)))?;
+        Ok(Self {
+            config: Arc::new(config),
+            mode: settings.mode(),
+            tls: MakeRustlsConnect::new(tls),
+            described: described.clone(),
+            timeout,
+        })
+    }
+
+    /// The URL without its password.
+    pub fn describe(&self) -> &str {
+        &self.described
+    }
+
+    /// Opens one connection, or says why it could not.
+    pub async fn establish(&self) -> Result<AsyncPgConnection, StoreError> {
+        self.connect().await.map_err(|cause| StoreError::Connect {
+            url: self.described.to_string(),
+            cause: Box::new(cause),
+        })
+    }
+
+    /// A bb8 manager whose connections this connector opens.
+    pub fn manager(&self) -> AsyncDieselConnectionManager<AsyncPgConnection> {
+        let connector = self.clone();
+        let mut config = ManagerConfig::default();
+        config.custom_setup = Box::new(move |_url| {
+            let connector = connector.clone();
+            async move {
+                connector.connect().await.map_err(|cause| {
+                    diesel::ConnectionError::BadConnection(crate::error_chain(&cause))
+                })
+            }
+            .boxed()
+        });
+        AsyncDieselConnectionManager::new_with_config(self.described.to_string(), config)
+    }
+
+    async fn connect(&self) -> Result<AsyncPgConnection, ConnectFailure> {
+        match self.mode {
+            SslMode::Disable => self.attempt(WireMode::Disable).await,
+            // Plaintext first; TLS only if the server turns plaintext away.
+            SslMode::Allow => match self.attempt(WireMode::Disable).await {
+                Err(first @ ConnectFailure::Authentication(_)) => {
+                    self.attempt(WireMode::Require).await.map_err(|_| first)
+                }
+                other => other,
+            },
+            // TLS if the server offers it (tokio-postgres falls back when it
+            // does not); plaintext again if TLS, or the login over TLS,
+            // fails. The first failure is the one reported.
+            SslMode::Prefer => match self.attempt(WireMode::Prefer).await {
+                Err(
+                    first @ (ConnectFailure::Tls(_)
+                    | ConnectFailure::Authentication(_)
+                    | ConnectFailure::Refused(_)),
+                ) => self.attempt(WireMode::Disable).await.map_err(|_| first),
+                other => other,
+            },
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
+                self.attempt(WireMode::Require).await
+            }
+        }
+    }
+
+    async fn attempt(&self, mode: WireMode) -> Result<AsyncPgConnection, ConnectFailure> {
+        let mut config = (*self.config).clone();
+        config.ssl_mode(mode);
+        let (client, connection) =
+            tokio::time::timeout(self.timeout, config.connect(self.tls.clone()))
+                .await
+                .map_err(|_| ConnectFailure::TimedOut(self.timeout))?
+                .map_err(|e| self.classify(e))?;
+        AsyncPgConnection::try_from_client_and_connection(client, connection)
+            .await
+            .map_err(ConnectFailure::Setup)
+    }
+
+    /// Names the cause of a failed connection. tokio-postgres keeps its
+    /// error kinds private, so a TLS failure is told by its message and
+    /// its cause: the rustls error under the I/O error.
+    fn classify(&self, e: tokio_postgres::Error) -> ConnectFailure {
+        if let Some(db) = e.as_db_error() {
+            let db = db.clone();
+            return if *db.code() == SqlState::INVALID_CATALOG_NAME {
+                ConnectFailure::UnknownDatabase(db)
+            } else if db.code().code().starts_with("28") {
+                ConnectFailure::Authentication(db)
+            } else {
+                ConnectFailure::Refused(db)
+            };
+        }
+        let tls_stage = e.to_string() == "error performing TLS handshake";
+        let not_offered = e
+            .source()
+            .is_some_and(|cause| cause.to_string().contains("does not support TLS"));
+        if tls_stage && not_offered {
+            return ConnectFailure::Tls(TlsFailure::NotOffered(self.mode));
+        }
+        let Some(io) = e.source().and_then(|s| s.downcast_ref::<io::Error>()) else {
+            return if tls_stage {
+                ConnectFailure::Tls(TlsFailure::Other(e))
+            } else {
+                ConnectFailure::Other(e)
+            };
+        };
+        if let Some(rustls) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            return ConnectFailure::Tls(self.tls_failure(rustls.clone()));
+        }
+        ConnectFailure::Unreachable(io::Error::new(io.kind(), io.to_string()))
+    }
+
+    fn tls_failure(&self, e: rustls::Error) -> TlsFailure {
+        use rustls::{AlertDescription as Alert, CertificateError as Cert};
+        match &e {
+            rustls::Error::InvalidCertificate(Cert::UnknownIssuer) => TlsFailure::UnknownCa(e),
+            rustls::Error::InvalidCertificate(
+                Cert::NotValidForName | Cert::NotValidForNameContext { .. },
+            ) => TlsFailure::WrongHost {
+                host: self.host(),
+                source: e,
+            },
+            rustls::Error::InvalidCertificate(_) => TlsFailure::BadCertificate(e),
+            rustls::Error::AlertReceived(
+                Alert::CertificateRequired
+                | Alert::BadCertificate
+                | Alert::UnknownCA
+                | Alert::CertificateUnknown
+                | Alert::CertificateExpired
+                | Alert::CertificateRevoked
+                | Alert::UnsupportedCertificate,
+            ) => TlsFailure::ClientCertificateRefused(e),
+            _ => TlsFailure::Handshake(e),
+        }
+    }
+
+    fn host(&self) -> String {
+        match self.config.get_hosts().first() {
+            Some(Host::Tcp(host)) => host.clone(),
+            _ => "(none)".to_owned(),
+        }
+    }
+}

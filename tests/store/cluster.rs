@@ -1,0 +1,296 @@
+//! A throwaway PostgreSQL cluster of a test's own, for what the shared
+//! server cannot show: TLS with a test CA, client certificates, a server
+//! without TLS. Started with the installed PostgreSQL binaries (as the
+//! `postgres` user when the test runs as root), on a free port of
+//! 127.0.0.1, and removed when dropped.
+//!
+//! With `Tls::On`, the cluster has `ssl = on` with a server certificate for
+//! `localhost` only (not for 127.0.0.1) signed by the test CA, and its
+//! pg_hba.conf accepts only `hostssl`: the role `remit_cert` must present a
+//! client certificate signed by the same CA, any other role is trusted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether the cluster speaks TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tls {
+    On,
+    Off,
+}
+
+/// The files of the test's CAs and certificates.
+#[derive(Debug)]
+pub struct Certs {
+    /// The CA that signed the server's and the client's certificates.
+    pub ca: PathBuf,
+    /// A CA that signed nothing the cluster uses.
+    pub other_ca: PathBuf,
+    /// A client certificate for the role `remit_cert`, and its key.
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+}
+
+pub struct Cluster {
+    dir: PathBuf,
+    bin: PathBuf,
+    pub port: u16,
+    pub certs: Option<Certs>,
+}
+
+impl Cluster {
+    /// Starts a cluster, or returns `None` after saying so loudly when no
+    /// PostgreSQL binaries are installed (`/usr/lib/postgresql/*/bin`, or
+    /// `PG_BIN`).
+    pub fn start(tls: Tls) -> Option<Cluster> {
+        let Some(bin) = binaries() else {
+            eprintln!(
+                "\n*** SKIPPED: no PostgreSQL binaries (initdb, pg_ctl) under /usr/lib/postgresql/*/bin \
+                 or PG_BIN: this test needs a cluster of its own ***\n"
+            );
+            return None;
+        };
+        let dir =
+            std::env::temp_dir().join(format!("remit-cluster-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = free_port();
+        let certs = (tls == Tls::On).then(|| make_certs(&dir.join("certs")));
+        let cluster = Cluster {
+            dir,
+            bin,
+            port,
+            certs,
+        };
+        cluster.init();
+        Some(cluster)
+    }
+
+    /// A URL for `user` at `host` (`localhost` or `127.0.0.1`) with the
+    /// query `params` (without the `?`).
+    pub fn url(&self, host: &str, user: &str, params: &str) -> String {
+        let query = if params.is_empty() {
+            String::new()
+        } else {
+            format!("?{params}")
+        };
+        format!("postgres://{user}@{host}:{}/postgres{query}", self.port)
+    }
+
+    /// A `verify-full` URL for the superuser that trusts the test CA.
+    pub fn verified_url(&self) -> String {
+        let ca = &self.certs.as_ref().expect("a TLS cluster").ca;
+        self.url(
+            "localhost",
+            "postgres",
+            &format!("sslmode=verify-full&sslrootcert={}", ca.display()),
+        )
+    }
+
+    fn init(&self) {
+        let data = self.dir.join("data");
+        self.run(
+            "initdb",
+            &[
+                "-D",
+                path(&data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ],
+        );
+        let mut conf = format!(
+            "listen_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = '{}'\nfsync = off\n",
+            self.port,
+            self.dir.display()
+        );
+        let hba = match &self.certs {
+            Some(_) => {
+                let certs = self.dir.join("certs");
+                conf.push_str(&format!(
+                    "ssl = on\nssl_cert_file = '{0}/server.crt'\nssl_key_file = '{0}/server.key'\nssl_ca_file = '{0}/ca.crt'\n",
+                    certs.display()
+                ));
+                "local all all trust\n\
+                 hostssl all remit_cert 127.0.0.1/32 cert\n\
+                 hostssl all all 127.0.0.1/32 trust\n"
+            }
+            None => "local all all trust\nhost all all 127.0.0.1/32 trust\n",
+        };
+        append(&data.join("postgresql.conf"), &conf);
+        std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
+        let log = self.dir.join("log");
+        let started = self.try_run(
+            "pg_ctl",
+            &["-D", path(&data), "-w", "-l", path(&log), "start"],
+        );
+        if !started {
+            panic!(
+                "the test cluster did not start:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        if self.certs.is_some() {
+            let port = self.port.to_string();
+            self.run(
+                "psql",
+                &[
+                    "-h",
+                    path(&self.dir),
+                    "-p",
+                    &port,
+                    "-U",
+                    "postgres",
+                    "-qc",
+                    "CREATE ROLE remit_cert LOGIN SUPERUSER",
+                ],
+            );
+        }
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        assert!(self.try_run(program, args), "{program} {args:?} failed");
+    }
+
+    /// Runs one of PostgreSQL's programs, as the `postgres` user when
+    /// this process is root (initdb and pg_ctl refuse root).
+    fn try_run(&self, program: &str, args: &[&str]) -> bool {
+        let program = self.bin.join(program);
+        let mut command = if is_root() {
+            chown_postgres(&self.dir);
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&program);
+            c
+        } else {
+            Command::new(&program)
+        };
+        command
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let _ = self.try_run(
+            "pg_ctl",
+            &["-D", path(&data), "-m", "immediate", "-w", "stop"],
+        );
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn binaries() -> Option<PathBuf> {
+    if let Some(bin) = std::env::var_os("PG_BIN") {
+        return Some(PathBuf::from(bin));
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|bin| bin.join("initdb").exists() && bin.join("pg_ctl").exists())
+        .collect();
+    found.sort_by_key(|p| {
+        p.parent()
+            .and_then(|v| v.file_name())
+            .and_then(|v| v.to_str())
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    found.pop()
+}
+
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.trim_ascii() == b"0")
+        .unwrap_or(false)
+}
+
+fn chown_postgres(dir: &Path) {
+    let _ = Command::new("chown")
+        .args(["-R", "postgres"])
+        .arg(dir)
+        .status();
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn append(file: &Path, text: &str) {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+/// The test CA, a second CA, a server certificate for `localhost` and a
+/// client certificate for `remit_cert`, made with the openssl CLI.
+fn make_certs(dir: &Path) -> Certs {
+    std::fs::create_dir_all(dir).unwrap();
+    let openssl = |args: String| {
+        let out = Command::new("openssl")
+            .args(args.split_whitespace())
+            .current_dir(dir)
+            .output()
+            .expect("the openssl CLI makes the test certificates");
+        assert!(
+            out.status.success(),
+            "openssl {args}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // Subjects without spaces: the arguments are split on them.
+    let key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    let ca_extensions = "-addext basicConstraints=critical,CA:TRUE \
+                         -addext keyUsage=critical,keyCertSign,cRLSign";
+    for (name, cn) in [("ca", "remit-test-CA"), ("other_ca", "remit-other-CA")] {
+        openssl(format!(
+            "req -x509 {key} -keyout {name}.key -out {name}.crt -days 2 -subj /CN={cn} {ca_extensions}"
+        ));
+    }
+    for (name, cn, ext) in [
+        (
+            "server",
+            "localhost",
+            "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n",
+        ),
+        ("client", "remit_cert", "extendedKeyUsage=clientAuth\n"),
+    ] {
+        std::fs::write(
+            dir.join(format!("{name}.ext")),
+            format!("basicConstraints=CA:FALSE\n{ext}"),
+        )
+        .unwrap();
+        openssl(format!(
+            "req {key} -keyout {name}.key -out {name}.csr -subj /CN={cn}"
+        ));
+        openssl(format!(
+            "x509 -req -in {name}.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out {name}.crt -extfile {name}.ext"
+        ));
+    }
+    set_mode(&dir.join("server.key"), 0o600);
+    set_mode(&dir.join("client.key"), 0o600);
+    Certs {
+        ca: dir.join("ca.crt"),
+        other_ca: dir.join("other_ca.crt"),
+        client_cert: dir.join("client.crt"),
+        client_key: dir.join("client.key"),
+    }
+}
+
+fn set_mode(file: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+}

@@ -1,0 +1,160 @@
+//! A database that cannot be used says why at once: a closed port, an
+//! unknown database or role, a schema older or newer than the binary. Each
+//! answer comes well inside the pool's 5 s wait for a connection.
+
+use std::time::{Duration, Instant};
+
+use remit::store::{ConnectFailure, Database, DatabaseConfig, SchemaMismatch, StoreError};
+
+use crate::cluster::free_port;
+use crate::support::{database_url, test_key, Backend, TestDb};
+
+/// `url` with its database, role or port replaced.
+fn with(part: &str, value: &str) -> String {
+    let mut url = url::Url::parse(&database_url()).unwrap();
+    match part {
+        "database" => url.set_path(&format!("/{value}")),
+        "role" => url.set_username(value).unwrap(),
+        "port" => url.set_port(Some(value.parse().unwrap())).unwrap(),
+        _ => unreachable!(),
+    }
+    url.to_string()
+}
+
+/// Connecting to `url` fails in under a second; returns the failure and
+/// the text a CLI command prints.
+async fn fails_fast(config: DatabaseConfig) -> (StoreError, String) {
+    let started = Instant::now();
+    let err = match Database::connect(&config, test_key()).await {
+        Ok(_) => panic!("connected"),
+        Err(e) => e,
+    };
+    let took = started.elapsed();
+    let text = remit::error_chain(&err);
+    assert!(took < Duration::from_secs(1), "took {took:?}: {text}");
+    eprintln!("{took:?}: {text}");
+    (err, text)
+}
+
+async fn fails_fast_at(url: &str) -> (StoreError, String) {
+    fails_fast(DatabaseConfig::new(url)).await
+}
+
+#[tokio::test]
+async fn a_closed_port_is_named_as_unreachable() {
+    let url = with("port", &free_port().to_string());
+    let (err, text) = fails_fast_at(&url).await;
+    assert!(
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::Unreachable(_))),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("could not connect to PostgreSQL at postgres://"),
+        "{text}"
+    );
+    assert!(
+        text.contains("could not be reached") && text.contains("refused"),
+        "{text}"
+    );
+    // `migrate` says the same.
+    let err = remit::store::migrate(&url).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::Unreachable(_)))
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_database_is_named() {
+    let (err, text) = fails_fast_at(&with("database", "remit_no_such_database")).await;
+    assert!(
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::UnknownDatabase(_))),
+        "{text}"
+    );
+    assert!(
+        text.contains("database \"remit_no_such_database\" does not exist"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_role_is_a_refused_login() {
+    let (err, text) = fails_fast_at(&with("role", "remit_no_such_role")).await;
+    assert!(
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::Authentication(_))),
+        "{text}"
+    );
+    assert!(
+        text.contains("role \"remit_no_such_role\" does not exist"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_password_never_appears_in_the_message() {
+    let mut url = url::Url::parse(&with("port", &free_port().to_string())).unwrap();
+    url.set_password(Some("hunter2")).unwrap();
+    let (_, text) = fails_fast_at(url.as_str()).await;
+    assert!(!text.contains("hunter2"), "{text}");
+}
+
+#[tokio::test]
+async fn an_empty_schema_asks_for_remit_migrate() {
+    use diesel_async::RunQueryDsl as _;
+    let schema = format!("remit_empty_{}", uuid::Uuid::new_v4().simple());
+    let base = database_url();
+    let mut admin = crate::support::connect(&base).await;
+    diesel::sql_query(format!("CREATE SCHEMA {schema}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let (err, text) = fails_fast_at(&url).await;
+    diesel::sql_query(format!("DROP SCHEMA {schema}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    assert!(
+        matches!(err, StoreError::Schema(SchemaMismatch::Empty)),
+        "{text}"
+    );
+    assert!(text.contains("run `remit migrate`"), "{text}");
+}
+
+#[tokio::test]
+async fn an_older_schema_asks_for_remit_migrate() {
+    let db = TestDb::new().await;
+    db.execute(
+        "DELETE FROM __diesel_schema_migrations
+          WHERE version = (SELECT max(version) FROM __diesel_schema_migrations)",
+    )
+    .await;
+    let (err, text) = fails_fast_at(&db.url).await;
+    assert!(
+        matches!(err, StoreError::Schema(SchemaMismatch::Older { .. })),
+        "{text}"
+    );
+    assert!(
+        text.contains("older than this build") && text.contains("run `remit migrate`"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_newer_schema_says_the_binary_is_older() {
+    for backend in Backend::ALL {
+        let db = TestDb::on(backend).await;
+        db.execute("INSERT INTO __diesel_schema_migrations (version) VALUES ('29991231000001')")
+            .await;
+        let (err, text) = fails_fast_at(&db.url).await;
+        assert!(
+            matches!(&err, StoreError::Schema(SchemaMismatch::Newer { unknown }) if unknown == &["29991231000001"]),
+            "{backend:?}: {text}"
+        );
+        assert!(text.contains("binary is older than the schema"), "{text}");
+        // A rollback may say it knows.
+        let mut config = DatabaseConfig::new(db.url.clone());
+        config.allow_newer_schema = true;
+        Database::connect(&config, test_key()).await.unwrap();
+    }
+}
