@@ -5,8 +5,10 @@ use chrono::{DateTime, Utc};
 use remit::domain::{Destination, DestinationId, NewDestination, Region};
 use remit::store::Store;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::body::read_object;
 use super::error::ErrorBody;
 use super::{ApiError, ApiState};
 use crate::signature;
@@ -81,11 +83,11 @@ impl CreateDestination {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
-    body: web::Json<CreateDestination>,
+    body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     // The bearer token has been checked before the body was read (see
     // `auth::require_token`).
-    let new = body.into_inner().validate()?;
+    let new = read_object::<CreateDestination>(body.get())?.validate()?;
     state.egress.admit(&new.url).await?;
     // A repeat answers 200 as a repeated task does; two first
     // registrations racing may both answer 201, which is harmless.

@@ -92,8 +92,9 @@ impl ApiError {
         }
     }
 
-    /// A JSON body that serde could not read. serde names the field in
-    /// backticks ("missing field `not_before`"); lift it out.
+    /// A body the extractor refused: not `application/json`, over the
+    /// limit, or not JSON at all. Such an error names no field (one that
+    /// does comes from `body::read_object`).
     pub fn from_json(error: &actix_web::error::JsonPayloadError) -> Self {
         use actix_web::error::JsonPayloadError;
         if let JsonPayloadError::Overflow { limit }
@@ -104,17 +105,10 @@ impl ApiError {
                 limit: *limit,
             };
         }
-        Self::bad_request(error.to_string())
-    }
-
-    /// A body serde could not read, from its message.
-    pub fn bad_request(message: String) -> Self {
-        let field = message
-            .split('`')
-            .nth(1)
-            .filter(|f| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-            .map(str::to_owned);
-        ApiError::BadRequest { field, message }
+        ApiError::BadRequest {
+            field: None,
+            message: error.to_string(),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! - `auth`: the bearer token, as middleware in front of /v1.
 //! - `failures`: 5xx answers logged with their cause.
 //! - `error`: the JSON error shape and the status of each error.
+//! - `body`: request bodies, JSON objects only, with errors naming the field.
 //! - `payload`: a task's payload kept byte for byte.
 //! - `destinations`, `tasks`, `batch`: the handlers, which see only their
 //!   own region's destinations and tasks.
@@ -13,6 +14,7 @@
 
 mod auth;
 mod batch;
+mod body;
 mod destinations;
 mod error;
 mod failures;

@@ -3,6 +3,7 @@
 
 mod batch;
 mod client;
+mod contract;
 mod failures;
 mod front_door;
 mod openapi;
