@@ -31,14 +31,14 @@ pub struct CreateTask {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$"
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
     )]
     tenant_id: String,
     /// Not blank, at most 200 bytes (UTF-8), no control characters.
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$"
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
     )]
     reminder_id: String,
     /// A registered destination in `region`; an id as `POST
@@ -46,7 +46,7 @@ pub struct CreateTask {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$"
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
     )]
     destination_id: String,
     /// This process's region, unless it accepts tasks for other regions: a

@@ -165,3 +165,27 @@ async fn returned_times_stay_rfc_3339() {
     assert_eq!(refusal(&answer).0, Some("retry_horizon_seconds"));
     runtime.shutdown().await;
 }
+
+#[actix_rt::test]
+async fn credentials_in_a_destination_url_are_refused_and_never_echoed() {
+    let db = TestDb::with_database_clock().await;
+    let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
+    let api = Api::new(&runtime);
+
+    for url in [
+        "https://remit:hunter2@hooks.example.com/in",
+        "https://remit@hooks.example.com/in",
+        "http://remit:hunter2@127.0.0.1:9/in",
+    ] {
+        let (status, answer) = api
+            .post(
+                "/v1/destinations",
+                json!({"id": "crm", "region": "eu", "url": url}),
+            )
+            .await;
+        assert_eq!(status, 422, "{answer}");
+        assert_eq!(refusal(&answer), (Some("url"), Some("invalid")));
+        assert!(!answer.to_string().contains("hunter2"), "{answer}");
+    }
+    runtime.shutdown().await;
+}

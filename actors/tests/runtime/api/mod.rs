@@ -8,6 +8,7 @@ mod failures;
 mod front_door;
 mod openapi;
 mod regions;
+mod routing;
 
 use std::time::Duration;
 
