@@ -85,10 +85,39 @@ impl Progress {
     }
 }
 
-/// Registers the routes on an actix-web app. A path no route matches is
-/// 404 and a method a route does not take is 405 (with `Allow`), both with
-/// the JSON error body.
-pub fn configure(config: &mut web::ServiceConfig) {
+/// What a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    /// The API with the probes and /metrics: the API's listener when
+    /// `metrics.bind` is not set.
+    Everything,
+    /// The API with the probes, without /metrics (served on a listener of
+    /// its own).
+    Api,
+    /// /metrics and the probes only: the listener of `metrics.bind`.
+    Metrics,
+}
+
+/// The routes of `listener`, to register on an actix-web app. A path no
+/// route matches is 404 and a method a route does not take is 405 (with
+/// `Allow`), both with the JSON error body.
+pub fn routes(listener: Listener) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |config| {
+        config
+            .service(resource("/healthz", "GET").route(web::get().to(healthz)))
+            .service(resource("/readyz", "GET").route(web::get().to(readyz)));
+        if listener != Listener::Api {
+            config.service(resource("/metrics", "GET").route(web::get().to(metrics)));
+        }
+        if listener != Listener::Metrics {
+            configure_api(config);
+        }
+        config.default_service(web::to(no_route));
+    }
+}
+
+/// /v1 and the OpenAPI document.
+fn configure_api(config: &mut web::ServiceConfig) {
     config
         .app_data(
             web::JsonConfig::default()
@@ -96,9 +125,6 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .error_handler(|e, _| ApiError::from_json(&e).into()),
         )
         .app_data(web::PathConfig::default())
-        .service(resource("/healthz", "GET").route(web::get().to(healthz)))
-        .service(resource("/readyz", "GET").route(web::get().to(readyz)))
-        .service(resource("/metrics", "GET").route(web::get().to(metrics)))
         .service(resource("/openapi.json", "GET").route(web::get().to(openapi::document)))
         .service(
             web::scope("/v1")
@@ -128,8 +154,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
                     resource("/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)),
                 )
                 .default_service(web::to(no_route)),
-        )
-        .default_service(web::to(no_route));
+        );
 }
 
 /// A resource whose other methods are answered 405 with `Allow: allow`.

@@ -8,6 +8,7 @@ mod support;
 mod demo;
 mod prune;
 mod schedule;
+mod startup;
 mod status;
 
 use std::process::{Child, Command, Output};

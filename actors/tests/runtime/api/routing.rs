@@ -93,3 +93,28 @@ async fn the_bearer_scheme_is_matched_without_regard_to_case() {
     assert_eq!(answer(format!("Bearer {API_TOKEN}x")).await, 401);
     runtime.shutdown().await;
 }
+
+#[actix_rt::test]
+async fn metrics_bind_serves_metrics_and_probes_apart_from_the_api() {
+    let db = TestDb::with_database_clock().await;
+    let mut config = support::config(&db, Region::EU, "eu-1");
+    config.metrics.bind = Some("127.0.0.1:0".into());
+    let runtime = support::start(config, &db.store).await;
+    let api = Api::new(&runtime);
+    let metrics = format!("http://{}", runtime.metrics_addr().unwrap());
+    let status = |url: String| {
+        let request = api.client.get(url);
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+
+    assert_eq!(status(format!("{metrics}/metrics")).await, 200);
+    assert_eq!(status(format!("{metrics}/healthz")).await, 200);
+    assert_eq!(status(format!("{metrics}/readyz")).await, 200);
+    assert_eq!(status(format!("{metrics}/v1/tasks/x")).await, 404);
+    assert_eq!(status(format!("{metrics}/openapi.json")).await, 404);
+    // Not on the API's listener any more; the probes and the API are.
+    assert_eq!(status(format!("{}/metrics", api.base)).await, 404);
+    assert_eq!(status(format!("{}/healthz", api.base)).await, 200);
+    assert_eq!(status(format!("{}/openapi.json", api.base)).await, 200);
+    runtime.shutdown().await;
+}
