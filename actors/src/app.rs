@@ -10,7 +10,7 @@ use actix::prelude::*;
 use actix_web::{web, App, HttpServer};
 use remit::payload_crypto::{PayloadKey, PAYLOAD_KEY_ENV};
 use remit::store::{Database, DatabaseConfig, StoreError};
-use slog::info;
+use slog::{info, warn};
 
 use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
@@ -33,8 +33,11 @@ pub enum AppError {
     DemoIncomplete,
     #[error(transparent)]
     Invalid(#[from] remit::domain::InvalidInput),
-    #[error("could not serve the API on {addr}")]
+    /// A listener could not be opened; `what` is its setting (`api.bind`,
+    /// `metrics.bind`) or what it was for.
+    #[error("could not listen on {addr} ({what})")]
     Bind {
+        what: &'static str,
         addr: String,
         #[source]
         source: std::io::Error,
@@ -48,7 +51,8 @@ impl AppError {
             AppError::Config(_)
             | AppError::NoPayloadKey
             | AppError::PayloadKey(_)
-            | AppError::Store(StoreError::OtherPayloadKey { .. }) => 2,
+            | AppError::Store(StoreError::OtherPayloadKey { .. })
+            | AppError::Bind { .. } => 2,
             _ => 1,
         }
     }
@@ -88,8 +92,9 @@ pub async fn connect_to_seal(config: &Config, key: PayloadKey) -> Result<Databas
 /// A running region runtime and its API server.
 pub struct Runtime {
     supervisor: Addr<RegionSupervisor>,
-    server: actix_web::dev::ServerHandle,
+    servers: Vec<actix_web::dev::ServerHandle>,
     api_addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     stats: Arc<RuntimeStats>,
     capacity: Capacity,
     log: slog::Logger,
@@ -138,6 +143,46 @@ impl Runtime {
         let capacity = Capacity::new(max_in_flight.saturating_mul(2));
         let health = Health::default();
         let egress = Arc::new(config.egress()?);
+        let progress_capacity = capacity.clone();
+
+        let state = ApiState {
+            store: api_store,
+            rules: TaskRules {
+                serving: region,
+                allow_other_regions: config.allow_other_regions,
+                horizon: config.retry_policy().horizon,
+            },
+            token: config.api.token.clone(),
+            egress: egress.clone(),
+            running: running.clone(),
+            progress: Progress {
+                health: health.clone(),
+                capacity: capacity.clone(),
+                lease: std::time::Duration::from_secs(config.lease.seconds),
+            },
+            stats: stats.clone(),
+            log: log.new(slog::o!("component" => "api")),
+        };
+        // Every listener is opened before any actor starts: a port in use
+        // ends the start with one error, and nothing to stop.
+        let (api_listener, metrics_listener) = match &config.metrics.bind {
+            Some(_) => (api::Listener::Api, Some(api::Listener::Metrics)),
+            None => (api::Listener::Everything, None),
+        };
+        let api_server = listen(&state, api_listener, "api.bind", &config.api.bind)?;
+        let metrics_server = match (metrics_listener, &config.metrics.bind) {
+            (Some(listener), Some(bind)) => match listen(&state, listener, "metrics.bind", bind) {
+                Ok(server) => Some(server),
+                Err(e) => {
+                    api_server.1.stop(false).await;
+                    return Err(e);
+                }
+            },
+            _ => None,
+        };
+        if config.api.token.is_none() {
+            warn!(log, "no API token is set (api.token or REMIT_API_TOKEN): /v1 refuses every request with 401");
+        }
         let shared = Shared {
             store: store.clone(),
             region,
@@ -157,56 +202,21 @@ impl Runtime {
             stats: stats.clone(),
             config: Rc::new(config.clone()),
         };
-        let supervisor = RegionSupervisor::new(shared, running.clone()).start();
-        let progress_capacity = capacity.clone();
-
-        let state = ApiState {
-            store: api_store,
-            rules: TaskRules {
-                serving: region,
-                allow_other_regions: config.allow_other_regions,
-                horizon: config.retry_policy().horizon,
-            },
-            token: config.api.token.clone(),
-            egress,
-            running,
-            progress: Progress {
-                health,
-                capacity: capacity.clone(),
-                lease: std::time::Duration::from_secs(config.lease.seconds),
-            },
-            stats: stats.clone(),
-            log: log.new(slog::o!("component" => "api")),
-        };
-        let server = HttpServer::new(move || {
-            App::new()
-                .app_data(web::Data::new(state.clone()))
-                .configure(api::configure)
-        })
-        .workers(1)
-        .disable_signals()
-        .shutdown_timeout(5)
-        .bind(&config.api.bind)
-        .map_err(|source| AppError::Bind {
-            addr: config.api.bind.clone(),
-            source,
-        })?;
-        let api_addr = server
-            .addrs()
-            .first()
-            .copied()
-            .ok_or_else(|| AppError::Bind {
-                addr: config.api.bind.clone(),
-                source: std::io::Error::other("bound to no address"),
-            })?;
-        let server = server.run();
-        let handle = server.handle();
-        actix_rt::spawn(server);
+        let supervisor = RegionSupervisor::new(shared, running).start();
+        let mut servers = Vec::new();
+        let (api_addr, handle) = api_server;
+        servers.push(handle);
         info!(log, "API listening"; "addr" => %api_addr);
+        let metrics_addr = metrics_server.map(|(addr, handle)| {
+            servers.push(handle);
+            info!(log, "metrics and probes listening"; "addr" => %addr);
+            addr
+        });
         Ok(Self {
             supervisor,
-            server: handle,
+            servers,
             api_addr,
+            metrics_addr,
             stats,
             capacity: progress_capacity,
             log,
@@ -215,6 +225,11 @@ impl Runtime {
 
     pub fn api_addr(&self) -> SocketAddr {
         self.api_addr
+    }
+
+    /// Where /metrics is served when `metrics.bind` is set.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     pub fn stats(&self) -> &RuntimeStats {
@@ -240,9 +255,46 @@ impl Runtime {
     /// hands every other lease back, then stops the API.
     pub async fn shutdown(self) {
         let _ = self.supervisor.send(Shutdown).await;
-        self.server.stop(true).await;
+        for server in self.servers {
+            server.stop(true).await;
+        }
         info!(self.log, "stopped");
     }
+}
+
+/// Opens `addr` for `listener`'s routes and starts serving them; answers
+/// the address bound (the port, when `addr` asked for port 0).
+fn listen(
+    state: &ApiState,
+    listener: api::Listener,
+    what: &'static str,
+    addr: &str,
+) -> Result<(SocketAddr, actix_web::dev::ServerHandle), AppError> {
+    let failed = |source| AppError::Bind {
+        what,
+        addr: addr.to_owned(),
+        source,
+    };
+    let state = state.clone();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(web::Data::new(state.clone()))
+            .configure(api::routes(listener))
+    })
+    .workers(1)
+    .disable_signals()
+    .shutdown_timeout(5)
+    .bind(addr)
+    .map_err(failed)?;
+    let bound = server
+        .addrs()
+        .first()
+        .copied()
+        .ok_or_else(|| failed(std::io::Error::other("bound to no address")))?;
+    let server = server.run();
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    Ok((bound, handle))
 }
 
 /// `remit run`: runs until SIGTERM or SIGINT, then shuts down gracefully.

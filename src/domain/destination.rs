@@ -47,7 +47,9 @@ pub struct NewDestination {
 }
 
 impl NewDestination {
-    /// Validates the URL: absolute, http or https, with a host.
+    /// Validates the URL: absolute, http or https, with a host and no
+    /// credentials. A refusal never repeats the URL, which may hold a
+    /// password.
     pub fn new(
         id: DestinationId,
         region: Region,
@@ -61,6 +63,13 @@ impl NewDestination {
         }
         if parsed.host().is_none() {
             return Err(InvalidInput::new("url", "must name a host"));
+        }
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(InvalidInput::new(
+                "url",
+                "must not contain credentials (user:password@); a receiver \
+                 authenticates remit by the webhook signature (`secret`)",
+            ));
         }
         if matches!(&signing_secret, Some(s) if s.is_empty()) {
             return Err(InvalidInput::new("secret", "must not be empty when given"));
@@ -111,6 +120,20 @@ mod tests {
             "url"
         );
         assert!(NewDestination::new(id(), Region::US, "https://hooks.example/in", None).is_ok());
+    }
+
+    #[test]
+    fn credentials_are_refused_and_not_repeated() {
+        for url in [
+            "https://user:hunter2@hooks.example/in",
+            "https://user@hooks.example/in",
+            "https://:hunter2@hooks.example/in",
+        ] {
+            let refused = NewDestination::new(id(), Region::US, url, None).unwrap_err();
+            assert_eq!(refused.field, "url");
+            assert!(!refused.reason.contains("hunter2"), "{refused}");
+            assert!(!refused.reason.contains("hooks.example"), "{refused}");
+        }
     }
 
     #[test]

@@ -36,13 +36,22 @@ pub fn authorize(request: &HttpRequest, state: &ApiState) -> Result<(), ApiError
         .headers()
         .get("authorization")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(bearer_token)
         .ok_or(ApiError::Unauthorized)?;
     if constant_time_eq(given.as_bytes(), expected.as_bytes()) {
         Ok(())
     } else {
         Err(ApiError::Unauthorized)
     }
+}
+
+/// The token of a `Bearer` credential. The scheme is matched without
+/// regard to case and may be followed by several spaces (RFC 9110, 11.1).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start_matches(' '))
 }
 
 /// Compares without stopping at the first difference, so response times do
@@ -60,7 +69,17 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::constant_time_eq;
+    use super::{bearer_token, constant_time_eq};
+
+    #[test]
+    fn the_scheme_is_matched_without_regard_to_case() {
+        for value in ["Bearer t0k", "bearer t0k", "BEARER t0k", "bEaReR   t0k"] {
+            assert_eq!(bearer_token(value), Some("t0k"), "{value}");
+        }
+        for value in ["Bearer", "Basic t0k", "Bearert0k", " Bearer t0k"] {
+            assert_ne!(bearer_token(value), Some("t0k"), "{value}");
+        }
+    }
 
     #[test]
     fn compares_whole_tokens() {

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::body::read_object;
 use super::error::ErrorBody;
 use super::task_views::TaskSummary;
 use super::tasks::{CreateTask, TaskRules};
@@ -107,9 +108,9 @@ impl BatchResult {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
-    body: web::Json<CreateBatch>,
+    body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
-    let entries = body.into_inner().tasks;
+    let entries = read_object::<CreateBatch>(body.get())?.tasks;
     if entries.len() > MAX_BATCH {
         return Err(ApiError::Invalid(InvalidInput::new(
             "tasks",
@@ -150,8 +151,7 @@ pub async fn create(
 
 /// One task of the batch, read and checked as POST /v1/tasks would.
 fn read(entry: &RawValue, rules: &TaskRules) -> Result<NewTask, ApiError> {
-    let task: CreateTask =
-        serde_json::from_str(entry.get()).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let task: CreateTask = read_object(entry.get())?;
     if task.payload_len() > MAX_PAYLOAD_BYTES {
         return Err(ApiError::TooLarge {
             field: Some("payload"),

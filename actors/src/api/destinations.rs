@@ -5,8 +5,10 @@ use chrono::{DateTime, Utc};
 use remit::domain::{Destination, DestinationId, NewDestination, Region};
 use remit::store::Store;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::body::read_object;
 use super::error::ErrorBody;
 use super::{ApiError, ApiState};
 use crate::signature;
@@ -19,15 +21,28 @@ use crate::signature;
     "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 }))]
 pub struct CreateDestination {
-    /// Not blank, at most 200 bytes, no control characters.
+    /// Not blank, at most 200 bytes (UTF-8), no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    )]
     id: String,
-    /// Only this region's processes send to it.
+    /// Only this region's processes send to it: a lowercase letter, then
+    /// up to 31 lowercase letters, digits or `-`. This process's region,
+    /// unless it accepts writes for other regions.
+    #[schema(pattern = r"^[a-z][a-z0-9-]{0,31}$", max_length = 32)]
     region: String,
-    /// Absolute `http` or `https` URL with a host; refused addresses and
-    /// plain `http` are refused unless allowlisted.
+    /// Absolute `http` or `https` URL with a host and no credentials
+    /// (`user:password@`); refused addresses and plain `http` are refused
+    /// unless allowlisted.
     #[schema(format = "uri")]
     url: String,
-    /// `whsec_<base64>`; webhooks are signed when present.
+    /// `whsec_` followed by standard base64 (padded) of 24 to 64 bytes;
+    /// webhooks are signed when present.
+    #[schema(
+        pattern = r"^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
+    )]
     secret: Option<String>,
 }
 
@@ -81,11 +96,22 @@ impl CreateDestination {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
-    body: web::Json<CreateDestination>,
+    body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     // The bearer token has been checked before the body was read (see
     // `auth::require_token`).
-    let new = body.into_inner().validate()?;
+    let new = read_object::<CreateDestination>(body.get())?.validate()?;
+    let rules = &state.rules;
+    if new.region != rules.serving && !rules.allow_other_regions {
+        return Err(ApiError::Invalid(remit::domain::InvalidInput::new(
+            "region",
+            format!(
+                "this process serves region {:?}; destinations for {:?} are registered through that region's process",
+                rules.serving.as_str(),
+                new.region.as_str()
+            ),
+        )));
+    }
     state.egress.admit(&new.url).await?;
     // A repeat answers 200 as a repeated task does; two first
     // registrations racing may both answer 201, which is harmless.
@@ -108,7 +134,14 @@ pub async fn create(
     operation_id = "get_destination",
     tag = "destinations",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "The destination's id")),
+    params((
+        "id" = String,
+        Path,
+        description = "The destination's id: not blank, at most 200 bytes (UTF-8), no control characters",
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
+    )),
     responses(
         (status = 200, description = "The destination", body = DestinationView),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,

@@ -28,6 +28,9 @@ pub enum ApiError {
     },
     #[error("{0}")]
     NotFound(String),
+    /// A method the route does not take; `allow` lists those it does.
+    #[error("this route takes {allow} only")]
+    MethodNotAllowed { allow: &'static str },
     #[error("{0}")]
     Conflict(String),
     #[error("internal error")]
@@ -56,7 +59,8 @@ pub struct ErrorDetail {
 }
 
 /// What kind of error it is, one code per HTTP status: `bad_request` 400,
-/// `unauthorized` 401, `not_found` 404, `conflict` 409, `too_large` 413,
+/// `unauthorized` 401, `not_found` 404, `method_not_allowed` 405,
+/// `conflict` 409, `too_large` 413,
 /// `invalid` 422, `internal` 500.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -66,6 +70,7 @@ pub enum ErrorCode {
     Invalid,
     TooLarge,
     NotFound,
+    MethodNotAllowed,
     Conflict,
     Internal,
 }
@@ -78,6 +83,7 @@ impl ApiError {
             ApiError::Invalid(_) => ErrorCode::Invalid,
             ApiError::TooLarge { .. } => ErrorCode::TooLarge,
             ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
             ApiError::Conflict(_) => ErrorCode::Conflict,
             ApiError::Internal(_) => ErrorCode::Internal,
         }
@@ -92,8 +98,9 @@ impl ApiError {
         }
     }
 
-    /// A JSON body that serde could not read. serde names the field in
-    /// backticks ("missing field `not_before`"); lift it out.
+    /// A body the extractor refused: not `application/json`, over the
+    /// limit, or not JSON at all. Such an error names no field (one that
+    /// does comes from `body::read_object`).
     pub fn from_json(error: &actix_web::error::JsonPayloadError) -> Self {
         use actix_web::error::JsonPayloadError;
         if let JsonPayloadError::Overflow { limit }
@@ -104,17 +111,10 @@ impl ApiError {
                 limit: *limit,
             };
         }
-        Self::bad_request(error.to_string())
-    }
-
-    /// A body serde could not read, from its message.
-    pub fn bad_request(message: String) -> Self {
-        let field = message
-            .split('`')
-            .nth(1)
-            .filter(|f| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-            .map(str::to_owned);
-        ApiError::BadRequest { field, message }
+        ApiError::BadRequest {
+            field: None,
+            message: error.to_string(),
+        }
     }
 }
 
@@ -160,6 +160,7 @@ impl ResponseError for ApiError {
             ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -167,8 +168,14 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         let mut response = HttpResponse::build(self.status_code());
-        if matches!(self, ApiError::Unauthorized) {
-            response.insert_header(("www-authenticate", "Bearer"));
+        match self {
+            ApiError::Unauthorized => {
+                response.insert_header(("www-authenticate", "Bearer"));
+            }
+            ApiError::MethodNotAllowed { allow } => {
+                response.insert_header(("allow", *allow));
+            }
+            _ => {}
         }
         response.json(self.body())
     }
@@ -186,6 +193,7 @@ mod tests {
             (ErrorCode::Invalid, "invalid"),
             (ErrorCode::TooLarge, "too_large"),
             (ErrorCode::NotFound, "not_found"),
+            (ErrorCode::MethodNotAllowed, "method_not_allowed"),
             (ErrorCode::Conflict, "conflict"),
             (ErrorCode::Internal, "internal"),
         ];

@@ -6,6 +6,7 @@
 //! - `auth`: the bearer token, as middleware in front of /v1.
 //! - `failures`: 5xx answers logged with their cause.
 //! - `error`: the JSON error shape and the status of each error.
+//! - `body`: request bodies, JSON objects only, with errors naming the field.
 //! - `payload`: a task's payload kept byte for byte.
 //! - `destinations`, `tasks`, `batch`: the handlers, which see only their
 //!   own region's destinations and tasks.
@@ -13,6 +14,7 @@
 
 mod auth;
 mod batch;
+mod body;
 mod destinations;
 mod error;
 mod failures;
@@ -83,8 +85,39 @@ impl Progress {
     }
 }
 
-/// Registers the routes on an actix-web app.
-pub fn configure(config: &mut web::ServiceConfig) {
+/// What a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    /// The API with the probes and /metrics: the API's listener when
+    /// `metrics.bind` is not set.
+    Everything,
+    /// The API with the probes, without /metrics (served on a listener of
+    /// its own).
+    Api,
+    /// /metrics and the probes only: the listener of `metrics.bind`.
+    Metrics,
+}
+
+/// The routes of `listener`, to register on an actix-web app. A path no
+/// route matches is 404 and a method a route does not take is 405 (with
+/// `Allow`), both with the JSON error body.
+pub fn routes(listener: Listener) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |config| {
+        config
+            .service(resource("/healthz", "GET").route(web::get().to(healthz)))
+            .service(resource("/readyz", "GET").route(web::get().to(readyz)));
+        if listener != Listener::Api {
+            config.service(resource("/metrics", "GET").route(web::get().to(metrics)));
+        }
+        if listener != Listener::Metrics {
+            configure_api(config);
+        }
+        config.default_service(web::to(no_route));
+    }
+}
+
+/// /v1 and the OpenAPI document.
+fn configure_api(config: &mut web::ServiceConfig) {
     config
         .app_data(
             web::JsonConfig::default()
@@ -92,10 +125,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .error_handler(|e, _| ApiError::from_json(&e).into()),
         )
         .app_data(web::PathConfig::default())
-        .route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz))
-        .route("/metrics", web::get().to(metrics))
-        .route("/openapi.json", web::get().to(openapi::document))
+        .service(resource("/openapi.json", "GET").route(web::get().to(openapi::document)))
         .service(
             web::scope("/v1")
                 // The last wrap runs first: failures are logged whatever
@@ -103,11 +133,15 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 // extractor reads the body.
                 .wrap(from_fn(auth::require_token))
                 .wrap(from_fn(failures::log_server_errors))
-                .route("/destinations", web::post().to(destinations::create))
-                .route("/destinations/{id}", web::get().to(destinations::get))
-                .route("/tasks", web::post().to(tasks::create))
                 .service(
-                    web::resource("/tasks/batch")
+                    resource("/destinations", "POST").route(web::post().to(destinations::create)),
+                )
+                .service(
+                    resource("/destinations/{id}", "GET").route(web::get().to(destinations::get)),
+                )
+                .service(resource("/tasks", "POST").route(web::post().to(tasks::create)))
+                .service(
+                    resource("/tasks/batch", "POST")
                         .app_data(
                             web::JsonConfig::default()
                                 .limit(batch::MAX_BATCH_BODY)
@@ -115,9 +149,28 @@ pub fn configure(config: &mut web::ServiceConfig) {
                         )
                         .route(web::post().to(batch::create)),
                 )
-                .route("/tasks/{id}", web::get().to(tasks::get))
-                .route("/tasks/{id}/replay", web::post().to(tasks::replay)),
+                .service(resource("/tasks/{id}", "GET").route(web::get().to(tasks::get)))
+                .service(
+                    resource("/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)),
+                )
+                .default_service(web::to(no_route)),
         );
+}
+
+/// A resource whose other methods are answered 405 with `Allow: allow`.
+fn resource(path: &str, allow: &'static str) -> actix_web::Resource {
+    web::resource(path).default_service(web::to(move || async move {
+        Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow })
+    }))
+}
+
+/// What a path no route matches gets.
+async fn no_route(request: actix_web::HttpRequest) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotFound(format!(
+        "no route for {} {}",
+        request.method(),
+        request.path()
+    )))
 }
 
 /// Whether the process is alive
@@ -126,10 +179,18 @@ pub fn configure(config: &mut web::ServiceConfig) {
     path = "/healthz",
     operation_id = "healthz",
     tag = "probes",
-    responses((status = 200, description = "The process runs", body = String, example = "ok")),
+    responses((
+        status = 200,
+        description = "The process runs",
+        body = String,
+        content_type = "text/plain; charset=utf-8",
+        example = "ok",
+    )),
 )]
 async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().body("ok")
+    HttpResponse::Ok()
+        .content_type("text/plain; charset=utf-8")
+        .body("ok")
 }
 
 /// Whether the region can make progress

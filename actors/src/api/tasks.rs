@@ -8,8 +8,10 @@ use remit::domain::{
 };
 use remit::store::{Replayed, Store};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::body::read_object;
 use super::error::ErrorBody;
 use super::payload::RawPayload;
 use super::task_views::{TaskSummary, TaskView};
@@ -25,16 +27,36 @@ use super::{ApiError, ApiState};
     "payload": {"renewal": "2026-09-01"}, "retry_horizon_seconds": 86400
 }))]
 pub struct CreateTask {
-    /// Not blank, at most 200 bytes, no control characters.
+    /// Not blank, at most 200 bytes (UTF-8), no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    )]
     tenant_id: String,
-    /// Not blank, at most 200 bytes, no control characters.
+    /// Not blank, at most 200 bytes (UTF-8), no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    )]
     reminder_id: String,
-    /// A registered destination in `region`.
+    /// A registered destination in `region`; an id as `POST
+    /// /v1/destinations` takes it.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    )]
     destination_id: String,
-    /// This process's region, unless it accepts tasks for other regions.
+    /// This process's region, unless it accepts tasks for other regions: a
+    /// lowercase letter, then up to 31 lowercase letters, digits or `-`.
+    #[schema(pattern = r"^[a-z][a-z0-9-]{0,31}$", max_length = 32)]
     region: String,
-    /// RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z. Never sent
-    /// before it; a time in the past makes the task due at once.
+    /// RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z, from
+    /// 0001-01-01T00:00:00Z to 9989-12-31T23:59:59Z in UTC, so that the
+    /// retry horizon's end stays within year 9999. Never sent before it; a
+    /// time in the past makes the task due at once.
     #[schema(format = DateTime)]
     not_before: String,
     /// Any JSON value, at most 1,048,576 bytes; stored and sent byte for
@@ -42,9 +64,68 @@ pub struct CreateTask {
     /// `application/json`.
     #[schema(value_type = Value)]
     payload: RawPayload,
-    /// How long after `not_before` retries may start; the configured
-    /// horizon when absent.
-    retry_horizon_seconds: Option<u64>,
+    /// How long after `not_before` retries may start, in whole seconds, at
+    /// most 315,360,000 (ten years); the configured horizon when absent. A
+    /// number with no fraction (`86400.0`, `8.64e4`) counts as that
+    /// integer, as JSON Schema counts it.
+    #[serde(default)]
+    #[schema(value_type = Option<u64>, minimum = 0, maximum = 315_360_000)]
+    retry_horizon_seconds: Option<WholeSeconds>,
+}
+
+/// Longest retry horizon a task may ask for: ten years, as
+/// `retry.horizon_hours` allows.
+pub const MAX_HORIZON_SECONDS: u64 = 10 * 365 * 24 * 3600;
+
+/// Earliest `not_before`: any earlier time, moved to UTC, may fall before
+/// year 1 and could not be written back as RFC 3339.
+fn earliest_not_before() -> DateTime<Utc> {
+    DateTime::from_timestamp(-62_135_596_800, 0).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// Latest `not_before` (9989-12-31T23:59:59.999999999Z): with the longest
+/// horizon added, every time remit returns stays within year 9999.
+fn latest_not_before() -> DateTime<Utc> {
+    DateTime::from_timestamp(253_086_767_999, 999_999_999).unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// A count of seconds: an integer, or a number with no fraction.
+#[derive(Debug, Clone, Copy)]
+pub struct WholeSeconds(u64);
+
+impl<'de> Deserialize<'de> for WholeSeconds {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = WholeSeconds;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a whole number of seconds, at least 0")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<WholeSeconds, E> {
+                Ok(WholeSeconds(v))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<WholeSeconds, E> {
+                u64::try_from(v)
+                    .map(WholeSeconds)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<WholeSeconds, E> {
+                // Any float past u64's range is refused here; one within it
+                // but past the maximum is refused by `validate`, with the rest.
+                if v.fract() == 0.0 && (0.0..1.8e19).contains(&v) {
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    Ok(WholeSeconds(v as u64))
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Float(v), &self))
+                }
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// Where tasks may be accepted and the default horizon.
@@ -104,12 +185,24 @@ impl CreateTask {
                 )
             })?
             .with_timezone(&Utc);
+        if !(earliest_not_before()..=latest_not_before()).contains(&not_before) {
+            return Err(InvalidInput::new(
+                "not_before",
+                "must be from 0001-01-01T00:00:00Z to 9989-12-31T23:59:59Z",
+            ));
+        }
         let retry_horizon = match self.retry_horizon_seconds {
             None => rules.horizon,
-            Some(s) => i64::try_from(s)
+            Some(WholeSeconds(s)) => i64::try_from(s)
                 .ok()
-                .and_then(chrono::Duration::try_seconds)
-                .ok_or_else(|| InvalidInput::new("retry_horizon_seconds", "is too large"))?,
+                .filter(|_| s <= MAX_HORIZON_SECONDS)
+                .map(chrono::Duration::seconds)
+                .ok_or_else(|| {
+                    InvalidInput::new(
+                        "retry_horizon_seconds",
+                        format!("must be at most {MAX_HORIZON_SECONDS} (ten years)"),
+                    )
+                })?,
         };
         let body = self.payload.as_bytes().to_vec();
         if body.len() > MAX_PAYLOAD_BYTES {
@@ -156,17 +249,18 @@ impl CreateTask {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
-    body: web::Json<CreateTask>,
+    body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     // The bearer token has been checked before the body was read (see
     // `auth::require_token`).
+    let body: CreateTask = read_object(body.get())?;
     if body.payload_len() > MAX_PAYLOAD_BYTES {
         return Err(ApiError::TooLarge {
             field: Some("payload"),
             limit: MAX_PAYLOAD_BYTES,
         });
     }
-    let new = body.into_inner().validate(&state.rules)?;
+    let new = body.validate(&state.rules)?;
     let scheduled = state.store.schedule(new).await?;
     let summary = TaskSummary::from(&scheduled.task);
     Ok(if scheduled.created {

@@ -168,6 +168,10 @@ pub struct ReconcileConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetricsConfig {
+    /// A listener of its own for /metrics and the probes (/healthz,
+    /// /readyz), e.g. `0.0.0.0:9464`, so they can be scraped without
+    /// exposing the API. When set, /metrics is not served on `api.bind`.
+    pub bind: Option<String>,
     /// Destinations named in per-destination series; the rest are counted
     /// under `other`, so label cardinality stays bounded.
     pub max_destinations: usize,
@@ -258,6 +262,7 @@ impl Default for Config {
                 older_than_seconds: 900,
             },
             metrics: MetricsConfig {
+                bind: None,
                 max_destinations: 100,
                 queue_interval_seconds: 15,
             },

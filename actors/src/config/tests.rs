@@ -45,6 +45,15 @@ fn bad_values_name_their_key() {
         err.contains("send.allow_hosts") && err.contains("10.0.0.0/40"),
         "{err}"
     );
+    for bind in ["9464", "localhost", "127.0.0.1:x", "127.0.0.1:8080"] {
+        let mut config = Config::default();
+        config.metrics.bind = Some(bind.into());
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("metrics.bind"), "{bind}: {err}");
+    }
+    let mut config = Config::default();
+    config.metrics.bind = Some("0.0.0.0:9464".into());
+    config.validate().unwrap();
     let mut config = Config::default();
     config.api.pool_size = 0;
     let err = config.validate().unwrap_err().to_string();

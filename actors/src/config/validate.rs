@@ -57,6 +57,22 @@ impl Config {
                 "must be between 1 and 86400",
             ));
         }
+        if let Some(bind) = &self.metrics.bind {
+            let port = bind.rsplit_once(':').map(|(_, port)| port.parse::<u16>());
+            if !matches!(port, Some(Ok(_))) {
+                return Err(invalid(
+                    "metrics.bind",
+                    "must be HOST:PORT, e.g. 0.0.0.0:9464",
+                ));
+            }
+            // Two listeners on port 0 each get a free port of their own.
+            if bind == &self.api.bind && !bind.ends_with(":0") {
+                return Err(invalid(
+                    "metrics.bind",
+                    "must differ from api.bind (leave it unset to serve /metrics with the API)",
+                ));
+            }
+        }
         if self.metrics.max_destinations > 10_000 {
             return Err(invalid(
                 "metrics.max_destinations",

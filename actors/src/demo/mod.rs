@@ -106,6 +106,7 @@ async fn demo(config: &mut Config, url: &str) -> Result<(), AppError> {
             .collect(),
     )
     .map_err(|source| AppError::Bind {
+        what: "the demo's receiver",
         addr: "127.0.0.1:0".into(),
         source,
     })?;

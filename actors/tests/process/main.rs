@@ -11,6 +11,7 @@ mod import;
 mod payload_key;
 mod prune;
 mod schedule;
+mod startup;
 mod status;
 mod unit;
 

@@ -3,10 +3,12 @@
 
 mod batch;
 mod client;
+mod contract;
 mod failures;
 mod front_door;
 mod openapi;
 mod regions;
+mod routing;
 
 use std::time::Duration;
 

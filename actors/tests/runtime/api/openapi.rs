@@ -28,8 +28,8 @@ async fn the_served_document_is_docs_openapi_json_and_matches_the_routes() {
          REMIT_WRITE_OPENAPI=1 cargo test -p remit-actors --lib openapi"
     );
 
-    // A path or method the router does not know gets the router's own 404
-    // or 405, without an error body; the handlers' errors all have one.
+    // Every operation answers only statuses it documents, and every error
+    // (the router's 404 and 405 too) has the error body.
     let paths = document["paths"].as_object().unwrap();
     for (path, operations) in paths {
         let path = path.replace("{id}", "no-such-id");

@@ -78,3 +78,31 @@ async fn another_regions_tasks_and_destinations_are_not_found() {
     );
     runtime.shutdown().await;
 }
+
+#[actix_rt::test]
+async fn another_regions_destination_is_refused_without_allow_other_regions() {
+    let db = TestDb::with_database_clock().await;
+    let runtime = support::start(support::config(&db, Region::US, "us-1"), &db.store).await;
+    let api = Api::new(&runtime);
+
+    let body = json!({"id": "crm-eu", "region": "eu", "url": "https://hooks.example.com/in"});
+    let (status, answer) = api.post("/v1/destinations", body).await;
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(answer["error"]["field"], "region", "{answer}");
+    let id = remit::domain::DestinationId::new("crm-eu").unwrap();
+    assert!(
+        db.store.destination(&id).await.unwrap().is_none(),
+        "nothing written"
+    );
+    runtime.shutdown().await;
+
+    // With allow_other_regions, the us API registers it for the eu processes.
+    let mut config = support::config(&db, Region::US, "us-2");
+    config.allow_other_regions = true;
+    let runtime = support::start(config, &db.store).await;
+    let api = Api::new(&runtime);
+    let body = json!({"id": "crm-eu", "region": "eu", "url": "https://hooks.example.com/in"});
+    let (status, answer) = api.post("/v1/destinations", body).await;
+    assert_eq!(status, 201, "{answer}");
+    runtime.shutdown().await;
+}
