@@ -38,6 +38,10 @@ pub fn to_json(report: &StatusReport) -> Value {
         "paused": report.paused.iter().map(|(id, region, until)| json!({
             "destination": id.as_str(), "region": region.to_string(), "until": until,
         })).collect::<Vec<_>>(),
+        "refused": report.refused.iter().map(|r| json!({
+            "destination": r.destination.as_str(), "region": r.region.to_string(),
+            "why": r.why, "since": r.since,
+        })).collect::<Vec<_>>(),
         "top_retry_wait": report.top_retry_wait.iter().map(|(id, n)| json!({
             "destination": id.as_str(), "tasks": n,
         })).collect::<Vec<_>>(),
@@ -137,6 +141,26 @@ pub fn to_text(report: &StatusReport, database: &str) -> String {
                 region.to_string(),
                 until.format("%H:%M:%S UTC").to_string(),
                 human(*until - report.now),
+            ]);
+        }
+        table(&mut out, &rows);
+    }
+    // Only when there are any: the usual answer is none, and it is not
+    // one an operator needs to read every time.
+    if !report.refused.is_empty() {
+        out.push_str("\nRefused by the address policy (tasks held):\n");
+        let mut rows = vec![vec![
+            "destination".into(),
+            "region".into(),
+            "since".into(),
+            "why".into(),
+        ]];
+        for r in &report.refused {
+            rows.push(vec![
+                r.destination.to_string(),
+                r.region.to_string(),
+                r.since.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+                r.why.clone(),
             ]);
         }
         table(&mut out, &rows);

@@ -44,6 +44,8 @@
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
 //!   temporary directory, or a schema inside a PostgreSQL).
 //! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
+//! - `refusals`: destinations a runtime's address policy refuses, recorded
+//!   on their rows for `remit status`.
 //! - `payload_keys`: the record of the keys a database's payloads are
 //!   sealed with, checked before a process seals anything.
 
@@ -74,6 +76,7 @@ mod prepared;
 mod rate;
 mod reads;
 mod reconcile;
+mod refusals;
 mod replay;
 mod retention;
 mod rows;
@@ -110,7 +113,7 @@ pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use schema_version::SchemaMismatch;
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
-pub use status::{Latency, RegionStatus, StatusReport};
+pub use status::{Latency, Refused, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};
 pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 

@@ -6,7 +6,7 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::rows::region;
-use super::status::{Latency, RegionStatus, StatusReport, TOP};
+use super::status::{Latency, Refused, RegionStatus, StatusReport, TOP};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
 
@@ -69,6 +69,13 @@ SELECT d.id AS destination, d.region, d.paused_until
 FROM destinations d
 WHERE d.paused_until > coalesce($1, now()) AND ($2::text IS NULL OR d.region = $2)
 ORDER BY d.paused_until DESC, d.id
+"#;
+
+const REFUSED_SQL: &str = r#"
+SELECT d.id AS destination, d.region, d.refused, d.refused_at
+FROM destinations d
+WHERE d.refused IS NOT NULL AND ($1::text IS NULL OR d.region = $1)
+ORDER BY d.refused_at, d.id
 "#;
 
 const TOP_RETRY_WAIT_SQL: &str = r#"
@@ -144,6 +151,18 @@ struct Paused {
     region: String,
     #[diesel(sql_type = Timestamptz)]
     paused_until: DateTime<Utc>,
+}
+
+#[derive(QueryableByName)]
+struct RefusedRow {
+    #[diesel(sql_type = Text)]
+    destination: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Text)]
+    refused: String,
+    #[diesel(sql_type = Timestamptz)]
+    refused_at: DateTime<Utc>,
 }
 
 #[derive(QueryableByName)]
@@ -248,6 +267,10 @@ async fn read(
         .bind::<Nullable<Text>, _>(&only_text)
         .load(conn)
         .await?;
+    let refused: Vec<RefusedRow> = diesel::sql_query(REFUSED_SQL)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .load(conn)
+        .await?;
     let retry: Vec<Counted> = diesel::sql_query(TOP_RETRY_WAIT_SQL)
         .bind::<Nullable<Text>, _>(&only_text)
         .bind::<BigInt, _>(TOP)
@@ -281,10 +304,23 @@ async fn read(
             ))
         })
         .collect::<Result<_, StoreError>>()?;
+    let refused = refused
+        .into_iter()
+        .map(|r| {
+            Ok(Refused {
+                destination: DestinationId::new(&r.destination)
+                    .map_err(|e| super::rows::corrupt("destinations.id", e))?,
+                region: region("destinations.region", &r.region)?,
+                why: r.refused,
+                since: r.refused_at,
+            })
+        })
+        .collect::<Result<_, StoreError>>()?;
     Ok(StatusReport {
         now: now.now,
         regions,
         paused,
+        refused,
         top_retry_wait: destinations(retry)?,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|r| (r.reason, r.n)).collect(),

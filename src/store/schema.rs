@@ -25,6 +25,8 @@ diesel::table! {
         updated_at -> Timestamptz,
         rate_tokens -> Nullable<Float8>,
         rate_refilled_at -> Nullable<Timestamptz>,
+        refused -> Nullable<Text>,
+        refused_at -> Nullable<Timestamptz>,
     }
 }
 

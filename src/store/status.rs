@@ -19,6 +19,9 @@ pub struct StatusReport {
     pub regions: Vec<RegionStatus>,
     /// Destinations whose pause has not ended, with its end.
     pub paused: Vec<(DestinationId, Region, DateTime<Utc>)>,
+    /// Destinations a runtime's address policy refuses, their tasks held:
+    /// why, and since when.
+    pub refused: Vec<Refused>,
     /// Destinations with the most tasks in `retry_wait`, most first.
     pub top_retry_wait: Vec<(DestinationId, i64)>,
     /// Destinations with the most 429 answers in the last hour.
@@ -27,6 +30,15 @@ pub struct StatusReport {
     pub failures_last_day: Vec<(String, i64)>,
     /// From `not_before` to delivery, for tasks delivered in the last hour.
     pub deadline_to_delivery: Option<Latency>,
+}
+
+/// A destination a runtime's address policy refuses to send to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub destination: DestinationId,
+    pub region: Region,
+    pub why: String,
+    pub since: DateTime<Utc>,
 }
 
 /// One region's queue.

@@ -22,6 +22,7 @@ mod finish;
 mod maintenance;
 mod operations;
 mod payload_keys;
+mod refusals;
 mod rows;
 mod schedule;
 mod status;

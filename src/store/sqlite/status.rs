@@ -10,7 +10,7 @@ use super::rows::{instant, micros};
 use super::SqliteStore;
 use crate::domain::{DestinationId, Region};
 use crate::store::rows::{corrupt, region};
-use crate::store::status::{Latency, RegionStatus, StatusReport, TOP};
+use crate::store::status::{Latency, Refused, RegionStatus, StatusReport, TOP};
 use crate::store::StoreError;
 
 const HOUR_MICROS: i64 = 3_600_000_000;
@@ -51,6 +51,18 @@ struct Paused {
     region: String,
     #[diesel(sql_type = BigInt)]
     paused_until: i64,
+}
+
+#[derive(QueryableByName)]
+struct RefusedRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Text)]
+    refused: String,
+    #[diesel(sql_type = BigInt)]
+    refused_at: i64,
 }
 
 #[derive(QueryableByName)]
@@ -165,6 +177,14 @@ fn read(
     .bind::<BigInt, _>(now)
     .bind::<Nullable<Text>, _>(&text)
     .load(conn)?;
+    let refused: Vec<RefusedRow> = diesel::sql_query(
+        "SELECT id, region, refused, refused_at FROM destinations \
+                 WHERE refused IS NOT NULL AND refused_at IS NOT NULL \
+                   AND (?1 IS NULL OR region = ?1) \
+                 ORDER BY refused_at, id",
+    )
+    .bind::<Nullable<Text>, _>(&text)
+    .load(conn)?;
     let retry: Vec<Counted> = diesel::sql_query(
         "SELECT destination_id AS name, count(*) AS n FROM tasks \
                  WHERE state = 'retry_wait' AND (?1 IS NULL OR region = ?1) \
@@ -210,10 +230,23 @@ fn read(
             ))
         })
         .collect::<Result<_, StoreError>>()?;
+    let refused = refused
+        .into_iter()
+        .map(|r| {
+            Ok(Refused {
+                destination: DestinationId::new(&r.id)
+                    .map_err(|e| corrupt("destinations.id", e))?,
+                region: region("destinations.region", &r.region)?,
+                why: r.refused,
+                since: instant("destinations.refused_at", r.refused_at)?,
+            })
+        })
+        .collect::<Result<_, StoreError>>()?;
     Ok(StatusReport {
         now: ctx.now,
         regions,
         paused,
+        refused,
         top_retry_wait: destinations(retry)?,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|c| (c.name, c.n)).collect(),

@@ -1,0 +1,1 @@
+ALTER TABLE destinations DROP COLUMN refused, DROP COLUMN refused_at;

@@ -1,0 +1,6 @@
+-- Set by a runtime whose address policy refuses the destination's URL (a
+-- restart without the allowlist entry it needs, say): its tasks are held,
+-- not failed one by one, and `remit status` shows why. Cleared by the
+-- next request that goes out to it. Not indexed: status reads it rarely,
+-- and a destination row is updated often.
+ALTER TABLE destinations ADD COLUMN refused TEXT, ADD COLUMN refused_at TIMESTAMPTZ;

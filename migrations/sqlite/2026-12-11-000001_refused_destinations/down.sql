@@ -1,0 +1,2 @@
+ALTER TABLE destinations DROP COLUMN refused_at;
+ALTER TABLE destinations DROP COLUMN refused;
