@@ -7,7 +7,8 @@
 //! holds no health data in clear, but it does hold signing secrets, so
 //! treat it as a secret) and its attempt log. Ids, idempotency keys,
 //! states, leases and attempt numbers travel as they are (see
-//! `remit::store::transfer`).
+//! `remit::store::transfer`). An import checks every line before it writes
+//! anything (`remit::store::check_task`).
 
 use std::io::{BufRead, Write};
 

@@ -5,9 +5,10 @@
 //! that is wrong and what is accepted instead of being written and then
 //! breaking a claim, a fencing token or a receiver's deduplication.
 //!
-//! - Times lie between [`EARLIEST`] and [`LATEST`]: PostgreSQL keeps
-//!   nothing before year 1 here, and the upper bound leaves room for every
-//!   delay remit adds.
+//! - Times lie between [`EARLIEST`] and [`LATEST`]: what every store can
+//!   hold and what remit itself may write (a deadline plus a long retry
+//!   horizon can reach the latest instant remit represents; PostgreSQL
+//!   holds nothing much before year 0).
 //! - State and lease agree: `leased` ⇔ a lease token, holder and expiry;
 //!   terminal ⇔ `finalized_at`; `delivered` ⇔ `delivered_at`; `failed` ⇔
 //!   a `failure_reason`. A lease ends after `not_before` (the claim takes a
@@ -40,20 +41,18 @@ use crate::domain::{
 /// past it. 2^53 also survives any JSON reader exactly.
 pub const MAX_IMPORTED_LEASE_TOKEN: i64 = 1 << 53;
 
-/// The earliest time an import accepts: 0001-01-01T00:00:00Z.
-pub const EARLIEST: DateTime<Utc> = match NaiveDate::from_ymd_opt(1, 1, 1) {
+/// The earliest time an import accepts: 0000-01-01T00:00:00Z.
+pub const EARLIEST: DateTime<Utc> = match NaiveDate::from_ymd_opt(0, 1, 1) {
     Some(day) => day.and_time(chrono::NaiveTime::MIN).and_utc(),
     None => DateTime::<Utc>::MIN_UTC,
 };
 
-/// The latest time an import accepts: the start of year 100000.
-pub const LATEST: DateTime<Utc> = match NaiveDate::from_ymd_opt(100_000, 1, 1) {
-    Some(day) => day.and_time(chrono::NaiveTime::MIN).and_utc(),
-    None => DateTime::<Utc>::MAX_UTC,
-};
+/// The latest time an import accepts: the latest remit represents
+/// (+262142-12-31T23:59:59.999999999Z), which every store holds.
+pub const LATEST: DateTime<Utc> = DateTime::<Utc>::MAX_UTC;
 
 fn time(field: &'static str, at: DateTime<Utc>) -> Result<(), InvalidInput> {
-    if (EARLIEST..LATEST).contains(&at) {
+    if (EARLIEST..=LATEST).contains(&at) {
         return Ok(());
     }
     Err(InvalidInput::new(
@@ -396,9 +395,12 @@ mod tests {
             "created_at"
         );
         assert_eq!(
-            refused(|r| r.attempts[0].recorded_at = LATEST),
+            refused(|r| r.attempts[0].recorded_at = EARLIEST - Duration::microseconds(1)),
             "attempts.recorded_at"
         );
+        let mut far = record();
+        far.task.retry_horizon_at = LATEST;
+        check_task(&far).unwrap();
     }
 
     #[test]
