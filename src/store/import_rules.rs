@@ -93,7 +93,7 @@ fn tied(
 }
 
 /// Checks one exported task against the schedule's invariants.
-pub fn check_task(record: &TaskRecord) -> Result<(), InvalidInput> {
+pub fn check_imported_task(record: &TaskRecord) -> Result<(), InvalidInput> {
     let t = &record.task;
     times(t)?;
     lease(t)?;
@@ -239,7 +239,7 @@ fn key(t: &Task) -> Result<(), InvalidInput> {
 }
 
 /// Checks one exported destination: its bucket and times.
-pub fn check_destination(record: &DestinationRecord) -> Result<(), InvalidInput> {
+pub fn check_imported_destination(record: &DestinationRecord) -> Result<(), InvalidInput> {
     if record
         .rate_tokens
         .is_some_and(|t| !t.is_finite() || t < 0.0)
@@ -279,10 +279,10 @@ impl ImportCheck {
         }
     }
 
-    /// Checks the task at `position` on its own ([`check_task`]) and
+    /// Checks the task at `position` on its own ([`check_imported_task`]) and
     /// against those before it.
     pub fn task(&mut self, record: &TaskRecord, position: usize) -> Result<(), InvalidInput> {
-        check_task(record)?;
+        check_imported_task(record)?;
         let t = &record.task;
         let unit = self.unit;
         let seen = |field: &'static str, before: Option<usize>| match before {
@@ -338,12 +338,12 @@ mod tests {
     fn refused(change: impl FnOnce(&mut TaskRecord)) -> &'static str {
         let mut r = record();
         change(&mut r);
-        check_task(&r).unwrap_err().field
+        check_imported_task(&r).unwrap_err().field
     }
 
     #[test]
     fn a_sound_record_passes() {
-        check_task(&record()).unwrap();
+        check_imported_task(&record()).unwrap();
     }
 
     #[test]
@@ -351,7 +351,7 @@ mod tests {
         let mut r = record();
         r.task.lease_token = Some(MAX_IMPORTED_LEASE_TOKEN);
         r.attempts[0].lease_token = MAX_IMPORTED_LEASE_TOKEN;
-        check_task(&r).unwrap();
+        check_imported_task(&r).unwrap();
         assert_eq!(
             refused(|r| r.task.lease_token = Some(MAX_IMPORTED_LEASE_TOKEN + 1)),
             "lease_token"
@@ -400,14 +400,14 @@ mod tests {
         );
         let mut far = record();
         far.task.retry_horizon_at = LATEST;
-        check_task(&far).unwrap();
+        check_imported_task(&far).unwrap();
     }
 
     #[test]
     fn the_key_is_the_reminders_or_the_tasks_own_old_one() {
         let mut old = record();
         old.task.idempotency_key = legacy_idempotency_key(old.task.id);
-        check_task(&old).unwrap();
+        check_imported_task(&old).unwrap();
         assert_eq!(
             refused(|r| r.task.idempotency_key =
                 legacy_idempotency_key(TaskId(uuid::Uuid::from_u128(9)))),
