@@ -102,9 +102,11 @@ pub enum Command {
         #[arg(long, value_name = "PATH", default_value = "-")]
         file: PathBuf,
     },
-    /// Read a `remit export` into the configured database. Every task
-    /// continues where it was, under the same id and key; running the same
-    /// import again changes nothing.
+    /// Read a `remit export` into the configured database. Every line is
+    /// checked first: one that breaks a rule of the schedule refuses the
+    /// whole file (exit 2, naming the line and field) and nothing is
+    /// written. Every task continues where it was, under the same id and
+    /// key; running the same import again changes nothing.
     Import {
         /// The export to read, or `-` for standard input.
         #[arg(long, value_name = "PATH")]

@@ -7,7 +7,8 @@
 //! holds no health data in clear, but it does hold signing secrets, so
 //! treat it as a secret) and its attempt log. Ids, idempotency keys,
 //! states, leases and attempt numbers travel as they are (see
-//! `remit::store::transfer`).
+//! `remit::store::transfer`). An import checks every line before it writes
+//! anything (`remit::store::check_imported_task`).
 
 use std::io::{BufRead, Write};
 
@@ -20,7 +21,8 @@ use remit::domain::{
 };
 use remit::payload_crypto::SealedPayload;
 use remit::store::{
-    check_destination, Database, DestinationRecord, ImportCheck, Imported, StoreError, TaskRecord,
+    check_imported_destination, Database, DestinationRecord, ImportCheck, Imported, StoreError,
+    TaskRecord,
 };
 use serde::{Deserialize, Serialize};
 
@@ -166,7 +168,7 @@ pub struct ImportReport {
 
 /// Reads an export from `input` into `store`. The whole file is read and
 /// every line checked first (its format, and each row against the
-/// schedule's invariants, `remit::store::check_task`): a bad line stops the
+/// schedule's invariants, `remit::store::check_imported_task`): a bad line stops the
 /// import with its line number and field, and nothing at all is written.
 /// Then destinations go in one transaction and tasks a page per
 /// transaction. A task already there is left as it is, so an import that
@@ -230,7 +232,7 @@ fn read(
                 }
                 let record = destination_record(d)
                     .map_err(|reason| TransferError::Format { line, reason })?;
-                check_destination(&record).map_err(invalid)?;
+                check_imported_destination(&record).map_err(invalid)?;
                 destinations.push(record);
             }
             Line::Task(t) => {

@@ -5,9 +5,10 @@
 //! that is wrong and what is accepted instead of being written and then
 //! breaking a claim, a fencing token or a receiver's deduplication.
 //!
-//! - Times lie between [`EARLIEST`] and [`LATEST`]: PostgreSQL keeps
-//!   nothing before year 1 here, and the upper bound leaves room for every
-//!   delay remit adds.
+//! - Times lie between [`EARLIEST`] and [`LATEST`]: what every store can
+//!   hold and what remit itself may write (a deadline plus a long retry
+//!   horizon can reach the latest instant remit represents; PostgreSQL
+//!   holds nothing much before year 0).
 //! - State and lease agree: `leased` ⇔ a lease token, holder and expiry;
 //!   terminal ⇔ `finalized_at`; `delivered` ⇔ `delivered_at`; `failed` ⇔
 //!   a `failure_reason`. A lease ends after `not_before` (the claim takes a
@@ -40,20 +41,18 @@ use crate::domain::{
 /// past it. 2^53 also survives any JSON reader exactly.
 pub const MAX_IMPORTED_LEASE_TOKEN: i64 = 1 << 53;
 
-/// The earliest time an import accepts: 0001-01-01T00:00:00Z.
-pub const EARLIEST: DateTime<Utc> = match NaiveDate::from_ymd_opt(1, 1, 1) {
+/// The earliest time an import accepts: 0000-01-01T00:00:00Z.
+pub const EARLIEST: DateTime<Utc> = match NaiveDate::from_ymd_opt(0, 1, 1) {
     Some(day) => day.and_time(chrono::NaiveTime::MIN).and_utc(),
     None => DateTime::<Utc>::MIN_UTC,
 };
 
-/// The latest time an import accepts: the start of year 100000.
-pub const LATEST: DateTime<Utc> = match NaiveDate::from_ymd_opt(100_000, 1, 1) {
-    Some(day) => day.and_time(chrono::NaiveTime::MIN).and_utc(),
-    None => DateTime::<Utc>::MAX_UTC,
-};
+/// The latest time an import accepts: the latest remit represents
+/// (+262142-12-31T23:59:59.999999999Z), which every store holds.
+pub const LATEST: DateTime<Utc> = DateTime::<Utc>::MAX_UTC;
 
 fn time(field: &'static str, at: DateTime<Utc>) -> Result<(), InvalidInput> {
-    if (EARLIEST..LATEST).contains(&at) {
+    if (EARLIEST..=LATEST).contains(&at) {
         return Ok(());
     }
     Err(InvalidInput::new(
@@ -94,7 +93,7 @@ fn tied(
 }
 
 /// Checks one exported task against the schedule's invariants.
-pub fn check_task(record: &TaskRecord) -> Result<(), InvalidInput> {
+pub fn check_imported_task(record: &TaskRecord) -> Result<(), InvalidInput> {
     let t = &record.task;
     times(t)?;
     lease(t)?;
@@ -240,7 +239,7 @@ fn key(t: &Task) -> Result<(), InvalidInput> {
 }
 
 /// Checks one exported destination: its bucket and times.
-pub fn check_destination(record: &DestinationRecord) -> Result<(), InvalidInput> {
+pub fn check_imported_destination(record: &DestinationRecord) -> Result<(), InvalidInput> {
     if record
         .rate_tokens
         .is_some_and(|t| !t.is_finite() || t < 0.0)
@@ -280,10 +279,10 @@ impl ImportCheck {
         }
     }
 
-    /// Checks the task at `position` on its own ([`check_task`]) and
+    /// Checks the task at `position` on its own ([`check_imported_task`]) and
     /// against those before it.
     pub fn task(&mut self, record: &TaskRecord, position: usize) -> Result<(), InvalidInput> {
-        check_task(record)?;
+        check_imported_task(record)?;
         let t = &record.task;
         let unit = self.unit;
         let seen = |field: &'static str, before: Option<usize>| match before {
@@ -339,12 +338,12 @@ mod tests {
     fn refused(change: impl FnOnce(&mut TaskRecord)) -> &'static str {
         let mut r = record();
         change(&mut r);
-        check_task(&r).unwrap_err().field
+        check_imported_task(&r).unwrap_err().field
     }
 
     #[test]
     fn a_sound_record_passes() {
-        check_task(&record()).unwrap();
+        check_imported_task(&record()).unwrap();
     }
 
     #[test]
@@ -352,7 +351,7 @@ mod tests {
         let mut r = record();
         r.task.lease_token = Some(MAX_IMPORTED_LEASE_TOKEN);
         r.attempts[0].lease_token = MAX_IMPORTED_LEASE_TOKEN;
-        check_task(&r).unwrap();
+        check_imported_task(&r).unwrap();
         assert_eq!(
             refused(|r| r.task.lease_token = Some(MAX_IMPORTED_LEASE_TOKEN + 1)),
             "lease_token"
@@ -396,16 +395,19 @@ mod tests {
             "created_at"
         );
         assert_eq!(
-            refused(|r| r.attempts[0].recorded_at = LATEST),
+            refused(|r| r.attempts[0].recorded_at = EARLIEST - Duration::microseconds(1)),
             "attempts.recorded_at"
         );
+        let mut far = record();
+        far.task.retry_horizon_at = LATEST;
+        check_imported_task(&far).unwrap();
     }
 
     #[test]
     fn the_key_is_the_reminders_or_the_tasks_own_old_one() {
         let mut old = record();
         old.task.idempotency_key = legacy_idempotency_key(old.task.id);
-        check_task(&old).unwrap();
+        check_imported_task(&old).unwrap();
         assert_eq!(
             refused(|r| r.task.idempotency_key =
                 legacy_idempotency_key(TaskId(uuid::Uuid::from_u128(9)))),

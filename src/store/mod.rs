@@ -100,7 +100,7 @@ pub use clock::Clock;
 pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use error::StoreError;
 pub use import_rules::{
-    check_destination, check_task, ImportCheck, EARLIEST, LATEST, MAX_IMPORTED_LEASE_TOKEN,
+    check_imported_destination, check_imported_task, ImportCheck, MAX_IMPORTED_LEASE_TOKEN,
 };
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};

@@ -15,7 +15,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::import_rules::{check_destination, ImportCheck};
+use super::import_rules::{check_imported_destination, ImportCheck};
 use super::{Database, StoreError};
 use crate::domain::{Attempt, Destination, InvalidInput, Task, TaskId};
 use crate::payload_crypto::SealedPayload;
@@ -89,7 +89,7 @@ impl Database {
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
         for record in &records {
-            check_destination(record).map_err(|e| {
+            check_imported_destination(record).map_err(|e| {
                 InvalidInput::new(
                     e.field,
                     format!("destination {}: {}", record.destination.id, e.reason),
