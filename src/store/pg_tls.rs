@@ -341,4 +341,15 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(tls.client_config().is_ok());
     }
+
+    #[test]
+    fn a_named_client_certificate_must_exist() {
+        let (_, tls) = split_url("postgres://h/d?sslcert=/nonexistent/client.crt&sslkey=/x.key")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let err = tls.client_config().unwrap_err().to_string();
+        assert!(
+            err.contains("sslcert") && err.contains("/nonexistent/client.crt"),
+            "{err}"
+        );
+    }
 }

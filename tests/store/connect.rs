@@ -158,3 +158,18 @@ async fn a_newer_schema_says_the_binary_is_older() {
         Database::connect(&config, test_key()).await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_named_after_the_timeout() {
+    // The kernel completes the TCP handshake; nothing ever reads or writes.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = with("port", &silent.local_addr().unwrap().port().to_string());
+    let mut config = DatabaseConfig::new(url);
+    config.connect_timeout = Duration::from_millis(300);
+    let (err, text) = fails_fast(config).await;
+    assert!(
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::TimedOut(_))),
+        "{text}"
+    );
+    assert!(text.contains("did not answer within 300ms"), "{text}");
+}
