@@ -28,7 +28,7 @@ pub enum ConnectFailure {
     /// Refused, unreachable, or a host name that does not resolve.
     #[error("the server could not be reached")]
     Unreachable(#[source] io::Error),
-    #[error("the server did not answer within {0:?}")]
+    #[error("the server did not answer within {} ms", .0.as_millis())]
     TimedOut(Duration),
     #[error("TLS failed")]
     Tls(#[source] TlsFailure),
@@ -52,14 +52,13 @@ pub enum TlsFailure {
     NotOffered(SslMode),
     #[error("the server's certificate is not signed by a CA in sslrootcert")]
     UnknownCa(#[source] rustls::Error),
+    /// Named without rustls's message, whose list of the certificate's
+    /// names is in Rust's debug form (`DnsName("localhost")`).
     #[error(
-        "the server's certificate is not valid for the host name {host} (sslmode=verify-full)"
+        "the server's certificate is not valid for the host name {host} (sslmode=verify-full){}",
+        if presented.is_empty() { String::new() } else { format!("; it names {presented}") }
     )]
-    WrongHost {
-        host: String,
-        #[source]
-        source: rustls::Error,
-    },
+    WrongHost { host: String, presented: String },
     #[error("the server refused remit's client certificate (sslcert, sslkey)")]
     ClientCertificateRefused(#[source] rustls::Error),
     #[error("the server's certificate was refused")]
@@ -223,11 +222,19 @@ impl PgConnector {
         use rustls::{AlertDescription as Alert, CertificateError as Cert};
         match &e {
             rustls::Error::InvalidCertificate(Cert::UnknownIssuer) => TlsFailure::UnknownCa(e),
-            rustls::Error::InvalidCertificate(
-                Cert::NotValidForName | Cert::NotValidForNameContext { .. },
-            ) => TlsFailure::WrongHost {
+            rustls::Error::InvalidCertificate(Cert::NotValidForName) => TlsFailure::WrongHost {
                 host: self.host(),
-                source: e,
+                presented: String::new(),
+            },
+            rustls::Error::InvalidCertificate(Cert::NotValidForNameContext {
+                presented, ..
+            }) => TlsFailure::WrongHost {
+                host: self.host(),
+                presented: presented
+                    .iter()
+                    .map(|name| plain_name(name))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             },
             rustls::Error::InvalidCertificate(_) => TlsFailure::BadCertificate(e),
             rustls::Error::AlertReceived(
@@ -249,4 +256,13 @@ impl PgConnector {
             _ => "(none)".to_owned(),
         }
     }
+}
+
+/// A certificate name as rustls lists it (`DnsName("localhost")`), as a
+/// person reads it (`localhost`).
+fn plain_name(listed: &str) -> &str {
+    listed
+        .split_once("(\"")
+        .and_then(|(_, rest)| rest.strip_suffix("\")"))
+        .unwrap_or(listed)
 }

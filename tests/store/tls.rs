@@ -113,7 +113,9 @@ async fn verify_full_refuses_a_certificate_for_another_host_and_verify_ca_does_n
         "{text}"
     );
     assert!(
-        text.contains("not valid for the host name 127.0.0.1"),
+        text.contains("not valid for the host name 127.0.0.1")
+            && text.contains("it names localhost")
+            && !text.contains("DnsName"),
         "{text}"
     );
 
