@@ -215,22 +215,52 @@ impl Throttle {
             .spawn(ctx);
     }
 
-    /// Waits for the next token, unless that would keep the oldest queued
-    /// task in memory past a small fraction of its lease.
+    /// Waits for the next token, keeping only the tasks whose turn comes
+    /// before they have been in memory for a small fraction of their lease.
+    /// The queue goes out in order, a token each: the task at position `i`
+    /// goes about `wait + i` tokens' time from now. Each task past the hold
+    /// goes back to the database due about when its own turn would have
+    /// come, so the destination keeps receiving its rate from what is kept
+    /// while the rest waits in the database, not in memory.
     fn wait_for_token(&mut self, wait: Duration, ctx: &mut Context<Self>) {
-        let Some(head) = self.queue.front() else {
-            return;
+        let per_token = per_token(&self.limits);
+        let max_hold = self.shared.max_hold();
+        let now = Instant::now();
+        let turn = |i: usize| {
+            wait.saturating_add(per_token.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)))
         };
-        let waited = Instant::now().saturating_duration_since(head.claimed_at);
-        if waited.saturating_add(wait) > self.shared.max_hold() {
-            // Back to the database, claimable again about when a token
-            // would be there for each task.
-            let position = u32::try_from(self.queue.len()).unwrap_or(u32::MAX);
-            let eta = wait
-                .saturating_add(per_token(&self.limits).saturating_mul(position.saturating_sub(1)));
-            // Claiming more of it before then would only bring it back.
-            self.shared.busy.hold(&self.destination, eta);
-            self.release_all(Some(eta));
+        let keep = self
+            .queue
+            .iter()
+            .enumerate()
+            .take_while(|(i, work)| {
+                now.saturating_duration_since(work.claimed_at)
+                    .saturating_add(turn(*i))
+                    <= max_hold
+            })
+            .count();
+        if keep < self.queue.len() {
+            let later: Vec<(Work, Option<Duration>)> = self
+                .queue
+                .split_off(keep)
+                .into_iter()
+                .enumerate()
+                .map(|(j, work)| (work, Some(turn(keep + j))))
+                .collect();
+            debug!(self.shared.log, "handing back what cannot go within the hold";
+                   "destination" => %self.destination, "kept" => keep, "count" => later.len());
+            // Claiming more of it before the kept tasks are nearly sent
+            // would only bring it back; a claim's round trip ahead of that
+            // is enough for the next task to be in memory on time.
+            let lead =
+                (max_hold / 4).max(Duration::from_millis(self.shared.config.claim.busy_poll_ms));
+            self.shared
+                .busy
+                .hold(&self.destination, turn(keep).saturating_sub(lead));
+            release_each(&self.shared, later);
+        }
+        if self.queue.is_empty() {
+            self.process_place = None;
             return;
         }
         self.wake = Some(ctx.run_later(wait, |this, ctx| {
@@ -277,9 +307,17 @@ impl Throttle {
 /// stopping actor cannot cancel them; each frees its place in memory once
 /// the database has it back.
 pub fn release(shared: &Shared, tasks: Vec<Work>, after: Option<Duration>) {
-    // Saturates: a wait too long for chrono is as good as forever.
-    let after = after.map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX));
-    for work in tasks {
+    release_each(
+        shared,
+        tasks.into_iter().map(|work| (work, after)).collect(),
+    );
+}
+
+/// As [`release`], each task due again after a delay of its own.
+pub fn release_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
+    for (work, after) in tasks {
+        // Saturates: a wait too long for chrono is as good as forever.
+        let after = after.map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX));
         let shared = shared.clone();
         actix_rt::spawn(async move {
             let lease = work.claimed.lease();

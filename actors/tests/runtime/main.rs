@@ -18,4 +18,5 @@ mod retry_after;
 mod shared_work;
 mod signatures;
 mod ssrf;
+mod steady_rate;
 mod transfer;
