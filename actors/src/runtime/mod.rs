@@ -26,6 +26,7 @@ pub mod finisher;
 mod guard;
 mod health;
 mod holds;
+mod listener;
 mod messages;
 mod metrics;
 mod pool;

@@ -7,6 +7,7 @@
 mod support;
 
 mod api;
+mod failing_claims;
 mod fairness;
 mod hostile;
 mod in_flight;
