@@ -32,6 +32,7 @@ mod metrics;
 mod pool;
 mod pruner;
 mod reconciler;
+mod retry;
 mod sender;
 mod shared;
 mod supervisor;

@@ -9,7 +9,9 @@
 //! fraction of its lease, or whose destination is paused, goes back to the
 //! database (released, not counted as an attempt), due again when it could
 //! next go: the pause's end, or about when the bucket would have a token
-//! for it.
+//! for it. When the bucket cannot be read (the database is away) the tasks
+//! keep their leases and the take is tried again shortly, while the oldest
+//! still has time for a send; a hand-back that fails is retried likewise.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -25,7 +27,8 @@ use super::delivery::count_hand_back;
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
-use super::{SenderPool, Shared};
+use super::retry;
+use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
 
 pub struct Throttle {
@@ -45,6 +48,8 @@ pub struct Throttle {
     draining: bool,
     wake: Option<SpawnHandle>,
     backoff: Option<Duration>,
+    /// The wait before the next take, while takes keep failing.
+    take_retry: Option<Duration>,
     /// A place under the process's in-flight cap, taken while waiting for
     /// one and kept for the next request.
     process_place: Option<OwnedSemaphorePermit>,
@@ -76,6 +81,7 @@ impl Throttle {
             draining: false,
             wake: None,
             backoff: None,
+            take_retry: None,
             process_place: None,
             waiting_for_place: false,
         }
@@ -188,11 +194,13 @@ impl Throttle {
                 };
                 guard::step(this, ctx, |this, ctx| match result {
                     Ok(Some(Tokens::Granted(n))) => {
+                        this.take_retry = None;
                         this.shared.health.recovered(&this.name());
                         this.tokens += n;
                         this.pump(ctx);
                     }
                     Ok(Some(Tokens::WaitFor(wait))) => {
+                        this.take_retry = None;
                         this.shared.stats.metrics.throttle_wait(&this.destination);
                         this.wait_for_token(wait, ctx)
                     }
@@ -203,16 +211,41 @@ impl Throttle {
                               "destination" => %this.destination);
                         this.release_all(None);
                     }
-                    Err(e) => {
-                        // Without the shared bucket nothing may be sent; hand
-                        // the tasks back rather than hold them.
-                        warn!(this.shared.log, "could not take a token; handing tasks back";
-                              "destination" => %this.destination, "error" => %crate::error_chain(&e));
-                        this.release_all(None);
-                    }
+                    Err(e) => this.take_failed(&e, ctx),
                 });
             })
             .spawn(ctx);
+    }
+
+    /// Without the shared bucket nothing may be sent, but the queued tasks
+    /// keep their leases: try again shortly, while the oldest of them still
+    /// has time for a send after the wait; then hand them back.
+    fn take_failed(&mut self, e: &BatchError, ctx: &mut Context<Self>) {
+        let wait = self.take_retry.map_or(retry::FIRST, retry::next);
+        self.take_retry = Some(wait);
+        let Some(head) = self.queue.front() else {
+            return;
+        };
+        let needs = self
+            .shared
+            .send_timeout()
+            .saturating_add(self.shared.finish_margin());
+        let usable = head
+            .claimed_at
+            .checked_add(self.shared.lease().saturating_sub(needs));
+        let stopping = matches!(e, BatchError::Stopped);
+        if !stopping && usable.is_some_and(|at| Instant::now() + wait < at) {
+            warn!(self.shared.log, "could not take a token; trying again";
+                  "destination" => %self.destination, "after_ms" => wait.as_millis(),
+                  "error" => %crate::error_chain(e));
+            self.wake = Some(ctx.run_later(wait, |this, ctx| {
+                guard::step(this, ctx, |this, ctx| this.pump(ctx));
+            }));
+            return;
+        }
+        warn!(self.shared.log, "could not take a token; handing tasks back";
+              "destination" => %self.destination, "error" => %crate::error_chain(e));
+        self.release_all(None);
     }
 
     /// Waits for the next token, keeping only the tasks whose turn comes
@@ -321,7 +354,22 @@ pub fn release_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
         let shared = shared.clone();
         actix_rt::spawn(async move {
             let lease = work.claimed.lease();
-            match shared.store.release(&lease, after).await {
+            // Retried while the lease is still this process's to give.
+            let deadline = work
+                .claimed_at
+                .checked_add(shared.lease().saturating_sub(shared.finish_margin()))
+                .unwrap_or(work.claimed_at);
+            let released = retry::until(
+                deadline,
+                || shared.store.release(&lease, after),
+                |e| {
+                    warn!(shared.log, "release failed; trying again";
+                          "task" => %lease.task_id, "error" => %crate::error_chain(e));
+                    true
+                },
+            )
+            .await;
+            match released {
                 Ok(outcome) => {
                     let log = shared
                         .log
@@ -373,6 +421,7 @@ impl Supervised for Throttle {
         self.asking = false;
         self.tokens = 0;
         self.wake = None;
+        self.take_retry = None;
         // The wait for a place died with the old context.
         self.waiting_for_place = false;
     }

@@ -7,6 +7,7 @@
 mod support;
 
 mod api;
+mod database_crash;
 mod failing_claims;
 mod fairness;
 mod hostile;
