@@ -65,6 +65,22 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// A fault of the database or the way to it (no connection, a query
+    /// that failed, a thread that died), which may pass if tried again;
+    /// not a property of the request (invalid, conflicting, missing).
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Pool(_)
+                | StoreError::PoolSetup(_)
+                | StoreError::Connect(_)
+                | StoreError::Query(_)
+                | StoreError::Thread(_)
+        )
+    }
+}
+
 // Written out rather than derived with `#[from]`: these causes are already
 // part of the message, and a `source` would print them twice in a chain.
 impl From<InvalidInput> for StoreError {

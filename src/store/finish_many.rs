@@ -69,18 +69,25 @@ SELECT id, token FROM moved
 
 /// Pauses each destination for the longest pause the batch asks of it,
 /// from the database's now (a later pause already in force wins), and
-/// tells every process when the transaction commits.
+/// tells every process when the transaction commits. The rows are locked
+/// in id order first, as the token take locks them (`rate.rs`), so a batch
+/// pausing several destinations never deadlocks with a take.
 pub(super) const PAUSE_MANY_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 asked AS (
     SELECT id, max(ms) AS ms FROM unnest($2::text[], $3::int8[]) AS a(id, ms) GROUP BY id
 ),
+locked AS (
+    SELECT d.id FROM destinations d JOIN asked ON asked.id = d.id
+    ORDER BY d.id
+    FOR NO KEY UPDATE OF d
+),
 paused AS (
     UPDATE destinations d
     SET paused_until = GREATEST(d.paused_until, clock.now + asked.ms * interval '1 millisecond'),
         updated_at = now()
-    FROM asked, clock
-    WHERE d.id = asked.id
+    FROM asked, clock, locked
+    WHERE d.id = asked.id AND locked.id = d.id
     RETURNING d.id
 )
 SELECT pg_notify($4, id) FROM paused

@@ -48,6 +48,27 @@
 //!   on their rows for `remit status`.
 //! - `payload_keys`: the record of the keys a database's payloads are
 //!   sealed with, checked before a process seals anything.
+//!
+//! # Transactions and dropped futures
+//! A caller may drop a store call's future halfway (shutdown, a deadline).
+//! Dropped inside an explicit transaction, its pooled connection would sit
+//! "idle in transaction", holding its row locks until the connection
+//! closes: diesel-async counts such a connection as broken and never hands
+//! it out again, but the server rolls back only once the socket is gone.
+//! So the hot calls are one statement each, which PostgreSQL commits or
+//! rolls back on its own: the claim, the token take (`rate`, which turns
+//! off the commit's flush for itself with `set_config(…, true)`), a finish
+//! batch without pauses, release and the other single-row transitions.
+//! The explicit transactions left are short and wait on nothing but SQL:
+//! a finish batch with pauses (`finish_many`: the pauses and the attempts
+//! must commit together) and `PgStore::finish`; `schedule` and
+//! `schedule_many` (a payload and its task together); `pg_transfer`'s
+//! import (all or nothing); `pg_status`'s read-only snapshot (no locks);
+//! and, with failpoints compiled in, the finish (so a test can fail it
+//! before its commit).
+//!
+//! Every statement that locks several destination rows (token takes, a
+//! batch of pauses) locks them in id order, so two of them never deadlock.
 
 mod bucket;
 mod claim;

@@ -62,6 +62,23 @@ impl Wakeups {
         matches!(self.source, Source::Listen(_))
     }
 
+    /// Proves the connection alive with a round trip (`SELECT 1`) that must
+    /// answer `within`: a connection the network lost without a word (no
+    /// reset, no close) would otherwise wait for notifications forever.
+    /// The in-process source is always alive.
+    pub async fn ping(&mut self, within: std::time::Duration) -> Result<(), StoreError> {
+        let Source::Listen(conn) = &mut self.source else {
+            return Ok(());
+        };
+        match tokio::time::timeout(within, diesel::sql_query("SELECT 1").execute(&mut **conn)).await
+        {
+            Ok(answer) => answer.map(drop).map_err(StoreError::Query),
+            Err(_) => Err(StoreError::Connect(diesel::ConnectionError::BadConnection(
+                format!("no answer to a ping within {within:?}"),
+            ))),
+        }
+    }
+
     /// Waits for the next notification this build understands. An error
     /// means the connection is gone; the caller reconnects or falls back to
     /// polling.

@@ -13,16 +13,28 @@ use std::collections::HashMap;
 
 use diesel::sql_types::{Array, Double, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 
 use super::prepared::prepared;
 use super::{PgStore, StoreError, TokenRequest};
 use crate::domain::DestinationId;
 
 /// Refills and takes from each named bucket. Rows are locked in id order,
-/// so two takers asking for overlapping destinations never deadlock.
+/// as every statement that locks several destinations does, so a take and
+/// a batch of pauses asking for overlapping destinations never deadlock.
+///
+/// One statement, so no connection is ever left inside a transaction by a
+/// take whose future was dropped halfway (at shutdown, say): PostgreSQL
+/// commits or rolls it back on its own. It commits without waiting for the
+/// disk flush (`set_config(…, true)` holds for this statement's implicit
+/// transaction only): should the database crash, the bucket's last moments
+/// are forgotten and it grants a few tokens twice, while a take waiting on
+/// a flush would halve what a destination can be sent.
 pub(super) const TAKE_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($1, now()) AS now),
+WITH clock AS (
+    SELECT coalesce($1, now()) AS now,
+           set_config('synchronous_commit', 'off', true) AS synchronous_commit
+),
 asked AS (
     SELECT * FROM unnest($2::text[], $3::float8[], $4::float8[], $5::int4[])
         AS a(id, rate, burst, want)
@@ -125,26 +137,13 @@ pub(super) async fn take_tokens_many(
         wants.push(bucket.want);
     }
     let mut conn = store.conn().await?;
-    // Tokens need no flush to disk before the answer: should the database
-    // crash, the bucket's last moments are forgotten and it grants a few
-    // tokens twice, while a send waiting on a flush per take would halve
-    // what a destination can be sent. (A transaction of diesel's, so a take
-    // dropped halfway never leaves its connection inside an open
-    // transaction.)
-    let taken: Vec<Taken> = conn
-        .transaction::<_, diesel::result::Error, _>(async |conn| {
-            diesel::sql_query("SET LOCAL synchronous_commit = off")
-                .execute(conn)
-                .await?;
-            prepared(TAKE_SQL)
-                .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-                .bind::<Array<Text>, _>(ids)
-                .bind::<Array<Double>, _>(rates)
-                .bind::<Array<Double>, _>(bursts)
-                .bind::<Array<Integer>, _>(wants)
-                .load(conn)
-                .await
-        })
+    let taken: Vec<Taken> = prepared(TAKE_SQL)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Array<Text>, _>(ids)
+        .bind::<Array<Double>, _>(rates)
+        .bind::<Array<Double>, _>(bursts)
+        .bind::<Array<Integer>, _>(wants)
+        .load(&mut conn)
         .await?;
     let mut left: HashMap<String, (u32, f64)> = taken
         .into_iter()

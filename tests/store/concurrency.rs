@@ -109,3 +109,96 @@ where
     }
     out
 }
+
+/// A batch of finishes that pauses several destinations and token takes
+/// over the same destinations lock their rows in one order (by id), so
+/// however their asks are ordered they never deadlock, run together many
+/// times from several sessions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pauses_and_token_takes_never_deadlock() {
+    use remit::domain::AttemptRecord;
+    use remit::policy::{Decision, Transition};
+    use remit::store::{Finish, TokenRequest};
+
+    const DESTINATIONS: usize = 8;
+    const ROUNDS: usize = 150;
+    let db = TestDb::on(Backend::Postgres).await;
+    let mut dests = Vec::new();
+    for d in 0..DESTINATIONS {
+        dests.push(db.destination(&format!("dest-{d}"), Region::EU).await);
+        db.task(&format!("r{d}"), &dests[d], Region::EU).await;
+    }
+    db.clock().advance(Duration::hours(1));
+    let claimed = db
+        .store
+        .claim_due(&claim(Region::EU, "c", DESTINATIONS as u32))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), DESTINATIONS);
+    let mut stores = Vec::new();
+    for _ in 0..4 {
+        stores.push(db.another_store(crate::support::test_key()).await);
+    }
+    for round in 0..ROUNDS {
+        // Each side sees the destinations in an order of its own.
+        let mut order: Vec<usize> = (0..DESTINATIONS).collect();
+        order.rotate_left(round % DESTINATIONS);
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        // Stale leases: the finishes are fenced, but their pauses are
+        // written first, in the same transaction, as for a 429.
+        let batch: Vec<Finish> = order
+            .iter()
+            .map(|&i| {
+                let mut lease = claimed[i].lease();
+                lease.token -= 1_000;
+                Finish {
+                    lease,
+                    destination: claimed[i].task.destination_id.clone(),
+                    decision: Decision {
+                        transition: Transition::RetryWait {
+                            available_at: crate::support::t0() + Duration::hours(2),
+                        },
+                        pause_destination_until: Some(
+                            crate::support::t0() + Duration::hours(1) + Duration::seconds(1),
+                        ),
+                        record: AttemptRecord {
+                            http_status: Some(429),
+                            ..AttemptRecord::default()
+                        },
+                    },
+                }
+            })
+            .collect();
+        let finishing = {
+            let store = stores[0].clone();
+            tokio::spawn(async move { store.finish_many(&batch).await.map(|_| ()) })
+        };
+        let takes: Vec<_> = (1..stores.len())
+            .map(|s| {
+                let store = stores[s].clone();
+                let mut asks: Vec<TokenRequest> = order
+                    .iter()
+                    .map(|&i| TokenRequest {
+                        destination: dests[i].clone(),
+                        rate_per_second: 100.0,
+                        burst: 10,
+                        want: 1,
+                    })
+                    .collect();
+                asks.rotate_left(s);
+                tokio::spawn(async move { store.take_tokens_many(&asks).await.map(|_| ()) })
+            })
+            .collect();
+        finishing
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("round {round}: the pauses failed: {e}"));
+        for take in takes {
+            take.await
+                .unwrap()
+                .unwrap_or_else(|e| panic!("round {round}: a take failed: {e}"));
+        }
+    }
+}

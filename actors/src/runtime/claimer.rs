@@ -3,19 +3,24 @@
 //!
 //! It polls quickly while claims return work and backs off while idle; a
 //! NOTIFY from `schedule` wakes it early. A failed claim stops the actor so
-//! its supervisor restarts it (with backoff).
+//! its supervisor restarts it, and after a restart no claim starts before
+//! its backoff has passed, whatever asks for one (a timer, a NOTIFY, room
+//! freed). The LISTEN connection lives apart from these restarts
+//! (`listener`), so a claim that keeps failing never opens a session per
+//! attempt.
 
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
-use remit::store::{ClaimRequest, Store, Wakeup, Wakeups};
+use remit::store::{ClaimRequest, Store};
 use slog::{debug, error, info, warn};
 
 use super::failpoint;
 use super::guard::{self, Guarded};
-use super::messages::{DestinationChanged, Drain, Poll, Route, Work};
-use super::{RegionSupervisor, Shared, Targets};
+use super::listener;
+use super::messages::{Drain, Poll, Route, Work};
+use super::{RegionSupervisor, Shared};
 
 pub struct Claimer {
     shared: Shared,
@@ -32,6 +37,10 @@ pub struct Claimer {
     failed_routing: bool,
     /// Where the next claim resumes its turn over the destinations.
     resume_after: Option<DestinationId>,
+    /// No claim starts before this: the backoff after a failed one.
+    not_before: Option<Instant>,
+    /// The LISTEN connection's task: started once, kept across restarts.
+    listener: Option<actix_rt::task::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Claimer {
@@ -55,6 +64,8 @@ impl Claimer {
             failures: 0,
             failed_routing: false,
             resume_after: None,
+            not_before: None,
+            listener: None,
         }
     }
 
@@ -102,6 +113,14 @@ impl Claimer {
     fn claim(&mut self, ctx: &mut Context<Self>, patient: bool) {
         if self.claiming || self.draining {
             return;
+        }
+        if let Some(at) = self.not_before {
+            let left = at.saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                self.schedule_poll(ctx, left);
+                return;
+            }
+            self.not_before = None;
         }
         let config = &self.shared.config;
         let free = self.shared.capacity.free();
@@ -219,78 +238,16 @@ impl Claimer {
         // Work was found: look again right away.
         self.schedule_poll(ctx, Duration::ZERO);
     }
-
-    /// Listens for NOTIFY on a connection of its own: scheduled work wakes
-    /// the claimer, a destination pause goes to the supervisor. A lost
-    /// connection is re-established with backoff; meanwhile polling alone
-    /// is correct, only slower to react (a sender still reads the
-    /// destination's row right before each request).
-    fn listen(&self, ctx: &mut Context<Self>) {
-        let store = self.shared.store.clone();
-        let region = self.shared.region;
-        let me = ctx.address();
-        let supervisor = self.supervisor.clone();
-        let log = self.shared.log.clone();
-        let targets = self.shared.targets.clone();
-        ctx.spawn(
-            async move {
-                // However this future ends (a lost connection, a restart),
-                // what is kept of destinations is no longer trusted.
-                let _listening = Listening(targets.clone());
-                let mut wait = Duration::from_millis(500);
-                loop {
-                    match Wakeups::connect(&store).await {
-                        Ok(mut wakeups) => {
-                            wait = Duration::from_millis(500);
-                            // Kept destinations are trusted only when every
-                            // process's pauses are heard here.
-                            targets.set_listening(wakeups.reaches_every_process());
-                            // Anything missed while disconnected.
-                            me.do_send(Poll);
-                            loop {
-                                match wakeups.next().await {
-                                    Ok(Wakeup::DueWork(r)) if r == region => me.do_send(Poll),
-                                    Ok(Wakeup::DueWork(_)) => {}
-                                    Ok(Wakeup::Destination(id)) => {
-                                        // The next send reads the row, pause
-                                        // included, until the supervisor holds it.
-                                        targets.forget(&id);
-                                        supervisor.do_send(DestinationChanged(id))
-                                    }
-                                    Err(_) => break,
-                                }
-                            }
-                            targets.set_listening(false);
-                            warn!(log, "LISTEN connection lost; polling until it is back");
-                        }
-                        Err(e) => {
-                            warn!(log, "LISTEN unavailable; polling until it is back";
-                                  "error" => %crate::error_chain(&e));
-                        }
-                    }
-                    actix_rt::time::sleep(wait).await;
-                    wait = (wait * 2).min(Duration::from_secs(30));
-                }
-            }
-            .into_actor(self),
-        );
-    }
-}
-
-/// Stops trusting kept destinations when dropped.
-struct Listening(Targets);
-
-impl Drop for Listening {
-    fn drop(&mut self) {
-        self.0.set_listening(false);
-    }
 }
 
 impl Actor for Claimer {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        self.listen(ctx);
+        if self.listener.as_ref().is_none_or(|l| l.is_finished()) && !self.draining {
+            let supervisor = self.supervisor.clone();
+            self.listener = Some(listener::spawn(&self.shared, ctx.address(), supervisor));
+        }
         // Bounded exponential backoff after restarts: 0, 2, 4, ... busy
         // intervals, at most five seconds.
         let busy = Duration::from_millis(self.shared.config.claim.busy_poll_ms);
@@ -300,7 +257,16 @@ impl Actor for Claimer {
             busy.saturating_mul(2u32.saturating_pow(self.failures.min(16)))
                 .min(Duration::from_secs(5))
         };
+        self.not_before = Instant::now().checked_add(backoff);
         self.schedule_poll(ctx, backoff);
+    }
+}
+
+impl Drop for Claimer {
+    fn drop(&mut self) {
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
+        }
     }
 }
 
@@ -341,6 +307,9 @@ impl Handler<Drain> for Claimer {
         self.draining = true;
         if let Some(handle) = self.next_poll.take() {
             ctx.cancel_future(handle);
+        }
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
         }
     }
 }

@@ -16,7 +16,7 @@ use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
 use super::failpoint::{self, Injected};
-use super::{transport, BatchError, Shared};
+use super::{retry, transport, BatchError, Shared};
 use crate::signature;
 
 /// How one delivery ended, for the sender's bookkeeping.
@@ -71,15 +71,32 @@ pub async fn deliver(
         lease_ends: &lease_ends,
     };
     let needed = chrono_saturating(shared.send_timeout() + shared.finish_margin());
-    let prepared = delivery::prepare(&shared.store, &claimed, &shared.policy, needed, &consumer)
-        .await
-        .map_err(|e| match e {
-            StoreError::NotFound {
-                what: "destination",
-                id,
-            } => DeliveryFailure::NoDestination(id),
-            e => DeliveryFailure::Store(e),
-        })?;
+    // Reads (and a hand-back, when a check says so) retried through a short
+    // fault of the database while a send would still fit in the lease.
+    let usable = lease_ends
+        .get()
+        .checked_sub(shared.send_timeout() + shared.finish_margin())
+        .unwrap_or_else(Instant::now);
+    let prepared = retry::until(
+        usable,
+        || delivery::prepare(&shared.store, &claimed, &shared.policy, needed, &consumer),
+        |e| {
+            let transient = e.is_transient();
+            if transient {
+                warn!(log, "could not prepare the request; trying again";
+                      "error" => %crate::error_chain(e));
+            }
+            transient
+        },
+    )
+    .await
+    .map_err(|e| match e {
+        StoreError::NotFound {
+            what: "destination",
+            id,
+        } => DeliveryFailure::NoDestination(id),
+        e => DeliveryFailure::Store(e),
+    })?;
     let (payload, target) = match prepared {
         Prepared::Ready { payload, target } => (payload, target),
         Prepared::Stopped(stop) => return Ok(stopped(&shared, &stop, task, &log)),

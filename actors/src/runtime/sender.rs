@@ -22,7 +22,7 @@ use super::delivery::{deliver, Delivered, DeliveryFailure};
 use super::guard::{self, Guarded};
 use super::messages::{Abandon, Crash, Deliver, InFlight, Wake, Work};
 use super::throttle::release;
-use super::{transport, Shared};
+use super::{retry, transport, Shared};
 
 pub struct Sender {
     shared: Shared,
@@ -190,7 +190,22 @@ fn hand_back(shared: &Shared, held: Held) {
     actix_rt::spawn(async move {
         let lease = work.claimed.lease();
         let record = remit::domain::AttemptRecord::default();
-        match shared.store.abandon(&lease, &record).await {
+        // Retried while the lease is still this process's to end.
+        let deadline = work
+            .claimed_at
+            .checked_add(shared.lease().saturating_sub(shared.finish_margin()))
+            .unwrap_or(work.claimed_at);
+        let abandoned = retry::until(
+            deadline,
+            || shared.store.abandon(&lease, &record),
+            |e| {
+                warn!(shared.log, "abandon failed; trying again";
+                      "task" => %lease.task_id, "error" => %crate::error_chain(e));
+                true
+            },
+        )
+        .await;
+        match abandoned {
             Ok(remit::store::TransitionOutcome::Applied) => shared
                 .stats
                 .metrics

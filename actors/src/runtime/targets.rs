@@ -6,7 +6,8 @@
 //! claimer's listener forgets the destination at once (the next send reads
 //! the row, which has the pause) and the supervisor holds it in
 //! `Shared::pauses`. A reading is therefore trusted only while the listener
-//! is connected, and for at most [`TRUSTED_FOR`] even then. Should a
+//! is proven alive (its connection answered a ping or came up within
+//! [`PROOF_LASTS`]), and for at most [`TRUSTED_FOR`] even then. Should a
 //! notification be lost without the connection noticing, little rides on
 //! it: a claim never takes a paused destination's tasks, so only the tasks
 //! this process claimed before the pause began (held at most a fifth of a
@@ -24,17 +25,37 @@ use remit::domain::{DestinationId, SendTarget};
 /// times a minute, rarely reads one again.
 pub const TRUSTED_FOR: Duration = Duration::from_secs(60);
 
+/// How long the listener counts as alive after its connection last proved
+/// itself (it pings every two seconds, so a live one renews this long
+/// before it runs out).
+pub const PROOF_LASTS: Duration = Duration::from_secs(5);
+
 #[derive(Debug, Clone, Default)]
 pub struct Targets {
     known: Rc<RefCell<HashMap<DestinationId, (SendTarget, Instant)>>>,
-    listening: Rc<Cell<bool>>,
+    /// Until when the listener counts as alive; `None` while it is not.
+    alive_until: Rc<Cell<Option<Instant>>>,
 }
 
 impl Targets {
+    /// Whether the listener proved itself alive recently. A proof that ran
+    /// out forgets everything, as losing the listener does: what happened
+    /// meanwhile is unknown.
+    fn listening(&self) -> bool {
+        match self.alive_until.get() {
+            Some(until) if Instant::now() < until => true,
+            Some(_) => {
+                self.set_listening(false);
+                false
+            }
+            None => false,
+        }
+    }
+
     /// The destination as last read, when that reading is still trusted.
     /// Its pause is left out: the caller asks `Shared::pauses`.
     pub fn get(&self, id: &DestinationId) -> Option<SendTarget> {
-        if !self.listening.get() {
+        if !self.listening() {
             return None;
         }
         let known = self.known.borrow();
@@ -45,7 +66,7 @@ impl Targets {
     /// Keeps a reading taken right now (only while listening: a reading
     /// taken without would not hear of a pause committed after it).
     pub fn keep(&self, target: &SendTarget) {
-        if !self.listening.get() {
+        if !self.listening() {
             return;
         }
         let kept = SendTarget {
@@ -62,14 +83,22 @@ impl Targets {
         self.known.borrow_mut().remove(id);
     }
 
-    /// Whether pauses are being heard of as they commit. Losing the
-    /// listener forgets everything, since what happened meanwhile is
-    /// unknown.
+    /// Whether pauses are being heard of as they commit (a listener that
+    /// just connected is alive). Losing the listener forgets everything,
+    /// since what happened meanwhile is unknown.
     pub fn set_listening(&self, listening: bool) {
-        if !listening {
+        if listening {
+            self.proven_alive();
+        } else {
             self.known.borrow_mut().clear();
+            self.alive_until.set(None);
         }
-        self.listening.set(listening);
+    }
+
+    /// The listener's connection just answered: it is alive for a while.
+    pub fn proven_alive(&self) {
+        self.alive_until
+            .set(Instant::now().checked_add(PROOF_LASTS));
     }
 }
 
@@ -114,5 +143,24 @@ mod tests {
         targets.set_listening(false);
         targets.set_listening(true);
         assert!(targets.get(id).is_none(), "losing the listener forgets");
+    }
+
+    #[test]
+    fn a_reading_is_trusted_only_while_the_listener_is_proven_alive() {
+        let targets = Targets::default();
+        let crm = target("crm");
+        let id = &crm.destination.id;
+        targets.set_listening(true);
+        targets.keep(&crm);
+        assert!(targets.get(id).is_some());
+        // The last proof ran out: nothing is trusted, and nothing kept.
+        targets
+            .alive_until
+            .set(Instant::now().checked_sub(Duration::from_millis(1)));
+        assert!(targets.get(id).is_none(), "a lapsed proof is not trusted");
+        targets.proven_alive();
+        assert!(targets.get(id).is_none(), "a lapsed proof forgets");
+        targets.keep(&crm);
+        assert!(targets.get(id).is_some());
     }
 }

@@ -9,7 +9,9 @@
 //! fraction of its lease, or whose destination is paused, goes back to the
 //! database (released, not counted as an attempt), due again when it could
 //! next go: the pause's end, or about when the bucket would have a token
-//! for it.
+//! for it. When the bucket cannot be read (the database is away) the tasks
+//! keep their leases and the take is tried again shortly, while the oldest
+//! still has time for a send; a hand-back that fails is retried likewise.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -25,7 +27,8 @@ use super::delivery::count_hand_back;
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
-use super::{SenderPool, Shared};
+use super::retry;
+use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
 
 pub struct Throttle {
@@ -45,6 +48,8 @@ pub struct Throttle {
     draining: bool,
     wake: Option<SpawnHandle>,
     backoff: Option<Duration>,
+    /// The wait before the next take, while takes keep failing.
+    take_retry: Option<Duration>,
     /// A place under the process's in-flight cap, taken while waiting for
     /// one and kept for the next request.
     process_place: Option<OwnedSemaphorePermit>,
@@ -76,6 +81,7 @@ impl Throttle {
             draining: false,
             wake: None,
             backoff: None,
+            take_retry: None,
             process_place: None,
             waiting_for_place: false,
         }
@@ -188,11 +194,13 @@ impl Throttle {
                 };
                 guard::step(this, ctx, |this, ctx| match result {
                     Ok(Some(Tokens::Granted(n))) => {
+                        this.take_retry = None;
                         this.shared.health.recovered(&this.name());
                         this.tokens += n;
                         this.pump(ctx);
                     }
                     Ok(Some(Tokens::WaitFor(wait))) => {
+                        this.take_retry = None;
                         this.shared.stats.metrics.throttle_wait(&this.destination);
                         this.wait_for_token(wait, ctx)
                     }
@@ -203,34 +211,89 @@ impl Throttle {
                               "destination" => %this.destination);
                         this.release_all(None);
                     }
-                    Err(e) => {
-                        // Without the shared bucket nothing may be sent; hand
-                        // the tasks back rather than hold them.
-                        warn!(this.shared.log, "could not take a token; handing tasks back";
-                              "destination" => %this.destination, "error" => %crate::error_chain(&e));
-                        this.release_all(None);
-                    }
+                    Err(e) => this.take_failed(&e, ctx),
                 });
             })
             .spawn(ctx);
     }
 
-    /// Waits for the next token, unless that would keep the oldest queued
-    /// task in memory past a small fraction of its lease.
-    fn wait_for_token(&mut self, wait: Duration, ctx: &mut Context<Self>) {
+    /// Without the shared bucket nothing may be sent, but the queued tasks
+    /// keep their leases: try again shortly, while the oldest of them still
+    /// has time for a send after the wait; then hand them back.
+    fn take_failed(&mut self, e: &BatchError, ctx: &mut Context<Self>) {
+        let wait = self.take_retry.map_or(retry::FIRST, retry::next);
+        self.take_retry = Some(wait);
         let Some(head) = self.queue.front() else {
             return;
         };
-        let waited = Instant::now().saturating_duration_since(head.claimed_at);
-        if waited.saturating_add(wait) > self.shared.max_hold() {
-            // Back to the database, claimable again about when a token
-            // would be there for each task.
-            let position = u32::try_from(self.queue.len()).unwrap_or(u32::MAX);
-            let eta = wait
-                .saturating_add(per_token(&self.limits).saturating_mul(position.saturating_sub(1)));
-            // Claiming more of it before then would only bring it back.
-            self.shared.busy.hold(&self.destination, eta);
-            self.release_all(Some(eta));
+        let needs = self
+            .shared
+            .send_timeout()
+            .saturating_add(self.shared.finish_margin());
+        let usable = head
+            .claimed_at
+            .checked_add(self.shared.lease().saturating_sub(needs));
+        let stopping = matches!(e, BatchError::Stopped);
+        if !stopping && usable.is_some_and(|at| Instant::now() + wait < at) {
+            warn!(self.shared.log, "could not take a token; trying again";
+                  "destination" => %self.destination, "after_ms" => wait.as_millis(),
+                  "error" => %crate::error_chain(e));
+            self.wake = Some(ctx.run_later(wait, |this, ctx| {
+                guard::step(this, ctx, |this, ctx| this.pump(ctx));
+            }));
+            return;
+        }
+        warn!(self.shared.log, "could not take a token; handing tasks back";
+              "destination" => %self.destination, "error" => %crate::error_chain(e));
+        self.release_all(None);
+    }
+
+    /// Waits for the next token, keeping only the tasks whose turn comes
+    /// before they have been in memory for a small fraction of their lease.
+    /// The queue goes out in order, a token each: the task at position `i`
+    /// goes about `wait + i` tokens' time from now. Each task past the hold
+    /// goes back to the database due about when its own turn would have
+    /// come, so the destination keeps receiving its rate from what is kept
+    /// while the rest waits in the database, not in memory.
+    fn wait_for_token(&mut self, wait: Duration, ctx: &mut Context<Self>) {
+        let per_token = per_token(&self.limits);
+        let max_hold = self.shared.max_hold();
+        let now = Instant::now();
+        let turn = |i: usize| {
+            wait.saturating_add(per_token.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)))
+        };
+        let keep = self
+            .queue
+            .iter()
+            .enumerate()
+            .take_while(|(i, work)| {
+                now.saturating_duration_since(work.claimed_at)
+                    .saturating_add(turn(*i))
+                    <= max_hold
+            })
+            .count();
+        if keep < self.queue.len() {
+            let later: Vec<(Work, Option<Duration>)> = self
+                .queue
+                .split_off(keep)
+                .into_iter()
+                .enumerate()
+                .map(|(j, work)| (work, Some(turn(keep + j))))
+                .collect();
+            debug!(self.shared.log, "handing back what cannot go within the hold";
+                   "destination" => %self.destination, "kept" => keep, "count" => later.len());
+            // Claiming more of it before the kept tasks are nearly sent
+            // would only bring it back; a claim's round trip ahead of that
+            // is enough for the next task to be in memory on time.
+            let lead =
+                (max_hold / 4).max(Duration::from_millis(self.shared.config.claim.busy_poll_ms));
+            self.shared
+                .busy
+                .hold(&self.destination, turn(keep).saturating_sub(lead));
+            release_each(&self.shared, later);
+        }
+        if self.queue.is_empty() {
+            self.process_place = None;
             return;
         }
         self.wake = Some(ctx.run_later(wait, |this, ctx| {
@@ -277,13 +340,36 @@ impl Throttle {
 /// stopping actor cannot cancel them; each frees its place in memory once
 /// the database has it back.
 pub fn release(shared: &Shared, tasks: Vec<Work>, after: Option<Duration>) {
-    // Saturates: a wait too long for chrono is as good as forever.
-    let after = after.map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX));
-    for work in tasks {
+    release_each(
+        shared,
+        tasks.into_iter().map(|work| (work, after)).collect(),
+    );
+}
+
+/// As [`release`], each task due again after a delay of its own.
+pub fn release_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
+    for (work, after) in tasks {
+        // Saturates: a wait too long for chrono is as good as forever.
+        let after = after.map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX));
         let shared = shared.clone();
         actix_rt::spawn(async move {
             let lease = work.claimed.lease();
-            match shared.store.release(&lease, after).await {
+            // Retried while the lease is still this process's to give.
+            let deadline = work
+                .claimed_at
+                .checked_add(shared.lease().saturating_sub(shared.finish_margin()))
+                .unwrap_or(work.claimed_at);
+            let released = retry::until(
+                deadline,
+                || shared.store.release(&lease, after),
+                |e| {
+                    warn!(shared.log, "release failed; trying again";
+                          "task" => %lease.task_id, "error" => %crate::error_chain(e));
+                    true
+                },
+            )
+            .await;
+            match released {
                 Ok(outcome) => {
                     let log = shared
                         .log
@@ -335,6 +421,7 @@ impl Supervised for Throttle {
         self.asking = false;
         self.tokens = 0;
         self.wake = None;
+        self.take_retry = None;
         // The wait for a place died with the old context.
         self.waiting_for_place = false;
     }

@@ -7,6 +7,8 @@
 mod support;
 
 mod api;
+mod database_crash;
+mod failing_claims;
 mod fairness;
 mod hostile;
 mod in_flight;
@@ -18,5 +20,6 @@ mod retry_after;
 mod shared_work;
 mod signatures;
 mod ssrf;
+mod steady_rate;
 mod tls;
 mod transfer;

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod cluster;
 pub mod hostile;
 pub mod pausing;
 pub mod receiver;
@@ -62,12 +63,17 @@ macro_rules! remit_command {
 
 /// Quick settings: short lease, fast polling, API on a free port.
 pub fn config(db: &TestDb, region: Region, consumer: &str) -> Config {
+    config_for_url(&db.url, region, consumer)
+}
+
+/// As [`config`], for a database the test reaches by URL.
+pub fn config_for_url(url: &str, region: Region, consumer: &str) -> Config {
     let mut config = Config {
         region: region.as_str().into(),
         consumer_id: Some(consumer.into()),
         ..Config::default()
     };
-    config.database.url = db.url.clone();
+    config.database.url = url.to_owned();
     config.database.pool_size = 4;
     config.lease.seconds = 10;
     config.send.timeout_ms = 2_000;
