@@ -225,24 +225,24 @@ impl Metrics {
         );
         // Known label values start at 0, so an alert sees 0, not "absent".
         for class in CLASSES {
-            metrics.responses.get_or_create(&ByClass {
+            drop(metrics.responses.get_or_create(&ByClass {
                 class: class.to_owned(),
-            });
+            }));
         }
         for reason in REASONS {
-            metrics.failures.get_or_create(&ByReason {
+            drop(metrics.failures.get_or_create(&ByReason {
                 reason: reason.to_owned(),
-            });
+            }));
         }
         for actor in ACTORS {
-            metrics.restarts.get_or_create(&ByActor {
+            drop(metrics.restarts.get_or_create(&ByActor {
                 actor: actor.to_owned(),
-            });
+            }));
         }
         for state in STATES {
-            metrics.depth.get_or_create(&ByState {
+            drop(metrics.depth.get_or_create(&ByState {
                 state: state.to_owned(),
-            });
+            }));
         }
         Self {
             registry,
@@ -256,15 +256,15 @@ impl Metrics {
             destination: destination.to_owned(),
         };
         for outcome in OUTCOMES {
-            self.attempts.get_or_create(&ByOutcome {
+            drop(self.attempts.get_or_create(&ByOutcome {
                 destination: destination.to_owned(),
                 outcome: outcome.as_str().to_owned(),
-            });
+            }));
         }
-        self.rate_limited.get_or_create(&by());
-        self.fenced.get_or_create(&by());
-        self.throttle_waits.get_or_create(&by());
-        self.pauses.get_or_create(&by());
+        drop(self.rate_limited.get_or_create(&by()));
+        drop(self.fenced.get_or_create(&by()));
+        drop(self.throttle_waits.get_or_create(&by()));
+        drop(self.pauses.get_or_create(&by()));
     }
 
     /// The destination's label: its id for the first `max_destinations`
