@@ -14,8 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-stores=("${@:-sqlite}")
-[ $# -eq 0 ] && stores=(sqlite postgres)
+if [ $# -gt 0 ]; then stores=("$@"); else stores=(sqlite postgres); fi
 examples="${CONTRACT_EXAMPLES:-30}"
 admin_url="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 st="${ST:-st}"
