@@ -8,7 +8,7 @@ use std::io::BufRead;
 use remit::domain::NewTask;
 use remit::store::{Store, StoreError};
 
-use crate::api::{CreateTask, TaskRules};
+use crate::api::{read_object, CreateTask, TaskRules};
 
 /// Lines per `schedule_many` call.
 const BATCH: usize = 1_000;
@@ -56,7 +56,14 @@ pub async fn schedule_lines<S: Store>(
 }
 
 fn read(line: &str, rules: &TaskRules) -> Result<NewTask, String> {
-    let task: CreateTask = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    // Read as the API reads a body: an object only, errors naming the field.
+    let task: CreateTask = read_object(line).map_err(|e| {
+        let error = e.body().error;
+        match error.field {
+            Some(field) => format!("{field}: {}", error.message),
+            None => error.message,
+        }
+    })?;
     task.validate(rules).map_err(|e| e.to_string())
 }
 

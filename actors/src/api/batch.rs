@@ -26,9 +26,13 @@ pub const MAX_BATCH_BODY: usize = 16 * 1024 * 1024;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBatch {
+    /// Each an object shaped like `CreateTask` (the body of `POST
+    /// /v1/tasks`). Each is read and checked on its own and answered in
+    /// its result, so a task that is not one (a 400 or 422 of its own)
+    /// never rejects the request: the items are not constrained here.
     // Each read on its own, so a malformed one is that task's answer
     // rather than the whole request's.
-    #[schema(value_type = Vec<CreateTask>, max_items = 1000)]
+    #[schema(value_type = Vec<Value>, max_items = 1000)]
     tasks: Vec<Box<RawValue>>,
 }
 

@@ -36,6 +36,7 @@ use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
 
 pub use auth::authorize;
+pub use body::read_object;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
 pub use tasks::{CreateTask, TaskRules};

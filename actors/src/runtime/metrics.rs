@@ -18,6 +18,30 @@ use remit::domain::{AttemptOutcome, DestinationId, Region};
 /// The label of a destination past the limit.
 pub const OTHER: &str = "other";
 
+/// Every attempt outcome, each exported at 0 for a destination as soon as
+/// it has a label.
+const OUTCOMES: [AttemptOutcome; 5] = [
+    AttemptOutcome::Delivered,
+    AttemptOutcome::RetryWait,
+    AttemptOutcome::Failed,
+    AttemptOutcome::Fenced,
+    AttemptOutcome::Abandoned,
+];
+
+/// Response classes, exported at 0 from the start.
+const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "transport"];
+
+/// The failure reasons known in advance (`http_<status>` and
+/// `redirect_<status>` appear with their first failure), exported at 0
+/// from the start.
+const REASONS: [&str; 3] = ["retry_horizon", "max_attempts", "blocked_address"];
+
+/// The kinds of actor a supervisor restarts, exported at 0 from the start.
+const ACTORS: [&str; 4] = ["claimer", "sender", "reconciler", "pruner"];
+
+/// The live states the queue gauges count.
+const STATES: [&str; 3] = ["pending", "leased", "retry_wait"];
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ByOutcome {
     destination: String,
@@ -70,6 +94,8 @@ pub struct Metrics {
     queue_read_at: Gauge<f64, std::sync::atomic::AtomicU64>,
     deadline_to_delivery: Histogram,
     named: Mutex<HashSet<DestinationId>>,
+    /// Whether `other` has been given out (and its series exported).
+    other: std::sync::atomic::AtomicBool,
     max_destinations: usize,
 }
 
@@ -108,98 +134,137 @@ impl Metrics {
                 1800.0, 3600.0, 7200.0, 21600.0,
             ]),
             named: Mutex::default(),
+            other: std::sync::atomic::AtomicBool::new(false),
             max_destinations,
             registry: Registry::default(),
         };
         registry.register(
             "attempts",
-            "Attempts ended, by destination and outcome (delivered, retry_wait, failed, fenced, abandoned).",
+            "Attempts ended, by destination and outcome (delivered, retry_wait, failed, fenced, abandoned)",
             metrics.attempts.clone(),
         );
         registry.register(
             "responses",
-            "Receiver answers by status class (2xx, 3xx, 4xx, 5xx) or transport (no answer).",
+            "Receiver answers by status class (2xx, 3xx, 4xx, 5xx) or transport (no answer)",
             metrics.responses.clone(),
         );
         registry.register(
             "rate_limited",
-            "429 answers, by destination.",
+            "429 answers, by destination",
             metrics.rate_limited.clone(),
         );
         registry.register(
             "terminal_failures",
-            "Tasks that ended failed, by reason.",
+            "Tasks that ended failed, by reason",
             metrics.failures.clone(),
         );
         registry.register(
             "claimed",
-            "Tasks this process claimed.",
+            "Tasks this process claimed",
             metrics.claimed.clone(),
         );
         registry.register(
             "released",
-            "Tasks this process handed back unsent (paused, throttled, shutting down).",
+            "Tasks this process handed back unsent (paused, throttled, shutting down)",
             metrics.released.clone(),
         );
         registry.register(
             "reclaimed_leases",
-            "Expired leases this process took over.",
+            "Expired leases this process took over",
             metrics.reclaimed.clone(),
         );
         registry.register(
             "fenced_writes",
-            "Finishes refused because the lease had moved on, by destination.",
+            "Finishes refused because the lease had moved on, by destination",
             metrics.fenced.clone(),
         );
         registry.register(
             "throttle_waits",
-            "Times a destination's throttle waited for tokens or for room under its in-flight cap.",
+            "Times a destination's throttle waited for tokens or for room under its in-flight cap",
             metrics.throttle_waits.clone(),
         );
         registry.register(
             "destination_pauses",
-            "Pauses this process learnt of (its own 429s and others'), by destination.",
+            "Pauses this process learnt of (its own 429s and others'), by destination",
             metrics.pauses.clone(),
         );
         registry.register(
             "actor_restarts",
-            "Actors restarted by a supervisor, by kind of actor.",
+            "Actors restarted by a supervisor, by kind of actor",
             metrics.restarts.clone(),
         );
         registry.register(
             "tasks_in_memory",
-            "Claimed tasks this process holds (queued or being sent).",
+            "Claimed tasks this process holds (queued or being sent)",
             metrics.in_memory.clone(),
         );
         registry.register(
             "tasks",
-            "Live tasks of the region by state (pending, leased, retry_wait), from a periodic query.",
+            "Live tasks of the region by state (pending, leased, retry_wait), from a periodic query",
             metrics.depth.clone(),
         );
         registry.register(
             "oldest_eligible_age_seconds",
-            "How long the region's oldest task a claim would take now (due, unleased, its destination enabled and not paused) has waited, from a periodic query (0 when none).",
+            "How long the region's oldest task a claim would take now (due, unleased, its destination enabled and not paused) has waited, from a periodic query (0 when none)",
             metrics.oldest_eligible.clone(),
         );
         registry.register(
             "expired_leases",
-            "Leases of the region that ran out and were not yet taken over, from a periodic query.",
+            "Leases of the region that ran out and were not yet taken over, from a periodic query",
             metrics.expired_leases.clone(),
         );
         registry.register(
             "queue_read_timestamp_seconds",
-            "When the queue gauges were last read from the database (Unix time): stale gauges are a signal too.",
+            "When the queue gauges were last read from the database (Unix time): stale gauges are a signal too",
             metrics.queue_read_at.clone(),
         );
         registry.register(
             "deadline_to_delivery_seconds",
-            "From a task's not_before to its confirmed delivery.",
+            "From a task's not_before to its confirmed delivery",
             metrics.deadline_to_delivery.clone(),
         );
+        // Known label values start at 0, so an alert sees 0, not "absent".
+        for class in CLASSES {
+            drop(metrics.responses.get_or_create(&ByClass {
+                class: class.to_owned(),
+            }));
+        }
+        for reason in REASONS {
+            drop(metrics.failures.get_or_create(&ByReason {
+                reason: reason.to_owned(),
+            }));
+        }
+        for actor in ACTORS {
+            drop(metrics.restarts.get_or_create(&ByActor {
+                actor: actor.to_owned(),
+            }));
+        }
+        for state in STATES {
+            drop(metrics.depth.get_or_create(&ByState {
+                state: state.to_owned(),
+            }));
+        }
         Self {
             registry,
             ..metrics
         }
+    }
+
+    /// Exports a destination's series at 0 when it gets its label.
+    fn zero(&self, destination: &str) {
+        let by = || ByDestination {
+            destination: destination.to_owned(),
+        };
+        for outcome in OUTCOMES {
+            drop(self.attempts.get_or_create(&ByOutcome {
+                destination: destination.to_owned(),
+                outcome: outcome.as_str().to_owned(),
+            }));
+        }
+        drop(self.rate_limited.get_or_create(&by()));
+        drop(self.fenced.get_or_create(&by()));
+        drop(self.throttle_waits.get_or_create(&by()));
+        drop(self.pauses.get_or_create(&by()));
     }
 
     /// The destination's label: its id for the first `max_destinations`
@@ -211,7 +276,11 @@ impl Metrics {
         }
         if named.len() < self.max_destinations {
             named.insert(id.clone());
+            self.zero(id.as_str());
             return id.to_string();
+        }
+        if !self.other.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.zero(OTHER);
         }
         OTHER.to_owned()
     }
@@ -307,11 +376,10 @@ impl Metrics {
 
     /// The periodic query's answer.
     pub fn set_queue(&self, queue: &remit::store::RegionStatus) {
-        for (state, n) in [
-            ("pending", queue.pending),
-            ("leased", queue.leased),
-            ("retry_wait", queue.retry_wait),
-        ] {
+        for (state, n) in STATES
+            .into_iter()
+            .zip([queue.pending, queue.leased, queue.retry_wait])
+        {
             self.depth
                 .get_or_create(&ByState {
                     state: state.to_owned(),
@@ -339,6 +407,52 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_ends_in_one_period() {
+        let text = Metrics::new(Region::EU, 2).encode();
+        let helps: Vec<_> = text.lines().filter(|l| l.starts_with("# HELP")).collect();
+        assert!(helps.len() > 10, "{text}");
+        for help in helps {
+            assert!(help.ends_with('.') && !help.ends_with(".."), "{help}");
+        }
+    }
+
+    #[test]
+    fn known_label_values_start_at_zero() {
+        let metrics = Metrics::new(Region::EU, 1);
+        let text = metrics.encode();
+        for series in [
+            r#"remit_responses_total{region="eu",class="5xx"} 0"#,
+            r#"remit_responses_total{region="eu",class="transport"} 0"#,
+            r#"remit_terminal_failures_total{region="eu",reason="max_attempts"} 0"#,
+            r#"remit_terminal_failures_total{region="eu",reason="retry_horizon"} 0"#,
+            r#"remit_actor_restarts_total{region="eu",actor="sender"} 0"#,
+            r#"remit_tasks{region="eu",state="retry_wait"} 0"#,
+        ] {
+            assert!(text.contains(series), "{series} in {text}");
+        }
+        // A destination's series start at 0 once it has a label, and so do
+        // `other`'s once a destination is folded into it.
+        for id in ["a", "b"] {
+            let id = DestinationId::new(id).unwrap_or_else(|e| panic!("{e}"));
+            metrics.attempt(&id, AttemptOutcome::Delivered);
+        }
+        let text = metrics.encode();
+        for destination in ["a", OTHER] {
+            for series in [
+                format!(
+                    r#"remit_attempts_total{{region="eu",destination="{destination}",outcome="failed"}} 0"#
+                ),
+                format!(r#"remit_rate_limited_total{{region="eu",destination="{destination}"}} 0"#),
+                format!(
+                    r#"remit_fenced_writes_total{{region="eu",destination="{destination}"}} 0"#
+                ),
+            ] {
+                assert!(text.contains(&series), "{series} in {text}");
+            }
+        }
+    }
 
     #[test]
     fn destinations_past_the_limit_fold_into_other() {

@@ -22,6 +22,7 @@ async fn schedule_file_answers_each_line_and_exits_1_when_any_is_refused() {
         "{not json".to_owned(),
         line("lost", "nowhere"),
         line("b", "crm"),
+        r#"["clinic-1","c","crm","eu","2030-01-01T09:00:00Z",{}]"#.to_owned(),
     ]
     .join("\n");
 
@@ -37,7 +38,11 @@ async fn schedule_file_answers_each_line_and_exits_1_when_any_is_refused() {
     assert!(lines[2].starts_with("line 4: refused:"), "{stdout}");
     assert!(lines[3].starts_with("line 5: refused:") && lines[3].contains("destination_id"));
     assert!(lines[4].starts_with("line 6: task "), "{stdout}");
-    assert_eq!(lines[5], "2 scheduled, 1 already scheduled, 2 refused");
+    assert_eq!(
+        lines[5], "line 7: refused: must be a JSON object",
+        "{stdout}"
+    );
+    assert_eq!(lines[6], "2 scheduled, 1 already scheduled, 3 refused");
     assert_eq!(db.count("SELECT count(*) AS n FROM tasks").await, 2);
 
     // A file where every line is fine exits 0.
