@@ -74,7 +74,8 @@ impl StoreError {
             self,
             StoreError::Pool(_)
                 | StoreError::PoolSetup(_)
-                | StoreError::Connect(_)
+                | StoreError::Connect { .. }
+                | StoreError::Open(_)
                 | StoreError::Query(_)
                 | StoreError::Thread(_)
         )

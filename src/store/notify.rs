@@ -73,8 +73,8 @@ impl Wakeups {
         match tokio::time::timeout(within, diesel::sql_query("SELECT 1").execute(&mut **conn)).await
         {
             Ok(answer) => answer.map(drop).map_err(StoreError::Query),
-            Err(_) => Err(StoreError::Connect(diesel::ConnectionError::BadConnection(
-                format!("no answer to a ping within {within:?}"),
+            Err(_) => Err(StoreError::Open(diesel::ConnectionError::BadConnection(
+                format!("no answer to a ping within {} ms", within.as_millis()),
             ))),
         }
     }

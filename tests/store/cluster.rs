@@ -1,6 +1,6 @@
 //! A throwaway PostgreSQL cluster of a test's own, for what the shared
 //! server cannot show: TLS with a test CA, client certificates, a server
-//! without TLS. Started with the installed PostgreSQL binaries (as the
+//! without TLS, a server that crashes and comes back. Started with the installed PostgreSQL binaries (as the
 //! `postgres` user when the test runs as root), on a free port of
 //! 127.0.0.1, and removed when dropped.
 //!
@@ -84,6 +84,26 @@ impl Cluster {
             "postgres",
             &format!("sslmode=verify-full&sslrootcert={}", ca.display()),
         )
+    }
+
+    /// Cuts every session at once, with no checkpoint, as a crash of the
+    /// server would (`pg_ctl stop -m immediate`).
+    pub fn crash(&self) {
+        let data = self.dir.join("data");
+        self.run(
+            "pg_ctl",
+            &["-D", path(&data), "-m", "immediate", "-w", "stop"],
+        );
+    }
+
+    /// Starts the server again and returns once it accepts connections.
+    pub fn resume(&self) {
+        let data = self.dir.join("data");
+        let log = self.dir.join("log");
+        self.run(
+            "pg_ctl",
+            &["-D", path(&data), "-w", "-l", path(&log), "start"],
+        );
     }
 
     fn init(&self) {

@@ -171,5 +171,36 @@ async fn a_server_that_never_answers_is_named_after_the_timeout() {
         matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::TimedOut(_))),
         "{text}"
     );
-    assert!(text.contains("did not answer within 300ms"), "{text}");
+    assert!(text.contains("did not answer within 300 ms"), "{text}");
+}
+
+/// A pool whose server crashed serves again once the server is back: the
+/// broken connections are dropped, not handed out forever.
+#[tokio::test]
+async fn the_pool_serves_again_once_a_crashed_server_is_back() {
+    use remit::store::Store as _;
+
+    use crate::cluster::{Cluster, Tls};
+
+    let Some(cluster) = Cluster::start(Tls::Off) else {
+        return;
+    };
+    let url = cluster.url("127.0.0.1", "postgres", "");
+    remit::store::migrate(&url).await.unwrap();
+    let store = Database::connect(&DatabaseConfig::new(url), test_key())
+        .await
+        .unwrap();
+    store.ping().await.unwrap();
+
+    cluster.crash();
+    assert!(store.ping().await.is_err(), "no server, no answer");
+    cluster.resume();
+    let back = Instant::now();
+    while store.ping().await.is_err() {
+        assert!(
+            back.elapsed() < Duration::from_secs(10),
+            "the pool never served again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -4,7 +4,6 @@
 
 #![allow(dead_code, unused_imports)]
 
-pub mod cluster;
 pub mod hostile;
 pub mod pausing;
 pub mod receiver;
