@@ -20,6 +20,12 @@ use crate::store::{Store, StoreError, TransitionOutcome};
 /// for, so a consumer with the right key can take it.
 pub const UNREADABLE_HAND_BACK: Duration = Duration::minutes(1);
 
+/// How long a task whose destination this consumer's address policy
+/// refuses is handed back for: the destination waits, its tasks unsent
+/// and not failed, until the policy lets it through (an allowlist restored
+/// by a restart) or their horizon passes.
+pub const REFUSED_HAND_BACK: Duration = Duration::minutes(1);
+
 /// What a consumer knows that the store does not.
 pub trait Consumer {
     /// Takes in the store's word on what is left of the destination's
@@ -43,6 +49,12 @@ pub trait Consumer {
 
     /// Called with every row [`prepare`] read, so the consumer can keep it.
     fn read_target(&self, _target: &SendTarget) {}
+
+    /// Why this consumer's address policy refuses the destination's URL,
+    /// when it does. Asked before every request.
+    fn refuses(&self, _target: &SendTarget) -> Option<String> {
+        None
+    }
 }
 
 /// What [`prepare`] found.
@@ -64,6 +76,12 @@ pub enum Stop {
     /// [`UNREADABLE_HAND_BACK`].
     Unreadable {
         error: PayloadCryptoError,
+        outcome: TransitionOutcome,
+    },
+    /// The consumer's address policy refuses the destination's URL: handed
+    /// back for [`REFUSED_HAND_BACK`].
+    Refused {
+        why: String,
         outcome: TransitionOutcome,
     },
     /// The checks before a request said no; `paused` when the
@@ -119,6 +137,13 @@ pub async fn prepare<S: Store>(
             target
         }
     };
+    if let Some(why) = consumer.refuses(&target) {
+        let gate = Gate::HandBack {
+            after: Some(REFUSED_HAND_BACK),
+        };
+        let outcome = apply(store, claimed, &gate).await?;
+        return Ok(Prepared::Stopped(Stop::Refused { why, outcome }));
+    }
     let seen = BeforeSend {
         task,
         pause_left: consumer.pause_left(&task.destination_id, target.pause_left),

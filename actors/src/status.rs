@@ -40,7 +40,7 @@ pub fn to_json(report: &StatusReport) -> Value {
         })).collect::<Vec<_>>(),
         "refused": report.refused.iter().map(|r| json!({
             "destination": r.destination.as_str(), "region": r.region.to_string(),
-            "why": r.why, "since": r.since,
+            "why": r.why, "last": r.last,
         })).collect::<Vec<_>>(),
         "top_retry_wait": report.top_retry_wait.iter().map(|(id, n)| json!({
             "destination": id.as_str(), "tasks": n,
@@ -148,18 +148,20 @@ pub fn to_text(report: &StatusReport, database: &str) -> String {
     // Only when there are any: the usual answer is none, and it is not
     // one an operator needs to read every time.
     if !report.refused.is_empty() {
-        out.push_str("\nRefused by the address policy (tasks held):\n");
+        out.push_str(
+            "\nRefused by a runtime's address policy in the last 10 minutes (tasks held):\n",
+        );
         let mut rows = vec![vec![
             "destination".into(),
             "region".into(),
-            "since".into(),
+            "last refused".into(),
             "why".into(),
         ]];
         for r in &report.refused {
             rows.push(vec![
                 r.destination.to_string(),
                 r.region.to_string(),
-                r.since.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+                r.last.format("%H:%M:%S UTC").to_string(),
                 r.why.clone(),
             ]);
         }

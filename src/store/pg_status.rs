@@ -6,7 +6,7 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::rows::region;
-use super::status::{Latency, Refused, RegionStatus, StatusReport, TOP};
+use super::status::{Latency, Refused, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
 
@@ -74,8 +74,9 @@ ORDER BY d.paused_until DESC, d.id
 const REFUSED_SQL: &str = r#"
 SELECT d.id AS destination, d.region, d.refused, d.refused_at
 FROM destinations d
-WHERE d.refused IS NOT NULL AND ($1::text IS NULL OR d.region = $1)
-ORDER BY d.refused_at, d.id
+WHERE d.refused_at > coalesce($1, now()) - $2 * interval '1 second'
+  AND ($3::text IS NULL OR d.region = $3)
+ORDER BY d.refused_at DESC, d.id
 "#;
 
 const TOP_RETRY_WAIT_SQL: &str = r#"
@@ -268,6 +269,8 @@ async fn read(
         .load(conn)
         .await?;
     let refused: Vec<RefusedRow> = diesel::sql_query(REFUSED_SQL)
+        .bind::<Nullable<Timestamptz>, _>(now_param)
+        .bind::<BigInt, _>(REFUSED_RECENTLY.num_seconds())
         .bind::<Nullable<Text>, _>(&only_text)
         .load(conn)
         .await?;
@@ -312,7 +315,7 @@ async fn read(
                     .map_err(|e| super::rows::corrupt("destinations.id", e))?,
                 region: region("destinations.region", &r.region)?,
                 why: r.refused,
-                since: r.refused_at,
+                last: r.refused_at,
             })
         })
         .collect::<Result<_, StoreError>>()?;

@@ -19,8 +19,8 @@ pub struct StatusReport {
     pub regions: Vec<RegionStatus>,
     /// Destinations whose pause has not ended, with its end.
     pub paused: Vec<(DestinationId, Region, DateTime<Utc>)>,
-    /// Destinations a runtime's address policy refuses, their tasks held:
-    /// why, and since when.
+    /// Destinations a runtime's address policy refused in the last
+    /// [`REFUSED_RECENTLY`], their tasks held: why, and when last.
     pub refused: Vec<Refused>,
     /// Destinations with the most tasks in `retry_wait`, most first.
     pub top_retry_wait: Vec<(DestinationId, i64)>,
@@ -38,8 +38,13 @@ pub struct Refused {
     pub destination: DestinationId,
     pub region: Region,
     pub why: String,
-    pub since: DateTime<Utc>,
+    pub last: DateTime<Utc>,
 }
+
+/// How far back `remit status` lists refusals: a runtime records one at
+/// every hold (a minute), so a destination no process refuses any more
+/// drops off within this.
+pub const REFUSED_RECENTLY: Duration = Duration::minutes(10);
 
 /// One region's queue.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use remit::delivery::{self, Prepared, Stop};
 use remit::domain::SendTarget;
 use remit::domain::{AttemptOutcome, ClaimedTask, DestinationId, FailureReason, Lease, Task};
-use remit::policy::{decide, Decision, Gate, Observed, Transition};
+use remit::policy::{decide, Decision, Gate, Observed, Transition, TransportError};
 use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
@@ -99,7 +99,12 @@ pub async fn deliver(
     })?;
     let (payload, target) = match prepared {
         Prepared::Ready { payload, target } => (payload, target),
-        Prepared::Stopped(stop) => return Ok(stopped(&shared, &stop, task, &log)),
+        Prepared::Stopped(stop) => {
+            if let Stop::Refused { why, .. } = &stop {
+                hold_refused(&shared, &task.destination_id, why, &log).await;
+            }
+            return Ok(stopped(&shared, &stop, task, &log));
+        }
     };
     let secret = match target.signing_secret {
         // A stored secret was validated when it was added.
@@ -122,6 +127,18 @@ pub async fn deliver(
     let received_at = shared.wall.now();
     let received = Instant::now();
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
+    if response == Err(TransportError::BlockedAddress) {
+        // The host resolved only to addresses the policy refuses: nothing
+        // was sent, so the task goes back as it came, like a refused URL.
+        let why = "its host resolves only to addresses the address policy refuses";
+        hold_refused(&shared, &task.destination_id, why, &log).await;
+        let outcome = shared
+            .store
+            .release(&lease, Some(delivery::REFUSED_HAND_BACK))
+            .await
+            .map_err(DeliveryFailure::Store)?;
+        return Ok(count_hand_back(&shared, outcome, &log));
+    }
 
     // The horizon as this process's clock sees it, like the times below.
     let lease_length = chrono_saturating(shared.lease());
@@ -196,6 +213,33 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
     fn read_target(&self, target: &SendTarget) {
         self.shared.targets.keep(target);
     }
+
+    fn refuses(&self, target: &SendTarget) -> Option<String> {
+        self.shared
+            .egress
+            .check_url(&target.destination.url)
+            .err()
+            .map(|refusal| refusal.to_string())
+    }
+}
+
+/// A destination this process's address policy refuses: its tasks are
+/// held here for [`delivery::REFUSED_HAND_BACK`] (each handed back unsent,
+/// not failed), and the row says why, for `remit status`. The record is
+/// best effort: the hand-back is what keeps the promise.
+async fn hold_refused(shared: &Shared, destination: &DestinationId, why: &str, log: &slog::Logger) {
+    let hold = delivery::REFUSED_HAND_BACK.to_std().unwrap_or_default();
+    let already = shared.pauses.left(destination).is_some();
+    shared.pauses.hold(destination, hold);
+    shared.stats.metrics.refused(destination);
+    if already {
+        return;
+    }
+    warn!(log, "the address policy refuses this destination; its tasks are held";
+          "why" => why, "hold_ms" => hold.as_millis());
+    if let Err(e) = shared.store.mark_refused(destination, why.to_owned()).await {
+        warn!(log, "could not record the refusal"; "error" => %crate::error_chain(&e));
+    }
 }
 
 /// Counts and logs a task that was not sent; the store has it already.
@@ -206,6 +250,7 @@ fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Logger) -> Del
             error!(log, "cannot open the payload; handing the task back"; "error" => %error);
             *outcome
         }
+        Stop::Refused { outcome, .. } => *outcome,
         Stop::Checks {
             gate,
             paused,

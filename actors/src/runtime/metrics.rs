@@ -86,6 +86,7 @@ pub struct Metrics {
     fenced: Family<ByDestination, Counter>,
     throttle_waits: Family<ByDestination, Counter>,
     pauses: Family<ByDestination, Counter>,
+    refusals: Family<ByDestination, Counter>,
     restarts: Family<ByActor, Counter>,
     in_memory: Gauge,
     depth: Family<ByState, Gauge>,
@@ -122,6 +123,7 @@ impl Metrics {
             fenced: Family::default(),
             throttle_waits: Family::default(),
             pauses: Family::default(),
+            refusals: Family::default(),
             restarts: Family::default(),
             in_memory: Gauge::default(),
             depth: Family::default(),
@@ -187,6 +189,11 @@ impl Metrics {
             "destination_pauses",
             "Pauses this process learnt of (its own 429s and others'), by destination",
             metrics.pauses.clone(),
+        );
+        registry.register(
+            "address_refusals",
+            "Tasks handed back unsent because this process's address policy (send.allow_hosts, the refused ranges, plain http) refuses their destination's URL, by destination",
+            metrics.refusals.clone(),
         );
         registry.register(
             "actor_restarts",
@@ -265,6 +272,7 @@ impl Metrics {
         drop(self.fenced.get_or_create(&by()));
         drop(self.throttle_waits.get_or_create(&by()));
         drop(self.pauses.get_or_create(&by()));
+        drop(self.refusals.get_or_create(&by()));
     }
 
     /// The destination's label: its id for the first `max_destinations`
@@ -348,6 +356,14 @@ impl Metrics {
 
     pub fn paused(&self, destination: &DestinationId) {
         self.pauses
+            .get_or_create(&ByDestination {
+                destination: self.destination(destination),
+            })
+            .inc();
+    }
+
+    pub fn refused(&self, destination: &DestinationId) {
+        self.refusals
             .get_or_create(&ByDestination {
                 destination: self.destination(destination),
             })

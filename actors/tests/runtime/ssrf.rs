@@ -1,10 +1,12 @@
 //! The send policy end to end: a receiver on loopback is reached only when
-//! allowlisted; a destination that slipped past the check when it was
-//! added (a name whose answer changed, a row written directly) fails with
-//! `blocked_address` when connecting, and the receiver hears nothing; the
-//! API refuses such destinations by the field `url`.
+//! allowlisted; a destination the policy refuses (a name whose answer
+//! changed, a row written directly, a restart without the allowlist entry
+//! it needs) is held: its tasks go back unsent and unfailed, the receiver
+//! hears nothing, the destination's row says why (`remit status`) and
+//! `/metrics` counts it; the API refuses such destinations by the field
+//! `url`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use remit::domain::{AttemptOutcome, Region, TaskState};
 use remit::store::Store;
@@ -19,33 +21,56 @@ fn strict(db: &TestDb) -> remit_actors::config::Config {
     config
 }
 
-/// Sends one task to `url` under `config` and waits for it to end in
-/// `state`; returns the task's failure reason and the attempt's transport
-/// error.
-async fn send_one(
-    db: &TestDb,
-    config: remit_actors::config::Config,
-    url: &str,
-    state: TaskState,
-) -> (Option<String>, Option<String>) {
+/// Sends one task to `url` under `config` and waits for it to be
+/// delivered.
+async fn delivered(db: &TestDb, config: remit_actors::config::Config, url: &str) {
     // Through the store: the check at add time is not what is tested here.
     let dest = support::destination(db, "clinic-hooks", Region::US, url, None).await;
     let id = support::task(db, "r1", &dest, Region::US).await;
     let runtime = support::start(config, &db.store).await;
-    support::wait_for_state(db, &[id], state, Duration::from_secs(10)).await;
+    support::wait_for_state(db, &[id], TaskState::Delivered, Duration::from_secs(10)).await;
     runtime.shutdown().await;
-    let task = db.store.task(id).await.unwrap().unwrap();
     let attempts = db.store.attempts(id).await.unwrap();
     assert_eq!(attempts.len(), 1, "one attempt, never retried");
-    let outcome = match state {
-        TaskState::Delivered => AttemptOutcome::Delivered,
-        _ => AttemptOutcome::Failed,
+    assert_eq!(attempts[0].outcome, AttemptOutcome::Delivered);
+}
+
+/// Runs one task to `url` under a policy that refuses it until the
+/// destination is recorded as refused; returns why. The task is held:
+/// back in `pending`, unsent, not failed, due again in about a minute.
+async fn held(db: &TestDb, config: remit_actors::config::Config, url: &str) -> String {
+    let dest = support::destination(db, "clinic-hooks", Region::US, url, None).await;
+    let id = support::task(db, "r1", &dest, Region::US).await;
+    let runtime = support::start(config, &db.store).await;
+    let started = Instant::now();
+    let why = loop {
+        let report = db.store.status(None).await.unwrap();
+        if let Some(refused) = report.refused.iter().find(|r| r.destination == dest) {
+            break refused.why.clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never recorded as refused"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert_eq!(attempts[0].outcome, outcome);
-    (
-        task.failure_reason,
-        attempts[0].observed.transport_error.clone(),
-    )
+    // Handed back before it was recorded: the hand-back comes first.
+    let series = runtime.stats().metrics.encode();
+    assert!(
+        series
+            .contains(r#"remit_address_refusals_total{region="us",destination="clinic-hooks"} 1"#),
+        "{series}"
+    );
+    runtime.shutdown().await;
+    let task = db.store.task(id).await.unwrap().unwrap();
+    assert_eq!(task.state, TaskState::Pending, "held, not failed");
+    assert_eq!(task.failure_reason, None);
+    assert_eq!(task.attempt_count, 0, "the hand-back is not an attempt");
+    assert!(
+        task.available_at > chrono::Utc::now() + chrono::Duration::seconds(30),
+        "due again only after the hold"
+    );
+    why
 }
 
 #[actix_rt::test]
@@ -55,8 +80,7 @@ async fn an_allowlisted_loopback_receiver_is_reached() {
     let mut config = strict(&db);
     // Listing the address also opens plain http to it.
     config.send.allow_hosts = vec!["127.0.0.1".into()];
-    let (reason, error) = send_one(&db, config, &receiver.url("/hook"), TaskState::Delivered).await;
-    assert_eq!((reason, error), (None, None));
+    delivered(&db, config, &receiver.url("/hook")).await;
     assert_eq!(receiver.requests_to("/hook").len(), 1);
 }
 
@@ -67,9 +91,11 @@ async fn a_loopback_address_is_refused_when_not_allowlisted() {
     let mut config = strict(&db);
     // Plain http allowed, so it is the address that is refused.
     config.send.allow_plain_http = true;
-    let (reason, error) = send_one(&db, config, &receiver.url("/hook"), TaskState::Failed).await;
-    assert_eq!(reason.as_deref(), Some("blocked_address"));
-    assert_eq!(error.as_deref(), Some("blocked_address"));
+    let why = held(&db, config, &receiver.url("/hook")).await;
+    assert!(
+        why.contains("127.0.0.1 is") && why.contains("send.allow_hosts"),
+        "{why}"
+    );
     assert!(receiver.requests().is_empty(), "nothing reached loopback");
 }
 
@@ -82,9 +108,8 @@ async fn a_name_resolving_to_a_refused_address_is_refused_when_connecting() {
     let url = receiver.url("/hook").replace("127.0.0.1", "localhost");
     let mut config = strict(&db);
     config.send.allow_plain_http = true;
-    let (reason, error) = send_one(&db, config, &url, TaskState::Failed).await;
-    assert_eq!(reason.as_deref(), Some("blocked_address"));
-    assert_eq!(error.as_deref(), Some("blocked_address"));
+    let why = held(&db, config, &url).await;
+    assert!(why.contains("resolves only to addresses"), "{why}");
     assert!(receiver.requests().is_empty(), "nothing reached loopback");
 }
 
@@ -95,8 +120,7 @@ async fn an_allowlisted_name_is_reached_through_the_resolver() {
     let url = receiver.url("/hook").replace("127.0.0.1", "localhost");
     let mut config = strict(&db);
     config.send.allow_hosts = vec!["localhost".into()];
-    let (reason, _) = send_one(&db, config, &url, TaskState::Delivered).await;
-    assert_eq!(reason, None);
+    delivered(&db, config, &url).await;
     assert_eq!(receiver.requests_to("/hook").len(), 1);
 }
 
@@ -109,9 +133,8 @@ async fn plain_http_is_refused_without_the_flag() {
     // a name reached through it is not listed by name.
     config.send.allow_hosts = vec!["127.0.0.0/8".into()];
     let url = receiver.url("/hook").replace("127.0.0.1", "localhost");
-    let (reason, error) = send_one(&db, config, &url, TaskState::Failed).await;
-    assert_eq!(reason.as_deref(), Some("blocked_address"));
-    assert_eq!(error.as_deref(), Some("blocked_address"));
+    let why = held(&db, config, &url).await;
+    assert!(why.contains("http"), "{why}");
     assert!(receiver.requests().is_empty());
 }
 

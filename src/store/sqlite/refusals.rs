@@ -1,7 +1,7 @@
 //! The embedded store's record of destinations an address policy refuses
 //! (see `store::refusals`).
 
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sql_types::{BigInt, Text};
 use diesel::RunQueryDsl;
 
 use super::rows::micros;
@@ -12,17 +12,14 @@ impl SqliteStore {
     pub(crate) async fn mark_refused(
         &self,
         id: DestinationId,
-        why: Option<String>,
+        why: String,
     ) -> Result<(), StoreError> {
         self.run(true, move |conn, ctx| {
             diesel::sql_query(
-                "UPDATE destinations \
-                 SET refused = ?2, \
-                     refused_at = CASE WHEN ?2 IS NULL THEN NULL ELSE coalesce(refused_at, ?3) END \
-                 WHERE id = ?1 AND refused IS NOT ?2",
+                "UPDATE destinations SET refused = ?2, refused_at = ?3 WHERE id = ?1",
             )
             .bind::<Text, _>(id.as_str())
-            .bind::<Nullable<Text>, _>(why)
+            .bind::<Text, _>(why)
             .bind::<BigInt, _>(micros(ctx.now))
             .execute(conn)?;
             Ok(())

@@ -10,7 +10,7 @@ use super::rows::{instant, micros};
 use super::SqliteStore;
 use crate::domain::{DestinationId, Region};
 use crate::store::rows::{corrupt, region};
-use crate::store::status::{Latency, Refused, RegionStatus, StatusReport, TOP};
+use crate::store::status::{Latency, Refused, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP};
 use crate::store::StoreError;
 
 const HOUR_MICROS: i64 = 3_600_000_000;
@@ -179,10 +179,11 @@ fn read(
     .load(conn)?;
     let refused: Vec<RefusedRow> = diesel::sql_query(
         "SELECT id, region, refused, refused_at FROM destinations \
-                 WHERE refused IS NOT NULL AND refused_at IS NOT NULL \
-                   AND (?1 IS NULL OR region = ?1) \
-                 ORDER BY refused_at, id",
+                 WHERE refused IS NOT NULL AND refused_at > ?1 \
+                   AND (?2 IS NULL OR region = ?2) \
+                 ORDER BY refused_at DESC, id",
     )
+    .bind::<BigInt, _>(now - REFUSED_RECENTLY.num_microseconds().unwrap_or(i64::MAX))
     .bind::<Nullable<Text>, _>(&text)
     .load(conn)?;
     let retry: Vec<Counted> = diesel::sql_query(
@@ -238,7 +239,7 @@ fn read(
                     .map_err(|e| corrupt("destinations.id", e))?,
                 region: region("destinations.region", &r.region)?,
                 why: r.refused,
-                since: instant("destinations.refused_at", r.refused_at)?,
+                last: instant("destinations.refused_at", r.refused_at)?,
             })
         })
         .collect::<Result<_, StoreError>>()?;
