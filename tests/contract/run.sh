@@ -22,6 +22,7 @@ token="contract-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 
 cargo build --quiet -p remit-actors --bin remit
 remit="$PWD/target/debug/remit"
+config="$PWD/tests/contract/schemathesis.toml"
 
 work="$(mktemp -d)"
 pid=""
@@ -76,12 +77,14 @@ check() {
 
     echo "== schemathesis on $store ($examples examples per operation)"
     local status=0
-    "$st" --config-file tests/contract/schemathesis.toml run "$base/openapi.json" \
+    # From the temporary directory: Schemathesis keeps a cache in its
+    # working directory.
+    (cd "$work" && "$st" --config-file "$config" run "$base/openapi.json" \
         -H "Authorization: Bearer $token" \
         --max-examples "$examples" \
         --seed "${CONTRACT_SEED:-1}" \
         --request-timeout 10 \
-        --report-dir "$work/report" \
+        --report-dir "$work/report") \
         || status=$?
 
     kill -TERM "$pid"

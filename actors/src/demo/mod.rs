@@ -186,6 +186,9 @@ fn configure(config: &mut Config, url: &str, receiver: &Receiver) {
     config.region = "us".into();
     config.consumer_id = Some("demo".into());
     config.api.bind = "127.0.0.1:0".into();
+    // /metrics with the API: a metrics.bind meant for a real process must
+    // not be taken by the demo.
+    config.metrics.bind = None;
     config.claim.idle_poll_ms = 50;
     config.claim.busy_poll_ms = 5;
     config.lease.seconds = 4;
