@@ -15,9 +15,9 @@ use super::{
     StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, InvalidInput,
-    Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport,
-    ReconcileRequest, SendTarget, Task, TaskId,
+    quoted, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
+    InvalidInput, Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::Decision;
@@ -56,7 +56,7 @@ impl DatabaseUrl {
         Err(InvalidInput::new(
             "database.url",
             match scheme {
-                Some(scheme) => format!("has the unknown scheme {scheme:?}: it {ACCEPTED}"),
+                Some(scheme) => format!("has the unknown scheme {}: it {ACCEPTED}", quoted(scheme)),
                 None => ACCEPTED.to_owned(),
             },
         ))

@@ -31,8 +31,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::transfer::{DestinationRecord, TaskRecord};
 use crate::domain::{
-    idempotency_key, legacy_idempotency_key, InvalidInput, ReminderId, Task, TaskId, TaskState,
-    TenantId,
+    idempotency_key, legacy_idempotency_key, quoted, InvalidInput, ReminderId, Task, TaskId,
+    TaskState, TenantId,
 };
 
 /// The highest fencing token an import accepts: 2^53. Tokens are drawn one
@@ -82,11 +82,11 @@ fn tied(
     match (present, expected) {
         (true, false) => Err(InvalidInput::new(
             field,
-            format!("must be null in state {:?}", state.as_str()),
+            format!("must be null in state {}", quoted(state.as_str())),
         )),
         (false, true) => Err(InvalidInput::new(
             field,
-            format!("is required in state {:?}", state.as_str()),
+            format!("is required in state {}", quoted(state.as_str())),
         )),
         _ => Ok(()),
     }
@@ -229,11 +229,12 @@ fn key(t: &Task) -> Result<(), InvalidInput> {
     Err(InvalidInput::new(
         "idempotency_key",
         format!(
-            "must be {derived:?}, the key of tenant {:?} reminder {:?} (or, for a task scheduled \
-             before keys were derived, {:?}, its task id's)",
-            t.tenant_id.as_str(),
-            t.reminder_id.as_str(),
-            legacy_idempotency_key(t.id)
+            "must be {}, the key of tenant {} reminder {} (or, for a task scheduled \
+             before keys were derived, {}, its task id's)",
+            quoted(&derived),
+            quoted(t.tenant_id.as_str()),
+            quoted(t.reminder_id.as_str()),
+            quoted(&legacy_idempotency_key(t.id))
         ),
     ))
 }

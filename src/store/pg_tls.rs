@@ -76,7 +76,7 @@ impl std::fmt::Display for SslMode {
 /// A TLS parameter of the URL that cannot be used, named with its file.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsSettingsError {
-    #[error("sslmode={0:?} is not one of disable, allow, prefer, require, verify-ca, verify-full")]
+    #[error("sslmode={} is not one of disable, allow, prefer, require, verify-ca, verify-full", crate::domain::quoted(.0))]
     UnknownMode(String),
     #[error("sslmode={mode} checks the server's certificate, but the CA file {} does not exist: set sslrootcert=FILE (or sslrootcert=system), or use a mode that does not check", path.display())]
     NoRootCert { mode: SslMode, path: PathBuf },

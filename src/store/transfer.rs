@@ -137,9 +137,9 @@ pub(super) fn id_taken(task: &Task) -> StoreError {
 pub(super) fn taken(task: &Task) -> StoreError {
     StoreError::Conflict {
         what: format!(
-            "task for tenant {:?} reminder {:?}",
-            task.tenant_id.as_str(),
-            task.reminder_id.as_str()
+            "task for tenant {} reminder {}",
+            crate::domain::quoted(task.tenant_id.as_str()),
+            crate::domain::quoted(task.reminder_id.as_str())
         ),
         differs: "id".into(),
     }

@@ -106,9 +106,9 @@ pub async fn create(
         return Err(ApiError::Invalid(remit::domain::InvalidInput::new(
             "region",
             format!(
-                "this process serves region {:?}; destinations for {:?} are registered through that region's process",
-                rules.serving.as_str(),
-                new.region.as_str()
+                "this process serves region {}; destinations for {} are registered through that region's process",
+                remit::domain::quoted(rules.serving.as_str()),
+                remit::domain::quoted(new.region.as_str())
             ),
         )));
     }
@@ -161,7 +161,12 @@ pub async fn get(
         .destination(&id)
         .await?
         .filter(|d| d.region == state.rules.serving)
-        .ok_or_else(|| ApiError::NotFound(format!("no destination {:?}", id.as_str())))?;
+        .ok_or_else(|| {
+            ApiError::NotFound(format!(
+                "no destination {}",
+                remit::domain::quoted(id.as_str())
+            ))
+        })?;
     Ok(HttpResponse::Ok().json(DestinationView::from(&destination)))
 }
 

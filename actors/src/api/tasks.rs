@@ -171,9 +171,9 @@ impl CreateTask {
             return Err(InvalidInput::new(
                 "region",
                 format!(
-                    "this process serves region {:?}; tasks for {:?} go to that region's process",
-                    rules.serving.as_str(),
-                    region.as_str()
+                    "this process serves region {}; tasks for {} go to that region's process",
+                    remit::domain::quoted(rules.serving.as_str()),
+                    remit::domain::quoted(region.as_str())
                 ),
             ));
         }
@@ -273,7 +273,7 @@ pub async fn create(
 fn task_id(raw: &str) -> Result<TaskId, ApiError> {
     uuid::Uuid::parse_str(raw)
         .map(TaskId)
-        .map_err(|_| ApiError::NotFound(format!("no task with id {raw:?}")))
+        .map_err(|_| ApiError::NotFound(format!("no task with id {}", remit::domain::quoted(&raw))))
 }
 
 /// The task, when it exists and belongs to this process's region. Another

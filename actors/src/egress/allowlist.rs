@@ -8,6 +8,7 @@
 use std::net::IpAddr;
 
 use ipnet::IpNet;
+use remit::domain::quoted;
 
 /// The parsed allowlist.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,10 +37,11 @@ impl AllowList {
                 .split_once('/')
                 .is_some_and(|(address, _)| address.parse::<IpAddr>().is_ok())
             {
-                return Err(format!("{entry:?} is not a valid CIDR; {ACCEPTED}"));
+                return Err(format!("{} is not a valid CIDR; {ACCEPTED}", quoted(entry)));
             } else if text.contains('*') {
                 return Err(format!(
-                    "{entry:?}: wildcards are not supported, list each host name; {ACCEPTED}"
+                    "{}: wildcards are not supported, list each host name; {ACCEPTED}",
+                    quoted(entry)
                 ));
             } else {
                 list.hosts.push(host_name(entry, text)?);
@@ -79,7 +81,8 @@ fn host_name(entry: &str, text: &str) -> Result<String, String> {
         // Anything else, including shorthand such as `127.1` that `url`
         // reads as an address: an operator should write the address out.
         _ => Err(format!(
-            "{entry:?} is neither a CIDR, an IP address nor a host name; {ACCEPTED}"
+            "{} is neither a CIDR, an IP address nor a host name; {ACCEPTED}",
+            quoted(entry)
         )),
     }
 }
