@@ -211,6 +211,15 @@ async fn insert(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Result<(),
         ))
         .execute(conn)
         .await?;
+    // The key that sealed it is now one this database's payloads are
+    // sealed with (`payload_keys`).
+    diesel::sql_query(
+        "INSERT INTO payload_keys (fingerprint, recorded_at) VALUES ($1, now()) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<diesel::sql_types::Bytea, _>(&record.sealed.key_fingerprint)
+    .execute(conn)
+    .await?;
     diesel::insert_into(tasks::table)
         .values((
             (

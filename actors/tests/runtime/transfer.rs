@@ -97,6 +97,13 @@ async fn moves_every_task(from: Backend, to: Backend) {
         .await
         .unwrap();
     assert_eq!((report.destinations.added, report.tasks.added), (2, 6));
+    // The target now records the key its new payloads are sealed with, so
+    // a runtime there with that key starts and one with another is refused.
+    assert_eq!(
+        target.count("SELECT count(*) AS n FROM payload_keys").await,
+        1
+    );
+    target_store.check_payload_key().await.unwrap();
 
     for id in &ids {
         let before = s.task(*id).await.unwrap().unwrap();

@@ -188,6 +188,14 @@ fn insert(conn: &mut SqliteConnection, record: &TaskRecord) -> Result<(), StoreE
         &record.sealed,
         t.created_at,
     )?;
+    // The key that sealed it is now one this file's payloads are sealed
+    // with (`payload_keys`).
+    diesel::sql_query(
+        "INSERT OR IGNORE INTO payload_keys (fingerprint, recorded_at) VALUES (?, ?)",
+    )
+    .bind::<diesel::sql_types::Binary, _>(&record.sealed.key_fingerprint)
+    .bind::<BigInt, _>(rows::micros(t.created_at))
+    .execute(conn)?;
     // Inserted as a bare pending row, then written whole: the row meets
     // every CHECK at the end of each statement.
     let bare = Task {
