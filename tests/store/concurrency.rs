@@ -198,14 +198,19 @@ async fn pauses_and_token_takes_never_deadlock() {
                 tokio::spawn(async move { store.take_tokens_many(&asks).await.map(|_| ()) })
             })
             .collect();
-        finishing
-            .await
-            .unwrap()
-            .unwrap_or_else(|e| panic!("round {round}: the pauses failed: {e}: {:?}", std::error::Error::source(&e)));
+        finishing.await.unwrap().unwrap_or_else(|e| {
+            panic!(
+                "round {round}: the pauses failed: {e}: {:?}",
+                std::error::Error::source(&e)
+            )
+        });
         for take in takes {
-            take.await
-                .unwrap()
-                .unwrap_or_else(|e| panic!("round {round}: a take failed: {e}: {:?}", std::error::Error::source(&e)));
+            take.await.unwrap().unwrap_or_else(|e| {
+                panic!(
+                    "round {round}: a take failed: {e}: {:?}",
+                    std::error::Error::source(&e)
+                )
+            });
         }
     }
 }
