@@ -49,6 +49,8 @@ pub struct Tally {
     pub lags_ms: Vec<f64>,
     /// When the last delivery arrived (ms since the epoch).
     pub last_delivery_ms: Option<f64>,
+    /// When each delivery arrived (ms since the epoch), in arrival order.
+    pub delivered_at_ms: Vec<f64>,
 }
 
 #[derive(Debug, Default)]
@@ -76,6 +78,7 @@ struct Book {
     /// Lags since the last [`Receiver::take_window`].
     window_lags_ms: Vec<f64>,
     last_delivery_ms: Option<f64>,
+    delivered_at_ms: Vec<f64>,
 }
 
 #[derive(Debug)]
@@ -185,6 +188,7 @@ impl Receiver {
             unkeyed: book.unkeyed,
             lags_ms: book.lags_ms.clone(),
             last_delivery_ms: book.last_delivery_ms,
+            delivered_at_ms: book.delivered_at_ms.clone(),
             ..Tally::default()
         };
         for seen in book.keys.values() {
@@ -253,6 +257,7 @@ impl Shared {
                 book.lags_ms.push(lag);
                 book.window_lags_ms.push(lag);
                 book.last_delivery_ms = Some(now);
+                book.delivered_at_ms.push(now);
                 self.delivered.fetch_add(1, Ordering::Relaxed);
             }
         }

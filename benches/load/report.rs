@@ -69,6 +69,12 @@ pub struct Report {
     pub unkeyed: u64,
     /// Throttled: what the limits allow at most, all destinations together.
     pub throttle_limit_per_s: Option<f64>,
+    /// Deliveries in each whole 10-second window of the drain, from its
+    /// start: whether the rate holds throughout or comes in bursts.
+    pub per_10s: Vec<u64>,
+    /// Throttled: the lowest whole window's deliveries per second over what
+    /// the limits allow (all windows before the backlog ran out).
+    pub rate_used: Option<f64>,
     pub drain_s: f64,
     pub task_states: BTreeMap<String, i64>,
     pub per_process: Vec<Usage>,
@@ -177,6 +183,18 @@ impl Report {
                     self.rejected_429,
                     self.early_after_429,
                     per_s(self.throttle_limit_per_s)
+                ),
+            ));
+        }
+        if !self.per_10s.is_empty() {
+            rows.push((
+                "per 10 s",
+                format!(
+                    "{:?}{}",
+                    self.per_10s,
+                    self.rate_used.map_or(String::new(), |r| format!(
+                        ", lowest window {r:.2} of the limit"
+                    ))
                 ),
             ));
         }

@@ -205,6 +205,11 @@ impl<'a> Run<'a> {
         let window_end = tally.last_delivery_ms.unwrap_or_else(now_ms);
         let drain_s = ((window_end - driven.window_start_ms) / 1000.0).max(1e-3);
         let deliveries_per_s = tally.delivered as f64 / drain_s;
+        let per_10s = per_window(&tally.delivered_at_ms, driven.window_start_ms, window_end);
+        let rate_used = self.throttle_limit().and_then(|limit| {
+            let lowest = per_10s.iter().min()?;
+            Some(*lowest as f64 / 10.0 / limit)
+        });
         let db_delivered = task_states.get("delivered").copied().unwrap_or(0);
         let tasks = driven.enqueue.tasks;
         let report = Report {
@@ -245,6 +250,8 @@ impl<'a> Run<'a> {
             early_after_429: tally.early_after_429,
             unkeyed: tally.unkeyed,
             throttle_limit_per_s: self.throttle_limit(),
+            per_10s,
+            rate_used,
             drain_s,
             task_states,
             per_process: driven.usage,
@@ -295,4 +302,19 @@ impl<'a> Run<'a> {
         eprintln!("ceiling: {:.0} deliveries/s", ceiling.per_s);
         Ok(ceiling)
     }
+}
+
+/// Deliveries in each whole 10-second window from `start` that ends by
+/// `end` (the last delivery).
+fn per_window(at_ms: &[f64], start: f64, end: f64) -> Vec<u64> {
+    const WINDOW_MS: f64 = 10_000.0;
+    let whole = ((end - start) / WINDOW_MS).floor().max(0.0) as usize;
+    let mut counts = vec![0; whole];
+    for t in at_ms {
+        let i = ((t - start) / WINDOW_MS).floor();
+        if i >= 0.0 && (i as usize) < whole {
+            counts[i as usize] += 1;
+        }
+    }
+    counts
 }

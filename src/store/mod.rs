@@ -65,7 +65,9 @@
 //! `schedule_many` (a payload and its task together); `pg_transfer`'s
 //! import (all or nothing); `pg_status`'s read-only snapshot (no locks);
 //! and, with failpoints compiled in, the finish (so a test can fail it
-//! before its commit).
+//! before its commit). On SQLite the hazard does not arise: each operation
+//! runs whole on a blocking thread, whatever becomes of its future, and a
+//! panic inside it rolls back through a fresh connection.
 //!
 //! Every statement that locks several destination rows (token takes, a
 //! batch of pauses) locks them in id order, so two of them never deadlock.

@@ -121,7 +121,7 @@ async fn pauses_and_token_takes_never_deadlock() {
     use remit::store::{Finish, TokenRequest};
 
     const DESTINATIONS: usize = 8;
-    const ROUNDS: usize = 150;
+    const ROUNDS: usize = 400;
     let db = TestDb::on(Backend::Postgres).await;
     let mut dests = Vec::new();
     for d in 0..DESTINATIONS {
@@ -146,9 +146,16 @@ async fn pauses_and_token_takes_never_deadlock() {
         if round % 2 == 1 {
             order.reverse();
         }
+        // Batches of different sizes, whose rows a planner might visit in
+        // different orders.
+        let paused: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|i| (i + round) % 3 != 0)
+            .collect();
         // Stale leases: the finishes are fenced, but their pauses are
         // written first, in the same transaction, as for a 429.
-        let batch: Vec<Finish> = order
+        let batch: Vec<Finish> = paused
             .iter()
             .map(|&i| {
                 let mut lease = claimed[i].lease();
@@ -191,14 +198,19 @@ async fn pauses_and_token_takes_never_deadlock() {
                 tokio::spawn(async move { store.take_tokens_many(&asks).await.map(|_| ()) })
             })
             .collect();
-        finishing
-            .await
-            .unwrap()
-            .unwrap_or_else(|e| panic!("round {round}: the pauses failed: {e}"));
+        finishing.await.unwrap().unwrap_or_else(|e| {
+            panic!(
+                "round {round}: the pauses failed: {e}: {:?}",
+                std::error::Error::source(&e)
+            )
+        });
         for take in takes {
-            take.await
-                .unwrap()
-                .unwrap_or_else(|e| panic!("round {round}: a take failed: {e}"));
+            take.await.unwrap().unwrap_or_else(|e| {
+                panic!(
+                    "round {round}: a take failed: {e}: {:?}",
+                    std::error::Error::source(&e)
+                )
+            });
         }
     }
 }

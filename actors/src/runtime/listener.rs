@@ -43,6 +43,14 @@ pub fn spawn(
     let region = shared.region;
     let log = shared.log.clone();
     let targets = shared.targets.clone();
+    // Weak: the listener must not keep a claimer the runtime let go of
+    // (actix restarts a supervised actor while its address is held).
+    let claimer = claimer.downgrade();
+    let poll = move || {
+        if let Some(claimer) = claimer.upgrade() {
+            claimer.do_send(Poll);
+        }
+    };
     actix_rt::spawn(async move {
         // However this future ends (a lost connection, shutdown), what is
         // kept of destinations is no longer trusted.
@@ -57,7 +65,7 @@ pub fn spawn(
                     let every_process = wakeups.reaches_every_process();
                     targets.set_listening(every_process);
                     // Anything missed while disconnected.
-                    claimer.do_send(Poll);
+                    poll();
                     let mut pings = actix_rt::time::interval(PING_EVERY);
                     pings.tick().await;
                     loop {
@@ -68,9 +76,7 @@ pub fn spawn(
                             _ = pings.tick() => Event::Ping,
                         };
                         match event {
-                            Event::Wakeup(Ok(Wakeup::DueWork(r))) if r == region => {
-                                claimer.do_send(Poll)
-                            }
+                            Event::Wakeup(Ok(Wakeup::DueWork(r))) if r == region => poll(),
                             Event::Wakeup(Ok(Wakeup::DueWork(_))) => {}
                             Event::Wakeup(Ok(Wakeup::Destination(id))) => {
                                 // The next send reads the row, pause

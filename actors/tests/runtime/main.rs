@@ -13,6 +13,7 @@ mod fairness;
 mod hostile;
 mod in_flight;
 mod keys;
+mod listener;
 mod poison;
 mod residency;
 mod retention;
