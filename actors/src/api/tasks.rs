@@ -273,7 +273,7 @@ pub async fn create(
 fn task_id(raw: &str) -> Result<TaskId, ApiError> {
     uuid::Uuid::parse_str(raw)
         .map(TaskId)
-        .map_err(|_| ApiError::NotFound(format!("no task with id {}", remit::domain::quoted(&raw))))
+        .map_err(|_| ApiError::NotFound(format!("no task with id {}", remit::domain::quoted(raw))))
 }
 
 /// The task, when it exists and belongs to this process's region. Another
