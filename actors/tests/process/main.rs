@@ -58,6 +58,37 @@ fn kill(child: &Child, signal: &str) {
     assert!(status.success());
 }
 
+/// `remit schedule` of one reminder of tenant `clinic-1` to the
+/// destination `crm` in `region`, due in 2030; the payload flags are the
+/// caller's.
+fn schedule_in_2030(db: &TestDb, region: &str, reminder: &str) -> Command {
+    let mut command = remit(db);
+    command.args([
+        "schedule",
+        "--tenant",
+        "clinic-1",
+        "--reminder",
+        reminder,
+        "--destination",
+        "crm",
+        "--region",
+        region,
+        "--not-before",
+        "2030-01-01T09:00:00Z",
+    ]);
+    command
+}
+
+/// Sends SIGTERM, as an operator or systemd stops remit, and waits for
+/// the process to exit without blocking the test's runtime.
+async fn terminate(mut child: Child) -> std::process::ExitStatus {
+    kill(&child, "TERM");
+    tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 #[actix_rt::test]
 async fn the_readme_flow_and_a_graceful_sigterm_under_load() {
     let db = TestDb::with_database_clock().await;
@@ -103,7 +134,7 @@ async fn the_readme_flow_and_a_graceful_sigterm_under_load() {
         tasks.push(remit::domain::TaskId(id));
     }
 
-    let mut child = remit(&db)
+    let child = remit(&db)
         .args(["run", "--region", "eu"])
         .env("REMIT_CONSUMER_ID", "eu-child")
         .env("REMIT_THROTTLE__DEFAULT__RATE_PER_SECOND", "20")
@@ -115,11 +146,7 @@ async fn the_readme_flow_and_a_graceful_sigterm_under_load() {
             r.len() >= 5
         })
         .await;
-    kill(&child, "TERM");
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = terminate(child).await;
     assert_eq!(status.code(), Some(0), "a graceful stop exits 0");
 
     let still_leased = db

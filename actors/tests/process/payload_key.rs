@@ -5,7 +5,7 @@ use base64::Engine as _;
 use remit::domain::Region;
 use remit::payload_crypto::PayloadKey;
 
-use super::{remit, run};
+use super::{remit, run, schedule_in_2030};
 use crate::support::{self, Backend, TestDb};
 
 #[actix_rt::test]
@@ -22,22 +22,8 @@ async fn another_key_is_refused(backend: Backend) {
     let db = TestDb::running_on(backend).await;
     support::destination(&db, "crm", Region::US, "http://127.0.0.1:9/", None).await;
     let schedule = |reminder: &str| {
-        let mut command = remit(&db);
-        command.args([
-            "schedule",
-            "--tenant",
-            "clinic-1",
-            "--reminder",
-            reminder,
-            "--destination",
-            "crm",
-            "--region",
-            "us",
-            "--not-before",
-            "2030-01-01T00:00:00Z",
-            "--payload",
-            "{}",
-        ]);
+        let mut command = schedule_in_2030(&db, "us", reminder);
+        command.args(["--payload", "{}"]);
         command
     };
     // The first process to seal records its key.

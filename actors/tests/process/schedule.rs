@@ -87,22 +87,8 @@ async fn schedule_reads_the_payload_from_stdin_or_a_file() {
     )
     .await;
     let schedule = |reminder: &str, payload_args: &[&str]| {
-        let mut command = super::remit(&db);
-        command
-            .args([
-                "schedule",
-                "--tenant",
-                "clinic-1",
-                "--reminder",
-                reminder,
-                "--destination",
-                "crm",
-                "--region",
-                "eu",
-                "--not-before",
-                "2030-01-01T09:00:00Z",
-            ])
-            .args(payload_args);
+        let mut command = super::schedule_in_2030(&db, "eu", reminder);
+        command.args(payload_args);
         command
     };
     // The key remit_command! gives the binary.

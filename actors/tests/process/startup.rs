@@ -13,35 +13,26 @@ async fn an_api_port_in_use_is_one_line_and_exit_2() {
     let db = TestDb::with_database_clock().await;
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    let output = remit(&db)
-        .args(["run", "--region", "eu"])
-        .env("REMIT_API__BIND", &addr)
-        .env("REMIT_API_TOKEN", "t0k")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains(&addr) && stderr.contains("in use"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{stderr}");
-
-    // The same for the metrics listener.
-    let output = remit(&db)
-        .args(["run", "--region", "eu"])
-        .env("REMIT_METRICS__BIND", &addr)
-        .env("REMIT_API_TOKEN", "t0k")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains(&addr) && stderr.contains("metrics.bind"),
-        "{stderr}"
-    );
+    // The API's listener, then the metrics listener on the taken address.
+    for (variable, setting) in [
+        ("REMIT_API__BIND", "api.bind"),
+        ("REMIT_METRICS__BIND", "metrics.bind"),
+    ] {
+        let output = remit(&db)
+            .args(["run", "--region", "eu"])
+            .env(variable, &addr)
+            .env("REMIT_API_TOKEN", "t0k")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(&addr) && stderr.contains("in use") && stderr.contains(setting),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
     drop(taken);
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use base64::Engine as _;
 
 use super::support::{self, Receiver, Reply, TestDb};
-use super::{kill, run};
+use super::{run, terminate};
 
 /// The unit, read from `deploy/`.
 struct Unit {
@@ -167,7 +167,7 @@ async fn the_systemd_unit_migrates_starts_and_delivers() {
         "{}",
     ]));
 
-    let mut child = unit.command(&unit.start, &secrets).spawn().unwrap();
+    let child = unit.command(&unit.start, &secrets).spawn().unwrap();
     receiver
         .wait_until(
             Duration::from_secs(15),
@@ -175,11 +175,7 @@ async fn the_systemd_unit_migrates_starts_and_delivers() {
             |r| !r.is_empty(),
         )
         .await;
-    kill(&child, "TERM");
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = terminate(child).await;
     assert_eq!(status.code(), Some(0), "SIGTERM, as systemd stops it");
     std::fs::remove_dir_all(&etc).unwrap();
 }
