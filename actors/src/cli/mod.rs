@@ -1,0 +1,162 @@
+//! The `remit` command line: its flags (`args`), its errors and exit
+//! statuses, and one file per command that does one thing against the
+//! database and exits (`remit run` and `remit demo` live in the library).
+//!
+//! # Layout
+//! - `args`: the commands and flags, as clap reads them.
+//! - `migrate`, `destination`, `schedule`, `reconcile`, `prune`, `status`,
+//!   `transfer` (export and import): one command each.
+
+mod args;
+mod destination;
+mod migrate;
+mod prune;
+mod reconcile;
+mod schedule;
+mod status;
+mod transfer;
+
+use remit::payload_crypto::PayloadKey;
+use remit::store::Database;
+use remit_actors::app::{self, AppError};
+use remit_actors::config::Config;
+use remit_actors::words::counted;
+
+pub use args::Cli;
+use args::{Command, DestinationCommand};
+
+/// What went wrong in a command, with its exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    App(#[from] AppError),
+    #[error("{0}")]
+    Usage(String),
+    /// Reconciliation found something; the report says what.
+    #[error("reconciliation found work that needs attention")]
+    Findings,
+    /// Reconciliation could not look (exit 3, so cron can tell "something
+    /// is wrong with the schedule" from "could not check").
+    #[error("reconciliation could not run")]
+    CouldNotCheck(#[source] AppError),
+    /// Some lines of `remit schedule --file` were refused (each printed).
+    #[error("refused {} (each is named above)", counted(*.0 as u64, "task"))]
+    Refused(usize),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::App(e) => e.exit_code(),
+            CliError::Usage(_) => 2,
+            CliError::Findings => 1,
+            CliError::CouldNotCheck(_) => 3,
+            CliError::Refused(_) => 1,
+        }
+    }
+}
+
+impl From<remit::store::StoreError> for CliError {
+    fn from(e: remit::store::StoreError) -> Self {
+        match e {
+            remit::store::StoreError::Invalid(invalid) => CliError::Usage(invalid.to_string()),
+            other => CliError::App(AppError::Store(other)),
+        }
+    }
+}
+
+/// Runs the command line's command.
+pub fn dispatch(cli: Cli) -> Result<(), CliError> {
+    let fail = remit_actors::runtime::failpoint::setup();
+    let mut config = Config::load(cli.config.as_deref()).map_err(AppError::from)?;
+    let result = match cli.command {
+        Command::Keygen => {
+            println!("{}", PayloadKey::generate_base64());
+            Ok(())
+        }
+        Command::Run { region } => {
+            if let Some(region) = region {
+                config.region = region;
+                config.region().map_err(AppError::from)?;
+            }
+            app::run(config).map_err(CliError::from)
+        }
+        other => actix_rt::System::new().block_on(one_shot(config, other)),
+    };
+    drop(fail);
+    result
+}
+
+/// Commands that do one thing against the database and exit.
+async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Demo { database_url } => Ok(remit_actors::demo::run(config, database_url).await?),
+        Command::Migrate => migrate::run(&config).await,
+        Command::Destination(DestinationCommand::Add {
+            id,
+            region,
+            url,
+            secret,
+        }) => destination::add(&config, id, region, url, secret).await,
+        Command::Schedule {
+            file: Some(file), ..
+        } => schedule::from_file(&config, &file).await,
+        Command::Schedule {
+            file: None,
+            tenant,
+            reminder,
+            destination,
+            region,
+            not_before,
+            payload_file,
+            payload,
+        } => {
+            let one = schedule::One {
+                tenant,
+                reminder,
+                destination,
+                region,
+                not_before,
+                payload_file,
+                payload,
+            };
+            schedule::one(&config, one).await
+        }
+        Command::Reconcile {
+            region,
+            ledger,
+            older_than,
+            reclaim,
+            format,
+        } => reconcile::run(&config, region, ledger, older_than, reclaim, format).await,
+        Command::Prune { region, older_than } => prune::run(&config, region, older_than).await,
+        Command::Status { region, format } => status::run(&config, region, format).await,
+        Command::Export { file } => transfer::export(&config, &file).await,
+        Command::Import { file } => transfer::import(&config, &file).await,
+        Command::Keygen | Command::Run { .. } => Ok(()),
+    }
+}
+
+/// Connects for a command that opens no payload: the configured key when
+/// there is one, else a throwaway one.
+async fn connect_without_payloads(config: &Config) -> Result<Database, AppError> {
+    let key = app::payload_key(config).unwrap_or_else(|_| PayloadKey::from_bytes(rand::random()));
+    app::connect(config, key).await
+}
+
+/// `--region`, when given, as a region.
+fn region_flag(region: Option<String>) -> Result<Option<remit::domain::Region>, CliError> {
+    region
+        .map(|r| r.parse::<remit::domain::Region>())
+        .transpose()
+        .map_err(|e| CliError::Usage(e.to_string()))
+}
+
+/// The file a `--file`-like flag names, or standard input for `-`.
+fn open_input(path: &std::path::Path, flag: &str) -> Result<Box<dyn std::io::BufRead>, CliError> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::BufReader::new(std::io::stdin())));
+    }
+    let file = std::fs::File::open(path).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+    Ok(Box::new(std::io::BufReader::new(file)))
+}

@@ -1,0 +1,25 @@
+//! `remit prune`: deletes old delivered and failed tasks, with their
+//! attempts and payloads, and says how many.
+
+use remit::store::Store;
+use remit_actors::config::Config;
+
+use super::{connect_without_payloads, region_flag, CliError};
+
+pub async fn run(
+    config: &Config,
+    region: Option<String>,
+    older_than: Option<std::time::Duration>,
+) -> Result<(), CliError> {
+    let region = region_flag(region)?;
+    let older_than = older_than
+        .map(chrono::Duration::from_std)
+        .transpose()
+        .map_err(|_| CliError::Usage("--older-than: too long".into()))?;
+    let request = remit_actors::prune::request(config, region, older_than);
+    // Pruning never opens a payload.
+    let store = connect_without_payloads(config).await?;
+    let report = store.prune(&request).await?;
+    print!("{}", remit_actors::prune::to_text(&request, &report));
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! `remit schedule`: one webhook from flags, or many from a file of JSON
+//! lines shaped like the API's.
+
+use std::path::{Path, PathBuf};
+
+use remit::store::Store;
+use remit_actors::api::{CreateTask, TaskRules};
+use remit_actors::app::{self, AppError};
+use remit_actors::config::Config;
+use remit_actors::error_chain;
+use remit_actors::schedule_file::ScheduleFileError;
+
+use super::{open_input, CliError};
+
+/// The flags of one webhook; all but the payload's are required.
+pub struct One {
+    pub tenant: Option<String>,
+    pub reminder: Option<String>,
+    pub destination: Option<String>,
+    pub region: Option<String>,
+    pub not_before: Option<String>,
+    pub payload_file: Option<PathBuf>,
+    pub payload: Option<String>,
+}
+
+/// The CLI schedules for any region (the operator names it); the API
+/// serves its own unless configured otherwise.
+fn rules(config: &Config) -> Result<TaskRules, CliError> {
+    Ok(TaskRules {
+        serving: config.region().map_err(AppError::from)?,
+        allow_other_regions: true,
+        horizon: config.retry_policy().horizon,
+    })
+}
+
+pub async fn one(config: &Config, flags: One) -> Result<(), CliError> {
+    let One {
+        tenant,
+        reminder,
+        destination,
+        region,
+        not_before,
+        payload_file,
+        payload,
+    } = flags;
+    let (Some(tenant), Some(reminder), Some(destination), Some(region), Some(not_before)) =
+        (tenant, reminder, destination, region, not_before)
+    else {
+        return Err(CliError::Usage(
+            "--tenant, --reminder, --destination, --region and --not-before are required without --file".into(),
+        ));
+    };
+    let payload = match (payload_file, payload) {
+        (Some(path), _) => read_payload_file(&path)?,
+        (None, Some(json)) => json,
+        (None, None) => {
+            return Err(CliError::Usage(
+                "--payload or --payload-file is required".into(),
+            ))
+        }
+    };
+    let rules = rules(config)?;
+    let new = CreateTask::from_parts(tenant, reminder, destination, region, not_before, &payload)
+        .and_then(|request| request.validate(&rules))
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let key = app::payload_key(config)?;
+    let store = app::connect_to_seal(config, key).await?;
+    let scheduled = store.schedule(new).await?;
+    println!(
+        "task {} idempotency_key {}{}",
+        scheduled.task.id,
+        scheduled.task.idempotency_key,
+        if scheduled.created {
+            ""
+        } else {
+            " (already scheduled)"
+        }
+    );
+    Ok(())
+}
+
+/// `remit schedule --file`: exit 0 when every line was scheduled (or was
+/// already), 1 when any was refused, each refusal printed with its line.
+pub async fn from_file(config: &Config, path: &Path) -> Result<(), CliError> {
+    let flag = format!("--file {}", path.display());
+    let input = open_input(path, &flag)?;
+    let rules = rules(config)?;
+    let key = app::payload_key(config)?;
+    let store = app::connect_to_seal(config, key).await?;
+    let tally =
+        remit_actors::schedule_file::schedule_lines(&store, &rules, input, |(line, text)| {
+            println!("line {line}: {text}");
+        })
+        .await
+        .map_err(|e| match e {
+            ScheduleFileError::Store(e) => {
+                eprintln!("{flag}: {}", error_chain(&e));
+                CliError::App(AppError::Store(e))
+            }
+            e => CliError::Usage(format!("{flag}: {}", error_chain(&e))),
+        })?;
+    println!(
+        "{} scheduled, {} already scheduled, {} refused",
+        tally.created, tally.repeated, tally.refused
+    );
+    if tally.refused > 0 {
+        return Err(CliError::Refused(tally.refused));
+    }
+    Ok(())
+}
+
+/// The payload from `--payload-file PATH`, or from standard input for `-`.
+fn read_payload_file(path: &Path) -> Result<String, CliError> {
+    use std::io::Read;
+    let flag = format!("--payload-file {}", path.display());
+    let mut bytes = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::Usage(format!("{flag}: cannot read standard input ({e})")))?;
+    } else {
+        bytes = std::fs::read(path).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| CliError::Usage(format!("{flag}: the payload must be UTF-8 JSON")))
+}
