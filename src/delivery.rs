@@ -93,17 +93,60 @@ pub enum Stop {
     },
 }
 
-/// Reads what the request needs and runs the checks before it.
+/// What the reads and checks before a request decided, before anything
+/// was written: a caller may try [`look`] again after a fault of the
+/// database, but must carry out a "not now" ([`apply`]) once, with no look
+/// after it, or a task handed back could still be sent.
+#[derive(Debug)]
+pub enum Look {
+    Ready {
+        payload: Payload,
+        target: SendTarget,
+    },
+    NotNow {
+        gate: Gate,
+        why: NotNow,
+    },
+}
+
+/// Why the checks said "not now".
+#[derive(Debug)]
+pub enum NotNow {
+    Unreadable(PayloadCryptoError),
+    Refused(String),
+    /// `paused` when the destination's pause was the reason.
+    Checks {
+        paused: bool,
+    },
+}
+
+impl NotNow {
+    /// What the stop was, once the store carried `gate` out.
+    pub fn stopped(self, gate: Gate, outcome: TransitionOutcome) -> Stop {
+        match self {
+            NotNow::Unreadable(error) => Stop::Unreadable { error, outcome },
+            NotNow::Refused(why) => Stop::Refused { why, outcome },
+            NotNow::Checks { paused } => Stop::Checks {
+                gate,
+                paused,
+                outcome,
+            },
+        }
+    }
+}
+
+/// Reads what the request needs and runs the checks before it; writes
+/// nothing.
 ///
 /// `lease_needed` is what a request needs of the lease: the send timeout
 /// plus a margin for the finish.
-pub async fn prepare<S: Store>(
+pub async fn look<S: Store>(
     store: &S,
     claimed: &ClaimedTask,
     policy: &RetryPolicy,
     lease_needed: Duration,
     consumer: &impl Consumer,
-) -> Result<Prepared, StoreError> {
+) -> Result<Look, StoreError> {
     let task = &claimed.task;
     let read = match &claimed.payload {
         Some(payload) => Ok(payload.clone()),
@@ -112,11 +155,12 @@ pub async fn prepare<S: Store>(
     let payload = match read {
         Ok(payload) => payload,
         Err(StoreError::Payload(e)) => {
-            let gate = Gate::HandBack {
-                after: Some(UNREADABLE_HAND_BACK),
-            };
-            let outcome = apply(store, claimed, &gate).await?;
-            return Ok(Prepared::Stopped(Stop::Unreadable { error: e, outcome }));
+            return Ok(Look::NotNow {
+                gate: Gate::HandBack {
+                    after: Some(UNREADABLE_HAND_BACK),
+                },
+                why: NotNow::Unreadable(e),
+            });
         }
         Err(e) => return Err(e),
     };
@@ -138,11 +182,12 @@ pub async fn prepare<S: Store>(
         }
     };
     if let Some(why) = consumer.refuses(&target) {
-        let gate = Gate::HandBack {
-            after: Some(REFUSED_HAND_BACK),
-        };
-        let outcome = apply(store, claimed, &gate).await?;
-        return Ok(Prepared::Stopped(Stop::Refused { why, outcome }));
+        return Ok(Look::NotNow {
+            gate: Gate::HandBack {
+                after: Some(REFUSED_HAND_BACK),
+            },
+            why: NotNow::Refused(why),
+        });
     }
     let seen = BeforeSend {
         task,
@@ -152,15 +197,30 @@ pub async fn prepare<S: Store>(
     };
     let gate = policy::before_send(&seen, policy);
     if gate != Gate::Send {
-        let outcome = apply(store, claimed, &gate).await?;
         let paused = seen.pause_left.is_some();
-        return Ok(Prepared::Stopped(Stop::Checks {
+        return Ok(Look::NotNow {
             gate,
-            paused,
-            outcome,
-        }));
+            why: NotNow::Checks { paused },
+        });
     }
-    Ok(Prepared::Ready { payload, target })
+    Ok(Look::Ready { payload, target })
+}
+
+/// [`look`], then [`apply`] when it says "not now".
+pub async fn prepare<S: Store>(
+    store: &S,
+    claimed: &ClaimedTask,
+    policy: &RetryPolicy,
+    lease_needed: Duration,
+    consumer: &impl Consumer,
+) -> Result<Prepared, StoreError> {
+    match look(store, claimed, policy, lease_needed, consumer).await? {
+        Look::Ready { payload, target } => Ok(Prepared::Ready { payload, target }),
+        Look::NotNow { gate, why } => {
+            let outcome = apply(store, claimed, &gate).await?;
+            Ok(Prepared::Stopped(why.stopped(gate, outcome)))
+        }
+    }
 }
 
 /// Carries out a gate that says "not now": the task goes back unsent (not

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use remit::delivery::{self, Prepared, Stop};
+use remit::delivery::{self, Look, NotNow, Stop};
 use remit::domain::SendTarget;
 use remit::domain::{AttemptOutcome, ClaimedTask, DestinationId, FailureReason, Lease, Task};
 use remit::policy::{decide, Decision, Gate, Observed, Transition, TransportError};
@@ -71,23 +71,28 @@ pub async fn deliver(
         lease_ends: &lease_ends,
     };
     let needed = chrono_saturating(shared.send_timeout() + shared.finish_margin());
-    // Reads (and a hand-back, when a check says so) retried through a short
-    // fault of the database while a send would still fit in the lease.
+    // The reads and checks retried through a short fault of the database
+    // while a send would still fit in the lease. They write nothing, so a
+    // retry cannot send a task already handed back.
     let usable = lease_ends
         .get()
         .checked_sub(shared.send_timeout() + shared.finish_margin())
         .unwrap_or_else(Instant::now);
-    let prepared = retry::until(
-        usable,
-        || delivery::prepare(&shared.store, &claimed, &shared.policy, needed, &consumer),
-        |e| {
+    let transient = |what: &'static str| {
+        let log = log.clone();
+        move |e: &StoreError| {
             let transient = e.is_transient();
             if transient {
-                warn!(log, "could not prepare the request; trying again";
+                warn!(log, "a store call failed; trying again"; "call" => what,
                       "error" => %crate::error_chain(e));
             }
             transient
-        },
+        }
+    };
+    let looked = retry::until(
+        usable,
+        || delivery::look(&shared.store, &claimed, &shared.policy, needed, &consumer),
+        transient("look"),
     )
     .await
     .map_err(|e| match e {
@@ -97,12 +102,22 @@ pub async fn deliver(
         } => DeliveryFailure::NoDestination(id),
         e => DeliveryFailure::Store(e),
     })?;
-    let (payload, target) = match prepared {
-        Prepared::Ready { payload, target } => (payload, target),
-        Prepared::Stopped(stop) => {
-            if let Stop::Refused { why, .. } = &stop {
-                hold_refused(&shared, &task.destination_id, why, &log).await;
+    let (payload, target) = match looked {
+        Look::Ready { payload, target } => (payload, target),
+        Look::NotNow { gate, why } => {
+            if let NotNow::Refused(reason) = &why {
+                hold_refused(&shared, &task.destination_id, reason, &log).await;
             }
+            // Once, then never a look again: retried only as itself, which
+            // the lease guard makes harmless when an earlier try committed.
+            let outcome = retry::until(
+                lease_ends.get(),
+                || delivery::apply(&shared.store, &claimed, &gate),
+                transient("hand back"),
+            )
+            .await
+            .map_err(DeliveryFailure::Store)?;
+            let stop = why.stopped(gate, outcome);
             return Ok(stopped(&shared, &stop, task, &log));
         }
     };
@@ -129,14 +144,22 @@ pub async fn deliver(
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
     if response == Err(TransportError::BlockedAddress) {
         // The host resolved only to addresses the policy refuses: nothing
-        // was sent, so the task goes back as it came, like a refused URL.
+        // was sent, so the task goes back as it came, like a refused URL,
+        // and no attempt is counted even if this hand-back fails.
+        sent.set(false);
         let why = "its host resolves only to addresses the address policy refuses";
         hold_refused(&shared, &task.destination_id, why, &log).await;
-        let outcome = shared
-            .store
-            .release(&lease, Some(delivery::REFUSED_HAND_BACK))
-            .await
-            .map_err(DeliveryFailure::Store)?;
+        let outcome = retry::until(
+            lease_ends.get(),
+            || {
+                shared
+                    .store
+                    .release(&lease, Some(delivery::REFUSED_HAND_BACK))
+            },
+            transient("hand back"),
+        )
+        .await
+        .map_err(DeliveryFailure::Store)?;
         return Ok(count_hand_back(&shared, outcome, &log));
     }
 
