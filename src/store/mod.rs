@@ -63,7 +63,8 @@
 //! a finish batch with pauses (`finish_many`: the pauses and the attempts
 //! must commit together) and `PgStore::finish`; `schedule` and
 //! `schedule_many` (a payload and its task together); `pg_transfer`'s
-//! import (all or nothing); `pg_status`'s read-only snapshot (no locks);
+//! import (all or nothing); `payload_keys`' first record (once at start);
+//! `pg_status`'s read-only snapshot (no locks);
 //! and, with failpoints compiled in, the finish (so a test can fail it
 //! before its commit). On SQLite the hazard does not arise: each operation
 //! runs whole on a blocking thread, whatever becomes of its future, and a

@@ -50,20 +50,34 @@ pub(super) fn judge(key: &PayloadKey, recorded: &[Vec<u8>]) -> Result<(), StoreE
     })
 }
 
-/// Records the key where none is recorded, in one statement, and returns
-/// every recorded fingerprint.
+/// Records the key where none is recorded and returns every recorded
+/// fingerprint, in one short transaction that first locks the table: two
+/// processes starting at once with different keys would otherwise both
+/// find it empty and both record theirs. Each statement after the lock
+/// reads what the other committed (READ COMMITTED).
 async fn record_postgres(store: &PgStore) -> Result<Vec<Vec<u8>>, StoreError> {
+    use diesel_async::AsyncConnection as _;
+
     let mut conn = store.conn().await?;
-    let rows: Vec<Recorded> = diesel::sql_query(
-        "WITH first AS ( \
-             INSERT INTO payload_keys (fingerprint, recorded_at) \
-             SELECT $1, coalesce($2, now()) WHERE NOT EXISTS (SELECT 1 FROM payload_keys) \
-             ON CONFLICT DO NOTHING RETURNING fingerprint) \
-         SELECT fingerprint FROM first UNION SELECT fingerprint FROM payload_keys",
-    )
-    .bind::<Bytea, _>(store.key.fingerprint())
-    .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-    .load(&mut conn)
-    .await?;
+    let fingerprint = store.key.fingerprint().to_vec();
+    let now = store.clock.now_param();
+    let rows: Vec<Recorded> = conn
+        .transaction::<_, diesel::result::Error, _>(async |conn| {
+            diesel::sql_query("LOCK TABLE payload_keys IN SHARE ROW EXCLUSIVE MODE")
+                .execute(conn)
+                .await?;
+            diesel::sql_query(
+                "INSERT INTO payload_keys (fingerprint, recorded_at) \
+                 SELECT $1, coalesce($2, now()) WHERE NOT EXISTS (SELECT 1 FROM payload_keys)",
+            )
+            .bind::<Bytea, _>(&fingerprint)
+            .bind::<Nullable<Timestamptz>, _>(now)
+            .execute(conn)
+            .await?;
+            diesel::sql_query("SELECT fingerprint FROM payload_keys")
+                .load(conn)
+                .await
+        })
+        .await?;
     Ok(rows.into_iter().map(|r| r.fingerprint).collect())
 }

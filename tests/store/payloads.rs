@@ -66,3 +66,26 @@ async fn a_wrong_key_is_a_clear_error() {
     );
     assert!(err.to_string().contains("another key"), "{err}");
 }
+
+/// Two processes that start at the same moment with different keys: one
+/// records its key, the other is refused, never both recorded. Repeated,
+/// since the race lies in who reads the empty record first.
+#[tokio::test]
+async fn two_processes_with_different_keys_never_both_record_theirs() {
+    let db = TestDb::new().await;
+    let one = db.another_store(PayloadKey::from_bytes([1; 32])).await;
+    let other = db.another_store(PayloadKey::from_bytes([2; 32])).await;
+    for round in 0..20 {
+        db.execute("DELETE FROM payload_keys").await;
+        let (a, b) = tokio::join!(one.check_payload_key(), other.check_payload_key());
+        assert!(
+            a.is_ok() != b.is_ok(),
+            "round {round}: exactly one key is accepted ({a:?}, {b:?})"
+        );
+        assert!(matches!(
+            a.err().or(b.err()),
+            Some(StoreError::OtherPayloadKey { .. })
+        ));
+        assert_eq!(db.count("SELECT count(*) AS n FROM payload_keys").await, 1);
+    }
+}
