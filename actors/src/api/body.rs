@@ -5,7 +5,9 @@
 //! the value it kept. serde's derived structs would also take an array of
 //! the fields in order (`["clinic-1", "renewal-42", …]`); the API takes
 //! objects only, so anything else is 400. A value of the wrong type is 400
-//! naming its field, never the value.
+//! with `field` naming its field; the message is serde's, which may quote
+//! the value back to the caller who sent it (a payload is kept raw and is
+//! never read here, so never quoted).
 
 use serde::de::DeserializeOwned;
 

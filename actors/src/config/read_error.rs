@@ -50,8 +50,21 @@ fn one(error: &figment::Error) -> String {
         _ if !key.is_empty() => format!("configuration key {key}"),
         _ => "configuration".to_owned(),
     };
-    format!("{place}: {}", what(&error.kind))
+    // A secret given in the wrong form is still a secret: say what was
+    // wanted, never what was given.
+    let kind = match &error.kind {
+        Kind::InvalidType(_, expected) | Kind::InvalidValue(_, expected)
+            if SECRETS.contains(&key.as_str()) =>
+        {
+            return format!("{place}: must be {}", accepted(expected));
+        }
+        kind => kind,
+    };
+    format!("{place}: {}", what(kind))
 }
+
+/// Keys whose values never appear in a message.
+const SECRETS: [&str; 3] = ["payload_key", "api.token", "database.url"];
 
 fn what(kind: &Kind) -> String {
     match kind {
@@ -126,6 +139,13 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("u64"), "{text}");
+    }
+
+    #[test]
+    fn a_secret_of_the_wrong_type_is_not_repeated() {
+        let text = read("api.token", 123456789.into());
+        assert!(text.contains("api.token: must be text"), "{text}");
+        assert!(!text.contains("123456789"), "{text}");
     }
 
     #[test]

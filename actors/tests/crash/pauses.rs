@@ -30,6 +30,15 @@ async fn two_processes_never_start_a_request_inside_a_pause_on_one_sqlite_file()
 async fn two_processes_never_start_a_request_inside_a_pause_on(backend: Backend) {
     let db = TestDb::running_on(backend).await;
     let receiver = PausingReceiver::start(12);
+    // Both processes up before any work exists, so neither can take it all
+    // before the other claims at all.
+    let mut consumers = [
+        Consumer::start(&db, "eu", "eu-1", None),
+        Consumer::start(&db, "eu", "eu-2", None),
+    ];
+    for consumer in &consumers {
+        consumer.ready().await;
+    }
     let mut tasks = Vec::new();
     for name in ["a", "b", "c"] {
         let path = format!("/{name}");
@@ -38,10 +47,6 @@ async fn two_processes_never_start_a_request_inside_a_pause_on(backend: Backend)
             tasks.push(support::task(&db, &format!("{name}-{i}"), &dest, Region::EU).await);
         }
     }
-    let mut consumers = [
-        Consumer::start(&db, "eu", "eu-1", None),
-        Consumer::start(&db, "eu", "eu-2", None),
-    ];
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(40)).await;
     for consumer in &mut consumers {
         assert_eq!(consumer.stop().await.code(), Some(0));

@@ -86,8 +86,10 @@ async fn failing_claims_back_off(backend: Backend) {
         "{backend:?}: {attempts} failed claims and {} LISTEN sessions in {FAILING:?}",
         listeners.len()
     );
+    // At least one: the trigger refused claims. At most a dozen: the
+    // claimer backed off (without it, dozens to hundreds in this window).
     assert!(
-        (2..=12).contains(&attempts),
+        (1..=12).contains(&attempts),
         "{attempts} failed claims in {FAILING:?}: the claimer did not back off"
     );
     if backend == Backend::Postgres {
