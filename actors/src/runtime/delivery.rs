@@ -1,5 +1,5 @@
 //! One task's delivery, from the claim to the committed next state: what
-//! the request needs and the checks before it ([`delivery::prepare`], the
+//! the request needs and the checks before it ([`delivery::look`], the
 //! same code the simulation runs), the request under one deadline, the
 //! policy, and the finish (retried and kept alive by a lease heartbeat
 //! until it commits or the lease is gone).
