@@ -114,36 +114,40 @@ pub enum Command {
     },
     /// Schedule one webhook (prints its task id and idempotency key), or
     /// many from a file with --file.
-    Schedule {
-        /// A file (or `-` for standard input) with one JSON object per
-        /// line, shaped like POST /v1/tasks; prints one line per task.
-        #[arg(long, value_name = "PATH", conflicts_with_all = ["tenant", "reminder", "destination", "region", "not_before", "payload", "payload_file"])]
-        file: Option<PathBuf>,
-        #[arg(long, required_unless_present = "file")]
-        tenant: Option<String>,
-        #[arg(long, required_unless_present = "file")]
-        reminder: Option<String>,
-        #[arg(long, required_unless_present = "file")]
-        destination: Option<String>,
-        #[arg(long, required_unless_present = "file")]
-        region: Option<String>,
-        /// The business deadline, RFC 3339 (e.g. 2026-08-13T09:00:00Z).
-        #[arg(long, required_unless_present = "file")]
-        not_before: Option<String>,
-        /// A file holding the JSON payload, or `-` for standard input. The
-        /// payload is stored and sent byte for byte, and stays out of the
-        /// process list (prefer this to --payload for health data).
-        #[arg(
-            long,
-            value_name = "PATH",
-            conflicts_with = "payload",
-            required_unless_present_any = ["payload", "file"]
-        )]
-        payload_file: Option<PathBuf>,
-        /// The JSON payload itself (visible in the process list).
-        #[arg(long)]
-        payload: Option<String>,
-    },
+    Schedule(ScheduleArgs),
+}
+
+/// `remit schedule`: one webhook from flags, or many from `--file`.
+#[derive(Debug, clap::Args)]
+pub struct ScheduleArgs {
+    /// A file (or `-` for standard input) with one JSON object per
+    /// line, shaped like POST /v1/tasks; prints one line per task.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["tenant", "reminder", "destination", "region", "not_before", "payload", "payload_file"])]
+    pub file: Option<PathBuf>,
+    #[arg(long, required_unless_present = "file")]
+    pub tenant: Option<String>,
+    #[arg(long, required_unless_present = "file")]
+    pub reminder: Option<String>,
+    #[arg(long, required_unless_present = "file")]
+    pub destination: Option<String>,
+    #[arg(long, required_unless_present = "file")]
+    pub region: Option<String>,
+    /// The business deadline, RFC 3339 (e.g. 2026-08-13T09:00:00Z).
+    #[arg(long, required_unless_present = "file")]
+    pub not_before: Option<String>,
+    /// A file holding the JSON payload, or `-` for standard input. The
+    /// payload is stored and sent byte for byte, and stays out of the
+    /// process list (prefer this to --payload for health data).
+    #[arg(
+        long,
+        value_name = "PATH",
+        conflicts_with = "payload",
+        required_unless_present_any = ["payload", "file"]
+    )]
+    pub payload_file: Option<PathBuf>,
+    /// The JSON payload itself (visible in the process list).
+    #[arg(long)]
+    pub payload: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

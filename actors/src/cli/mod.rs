@@ -98,30 +98,7 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             url,
             secret,
         }) => destination::add(&config, id, region, url, secret).await,
-        Command::Schedule {
-            file: Some(file), ..
-        } => schedule::from_file(&config, &file).await,
-        Command::Schedule {
-            file: None,
-            tenant,
-            reminder,
-            destination,
-            region,
-            not_before,
-            payload_file,
-            payload,
-        } => {
-            let one = schedule::One {
-                tenant,
-                reminder,
-                destination,
-                region,
-                not_before,
-                payload_file,
-                payload,
-            };
-            schedule::one(&config, one).await
-        }
+        Command::Schedule(args) => schedule::run(&config, args).await,
         Command::Reconcile {
             region,
             ledger,

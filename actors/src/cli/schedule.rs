@@ -1,7 +1,7 @@
 //! `remit schedule`: one webhook from flags, or many from a file of JSON
 //! lines shaped like the API's.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use remit::store::Store;
 use remit_actors::api::{CreateTask, TaskRules};
@@ -10,18 +10,8 @@ use remit_actors::config::Config;
 use remit_actors::error_chain;
 use remit_actors::schedule_file::ScheduleFileError;
 
+use super::args::ScheduleArgs;
 use super::{open_input, CliError};
-
-/// The flags of one webhook; all but the payload's are required.
-pub struct One {
-    pub tenant: Option<String>,
-    pub reminder: Option<String>,
-    pub destination: Option<String>,
-    pub region: Option<String>,
-    pub not_before: Option<String>,
-    pub payload_file: Option<PathBuf>,
-    pub payload: Option<String>,
-}
 
 /// The CLI schedules for any region (the operator names it); the API
 /// serves its own unless configured otherwise.
@@ -33,8 +23,16 @@ fn rules(config: &Config) -> Result<TaskRules, CliError> {
     })
 }
 
-pub async fn one(config: &Config, flags: One) -> Result<(), CliError> {
-    let One {
+/// One webhook from flags, or many from `--file`.
+pub async fn run(config: &Config, args: ScheduleArgs) -> Result<(), CliError> {
+    match &args.file {
+        Some(file) => from_file(config, file).await,
+        None => one(config, args).await,
+    }
+}
+
+async fn one(config: &Config, args: ScheduleArgs) -> Result<(), CliError> {
+    let ScheduleArgs {
         tenant,
         reminder,
         destination,
@@ -42,7 +40,8 @@ pub async fn one(config: &Config, flags: One) -> Result<(), CliError> {
         not_before,
         payload_file,
         payload,
-    } = flags;
+        ..
+    } = args;
     let (Some(tenant), Some(reminder), Some(destination), Some(region), Some(not_before)) =
         (tenant, reminder, destination, region, not_before)
     else {
@@ -81,7 +80,7 @@ pub async fn one(config: &Config, flags: One) -> Result<(), CliError> {
 
 /// `remit schedule --file`: exit 0 when every line was scheduled (or was
 /// already), 1 when any was refused, each refusal printed with its line.
-pub async fn from_file(config: &Config, path: &Path) -> Result<(), CliError> {
+async fn from_file(config: &Config, path: &Path) -> Result<(), CliError> {
     let flag = format!("--file {}", path.display());
     let input = open_input(path, &flag)?;
     let rules = rules(config)?;
