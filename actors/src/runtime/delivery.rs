@@ -9,13 +9,14 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use remit::delivery::{self, Look, NotNow, Stop};
-use remit::domain::SendTarget;
-use remit::domain::{AttemptOutcome, ClaimedTask, DestinationId, FailureReason, Lease, Task};
+use remit::domain::{AttemptOutcome, ClaimedTask, DestinationId, Lease, Task};
 use remit::policy::{decide, Decision, Gate, Observed, Transition, TransportError};
 use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
+use super::consumer::{chrono_saturating, hold_refused, RuntimeConsumer};
 use super::failpoint::{self, Injected};
+use super::release::count_hand_back;
 use super::{retry, transport, BatchError, Shared};
 use crate::signature;
 
@@ -200,71 +201,6 @@ pub async fn deliver(
     Ok(Delivered::Finished)
 }
 
-/// What this process knows that the store does not: the pauses it holds
-/// and how much of the lease is left on its own monotonic clock.
-struct RuntimeConsumer<'a> {
-    shared: &'a Shared,
-    lease_ends: &'a Rc<Cell<Instant>>,
-}
-
-impl delivery::Consumer for RuntimeConsumer<'_> {
-    fn pause_left(
-        &self,
-        destination: &DestinationId,
-        store_says: Option<chrono::Duration>,
-    ) -> Option<chrono::Duration> {
-        // The row's pause is held here too, so this process's throttle and
-        // its other requests obey it without reading the row again.
-        if let Some(left) = store_says.and_then(|d| d.to_std().ok()) {
-            self.shared.pauses.hold(destination, left);
-        }
-        self.shared.pauses.left(destination).map(chrono_saturating)
-    }
-
-    fn lease_left(&self) -> chrono::Duration {
-        chrono_saturating(
-            self.lease_ends
-                .get()
-                .saturating_duration_since(Instant::now()),
-        )
-    }
-
-    fn known_target(&self, destination: &DestinationId) -> Option<SendTarget> {
-        self.shared.targets.get(destination)
-    }
-
-    fn read_target(&self, target: &SendTarget) {
-        self.shared.targets.keep(target);
-    }
-
-    fn refuses(&self, target: &SendTarget) -> Option<String> {
-        self.shared
-            .egress
-            .check_url(&target.destination.url)
-            .err()
-            .map(|refusal| refusal.to_string())
-    }
-}
-
-/// A destination this process's address policy refuses: its tasks are
-/// held here for [`delivery::REFUSED_HAND_BACK`] (each handed back unsent,
-/// not failed), and the row says why, for `remit status`. The record is
-/// best effort: the hand-back is what keeps the promise.
-async fn hold_refused(shared: &Shared, destination: &DestinationId, why: &str, log: &slog::Logger) {
-    let hold = delivery::REFUSED_HAND_BACK.to_std().unwrap_or_default();
-    let already = shared.pauses.left(destination).is_some();
-    shared.pauses.hold(destination, hold);
-    shared.stats.metrics.refused(destination);
-    if already {
-        return;
-    }
-    warn!(log, "the address policy refuses this destination; its tasks are held";
-          "why" => why, "hold_ms" => hold.as_millis());
-    if let Err(e) = shared.store.mark_refused(destination, why.to_owned()).await {
-        warn!(log, "could not record the refusal"; "error" => %crate::error_chain(&e));
-    }
-}
-
 /// Counts and logs a task that was not sent; the store has it already.
 fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Logger) -> Delivered {
     let stats = &shared.stats;
@@ -295,43 +231,6 @@ fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Logger) -> Del
         }
     };
     count_hand_back(shared, outcome, log)
-}
-
-/// Counts what the store did with a task handed back.
-pub(super) fn count_hand_back(
-    shared: &Shared,
-    outcome: TransitionOutcome,
-    log: &slog::Logger,
-) -> Delivered {
-    match outcome {
-        TransitionOutcome::Applied => {
-            shared.stats.metrics.released();
-            Delivered::HandedBack
-        }
-        TransitionOutcome::PastHorizon => {
-            shared
-                .stats
-                .metrics
-                .failed(&FailureReason::RetryHorizon.code());
-            warn!(log, "nothing could happen before the retry horizon; failed unsent";
-                  "outcome" => "failed", "reason" => "retry_horizon");
-            Delivered::Finished
-        }
-        TransitionOutcome::Fenced | TransitionOutcome::NotFound => {
-            let why = if outcome == TransitionOutcome::Fenced {
-                "fenced"
-            } else {
-                "not_found"
-            };
-            info!(log, "hand-back refused: the lease had moved on"; "outcome" => why);
-            Delivered::HandedBack
-        }
-    }
-}
-
-/// A std duration as chrono's, saturating (chrono's range is smaller).
-fn chrono_saturating(d: Duration) -> chrono::Duration {
-    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
 }
 
 /// Commits the decision, retrying a failed write while the lease lasts

@@ -7,7 +7,6 @@
 use std::collections::HashSet;
 
 use parking_lot::Mutex;
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -15,63 +14,13 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use remit::domain::{AttemptOutcome, DestinationId, Region};
 
+use super::metric_labels::{
+    start_at_zero, ByActor, ByClass, ByDestination, ByOutcome, ByReason, ByState, ACTORS, CLASSES,
+    OUTCOMES, REASONS, STATES,
+};
+
 /// The label of a destination past the limit.
 pub const OTHER: &str = "other";
-
-/// Every attempt outcome, each exported at 0 for a destination as soon as
-/// it has a label.
-const OUTCOMES: [AttemptOutcome; 5] = [
-    AttemptOutcome::Delivered,
-    AttemptOutcome::RetryWait,
-    AttemptOutcome::Failed,
-    AttemptOutcome::Fenced,
-    AttemptOutcome::Abandoned,
-];
-
-/// Response classes, exported at 0 from the start.
-const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "transport"];
-
-/// The failure reasons known in advance (`http_<status>` and
-/// `redirect_<status>` appear with their first failure), exported at 0
-/// from the start.
-const REASONS: [&str; 3] = ["retry_horizon", "max_attempts", "blocked_address"];
-
-/// The kinds of actor a supervisor restarts, exported at 0 from the start.
-const ACTORS: [&str; 4] = ["claimer", "sender", "reconciler", "pruner"];
-
-/// The live states the queue gauges count.
-const STATES: [&str; 3] = ["pending", "leased", "retry_wait"];
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ByOutcome {
-    destination: String,
-    outcome: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ByDestination {
-    destination: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ByClass {
-    class: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ByReason {
-    reason: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ByActor {
-    actor: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ByState {
-    state: String,
-}
 
 /// The families, registered once per runtime.
 pub struct Metrics {
@@ -231,26 +180,30 @@ impl Metrics {
             metrics.deadline_to_delivery.clone(),
         );
         // Known label values start at 0, so an alert sees 0, not "absent".
-        for class in CLASSES {
-            drop(metrics.responses.get_or_create(&ByClass {
-                class: class.to_owned(),
-            }));
-        }
-        for reason in REASONS {
-            drop(metrics.failures.get_or_create(&ByReason {
-                reason: reason.to_owned(),
-            }));
-        }
-        for actor in ACTORS {
-            drop(metrics.restarts.get_or_create(&ByActor {
-                actor: actor.to_owned(),
-            }));
-        }
-        for state in STATES {
-            drop(metrics.depth.get_or_create(&ByState {
-                state: state.to_owned(),
-            }));
-        }
+        start_at_zero(
+            &metrics.responses,
+            CLASSES.map(|class| ByClass {
+                class: class.into(),
+            }),
+        );
+        start_at_zero(
+            &metrics.failures,
+            REASONS.map(|reason| ByReason {
+                reason: reason.into(),
+            }),
+        );
+        start_at_zero(
+            &metrics.restarts,
+            ACTORS.map(|actor| ByActor {
+                actor: actor.into(),
+            }),
+        );
+        start_at_zero(
+            &metrics.depth,
+            STATES.map(|state| ByState {
+                state: state.into(),
+            }),
+        );
         Self {
             registry,
             ..metrics
@@ -421,82 +374,5 @@ impl Metrics {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn help_ends_in_one_period() {
-        let text = Metrics::new(Region::EU, 2).encode();
-        let helps: Vec<_> = text.lines().filter(|l| l.starts_with("# HELP")).collect();
-        assert!(helps.len() > 10, "{text}");
-        for help in helps {
-            assert!(help.ends_with('.') && !help.ends_with(".."), "{help}");
-        }
-    }
-
-    #[test]
-    fn known_label_values_start_at_zero() {
-        let metrics = Metrics::new(Region::EU, 1);
-        let text = metrics.encode();
-        for series in [
-            r#"remit_responses_total{region="eu",class="5xx"} 0"#,
-            r#"remit_responses_total{region="eu",class="transport"} 0"#,
-            r#"remit_terminal_failures_total{region="eu",reason="max_attempts"} 0"#,
-            r#"remit_terminal_failures_total{region="eu",reason="retry_horizon"} 0"#,
-            r#"remit_actor_restarts_total{region="eu",actor="sender"} 0"#,
-            r#"remit_tasks{region="eu",state="retry_wait"} 0"#,
-        ] {
-            assert!(text.contains(series), "{series} in {text}");
-        }
-        // A destination's series start at 0 once it has a label, and so do
-        // `other`'s once a destination is folded into it.
-        for id in ["a", "b"] {
-            let id = DestinationId::new(id).unwrap_or_else(|e| panic!("{e}"));
-            metrics.attempt(&id, AttemptOutcome::Delivered);
-        }
-        let text = metrics.encode();
-        for destination in ["a", OTHER] {
-            for series in [
-                format!(
-                    r#"remit_attempts_total{{region="eu",destination="{destination}",outcome="failed"}} 0"#
-                ),
-                format!(r#"remit_rate_limited_total{{region="eu",destination="{destination}"}} 0"#),
-                format!(
-                    r#"remit_fenced_writes_total{{region="eu",destination="{destination}"}} 0"#
-                ),
-            ] {
-                assert!(text.contains(&series), "{series} in {text}");
-            }
-        }
-    }
-
-    #[test]
-    fn destinations_past_the_limit_fold_into_other() {
-        let metrics = Metrics::new(Region::EU, 2);
-        for id in ["a", "b", "c", "d", "a"] {
-            let id = DestinationId::new(id).unwrap_or_else(|e| panic!("{e}"));
-            metrics.attempt(&id, AttemptOutcome::Delivered);
-            metrics.response(&id, Some(429));
-        }
-        let text = metrics.encode();
-        assert!(
-            text.contains(
-                r#"remit_attempts_total{region="eu",destination="a",outcome="delivered"} 2"#
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains(r#"destination="other",outcome="delivered"} 2"#),
-            "{text}"
-        );
-        assert!(!text.contains(r#"destination="c""#), "{text}");
-        assert!(
-            text.contains(r#"remit_responses_total{region="eu",class="4xx"} 5"#),
-            "{text}"
-        );
-        assert!(
-            text.contains(r#"remit_rate_limited_total{region="eu",destination="other"} 2"#),
-            "{text}"
-        );
-    }
-}
+#[path = "metrics_tests.rs"]
+mod tests;

@@ -21,7 +21,7 @@ use slog::{error, warn};
 use super::delivery::{deliver, Delivered, DeliveryFailure};
 use super::guard::{self, Guarded};
 use super::messages::{Abandon, Crash, Deliver, InFlight, Wake, Work};
-use super::throttle::release;
+use super::release::release;
 use super::{retry, transport, Shared};
 
 pub struct Sender {

@@ -15,7 +15,7 @@ use slog::{info, warn};
 
 use super::guard::{self, Guarded};
 use super::messages::{Abandon, Admit, Crash, DestinationChanged, Drain, Route, Shutdown, Wake};
-use super::throttle::release;
+use super::release::release;
 use super::{Claimer, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle};
 
 pub struct RegionSupervisor {

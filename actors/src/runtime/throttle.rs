@@ -19,14 +19,14 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
-use remit::store::{Store, TokenRequest, Tokens};
+use remit::store::{TokenRequest, Tokens};
 use slog::{debug, warn};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::delivery::count_hand_back;
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
+use super::release::{release, release_each};
 use super::retry;
 use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
@@ -333,55 +333,6 @@ impl Throttle {
         debug!(self.shared.log, "handing tasks back"; "destination" => %self.destination,
                "count" => tasks.len(), "after_ms" => after.map(|d| d.as_millis()));
         release(&self.shared, tasks, after);
-    }
-}
-
-/// Releases tasks in the background, detached from any actor so that a
-/// stopping actor cannot cancel them; each frees its place in memory once
-/// the database has it back.
-pub fn release(shared: &Shared, tasks: Vec<Work>, after: Option<Duration>) {
-    release_each(
-        shared,
-        tasks.into_iter().map(|work| (work, after)).collect(),
-    );
-}
-
-/// As [`release`], each task due again after a delay of its own.
-pub fn release_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
-    for (work, after) in tasks {
-        // Saturates: a wait too long for chrono is as good as forever.
-        let after = after.map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX));
-        let shared = shared.clone();
-        actix_rt::spawn(async move {
-            let lease = work.claimed.lease();
-            // Retried while the lease is still this process's to give.
-            let deadline = work
-                .claimed_at
-                .checked_add(shared.lease().saturating_sub(shared.finish_margin()))
-                .unwrap_or(work.claimed_at);
-            let released = retry::until(
-                deadline,
-                || shared.store.release(&lease, after),
-                |e| {
-                    warn!(shared.log, "release failed; trying again";
-                          "task" => %lease.task_id, "error" => %crate::error_chain(e));
-                    true
-                },
-            )
-            .await;
-            match released {
-                Ok(outcome) => {
-                    let log = shared
-                        .log
-                        .new(slog::o!("task" => lease.task_id.to_string()));
-                    count_hand_back(&shared, outcome, &log);
-                }
-                // The lease expires on its own; nothing is lost.
-                Err(e) => warn!(shared.log, "release failed; the lease will expire";
-                                "task" => %lease.task_id, "error" => %crate::error_chain(&e)),
-            }
-            drop(work);
-        });
     }
 }
 

@@ -1,0 +1,90 @@
+//! What a sender knows that the store does not, as
+//! [`remit::delivery::Consumer`] asks it before a request: the pauses this
+//! process holds, what is left of the lease on its own clock, the
+//! destinations it keeps, and whether its address policy refuses a URL,
+//! with the hold that follows a refusal.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use remit::delivery;
+use remit::domain::{DestinationId, SendTarget};
+use slog::warn;
+
+use super::Shared;
+
+/// What this process knows that the store does not: the pauses it holds
+/// and how much of the lease is left on its own monotonic clock.
+pub(super) struct RuntimeConsumer<'a> {
+    pub(super) shared: &'a Shared,
+    pub(super) lease_ends: &'a Rc<Cell<Instant>>,
+}
+
+impl delivery::Consumer for RuntimeConsumer<'_> {
+    fn pause_left(
+        &self,
+        destination: &DestinationId,
+        store_says: Option<chrono::Duration>,
+    ) -> Option<chrono::Duration> {
+        // The row's pause is held here too, so this process's throttle and
+        // its other requests obey it without reading the row again.
+        if let Some(left) = store_says.and_then(|d| d.to_std().ok()) {
+            self.shared.pauses.hold(destination, left);
+        }
+        self.shared.pauses.left(destination).map(chrono_saturating)
+    }
+
+    fn lease_left(&self) -> chrono::Duration {
+        chrono_saturating(
+            self.lease_ends
+                .get()
+                .saturating_duration_since(Instant::now()),
+        )
+    }
+
+    fn known_target(&self, destination: &DestinationId) -> Option<SendTarget> {
+        self.shared.targets.get(destination)
+    }
+
+    fn read_target(&self, target: &SendTarget) {
+        self.shared.targets.keep(target);
+    }
+
+    fn refuses(&self, target: &SendTarget) -> Option<String> {
+        self.shared
+            .egress
+            .check_url(&target.destination.url)
+            .err()
+            .map(|refusal| refusal.to_string())
+    }
+}
+
+/// A destination this process's address policy refuses: its tasks are
+/// held here for [`delivery::REFUSED_HAND_BACK`] (each handed back unsent,
+/// not failed), and the row says why, for `remit status`. The record is
+/// best effort: the hand-back is what keeps the promise.
+pub(super) async fn hold_refused(
+    shared: &Shared,
+    destination: &DestinationId,
+    why: &str,
+    log: &slog::Logger,
+) {
+    let hold = delivery::REFUSED_HAND_BACK.to_std().unwrap_or_default();
+    let already = shared.pauses.left(destination).is_some();
+    shared.pauses.hold(destination, hold);
+    shared.stats.metrics.refused(destination);
+    if already {
+        return;
+    }
+    warn!(log, "the address policy refuses this destination; its tasks are held";
+          "why" => why, "hold_ms" => hold.as_millis());
+    if let Err(e) = shared.store.mark_refused(destination, why.to_owned()).await {
+        warn!(log, "could not record the refusal"; "error" => %crate::error_chain(&e));
+    }
+}
+
+/// A std duration as chrono's, saturating (chrono's range is smaller).
+pub(super) fn chrono_saturating(d: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
+}
