@@ -70,13 +70,15 @@ pub(super) async fn hold_refused(
     why: &str,
     log: &slog::Logger,
 ) {
-    let hold = delivery::REFUSED_HAND_BACK.to_std().unwrap_or_default();
-    let already = shared.pauses.left(destination).is_some();
-    shared.pauses.hold(destination, hold);
     shared.stats.metrics.refused(destination);
-    if already {
+    // Held already: the hold is not extended, so it lapses after its
+    // minute and the next refusal records itself again, which keeps the
+    // row's time (what `remit status` lists by) current while it lasts.
+    if shared.pauses.left(destination).is_some() {
         return;
     }
+    let hold = delivery::REFUSED_HAND_BACK.to_std().unwrap_or_default();
+    shared.pauses.hold(destination, hold);
     warn!(log, "the address policy refuses this destination; its tasks are held";
           "why" => why, "hold_ms" => hold.as_millis());
     if let Err(e) = shared.store.mark_refused(destination, why.to_owned()).await {
