@@ -35,6 +35,10 @@ pub struct Ceiling {
     pub seconds: f64,
     pub per_s: f64,
     pub consumers: u32,
+    /// WAL the server wrote while the consumers ran, per finish.
+    pub wal_bytes_per_finish: f64,
+    /// `n_tup_hot_upd / n_tup_upd` of the ceiling's `tasks` at the end.
+    pub hot_update_share: Option<f64>,
 }
 
 /// Measures on a fresh schema at `url` (already migrated), on a
@@ -57,6 +61,8 @@ async fn run(url: &str, setup: &CeilingSetup) -> Result<Ceiling, LoadError> {
     config.pool_size = setup.consumers + 1;
     let store = PgStore::connect(&config, PayloadKey::from_bytes([3; 32])).await?;
     seed(&store, url, setup).await?;
+    let mut observer = AsyncPgConnection::establish(url).await?;
+    let wal_before = crate::database::wal_position(&mut observer).await?;
 
     let started = Instant::now();
     let consumers: Vec<_> = (0..setup.consumers)
@@ -81,6 +87,12 @@ async fn run(url: &str, setup: &CeilingSetup) -> Result<Ceiling, LoadError> {
             .map_err(|e| LoadError::Setup(format!("a ceiling consumer panicked: {e}")))??;
     }
     let seconds = started.elapsed().as_secs_f64();
+    let wal = crate::database::wal_position(&mut observer).await? - wal_before;
+    // The statistics reach the view once the consumers' backends report,
+    // which they do as they exit.
+    drop(store);
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let hot_update_share = crate::database::hot_update_share(&mut observer).await?;
     if deliveries != setup.tasks {
         eprintln!(
             "ceiling: {deliveries} of {} tasks finished (a fenced finish or a lost row)",
@@ -92,6 +104,8 @@ async fn run(url: &str, setup: &CeilingSetup) -> Result<Ceiling, LoadError> {
         seconds,
         per_s: deliveries as f64 / seconds,
         consumers: setup.consumers,
+        wal_bytes_per_finish: wal as f64 / deliveries.max(1) as f64,
+        hot_update_share,
     })
 }
 

@@ -200,6 +200,27 @@ impl RunDatabase {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 
+    /// The server's WAL position in bytes: the difference of two readings
+    /// is the WAL written between them, by every database of the cluster
+    /// (the throwaway cluster serves the run alone).
+    pub async fn wal_position(&self) -> Result<i64, LoadError> {
+        if self.is_sqlite() {
+            return Ok(0);
+        }
+        let mut conn = AsyncPgConnection::establish(&self.base).await?;
+        wal_position(&mut conn).await
+    }
+
+    /// Of the updates of `tasks` so far, the share PostgreSQL made HOT (no
+    /// new index entry), as its statistics last reported them.
+    pub async fn hot_update_share(&self) -> Result<Option<f64>, LoadError> {
+        if self.is_sqlite() {
+            return Ok(None);
+        }
+        let mut conn = self.conn().await?;
+        hot_update_share(&mut conn).await
+    }
+
     /// `n_dead_tup` of `tasks` as the statistics last reported it.
     pub async fn dead_tuples(&self) -> Result<i64, LoadError> {
         if self.is_sqlite() {
@@ -368,4 +389,25 @@ fn database_name(base: &str) -> Result<String, LoadError> {
     } else {
         path.to_owned()
     })
+}
+
+/// The server's WAL position on `conn`, in bytes from the start.
+pub async fn wal_position(conn: &mut AsyncPgConnection) -> Result<i64, LoadError> {
+    let query = diesel::sql_query("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::int8 AS n");
+    Ok(query.get_result::<Count>(conn).await?.n)
+}
+
+#[derive(QueryableByName)]
+struct Share {
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Double>)]
+    share: Option<f64>,
+}
+
+/// `n_tup_hot_upd / n_tup_upd` of `tasks` in the connection's schema.
+pub async fn hot_update_share(conn: &mut AsyncPgConnection) -> Result<Option<f64>, LoadError> {
+    let query = diesel::sql_query(
+        "SELECT sum(n_tup_hot_upd)::float8 / nullif(sum(n_tup_upd), 0)::float8 AS share
+         FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'tasks'",
+    );
+    Ok(query.get_result::<Share>(conn).await?.share)
 }

@@ -54,6 +54,7 @@ pub async fn drain(
     run.db.analyze().await?;
     run.db.settle().await;
     let transactions_before = run.db.transactions().await?;
+    let wal_before = run.db.wal_position().await?;
     let statements_before = run.db.statements().await?;
 
     let started = now_ms();
@@ -68,6 +69,7 @@ pub async fn drain(
         enqueue: enqueued,
         window_start_ms: started,
         transactions_before,
+        wal_before,
         statements_before,
         usage,
         lag_from: "runtime_start",

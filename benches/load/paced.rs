@@ -34,6 +34,7 @@ pub async fn paced(
         .await?;
     run.db.settle().await;
     let transactions_before = run.db.transactions().await?;
+    let wal_before = run.db.wal_position().await?;
     let statements_before = run.db.statements().await?;
 
     let enqueued = Arc::new(AtomicU64::new(0));
@@ -104,6 +105,7 @@ pub async fn paced(
         // The first task is due a lead after the arrivals start.
         window_start_ms: started + s.lead_ms.max(0) as f64,
         transactions_before,
+        wal_before,
         statements_before,
         usage,
         lag_from: "due",

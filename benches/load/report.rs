@@ -56,6 +56,12 @@ pub struct Report {
     pub statements_per_delivery: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top_statements: Vec<StatementShare>,
+    /// WAL the server wrote over the window (`pg_current_wal_lsn()` before
+    /// and after, the whole cluster), per delivery.
+    pub wal_bytes_per_delivery: Option<f64>,
+    /// `n_tup_hot_upd / n_tup_upd` of `tasks` at the end: the share of row
+    /// updates that wrote no index entry.
+    pub hot_update_share: Option<f64>,
     /// `own_database` when the run had a database to itself; otherwise the
     /// count includes every other client of the database it shared.
     pub round_trips_scope: &'static str,
@@ -165,6 +171,16 @@ impl Report {
                         .map_or("-".to_owned(), |r| format!("{r:.2}")),
                     self.round_trips_scope
                 ),
+            ),
+            (
+                "WAL/deliv.",
+                self.wal_bytes_per_delivery
+                    .map_or("-".to_owned(), |w| format!("{w:.0} bytes")),
+            ),
+            (
+                "HOT updates",
+                self.hot_update_share
+                    .map_or("-".to_owned(), |h| format!("{:.0}%", h * 100.0)),
             ),
             (
                 "statements/deliv.",

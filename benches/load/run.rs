@@ -47,6 +47,8 @@ pub struct Driven {
     /// task's due time.
     pub window_start_ms: f64,
     pub transactions_before: i64,
+    /// The server's WAL position when the window started.
+    pub wal_before: i64,
     pub statements_before: Option<Snapshot>,
     pub usage: Vec<Usage>,
     pub lag_from: &'static str,
@@ -184,6 +186,8 @@ impl<'a> Run<'a> {
         // Every process has exited, so its backends have reported.
         self.db.settle().await;
         let transactions = self.db.transactions().await? - driven.transactions_before;
+        let wal = self.db.wal_position().await? - driven.wal_before;
+        let hot_update_share = self.db.hot_update_share().await?;
         let statements_after = self.db.statements().await?;
         let dead_tuples = self.db.dead_tuples().await?;
         let task_states = self.db.states().await?;
@@ -237,6 +241,9 @@ impl<'a> Run<'a> {
                 .filter(|_| tally.delivered > 0)
                 .map(|n| n as f64 / tally.delivered as f64),
             top_statements,
+            wal_bytes_per_delivery: (tally.delivered > 0 && !self.db.is_sqlite())
+                .then(|| wal as f64 / tally.delivered as f64),
+            hot_update_share,
             round_trips_scope: match self.db.isolation() {
                 Isolation::Database => "own_database",
                 Isolation::Schema => "shared_database",

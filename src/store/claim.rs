@@ -14,26 +14,35 @@ use crate::domain::{ClaimedTask, Payload, Task};
 use crate::payload_crypto::SealedPayload;
 
 /// How it works, from the inside out:
-/// 1. `walk`: the region's enabled, unpaused destinations that the caller
-///    does not skip, in id order starting after `resume_after` ($8) and
+/// 1. `after_turn` and `before_turn`: the region's destinations that have
+///    live tasks, in byte order, starting after `resume_after` ($8) and
 ///    wrapping round to the start, so successive claims take turns over
-///    all of them.
-/// 2. `open_destinations`: the first `limit` destinations of the walk with
-///    at least one claimable row (two index probes each). The walk stops
-///    there, so a claim's cost follows the work it finds, not the number
-///    of destinations in the region.
+///    them. Each step is one descent of `tasks_live` to the next
+///    destination (a skip scan), so a destination with no live task is
+///    never visited, however many the region has registered.
+/// 2. `open_destinations`: the first `limit` of those that are enabled,
+///    not paused, not skipped by the caller, and have a claimable row: due
+///    and unleased, or leased with the lease run out, and in both cases
+///    past `not_before`. The steps stop there, so a claim's cost follows
+///    the work it finds.
 /// 3. `candidates`: per destination, its share of the claim (the limit
-///    spread evenly over the open destinations, at most `cap`) of due rows
-///    (oldest `available_at` first) and as many expired leases, both only
-///    once `not_before` has passed whatever else the row says, each locked
-///    with SKIP LOCKED so concurrent claimers never wait on or share a row;
-///    taking only a share keeps the claim from locking rows it will not
-///    lease. The values read here are those of the locked row version.
+///    spread evenly over the open destinations, at most `cap`) of claimable
+///    rows, oldest `available_at` first, each locked with SKIP LOCKED so
+///    concurrent claimers never wait on or share a row; taking only a share
+///    keeps the claim from locking rows it will not lease. A leased row
+///    keeps its `available_at` (see below), so the scan reads past the
+///    destination's rows in flight; there are at most as many as its
+///    in-flight limit. The values read here are those of the locked row
+///    version.
 /// 4. `chosen`: round-robin across destinations (every destination's first
 ///    row, then every second row, ...) up to `limit`.
 /// 5. `claimed`: the lease, with a fresh fencing token from the sequence.
+///    It writes no indexed column (`tasks_live` keys region, destination
+///    and `available_at`, and holds rows whose `finalized_at` is unset), so
+///    PostgreSQL can update the row in place (HOT) without a new index
+///    entry.
 /// 6. `abandoned`: one attempt row per reclaimed expired lease, so the log
-///    shows the attempt whose consumer vanished.
+///    shows the attempt whose lease owner vanished.
 /// 7. Each row comes back with its sealed payload, so the sender needs no
 ///    read of its own.
 ///
@@ -41,42 +50,62 @@ use crate::payload_crypto::SealedPayload;
 /// newer schema is left alone by this code.
 pub(super) const CLAIM_SQL: &str = r#"
 -- Each parameter once, in order (see prepared.rs); the rest read them here.
-WITH params AS MATERIALIZED (
+WITH RECURSIVE params AS MATERIALIZED (
     SELECT coalesce($1, now()) AS now, $2::text AS region, $3::text AS consumer,
            $4::bigint AS lease_ms, $5::int AS claim_limit, $6::int AS cap,
-           $7::text[] AS skip, $8::text AS resume_after
+           $7::text[] AS skip, $8::text COLLATE "C" AS resume_after
 ),
 clock AS (SELECT now FROM params),
-walk AS (
-    (SELECT d.id FROM destinations d, clock
-     WHERE d.region = (SELECT region FROM params) AND d.enabled
-       AND d.id COLLATE "C" > (SELECT resume_after FROM params)
-       AND d.id <> ALL((SELECT skip FROM params)::text[])
-       AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
-     ORDER BY d.id COLLATE "C")
+-- One index descent per step: the next destination of the region, in byte
+-- order, with a row that has not ended.
+after_turn(id) AS (
+    (SELECT t.destination_id COLLATE "C" FROM tasks t
+     WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+       AND t.destination_id COLLATE "C" > (SELECT resume_after FROM params)
+     ORDER BY t.destination_id COLLATE "C" LIMIT 1)
     UNION ALL
-    (SELECT d.id FROM destinations d, clock
-     WHERE d.region = (SELECT region FROM params) AND d.enabled
-       AND d.id COLLATE "C" <= (SELECT resume_after FROM params)
-       AND d.id <> ALL((SELECT skip FROM params)::text[])
-       AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
-     ORDER BY d.id COLLATE "C")
+    SELECT (SELECT t.destination_id COLLATE "C" FROM tasks t
+            WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+              AND t.destination_id COLLATE "C" > a.id
+            ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    FROM after_turn a WHERE a.id IS NOT NULL
+),
+before_turn(id) AS (
+    (SELECT t.destination_id COLLATE "C" FROM tasks t
+     WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+     ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.destination_id COLLATE "C" FROM tasks t
+            WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+              AND t.destination_id COLLATE "C" > b.id
+            ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    FROM before_turn b
+    WHERE b.id IS NOT NULL AND b.id <= (SELECT resume_after FROM params)
+),
+walk AS (
+    SELECT id FROM after_turn WHERE id IS NOT NULL
+    UNION ALL
+    SELECT id FROM before_turn WHERE id IS NOT NULL AND id <= (SELECT resume_after FROM params)
 ),
 open_destinations AS MATERIALIZED (
+    -- Scalar subqueries, not joins: the planner keeps the walk's order and
+    -- stops stepping once the LIMIT is reached.
     SELECT w.id
-    FROM walk w, clock
-    -- Each probe reads the head of a partial index: the earliest due row,
-    -- then the earliest lease expiry. (available_at >= not_before is a
-    -- CHECK, so an available row is past its deadline too. A lease carries
-    -- no such promise, so the second probe skips expired leases whose
-    -- deadline is still ahead: few rows of a destination are leased.)
-    WHERE (SELECT t.available_at FROM tasks t
-           WHERE t.destination_id = w.id AND t.state IN ('pending', 'retry_wait')
-           ORDER BY t.available_at LIMIT 1) <= clock.now
-       OR (SELECT t.lease_expires_at FROM tasks t
-           WHERE t.destination_id = w.id AND t.state = 'leased'
-             AND t.not_before <= clock.now
-           ORDER BY t.lease_expires_at LIMIT 1) <= clock.now
+    FROM walk w
+    WHERE (SELECT d.enabled
+                  AND d.id <> ALL((SELECT skip FROM params)::text[])
+                  AND (d.paused_until IS NULL OR d.paused_until <= (SELECT now FROM clock))
+           FROM destinations d WHERE d.id = (w.id COLLATE "default"))
+      -- (available_at >= not_before is a CHECK, so an unleased row due now
+      -- is past its deadline too; a lease carries no such promise.)
+      AND (SELECT true FROM tasks t
+           WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+             AND t.destination_id COLLATE "C" = w.id
+             AND t.available_at <= (SELECT now FROM clock)
+             AND (t.state IN ('pending', 'retry_wait')
+                  OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
+                      AND t.not_before <= (SELECT now FROM clock)))
+           LIMIT 1)
     LIMIT (SELECT claim_limit FROM params)
 ),
 share AS (
@@ -87,32 +116,22 @@ share AS (
 ),
 candidates AS (
     SELECT due.* FROM open_destinations d CROSS JOIN LATERAL (
-        SELECT t.id, t.destination_id, t.available_at AS due_at, t.state::text AS prior_state,
-               t.lease_token AS prior_token, t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
+        SELECT t.id, t.destination_id,
+               CASE WHEN t.state = 'leased' THEN t.lease_expires_at ELSE t.available_at END
+                   AS due_at,
+               t.state::text AS prior_state, t.lease_token AS prior_token,
+               t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
         FROM tasks t, clock
-        WHERE t.destination_id = d.id
-          AND t.region = (SELECT region FROM params)
-          AND t.state IN ('pending', 'retry_wait')
+        WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+          AND t.destination_id COLLATE "C" = d.id
           AND t.available_at <= clock.now
-          AND t.not_before <= clock.now
+          AND (t.state IN ('pending', 'retry_wait')
+               OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
+                   AND t.not_before <= clock.now))
         ORDER BY t.available_at
         LIMIT (SELECT rows FROM share)
         FOR UPDATE OF t SKIP LOCKED
     ) due
-    UNION ALL
-    SELECT expired.* FROM open_destinations d CROSS JOIN LATERAL (
-        SELECT t.id, t.destination_id, t.lease_expires_at AS due_at, t.state::text AS prior_state,
-               t.lease_token AS prior_token, t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
-        FROM tasks t, clock
-        WHERE t.destination_id = d.id
-          AND t.region = (SELECT region FROM params)
-          AND t.state = 'leased'
-          AND t.lease_expires_at <= clock.now
-          AND t.not_before <= clock.now
-        ORDER BY t.lease_expires_at
-        LIMIT (SELECT rows FROM share)
-        FOR UPDATE OF t SKIP LOCKED
-    ) expired
 ),
 chosen AS (
     SELECT * FROM (

@@ -36,9 +36,9 @@ ORDER BY t.region
 "#;
 
 /// One region's live tasks only, for the gauges every process refreshes:
-/// each part names its states as the partial indexes the claim reads do
-/// (`tasks_due`, `tasks_expired_leases`), so delivered and failed rows
-/// are never read.
+/// each part asks for rows whose `finalized_at` is unset, as the partial
+/// index the claim reads (`tasks_live`) holds them, so delivered and
+/// failed rows are never read.
 const LIVE_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 due AS (
@@ -49,13 +49,13 @@ due AS (
                  AND d.enabled
                  AND (d.paused_until IS NULL OR d.paused_until <= clock.now)) AS oldest
     FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
-    WHERE t.state IN ('pending', 'retry_wait') AND t.region = $2
+    WHERE t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait') AND t.region = $2
 ),
 leased AS (
     SELECT count(*) AS leased,
            count(*) FILTER (WHERE t.lease_expires_at <= clock.now) AS expired
     FROM tasks t, clock
-    WHERE t.state = 'leased' AND t.region = $2
+    WHERE t.finalized_at IS NULL AND t.state = 'leased' AND t.region = $2
 )
 SELECT $2 AS region, due.pending, leased.leased, due.retry_wait,
        0::int8 AS delivered, 0::int8 AS failed,

@@ -21,7 +21,7 @@ WITH clock AS (SELECT coalesce($1, now()) AS now)
 SELECT t.*, count(*) OVER () AS total
 FROM tasks t, clock
 WHERE ($2::text IS NULL OR t.region = $2)
-  AND t.state = 'leased' AND t.lease_expires_at <= clock.now
+  AND t.finalized_at IS NULL AND t.state = 'leased' AND t.lease_expires_at <= clock.now
 ORDER BY t.lease_expires_at
 LIMIT $4
 "#;
@@ -31,7 +31,7 @@ WITH clock AS (SELECT coalesce($1, now()) AS now)
 SELECT t.*, count(*) OVER () AS total
 FROM tasks t, clock
 WHERE ($2::text IS NULL OR t.region = $2)
-  AND t.state IN ('pending', 'retry_wait')
+  AND t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait')
   AND GREATEST(t.available_at, t.not_before) <= clock.now - $3 * interval '1 millisecond'
 ORDER BY GREATEST(t.available_at, t.not_before)
 LIMIT $4
@@ -42,7 +42,7 @@ WITH clock AS (SELECT coalesce($1, now()) AS now)
 SELECT t.*, count(*) OVER () AS total
 FROM tasks t, clock
 WHERE ($2::text IS NULL OR t.region = $2)
-  AND t.state IN ('pending', 'leased', 'retry_wait')
+  AND t.finalized_at IS NULL AND t.state IN ('pending', 'leased', 'retry_wait')
   AND t.retry_horizon_at < clock.now
 ORDER BY t.retry_horizon_at
 LIMIT $4
@@ -51,7 +51,8 @@ LIMIT $4
 const TERMINAL_SQL: &str = r#"
 SELECT coalesce(t.failure_reason, 'delivered') AS outcome, count(*) AS total
 FROM tasks t
-WHERE ($1::text IS NULL OR t.region = $1) AND t.state IN ('delivered', 'failed')
+WHERE ($1::text IS NULL OR t.region = $1) AND t.finalized_at IS NOT NULL
+  AND t.state IN ('delivered', 'failed')
 GROUP BY 1
 ORDER BY 1
 "#;
@@ -64,7 +65,7 @@ expired AS (
     SELECT t.id, t.lease_token, t.lease_owner, t.attempt_count
     FROM tasks t, clock
     WHERE ($2::text IS NULL OR t.region = $2)
-      AND t.state = 'leased' AND t.lease_expires_at <= clock.now
+      AND t.finalized_at IS NULL AND t.state = 'leased' AND t.lease_expires_at <= clock.now
     FOR UPDATE OF t SKIP LOCKED
 ),
 logged AS (

@@ -40,7 +40,7 @@ WITH doomed AS (
     SELECT t.id
     FROM tasks t
     WHERE t.region = $2
-      AND t.state IN ('delivered', 'failed')
+      AND t.finalized_at IS NOT NULL AND t.state IN ('delivered', 'failed')
       AND t.finalized_at < $1
     ORDER BY t.finalized_at
     LIMIT $3

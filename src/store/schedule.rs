@@ -21,8 +21,8 @@ pub(super) async fn schedule(store: &PgStore, new: NewTask) -> Result<Scheduled,
         return same_or_conflict(store, &mut conn, existing, &new).await;
     }
 
-    let id = TaskId::random();
-    let payload_ref = uuid::Uuid::new_v4();
+    let id = TaskId::generate();
+    let payload_ref = uuid::Uuid::now_v7();
     let sealed = store
         .key
         .seal(payload_ref, &new.payload.content_type, &new.payload.body);

@@ -77,8 +77,8 @@ async fn schedule_chunk(
             Ok(new) => candidates.push(Candidate {
                 index,
                 new,
-                id: TaskId::random(),
-                payload_ref: uuid::Uuid::new_v4(),
+                id: TaskId::generate(),
+                payload_ref: uuid::Uuid::now_v7(),
             }),
             Err(invalid) => answers.push((index, Err(invalid.into()))),
         }

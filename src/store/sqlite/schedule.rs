@@ -52,8 +52,8 @@ fn schedule_one(
         let stored = open(conn, ctx, existing.payload_ref)?;
         return rules::same_or_conflict(existing, &stored, &new);
     }
-    let id = TaskId::random();
-    let payload_ref = uuid::Uuid::new_v4();
+    let id = TaskId::generate();
+    let payload_ref = uuid::Uuid::now_v7();
     let sealed = ctx
         .key
         .seal(payload_ref, &new.payload.content_type, &new.payload.body);

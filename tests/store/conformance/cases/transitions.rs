@@ -71,7 +71,7 @@ pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
         .unwrap()
         .is_empty());
     let missing = remit::domain::Lease {
-        task_id: TaskId::random(),
+        task_id: TaskId::generate(),
         ..new.lease()
     };
     assert_eq!(
