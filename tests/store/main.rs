@@ -11,6 +11,7 @@ mod connect;
 mod destinations;
 mod fairness;
 mod fencing;
+mod hot_claim;
 mod payloads;
 mod reconcile;
 mod recovery;
