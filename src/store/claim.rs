@@ -25,11 +25,11 @@ use crate::payload_crypto::SealedPayload;
 ///    and unleased, or leased with the lease run out, and in both cases
 ///    past `not_before`. The steps stop there, so a claim's cost follows
 ///    the work it finds.
-/// 3. `candidates`: per destination, its share of the claim (the limit
-///    spread evenly over the open destinations, at most `cap`) of claimable
-///    rows, oldest `available_at` first, each locked with SKIP LOCKED so
-///    concurrent claimers never wait on or share a row; taking only a share
-///    keeps the claim from locking rows it will not lease. A leased row
+/// 3. `share` and `candidates`: per destination, its share of the claim
+///    (the limit spread evenly over the open destinations, at most `cap`)
+///    of claimable rows, oldest `available_at` first, each locked with SKIP
+///    LOCKED so concurrent claimers never wait on or share a row; the shares
+///    add up to at most the limit, so every row locked is leased. A leased row
 ///    keeps its `available_at` (see below), so the scan reads past the
 ///    destination's rows in flight; there are at most as many as its
 ///    in-flight limit. The values read here are those of the locked row
@@ -108,14 +108,21 @@ open_destinations AS MATERIALIZED (
            LIMIT 1)
     LIMIT (SELECT claim_limit FROM params)
 ),
+-- Each open destination's share of the claim: the limit split as evenly as
+-- it goes (the first in the turn get one more), at most `cap`, so the rows
+-- locked below are the rows leased: a lock taken and not used would cost a
+-- write of its own.
 share AS (
-    SELECT least((SELECT cap FROM params),
-                 greatest(1, ceil((SELECT claim_limit FROM params)::numeric
-                                  / greatest(count(*), 1))))::int AS rows
-    FROM open_destinations
+    SELECT o.id,
+           least((SELECT cap FROM params),
+                 (SELECT claim_limit FROM params) / n.open
+                 + CASE WHEN o.pos <= (SELECT claim_limit FROM params) % n.open THEN 1 ELSE 0 END)
+               AS rows
+    FROM (SELECT id, row_number() OVER () AS pos FROM open_destinations) o,
+         (SELECT count(*)::int AS open FROM open_destinations) n
 ),
 candidates AS (
-    SELECT due.* FROM open_destinations d CROSS JOIN LATERAL (
+    SELECT due.* FROM share d CROSS JOIN LATERAL (
         SELECT t.id, t.destination_id,
                CASE WHEN t.state = 'leased' THEN t.lease_expires_at ELSE t.available_at END
                    AS due_at,
@@ -129,7 +136,7 @@ candidates AS (
                OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
                    AND t.not_before <= clock.now))
         ORDER BY t.available_at
-        LIMIT (SELECT rows FROM share)
+        LIMIT d.rows
         FOR UPDATE OF t SKIP LOCKED
     ) due
 ),

@@ -103,7 +103,10 @@ async fn a_claimed_row_is_updated_in_place_without_an_index_entry() {
         db.task("r-2", &hooks, Region::US).await,
     ];
     for id in ids {
-        assert!(!heap_only(&db, id.0).await, "a new row has its index entries");
+        assert!(
+            !heap_only(&db, id.0).await,
+            "a new row has its index entries"
+        );
     }
     assert_eq!(index_entries(&db, "tasks_live").await, 2);
     assert_eq!(index_entries(&db, "tasks_pkey").await, 2);
@@ -111,10 +114,21 @@ async fn a_claimed_row_is_updated_in_place_without_an_index_entry() {
     let claimed = db.claim(Region::US, "owner-1", 10).await;
     assert_eq!(claimed.len(), 2);
     for id in ids {
-        assert!(heap_only(&db, id.0).await, "the claim's update of {id} was not HOT");
+        assert!(
+            heap_only(&db, id.0).await,
+            "the claim's update of {id} was not HOT"
+        );
     }
-    assert_eq!(index_entries(&db, "tasks_live").await, 2, "the claim added entries");
-    assert_eq!(index_entries(&db, "tasks_pkey").await, 2, "the claim added entries");
+    assert_eq!(
+        index_entries(&db, "tasks_live").await,
+        2,
+        "the claim added entries"
+    );
+    assert_eq!(
+        index_entries(&db, "tasks_pkey").await,
+        2,
+        "the claim added entries"
+    );
 
     // Delivering ends the row: an update that sets `finalized_at` cannot be
     // HOT, and its new version gets no entry in the live index, whose
