@@ -1,5 +1,5 @@
-//! Scheduling many logical webhooks at once: one transaction per chunk,
-//! with one multi-row insert for the payloads and one for the tasks. Each
+//! Scheduling many logical webhooks at once: one statement per chunk that
+//! inserts the tasks and their payloads from arrays. Each
 //! task gets the answer `schedule` would have given it on its own: created,
 //! a repeat, a conflict, or invalid. A bad task never rejects its
 //! neighbours, and a task is either written whole (payload and row) or not
@@ -7,19 +7,20 @@
 
 use std::collections::{HashMap, HashSet};
 
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::Text;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel::sql_types::{Array, BigInt, Bytea, Text, Timestamptz, Uuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use super::enums::StateColumn;
 use super::notify::DUE_WORK_CHANNEL;
+use super::prepared::prepared;
 use super::rows::TaskRow;
-use super::schema::{destinations, payloads, tasks};
+use super::schema::{destinations, tasks};
 use super::{reads, rules, PgStore, Scheduled, StoreError};
-use crate::domain::{idempotency_key, NewTask, Region, TaskId, TaskState};
+use crate::domain::{idempotency_key, NewTask, Region, TaskId};
 
-/// Rows per statement: the tasks insert binds eleven values a row, well
-/// under PostgreSQL's 65,535 bind parameters.
+/// Tasks per statement: arrays have no bind limit, but a chunk bounds how
+/// long one statement holds the rows it inserts.
 const CHUNK: usize = 1_000;
 
 /// Each task's own answer, in order.
@@ -101,9 +102,105 @@ async fn schedule_chunk(
     Ok(answers.into_iter().map(|(_, answer)| answer).collect())
 }
 
-/// Writes the candidates in one transaction and returns the rows created,
-/// by task id. A candidate whose (tenant, reminder) exists already is not
-/// inserted, and its payload row is removed again before the commit.
+/// Writes the candidates and returns the rows created, by task id, in one
+/// statement over arrays (so PostgreSQL plans it once per connection, and
+/// the bind count does not grow with the batch). A task whose (tenant,
+/// reminder) exists already, or came earlier in the same batch, is not
+/// inserted, and neither is its payload: payloads are written only for the
+/// tasks that were. The tasks' foreign key to their payloads is checked at
+/// the end of the statement, when both are in. Each region with new work
+/// gets one wake-up, delivered with the commit.
+const INSERT_MANY_SQL: &str = r#"
+WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[],
+                         $6::timestamptz[], $7::timestamptz[], $8::text[], $9::uuid[],
+                         $10::text[], $11::bytea[], $12::bytea[], $13::bytea[])
+        AS i(id, tenant_id, reminder_id, destination_id, region, not_before, retry_horizon_at,
+             idempotency_key, payload_ref, content_type, key_fingerprint, nonce, ciphertext)
+),
+inserted AS (
+    INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before,
+                       available_at, retry_horizon_at, idempotency_key, payload_ref)
+    SELECT i.id, i.tenant_id, i.reminder_id, i.destination_id, i.region, 'pending',
+           i.not_before, i.not_before, i.retry_horizon_at, i.idempotency_key, i.payload_ref
+    FROM input i
+    ON CONFLICT (tenant_id, reminder_id) DO NOTHING
+    RETURNING id, tenant_id, reminder_id, destination_id, region, state, not_before,
+              available_at, retry_horizon_at, lease_token, lease_owner, lease_expires_at,
+              attempt_count, idempotency_key, payload_ref, last_status, failure_reason,
+              created_at, updated_at, delivered_at, finalized_at, attempts_before_replay
+),
+sealed AS (
+    INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext)
+    SELECT i.payload_ref, i.content_type, i.key_fingerprint, i.nonce, i.ciphertext
+    FROM input i JOIN inserted USING (payload_ref)
+)
+SELECT inserted.*,
+       (SELECT count(pg_notify($14, r.region)) FROM (SELECT DISTINCT region FROM inserted) r)
+           AS woken
+FROM inserted
+"#;
+
+#[derive(QueryableByName)]
+struct InsertedRow {
+    #[diesel(embed)]
+    task: TaskRow,
+    #[diesel(sql_type = BigInt)]
+    #[allow(dead_code)] // read only for its side effect, the wake-ups
+    woken: i64,
+}
+
+/// The columns of `INSERT_MANY_SQL`'s input, one vector per array.
+#[derive(Default)]
+struct Columns {
+    ids: Vec<uuid::Uuid>,
+    tenants: Vec<String>,
+    reminders: Vec<String>,
+    destinations: Vec<String>,
+    regions: Vec<String>,
+    not_before: Vec<DateTime<Utc>>,
+    horizons: Vec<DateTime<Utc>>,
+    keys: Vec<String>,
+    payload_refs: Vec<uuid::Uuid>,
+    content_types: Vec<String>,
+    fingerprints: Vec<Vec<u8>>,
+    nonces: Vec<Vec<u8>>,
+    ciphertexts: Vec<Vec<u8>>,
+}
+
+impl Columns {
+    /// Seals each payload (under the payload ref it is stored with) and
+    /// lays the candidates out column by column.
+    fn of(store: &PgStore, candidates: &[Candidate]) -> Self {
+        let mut columns = Columns::default();
+        for c in candidates {
+            let new = &c.new;
+            let sealed =
+                store
+                    .key
+                    .seal(c.payload_ref, &new.payload.content_type, &new.payload.body);
+            columns.ids.push(c.id.0);
+            columns.tenants.push(new.tenant_id.as_str().to_owned());
+            columns.reminders.push(new.reminder_id.as_str().to_owned());
+            columns
+                .destinations
+                .push(new.destination_id.as_str().to_owned());
+            columns.regions.push(new.region.as_str().to_owned());
+            columns.not_before.push(new.not_before);
+            columns.horizons.push(new.not_before + new.retry_horizon);
+            columns
+                .keys
+                .push(idempotency_key(&new.tenant_id, &new.reminder_id));
+            columns.payload_refs.push(c.payload_ref);
+            columns.content_types.push(new.payload.content_type.clone());
+            columns.fingerprints.push(sealed.key_fingerprint);
+            columns.nonces.push(sealed.nonce);
+            columns.ciphertexts.push(sealed.ciphertext);
+        }
+        columns
+    }
+}
+
 async fn insert(
     store: &PgStore,
     conn: &mut AsyncPgConnection,
@@ -112,81 +209,27 @@ async fn insert(
     if candidates.is_empty() {
         return Ok(HashMap::new());
     }
-    let payload_rows: Vec<_> = candidates
-        .iter()
-        .map(|c| {
-            let sealed = store.key.seal(
-                c.payload_ref,
-                &c.new.payload.content_type,
-                &c.new.payload.body,
-            );
-            (
-                payloads::payload_ref.eq(c.payload_ref),
-                payloads::content_type.eq(c.new.payload.content_type.clone()),
-                payloads::key_fingerprint.eq(sealed.key_fingerprint),
-                payloads::nonce.eq(sealed.nonce),
-                payloads::ciphertext.eq(sealed.ciphertext),
-            )
-        })
-        .collect();
-    let task_rows: Vec<_> = candidates
-        .iter()
-        .map(|c| {
-            let new = &c.new;
-            (
-                tasks::id.eq(c.id.0),
-                tasks::tenant_id.eq(new.tenant_id.as_str()),
-                tasks::reminder_id.eq(new.reminder_id.as_str()),
-                tasks::destination_id.eq(new.destination_id.as_str()),
-                tasks::region.eq(new.region.as_str()),
-                tasks::state.eq(StateColumn(TaskState::Pending)),
-                tasks::not_before.eq(new.not_before),
-                tasks::available_at.eq(new.not_before),
-                tasks::retry_horizon_at.eq(new.not_before + new.retry_horizon),
-                tasks::idempotency_key.eq(idempotency_key(&new.tenant_id, &new.reminder_id)),
-                tasks::payload_ref.eq(c.payload_ref),
-            )
-        })
-        .collect();
-    let regions: HashSet<Region> = candidates.iter().map(|c| c.new.region).collect();
-    let inserted: Vec<TaskRow> = conn
-        .transaction::<_, diesel::result::Error, _>(async |conn| {
-            diesel::insert_into(payloads::table)
-                .values(payload_rows)
-                .execute(conn)
-                .await?;
-            let inserted: Vec<TaskRow> = diesel::insert_into(tasks::table)
-                .values(task_rows)
-                .on_conflict((tasks::tenant_id, tasks::reminder_id))
-                .do_nothing()
-                .returning(TaskRow::as_returning())
-                .get_results(conn)
-                .await?;
-            let kept: HashSet<uuid::Uuid> = inserted.iter().map(|row| row.payload_ref).collect();
-            let orphans: Vec<uuid::Uuid> = candidates
-                .iter()
-                .map(|c| c.payload_ref)
-                .filter(|r| !kept.contains(r))
-                .collect();
-            if !orphans.is_empty() {
-                diesel::delete(payloads::table.filter(payloads::payload_ref.eq_any(orphans)))
-                    .execute(conn)
-                    .await?;
-            }
-            // Delivered with the commit: wake each region's claimers once.
-            for region in &regions {
-                diesel::sql_query("SELECT pg_notify($1, $2)")
-                    .bind::<Text, _>(DUE_WORK_CHANNEL)
-                    .bind::<Text, _>(region.as_str())
-                    .execute(conn)
-                    .await?;
-            }
-            Ok(inserted)
-        })
+    let c = Columns::of(store, candidates);
+    let inserted: Vec<InsertedRow> = prepared(INSERT_MANY_SQL)
+        .bind::<Array<Uuid>, _>(c.ids)
+        .bind::<Array<Text>, _>(c.tenants)
+        .bind::<Array<Text>, _>(c.reminders)
+        .bind::<Array<Text>, _>(c.destinations)
+        .bind::<Array<Text>, _>(c.regions)
+        .bind::<Array<Timestamptz>, _>(c.not_before)
+        .bind::<Array<Timestamptz>, _>(c.horizons)
+        .bind::<Array<Text>, _>(c.keys)
+        .bind::<Array<Uuid>, _>(c.payload_refs)
+        .bind::<Array<Text>, _>(c.content_types)
+        .bind::<Array<Bytea>, _>(c.fingerprints)
+        .bind::<Array<Bytea>, _>(c.nonces)
+        .bind::<Array<Bytea>, _>(c.ciphertexts)
+        .bind::<Text, _>(DUE_WORK_CHANNEL)
+        .load(conn)
         .await?;
     Ok(inserted
         .into_iter()
-        .map(|row| (TaskId(row.id), row))
+        .map(|row| (TaskId(row.task.id), row.task))
         .collect())
 }
 
