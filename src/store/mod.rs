@@ -74,47 +74,25 @@
 //! batch of pauses) locks them in id order, so two of them never deadlock.
 
 mod bucket;
-mod claim;
 mod claim_turn;
 mod clock;
 mod database;
-mod destinations;
-mod enums;
 mod error;
 mod findings;
-mod finish_many;
 mod import_rules;
-mod lease;
 mod lifecycle;
 mod memory;
-mod migrate;
 mod notify;
 mod payload_keys;
-mod pg;
-mod pg_connect;
-mod pg_status;
-mod pg_tls;
-mod pg_tls_checks;
-mod pg_transfer;
-mod prepared;
-mod rate;
-mod reads;
-mod reconcile;
+mod postgres;
 mod refusals;
-mod replay;
-mod retention;
-mod rows;
 mod rules;
 mod sandbox;
-mod schedule;
-mod schedule_many;
-mod schema;
 mod schema_version;
 mod sqlite;
 mod stats;
 mod status;
 mod transfer;
-mod transitions;
 
 use std::future::Future;
 
@@ -128,18 +106,19 @@ pub use import_rules::{
 };
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
-pub use pg::{PgConfig, PgStore};
-pub use pg_connect::{ConnectFailure, PgConnector, TlsFailure};
-pub use pg_tls::{SslMode, TlsSettingsError};
-pub use rate::Tokens;
-pub use replay::Replayed;
+pub use postgres::{
+    ConnectFailure, PgConfig, PgConnector, PgStore, Replayed, SslMode, TlsFailure,
+    TlsSettingsError, Tokens, CRASH_EXIT_CODE, IN_FINISH_FAILPOINT,
+};
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use schema_version::SchemaMismatch;
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use status::{Latency, Refused, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};
-pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
+
+// PostgreSQL's parts that the shared files and SQLite still name.
+use postgres::{enums, migrate, rows, status as pg_status, transfer as pg_transfer};
 
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,

@@ -29,7 +29,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ClientConfig, RootCertStore};
 
-use super::pg_tls_checks::{AnyCertificate, AnyName};
+use super::tls_checks::{AnyCertificate, AnyName};
 
 /// How much TLS a connection insists on (libpq's `sslmode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

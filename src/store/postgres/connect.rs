@@ -15,7 +15,7 @@ use tokio_postgres::config::{Host, SslMode as WireMode};
 use tokio_postgres::error::{DbError, SqlState};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::pg_tls::{self, SslMode, TlsSettingsError};
+use super::tls::{self as pg_tls, SslMode, TlsSettingsError};
 use super::{DatabaseUrl, StoreError};
 
 /// Why a connection to PostgreSQL could not be opened.

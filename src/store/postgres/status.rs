@@ -6,9 +6,9 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::rows::region;
-use super::status::{Latency, Refused, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
+use crate::store::status::{Latency, Refused, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP};
 
 /// Tasks by state per region, with terminal counts (a scan of every row,
 /// for `remit status`), the oldest task a claim would take now (due,
@@ -201,7 +201,10 @@ fn region_statuses(rows: Vec<QueueRow>) -> Result<Vec<RegionStatus>, StoreError>
         .collect()
 }
 
-pub(super) async fn queue(store: &PgStore, only: Region) -> Result<RegionStatus, StoreError> {
+pub(in crate::store) async fn queue(
+    store: &PgStore,
+    only: Region,
+) -> Result<RegionStatus, StoreError> {
     let mut conn = store.conn().await?;
     let rows: Vec<QueueRow> = diesel::sql_query(LIVE_SQL)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
@@ -229,7 +232,7 @@ fn destinations(rows: Vec<Counted>) -> Result<Vec<(DestinationId, i64)>, StoreEr
 
 /// Every part of the report from one snapshot (a read-only, repeatable-read
 /// transaction), so its counts add up and `now()` is one instant.
-pub(super) async fn status(
+pub(in crate::store) async fn status(
     store: &PgStore,
     only: Option<Region>,
 ) -> Result<StatusReport, StoreError> {

@@ -7,11 +7,13 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::enums::{OutcomeColumn, StateColumn};
 use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
-use super::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
 use super::{rules, PgStore, StoreError};
 use crate::domain::{Attempt, NewDestination, Task, TaskId};
+use crate::store::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
 
-pub(super) async fn destinations(store: &PgStore) -> Result<Vec<DestinationRecord>, StoreError> {
+pub(in crate::store) async fn destinations(
+    store: &PgStore,
+) -> Result<Vec<DestinationRecord>, StoreError> {
     let mut conn = store.conn().await?;
     let rows: Vec<(DestinationRow, Option<f64>, Option<DateTime<Utc>>)> = destinations::table
         .order(destinations::id)
@@ -35,7 +37,7 @@ pub(super) async fn destinations(store: &PgStore) -> Result<Vec<DestinationRecor
         .collect()
 }
 
-pub(super) async fn tasks(
+pub(in crate::store) async fn tasks(
     store: &PgStore,
     after: Option<TaskId>,
     limit: u32,
@@ -76,7 +78,7 @@ pub(super) async fn tasks(
         .collect()
 }
 
-pub(super) async fn import_destinations(
+pub(in crate::store) async fn import_destinations(
     store: &PgStore,
     records: Vec<DestinationRecord>,
 ) -> Result<Imported, StoreError> {
@@ -122,7 +124,7 @@ pub(super) async fn import_destinations(
     .await
 }
 
-pub(super) async fn import_tasks(
+pub(in crate::store) async fn import_tasks(
     store: &PgStore,
     records: Vec<TaskRecord>,
 ) -> Result<Imported, StoreError> {
