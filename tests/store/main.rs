@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod audit;
+mod claim_cost;
 mod cluster;
 mod concurrency;
 mod conformance;

@@ -1,0 +1,130 @@
+-- Each parameter once, in order (see prepared.rs); the rest read them here.
+WITH RECURSIVE params AS MATERIALIZED (
+    SELECT coalesce($1, now()) AS now, $2::text AS region, $3::text AS consumer,
+           $4::bigint AS lease_ms, $5::int AS claim_limit, $6::int AS cap,
+           $7::text[] AS skip, $8::text COLLATE "C" AS resume_after
+),
+clock AS (SELECT now FROM params),
+-- One index descent per step: the next destination of the region, in byte
+-- order, with a row that has not ended.
+after_turn(id) AS (
+    (SELECT t.destination_id COLLATE "C" FROM tasks t
+     WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+       AND t.destination_id COLLATE "C" > (SELECT resume_after FROM params)
+     ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.destination_id COLLATE "C" FROM tasks t
+            WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+              AND t.destination_id COLLATE "C" > a.id
+            ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    FROM after_turn a WHERE a.id IS NOT NULL
+),
+before_turn(id) AS (
+    (SELECT t.destination_id COLLATE "C" FROM tasks t
+     WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+     ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.destination_id COLLATE "C" FROM tasks t
+            WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+              AND t.destination_id COLLATE "C" > b.id
+            ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    FROM before_turn b
+    WHERE b.id IS NOT NULL AND b.id <= (SELECT resume_after FROM params)
+),
+walk AS (
+    SELECT id FROM after_turn WHERE id IS NOT NULL
+    UNION ALL
+    SELECT id FROM before_turn WHERE id IS NOT NULL AND id <= (SELECT resume_after FROM params)
+),
+open_destinations AS MATERIALIZED (
+    -- Scalar subqueries, not joins: the planner keeps the walk's order and
+    -- stops stepping once the LIMIT is reached.
+    SELECT w.id
+    FROM walk w
+    WHERE (SELECT d.enabled
+                  AND d.id <> ALL((SELECT skip FROM params)::text[])
+                  AND (d.paused_until IS NULL OR d.paused_until <= (SELECT now FROM clock))
+           FROM destinations d WHERE d.id = (w.id COLLATE "default"))
+      -- (available_at >= not_before is a CHECK, so an unleased row due now
+      -- is past its deadline too; a lease carries no such promise.)
+      AND (SELECT true FROM tasks t
+           WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+             AND t.destination_id COLLATE "C" = w.id
+             AND t.available_at <= (SELECT now FROM clock)
+             AND (t.state IN ('pending', 'retry_wait')
+                  OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
+                      AND t.not_before <= (SELECT now FROM clock)))
+           LIMIT 1)
+    LIMIT (SELECT claim_limit FROM params)
+),
+-- Each open destination's share of the claim: the limit split as evenly as
+-- it goes (the first in the turn get one more), at most `cap`, so the rows
+-- locked below are the rows leased: a lock taken and not used would cost a
+-- write of its own.
+share AS (
+    SELECT o.id,
+           least((SELECT cap FROM params),
+                 (SELECT claim_limit FROM params) / n.open
+                 + CASE WHEN o.pos <= (SELECT claim_limit FROM params) % n.open THEN 1 ELSE 0 END)
+               AS rows
+    FROM (SELECT id, row_number() OVER () AS pos FROM open_destinations) o,
+         (SELECT count(*)::int AS open FROM open_destinations) n
+),
+candidates AS (
+    SELECT due.* FROM share d CROSS JOIN LATERAL (
+        SELECT t.id, t.destination_id,
+               CASE WHEN t.state = 'leased' THEN t.lease_expires_at ELSE t.available_at END
+                   AS due_at,
+               t.state::text AS prior_state, t.lease_token AS prior_token,
+               t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
+        FROM tasks t, clock
+        WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+          AND t.destination_id COLLATE "C" = d.id
+          AND t.available_at <= clock.now
+          AND (t.state IN ('pending', 'retry_wait')
+               OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
+                   AND t.not_before <= clock.now))
+        ORDER BY t.available_at
+        LIMIT d.rows
+        FOR UPDATE OF t SKIP LOCKED
+    ) due
+),
+chosen AS (
+    SELECT * FROM (
+        SELECT c.*, row_number() OVER (PARTITION BY c.destination_id ORDER BY c.due_at, c.id) AS turn
+        FROM candidates c
+    ) ranked
+    WHERE turn <= (SELECT cap FROM params)
+    ORDER BY turn, due_at, id
+    LIMIT (SELECT claim_limit FROM params)
+),
+claimed AS (
+    UPDATE tasks t
+    SET state = 'leased',
+        lease_token = nextval('lease_tokens'),
+        lease_owner = (SELECT consumer FROM params),
+        lease_expires_at = clock.now + (SELECT lease_ms FROM params) * interval '1 millisecond',
+        attempt_count = t.attempt_count + 1,
+        updated_at = clock.now
+    FROM chosen, clock
+    WHERE t.id = chosen.id
+    -- Named, not t.*: a prepared statement must keep its result's shape when
+    -- a newer schema adds a column under a running process.
+    RETURNING t.id, t.tenant_id, t.reminder_id, t.destination_id, t.region, t.state, t.not_before,
+              t.available_at, t.retry_horizon_at, t.lease_token, t.lease_owner, t.lease_expires_at,
+              t.attempt_count, t.idempotency_key, t.payload_ref, t.last_status, t.failure_reason,
+              t.created_at, t.updated_at, t.delivered_at, t.finalized_at, t.attempts_before_replay
+),
+abandoned AS (
+    INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, outcome, recorded_at)
+    SELECT chosen.id, chosen.prior_attempts, chosen.prior_token, chosen.prior_owner,
+           'abandoned', clock.now
+    FROM chosen, clock
+    WHERE chosen.prior_state = 'leased'
+)
+SELECT claimed.*, (chosen.prior_state = 'leased') AS reclaimed,
+       p.content_type AS payload_content_type, p.key_fingerprint AS payload_key_fingerprint,
+       p.nonce AS payload_nonce, p.ciphertext AS payload_ciphertext
+FROM claimed JOIN chosen ON chosen.id = claimed.id
+LEFT JOIN payloads p ON p.payload_ref = claimed.payload_ref
+ORDER BY chosen.turn, chosen.due_at, chosen.id
