@@ -76,6 +76,7 @@
 mod bucket;
 mod claim_turn;
 mod clock;
+mod columns;
 mod database;
 mod error;
 mod findings;
@@ -85,7 +86,6 @@ mod memory;
 mod notify;
 mod payload_keys;
 mod postgres;
-mod refusals;
 mod rules;
 mod sandbox;
 mod schema_version;
@@ -116,9 +116,6 @@ pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use status::{Latency, Refused, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};
-
-// PostgreSQL's parts that the shared files and SQLite still name.
-use postgres::{enums, migrate, rows, status as pg_status, transfer as pg_transfer};
 
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,

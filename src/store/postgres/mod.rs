@@ -4,20 +4,24 @@
 mod claim;
 mod connect;
 mod destinations;
-pub(super) mod enums;
+mod enums;
 mod finish_many;
 mod lease;
 pub(super) mod migrate;
+mod notify;
+pub(super) mod payload_keys;
 mod prepared;
 mod rate;
 mod reads;
 mod reconcile;
+pub(super) mod refusals;
 mod replay;
 mod retention;
-pub(super) mod rows;
+mod rows;
 mod schedule;
 mod schedule_many;
 mod schema;
+mod schema_check;
 pub(super) mod status;
 mod store;
 mod tls;
@@ -26,6 +30,7 @@ pub(super) mod transfer;
 mod transitions;
 
 pub use connect::{ConnectFailure, PgConnector, TlsFailure};
+pub(super) use notify::Listener;
 pub use rate::Tokens;
 pub use replay::Replayed;
 pub use store::{PgConfig, PgStore};
@@ -34,6 +39,6 @@ pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{
-    lifecycle, notify, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Scheduled,
-    Store, StoreError, StoreStats, TokenRequest, TransitionOutcome,
+    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Scheduled, Store,
+    StoreError, StoreStats, TokenRequest, TransitionOutcome,
 };

@@ -8,9 +8,10 @@ use super::enums::{OutcomeColumn, StateColumn};
 use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
-    Attempt, AttemptRecord, Destination, DestinationId, Region, ReminderId, Task, TaskId, TenantId,
+    Attempt, AttemptRecord, Destination, DestinationId, ReminderId, Task, TaskId, TenantId,
 };
 use crate::payload_crypto::SealedPayload;
+pub(crate) use crate::store::columns::{corrupt, region, status};
 
 #[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = tasks)]
@@ -75,23 +76,6 @@ pub(crate) struct AttemptRow {
     pub outcome: OutcomeColumn,
     pub next_available_at: Option<DateTime<Utc>>,
     pub recorded_at: DateTime<Utc>,
-}
-
-pub(crate) fn corrupt(column: &'static str, reason: impl ToString) -> StoreError {
-    StoreError::Corrupt {
-        column,
-        reason: reason.to_string(),
-    }
-}
-
-pub(crate) fn region(column: &'static str, text: &str) -> Result<Region, StoreError> {
-    text.parse().map_err(|e| corrupt(column, e))
-}
-
-pub(crate) fn status(column: &'static str, value: Option<i16>) -> Result<Option<u16>, StoreError> {
-    value
-        .map(|s| u16::try_from(s).map_err(|e| corrupt(column, e)))
-        .transpose()
 }
 
 impl TryFrom<TaskRow> for Task {

@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{
     claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention, schedule,
-    schedule_many, schema_version, transitions, ClaimRequest, Clock, Finish, PgConnector, Replayed,
+    schedule_many, schema_check, transitions, ClaimRequest, Clock, Finish, PgConnector, Replayed,
     Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
@@ -75,7 +75,7 @@ impl PgStore {
         let connector = PgConnector::new(&config.url, config.connect_timeout)?;
         let mut first = connector.establish().await?;
         let embedded = super::migrate::embedded_versions()?;
-        schema_version::check_pg(&mut first, &embedded, config.allow_newer_schema).await?;
+        schema_check::check(&mut first, &embedded, config.allow_newer_schema).await?;
         Ok(Self {
             pool: open_pool(&connector, config.pool_size, config.connect_timeout, first).await?,
             connector,

@@ -10,7 +10,7 @@ use diesel::RunQueryDsl;
 
 use super::rows::{self, destination_row, AttemptRow, ATTEMPT_COLUMNS};
 use crate::domain::{Attempt, AttemptOutcome, AttemptRecord, FailureReason, Lease, Task, TaskId};
-use crate::store::enums::outcome_label;
+use crate::store::columns::outcome_label;
 use crate::store::lifecycle::{self, EndAttempt};
 use crate::store::{Finish, Replayed, StoreError, TransitionOutcome};
 

@@ -12,8 +12,9 @@ use crate::domain::{
     Attempt, AttemptRecord, Destination, DestinationId, ReminderId, Task, TaskId, TenantId,
 };
 use crate::payload_crypto::SealedPayload;
-use crate::store::enums::{outcome_from_label, outcome_label, state_from_label};
-use crate::store::rows::{corrupt, region, status};
+use crate::store::columns::{
+    corrupt, outcome_from_label, outcome_label, region, state_from_label, status,
+};
 use crate::store::StoreError;
 
 /// A status as stored: clamped as PostgreSQL's SMALLINT column clamps it,
