@@ -191,17 +191,6 @@ impl<'a> EndAttempt<'a> {
         }
     }
 
-    pub fn delivered(record: &'a AttemptRecord) -> Self {
-        Self::to((TaskState::Delivered, AttemptOutcome::Delivered), record)
-    }
-
-    pub fn retry_wait(available_at: DateTime<Utc>, record: &'a AttemptRecord) -> Self {
-        Self {
-            available_at: Some(available_at),
-            ..Self::to((TaskState::RetryWait, AttemptOutcome::RetryWait), record)
-        }
-    }
-
     pub fn failed(reason: &FailureReason, record: &'a AttemptRecord) -> Self {
         Self {
             failure_reason: Some(reason.code()),

@@ -197,8 +197,10 @@ pub struct Scheduled {
     pub created: bool,
 }
 
-/// The durable schedule's operations.
-pub trait Store {
+/// The durable schedule's operations. Each is said once: a one-item call
+/// (`take_tokens`, `schedule`, `finish`) is its batch call with one item,
+/// so a store implements only the batch.
+pub trait Store: Sync {
     /// Registers a destination; the same registration again is a no-op,
     /// the same id with other settings is a `Conflict`.
     fn add_destination(
@@ -210,12 +212,6 @@ pub trait Store {
         &self,
         id: &DestinationId,
     ) -> impl Future<Output = Result<Option<Destination>, StoreError>> + Send;
-
-    /// The destination's signing secret, for the sender only.
-    fn signing_secret(
-        &self,
-        id: &DestinationId,
-    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 
     /// The destination with its secret and what is left of its pause, read
     /// right before a request.
@@ -233,30 +229,57 @@ pub trait Store {
         pause: Duration,
     ) -> impl Future<Output = Result<DateTime<Utc>, StoreError>> + Send;
 
-    /// Takes up to `want` tokens from the destination's shared bucket.
+    /// Takes up to `want` tokens from the destination's shared bucket; a
+    /// destination that does not exist is `NotFound`. A batch of one.
     fn take_tokens(
         &self,
         id: &DestinationId,
         rate_per_second: f64,
         burst: u32,
         want: u32,
-    ) -> impl Future<Output = Result<Tokens, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Tokens, StoreError>> + Send {
+        let ask = TokenRequest {
+            destination: id.clone(),
+            rate_per_second,
+            burst,
+            want,
+        };
+        async move {
+            match self.take_tokens_many(std::slice::from_ref(&ask)).await?[..] {
+                [Some(tokens)] => Ok(tokens),
+                _ => Err(StoreError::NotFound {
+                    what: "destination",
+                    id: ask.destination.to_string(),
+                }),
+            }
+        }
+    }
 
-    /// Takes from many buckets at once, as [`Store::take_tokens`] takes
-    /// from each: the answers come back in order, `None` for a destination
-    /// that does not exist.
+    /// Takes from many buckets at once, up to each ask's `want` from its
+    /// destination's shared bucket: the answers come back in order, `None`
+    /// for a destination that does not exist.
     fn take_tokens_many(
         &self,
         asks: &[TokenRequest],
     ) -> impl Future<Output = Result<Vec<Option<Tokens>>, StoreError>> + Send;
 
-    /// Schedules one logical webhook; idempotent on (tenant, reminder).
-    fn schedule(&self, new: NewTask) -> impl Future<Output = Result<Scheduled, StoreError>> + Send;
+    /// Schedules one logical webhook; idempotent on (tenant, reminder). A
+    /// batch of one: its answer, or the store's failure.
+    fn schedule(&self, new: NewTask) -> impl Future<Output = Result<Scheduled, StoreError>> + Send {
+        async move {
+            let mut answers = self.schedule_many(vec![new]).await?;
+            answers
+                .pop()
+                .unwrap_or_else(|| Err(StoreError::Thread("no answer for the task".into())))
+        }
+    }
 
-    /// Schedules many at once. Each task gets, in order, the answer
-    /// `schedule` would have given it (an `Invalid` or `Conflict` of its
-    /// own never affects its neighbours); the call itself fails only when
-    /// the store does, and then writes nothing half-done for any task.
+    /// Schedules many at once, each idempotent on (tenant, reminder): the
+    /// same request again is a repeat (`created` false), other content
+    /// under the same (tenant, reminder) a `Conflict`. Each task gets its
+    /// own answer, in order (an `Invalid` or `Conflict` of its own never
+    /// affects its neighbours); the call itself fails only when the store
+    /// does, and then writes nothing half-done for any task.
     fn schedule_many(
         &self,
         batch: Vec<NewTask>,
@@ -305,19 +328,6 @@ pub trait Store {
         request: &ClaimRequest,
     ) -> impl Future<Output = Result<Vec<ClaimedTask>, StoreError>> + Send;
 
-    fn mark_delivered(
-        &self,
-        lease: &Lease,
-        record: &AttemptRecord,
-    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
-
-    fn move_to_retry_wait(
-        &self,
-        lease: &Lease,
-        available_at: DateTime<Utc>,
-        record: &AttemptRecord,
-    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
-
     fn fail(
         &self,
         lease: &Lease,
@@ -352,22 +362,34 @@ pub trait Store {
         by: Duration,
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 
-    /// Applies a policy decision: the matching finish, and the destination
-    /// pause it asks for, both set as the decision's delays from the store's
-    /// now (a consumer's clock only measured how long the receiver asked
-    /// for). A store with transactions commits both at once.
+    /// Applies one policy decision: a batch of one.
     fn finish(
         &self,
         lease: &Lease,
         destination: &DestinationId,
         decision: &Decision,
-    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send {
+        let one = Finish {
+            lease: lease.clone(),
+            destination: destination.clone(),
+            decision: decision.clone(),
+        };
+        async move {
+            let mut outcomes = self.finish_many(std::slice::from_ref(&one)).await?;
+            outcomes
+                .pop()
+                .ok_or_else(|| StoreError::Thread("no answer for the finish".into()))
+        }
+    }
 
-    /// Applies many decisions at once, as [`Store::finish`] applies each:
-    /// the answers come back in order, one per finish, and fencing stays
-    /// per row (a stale lease is refused on its own and changes nothing).
-    /// A store with transactions commits the whole batch, pauses included,
-    /// at once; when it fails, nothing of the batch is written.
+    /// Applies policy decisions: each the matching finish, and the
+    /// destination pause it asks for, both set as the decision's delays
+    /// from the store's now (a consumer's clock only measured how long the
+    /// receiver asked for). The answers come back in order, one per
+    /// finish, and fencing stays per row (a stale lease is refused on its
+    /// own and changes nothing). A store with transactions commits the
+    /// whole batch, pauses included, at once; when it fails, nothing of
+    /// the batch is written.
     fn finish_many(
         &self,
         batch: &[Finish],

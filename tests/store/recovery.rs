@@ -4,7 +4,7 @@ use chrono::Duration;
 use remit::domain::{AttemptOutcome, AttemptRecord, FailureReason, Region};
 use remit::store::{Store, TransitionOutcome};
 
-use crate::support::{t0, TestDb};
+use crate::support::{delivered, t0, TestDb};
 
 #[tokio::test]
 async fn an_expired_lease_is_reclaimed_and_the_abandoned_attempt_logged() {
@@ -61,7 +61,11 @@ async fn terminal_rows_are_never_claimed() {
     for c in &claimed {
         let outcome = if c.task.reminder_id.as_str() == "delivered" {
             db.store
-                .mark_delivered(&c.lease(), &AttemptRecord::default())
+                .finish(
+                    &c.lease(),
+                    &c.task.destination_id,
+                    &delivered(AttemptRecord::default()),
+                )
                 .await
         } else {
             db.store

@@ -3,7 +3,7 @@
 use remit::domain::{AttemptRecord, Region};
 use remit::store::{ClaimRequest, Store};
 
-use crate::support::{self, Backend, TestDb};
+use crate::support::{self, delivered, Backend, TestDb};
 
 #[actix_rt::test]
 async fn status_reads_the_database_alone_on_postgres() {
@@ -35,7 +35,11 @@ async fn reads_the_database_alone(backend: Backend) {
         .await
         .unwrap();
     db.store
-        .mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
+        .finish(
+            &claimed[0].lease(),
+            &claimed[0].task.destination_id,
+            &delivered(AttemptRecord::default()),
+        )
         .await
         .unwrap();
 

@@ -25,7 +25,7 @@ use remit::store::{Database, Store};
 use remit_actors::app::Runtime;
 use remit_actors::config::Config;
 
-pub use db::{claim, t0, Backend, TestDb};
+pub use db::{claim, delivered, retry_at, t0, Backend, TestDb};
 pub use receiver::{Receiver, Reply, RetryAfter};
 
 pub const API_TOKEN: &str = "test-token";

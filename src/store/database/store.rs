@@ -9,7 +9,6 @@ use crate::domain::{
     NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
     SendTarget, Task, TaskId,
 };
-use crate::policy::Decision;
 use crate::store::{
     ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
     TransitionOutcome,
@@ -24,10 +23,6 @@ impl Store for Database {
         on_store!(self, s => s.destination(id).await)
     }
 
-    async fn signing_secret(&self, id: &DestinationId) -> Result<Option<String>, StoreError> {
-        on_store!(self, s => s.signing_secret(id).await)
-    }
-
     async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
         on_store!(self, s => s.send_target(id).await)
     }
@@ -40,25 +35,11 @@ impl Store for Database {
         on_store!(self, s => s.pause_destination(id, pause).await)
     }
 
-    async fn take_tokens(
-        &self,
-        id: &DestinationId,
-        rate_per_second: f64,
-        burst: u32,
-        want: u32,
-    ) -> Result<Tokens, StoreError> {
-        on_store!(self, s => s.take_tokens(id, rate_per_second, burst, want).await)
-    }
-
     async fn take_tokens_many(
         &self,
         asks: &[TokenRequest],
     ) -> Result<Vec<Option<Tokens>>, StoreError> {
         on_store!(self, s => s.take_tokens_many(asks).await)
-    }
-
-    async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
-        on_store!(self, s => s.schedule(new).await)
     }
 
     async fn schedule_many(
@@ -100,23 +81,6 @@ impl Store for Database {
         on_store!(self, s => s.claim_due(request).await)
     }
 
-    async fn mark_delivered(
-        &self,
-        lease: &Lease,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        on_store!(self, s => s.mark_delivered(lease, record).await)
-    }
-
-    async fn move_to_retry_wait(
-        &self,
-        lease: &Lease,
-        available_at: DateTime<Utc>,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        on_store!(self, s => s.move_to_retry_wait(lease, available_at, record).await)
-    }
-
     async fn fail(
         &self,
         lease: &Lease,
@@ -148,15 +112,6 @@ impl Store for Database {
         by: Duration,
     ) -> Result<TransitionOutcome, StoreError> {
         on_store!(self, s => s.extend_lease(lease, by).await)
-    }
-
-    async fn finish(
-        &self,
-        lease: &Lease,
-        destination: &DestinationId,
-        decision: &Decision,
-    ) -> Result<TransitionOutcome, StoreError> {
-        on_store!(self, s => s.finish(lease, destination, decision).await)
     }
 
     async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {

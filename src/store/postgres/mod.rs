@@ -18,7 +18,6 @@ pub(super) mod refusals;
 mod replay;
 mod retention;
 mod rows;
-mod schedule;
 mod schedule_many;
 mod schema;
 mod schema_check;

@@ -9,7 +9,7 @@ use remit::domain::{
 use remit::store::{Replayed, Store, StoreError, TokenRequest, Tokens, TransitionOutcome};
 
 use super::Harness;
-use crate::support::{claim, new_task, t0};
+use crate::support::{claim, delivered, new_task, retry_at, t0};
 
 async fn destination<H: Harness>(h: &H, id: &str, region: Region) -> DestinationId {
     let id = DestinationId::new(id).unwrap();
