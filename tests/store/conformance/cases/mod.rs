@@ -48,6 +48,8 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 mod claims;
 mod destinations;
 mod finishes;
+mod reads;
+mod reconcile;
 mod replay;
 mod retention;
 mod scheduling;
@@ -56,6 +58,8 @@ mod transitions;
 pub use claims::*;
 pub use destinations::*;
 pub use finishes::*;
+pub use reads::*;
+pub use reconcile::*;
 pub use replay::*;
 pub use retention::*;
 pub use scheduling::*;
