@@ -77,7 +77,7 @@ async fn run(url: &str, consumers: u32, batch: u32) {
             tokio::spawn(async move {
                 let request = ClaimRequest {
                     region: Region::US,
-                    consumer: format!("bench-{i}"),
+                    lease_owner: format!("bench-{i}"),
                     lease: Duration::seconds(60),
                     limit: batch,
                     per_destination_cap: batch,

@@ -129,8 +129,9 @@ impl Runtime {
         wall: WallClock,
     ) -> Result<Self, AppError> {
         let region = config.region()?;
-        let consumer = config.consumer_id();
-        let log = log.new(slog::o!("region" => region.to_string(), "consumer" => consumer.clone()));
+        let lease_owner = config.lease_owner();
+        let log =
+            log.new(slog::o!("region" => region.to_string(), "lease_owner" => lease_owner.clone()));
         let api_store = store.with_own_pool(config.api.pool_size).await?;
         let stats = Arc::new(RuntimeStats::new(Metrics::new(
             region,
@@ -186,7 +187,7 @@ impl Runtime {
         let shared = Shared {
             store: store.clone(),
             region,
-            consumer: consumer.into(),
+            consumer: lease_owner.into(),
             policy: Rc::new(config.retry_policy()),
             egress: egress.clone(),
             log: log.clone(),

@@ -133,7 +133,7 @@ impl Task {
     }
 }
 
-/// A task this consumer now holds, with the fencing token every finish must
+/// A task this lease owner now holds, with the fencing token every finish must
 /// present.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedTask {

@@ -129,7 +129,7 @@ use crate::policy::Decision;
 pub enum TransitionOutcome {
     /// The row moved (or had already moved this way under this lease).
     Applied,
-    /// The lease is no longer this caller's: another consumer reclaimed the
+    /// The lease is no longer this caller's: another lease owner reclaimed the
     /// row, or it was finished or released. Nothing changed.
     Fenced,
     NotFound,
@@ -138,19 +138,20 @@ pub enum TransitionOutcome {
     PastHorizon,
 }
 
-/// Which rows a consumer wants to lease.
+/// Which rows a lease owner wants to lease.
 #[derive(Debug, Clone)]
 pub struct ClaimRequest {
     pub region: Region,
-    /// Who will hold the leases (recorded as `lease_owner`).
-    pub consumer: String,
+    /// Who will hold the leases: the lease owner, recorded on each row
+    /// (`lease_owner`) and on each attempt.
+    pub lease_owner: String,
     pub lease: Duration,
     /// Most rows in one claim.
     pub limit: u32,
     /// Most rows of one destination in one claim, so that one busy
     /// destination cannot take every slot.
     pub per_destination_cap: u32,
-    /// Destinations this consumer cannot start anything for soon (paused,
+    /// Destinations this lease owner cannot start anything for soon (paused,
     /// or at their in-flight cap): their rows are left to others or later,
     /// instead of being claimed only to be handed back.
     pub skip: Vec<DestinationId>,
@@ -384,7 +385,7 @@ pub trait Store: Sync {
 
     /// Applies policy decisions: each the matching finish, and the
     /// destination pause it asks for, both set as the decision's delays
-    /// from the store's now (a consumer's clock only measured how long the
+    /// from the store's now (a lease owner's clock only measured how long the
     /// receiver asked for). The answers come back in order, one per
     /// finish, and fencing stays per row (a stale lease is refused on its
     /// own and changes nothing). A store with transactions commits the

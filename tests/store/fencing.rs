@@ -87,7 +87,7 @@ async fn after_a_reclaim_the_old_token_can_do_nothing() {
     assert_eq!(fenced.len(), 3);
     assert!(fenced
         .iter()
-        .all(|a| a.lease_token == old.lease_token && a.consumer_id == "old"));
+        .all(|a| a.lease_token == old.lease_token && a.lease_owner == "old"));
     assert_eq!(fenced[0].observed.http_status, Some(200));
     assert_eq!(
         db.store

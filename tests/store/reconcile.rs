@@ -98,7 +98,7 @@ async fn every_finding_is_reported_and_expired_leases_can_be_handed_back() {
     let log = db.store.attempts(leased).await.unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].outcome, AttemptOutcome::Abandoned);
-    assert_eq!(log[0].consumer_id, "us-1");
+    assert_eq!(log[0].lease_owner, "us-1");
     assert_eq!(
         db.store
             .reconcile(&request(false, None))

@@ -38,7 +38,7 @@ async fn an_expired_lease_is_reclaimed_and_the_abandoned_attempt_logged() {
     let log = db.store.attempts(id).await.unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].outcome, AttemptOutcome::Abandoned);
-    assert_eq!(log[0].consumer_id, "eu-3");
+    assert_eq!(log[0].lease_owner, "eu-3");
     assert_eq!(log[0].lease_token, first[0].lease_token);
     assert_eq!(log[0].attempt_number, 1);
     assert_eq!(

@@ -246,15 +246,15 @@ impl TestDb {
         id
     }
 
-    /// Claims for `consumer` with a 30 s lease.
+    /// Claims for `lease_owner` with a 30 s lease.
     pub async fn claim(
         &self,
         region: Region,
-        consumer: &str,
+        lease_owner: &str,
         limit: u32,
     ) -> Vec<remit::domain::ClaimedTask> {
         self.store
-            .claim_due(&claim(region, consumer, limit))
+            .claim_due(&claim(region, lease_owner, limit))
             .await
             .unwrap()
     }
@@ -329,10 +329,10 @@ pub fn new_task(reminder: &str, destination: &DestinationId, region: Region) -> 
     }
 }
 
-pub fn claim(region: Region, consumer: &str, limit: u32) -> ClaimRequest {
+pub fn claim(region: Region, lease_owner: &str, limit: u32) -> ClaimRequest {
     ClaimRequest {
         region,
-        consumer: consumer.to_owned(),
+        lease_owner: lease_owner.to_owned(),
         lease: Duration::seconds(30),
         limit,
         per_destination_cap: limit,

@@ -124,7 +124,8 @@ pub struct AttemptView {
     /// 1, 2, 3 … across replays.
     pub attempt_number: i32,
     pub outcome: AttemptOutcomeView,
-    /// The process that made the attempt.
+    /// The process that made the attempt: the lease owner. The field keeps
+    /// its published name, `consumer_id`, for the API's clients.
     pub consumer_id: String,
     pub lease_token: i64,
     #[schema(required = true)]
@@ -155,7 +156,7 @@ impl From<&Attempt> for AttemptView {
         Self {
             attempt_number: a.attempt_number,
             outcome: a.outcome.into(),
-            consumer_id: a.consumer_id.clone(),
+            consumer_id: a.lease_owner.clone(),
             lease_token: a.lease_token,
             started_at: a.observed.started_at,
             received_at: a.observed.received_at,

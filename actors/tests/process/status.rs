@@ -25,7 +25,7 @@ async fn reads_the_database_alone(backend: Backend) {
         .store
         .claim_due(&ClaimRequest {
             region: Region::US,
-            consumer: "us-1".into(),
+            lease_owner: "us-1".into(),
             lease: chrono::Duration::seconds(30),
             limit: 1,
             per_destination_cap: 1,

@@ -295,7 +295,7 @@ impl Store for MemStore {
     }
 
     /// As PostgreSQL's: the pause and the retry are delays added to the
-    /// store's own now, so a consumer's clock never makes them early; a
+    /// store's own now, so a lease owner's clock never makes them early; a
     /// destination that is not there has nothing to pause, and the finish
     /// itself still applies. One finish after another: the model has
     /// nothing to batch.

@@ -144,7 +144,7 @@ impl TryFrom<AttemptRow> for Attempt {
             task_id: TaskId(row.task_id),
             attempt_number: row.attempt_number,
             lease_token: row.lease_token,
-            consumer_id: row.consumer_id,
+            lease_owner: row.consumer_id,
             outcome: row.outcome.0,
             observed: AttemptRecord {
                 started_at: row.started_at,

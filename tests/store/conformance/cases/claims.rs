@@ -69,7 +69,7 @@ pub async fn an_expired_lease_is_reclaimed_and_logged<H: Harness>(h: &H) {
     let log = s.attempts(id).await.unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!(
-        (log[0].outcome, log[0].consumer_id.as_str()),
+        (log[0].outcome, log[0].lease_owner.as_str()),
         (AttemptOutcome::Abandoned, "old")
     );
 }
