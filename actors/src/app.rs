@@ -138,7 +138,7 @@ impl Runtime {
             config.metrics.max_destinations,
         )));
         let running = Arc::new(AtomicBool::new(false));
-        // Room for as many claimed tasks again as requests may be under
+        // Slots for as many claimed tasks again as requests may be under
         // way: the next are claimed and queued while these are sent.
         let max_in_flight = config.send.max_in_flight as usize;
         let capacity = Capacity::new(max_in_flight.saturating_mul(2));
