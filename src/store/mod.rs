@@ -1,53 +1,64 @@
 //! The durable schedule. The only module that names diesel.
 //!
 //! # Layout
+//! The root holds what every store shares; each backend has a folder.
+//!
+//! ```text
+//! src/store/
+//! ├── mod.rs          the Store trait and the types its calls carry
+//! ├── database/       Database: the store a process runs on, by URL
+//! │   ├── url.rs          which backend a URL names
+//! │   ├── store.rs        the Store trait, passed to the backend
+//! │   └── extras.rs       status, export/import, refusals, key check
+//! ├── lifecycle.rs    each transition's rules, written once
+//! ├── bucket.rs  claim_turn.rs  findings.rs  rules.rs  import_rules.rs
+//! ├── columns.rs      state and outcome labels, corrupt-column errors
+//! ├── status.rs  transfer.rs     the reports' and records' types
+//! ├── notify.rs  payload_keys.rs  schema_version.rs  sandbox.rs
+//! ├── clock.rs  error.rs  stats.rs
+//! ├── postgres/       PgStore: every statement PostgreSQL runs
+//! ├── sqlite/         SqliteStore: the embedded file
+//! └── memory/         MemStore: the model the simulation explores
+//! ```
+//!
 //! - [`Store`]: the operations the runtime may perform, each one short
 //!   transaction (most are one statement) that never waits on anything but
-//!   SQL.
-//! - `database`: [`Database`], the store a process runs on, chosen by its
-//!   URL (`postgres://…` or `sqlite://PATH`); nothing outside `store`
-//!   names a backend.
-//! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool;
-//!   `pg_connect`: every connection to PostgreSQL, with its failure named;
-//!   `pg_tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
-//!   `sslkey` ask for it; `pg_tls_checks`: what the modes that check less
-//!   than `verify-full` accept.
-//! - `sqlite`: [`SqliteStore`], the embedded store: one file, one
-//!   connection per process, each write a `BEGIN IMMEDIATE` transaction.
+//!   SQL. A one-item call is its batch call with one item.
+//! - `database`: [`Database`], chosen by its URL (`postgres://…` or
+//!   `sqlite://PATH`); nothing outside `store` names a backend, and the
+//!   shared files never call one: every call beside the trait (status,
+//!   export and import, refusals, the payload key) is passed to the
+//!   backend in `database/extras.rs`, so backends import the shared types
+//!   and nothing imports back.
+//! - `postgres`: [`PgStore`] over a bb8 pool, with its connections, TLS,
+//!   SQL, diesel schema and migrations (its own Layout says which file
+//!   holds what).
+//! - `sqlite`: [`SqliteStore`], one file, one connection per process, each
+//!   write a `BEGIN IMMEDIATE` transaction.
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
 //!   the simulation; the conformance suite holds all three to one
 //!   behaviour.
 //! - `lifecycle`: each transition's rules, written once (the states it
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
 //!   stale lease gets); `bucket`: the shared token bucket; `claim_turn`:
-//!   which rows a claim takes;
-//!   `findings`: what reconciliation reports. The model and SQLite apply
-//!   them to rows they read; PostgreSQL's statements take their targets
-//!   from them.
-//! - `schedule`, `schedule_many`, `claim`, `transitions`, `finish_many`,
-//!   `lease`, `destinations`, `rate`, `reads`, `reconcile`, `replay`,
-//!   `retention`: one file per group of operations.
-//! - `prepared`: the hot statements, built so each connection prepares
-//!   them once.
-//! - `schema`, `rows`, `enums`: diesel's view of the tables and the
-//!   conversion of rows into domain types.
-//! - `migrate`: PostgreSQL's embedded migrations (`migrations/postgres`;
-//!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`);
-//!   `schema_version`: whether a database's schema is the binary's.
-//! - `transfer` (with `pg_transfer` and `sqlite/transfer`): export and
-//!   import of a whole schedule between stores; `import_rules`: what an
-//!   imported row must be before any store writes it.
-//! - `status` (with `pg_status` and `sqlite/status`): the schedule's
-//!   health from the database alone, for `remit status` and the gauges.
-//! - `stats`: counters of claims, reclaims and fenced finishes.
-//! - `clock`: the single authority for "now".
+//!   which rows a claim takes; `findings`: what reconciliation reports;
+//!   `rules`: what a destination or task must be before any store writes
+//!   it; `import_rules`: the same for an imported record. The model and
+//!   SQLite apply them to rows they read; PostgreSQL's statements take
+//!   their targets from them.
+//! - `columns`: how every store writes states and outcomes, and the error
+//!   for a column that holds what no build wrote.
+//! - `status`, `transfer`: the types `remit status` and `remit export` /
+//!   `import` carry; each backend fills them.
+//! - `notify`: the wake-ups a claimer and a sender hear (LISTEN/NOTIFY on
+//!   PostgreSQL, a broadcast inside the process on SQLite).
+//! - `payload_keys`: whether the configured key is one the database's
+//!   payloads are sealed with; `schema_version`: whether a database's
+//!   migrations are the binary's.
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
 //!   temporary directory, or a schema inside a PostgreSQL).
-//! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
-//! - `refusals`: destinations a runtime's address policy refuses, recorded
-//!   on their rows for `remit status`.
-//! - `payload_keys`: the record of the keys a database's payloads are
-//!   sealed with, checked before a process seals anything.
+//! - `clock`: the single authority for "now"; `error`: [`StoreError`];
+//!   `stats`: counters of claims, reclaims and fenced finishes.
 //!
 //! # Transactions and dropped futures
 //! A caller may drop a store call's future halfway (shutdown, a deadline).
@@ -56,15 +67,16 @@
 //! closes: diesel-async counts such a connection as broken and never hands
 //! it out again, but the server rolls back only once the socket is gone.
 //! So the hot calls are one statement each, which PostgreSQL commits or
-//! rolls back on its own: the claim, the token take (`rate`, which turns
-//! off the commit's flush for itself with `set_config(…, true)`), a finish
-//! batch without pauses, release and the other single-row transitions.
+//! rolls back on its own: the claim, the token take (`postgres/rate`,
+//! which turns off the commit's flush for itself with
+//! `set_config(…, true)`), a finish batch without pauses, release and the
+//! other single-row transitions.
 //! The explicit transactions left are short and wait on nothing but SQL:
-//! a finish batch with pauses (`finish_many`: the pauses and the attempts
-//! must commit together) and `PgStore::finish`; `schedule` and
-//! `schedule_many` (a payload and its task together); `pg_transfer`'s
-//! import (all or nothing); `payload_keys`' first record (once at start);
-//! `pg_status`'s read-only snapshot (no locks);
+//! a finish batch with pauses (`postgres/finish_many`: the pauses and the
+//! attempts must commit together); `schedule_many` (a payload and its task
+//! together); `postgres/transfer`'s import (all or nothing);
+//! `postgres/payload_keys`' first record (once at start);
+//! `postgres/status`'s read-only snapshot (no locks);
 //! and, with failpoints compiled in, the finish (so a test can fail it
 //! before its commit). On SQLite the hazard does not arise: each operation
 //! runs whole on a blocking thread, whatever becomes of its future, and a
@@ -107,8 +119,8 @@ pub use import_rules::{
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
 pub use postgres::{
-    ConnectFailure, PgConfig, PgConnector, PgStore, Replayed, SslMode, TlsFailure,
-    TlsSettingsError, Tokens, CRASH_EXIT_CODE, IN_FINISH_FAILPOINT,
+    ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,
+    CRASH_EXIT_CODE, IN_FINISH_FAILPOINT,
 };
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use schema_version::SchemaMismatch;
@@ -188,6 +200,23 @@ pub struct Finish {
     pub lease: Lease,
     pub destination: DestinationId,
     pub decision: Decision,
+}
+
+/// What a take returned: tokens granted now, or how long until one is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tokens {
+    Granted(u32),
+    WaitFor(std::time::Duration),
+}
+
+/// What a replay did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replayed {
+    Replayed(Task),
+    /// The task is not `failed`; replaying anything else would resend a
+    /// delivered webhook or race a live lease.
+    NotFailed(Task),
+    NotFound,
 }
 
 /// The result of `schedule`.

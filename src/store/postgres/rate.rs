@@ -16,7 +16,7 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::prepared::prepared;
-use super::{PgStore, StoreError, TokenRequest};
+use super::{PgStore, StoreError, TokenRequest, Tokens};
 
 /// Refills and takes from each named bucket. Rows are locked in id order,
 /// as every statement that locks several destinations does, so a take and
@@ -68,13 +68,6 @@ struct Taken {
     granted: i32,
     #[diesel(sql_type = Double)]
     remaining: f64,
-}
-
-/// What a take returned: tokens granted now, or how long until one is.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Tokens {
-    Granted(u32),
-    WaitFor(std::time::Duration),
 }
 
 /// One bucket's row as the statement binds it: asks for the same
