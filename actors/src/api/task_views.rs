@@ -124,8 +124,9 @@ pub struct AttemptView {
     /// 1, 2, 3 … across replays.
     pub attempt_number: i32,
     pub outcome: AttemptOutcomeView,
-    /// The process that made the attempt: the lease owner. The field keeps
-    /// its published name, `consumer_id`, for the API's clients.
+    // The lease owner, under the name the API has always published.
+    /// The process that made the attempt: its lease owner (the process's
+    /// `lease_owner` setting).
     pub consumer_id: String,
     pub lease_token: i64,
     #[schema(required = true)]
