@@ -1,5 +1,5 @@
 //! Throughput of the delivery path's database work: claim a batch, then
-//! finish each task with `mark_delivered`, with several consumers at once.
+//! finish each task as delivered (`finish`, one at a time), with several consumers at once.
 //! Real PostgreSQL (DATABASE_URL, else 127.0.0.1:5432), a fresh schema.
 //!
 //!     cargo bench --bench claim_finish [CONSUMERSxBATCH ...]
@@ -15,6 +15,7 @@ use chrono::Duration;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use remit::domain::{AttemptRecord, DestinationId, NewDestination, Region};
 use remit::payload_crypto::PayloadKey;
+use remit::policy::{Decision, Transition};
 use remit::store::{ClaimRequest, PgConfig, PgStore, Store};
 
 const TASKS: usize = 20_000;
@@ -76,7 +77,7 @@ async fn run(url: &str, consumers: u32, batch: u32) {
             tokio::spawn(async move {
                 let request = ClaimRequest {
                     region: Region::US,
-                    consumer: format!("bench-{i}"),
+                    lease_owner: format!("bench-{i}"),
                     lease: Duration::seconds(60),
                     limit: batch,
                     per_destination_cap: batch,
@@ -91,7 +92,15 @@ async fn run(url: &str, consumers: u32, batch: u32) {
                     }
                     for c in claimed {
                         store
-                            .mark_delivered(&c.lease(), &AttemptRecord::default())
+                            .finish(
+                                &c.lease(),
+                                &c.task.destination_id,
+                                &Decision {
+                                    transition: Transition::Deliver,
+                                    pause_destination_until: None,
+                                    record: AttemptRecord::default(),
+                                },
+                            )
                             .await
                             .unwrap();
                         done += 1;

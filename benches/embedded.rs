@@ -73,7 +73,7 @@ async fn run(consumers: u32, batch: u32) {
                     .unwrap();
                 let request = ClaimRequest {
                     region: Region::US,
-                    consumer: format!("bench-{i}"),
+                    lease_owner: format!("bench-{i}"),
                     lease: Duration::seconds(60),
                     limit: batch,
                     per_destination_cap: batch,

@@ -129,15 +129,16 @@ impl Runtime {
         wall: WallClock,
     ) -> Result<Self, AppError> {
         let region = config.region()?;
-        let consumer = config.consumer_id();
-        let log = log.new(slog::o!("region" => region.to_string(), "consumer" => consumer.clone()));
+        let lease_owner = config.lease_owner();
+        let log =
+            log.new(slog::o!("region" => region.to_string(), "lease_owner" => lease_owner.clone()));
         let api_store = store.with_own_pool(config.api.pool_size).await?;
         let stats = Arc::new(RuntimeStats::new(Metrics::new(
             region,
             config.metrics.max_destinations,
         )));
         let running = Arc::new(AtomicBool::new(false));
-        // Room for as many claimed tasks again as requests may be under
+        // Slots for as many claimed tasks again as requests may be under
         // way: the next are claimed and queued while these are sent.
         let max_in_flight = config.send.max_in_flight as usize;
         let capacity = Capacity::new(max_in_flight.saturating_mul(2));
@@ -186,7 +187,7 @@ impl Runtime {
         let shared = Shared {
             store: store.clone(),
             region,
-            consumer: consumer.into(),
+            consumer: lease_owner.into(),
             policy: Rc::new(config.retry_policy()),
             egress: egress.clone(),
             log: log.clone(),

@@ -113,7 +113,9 @@ struct TaskLine {
 struct AttemptLine {
     attempt_number: i32,
     lease_token: i64,
-    consumer_id: String,
+    /// The lease owner, under the name export files have always used.
+    #[serde(rename = "consumer_id")]
+    lease_owner: String,
     outcome: String,
     started_at: Option<DateTime<Utc>>,
     received_at: Option<DateTime<Utc>>,
@@ -328,7 +330,7 @@ fn task_line(record: TaskRecord) -> TaskLine {
             .map(|a| AttemptLine {
                 attempt_number: a.attempt_number,
                 lease_token: a.lease_token,
-                consumer_id: a.consumer_id,
+                lease_owner: a.lease_owner,
                 outcome: a.outcome.as_str().to_owned(),
                 started_at: a.observed.started_at,
                 received_at: a.observed.received_at,
@@ -385,7 +387,7 @@ fn task_record(line: TaskLine) -> Result<TaskRecord, String> {
                 task_id: id,
                 attempt_number: a.attempt_number,
                 lease_token: a.lease_token,
-                consumer_id: a.consumer_id,
+                lease_owner: a.lease_owner,
                 outcome: outcome(&a.outcome)?,
                 observed: AttemptRecord {
                     started_at: a.started_at,

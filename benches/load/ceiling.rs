@@ -70,7 +70,7 @@ async fn run(url: &str, setup: &CeilingSetup) -> Result<Ceiling, LoadError> {
             let store = store.clone();
             let request = ClaimRequest {
                 region: Region::EU,
-                consumer: format!("ceiling-{n}"),
+                lease_owner: format!("ceiling-{n}"),
                 lease: Duration::seconds(60),
                 limit: setup.batch,
                 per_destination_cap: setup.per_destination_cap,

@@ -10,9 +10,9 @@ pub enum AttemptOutcome {
     Delivered,
     RetryWait,
     Failed,
-    /// A late consumer reported after losing its lease; nothing changed.
+    /// A late lease owner reported after losing its lease; nothing changed.
     Fenced,
-    /// The consumer's lease expired before it reported; another took over.
+    /// The lease owner's lease expired before it reported; another took over.
     Abandoned,
 }
 
@@ -48,7 +48,7 @@ pub struct Attempt {
     pub task_id: TaskId,
     pub attempt_number: i32,
     pub lease_token: i64,
-    pub consumer_id: String,
+    pub lease_owner: String,
     pub outcome: AttemptOutcome,
     pub observed: AttemptRecord,
     pub next_available_at: Option<DateTime<Utc>>,

@@ -15,16 +15,16 @@ pub enum TaskState {
     Pending,
     /// In: a claim, of a due row or of an expired lease (the lost attempt
     /// is logged `abandoned`). Out, under the lease's token: the holder's
-    /// finish (`mark_delivered`, `move_to_retry_wait`, `fail`, `abandon`)
-    /// or hand-back (`release`); another consumer's claim once the lease
+    /// finish (`finish` with the policy's decision, `fail`, `abandon`) or
+    /// hand-back (`release`); another lease owner's claim once the lease
     /// has expired; reconciliation's reclaim of an expired lease.
     Leased,
-    /// In: `move_to_retry_wait` after a retryable outcome; `abandon` (the
+    /// In: a `finish` that retries after a retryable outcome; `abandon` (the
     /// outcome is unknown); a `release` after earlier attempts;
     /// reconciliation's reclaim. Out: a claim once `available_at` has
     /// passed.
     RetryWait,
-    /// In: `mark_delivered`. Terminal: nothing moves it.
+    /// In: a `finish` that delivers. Terminal: nothing moves it.
     Delivered,
     /// In: `fail`, with a reason; a `release` past the retry horizon. Out:
     /// only an operator's `replay`, back to `pending`.
@@ -133,7 +133,7 @@ impl Task {
     }
 }
 
-/// A task this consumer now holds, with the fencing token every finish must
+/// A task this lease owner now holds, with the fencing token every finish must
 /// present.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedTask {

@@ -320,7 +320,7 @@ mod tests {
                 task_id: task.id,
                 attempt_number: 1,
                 lease_token: 1,
-                consumer_id: "us-1".into(),
+                lease_owner: "us-1".into(),
                 outcome: AttemptOutcome::Abandoned,
                 observed: AttemptRecord::default(),
                 next_available_at: None,

@@ -85,7 +85,7 @@ pub(super) fn holds(task: &Task, lease: &Lease) -> bool {
     task.state == TaskState::Leased && task.lease_token == Some(lease.token)
 }
 
-/// The lease a row carries now, as the consumer holding it would present it.
+/// The lease a row carries now, as its lease owner would present it.
 fn current_lease(task: &Task) -> Lease {
     Lease {
         task_id: task.id,
@@ -108,7 +108,7 @@ pub(super) fn attempt(
         task_id: lease.task_id,
         attempt_number: number,
         lease_token: lease.token,
-        consumer_id: lease.owner.clone(),
+        lease_owner: lease.owner.clone(),
         outcome,
         observed: record.clone(),
         next_available_at: next,
@@ -116,13 +116,13 @@ pub(super) fn attempt(
     }
 }
 
-/// Leases a claimable row to `consumer` with `token` until `now + lease`.
+/// Leases a claimable row to `lease_owner` with `token` until `now + lease`.
 /// Taking over an expired lease logs the lost attempt as `abandoned`, under
 /// the old lease's token, so its holder's late report is fenced.
 pub(super) fn lease(
     task: &mut Task,
     token: i64,
-    consumer: &str,
+    lease_owner: &str,
     lease: Duration,
     now: DateTime<Utc>,
 ) -> (ClaimedTask, Option<Attempt>) {
@@ -141,7 +141,7 @@ pub(super) fn lease(
     let expires = later(now, lease.max(Duration::milliseconds(1)));
     task.state = TaskState::Leased;
     task.lease_token = Some(token);
-    task.lease_owner = Some(consumer.to_owned());
+    task.lease_owner = Some(lease_owner.to_owned());
     task.lease_expires_at = Some(expires);
     task.attempt_count += 1;
     task.updated_at = now;
@@ -188,17 +188,6 @@ impl<'a> EndAttempt<'a> {
             delay: decision.retry_delay(),
             failure_reason,
             record: &decision.record,
-        }
-    }
-
-    pub fn delivered(record: &'a AttemptRecord) -> Self {
-        Self::to((TaskState::Delivered, AttemptOutcome::Delivered), record)
-    }
-
-    pub fn retry_wait(available_at: DateTime<Utc>, record: &'a AttemptRecord) -> Self {
-        Self {
-            available_at: Some(available_at),
-            ..Self::to((TaskState::RetryWait, AttemptOutcome::RetryWait), record)
         }
     }
 
@@ -275,7 +264,7 @@ pub(super) fn refusal(found: bool, repeated: bool) -> TransitionOutcome {
     }
 }
 
-/// A report from a consumer that lost its lease still tells what the
+/// A report from a lease owner that lost its lease still tells what the
 /// receiver saw: it is logged as `fenced` and changes nothing else.
 pub(super) fn fenced_attempt(lease: &Lease, record: &AttemptRecord, now: DateTime<Utc>) -> Attempt {
     attempt(

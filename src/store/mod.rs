@@ -1,53 +1,64 @@
 //! The durable schedule. The only module that names diesel.
 //!
 //! # Layout
+//! The root holds what every store shares; each backend has a folder.
+//!
+//! ```text
+//! src/store/
+//! ├── mod.rs          the Store trait and the types its calls carry
+//! ├── database/       Database: the store a process runs on, by URL
+//! │   ├── url.rs          which backend a URL names
+//! │   ├── store.rs        the Store trait, passed to the backend
+//! │   └── extras.rs       status, export/import, refusals, key check
+//! ├── lifecycle.rs    each transition's rules, written once
+//! ├── bucket.rs  claim_turn.rs  findings.rs  rules.rs  import_rules.rs
+//! ├── columns.rs      state and outcome labels, corrupt-column errors
+//! ├── status.rs  transfer.rs     the reports' and records' types
+//! ├── notify.rs  payload_keys.rs  schema_version.rs  sandbox.rs
+//! ├── clock.rs  error.rs  stats.rs
+//! ├── postgres/       PgStore: every statement PostgreSQL runs
+//! ├── sqlite/         SqliteStore: the embedded file
+//! └── memory/         MemStore: the model the simulation explores
+//! ```
+//!
 //! - [`Store`]: the operations the runtime may perform, each one short
 //!   transaction (most are one statement) that never waits on anything but
-//!   SQL.
-//! - `database`: [`Database`], the store a process runs on, chosen by its
-//!   URL (`postgres://…` or `sqlite://PATH`); nothing outside `store`
-//!   names a backend.
-//! - `pg`: [`PgStore`], the PostgreSQL implementation over a bb8 pool;
-//!   `pg_connect`: every connection to PostgreSQL, with its failure named;
-//!   `pg_tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
-//!   `sslkey` ask for it; `pg_tls_checks`: what the modes that check less
-//!   than `verify-full` accept.
-//! - `sqlite`: [`SqliteStore`], the embedded store: one file, one
-//!   connection per process, each write a `BEGIN IMMEDIATE` transaction.
+//!   SQL. A one-item call is its batch call with one item.
+//! - `database`: [`Database`], chosen by its URL (`postgres://…` or
+//!   `sqlite://PATH`); nothing outside `store` names a backend, and the
+//!   shared files never call one: every call beside the trait (status,
+//!   export and import, refusals, the payload key) is passed to the
+//!   backend in `database/extras.rs`, so backends import the shared types
+//!   and nothing imports back.
+//! - `postgres`: [`PgStore`] over a bb8 pool, with its connections, TLS,
+//!   SQL, diesel schema and migrations (its own Layout says which file
+//!   holds what).
+//! - `sqlite`: [`SqliteStore`], one file, one connection per process, each
+//!   write a `BEGIN IMMEDIATE` transaction.
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
 //!   the simulation; the conformance suite holds all three to one
 //!   behaviour.
 //! - `lifecycle`: each transition's rules, written once (the states it
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
 //!   stale lease gets); `bucket`: the shared token bucket; `claim_turn`:
-//!   which rows a claim takes;
-//!   `findings`: what reconciliation reports. The model and SQLite apply
-//!   them to rows they read; PostgreSQL's statements take their targets
-//!   from them.
-//! - `schedule`, `schedule_many`, `claim`, `transitions`, `finish_many`,
-//!   `lease`, `destinations`, `rate`, `reads`, `reconcile`, `replay`,
-//!   `retention`: one file per group of operations.
-//! - `prepared`: the hot statements, built so each connection prepares
-//!   them once.
-//! - `schema`, `rows`, `enums`: diesel's view of the tables and the
-//!   conversion of rows into domain types.
-//! - `migrate`: PostgreSQL's embedded migrations (`migrations/postgres`;
-//!   SQLite's are in `migrations/sqlite`, applied by `sqlite/connection`);
-//!   `schema_version`: whether a database's schema is the binary's.
-//! - `transfer` (with `pg_transfer` and `sqlite/transfer`): export and
-//!   import of a whole schedule between stores; `import_rules`: what an
-//!   imported row must be before any store writes it.
-//! - `status` (with `pg_status` and `sqlite/status`): the schedule's
-//!   health from the database alone, for `remit status` and the gauges.
-//! - `stats`: counters of claims, reclaims and fenced finishes.
-//! - `clock`: the single authority for "now".
+//!   which rows a claim takes; `findings`: what reconciliation reports;
+//!   `rules`: what a destination or task must be before any store writes
+//!   it; `import_rules`: the same for an imported record. The model and
+//!   SQLite apply them to rows they read; PostgreSQL's statements take
+//!   their targets from them.
+//! - `columns`: how every store writes states and outcomes, and the error
+//!   for a column that holds what no build wrote.
+//! - `status`, `transfer`: the types `remit status` and `remit export` /
+//!   `import` carry; each backend fills them.
+//! - `notify`: the wake-ups a claimer and a sender hear (LISTEN/NOTIFY on
+//!   PostgreSQL, a broadcast inside the process on SQLite).
+//! - `payload_keys`: whether the configured key is one the database's
+//!   payloads are sealed with; `schema_version`: whether a database's
+//!   migrations are the binary's.
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
 //!   temporary directory, or a schema inside a PostgreSQL).
-//! - `notify`: LISTEN/NOTIFY wake-ups for claimers when work is scheduled.
-//! - `refusals`: destinations a runtime's address policy refuses, recorded
-//!   on their rows for `remit status`.
-//! - `payload_keys`: the record of the keys a database's payloads are
-//!   sealed with, checked before a process seals anything.
+//! - `clock`: the single authority for "now"; `error`: [`StoreError`];
+//!   `stats`: counters of claims, reclaims and fenced finishes.
 //!
 //! # Transactions and dropped futures
 //! A caller may drop a store call's future halfway (shutdown, a deadline).
@@ -56,15 +67,16 @@
 //! closes: diesel-async counts such a connection as broken and never hands
 //! it out again, but the server rolls back only once the socket is gone.
 //! So the hot calls are one statement each, which PostgreSQL commits or
-//! rolls back on its own: the claim, the token take (`rate`, which turns
-//! off the commit's flush for itself with `set_config(…, true)`), a finish
-//! batch without pauses, release and the other single-row transitions.
+//! rolls back on its own: the claim, the token take (`postgres/rate`,
+//! which turns off the commit's flush for itself with
+//! `set_config(…, true)`), a finish batch without pauses, release and the
+//! other single-row transitions.
 //! The explicit transactions left are short and wait on nothing but SQL:
-//! a finish batch with pauses (`finish_many`: the pauses and the attempts
-//! must commit together) and `PgStore::finish`; `schedule` and
-//! `schedule_many` (a payload and its task together); `pg_transfer`'s
-//! import (all or nothing); `payload_keys`' first record (once at start);
-//! `pg_status`'s read-only snapshot (no locks);
+//! a finish batch with pauses (`postgres/finish_many`: the pauses and the
+//! attempts must commit together); `schedule_many` (a payload and its task
+//! together); `postgres/transfer`'s import (all or nothing);
+//! `postgres/payload_keys`' first record (once at start);
+//! `postgres/status`'s read-only snapshot (no locks);
 //! and, with failpoints compiled in, the finish (so a test can fail it
 //! before its commit). On SQLite the hazard does not arise: each operation
 //! runs whole on a blocking thread, whatever becomes of its future, and a
@@ -76,6 +88,7 @@
 mod bucket;
 mod claim_turn;
 mod clock;
+mod columns;
 mod database;
 mod error;
 mod findings;
@@ -85,7 +98,6 @@ mod memory;
 mod notify;
 mod payload_keys;
 mod postgres;
-mod refusals;
 mod rules;
 mod sandbox;
 mod schema_version;
@@ -107,8 +119,8 @@ pub use import_rules::{
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
 pub use postgres::{
-    ConnectFailure, PgConfig, PgConnector, PgStore, Replayed, SslMode, TlsFailure,
-    TlsSettingsError, Tokens, CRASH_EXIT_CODE, IN_FINISH_FAILPOINT,
+    ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,
+    CRASH_EXIT_CODE, IN_FINISH_FAILPOINT,
 };
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use schema_version::SchemaMismatch;
@@ -116,9 +128,6 @@ pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use status::{Latency, Refused, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};
-
-// PostgreSQL's parts that the shared files and SQLite still name.
-use postgres::{enums, migrate, rows, status as pg_status, transfer as pg_transfer};
 
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -132,7 +141,7 @@ use crate::policy::Decision;
 pub enum TransitionOutcome {
     /// The row moved (or had already moved this way under this lease).
     Applied,
-    /// The lease is no longer this caller's: another consumer reclaimed the
+    /// The lease is no longer this caller's: another lease owner reclaimed the
     /// row, or it was finished or released. Nothing changed.
     Fenced,
     NotFound,
@@ -141,19 +150,20 @@ pub enum TransitionOutcome {
     PastHorizon,
 }
 
-/// Which rows a consumer wants to lease.
+/// Which rows a lease owner wants to lease.
 #[derive(Debug, Clone)]
 pub struct ClaimRequest {
     pub region: Region,
-    /// Who will hold the leases (recorded as `lease_owner`).
-    pub consumer: String,
+    /// Who will hold the leases: the lease owner, recorded on each row
+    /// (`lease_owner`) and on each attempt.
+    pub lease_owner: String,
     pub lease: Duration,
     /// Most rows in one claim.
     pub limit: u32,
     /// Most rows of one destination in one claim, so that one busy
     /// destination cannot take every slot.
     pub per_destination_cap: u32,
-    /// Destinations this consumer cannot start anything for soon (paused,
+    /// Destinations this lease owner cannot start anything for soon (paused,
     /// or at their in-flight cap): their rows are left to others or later,
     /// instead of being claimed only to be handed back.
     pub skip: Vec<DestinationId>,
@@ -192,6 +202,23 @@ pub struct Finish {
     pub decision: Decision,
 }
 
+/// What a take returned: tokens granted now, or how long until one is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tokens {
+    Granted(u32),
+    WaitFor(std::time::Duration),
+}
+
+/// What a replay did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replayed {
+    Replayed(Task),
+    /// The task is not `failed`; replaying anything else would resend a
+    /// delivered webhook or race a live lease.
+    NotFailed(Task),
+    NotFound,
+}
+
 /// The result of `schedule`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scheduled {
@@ -200,8 +227,10 @@ pub struct Scheduled {
     pub created: bool,
 }
 
-/// The durable schedule's operations.
-pub trait Store {
+/// The durable schedule's operations. Each is said once: a one-item call
+/// (`take_tokens`, `schedule`, `finish`) is its batch call with one item,
+/// so a store implements only the batch.
+pub trait Store: Sync {
     /// Registers a destination; the same registration again is a no-op,
     /// the same id with other settings is a `Conflict`.
     fn add_destination(
@@ -213,12 +242,6 @@ pub trait Store {
         &self,
         id: &DestinationId,
     ) -> impl Future<Output = Result<Option<Destination>, StoreError>> + Send;
-
-    /// The destination's signing secret, for the sender only.
-    fn signing_secret(
-        &self,
-        id: &DestinationId,
-    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 
     /// The destination with its secret and what is left of its pause, read
     /// right before a request.
@@ -236,30 +259,57 @@ pub trait Store {
         pause: Duration,
     ) -> impl Future<Output = Result<DateTime<Utc>, StoreError>> + Send;
 
-    /// Takes up to `want` tokens from the destination's shared bucket.
+    /// Takes up to `want` tokens from the destination's shared bucket; a
+    /// destination that does not exist is `NotFound`. A batch of one.
     fn take_tokens(
         &self,
         id: &DestinationId,
         rate_per_second: f64,
         burst: u32,
         want: u32,
-    ) -> impl Future<Output = Result<Tokens, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Tokens, StoreError>> + Send {
+        let ask = TokenRequest {
+            destination: id.clone(),
+            rate_per_second,
+            burst,
+            want,
+        };
+        async move {
+            match self.take_tokens_many(std::slice::from_ref(&ask)).await?[..] {
+                [Some(tokens)] => Ok(tokens),
+                _ => Err(StoreError::NotFound {
+                    what: "destination",
+                    id: ask.destination.to_string(),
+                }),
+            }
+        }
+    }
 
-    /// Takes from many buckets at once, as [`Store::take_tokens`] takes
-    /// from each: the answers come back in order, `None` for a destination
-    /// that does not exist.
+    /// Takes from many buckets at once, up to each ask's `want` from its
+    /// destination's shared bucket: the answers come back in order, `None`
+    /// for a destination that does not exist.
     fn take_tokens_many(
         &self,
         asks: &[TokenRequest],
     ) -> impl Future<Output = Result<Vec<Option<Tokens>>, StoreError>> + Send;
 
-    /// Schedules one logical webhook; idempotent on (tenant, reminder).
-    fn schedule(&self, new: NewTask) -> impl Future<Output = Result<Scheduled, StoreError>> + Send;
+    /// Schedules one logical webhook; idempotent on (tenant, reminder). A
+    /// batch of one: its answer, or the store's failure.
+    fn schedule(&self, new: NewTask) -> impl Future<Output = Result<Scheduled, StoreError>> + Send {
+        async move {
+            let mut answers = self.schedule_many(vec![new]).await?;
+            answers
+                .pop()
+                .unwrap_or_else(|| Err(StoreError::Thread("no answer for the task".into())))
+        }
+    }
 
-    /// Schedules many at once. Each task gets, in order, the answer
-    /// `schedule` would have given it (an `Invalid` or `Conflict` of its
-    /// own never affects its neighbours); the call itself fails only when
-    /// the store does, and then writes nothing half-done for any task.
+    /// Schedules many at once, each idempotent on (tenant, reminder): the
+    /// same request again is a repeat (`created` false), other content
+    /// under the same (tenant, reminder) a `Conflict`. Each task gets its
+    /// own answer, in order (an `Invalid` or `Conflict` of its own never
+    /// affects its neighbours); the call itself fails only when the store
+    /// does, and then writes nothing half-done for any task.
     fn schedule_many(
         &self,
         batch: Vec<NewTask>,
@@ -308,19 +358,6 @@ pub trait Store {
         request: &ClaimRequest,
     ) -> impl Future<Output = Result<Vec<ClaimedTask>, StoreError>> + Send;
 
-    fn mark_delivered(
-        &self,
-        lease: &Lease,
-        record: &AttemptRecord,
-    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
-
-    fn move_to_retry_wait(
-        &self,
-        lease: &Lease,
-        available_at: DateTime<Utc>,
-        record: &AttemptRecord,
-    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
-
     fn fail(
         &self,
         lease: &Lease,
@@ -355,22 +392,34 @@ pub trait Store {
         by: Duration,
     ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
 
-    /// Applies a policy decision: the matching finish, and the destination
-    /// pause it asks for, both set as the decision's delays from the store's
-    /// now (a consumer's clock only measured how long the receiver asked
-    /// for). A store with transactions commits both at once.
+    /// Applies one policy decision: a batch of one.
     fn finish(
         &self,
         lease: &Lease,
         destination: &DestinationId,
         decision: &Decision,
-    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send;
+    ) -> impl Future<Output = Result<TransitionOutcome, StoreError>> + Send {
+        let one = Finish {
+            lease: lease.clone(),
+            destination: destination.clone(),
+            decision: decision.clone(),
+        };
+        async move {
+            let mut outcomes = self.finish_many(std::slice::from_ref(&one)).await?;
+            outcomes
+                .pop()
+                .ok_or_else(|| StoreError::Thread("no answer for the finish".into()))
+        }
+    }
 
-    /// Applies many decisions at once, as [`Store::finish`] applies each:
-    /// the answers come back in order, one per finish, and fencing stays
-    /// per row (a stale lease is refused on its own and changes nothing).
-    /// A store with transactions commits the whole batch, pauses included,
-    /// at once; when it fails, nothing of the batch is written.
+    /// Applies policy decisions: each the matching finish, and the
+    /// destination pause it asks for, both set as the decision's delays
+    /// from the store's now (a lease owner's clock only measured how long the
+    /// receiver asked for). The answers come back in order, one per
+    /// finish, and fencing stays per row (a stale lease is refused on its
+    /// own and changes nothing). A store with transactions commits the
+    /// whole batch, pauses included, at once; when it fails, nothing of
+    /// the batch is written.
     fn finish_many(
         &self,
         batch: &[Finish],

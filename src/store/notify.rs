@@ -12,14 +12,9 @@
 //! On SQLite the same wake-ups travel inside the process only: there is no
 //! LISTEN, so [`Wakeups::reaches_every_process`] is false there.
 
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use futures_util::StreamExt;
-
-use super::{Database, PgStore, StoreError};
+use super::postgres::Listener;
+use super::{Database, StoreError};
 use crate::domain::{DestinationId, Region};
-
-pub(super) const DUE_WORK_CHANNEL: &str = "remit_due_work";
-pub(super) const DESTINATION_CHANNEL: &str = "remit_destination";
 
 /// What a notification said.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +32,7 @@ pub struct Wakeups {
 }
 
 enum Source {
-    Listen(Box<AsyncPgConnection>),
+    Listen(Listener),
     InProcess(tokio::sync::broadcast::Receiver<Wakeup>),
 }
 
@@ -50,7 +45,7 @@ impl std::fmt::Debug for Wakeups {
 impl Wakeups {
     pub async fn connect(store: &Database) -> Result<Self, StoreError> {
         let source = match store {
-            Database::Postgres(pg) => Source::Listen(Box::new(listen(pg).await?)),
+            Database::Postgres(pg) => Source::Listen(Listener::connect(pg).await?),
             Database::Sqlite(lite) => Source::InProcess(lite.subscribe()),
         };
         Ok(Self { source })
@@ -67,15 +62,9 @@ impl Wakeups {
     /// reset, no close) would otherwise wait for notifications forever.
     /// The in-process source is always alive.
     pub async fn ping(&mut self, within: std::time::Duration) -> Result<(), StoreError> {
-        let Source::Listen(conn) = &mut self.source else {
-            return Ok(());
-        };
-        match tokio::time::timeout(within, diesel::sql_query("SELECT 1").execute(&mut **conn)).await
-        {
-            Ok(answer) => answer.map(drop).map_err(StoreError::Query),
-            Err(_) => Err(StoreError::Open(diesel::ConnectionError::BadConnection(
-                format!("no answer to a ping within {} ms", within.as_millis()),
-            ))),
+        match &mut self.source {
+            Source::Listen(listener) => listener.ping(within).await,
+            Source::InProcess(_) => Ok(()),
         }
     }
 
@@ -84,7 +73,7 @@ impl Wakeups {
     /// polling.
     pub async fn next(&mut self) -> Result<Wakeup, StoreError> {
         match &mut self.source {
-            Source::Listen(conn) => next_notification(conn).await,
+            Source::Listen(listener) => listener.next().await,
             Source::InProcess(wakeups) => loop {
                 match wakeups.recv().await {
                     Ok(wakeup) => return Ok(wakeup),
@@ -97,34 +86,4 @@ impl Wakeups {
             },
         }
     }
-}
-
-async fn listen(store: &PgStore) -> Result<AsyncPgConnection, StoreError> {
-    let mut conn = store.connector().establish().await?;
-    for channel in [DUE_WORK_CHANNEL, DESTINATION_CHANNEL] {
-        diesel::sql_query(format!("LISTEN {channel}"))
-            .execute(&mut conn)
-            .await?;
-    }
-    Ok(conn)
-}
-
-async fn next_notification(conn: &mut AsyncPgConnection) -> Result<Wakeup, StoreError> {
-    let mut stream = std::pin::pin!(conn.notifications_stream());
-    while let Some(notification) = stream.next().await {
-        let notification = notification?;
-        let wakeup = match notification.channel.as_str() {
-            DUE_WORK_CHANNEL => notification.payload.parse().ok().map(Wakeup::DueWork),
-            DESTINATION_CHANNEL => DestinationId::new(&notification.payload)
-                .ok()
-                .map(Wakeup::Destination),
-            _ => None,
-        };
-        if let Some(wakeup) = wakeup {
-            return Ok(wakeup);
-        }
-    }
-    Err(StoreError::Query(
-        diesel::result::Error::BrokenTransactionManager,
-    ))
 }

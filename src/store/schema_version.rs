@@ -5,9 +5,6 @@
 //! empty) or newer than itself, instead of failing on its first statement.
 
 use diesel::migration::MigrationSource;
-use diesel::sql_types::{Bool, Text};
-use diesel::QueryableByName;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::StoreError;
 
@@ -64,44 +61,6 @@ pub(crate) fn embedded_versions<DB: diesel::backend::Backend>(
         .iter()
         .map(|m| m.name().version().to_string())
         .collect())
-}
-
-#[derive(QueryableByName)]
-struct Present {
-    #[diesel(sql_type = Bool)]
-    present: bool,
-}
-
-#[derive(QueryableByName)]
-struct Version {
-    #[diesel(sql_type = Text)]
-    version: String,
-}
-
-/// Checks a PostgreSQL connection's schema (the one its search_path
-/// finds first) against the binary's migrations.
-pub(crate) async fn check_pg(
-    conn: &mut AsyncPgConnection,
-    embedded: &[String],
-    allow_newer: bool,
-) -> Result<(), StoreError> {
-    let present = diesel::sql_query(
-        "SELECT to_regclass('__diesel_schema_migrations') IS NOT NULL AS present",
-    )
-    .get_result::<Present>(conn)
-    .await?
-    .present;
-    let applied: Vec<String> = if present {
-        diesel::sql_query("SELECT version FROM __diesel_schema_migrations")
-            .load::<Version>(conn)
-            .await?
-            .into_iter()
-            .map(|v| v.version)
-            .collect()
-    } else {
-        Vec::new()
-    };
-    compare(&applied, embedded, allow_newer).map_err(StoreError::Schema)
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{Database, StoreError};
 use crate::domain::{DestinationId, Region};
 
 /// How many destinations each top list names.
@@ -86,25 +85,6 @@ impl Latency {
             p50: rank(0.50),
             p99: rank(0.99),
         })
-    }
-}
-
-impl Database {
-    /// The status of one region, or of every region.
-    pub async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
-        match self {
-            Database::Postgres(pg) => super::pg_status::status(pg, region).await,
-            Database::Sqlite(lite) => lite.status(region).await,
-        }
-    }
-
-    /// Only what a runtime's gauges need, cheaply: one region's counts by
-    /// state, its oldest eligible task and its expired leases.
-    pub async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
-        match self {
-            Database::Postgres(pg) => super::pg_status::queue(pg, region).await,
-            Database::Sqlite(lite) => lite.queue(region).await,
-        }
     }
 }
 

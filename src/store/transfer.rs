@@ -15,9 +15,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::import_rules::{check_imported_destination, ImportCheck};
-use super::{Database, StoreError};
-use crate::domain::{Attempt, Destination, InvalidInput, Task, TaskId};
+use super::StoreError;
+use crate::domain::{Attempt, Destination, Task};
 use crate::payload_crypto::SealedPayload;
 
 /// A destination as exported: what the API shows, plus what it keeps.
@@ -60,72 +59,9 @@ pub struct Imported {
     pub already: u64,
 }
 
-impl Database {
-    /// Every destination, by id.
-    pub async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
-        match self {
-            Database::Postgres(pg) => super::pg_transfer::destinations(pg).await,
-            Database::Sqlite(lite) => lite.export_destinations().await,
-        }
-    }
-
-    /// Up to `limit` tasks after `after`, by id, with payloads and attempts.
-    pub async fn export_tasks(
-        &self,
-        after: Option<TaskId>,
-        limit: u32,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        match self {
-            Database::Postgres(pg) => super::pg_transfer::tasks(pg, after, limit).await,
-            Database::Sqlite(lite) => lite.export_tasks(after, limit).await,
-        }
-    }
-
-    /// Adds the destinations in one transaction. One that exists with the
-    /// same id, region, URL and secret is left as it is; one that differs
-    /// is a `Conflict`, and nothing is written.
-    pub async fn import_destinations(
-        &self,
-        records: Vec<DestinationRecord>,
-    ) -> Result<Imported, StoreError> {
-        for record in &records {
-            check_imported_destination(record).map_err(|e| {
-                InvalidInput::new(
-                    e.field,
-                    format!("destination {}: {}", record.destination.id, e.reason),
-                )
-            })?;
-        }
-        match self {
-            Database::Postgres(pg) => super::pg_transfer::import_destinations(pg, records).await,
-            Database::Sqlite(lite) => lite.import_destinations(records).await,
-        }
-    }
-
-    /// Adds the tasks, their payloads and attempts in one transaction, and
-    /// moves the fencing tokens past theirs. Every record is checked first
-    /// (`import_rules`): one that breaks an invariant is `Invalid`, naming
-    /// the task and the field, and nothing is written. A task already
-    /// there with the same id is left as it is; another task with the same
-    /// (tenant, reminder), or another reminder with the same id, is a
-    /// `Conflict`, and nothing is written.
-    pub async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
-        let mut check = ImportCheck::new("record");
-        for (i, record) in records.iter().enumerate() {
-            check.task(record, i + 1).map_err(|e| {
-                InvalidInput::new(e.field, format!("task {}: {}", record.task.id, e.reason))
-            })?;
-        }
-        match self {
-            Database::Postgres(pg) => super::pg_transfer::import_tasks(pg, records).await,
-            Database::Sqlite(lite) => lite.import_tasks(records).await,
-        }
-    }
-}
-
 /// The `Conflict` for an imported task whose id belongs to another
 /// reminder.
-pub(super) fn id_taken(task: &Task) -> StoreError {
+pub(crate) fn id_taken(task: &Task) -> StoreError {
     StoreError::Conflict {
         what: format!("task {}", task.id),
         differs: "tenant_id, reminder_id".into(),
@@ -134,7 +70,7 @@ pub(super) fn id_taken(task: &Task) -> StoreError {
 
 /// The `Conflict` for an imported task whose (tenant, reminder) belongs to
 /// another task.
-pub(super) fn taken(task: &Task) -> StoreError {
+pub(crate) fn taken(task: &Task) -> StoreError {
     StoreError::Conflict {
         what: format!(
             "task for tenant {} reminder {}",

@@ -42,7 +42,7 @@ async fn each_finish_appends_one_row_with_what_the_attempt_saw() {
         let row = log.last().unwrap();
         assert_eq!(row.attempt_number, n as i32 + 1);
         assert_eq!(row.lease_token, c.lease_token);
-        assert_eq!(row.consumer_id, "eu-3");
+        assert_eq!(row.lease_owner, "eu-3");
         assert_eq!(row.observed, decision.record);
         // The consumer's clock runs two seconds ahead of the database's:
         // what it measured is a wait, added to the database's now.

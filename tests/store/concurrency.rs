@@ -68,7 +68,11 @@ async fn two_live_leases_never_hold_a_row(backend: Backend) {
             if (i + round) % 2 == 0 {
                 for c in claimed {
                     let outcome = stores[i]
-                        .mark_delivered(&c.lease(), &AttemptRecord::default())
+                        .finish(
+                            &c.lease(),
+                            &c.task.destination_id,
+                            &crate::support::delivered(AttemptRecord::default()),
+                        )
                         .await
                         .unwrap();
                     assert_eq!(outcome, TransitionOutcome::Applied);

@@ -34,7 +34,12 @@ async fn registering_twice_is_a_repeat_and_other_settings_conflict() {
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        db.store.signing_secret(&id).await.unwrap().as_deref(),
+        db.store
+            .send_target(&id)
+            .await
+            .unwrap()
+            .and_then(|t| t.signing_secret)
+            .as_deref(),
         Some("whsec_x")
     );
 }

@@ -42,7 +42,7 @@ async fn one_claim_reaches_every_destination_with_work() {
         .store
         .claim_due(&ClaimRequest {
             region: Region::US,
-            consumer: "us-1".into(),
+            lease_owner: "us-1".into(),
             lease: chrono::Duration::seconds(30),
             limit: 64,
             per_destination_cap: 16,
@@ -74,7 +74,7 @@ async fn the_per_destination_cap_holds_even_when_alone() {
         .store
         .claim_due(&ClaimRequest {
             region: Region::US,
-            consumer: "us-1".into(),
+            lease_owner: "us-1".into(),
             lease: chrono::Duration::seconds(30),
             limit: 64,
             per_destination_cap: 5,

@@ -4,7 +4,7 @@ use chrono::Duration;
 use remit::domain::{AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Region, TaskState};
 use remit::store::{Store, TransitionOutcome};
 
-use crate::support::{t0, TestDb};
+use crate::support::{delivered, retry_at, t0, TestDb};
 
 /// A task claimed by `old`, whose lease expired and was taken by `new`.
 async fn reclaimed(db: &TestDb) -> (ClaimedTask, ClaimedTask) {
@@ -34,12 +34,19 @@ async fn after_a_reclaim_the_old_token_can_do_nothing() {
     let later = t0() + Duration::minutes(5);
 
     assert_eq!(
-        db.store.mark_delivered(&stale, &seen(200)).await.unwrap(),
+        db.store
+            .finish(&stale, &old.task.destination_id, &delivered(seen(200)))
+            .await
+            .unwrap(),
         TransitionOutcome::Fenced
     );
     assert_eq!(
         db.store
-            .move_to_retry_wait(&stale, later, &seen(429))
+            .finish(
+                &stale,
+                &old.task.destination_id,
+                &retry_at(db.store.clock(), later, seen(429))
+            )
             .await
             .unwrap(),
         TransitionOutcome::Fenced
@@ -80,7 +87,7 @@ async fn after_a_reclaim_the_old_token_can_do_nothing() {
     assert_eq!(fenced.len(), 3);
     assert!(fenced
         .iter()
-        .all(|a| a.lease_token == old.lease_token && a.consumer_id == "old"));
+        .all(|a| a.lease_token == old.lease_token && a.lease_owner == "old"));
     assert_eq!(fenced[0].observed.http_status, Some(200));
     assert_eq!(
         db.store
@@ -93,7 +100,11 @@ async fn after_a_reclaim_the_old_token_can_do_nothing() {
     // And the new holder finishes normally.
     assert_eq!(
         db.store
-            .mark_delivered(&new.lease(), &seen(204))
+            .finish(
+                &new.lease(),
+                &new.task.destination_id,
+                &delivered(seen(204))
+            )
             .await
             .unwrap(),
         TransitionOutcome::Applied
@@ -108,7 +119,7 @@ async fn mark_delivered_twice_with_the_same_token_is_harmless() {
     let c = db.claim(Region::US, "us-1", 1).await.remove(0);
     assert_eq!(
         db.store
-            .mark_delivered(&c.lease(), &seen(200))
+            .finish(&c.lease(), &c.task.destination_id, &delivered(seen(200)))
             .await
             .unwrap(),
         TransitionOutcome::Applied
@@ -116,7 +127,7 @@ async fn mark_delivered_twice_with_the_same_token_is_harmless() {
     let first = db.store.task(id).await.unwrap().unwrap();
     assert_eq!(
         db.store
-            .mark_delivered(&c.lease(), &seen(200))
+            .finish(&c.lease(), &c.task.destination_id, &delivered(seen(200)))
             .await
             .unwrap(),
         TransitionOutcome::Applied

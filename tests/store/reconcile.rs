@@ -7,7 +7,7 @@ use remit::domain::{
 };
 use remit::store::Store;
 
-use crate::support::{new_task, t0, TestDb};
+use crate::support::{delivered, new_task, t0, TestDb};
 
 fn request(reclaim: bool, ledger: Option<Vec<LedgerEntry>>) -> ReconcileRequest {
     ReconcileRequest {
@@ -40,7 +40,14 @@ async fn every_finding_is_reported_and_expired_leases_can_be_handed_back() {
         let c = db.claim(Region::US, "us-1", 1).await.remove(0);
         let record = AttemptRecord::default();
         if finish {
-            db.store.mark_delivered(&c.lease(), &record).await.unwrap();
+            db.store
+                .finish(
+                    &c.lease(),
+                    &c.task.destination_id,
+                    &delivered(record.clone()),
+                )
+                .await
+                .unwrap();
         } else {
             db.store
                 .fail(&c.lease(), &FailureReason::Status(410), &record)
@@ -91,7 +98,7 @@ async fn every_finding_is_reported_and_expired_leases_can_be_handed_back() {
     let log = db.store.attempts(leased).await.unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].outcome, AttemptOutcome::Abandoned);
-    assert_eq!(log[0].consumer_id, "us-1");
+    assert_eq!(log[0].lease_owner, "us-1");
     assert_eq!(
         db.store
             .reconcile(&request(false, None))

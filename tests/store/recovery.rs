@@ -4,7 +4,7 @@ use chrono::Duration;
 use remit::domain::{AttemptOutcome, AttemptRecord, FailureReason, Region};
 use remit::store::{Store, TransitionOutcome};
 
-use crate::support::{t0, TestDb};
+use crate::support::{delivered, t0, TestDb};
 
 #[tokio::test]
 async fn an_expired_lease_is_reclaimed_and_the_abandoned_attempt_logged() {
@@ -38,7 +38,7 @@ async fn an_expired_lease_is_reclaimed_and_the_abandoned_attempt_logged() {
     let log = db.store.attempts(id).await.unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].outcome, AttemptOutcome::Abandoned);
-    assert_eq!(log[0].consumer_id, "eu-3");
+    assert_eq!(log[0].lease_owner, "eu-3");
     assert_eq!(log[0].lease_token, first[0].lease_token);
     assert_eq!(log[0].attempt_number, 1);
     assert_eq!(
@@ -61,7 +61,11 @@ async fn terminal_rows_are_never_claimed() {
     for c in &claimed {
         let outcome = if c.task.reminder_id.as_str() == "delivered" {
             db.store
-                .mark_delivered(&c.lease(), &AttemptRecord::default())
+                .finish(
+                    &c.lease(),
+                    &c.task.destination_id,
+                    &delivered(AttemptRecord::default()),
+                )
                 .await
         } else {
             db.store

@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use remit::domain::{AttemptRecord, PruneRequest, Region};
 use remit::store::Store;
 
-use crate::support::TestDb;
+use crate::support::{delivered, TestDb};
 
 fn older_than_30_days() -> PruneRequest {
     PruneRequest {
@@ -28,7 +28,11 @@ async fn a_batch_skips_a_row_another_session_holds_instead_of_waiting() {
     }
     for c in db.claim(Region::US, "us-1", 3).await {
         db.store
-            .mark_delivered(&c.lease(), &AttemptRecord::default())
+            .finish(
+                &c.lease(),
+                &c.task.destination_id,
+                &delivered(AttemptRecord::default()),
+            )
             .await
             .unwrap();
     }

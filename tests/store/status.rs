@@ -4,7 +4,7 @@ use chrono::Duration;
 use remit::domain::{AttemptRecord, FailureReason, Region};
 use remit::store::Store;
 
-use crate::support::{claim, t0, Backend, TestDb};
+use crate::support::{claim, delivered, retry_at, t0, Backend, TestDb};
 
 #[tokio::test]
 async fn status_reads_the_queue_on_postgres() {
@@ -38,9 +38,13 @@ async fn reads_the_queue(backend: Backend) {
         http_status: Some(429),
         ..AttemptRecord::default()
     };
-    s.mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
-        .await
-        .unwrap();
+    s.finish(
+        &claimed[0].lease(),
+        &claimed[0].task.destination_id,
+        &delivered(AttemptRecord::default()),
+    )
+    .await
+    .unwrap();
     s.fail(
         &claimed[1].lease(),
         &FailureReason::Status(410),
@@ -48,9 +52,13 @@ async fn reads_the_queue(backend: Backend) {
     )
     .await
     .unwrap();
-    s.move_to_retry_wait(&claimed[2].lease(), t0() + Duration::minutes(5), &limited)
-        .await
-        .unwrap();
+    s.finish(
+        &claimed[2].lease(),
+        &claimed[2].task.destination_id,
+        &retry_at(s.clock(), t0() + Duration::minutes(5), limited.clone()),
+    )
+    .await
+    .unwrap();
     s.pause_destination(&slow, Duration::minutes(2))
         .await
         .unwrap();

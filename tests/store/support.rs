@@ -11,9 +11,10 @@ use diesel::sql_types::BigInt;
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use remit::domain::{
-    DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TenantId,
+    AttemptRecord, DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TenantId,
 };
 use remit::payload_crypto::PayloadKey;
+use remit::policy::{Decision, Transition};
 use remit::store::{ClaimRequest, Clock, Database, DatabaseConfig, PgStore, Store};
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -245,15 +246,15 @@ impl TestDb {
         id
     }
 
-    /// Claims for `consumer` with a 30 s lease.
+    /// Claims for `lease_owner` with a 30 s lease.
     pub async fn claim(
         &self,
         region: Region,
-        consumer: &str,
+        lease_owner: &str,
         limit: u32,
     ) -> Vec<remit::domain::ClaimedTask> {
         self.store
-            .claim_due(&claim(region, consumer, limit))
+            .claim_due(&claim(region, lease_owner, limit))
             .await
             .unwrap()
     }
@@ -328,14 +329,37 @@ pub fn new_task(reminder: &str, destination: &DestinationId, region: Region) -> 
     }
 }
 
-pub fn claim(region: Region, consumer: &str, limit: u32) -> ClaimRequest {
+pub fn claim(region: Region, lease_owner: &str, limit: u32) -> ClaimRequest {
     ClaimRequest {
         region,
-        consumer: consumer.to_owned(),
+        lease_owner: lease_owner.to_owned(),
         lease: Duration::seconds(30),
         limit,
         per_destination_cap: limit,
         skip: Vec::new(),
         resume_after: None,
+    }
+}
+
+/// The decision the policy makes for a delivery, `record` logged with it:
+/// what a test hands [`Store::finish`] to deliver a task.
+pub fn delivered(record: AttemptRecord) -> Decision {
+    Decision {
+        transition: Transition::Deliver,
+        pause_destination_until: None,
+        record,
+    }
+}
+
+/// A retry due at `at` on `clock`. A decision carries its retry as a delay
+/// from the response's receipt, which a store adds to its own now; a
+/// record that says nothing of its receipt is taken to be received now.
+pub fn retry_at(clock: &Clock, at: DateTime<Utc>, mut record: AttemptRecord) -> Decision {
+    let now = clock.now_param().unwrap_or_else(Utc::now);
+    record.received_at.get_or_insert(now);
+    Decision {
+        transition: Transition::RetryWait { available_at: at },
+        pause_destination_until: None,
+        record,
     }
 }

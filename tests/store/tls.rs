@@ -10,7 +10,7 @@ use remit::store::{
 };
 
 use crate::cluster::{Cluster, Tls};
-use crate::support::{claim, new_task, test_key, TestDb};
+use crate::support::{claim, delivered, new_task, test_key, TestDb};
 
 async fn connect(url: &str) -> Result<Database, StoreError> {
     Database::connect(&DatabaseConfig::new(url), test_key()).await
@@ -61,7 +61,11 @@ async fn verify_full_with_the_right_ca_migrates_and_runs_a_task_through() {
     assert_eq!(claimed[0].task.id, scheduled.task.id);
     assert_eq!(
         db.store
-            .mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
+            .finish(
+                &claimed[0].lease(),
+                &claimed[0].task.destination_id,
+                &delivered(AttemptRecord::default())
+            )
             .await
             .unwrap(),
         TransitionOutcome::Applied

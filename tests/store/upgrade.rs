@@ -6,7 +6,7 @@ use chrono::Duration;
 use remit::domain::{AttemptRecord, Lease, ReconcileRequest, Region};
 use remit::store::{Store, StoreError, TransitionOutcome};
 
-use crate::support::TestDb;
+use crate::support::{delivered, TestDb};
 
 #[tokio::test]
 async fn rows_in_a_state_added_later_are_left_alone() {
@@ -38,7 +38,7 @@ async fn rows_in_a_state_added_later_are_left_alone() {
     };
     assert_eq!(
         db.store
-            .mark_delivered(&guess, &AttemptRecord::default())
+            .finish(&guess, &dest, &delivered(AttemptRecord::default()))
             .await
             .unwrap(),
         TransitionOutcome::Fenced

@@ -124,7 +124,9 @@ pub struct AttemptView {
     /// 1, 2, 3 … across replays.
     pub attempt_number: i32,
     pub outcome: AttemptOutcomeView,
-    /// The process that made the attempt.
+    // The lease owner, under the name the API has always published.
+    /// The process that made the attempt: its lease owner (the process's
+    /// `lease_owner` setting).
     pub consumer_id: String,
     pub lease_token: i64,
     #[schema(required = true)]
@@ -155,7 +157,7 @@ impl From<&Attempt> for AttemptView {
         Self {
             attempt_number: a.attempt_number,
             outcome: a.outcome.into(),
-            consumer_id: a.consumer_id.clone(),
+            consumer_id: a.lease_owner.clone(),
             lease_token: a.lease_token,
             started_at: a.observed.started_at,
             received_at: a.observed.received_at,

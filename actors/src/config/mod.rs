@@ -22,8 +22,12 @@ mod validate;
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub region: String,
-    /// Who holds leases; defaults to `host-pid`.
-    pub consumer_id: Option<String>,
+    /// The lease owner: the name this process holds leases under, recorded
+    /// on each task it leases and each attempt it makes; defaults to
+    /// `host-pid`. Read under its former name `consumer_id` too (left out
+    /// of the serialized defaults, or the alias would read it twice).
+    #[serde(alias = "consumer_id", skip_serializing_if = "Option::is_none")]
+    pub lease_owner: Option<String>,
     /// Accept tasks for other regions through the API (they are still sent
     /// only by their own region's process).
     pub allow_other_regions: bool,
@@ -209,7 +213,7 @@ impl Default for Config {
         let retry = RetryPolicy::default();
         Self {
             region: "us".into(),
-            consumer_id: None,
+            lease_owner: None,
             allow_other_regions: false,
             database: DatabaseConfig {
                 url: remit::store::DEFAULT_DATABASE_URL.into(),
@@ -361,8 +365,8 @@ impl Config {
         })
     }
 
-    pub fn consumer_id(&self) -> String {
-        self.consumer_id.clone().unwrap_or_else(|| {
+    pub fn lease_owner(&self) -> String {
+        self.lease_owner.clone().unwrap_or_else(|| {
             let host = std::fs::read_to_string("/etc/hostname")
                 .map(|h| h.trim().to_owned())
                 .ok()

@@ -107,6 +107,18 @@ fn a_file_with_an_unknown_key_is_refused_by_name() {
 }
 
 #[test]
+fn the_lease_owner_is_read_under_its_former_name_too() {
+    let dir = std::env::temp_dir().join(format!("remit-config-owner-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, key) in [("new.toml", "lease_owner"), ("old.toml", "consumer_id")] {
+        let path = dir.join(file);
+        std::fs::write(&path, format!("{key} = \"us-worker-1\"\n")).unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert_eq!(config.lease_owner(), "us-worker-1", "{key}");
+    }
+}
+
+#[test]
 fn retention_settings_are_bounded_and_named() {
     let retention = Config::default().retention;
     assert!(retention.enabled);

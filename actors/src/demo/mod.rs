@@ -184,7 +184,7 @@ async fn demo(config: &mut Config, url: &str) -> Result<(), AppError> {
 fn configure(config: &mut Config, url: &str, receiver: &Receiver) {
     config.database.url = url.to_owned();
     config.region = "us".into();
-    config.consumer_id = Some("demo".into());
+    config.lease_owner = Some("demo".into());
     config.api.bind = "127.0.0.1:0".into();
     // /metrics with the API: a metrics.bind meant for a real process must
     // not be taken by the demo.

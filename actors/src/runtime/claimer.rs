@@ -131,7 +131,7 @@ impl Claimer {
         }
         let request = ClaimRequest {
             region: self.shared.region,
-            consumer: self.shared.consumer.to_string(),
+            lease_owner: self.shared.consumer.to_string(),
             lease: chrono::Duration::seconds(i64::try_from(config.lease.seconds).unwrap_or(30)),
             limit: u32::try_from(free)
                 .unwrap_or(u32::MAX)

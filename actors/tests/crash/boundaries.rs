@@ -55,7 +55,7 @@ impl Crashed {
             .await
             .unwrap()
             .into_iter()
-            .map(|a| (a.outcome, a.consumer_id))
+            .map(|a| (a.outcome, a.lease_owner))
             .collect()
     }
 
@@ -143,7 +143,7 @@ async fn after_a_retry_wait_commits_the_deadline_still_holds(backend: Backend) {
         requests[1].at
     );
     assert_eq!(log[1].outcome, AttemptOutcome::Delivered);
-    assert_eq!(log[1].consumer_id, "eu-healthy");
+    assert_eq!(log[1].lease_owner, "eu-healthy");
 }
 
 /// Each boundary, on PostgreSQL and on a SQLite file.

@@ -154,9 +154,9 @@ async fn kills_at_random_moments_lose_nothing_on(backend: Backend) {
         );
         for attempt in &log {
             assert!(
-                attempt.consumer_id.starts_with(region.as_str()),
+                attempt.lease_owner.starts_with(region.as_str()),
                 "seed={seed}: {id} of {region} touched by {}",
-                attempt.consumer_id
+                attempt.lease_owner
             );
             // A committed Retry-After deadline holds for every later request.
             if let (AttemptOutcome::RetryWait, Some(deadline), Some(received)) = (

@@ -310,7 +310,7 @@ async fn reconcile_reports_for_cron_and_hands_expired_leases_back() {
         .store
         .claim_due(&ClaimRequest {
             region: remit::domain::Region::US,
-            consumer: "us-gone".into(),
+            lease_owner: "us-gone".into(),
             lease: chrono::Duration::milliseconds(1),
             limit: 1,
             per_destination_cap: 1,

@@ -21,7 +21,11 @@ async fn delivered(db: &TestDb, reminder: &str, region: Region, days_ago: u32) -
         .unwrap();
     assert_eq!(claimed.len(), 1);
     db.store
-        .mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
+        .finish(
+            &claimed[0].lease(),
+            &claimed[0].task.destination_id,
+            &support::db::delivered(AttemptRecord::default()),
+        )
         .await
         .unwrap();
     db.execute(&format!(

@@ -3,7 +3,7 @@
 use remit::domain::{AttemptRecord, Region};
 use remit::store::{ClaimRequest, Store};
 
-use crate::support::{self, Backend, TestDb};
+use crate::support::{self, delivered, Backend, TestDb};
 
 #[actix_rt::test]
 async fn status_reads_the_database_alone_on_postgres() {
@@ -25,7 +25,7 @@ async fn reads_the_database_alone(backend: Backend) {
         .store
         .claim_due(&ClaimRequest {
             region: Region::US,
-            consumer: "us-1".into(),
+            lease_owner: "us-1".into(),
             lease: chrono::Duration::seconds(30),
             limit: 1,
             per_destination_cap: 1,
@@ -35,7 +35,11 @@ async fn reads_the_database_alone(backend: Backend) {
         .await
         .unwrap();
     db.store
-        .mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
+        .finish(
+            &claimed[0].lease(),
+            &claimed[0].task.destination_id,
+            &delivered(AttemptRecord::default()),
+        )
         .await
         .unwrap();
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use remit::domain::{AttemptRecord, Region, TaskId, TaskState};
 use remit::store::Store;
 
-use crate::support::{self, TestDb};
+use crate::support::{self, delivered, TestDb};
 
 /// Claims and delivers the one due task of `region`.
 async fn deliver(db: &TestDb, region: Region) -> TaskId {
@@ -17,7 +17,11 @@ async fn deliver(db: &TestDb, region: Region) -> TaskId {
     assert_eq!(claimed.len(), 1);
     let c = claimed.remove(0);
     db.store
-        .mark_delivered(&c.lease(), &AttemptRecord::default())
+        .finish(
+            &c.lease(),
+            &c.task.destination_id,
+            &delivered(AttemptRecord::default()),
+        )
         .await
         .unwrap();
     c.task.id

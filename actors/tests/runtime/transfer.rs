@@ -6,7 +6,7 @@ use remit::domain::{AttemptRecord, DestinationId, FailureReason, NewDestination,
 use remit::store::{Store, TransitionOutcome};
 use remit_actors::transfer;
 
-use crate::support::{self, Backend, TestDb};
+use crate::support::{self, delivered, retry_at, Backend, TestDb};
 
 #[actix_rt::test]
 async fn sqlite_to_postgres_keeps_every_task_where_it_was() {
@@ -59,9 +59,13 @@ async fn moves_every_task(from: Backend, to: Backend) {
     };
     let s = &source.store;
     assert_eq!(
-        s.mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
-            .await
-            .unwrap(),
+        s.finish(
+            &claimed[0].lease(),
+            &claimed[0].task.destination_id,
+            &delivered(AttemptRecord::default())
+        )
+        .await
+        .unwrap(),
         TransitionOutcome::Applied
     );
     s.fail(
@@ -71,10 +75,14 @@ async fn moves_every_task(from: Backend, to: Backend) {
     )
     .await
     .unwrap();
-    s.move_to_retry_wait(
+    s.finish(
         &claimed[2].lease(),
-        support::t0() + Duration::seconds(60),
-        &record,
+        &claimed[2].task.destination_id,
+        &retry_at(
+            s.clock(),
+            support::t0() + Duration::seconds(60),
+            record.clone(),
+        ),
     )
     .await
     .unwrap();
@@ -154,7 +162,11 @@ async fn moves_every_task(from: Backend, to: Backend) {
     assert!(taken.reclaimed && taken.lease_token > live.lease_token);
     assert_eq!(
         target_store
-            .mark_delivered(&live.lease(), &AttemptRecord::default())
+            .finish(
+                &live.lease(),
+                &live.task.destination_id,
+                &delivered(AttemptRecord::default())
+            )
             .await
             .unwrap(),
         TransitionOutcome::Fenced
@@ -189,7 +201,11 @@ async fn an_export() -> Vec<serde_json::Value> {
     let claimed = source.claim(Region::EU, "old-host", 2).await;
     source
         .store
-        .mark_delivered(&claimed[0].lease(), &AttemptRecord::default())
+        .finish(
+            &claimed[0].lease(),
+            &claimed[0].task.destination_id,
+            &delivered(AttemptRecord::default()),
+        )
         .await
         .unwrap();
     let mut file = Vec::new();

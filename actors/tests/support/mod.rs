@@ -25,7 +25,7 @@ use remit::store::{Database, Store};
 use remit_actors::app::Runtime;
 use remit_actors::config::Config;
 
-pub use db::{claim, t0, Backend, TestDb};
+pub use db::{claim, delivered, retry_at, t0, Backend, TestDb};
 pub use receiver::{Receiver, Reply, RetryAfter};
 
 pub const API_TOKEN: &str = "test-token";
@@ -61,15 +61,15 @@ macro_rules! remit_command {
 }
 
 /// Quick settings: short lease, fast polling, API on a free port.
-pub fn config(db: &TestDb, region: Region, consumer: &str) -> Config {
-    config_for_url(&db.url, region, consumer)
+pub fn config(db: &TestDb, region: Region, lease_owner: &str) -> Config {
+    config_for_url(&db.url, region, lease_owner)
 }
 
 /// As [`config`], for a database the test reaches by URL.
-pub fn config_for_url(url: &str, region: Region, consumer: &str) -> Config {
+pub fn config_for_url(url: &str, region: Region, lease_owner: &str) -> Config {
     let mut config = Config {
         region: region.as_str().into(),
-        consumer_id: Some(consumer.into()),
+        lease_owner: Some(lease_owner.into()),
         ..Config::default()
     };
     config.database.url = url.to_owned();

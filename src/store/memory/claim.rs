@@ -52,8 +52,13 @@ impl MemStore {
             let State {
                 tasks, attempts, ..
             } = &mut *state;
-            let (one, lost) =
-                lifecycle::lease(&mut tasks[i], token, &request.consumer, request.lease, now);
+            let (one, lost) = lifecycle::lease(
+                &mut tasks[i],
+                token,
+                &request.lease_owner,
+                request.lease,
+                now,
+            );
             attempts.extend(lost);
             claimed.push(one);
         }

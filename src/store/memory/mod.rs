@@ -32,7 +32,6 @@ use crate::domain::{
     SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
-use crate::policy::Decision;
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
@@ -135,18 +134,6 @@ impl Store for MemStore {
             .map(|d| d.destination.clone()))
     }
 
-    async fn signing_secret(&self, id: &DestinationId) -> Result<Option<String>, StoreError> {
-        let state = self.state.lock();
-        let record = state
-            .destinations
-            .get(id)
-            .ok_or_else(|| StoreError::NotFound {
-                what: "destination",
-                id: id.to_string(),
-            })?;
-        Ok(record.secret.clone())
-    }
-
     async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
         let now = self.now();
         let state = self.state.lock();
@@ -180,16 +167,6 @@ impl Store for MemStore {
         Ok(paused)
     }
 
-    async fn take_tokens(
-        &self,
-        id: &DestinationId,
-        rate_per_second: f64,
-        burst: u32,
-        want: u32,
-    ) -> Result<Tokens, StoreError> {
-        self.take_now(id, rate_per_second, burst, want)
-    }
-
     async fn take_tokens_many(
         &self,
         asks: &[TokenRequest],
@@ -203,10 +180,6 @@ impl Store for MemStore {
                 }
             })
             .collect()
-    }
-
-    async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
-        self.schedule_now(new)
     }
 
     /// One `schedule` per task, in order: the model has nothing to batch.
@@ -296,23 +269,6 @@ impl Store for MemStore {
         Ok(claimed)
     }
 
-    async fn mark_delivered(
-        &self,
-        lease: &Lease,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        Ok(self.end(lease, &EndAttempt::delivered(record)))
-    }
-
-    async fn move_to_retry_wait(
-        &self,
-        lease: &Lease,
-        available_at: DateTime<Utc>,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        Ok(self.end(lease, &EndAttempt::retry_wait(available_at, record)))
-    }
-
     async fn fail(
         &self,
         lease: &Lease,
@@ -339,31 +295,20 @@ impl Store for MemStore {
     }
 
     /// As PostgreSQL's: the pause and the retry are delays added to the
-    /// store's own now, so a consumer's clock never makes them early.
-    async fn finish(
-        &self,
-        lease: &Lease,
-        destination: &DestinationId,
-        decision: &Decision,
-    ) -> Result<TransitionOutcome, StoreError> {
-        if let Some(delay) = decision.pause_delay() {
-            // As PostgreSQL's: a destination that is not there has nothing
-            // to pause, and the finish itself still applies.
-            match self.pause_destination(destination, delay).await {
-                Ok(_) | Err(StoreError::NotFound { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(self.end(lease, &EndAttempt::of(decision)))
-    }
-
+    /// store's own now, so a lease owner's clock never makes them early; a
+    /// destination that is not there has nothing to pause, and the finish
+    /// itself still applies. One finish after another: the model has
+    /// nothing to batch.
     async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
         let mut outcomes = Vec::with_capacity(batch.len());
         for one in batch {
-            outcomes.push(
-                self.finish(&one.lease, &one.destination, &one.decision)
-                    .await?,
-            );
+            if let Some(delay) = one.decision.pause_delay() {
+                match self.pause_destination(&one.destination, delay).await {
+                    Ok(_) | Err(StoreError::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            outcomes.push(self.end(&one.lease, &EndAttempt::of(&one.decision)));
         }
         Ok(outcomes)
     }

@@ -1,4 +1,4 @@
-//! Retention over the model, mirroring `store/retention.rs`: the same
+//! Retention over the model, mirroring `store/postgres/retention.rs`: the same
 //! cutoff, the same oldest-first batches, the same counts.
 
 use std::collections::HashSet;

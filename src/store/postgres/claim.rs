@@ -95,7 +95,7 @@ pub(super) async fn claim_due(
     let rows: Vec<ClaimedRow> = prepared(CLAIM_SQL)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Text, _>(request.region.as_str())
-        .bind::<Text, _>(&request.consumer)
+        .bind::<Text, _>(&request.lease_owner)
         .bind::<BigInt, _>(request.lease.num_milliseconds().max(1))
         .bind::<Integer, _>(clamp(request.limit))
         .bind::<Integer, _>(clamp(request.per_destination_cap))

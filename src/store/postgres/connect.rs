@@ -1,6 +1,6 @@
 //! Opening a connection to PostgreSQL: every connection remit makes (the
 //! pool's, the LISTEN connection, migrations, sandboxes) comes from a
-//! [`PgConnector`], which speaks TLS as the URL asks (`pg_tls`) and names
+//! [`PgConnector`], which speaks TLS as the URL asks (`tls`) and names
 //! why a connection could not be opened ([`ConnectFailure`]).
 
 use std::error::Error as _;
@@ -15,7 +15,7 @@ use tokio_postgres::config::{Host, SslMode as WireMode};
 use tokio_postgres::error::{DbError, SqlState};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::tls::{self as pg_tls, SslMode, TlsSettingsError};
+use super::tls::{self, SslMode, TlsSettingsError};
 use super::{DatabaseUrl, StoreError};
 
 /// Why a connection to PostgreSQL could not be opened.
@@ -96,7 +96,7 @@ impl PgConnector {
             cause: Box::new(cause),
         };
         let (wire_url, settings) =
-            pg_tls::split_url(url).map_err(|e| failed(ConnectFailure::Settings(e)))?;
+            tls::split_url(url).map_err(|e| failed(ConnectFailure::Settings(e)))?;
         let tls = settings
             .client_config()
             .map_err(|e| failed(ConnectFailure::Settings(e)))?;

@@ -55,20 +55,6 @@ pub(super) async fn destination(
         .transpose()
 }
 
-pub(super) async fn signing_secret(
-    store: &PgStore,
-    id: &DestinationId,
-) -> Result<Option<String>, StoreError> {
-    let mut conn = store.conn().await?;
-    destinations::table
-        .find(id.as_str())
-        .select(destinations::signing_secret)
-        .first::<Option<String>>(&mut conn)
-        .await
-        .optional()?
-        .ok_or_else(|| not_found(id))
-}
-
 pub(super) async fn pause_destination(
     store: &PgStore,
     id: &DestinationId,

@@ -9,6 +9,9 @@ use diesel::serialize::{self, IsNull, Output, ToSql};
 
 use super::schema::sql_types;
 use crate::domain::{AttemptOutcome, TaskState};
+pub(crate) use crate::store::columns::{
+    outcome_from_label, outcome_label, state_from_label, state_label,
+};
 
 /// `tasks.state` as read from and written to the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, diesel::FromSqlRow, diesel::AsExpression)]
@@ -19,36 +22,6 @@ pub(crate) struct StateColumn(pub TaskState);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, diesel::FromSqlRow, diesel::AsExpression)]
 #[diesel(sql_type = sql_types::AttemptOutcome)]
 pub(crate) struct OutcomeColumn(pub AttemptOutcome);
-
-pub(crate) fn state_label(state: TaskState) -> &'static str {
-    state.as_str()
-}
-
-pub(crate) fn outcome_label(outcome: AttemptOutcome) -> &'static str {
-    outcome.as_str()
-}
-
-pub(crate) fn state_from_label(label: &[u8]) -> Option<TaskState> {
-    Some(match label {
-        b"pending" => TaskState::Pending,
-        b"leased" => TaskState::Leased,
-        b"retry_wait" => TaskState::RetryWait,
-        b"delivered" => TaskState::Delivered,
-        b"failed" => TaskState::Failed,
-        _ => return None,
-    })
-}
-
-pub(crate) fn outcome_from_label(label: &[u8]) -> Option<AttemptOutcome> {
-    Some(match label {
-        b"delivered" => AttemptOutcome::Delivered,
-        b"retry_wait" => AttemptOutcome::RetryWait,
-        b"failed" => AttemptOutcome::Failed,
-        b"fenced" => AttemptOutcome::Fenced,
-        b"abandoned" => AttemptOutcome::Abandoned,
-        _ => return None,
-    })
-}
 
 /// A label this build does not know is an error, never a guess: a newer
 /// schema may have added a state that older code must leave alone.

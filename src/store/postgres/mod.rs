@@ -1,23 +1,51 @@
 //! The PostgreSQL store: [`PgStore`] over a bb8 pool of diesel-async
-//! connections, and everything that speaks PostgreSQL's SQL.
+//! connections, and everything that speaks PostgreSQL's SQL. The rules
+//! these statements carry out are the store root's (`lifecycle`,
+//! `claim_turn`, `rules`, …): the files here say how PostgreSQL applies
+//! them, in as few statements as it can.
+//!
+//! # Layout
+//! - `store`: [`PgStore`], its pool, and the `Store` trait, one line per
+//!   call into the files below.
+//! - `connect`: every connection to PostgreSQL, with its failure named;
+//!   `tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
+//!   `sslkey` ask for it; `tls_checks`: what the modes that check less
+//!   than `verify-full` accept.
+//! - The calls, a file per group: `claim`; `transitions` (`fail`,
+//!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
+//!   `lease` (release, extend); `schedule_many`; `destinations` (add, read,
+//!   pause); `rate` (token takes); `reads` (task, attempts, payload,
+//!   ping); `reconcile`; `replay`; `retention` (prune).
+//! - `prepared`: the hot statements, built so each connection prepares
+//!   them once.
+//! - `schema`, `rows`, `enums`: diesel's view of the tables and the
+//!   conversion of rows into domain types.
+//! - `migrate`: the embedded migrations (`migrations/postgres`);
+//!   `schema_check`: whether a database has this build's.
+//! - `status`, `transfer`, `refusals`, `payload_keys`: PostgreSQL's half of
+//!   the calls `Database` makes beside the trait.
+//! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
 
 mod claim;
 mod connect;
 mod destinations;
-pub(super) mod enums;
+mod enums;
 mod finish_many;
 mod lease;
 pub(super) mod migrate;
+mod notify;
+pub(super) mod payload_keys;
 mod prepared;
 mod rate;
 mod reads;
 mod reconcile;
+pub(super) mod refusals;
 mod replay;
 mod retention;
-pub(super) mod rows;
-mod schedule;
+mod rows;
 mod schedule_many;
 mod schema;
+mod schema_check;
 pub(super) mod status;
 mod store;
 mod tls;
@@ -26,14 +54,13 @@ pub(super) mod transfer;
 mod transitions;
 
 pub use connect::{ConnectFailure, PgConnector, TlsFailure};
-pub use rate::Tokens;
-pub use replay::Replayed;
+pub(super) use notify::Listener;
 pub use store::{PgConfig, PgStore};
 pub use tls::{SslMode, TlsSettingsError};
 pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{
-    lifecycle, notify, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Scheduled,
-    Store, StoreError, StoreStats, TokenRequest, TransitionOutcome,
+    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Replayed,
+    Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };

@@ -16,8 +16,7 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::prepared::prepared;
-use super::{PgStore, StoreError, TokenRequest};
-use crate::domain::DestinationId;
+use super::{PgStore, StoreError, TokenRequest, Tokens};
 
 /// Refills and takes from each named bucket. Rows are locked in id order,
 /// as every statement that locks several destinations does, so a take and
@@ -69,38 +68,6 @@ struct Taken {
     granted: i32,
     #[diesel(sql_type = Double)]
     remaining: f64,
-}
-
-/// What a take returned: tokens granted now, or how long until one is.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Tokens {
-    Granted(u32),
-    WaitFor(std::time::Duration),
-}
-
-pub(super) async fn take_tokens(
-    store: &PgStore,
-    destination: &DestinationId,
-    rate_per_second: f64,
-    burst: u32,
-    want: u32,
-) -> Result<Tokens, StoreError> {
-    let ask = TokenRequest {
-        destination: destination.clone(),
-        rate_per_second,
-        burst,
-        want,
-    };
-    match take_tokens_many(store, std::slice::from_ref(&ask))
-        .await?
-        .as_slice()
-    {
-        [Some(tokens)] => Ok(*tokens),
-        _ => Err(StoreError::NotFound {
-            what: "destination",
-            id: destination.to_string(),
-        }),
-    }
 }
 
 /// One bucket's row as the statement binds it: asks for the same

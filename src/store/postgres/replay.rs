@@ -12,8 +12,8 @@ use diesel::OptionalExtension;
 use diesel_async::RunQueryDsl;
 
 use super::rows::TaskRow;
-use super::{PgStore, StoreError};
-use crate::domain::{Task, TaskId};
+use super::{PgStore, Replayed, StoreError};
+use crate::domain::TaskId;
 
 const REPLAY_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($2, now()) AS now)
@@ -29,16 +29,6 @@ FROM clock
 WHERE t.id = $1 AND t.state = 'failed'
 RETURNING t.*
 "#;
-
-/// What a replay did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Replayed {
-    Replayed(Task),
-    /// The task is not `failed`; replaying anything else would resend a
-    /// delivered webhook or race a live lease.
-    NotFailed(Task),
-    NotFound,
-}
 
 pub(super) async fn replay(
     store: &PgStore,

@@ -8,9 +8,10 @@ use super::enums::{OutcomeColumn, StateColumn};
 use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
-    Attempt, AttemptRecord, Destination, DestinationId, Region, ReminderId, Task, TaskId, TenantId,
+    Attempt, AttemptRecord, Destination, DestinationId, ReminderId, Task, TaskId, TenantId,
 };
 use crate::payload_crypto::SealedPayload;
+pub(crate) use crate::store::columns::{corrupt, region, status};
 
 #[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = tasks)]
@@ -75,23 +76,6 @@ pub(crate) struct AttemptRow {
     pub outcome: OutcomeColumn,
     pub next_available_at: Option<DateTime<Utc>>,
     pub recorded_at: DateTime<Utc>,
-}
-
-pub(crate) fn corrupt(column: &'static str, reason: impl ToString) -> StoreError {
-    StoreError::Corrupt {
-        column,
-        reason: reason.to_string(),
-    }
-}
-
-pub(crate) fn region(column: &'static str, text: &str) -> Result<Region, StoreError> {
-    text.parse().map_err(|e| corrupt(column, e))
-}
-
-pub(crate) fn status(column: &'static str, value: Option<i16>) -> Result<Option<u16>, StoreError> {
-    value
-        .map(|s| u16::try_from(s).map_err(|e| corrupt(column, e)))
-        .transpose()
 }
 
 impl TryFrom<TaskRow> for Task {
@@ -160,7 +144,7 @@ impl TryFrom<AttemptRow> for Attempt {
             task_id: TaskId(row.task_id),
             attempt_number: row.attempt_number,
             lease_token: row.lease_token,
-            consumer_id: row.consumer_id,
+            lease_owner: row.consumer_id,
             outcome: row.outcome.0,
             observed: AttemptRecord {
                 started_at: row.started_at,

@@ -10,8 +10,8 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention, schedule,
-    schedule_many, schema_version, transitions, ClaimRequest, Clock, Finish, PgConnector, Replayed,
+    claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention,
+    schedule_many, schema_check, transitions, ClaimRequest, Clock, Finish, PgConnector, Replayed,
     Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
@@ -20,7 +20,6 @@ use crate::domain::{
     SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
-use crate::policy::Decision;
 
 /// How to reach the database.
 #[derive(Debug, Clone)]
@@ -75,7 +74,7 @@ impl PgStore {
         let connector = PgConnector::new(&config.url, config.connect_timeout)?;
         let mut first = connector.establish().await?;
         let embedded = super::migrate::embedded_versions()?;
-        schema_version::check_pg(&mut first, &embedded, config.allow_newer_schema).await?;
+        schema_check::check(&mut first, &embedded, config.allow_newer_schema).await?;
         Ok(Self {
             pool: open_pool(&connector, config.pool_size, config.connect_timeout, first).await?,
             connector,
@@ -166,10 +165,6 @@ impl Store for PgStore {
         destinations::destination(self, id).await
     }
 
-    async fn signing_secret(&self, id: &DestinationId) -> Result<Option<String>, StoreError> {
-        destinations::signing_secret(self, id).await
-    }
-
     async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
         destinations::send_target(self, id).await
     }
@@ -182,25 +177,11 @@ impl Store for PgStore {
         destinations::pause_destination(self, id, pause).await
     }
 
-    async fn take_tokens(
-        &self,
-        id: &DestinationId,
-        rate_per_second: f64,
-        burst: u32,
-        want: u32,
-    ) -> Result<Tokens, StoreError> {
-        rate::take_tokens(self, id, rate_per_second, burst, want).await
-    }
-
     async fn take_tokens_many(
         &self,
         asks: &[TokenRequest],
     ) -> Result<Vec<Option<Tokens>>, StoreError> {
         rate::take_tokens_many(self, asks).await
-    }
-
-    async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
-        schedule::schedule(self, new).await
     }
 
     async fn schedule_many(
@@ -242,23 +223,6 @@ impl Store for PgStore {
         claim::claim_due(self, request).await
     }
 
-    async fn mark_delivered(
-        &self,
-        lease: &Lease,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        transitions::mark_delivered(self, lease, record).await
-    }
-
-    async fn move_to_retry_wait(
-        &self,
-        lease: &Lease,
-        available_at: DateTime<Utc>,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        transitions::move_to_retry_wait(self, lease, available_at, record).await
-    }
-
     async fn fail(
         &self,
         lease: &Lease,
@@ -290,29 +254,6 @@ impl Store for PgStore {
         by: Duration,
     ) -> Result<TransitionOutcome, StoreError> {
         lease::extend_lease(self, lease, by).await
-    }
-
-    /// The pause and the attempt's end in one transaction: a receiver's
-    /// deadline is never recorded for the task without its destination, or
-    /// the other way round.
-    async fn finish(
-        &self,
-        lease: &Lease,
-        destination: &DestinationId,
-        decision: &Decision,
-    ) -> Result<TransitionOutcome, StoreError> {
-        use diesel_async::AsyncConnection;
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, StoreError, _>(async |conn| {
-            // Both ends are set as delays from the database's now: the
-            // consumer's clock measured only how long the receiver asked for.
-            if let Some(delay) = decision.pause_delay() {
-                destinations::pause_on(self, conn, destination, delay).await?;
-            }
-            let end = super::lifecycle::EndAttempt::of(decision);
-            transitions::end_attempt_on(self, conn, lease, end).await
-        })
-        .await
     }
 
     async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {

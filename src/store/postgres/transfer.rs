@@ -260,7 +260,7 @@ async fn insert(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Result<(),
                 attempts::task_id.eq(a.task_id.0),
                 attempts::attempt_number.eq(a.attempt_number),
                 attempts::lease_token.eq(a.lease_token),
-                attempts::consumer_id.eq(&a.consumer_id),
+                attempts::consumer_id.eq(&a.lease_owner),
                 attempts::started_at.eq(o.started_at),
                 attempts::received_at.eq(o.received_at),
                 attempts::http_status

@@ -6,7 +6,7 @@
 //! attempt append its attempt row in the same statement, so the log and the
 //! row can never disagree.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use diesel::sql_types::{BigInt, Bool, Integer, Nullable, SmallInt, Text, Timestamptz, Uuid};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
@@ -76,14 +76,6 @@ pub(super) struct WhyNot {
     pub repeated: bool,
 }
 
-pub(super) async fn mark_delivered(
-    store: &PgStore,
-    lease: &Lease,
-    record: &AttemptRecord,
-) -> Result<TransitionOutcome, StoreError> {
-    end_attempt(store, lease, EndAttempt::delivered(record)).await
-}
-
 /// The consumer lost track of an attempt it may have sent (its sender
 /// failed mid-flight): the attempt counts, is logged as `abandoned`, and the
 /// task is due again at once.
@@ -93,15 +85,6 @@ pub(super) async fn abandon(
     record: &AttemptRecord,
 ) -> Result<TransitionOutcome, StoreError> {
     end_attempt(store, lease, EndAttempt::abandoned(record)).await
-}
-
-pub(super) async fn move_to_retry_wait(
-    store: &PgStore,
-    lease: &Lease,
-    available_at: DateTime<Utc>,
-    record: &AttemptRecord,
-) -> Result<TransitionOutcome, StoreError> {
-    end_attempt(store, lease, EndAttempt::retry_wait(available_at, record)).await
 }
 
 pub(super) async fn fail(

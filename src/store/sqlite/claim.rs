@@ -99,7 +99,7 @@ pub(super) fn claim_due(
         };
         let token = next_token(conn)?;
         let (mut one, lost) =
-            lifecycle::lease(task, token, &request.consumer, request.lease, ctx.now);
+            lifecycle::lease(task, token, &request.lease_owner, request.lease, ctx.now);
         rows::write_task(conn, &one.task)?;
         if let Some(lost) = lost {
             rows::insert_attempt(conn, &lost)?;

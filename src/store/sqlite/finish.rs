@@ -10,15 +10,13 @@ use diesel::RunQueryDsl;
 
 use super::rows::{self, destination_row, AttemptRow, ATTEMPT_COLUMNS};
 use crate::domain::{Attempt, AttemptOutcome, AttemptRecord, FailureReason, Lease, Task, TaskId};
-use crate::store::enums::outcome_label;
+use crate::store::columns::outcome_label;
 use crate::store::lifecycle::{self, EndAttempt};
 use crate::store::{Finish, Replayed, StoreError, TransitionOutcome};
 
 /// Which end a single transition asks for (owned, to cross to the
 /// database thread).
 pub(super) enum End {
-    Delivered,
-    RetryWait(DateTime<Utc>),
     Failed(FailureReason),
     Abandoned,
 }
@@ -26,8 +24,6 @@ pub(super) enum End {
 impl End {
     pub fn with<'a>(&'a self, record: &'a AttemptRecord) -> EndAttempt<'a> {
         match self {
-            End::Delivered => EndAttempt::delivered(record),
-            End::RetryWait(at) => EndAttempt::retry_wait(*at, record),
             End::Failed(reason) => EndAttempt::failed(reason, record),
             End::Abandoned => EndAttempt::abandoned(record),
         }

@@ -64,7 +64,7 @@ pub(super) fn regions(conn: &mut SqliteConnection) -> Result<Vec<Region>, StoreE
         diesel::sql_query("SELECT DISTINCT region FROM tasks ORDER BY region").load(conn)?;
     names
         .iter()
-        .map(|n| crate::store::rows::region("tasks.region", &n.region))
+        .map(|n| crate::store::columns::region("tasks.region", &n.region))
         .collect()
 }
 

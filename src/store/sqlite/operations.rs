@@ -11,7 +11,6 @@ use crate::domain::{
     NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
     SendTarget, Task, TaskId,
 };
-use crate::policy::Decision;
 use crate::store::notify::Wakeup;
 use crate::store::{
     ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
@@ -30,18 +29,6 @@ impl Store for SqliteStore {
             rows::destination_row(conn, &id)?
                 .map(|row| row.destination())
                 .transpose()
-        })
-        .await
-    }
-
-    async fn signing_secret(&self, id: &DestinationId) -> Result<Option<String>, StoreError> {
-        let id = id.clone();
-        self.run(false, move |conn, _| {
-            let row = rows::destination_row(conn, &id)?.ok_or_else(|| StoreError::NotFound {
-                what: "destination",
-                id: id.to_string(),
-            })?;
-            Ok(row.signing_secret)
         })
         .await
     }
@@ -70,26 +57,6 @@ impl Store for SqliteStore {
         Ok(until)
     }
 
-    async fn take_tokens(
-        &self,
-        id: &DestinationId,
-        rate_per_second: f64,
-        burst: u32,
-        want: u32,
-    ) -> Result<Tokens, StoreError> {
-        let ask = TokenRequest {
-            destination: id.clone(),
-            rate_per_second,
-            burst,
-            want,
-        };
-        let mut answers = self.take_tokens_many(std::slice::from_ref(&ask)).await?;
-        answers.pop().flatten().ok_or_else(|| StoreError::NotFound {
-            what: "destination",
-            id: id.to_string(),
-        })
-    }
-
     async fn take_tokens_many(
         &self,
         asks: &[TokenRequest],
@@ -99,13 +66,6 @@ impl Store for SqliteStore {
             destinations::take_tokens_many(conn, &asks, ctx.now)
         })
         .await
-    }
-
-    async fn schedule(&self, new: NewTask) -> Result<Scheduled, StoreError> {
-        let mut answers = self.schedule_many(vec![new]).await?;
-        answers
-            .pop()
-            .unwrap_or_else(|| Err(StoreError::Thread("no answer for the task".into())))
     }
 
     async fn schedule_many(
@@ -215,24 +175,6 @@ impl Store for SqliteStore {
         Ok(claimed)
     }
 
-    async fn mark_delivered(
-        &self,
-        lease: &Lease,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        self.end(lease, finish::End::Delivered, record).await
-    }
-
-    async fn move_to_retry_wait(
-        &self,
-        lease: &Lease,
-        available_at: DateTime<Utc>,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        self.end(lease, finish::End::RetryWait(available_at), record)
-            .await
-    }
-
     async fn fail(
         &self,
         lease: &Lease,
@@ -276,24 +218,6 @@ impl Store for SqliteStore {
             finish::extend(conn, &lease, by, ctx.now)
         })
         .await
-    }
-
-    /// The pause and the attempt's end in one transaction.
-    async fn finish(
-        &self,
-        lease: &Lease,
-        destination: &DestinationId,
-        decision: &Decision,
-    ) -> Result<TransitionOutcome, StoreError> {
-        let one = Finish {
-            lease: lease.clone(),
-            destination: destination.clone(),
-            decision: decision.clone(),
-        };
-        let mut outcomes = self.finish_many(std::slice::from_ref(&one)).await?;
-        outcomes
-            .pop()
-            .ok_or_else(|| StoreError::Thread("no answer for the finish".into()))
     }
 
     async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {

@@ -12,8 +12,9 @@ use crate::domain::{
     Attempt, AttemptRecord, Destination, DestinationId, ReminderId, Task, TaskId, TenantId,
 };
 use crate::payload_crypto::SealedPayload;
-use crate::store::enums::{outcome_from_label, outcome_label, state_from_label};
-use crate::store::rows::{corrupt, region, status};
+use crate::store::columns::{
+    corrupt, outcome_from_label, outcome_label, region, state_from_label, status,
+};
 use crate::store::StoreError;
 
 /// A status as stored: clamped as PostgreSQL's SMALLINT column clamps it,
@@ -213,7 +214,7 @@ pub(super) fn insert_attempt(conn: &mut SqliteConnection, a: &Attempt) -> Result
     .bind::<Text, _>(a.task_id.0.to_string())
     .bind::<Integer, _>(a.attempt_number)
     .bind::<BigInt, _>(a.lease_token)
-    .bind::<Text, _>(&a.consumer_id)
+    .bind::<Text, _>(&a.lease_owner)
     .bind::<Nullable<BigInt>, _>(o.started_at.map(micros))
     .bind::<Nullable<BigInt>, _>(o.received_at.map(micros))
     .bind::<Nullable<Integer>, _>(o.http_status.map(status_column))
@@ -279,7 +280,7 @@ impl TryFrom<AttemptRow> for Attempt {
             task_id: TaskId(uuid("attempts.task_id", &row.task_id)?),
             attempt_number: row.attempt_number,
             lease_token: row.lease_token,
-            consumer_id: row.consumer_id,
+            lease_owner: row.consumer_id,
             outcome,
             observed: AttemptRecord {
                 started_at: maybe("attempts.started_at", row.started_at)?,

@@ -9,7 +9,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{instant, micros};
 use super::SqliteStore;
 use crate::domain::{DestinationId, Region};
-use crate::store::rows::{corrupt, region};
+use crate::store::columns::{corrupt, region};
 use crate::store::status::{Latency, Refused, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP};
 use crate::store::StoreError;
 

@@ -18,7 +18,7 @@ impl<S: SimStore> World<S> {
         let c = self.rng.random_range(0..self.consumers.len());
         let request = ClaimRequest {
             region: self.consumers[c].region,
-            consumer: self.consumers[c].name.clone(),
+            lease_owner: self.consumers[c].name.clone(),
             lease: Duration::seconds(LEASE),
             limit: self.rng.random_range(1..8),
             per_destination_cap: self.rng.random_range(1..4),

@@ -141,4 +141,8 @@ every_store!(
     prune_goes_in_batches_up_to_the_cutoff,
     prune_refuses_bad_requests,
     a_reminder_keeps_its_key_after_pruning,
+    a_send_target_carries_the_secret_and_the_pause_left,
+    ping_answers_and_changes_nothing,
+    one_finish_applies_each_kind_of_decision,
+    reconcile_compares_the_schedule_with_a_ledger,
 );

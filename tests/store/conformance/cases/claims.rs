@@ -21,7 +21,11 @@ pub async fn claims_respect_deadlines_and_available_at<H: Harness>(h: &H) {
         .remove(0);
     let next = t0() + Duration::seconds(90);
     let outcome = s
-        .move_to_retry_wait(&c.lease(), next, &record(429))
+        .finish(
+            &c.lease(),
+            &c.task.destination_id,
+            &retry_at(h.clock(), next, record(429)),
+        )
         .await
         .unwrap();
     assert_eq!(outcome, TransitionOutcome::Applied);
@@ -65,7 +69,7 @@ pub async fn an_expired_lease_is_reclaimed_and_logged<H: Harness>(h: &H) {
     let log = s.attempts(id).await.unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!(
-        (log[0].outcome, log[0].consumer_id.as_str()),
+        (log[0].outcome, log[0].lease_owner.as_str()),
         (AttemptOutcome::Abandoned, "old")
     );
 }
@@ -93,9 +97,13 @@ pub async fn an_expired_lease_is_not_reclaimed_before_its_deadline<H: Harness>(h
     h.clock().set(t0() + Duration::hours(1));
     let claimed = s.claim_due(&claim(Region::US, "new", 1)).await.unwrap();
     assert_eq!(claimed.iter().map(|c| c.task.id).collect::<Vec<_>>(), [due]);
-    s.mark_delivered(&claimed[0].lease(), &record(200))
-        .await
-        .unwrap();
+    s.finish(
+        &claimed[0].lease(),
+        &claimed[0].task.destination_id,
+        &delivered(record(200)),
+    )
+    .await
+    .unwrap();
     h.clock().set(deadline - Duration::milliseconds(1));
     assert!(s
         .claim_due(&claim(Region::US, "new", 5))

@@ -150,3 +150,110 @@ pub async fn a_pause_of_an_unknown_destination_does_not_stop_the_finish<H: Harne
     assert_eq!(row.state, TaskState::RetryWait);
     assert_eq!(row.available_at, retry_at);
 }
+
+/// `finish`, one decision at a time, for each kind of decision: what it
+/// moves the row to, what it logs, and the pause it writes with it.
+pub async fn one_finish_applies_each_kind_of_decision<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    let billing = destination(h, "billing", Region::EU).await;
+    let ok = task(h, "ok", &crm, Region::EU).await;
+    let later = task(h, "later", &billing, Region::EU).await;
+    let gone = task(h, "gone", &crm, Region::EU).await;
+    let claimed = s.claim_due(&claim(Region::EU, "c", 10)).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    let lease_of = |id: TaskId| {
+        claimed
+            .iter()
+            .find(|c| c.task.id == id)
+            .map(|c| c.lease())
+            .unwrap()
+    };
+    let applied = TransitionOutcome::Applied;
+    let deliver = decision(Transition::Deliver, 204, None);
+    assert_eq!(
+        s.finish(&lease_of(ok), &crm, &deliver).await.unwrap(),
+        applied
+    );
+    let retry = decision(
+        Transition::RetryWait {
+            available_at: t0() + Duration::minutes(5),
+        },
+        429,
+        Some(Duration::minutes(2)),
+    );
+    assert_eq!(
+        s.finish(&lease_of(later), &billing, &retry).await.unwrap(),
+        applied
+    );
+    let fail = decision(Transition::Fail(FailureReason::Status(410)), 410, None);
+    assert_eq!(
+        s.finish(&lease_of(gone), &crm, &fail).await.unwrap(),
+        applied
+    );
+
+    let row = |id| async move { s.task(id).await.unwrap().unwrap() };
+    let last = |id| async move { s.attempts(id).await.unwrap().pop().unwrap() };
+
+    let delivered = row(ok).await;
+    assert_eq!(delivered.state, TaskState::Delivered);
+    assert_eq!(
+        delivered.lease_owner, None,
+        "the lease ends with the attempt"
+    );
+    let logged = last(ok).await;
+    assert_eq!(
+        (
+            logged.outcome,
+            logged.observed.http_status,
+            logged.attempt_number
+        ),
+        (AttemptOutcome::Delivered, Some(204), 1)
+    );
+    assert_eq!(logged.next_available_at, None);
+
+    let retried = row(later).await;
+    assert_eq!(retried.state, TaskState::RetryWait);
+    assert_eq!(retried.available_at, t0() + Duration::minutes(5));
+    let logged = last(later).await;
+    assert_eq!(
+        (logged.outcome, logged.next_available_at),
+        (AttemptOutcome::RetryWait, Some(t0() + Duration::minutes(5)))
+    );
+    assert_eq!(
+        s.destination(&billing).await.unwrap().unwrap().paused_until,
+        Some(t0() + Duration::minutes(2)),
+        "the pause is written with the finish"
+    );
+    assert_eq!(
+        s.destination(&crm).await.unwrap().unwrap().paused_until,
+        None
+    );
+
+    let failed = row(gone).await;
+    assert_eq!(failed.state, TaskState::Failed);
+    assert_eq!(failed.failure_reason.as_deref(), Some("http_410"));
+    assert_eq!(last(gone).await.outcome, AttemptOutcome::Failed);
+
+    // The same finish again is a repeat; another lease's is fenced.
+    assert_eq!(
+        s.finish(&lease_of(ok), &crm, &deliver).await.unwrap(),
+        applied
+    );
+    assert_eq!(s.attempts(ok).await.unwrap().len(), 1);
+    let mut stale = lease_of(later);
+    stale.token += 1_000;
+    assert_eq!(
+        s.finish(&stale, &billing, &deliver).await.unwrap(),
+        TransitionOutcome::Fenced
+    );
+    assert_eq!(row(later).await.state, TaskState::RetryWait);
+    let missing = remit::domain::Lease {
+        task_id: TaskId::generate(),
+        ..lease_of(ok)
+    };
+    assert_eq!(
+        s.finish(&missing, &crm, &deliver).await.unwrap(),
+        TransitionOutcome::NotFound
+    );
+}

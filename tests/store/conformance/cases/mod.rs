@@ -9,7 +9,7 @@ use remit::domain::{
 use remit::store::{Replayed, Store, StoreError, TokenRequest, Tokens, TransitionOutcome};
 
 use super::Harness;
-use crate::support::{claim, new_task, t0};
+use crate::support::{claim, delivered, new_task, retry_at, t0};
 
 async fn destination<H: Harness>(h: &H, id: &str, region: Region) -> DestinationId {
     let id = DestinationId::new(id).unwrap();
@@ -48,6 +48,8 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 mod claims;
 mod destinations;
 mod finishes;
+mod reads;
+mod reconcile;
 mod replay;
 mod retention;
 mod scheduling;
@@ -56,6 +58,8 @@ mod transitions;
 pub use claims::*;
 pub use destinations::*;
 pub use finishes::*;
+pub use reads::*;
+pub use reconcile::*;
 pub use replay::*;
 pub use retention::*;
 pub use scheduling::*;

@@ -54,9 +54,13 @@ pub async fn replay_keeps_attempt_numbers_rising<H: Harness>(h: &H) {
     let d = destination(h, "crm", Region::US).await;
     let id = task(h, "replayed", &d, Region::US).await;
     let first = claim_one(h).await;
-    s.move_to_retry_wait(&first.lease(), t0(), &record(503))
-        .await
-        .unwrap();
+    s.finish(
+        &first.lease(),
+        &first.task.destination_id,
+        &retry_at(h.clock(), t0(), record(503)),
+    )
+    .await
+    .unwrap();
     let second = claim_one(h).await;
     s.fail(&second.lease(), &FailureReason::MaxAttempts, &record(503))
         .await
@@ -77,9 +81,13 @@ pub async fn replay_keeps_attempt_numbers_rising<H: Harness>(h: &H) {
     let third = claim_one(h).await;
     assert_eq!(third.lease().attempt, 3);
     assert_eq!(third.task.attempts_since_replay(), 1);
-    s.mark_delivered(&third.lease(), &record(200))
-        .await
-        .unwrap();
+    s.finish(
+        &third.lease(),
+        &third.task.destination_id,
+        &delivered(record(200)),
+    )
+    .await
+    .unwrap();
 
     let numbers: Vec<i32> = s
         .attempts(id)

@@ -40,7 +40,13 @@ async fn ended<H: Harness>(
     assert_eq!(c.task.id, id);
     let s = h.store();
     let outcome = if delivered {
-        s.mark_delivered(&c.lease(), &record(200)).await.unwrap()
+        s.finish(
+            &c.lease(),
+            &c.task.destination_id,
+            &super::delivered(record(200)),
+        )
+        .await
+        .unwrap()
     } else {
         s.fail(&c.lease(), &FailureReason::Status(410), &record(410))
             .await
@@ -88,14 +94,22 @@ pub async fn prune_takes_old_terminal_tasks_and_leaves_the_rest<H: Harness>(h: &
     // Ended at t0: 40 days old when pruned.
     let retried = task(h, "old-delivered", &crm, Region::US).await;
     let first = claim_only(h, Region::US, &[]).await;
-    s.move_to_retry_wait(&first.lease(), t0(), &record(503))
-        .await
-        .unwrap();
+    s.finish(
+        &first.lease(),
+        &first.task.destination_id,
+        &retry_at(h.clock(), t0(), record(503)),
+    )
+    .await
+    .unwrap();
     let second = claim_only(h, Region::US, &[]).await;
     assert_eq!(second.task.id, retried);
-    s.mark_delivered(&second.lease(), &record(200))
-        .await
-        .unwrap();
+    s.finish(
+        &second.lease(),
+        &second.task.destination_id,
+        &delivered(record(200)),
+    )
+    .await
+    .unwrap();
     let old_delivered = s.task(retried).await.unwrap().unwrap();
     let old_failed = ended(h, "old-failed", &crm, Region::US, &[], false).await;
     let old_eu = ended(h, "old-eu", &crm_eu, Region::EU, &[], true).await;
@@ -105,9 +119,13 @@ pub async fn prune_takes_old_terminal_tasks_and_leaves_the_rest<H: Harness>(h: &
     let leased = claim_only(h, Region::US, &[&crm]).await.task;
     let waiting = task(h, "waiting", &live, Region::US).await;
     let c = claim_only(h, Region::US, &[&crm]).await;
-    s.move_to_retry_wait(&c.lease(), t0() + Duration::days(100), &record(503))
-        .await
-        .unwrap();
+    s.finish(
+        &c.lease(),
+        &c.task.destination_id,
+        &retry_at(h.clock(), t0() + Duration::days(100), record(503)),
+    )
+    .await
+    .unwrap();
     let waiting = s.task(waiting).await.unwrap().unwrap();
     let replayed = ended(h, "replayed", &live, Region::US, &[&crm], false).await;
     let replayed = match s.replay(replayed.id, Duration::days(365)).await.unwrap() {
@@ -261,7 +279,9 @@ pub async fn a_reminder_keeps_its_key_after_pruning<H: Harness>(h: &H) {
     assert_ne!(again.task.id, first.id);
     assert_eq!(again.task.idempotency_key, expected);
     let c = claim_only(h, Region::EU, &[]).await;
-    s.mark_delivered(&c.lease(), &record(200)).await.unwrap();
+    s.finish(&c.lease(), &c.task.destination_id, &delivered(record(200)))
+        .await
+        .unwrap();
     h.clock().advance(older_than + Duration::seconds(1));
     assert_eq!(
         s.prune(&prune(None, older_than, 10)).await.unwrap().tasks,

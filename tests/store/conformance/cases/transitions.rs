@@ -21,12 +21,12 @@ pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
     let stale = old.lease();
     let fenced = TransitionOutcome::Fenced;
     assert_eq!(
-        s.mark_delivered(&stale, &record(200)).await.unwrap(),
+        s.finish(&stale, &d, &delivered(record(200))).await.unwrap(),
         fenced
     );
     let later = t0() + Duration::hours(1);
     assert_eq!(
-        s.move_to_retry_wait(&stale, later, &record(429))
+        s.finish(&stale, &d, &retry_at(h.clock(), later, record(429)))
             .await
             .unwrap(),
         fenced
@@ -51,13 +51,23 @@ pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
     assert_eq!(fenced_rows, 4, "each stale finish is logged, nothing else");
 
     assert_eq!(
-        s.mark_delivered(&new.lease(), &record(200)).await.unwrap(),
+        s.finish(
+            &new.lease(),
+            &new.task.destination_id,
+            &delivered(record(200))
+        )
+        .await
+        .unwrap(),
         TransitionOutcome::Applied
     );
     assert_eq!(
-        s.move_to_retry_wait(&new.lease(), later, &record(429))
-            .await
-            .unwrap(),
+        s.finish(
+            &new.lease(),
+            &new.task.destination_id,
+            &retry_at(h.clock(), later, record(429))
+        )
+        .await
+        .unwrap(),
         fenced
     );
     assert_eq!(
@@ -75,7 +85,9 @@ pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
         ..new.lease()
     };
     assert_eq!(
-        s.mark_delivered(&missing, &record(200)).await.unwrap(),
+        s.finish(&missing, &d, &delivered(record(200)))
+            .await
+            .unwrap(),
         TransitionOutcome::NotFound
     );
 }

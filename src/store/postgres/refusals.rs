@@ -8,25 +8,20 @@
 use diesel::sql_types::{Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 
-use super::{Database, PgStore, StoreError};
+use super::{PgStore, StoreError};
 use crate::domain::DestinationId;
-
-impl Database {
-    /// Records why the address policy refuses `id`, now.
-    pub async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
-        match self {
-            Database::Postgres(pg) => mark_postgres(pg, id, why).await,
-            Database::Sqlite(lite) => lite.mark_refused(id.clone(), why).await,
-        }
-    }
-}
 
 /// $1 the destination, $2 why, $3 the store's now (NULL: the database's
 /// clock).
 const MARK_SQL: &str = "\
 UPDATE destinations SET refused = $2, refused_at = coalesce($3, now()) WHERE id = $1";
 
-async fn mark_postgres(store: &PgStore, id: &DestinationId, why: String) -> Result<(), StoreError> {
+/// Records why the address policy refuses `id`, now.
+pub(in crate::store) async fn mark_refused(
+    store: &PgStore,
+    id: &DestinationId,
+    why: String,
+) -> Result<(), StoreError> {
     let mut conn = store.conn().await?;
     diesel::sql_query(MARK_SQL)
         .bind::<Text, _>(id.as_str())

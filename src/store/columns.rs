@@ -1,0 +1,53 @@
+//! How every store writes the domain's values in its columns: the labels
+//! of task states and attempt outcomes (PostgreSQL's ENUM values, SQLite's
+//! text), and the error for a column that holds what no build wrote.
+
+use super::StoreError;
+use crate::domain::{AttemptOutcome, Region, TaskState};
+
+pub(crate) fn state_label(state: TaskState) -> &'static str {
+    state.as_str()
+}
+
+pub(crate) fn outcome_label(outcome: AttemptOutcome) -> &'static str {
+    outcome.as_str()
+}
+
+pub(crate) fn state_from_label(label: &[u8]) -> Option<TaskState> {
+    Some(match label {
+        b"pending" => TaskState::Pending,
+        b"leased" => TaskState::Leased,
+        b"retry_wait" => TaskState::RetryWait,
+        b"delivered" => TaskState::Delivered,
+        b"failed" => TaskState::Failed,
+        _ => return None,
+    })
+}
+
+pub(crate) fn outcome_from_label(label: &[u8]) -> Option<AttemptOutcome> {
+    Some(match label {
+        b"delivered" => AttemptOutcome::Delivered,
+        b"retry_wait" => AttemptOutcome::RetryWait,
+        b"failed" => AttemptOutcome::Failed,
+        b"fenced" => AttemptOutcome::Fenced,
+        b"abandoned" => AttemptOutcome::Abandoned,
+        _ => return None,
+    })
+}
+
+pub(crate) fn corrupt(column: &'static str, reason: impl ToString) -> StoreError {
+    StoreError::Corrupt {
+        column,
+        reason: reason.to_string(),
+    }
+}
+
+pub(crate) fn region(column: &'static str, text: &str) -> Result<Region, StoreError> {
+    text.parse().map_err(|e| corrupt(column, e))
+}
+
+pub(crate) fn status(column: &'static str, value: Option<i16>) -> Result<Option<u16>, StoreError> {
+    value
+        .map(|s| u16::try_from(s).map_err(|e| corrupt(column, e)))
+        .transpose()
+}

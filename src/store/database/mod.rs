@@ -1,0 +1,167 @@
+//! `Database`: the store a process runs on, chosen by its URL. The runtime,
+//! the API and the CLI hold a `Database` and never name a backend:
+//! - `postgres://…` (or `postgresql://…`): [`PgStore`], for production
+//!   (several hosts, throughput, point-in-time backups);
+//! - `sqlite://PATH`: [`SqliteStore`], one file, nothing to install.
+
+//!
+//! # Layout
+//! - `url`: [`DatabaseUrl`], which backend a URL names;
+//! - `store`: the [`Store`](super::Store) trait on `Database`, each call
+//!   passed to the backend;
+//! - `extras`: the calls beside the trait (status, export and import,
+//!   refusals, the payload key check), each passed to the backend the
+//!   same way, so the shared files never call a backend and no backend
+//!   calls back into them.
+
+mod url;
+
+use std::time::Duration as StdDuration;
+
+pub use url::DatabaseUrl;
+
+use super::postgres;
+use super::sqlite::{self, SqliteStore};
+use super::{Clock, PgConfig, PgStore, StoreError, StoreStats};
+use crate::payload_crypto::PayloadKey;
+
+/// The URL remit uses when none is configured: a SQLite file in the
+/// working directory.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://remit.db";
+
+/// How to reach the database.
+#[derive(Debug, Clone)]
+pub struct DatabaseConfig {
+    pub url: String,
+    /// Connections a PostgreSQL pool opens (SQLite uses one).
+    pub pool_size: u32,
+    /// How long an operation waits for a free connection, and a new
+    /// connection for the server, before failing.
+    pub connect_timeout: StdDuration,
+    /// Accept a schema with migrations this build does not know (a
+    /// rollback onto a newer schema); an older one is always refused.
+    pub allow_newer_schema: bool,
+}
+
+impl DatabaseConfig {
+    pub fn new(url: impl Into<String>) -> Self {
+        let pg = PgConfig::new(url);
+        Self {
+            url: pg.url,
+            pool_size: pg.pool_size,
+            connect_timeout: pg.connect_timeout,
+            allow_newer_schema: pg.allow_newer_schema,
+        }
+    }
+}
+
+/// Applies every pending migration to the database `url` names (creating
+/// a SQLite file that does not exist yet) and returns the versions applied.
+pub async fn migrate(url: &str) -> Result<Vec<String>, StoreError> {
+    match DatabaseUrl::parse(url)? {
+        DatabaseUrl::Postgres(url) => postgres::migrate::migrate(&url).await,
+        DatabaseUrl::Sqlite(path) => tokio::task::spawn_blocking(move || sqlite::migrate(&path))
+            .await
+            .map_err(|e| StoreError::Migration(format!("migration thread failed: {e}")))?,
+    }
+}
+
+/// The store a process runs on. Cheap to clone.
+#[derive(Debug, Clone)]
+pub enum Database {
+    Postgres(PgStore),
+    Sqlite(SqliteStore),
+}
+
+impl From<PgStore> for Database {
+    fn from(store: PgStore) -> Self {
+        Database::Postgres(store)
+    }
+}
+
+impl From<SqliteStore> for Database {
+    fn from(store: SqliteStore) -> Self {
+        Database::Sqlite(store)
+    }
+}
+
+/// Calls the same method on whichever store this is.
+macro_rules! on_store {
+    ($self:expr, $store:ident => $call:expr) => {
+        match $self {
+            Database::Postgres($store) => $call,
+            Database::Sqlite($store) => $call,
+        }
+    };
+}
+
+// After the macro, which they use.
+mod extras;
+mod store;
+
+impl Database {
+    /// Connects to the database the URL names, checks that it answers and
+    /// that its schema is this build's (or, with `allow_newer_schema`,
+    /// newer). A SQLite file is created and migrated if it needs to be;
+    /// PostgreSQL is migrated only by [`migrate`] (`remit migrate`).
+    pub async fn connect(config: &DatabaseConfig, key: PayloadKey) -> Result<Self, StoreError> {
+        match DatabaseUrl::parse(&config.url)? {
+            DatabaseUrl::Postgres(url) => {
+                let pg = PgConfig {
+                    url,
+                    pool_size: config.pool_size,
+                    connect_timeout: config.connect_timeout,
+                    allow_newer_schema: config.allow_newer_schema,
+                };
+                Ok(Database::Postgres(PgStore::connect(&pg, key).await?))
+            }
+            DatabaseUrl::Sqlite(path) => {
+                // The embedded file sets itself up: created and migrated on
+                // first use, under its write lock. Only a newer schema can
+                // be left to refuse.
+                migrate(&config.url).await?;
+                let allow_newer = config.allow_newer_schema;
+                let checked = path.clone();
+                tokio::task::spawn_blocking(move || sqlite::check_schema(&checked, allow_newer))
+                    .await
+                    .map_err(|e| StoreError::Thread(format!("schema check failed: {e}")))??;
+                Ok(Database::Sqlite(SqliteStore::open(&path, key).await?))
+            }
+        }
+    }
+
+    /// The same database for one part of a process (the API), so it cannot
+    /// take the connections another (delivery) needs: a pool of its own on
+    /// PostgreSQL; on SQLite, whose writes serialize anyway, the same
+    /// connection.
+    pub async fn with_own_pool(&self, pool_size: u32) -> Result<Self, StoreError> {
+        match self {
+            Database::Postgres(pg) => Ok(Database::Postgres(pg.with_own_pool(pool_size).await?)),
+            Database::Sqlite(lite) => Ok(Database::Sqlite(lite.clone())),
+        }
+    }
+
+    /// Replaces the clock (tests pin it).
+    pub fn with_clock(self, clock: Clock) -> Self {
+        match self {
+            Database::Postgres(pg) => Database::Postgres(pg.with_clock(clock)),
+            Database::Sqlite(lite) => Database::Sqlite(lite.with_clock(clock)),
+        }
+    }
+
+    pub fn clock(&self) -> &Clock {
+        on_store!(self, s => s.clock())
+    }
+
+    pub fn stats(&self) -> &StoreStats {
+        on_store!(self, s => s.stats())
+    }
+
+    /// "PostgreSQL" or "SQLite", for logs and status.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Database::Postgres(_) => "PostgreSQL",
+            Database::Sqlite(_) => "SQLite",
+        }
+    }
+}

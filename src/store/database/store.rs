@@ -1,0 +1,120 @@
+//! The `Store` trait on `Database`: each call goes to whichever backend
+//! this is, unchanged.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::Database;
+use crate::domain::{
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
+    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
+    SendTarget, Task, TaskId,
+};
+use crate::store::{
+    ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
+    TransitionOutcome,
+};
+
+impl Store for Database {
+    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.add_destination(new).await)
+    }
+
+    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
+        on_store!(self, s => s.destination(id).await)
+    }
+
+    async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
+        on_store!(self, s => s.send_target(id).await)
+    }
+
+    async fn pause_destination(
+        &self,
+        id: &DestinationId,
+        pause: Duration,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        on_store!(self, s => s.pause_destination(id, pause).await)
+    }
+
+    async fn take_tokens_many(
+        &self,
+        asks: &[TokenRequest],
+    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        on_store!(self, s => s.take_tokens_many(asks).await)
+    }
+
+    async fn schedule_many(
+        &self,
+        batch: Vec<NewTask>,
+    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
+        on_store!(self, s => s.schedule_many(batch).await)
+    }
+
+    async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        on_store!(self, s => s.task(id).await)
+    }
+
+    async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
+        on_store!(self, s => s.attempts(id).await)
+    }
+
+    async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
+        on_store!(self, s => s.replay(id, horizon).await)
+    }
+
+    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
+        on_store!(self, s => s.reconcile(request).await)
+    }
+
+    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
+        on_store!(self, s => s.prune(request).await)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        on_store!(self, s => s.ping().await)
+    }
+
+    async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
+        on_store!(self, s => s.payload(task).await)
+    }
+
+    async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
+        on_store!(self, s => s.claim_due(request).await)
+    }
+
+    async fn fail(
+        &self,
+        lease: &Lease,
+        reason: &FailureReason,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        on_store!(self, s => s.fail(lease, reason, record).await)
+    }
+
+    async fn abandon(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        on_store!(self, s => s.abandon(lease, record).await)
+    }
+
+    async fn release(
+        &self,
+        lease: &Lease,
+        after: Option<Duration>,
+    ) -> Result<TransitionOutcome, StoreError> {
+        on_store!(self, s => s.release(lease, after).await)
+    }
+
+    async fn extend_lease(
+        &self,
+        lease: &Lease,
+        by: Duration,
+    ) -> Result<TransitionOutcome, StoreError> {
+        on_store!(self, s => s.extend_lease(lease, by).await)
+    }
+
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
+        on_store!(self, s => s.finish_many(batch).await)
+    }
+}

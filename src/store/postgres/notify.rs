@@ -1,0 +1,69 @@
+//! LISTEN/NOTIFY on PostgreSQL: the channels the statements notify when
+//! they commit, and the dedicated connection that listens to both.
+//! `remit::store`'s `notify` says what the wake-ups are for.
+
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use futures_util::StreamExt;
+
+use super::{PgStore, StoreError};
+use crate::domain::DestinationId;
+use crate::store::Wakeup;
+
+pub(super) const DUE_WORK_CHANNEL: &str = "remit_due_work";
+pub(super) const DESTINATION_CHANNEL: &str = "remit_destination";
+
+/// A connection of its own, outside the pool, that LISTENs on both
+/// channels.
+pub(crate) struct Listener(Box<AsyncPgConnection>);
+
+impl Listener {
+    pub(crate) async fn connect(store: &PgStore) -> Result<Self, StoreError> {
+        Ok(Self(Box::new(listen(store).await?)))
+    }
+
+    /// A round trip (`SELECT 1`) that must answer `within`.
+    pub(crate) async fn ping(&mut self, within: std::time::Duration) -> Result<(), StoreError> {
+        let conn = &mut *self.0;
+        match tokio::time::timeout(within, diesel::sql_query("SELECT 1").execute(conn)).await {
+            Ok(answer) => answer.map(drop).map_err(StoreError::Query),
+            Err(_) => Err(StoreError::Open(diesel::ConnectionError::BadConnection(
+                format!("no answer to a ping within {} ms", within.as_millis()),
+            ))),
+        }
+    }
+
+    /// The next notification this build understands.
+    pub(crate) async fn next(&mut self) -> Result<Wakeup, StoreError> {
+        next_notification(&mut self.0).await
+    }
+}
+
+async fn listen(store: &PgStore) -> Result<AsyncPgConnection, StoreError> {
+    let mut conn = store.connector().establish().await?;
+    for channel in [DUE_WORK_CHANNEL, DESTINATION_CHANNEL] {
+        diesel::sql_query(format!("LISTEN {channel}"))
+            .execute(&mut conn)
+            .await?;
+    }
+    Ok(conn)
+}
+
+async fn next_notification(conn: &mut AsyncPgConnection) -> Result<Wakeup, StoreError> {
+    let mut stream = std::pin::pin!(conn.notifications_stream());
+    while let Some(notification) = stream.next().await {
+        let notification = notification?;
+        let wakeup = match notification.channel.as_str() {
+            DUE_WORK_CHANNEL => notification.payload.parse().ok().map(Wakeup::DueWork),
+            DESTINATION_CHANNEL => DestinationId::new(&notification.payload)
+                .ok()
+                .map(Wakeup::Destination),
+            _ => None,
+        };
+        if let Some(wakeup) = wakeup {
+            return Ok(wakeup);
+        }
+    }
+    Err(StoreError::Query(
+        diesel::result::Error::BrokenTransactionManager,
+    ))
+}
