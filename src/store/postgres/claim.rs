@@ -1,6 +1,6 @@
 //! The claim: one statement that leases due rows and expired leases of one
 //! region, a bounded number per destination, and logs the attempts it took
-//! over from consumers whose leases ran out.
+//! over from lease owners whose leases ran out.
 
 use diesel::sql_types::{Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;

@@ -1,6 +1,6 @@
 -- Each parameter once, in order (see prepared.rs); the rest read them here.
 WITH RECURSIVE params AS MATERIALIZED (
-    SELECT coalesce($1, now()) AS now, $2::text AS region, $3::text AS consumer,
+    SELECT coalesce($1, now()) AS now, $2::text AS region, $3::text AS lease_owner,
            $4::bigint AS lease_ms, $5::int AS claim_limit, $6::int AS cap,
            $7::text[] AS skip, $8::text COLLATE "C" AS resume_after
 ),
@@ -102,7 +102,7 @@ claimed AS (
     UPDATE tasks t
     SET state = 'leased',
         lease_token = nextval('lease_tokens'),
-        lease_owner = (SELECT consumer FROM params),
+        lease_owner = (SELECT lease_owner FROM params),
         lease_expires_at = clock.now + (SELECT lease_ms FROM params) * interval '1 millisecond',
         attempt_count = t.attempt_count + 1,
         updated_at = clock.now
