@@ -160,9 +160,8 @@ pub(super) fn lease(
 #[derive(Debug, Clone)]
 pub(super) struct EndAttempt<'a> {
     pub target: (TaskState, AttemptOutcome),
-    pub available_at: Option<DateTime<Utc>>,
-    /// Due again this long after the store's now (wins over
-    /// `available_at`).
+    /// Due again this long after the store's now; without it the row keeps
+    /// the `available_at` it was claimed at.
     pub delay: Option<Duration>,
     pub failure_reason: Option<String>,
     pub record: &'a AttemptRecord,
@@ -184,7 +183,6 @@ impl<'a> EndAttempt<'a> {
         };
         Self {
             target,
-            available_at: None,
             delay: decision.retry_delay(),
             failure_reason,
             record: &decision.record,
@@ -208,7 +206,6 @@ impl<'a> EndAttempt<'a> {
     fn to(target: (TaskState, AttemptOutcome), record: &'a AttemptRecord) -> Self {
         Self {
             target,
-            available_at: None,
             delay: None,
             failure_reason: None,
             record,
@@ -217,7 +214,7 @@ impl<'a> EndAttempt<'a> {
 
     /// When the row asked to be due again, on the store's clock.
     fn asked_at(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        self.delay.map(|d| later(now, d)).or(self.available_at)
+        self.delay.map(|d| later(now, d))
     }
 }
 

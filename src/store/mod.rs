@@ -58,7 +58,8 @@
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
 //!   temporary directory, or a schema inside a PostgreSQL).
 //! - `clock`: the single authority for "now"; `error`: [`StoreError`];
-//!   `stats`: counters of claims, reclaims and fenced finishes.
+//!   `stats`: counters of claims, reclaims and fenced finishes;
+//!   `finish_failpoint`: the failpoint inside every store's finish.
 //!
 //! # Transactions and dropped futures
 //! A caller may drop a store call's future halfway (shutdown, a deadline).
@@ -92,6 +93,7 @@ mod columns;
 mod database;
 mod error;
 mod findings;
+mod finish_failpoint;
 mod import_rules;
 mod lifecycle;
 mod memory;
@@ -113,6 +115,7 @@ use chrono::{DateTime, Duration, Utc};
 pub use clock::Clock;
 pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use error::StoreError;
+pub use finish_failpoint::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 pub use import_rules::{
     check_imported_destination, check_imported_task, ImportCheck, MAX_IMPORTED_LEASE_TOKEN,
 };
@@ -120,7 +123,6 @@ pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
 pub use postgres::{
     ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,
-    CRASH_EXIT_CODE, IN_FINISH_FAILPOINT,
 };
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use schema_version::SchemaMismatch;

@@ -122,9 +122,9 @@ pub(super) async fn finish_many(
     conn.transaction::<_, StoreError, _>(async |conn| {
         let outcomes = write(store, conn, batch, &pauses).await?;
         #[cfg(feature = "failpoints")]
-        fail::fail_point!(super::IN_FINISH_FAILPOINT, |arg: Option<String>| {
+        fail::fail_point!(crate::store::IN_FINISH_FAILPOINT, |arg: Option<String>| {
             if arg.as_deref() == Some("exit") {
-                std::process::exit(super::CRASH_EXIT_CODE);
+                std::process::exit(crate::store::CRASH_EXIT_CODE);
             }
             Err(StoreError::Query(
                 diesel::result::Error::RollbackTransaction,

@@ -57,7 +57,6 @@ pub use connect::{ConnectFailure, PgConnector, TlsFailure};
 pub(super) use notify::Listener;
 pub use store::{PgConfig, PgStore};
 pub use tls::{SslMode, TlsSettingsError};
-pub use transitions::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{

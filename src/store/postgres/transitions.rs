@@ -18,8 +18,9 @@ use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease};
 
 /// Ends the attempt: moves the row to `$5` and appends the attempt row with
-/// outcome `$14`. The row is due again at `$6`, or `$15` milliseconds after
-/// the database's now when given (what a policy decision asks for).
+/// outcome `$13`. The row is due again `$14` milliseconds after the
+/// database's now when given (what a policy decision asks for), else at the
+/// `available_at` it was claimed at.
 /// `delivered_at`/`finalized_at` follow the target state, which keeps the
 /// schema's CHECKs satisfied by construction.
 const END_ATTEMPT_SQL: &str = r#"
@@ -30,11 +31,10 @@ moved AS (
         lease_token = NULL,
         lease_owner = NULL,
         lease_expires_at = NULL,
-        available_at = GREATEST(coalesce(clock.now + $15 * interval '1 millisecond', $6,
-                                         t.available_at),
+        available_at = GREATEST(coalesce(clock.now + $14 * interval '1 millisecond', t.available_at),
                                 t.not_before),
-        failure_reason = $7,
-        last_status = $8,
+        failure_reason = $6,
+        last_status = $7,
         delivered_at = CASE WHEN $5 = 'delivered' THEN clock.now END,
         finalized_at = CASE WHEN $5 IN ('delivered', 'failed') THEN clock.now END,
         updated_at = clock.now
@@ -45,9 +45,9 @@ moved AS (
 INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
                       received_at, http_status, transport_error, retry_after_raw,
                       retry_after_deadline, outcome, next_available_at, recorded_at)
-SELECT moved.id, moved.attempt_count, $2, $4, $9, $10, $8, $11, $12, $13,
-       $14::attempt_outcome,
-       CASE WHEN $6 IS NOT NULL OR $15 IS NOT NULL THEN moved.available_at END, clock.now
+SELECT moved.id, moved.attempt_count, $2, $4, $8, $9, $7, $10, $11, $12,
+       $13::attempt_outcome,
+       CASE WHEN $14 IS NOT NULL THEN moved.available_at END, clock.now
 FROM moved, clock
 "#;
 
@@ -115,7 +115,6 @@ pub(super) async fn end_attempt_on(
 ) -> Result<TransitionOutcome, StoreError> {
     let EndAttempt {
         target: (target, outcome),
-        available_at,
         delay,
         failure_reason,
         record,
@@ -127,7 +126,6 @@ pub(super) async fn end_attempt_on(
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Text, _>(&lease.owner)
         .bind::<Text, _>(target.as_str())
-        .bind::<Nullable<Timestamptz>, _>(available_at)
         .bind::<Nullable<Text>, _>(failure_reason)
         .bind::<Nullable<SmallInt>, _>(status)
         .bind::<Nullable<Timestamptz>, _>(record.started_at)
@@ -207,9 +205,9 @@ where
         let touched = conn
             .transaction::<_, diesel::result::Error, _>(async |conn| {
                 let touched = statement.execute(conn).await?;
-                fail::fail_point!(IN_FINISH_FAILPOINT, |arg: Option<String>| {
+                fail::fail_point!(crate::store::IN_FINISH_FAILPOINT, |arg: Option<String>| {
                     if arg.as_deref() == Some("exit") {
-                        std::process::exit(CRASH_EXIT_CODE);
+                        std::process::exit(crate::store::CRASH_EXIT_CODE);
                     }
                     Err(diesel::result::Error::RollbackTransaction)
                 });
@@ -219,12 +217,6 @@ where
         Ok(touched)
     }
 }
-
-/// The failpoint inside the finish transaction (see docs/failpoints.md).
-pub const IN_FINISH_FAILPOINT: &str = "remit::in_finish";
-
-/// The exit status a crash failpoint ends the process with.
-pub const CRASH_EXIT_CODE: i32 = 86;
 
 /// The label of the logged outcome that makes a refused finish a harmless
 /// repeat (`lifecycle::repeat_of`); none matches the empty label.
