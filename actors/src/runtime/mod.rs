@@ -38,6 +38,7 @@ mod release;
 mod retry;
 mod sender;
 mod shared;
+mod spare;
 mod supervisor;
 mod targets;
 mod throttle;
