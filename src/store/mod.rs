@@ -227,6 +227,25 @@ pub trait Store {
         id: &DestinationId,
     ) -> impl Future<Output = Result<Option<SendTarget>, StoreError>> + Send;
 
+    /// [`Store::send_target`] for many destinations at once: the answers
+    /// come back in order, `None` for a destination that does not exist.
+    /// A store that can read them together in one round trip should.
+    fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> impl Future<Output = Result<Vec<Option<SendTarget>>, StoreError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            let mut targets = Vec::with_capacity(ids.len());
+            for id in ids {
+                targets.push(self.send_target(id).await?);
+            }
+            Ok(targets)
+        }
+    }
+
     /// Holds every task of the destination for `pause` from the store's
     /// now (its clock, not the caller's); an existing later pause wins.
     /// Returns the pause now in force.

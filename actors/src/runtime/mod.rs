@@ -33,6 +33,7 @@ mod metric_labels;
 mod metrics;
 mod pool;
 mod pruner;
+mod reads;
 mod reconciler;
 mod release;
 mod retry;

@@ -13,12 +13,16 @@
 //! this process claimed before the pause began (held at most a fifth of a
 //! lease before they are sent or handed back) could miss it.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use remit::domain::{DestinationId, SendTarget};
+use remit::store::Database;
+
+use super::reads::{self, Reads};
+use super::BatchError;
 
 /// How long a reading is trusted while the listener is connected: long
 /// enough that a region of thousands of destinations, each sent a few
@@ -35,6 +39,9 @@ pub struct Targets {
     known: Rc<RefCell<HashMap<DestinationId, (SendTarget, Instant)>>>,
     /// Until when the listener counts as alive; `None` while it is not.
     alive_until: Rc<Cell<Option<Instant>>>,
+    /// Reads rows for the deliveries, many in a statement; started with
+    /// the first read.
+    reads: Rc<OnceCell<Reads>>,
 }
 
 impl Targets {
@@ -78,7 +85,23 @@ impl Targets {
             .insert(kept.destination.id.clone(), (kept, Instant::now()));
     }
 
-    /// The destination changed (a pause committed): read it again.
+    /// Reads the destination's row now, in one statement with the other
+    /// reads asked for meanwhile. `None`: the destination does not exist.
+    pub async fn read(
+        &self,
+        store: &Database,
+        log: &slog::Logger,
+        id: &DestinationId,
+    ) -> Result<Option<SendTarget>, BatchError> {
+        let reads = self
+            .reads
+            .get_or_init(|| reads::start(store.clone(), log.clone()))
+            .clone();
+        reads.call(id.clone()).await
+    }
+
+    /// The destination changed (a pause committed), or its throttle was
+    /// evicted: read it again.
     pub fn forget(&self, id: &DestinationId) {
         self.known.borrow_mut().remove(id);
     }

@@ -18,6 +18,7 @@ pub(super) mod rows;
 mod schedule;
 mod schedule_many;
 mod schema;
+mod send_targets;
 pub(super) mod status;
 mod store;
 mod tls;
