@@ -2,10 +2,12 @@
 //!
 //! ```text
 //! RegionSupervisor ─┬─ Claimer            leases due work (LISTEN/NOTIFY + polling)
-//!                   ├─ Throttle × dest    token bucket, in-flight cap, 429 pause
+//!                   ├─ Throttle × dest    token bucket, in-flight cap, 429 pause;
+//!                   │                     one per destination with work here
 //!                   ├─ Sender × N         awc POST → policy → Finisher
 //!                   ├─ Finisher           fenced finishes, a batch per commit
 //!                   ├─ Buckets            token takes, a batch per statement
+//!                   ├─ Reads              destination rows, a batch per statement
 //!                   ├─ Reconciler         periodic checks, logged
 //!                   └─ Pruner             deletes old terminal tasks
 //! ```

@@ -1,5 +1,7 @@
 //! The destinations this process has read, kept for the sends that follow,
-//! so a delivery needs no read of its own.
+//! so a delivery needs no read of its own, and the batched reads of those
+//! it has no trusted copy of. A destination is kept while it has work here:
+//! its reading is forgotten when its throttle is evicted.
 //!
 //! A destination's URL and signing secret never change once registered.
 //! What does change, its pause, is announced by NOTIFY when it commits: the
@@ -24,9 +26,9 @@ use remit::store::Database;
 use super::reads::{self, Reads};
 use super::BatchError;
 
-/// How long a reading is trusted while the listener is connected: long
-/// enough that a region of thousands of destinations, each sent a few
-/// times a minute, rarely reads one again.
+/// How long a reading is trusted while the listener is connected and its
+/// destination keeps having work here: long enough that a destination sent
+/// to steadily is rarely read again.
 pub const TRUSTED_FOR: Duration = Duration::from_secs(60);
 
 /// How long the listener counts as alive after its connection last proved
