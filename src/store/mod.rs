@@ -229,7 +229,9 @@ pub trait Store {
 
     /// [`Store::send_target`] for many destinations at once: the answers
     /// come back in order, `None` for a destination that does not exist.
-    /// A store that can read them together in one round trip should.
+    /// A store that can read them together in one round trip should; this
+    /// default asks for each at once, as that many callers would, rather
+    /// than one after another, so no caller waits for the others' reads.
     fn send_targets(
         &self,
         ids: &[DestinationId],
@@ -237,13 +239,7 @@ pub trait Store {
     where
         Self: Sync,
     {
-        async move {
-            let mut targets = Vec::with_capacity(ids.len());
-            for id in ids {
-                targets.push(self.send_target(id).await?);
-            }
-            Ok(targets)
-        }
+        futures_util::future::try_join_all(ids.iter().map(|id| self.send_target(id)))
     }
 
     /// Holds every task of the destination for `pause` from the store's
