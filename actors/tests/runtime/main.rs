@@ -8,6 +8,7 @@ mod support;
 
 mod api;
 mod database_crash;
+mod destination_reads;
 mod eviction;
 mod failing_claims;
 mod fairness;
