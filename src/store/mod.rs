@@ -252,6 +252,21 @@ pub trait Store: Sync {
         id: &DestinationId,
     ) -> impl Future<Output = Result<Option<SendTarget>, StoreError>> + Send;
 
+    /// [`Store::send_target`] for many destinations at once: the answers
+    /// come back in order, `None` for a destination that does not exist.
+    /// A store that can read them together in one round trip should; this
+    /// default asks for each at once, as that many callers would, rather
+    /// than one after another, so no caller waits for the others' reads.
+    fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> impl Future<Output = Result<Vec<Option<SendTarget>>, StoreError>> + Send
+    where
+        Self: Sync,
+    {
+        futures_util::future::try_join_all(ids.iter().map(|id| self.send_target(id)))
+    }
+
     /// Holds every task of the destination for `pause` from the store's
     /// now (its clock, not the caller's); an existing later pause wins.
     /// Returns the pause now in force.

@@ -1,8 +1,9 @@
 //! What a sender knows that the store does not, as
 //! [`remit::delivery::Consumer`] asks it before a request: the pauses this
 //! process holds, what is left of the lease on its own clock, the
-//! destinations it keeps, and whether its address policy refuses a URL,
-//! with the hold that follows a refusal.
+//! destinations it keeps or has just read in a batch with others, and
+//! whether its address policy refuses a URL, with the hold that follows a
+//! refusal.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -19,6 +20,31 @@ use super::Shared;
 pub(super) struct RuntimeConsumer<'a> {
     pub(super) shared: &'a Shared,
     pub(super) lease_ends: &'a Rc<Cell<Instant>>,
+    /// The destination's row, read just now with other deliveries' (see
+    /// [`read_target`]).
+    pub(super) read: Option<SendTarget>,
+}
+
+/// The destination's row, read right before the request together with
+/// whatever other deliveries ask for at the same moment, unless a trusted
+/// copy is kept. `None` leaves the read to `delivery::look`, which reads
+/// the row on its own: there is a kept copy, the destination is gone (the
+/// look says so), or the batch failed (the look's own read then fails or
+/// is retried as any read before a request is).
+pub(super) async fn read_target(
+    shared: &Shared,
+    destination: &DestinationId,
+) -> Option<SendTarget> {
+    if shared.targets.get(destination).is_some() {
+        return None;
+    }
+    let target = shared
+        .targets
+        .read(&shared.store, &shared.log, destination)
+        .await
+        .ok()??;
+    shared.targets.keep(&target);
+    Some(target)
 }
 
 impl delivery::Consumer for RuntimeConsumer<'_> {
@@ -44,7 +70,10 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
     }
 
     fn known_target(&self, destination: &DestinationId) -> Option<SendTarget> {
-        self.shared.targets.get(destination)
+        // A reading taken just now carries the row's pause as well.
+        self.read
+            .clone()
+            .or_else(|| self.shared.targets.get(destination))
     }
 
     fn read_target(&self, target: &SendTarget) {

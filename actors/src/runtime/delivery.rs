@@ -14,7 +14,7 @@ use remit::policy::{decide, Decision, Gate, Observed, Transition, TransportError
 use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
-use super::consumer::{chrono_saturating, hold_refused, RuntimeConsumer};
+use super::consumer::{chrono_saturating, hold_refused, read_target, RuntimeConsumer};
 use super::failpoint::{self, Injected};
 use super::release::count_hand_back;
 use super::{retry, transport, BatchError, Shared};
@@ -67,10 +67,6 @@ pub async fn deliver(
         "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
 
     let lease_ends = Rc::new(Cell::new(claimed_at + shared.lease()));
-    let consumer = RuntimeConsumer {
-        shared: &shared,
-        lease_ends: &lease_ends,
-    };
     let needed = chrono_saturating(shared.send_timeout() + shared.finish_margin());
     // The reads and checks retried through a short fault of the database
     // while a send would still fit in the lease. They write nothing, so a
@@ -92,7 +88,14 @@ pub async fn deliver(
     };
     let looked = retry::until(
         usable,
-        || delivery::look(&shared.store, &claimed, &shared.policy, needed, &consumer),
+        || async {
+            let consumer = RuntimeConsumer {
+                shared: &shared,
+                lease_ends: &lease_ends,
+                read: read_target(&shared, &task.destination_id).await,
+            };
+            delivery::look(&shared.store, &claimed, &shared.policy, needed, &consumer).await
+        },
         transient("look"),
     )
     .await

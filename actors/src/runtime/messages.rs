@@ -69,6 +69,26 @@ impl Wake {
     pub const CHANGED: Wake = Wake { unsent: false };
 }
 
+/// Throttle → Supervisor: nothing has been queued or in flight here for a
+/// while; evict me unless more work is on its way. `admitted` counts the
+/// tasks it was ever handed, so the supervisor, which counts what it sent,
+/// can tell whether an `Admit` is still in the throttle's mailbox.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Idle {
+    pub destination: DestinationId,
+    /// Which throttle of the destination this is (a later one may have
+    /// replaced it since).
+    pub throttle: u64,
+    pub admitted: u64,
+}
+
+/// Supervisor → Throttle: you are no longer routed to; give what you hold
+/// back and let go. Sent only when every task sent to it was admitted.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Evict;
+
 /// Claimer → Supervisor: another process paused this destination.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

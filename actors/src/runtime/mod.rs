@@ -2,10 +2,12 @@
 //!
 //! ```text
 //! RegionSupervisor ─┬─ Claimer            leases due work (LISTEN/NOTIFY + polling)
-//!                   ├─ Throttle × dest    token bucket, in-flight cap, 429 pause
+//!                   ├─ Throttle × dest    token bucket, in-flight cap, 429 pause;
+//!                   │                     one per destination with work here
 //!                   ├─ Sender × N         awc POST → policy → Finisher
 //!                   ├─ Finisher           fenced finishes, a batch per commit
 //!                   ├─ Buckets            token takes, a batch per statement
+//!                   ├─ Reads              destination rows, a batch per statement
 //!                   ├─ Reconciler         periodic checks, logged
 //!                   └─ Pruner             deletes old terminal tasks
 //! ```
@@ -33,11 +35,13 @@ mod metric_labels;
 mod metrics;
 mod pool;
 mod pruner;
+mod reads;
 mod reconciler;
 mod release;
 mod retry;
 mod sender;
 mod shared;
+mod spare;
 mod supervisor;
 mod targets;
 mod throttle;

@@ -178,10 +178,12 @@ fn hand_back(shared: &Shared, held: Held) {
     if let Some(running) = running {
         running.abort();
     }
-    drop(_in_flight);
+    // The throttle hears before its permit is back, so it never looks
+    // idle (and is evicted) with the news of an unspent token on its way.
     throttle.do_send(Wake {
         unsent: !sent.get(),
     });
+    drop(_in_flight);
     if !sent.get() {
         release(shared, vec![work], None);
         return;
@@ -279,8 +281,9 @@ impl Sender {
             throttle,
         } = message;
         if self.abandoned {
-            drop(in_flight);
+            // Told before the permit is back, as in `hand_back`.
             throttle.do_send(Wake { unsent: true });
+            drop(in_flight);
             release(&self.shared, vec![work], None);
             return;
         }

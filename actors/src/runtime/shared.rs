@@ -21,6 +21,9 @@ pub struct RuntimeStats {
     pub metrics: Metrics,
     /// Actors restarted by a supervisor.
     pub restarts: AtomicU64,
+    /// Throttles in memory now: one per destination with work here, or
+    /// idle for a moment.
+    pub throttles: AtomicU64,
 }
 
 impl RuntimeStats {
@@ -28,6 +31,7 @@ impl RuntimeStats {
         Self {
             metrics,
             restarts: AtomicU64::default(),
+            throttles: AtomicU64::default(),
         }
     }
 

@@ -1,7 +1,8 @@
 //! The region's Supervisor: starts the Claimer and the Senders, creates a
-//! Throttle per destination on first use, keeps every one of them running
-//! (actix restarts a supervised actor when it stops), and runs the graceful
-//! shutdown.
+//! Throttle per destination when its tasks arrive and lets it go once it
+//! has been idle a while (see `throttle::idle`), keeps every one of them
+//! running (actix restarts a supervised actor when it stops), and runs the
+//! graceful shutdown.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,8 +15,12 @@ use remit::store::Store;
 use slog::{info, warn};
 
 use super::guard::{self, Guarded};
-use super::messages::{Abandon, Admit, Crash, DestinationChanged, Drain, Route, Shutdown, Wake};
+use super::messages::{
+    Abandon, Admit, Crash, DestinationChanged, Drain, Evict, Idle, Route, Shutdown, Wake,
+};
 use super::release::release;
+use super::spare::SpareTokens;
+use super::throttle::Keeper;
 use super::{Claimer, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle};
 
 pub struct RegionSupervisor {
@@ -27,10 +32,23 @@ pub struct RegionSupervisor {
     /// Held for the same reason.
     pruner: Option<Addr<Pruner>>,
     senders: Option<SenderPool>,
-    throttles: HashMap<DestinationId, Addr<Throttle>>,
+    /// The throttles of destinations with work here.
+    throttles: HashMap<DestinationId, Routed>,
+    /// Numbers the throttles, so an idle report from one already replaced
+    /// is told apart.
+    next_throttle: u64,
+    /// Tokens evicted throttles left unspent.
+    spare: SpareTokens,
     draining: bool,
     /// Read by /readyz.
     running: Arc<AtomicBool>,
+}
+
+/// A throttle, and how many tasks it has been sent.
+struct Routed {
+    addr: Addr<Throttle>,
+    id: u64,
+    sent: u64,
 }
 
 impl std::fmt::Debug for RegionSupervisor {
@@ -50,21 +68,36 @@ impl RegionSupervisor {
             pruner: None,
             senders: None,
             throttles: HashMap::new(),
+            next_throttle: 0,
+            spare: SpareTokens::default(),
             draining: false,
             running,
         }
     }
 
-    fn throttle(&mut self, destination: &DestinationId) -> Option<Addr<Throttle>> {
-        if let Some(addr) = self.throttles.get(destination) {
-            return Some(addr.clone());
+    /// The destination's throttle, started if it has none.
+    fn throttle(
+        &mut self,
+        destination: &DestinationId,
+        ctx: &mut Context<Self>,
+    ) -> Option<&mut Routed> {
+        if !self.throttles.contains_key(destination) {
+            let senders = self.senders.clone()?;
+            let shared = self.shared.clone();
+            let keeper = Keeper {
+                id: self.next_throttle,
+                supervisor: ctx.address().recipient::<Idle>().downgrade(),
+                spare: self.spare.clone(),
+            };
+            self.next_throttle += 1;
+            let id = keeper.id;
+            let dest = destination.clone();
+            let addr =
+                actix::Supervisor::start(move |_| Throttle::new(shared, dest, senders, keeper));
+            self.throttles
+                .insert(destination.clone(), Routed { addr, id, sent: 0 });
         }
-        let senders = self.senders.clone()?;
-        let shared = self.shared.clone();
-        let id = destination.clone();
-        let addr = actix::Supervisor::start(move |_| Throttle::new(shared, id, senders));
-        self.throttles.insert(destination.clone(), addr.clone());
-        Some(addr)
+        self.throttles.get_mut(destination)
     }
 }
 
@@ -133,16 +166,40 @@ impl Handler<Route> for RegionSupervisor {
     type Result = ();
 
     fn handle(&mut self, Route(work): Route, ctx: &mut Context<Self>) {
-        guard::survive(self, ctx, |this, _| {
+        guard::survive(self, ctx, |this, ctx| {
             if this.draining {
                 release(&this.shared, vec![work], None);
                 return;
             }
-            match this.throttle(work.destination()) {
-                Some(throttle) => throttle.do_send(Admit(work)),
+            let destination = work.destination().clone();
+            match this.throttle(&destination, ctx) {
+                Some(throttle) => {
+                    throttle.sent += 1;
+                    throttle.addr.do_send(Admit(work));
+                }
                 None => release(&this.shared, vec![work], None),
             }
         });
+    }
+}
+
+impl Handler<Idle> for RegionSupervisor {
+    type Result = ();
+
+    /// Lets the throttle go when every task sent to it has been admitted:
+    /// no `Admit` is left in its mailbox, and none will follow, since the
+    /// next task of its destination starts a new throttle.
+    fn handle(&mut self, idle: Idle, _: &mut Context<Self>) {
+        let current = self
+            .throttles
+            .get(&idle.destination)
+            .is_some_and(|t| t.id == idle.throttle && t.sent == idle.admitted);
+        if !current {
+            return;
+        }
+        if let Some(throttle) = self.throttles.remove(&idle.destination) {
+            throttle.addr.do_send(Evict);
+        }
     }
 }
 
@@ -167,8 +224,10 @@ impl Handler<DestinationChanged> for RegionSupervisor {
                             this.shared.stats.metrics.paused(&id);
                         }
                         this.shared.pauses.hold(&id, left);
+                        // An evicted throttle has nothing to hand back; the
+                        // next one finds the pause held.
                         if let Some(throttle) = this.throttles.get(&id) {
-                            throttle.do_send(Wake::CHANGED);
+                            throttle.addr.do_send(Wake::CHANGED);
                         }
                     }
                 }
@@ -191,7 +250,7 @@ impl Handler<Shutdown> for RegionSupervisor {
         self.draining = true;
         self.running.store(false, Ordering::SeqCst);
         let claimer = self.claimer.clone();
-        let throttles: Vec<_> = self.throttles.values().cloned().collect();
+        let throttles: Vec<_> = self.throttles.values().map(|t| t.addr.clone()).collect();
         let senders: Vec<_> = self
             .senders
             .as_ref()

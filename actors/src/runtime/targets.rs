@@ -1,5 +1,7 @@
 //! The destinations this process has read, kept for the sends that follow,
-//! so a delivery needs no read of its own.
+//! so a delivery needs no read of its own, and the batched reads of those
+//! it has no trusted copy of. A destination is kept while it has work here:
+//! its reading is forgotten when its throttle is evicted.
 //!
 //! A destination's URL and signing secret never change once registered.
 //! What does change, its pause, is announced by NOTIFY when it commits: the
@@ -13,16 +15,20 @@
 //! this process claimed before the pause began (held at most a fifth of a
 //! lease before they are sent or handed back) could miss it.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use remit::domain::{DestinationId, SendTarget};
+use remit::store::Database;
 
-/// How long a reading is trusted while the listener is connected: long
-/// enough that a region of thousands of destinations, each sent a few
-/// times a minute, rarely reads one again.
+use super::reads::{self, Reads};
+use super::BatchError;
+
+/// How long a reading is trusted while the listener is connected and its
+/// destination keeps having work here: long enough that a destination sent
+/// to steadily is rarely read again.
 pub const TRUSTED_FOR: Duration = Duration::from_secs(60);
 
 /// How long the listener counts as alive after its connection last proved
@@ -35,6 +41,9 @@ pub struct Targets {
     known: Rc<RefCell<HashMap<DestinationId, (SendTarget, Instant)>>>,
     /// Until when the listener counts as alive; `None` while it is not.
     alive_until: Rc<Cell<Option<Instant>>>,
+    /// Reads rows for the deliveries, many in a statement; started with
+    /// the first read.
+    reads: Rc<OnceCell<Reads>>,
 }
 
 impl Targets {
@@ -78,7 +87,23 @@ impl Targets {
             .insert(kept.destination.id.clone(), (kept, Instant::now()));
     }
 
-    /// The destination changed (a pause committed): read it again.
+    /// Reads the destination's row now, in one statement with the other
+    /// reads asked for meanwhile. `None`: the destination does not exist.
+    pub async fn read(
+        &self,
+        store: &Database,
+        log: &slog::Logger,
+        id: &DestinationId,
+    ) -> Result<Option<SendTarget>, BatchError> {
+        let reads = self
+            .reads
+            .get_or_init(|| reads::start(store.clone(), log.clone()))
+            .clone();
+        reads.call(id.clone()).await
+    }
+
+    /// The destination changed (a pause committed), or its throttle was
+    /// evicted: read it again.
     pub fn forget(&self, id: &DestinationId) {
         self.known.borrow_mut().remove(id);
     }

@@ -12,8 +12,15 @@
 //! for it. When the bucket cannot be read (the database is away) the tasks
 //! keep their leases and the take is tried again shortly, while the oldest
 //! still has time for a send; a hand-back that fails is retried likewise.
+//!
+//! A throttle lives only while its destination has work here: idle for a
+//! moment, it is evicted (`idle`), so memory follows the destinations in
+//! flight, not every destination ever sent to.
+
+mod idle;
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +37,7 @@ use super::release::{release, release_each};
 use super::retry;
 use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
+pub use idle::Keeper;
 
 pub struct Throttle {
     shared: Shared,
@@ -54,6 +62,12 @@ pub struct Throttle {
     /// one and kept for the next request.
     process_place: Option<OwnedSemaphorePermit>,
     waiting_for_place: bool,
+    /// Who routes tasks here, and what it keeps when this one is evicted.
+    keeper: Keeper,
+    /// Tasks handed in so far, over every restart.
+    admitted: u64,
+    /// The eviction pending while nothing is queued or in flight.
+    idle_check: Option<SpawnHandle>,
 }
 
 impl std::fmt::Debug for Throttle {
@@ -67,8 +81,14 @@ impl std::fmt::Debug for Throttle {
 }
 
 impl Throttle {
-    pub fn new(shared: Shared, destination: DestinationId, senders: SenderPool) -> Self {
+    pub fn new(
+        shared: Shared,
+        destination: DestinationId,
+        senders: SenderPool,
+        keeper: Keeper,
+    ) -> Self {
         let limits = shared.config.throttle_for(&destination);
+        shared.stats.throttles.fetch_add(1, Ordering::Relaxed);
         Self {
             tokens: 0,
             asking: false,
@@ -84,12 +104,21 @@ impl Throttle {
             take_retry: None,
             process_place: None,
             waiting_for_place: false,
+            keeper,
+            admitted: 0,
+            idle_check: None,
         }
     }
 
     /// Sends what the tokens and the in-flight cap allow; hands back what
-    /// cannot go soon enough.
+    /// cannot go soon enough. Once nothing is left here, waits to be
+    /// evicted.
     fn pump(&mut self, ctx: &mut Context<Self>) {
+        self.move_queue(ctx);
+        self.watch_idle(ctx);
+    }
+
+    fn move_queue(&mut self, ctx: &mut Context<Self>) {
         if let Some(handle) = self.wake.take() {
             ctx.cancel_future(handle);
         }
@@ -105,6 +134,10 @@ impl Throttle {
         if let Some(left) = self.shared.pauses.left(&self.destination) {
             self.release_all(Some(left));
             return;
+        }
+        if self.tokens == 0 && !self.queue.is_empty() {
+            // What an evicted throttle of this destination left unspent.
+            self.tokens = self.keeper.spare.withdraw(&self.destination);
         }
         while self.tokens > 0 && !self.queue.is_empty() {
             let Ok(destination) = self.in_flight.clone().try_acquire_owned() else {
@@ -347,6 +380,8 @@ impl Actor for Throttle {
         if let Some(backoff) = self.backoff.take() {
             ctx.wait(actix_rt::time::sleep(backoff).into_actor(self));
         }
+        // A restart hands everything queued back: nothing may come next.
+        self.watch_idle(ctx);
     }
 }
 
@@ -373,8 +408,10 @@ impl Supervised for Throttle {
         self.tokens = 0;
         self.wake = None;
         self.take_retry = None;
-        // The wait for a place died with the old context.
+        // The wait for a place and the idle check died with the old
+        // context.
         self.waiting_for_place = false;
+        self.idle_check = None;
     }
 }
 
@@ -382,6 +419,7 @@ impl Handler<Admit> for Throttle {
     type Result = ();
 
     fn handle(&mut self, Admit(work): Admit, ctx: &mut Context<Self>) {
+        self.admitted += 1;
         self.queue.push_back(work);
         guard::step(self, ctx, |this, ctx| this.pump(ctx));
     }

@@ -8,6 +8,8 @@ mod support;
 
 mod api;
 mod database_crash;
+mod destination_reads;
+mod eviction;
 mod failing_claims;
 mod fairness;
 mod hostile;

@@ -27,6 +27,13 @@ impl Store for Database {
         on_store!(self, s => s.send_target(id).await)
     }
 
+    async fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
+        on_store!(self, s => s.send_targets(ids).await)
+    }
+
     async fn pause_destination(
         &self,
         id: &DestinationId,

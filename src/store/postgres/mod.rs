@@ -46,6 +46,7 @@ mod rows;
 mod schedule_many;
 mod schema;
 mod schema_check;
+mod send_targets;
 pub(super) mod status;
 mod store;
 mod tls;

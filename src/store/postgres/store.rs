@@ -11,8 +11,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{
     claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention,
-    schedule_many, schema_check, transitions, ClaimRequest, Clock, Finish, PgConnector, Replayed,
-    Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
+    schedule_many, schema_check, send_targets, transitions, ClaimRequest, Clock, Finish,
+    PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
+    TransitionOutcome,
 };
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
@@ -167,6 +168,13 @@ impl Store for PgStore {
 
     async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
         destinations::send_target(self, id).await
+    }
+
+    async fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
+        send_targets::send_targets(self, ids).await
     }
 
     async fn pause_destination(

@@ -1,0 +1,53 @@
+//! Many destinations read for their sends in one statement: a process
+//! sending to thousands of destinations, a task or two each, reads their
+//! rows in batches rather than one round trip per destination.
+
+use std::collections::HashMap;
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Nullable, Timestamptz};
+use diesel_async::RunQueryDsl;
+
+use super::rows::DestinationRow;
+use super::schema::destinations;
+use super::{PgStore, StoreError};
+use crate::domain::{DestinationId, SendTarget};
+
+/// As `send_target` reads one: each destination with its secret and what
+/// is left of its pause, in the order asked (an id may come twice), `None`
+/// for one that does not exist.
+pub(super) async fn send_targets(
+    store: &PgStore,
+    ids: &[DestinationId],
+) -> Result<Vec<Option<SendTarget>>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conn = store.conn().await?;
+    let pause_left_ms =
+        diesel::dsl::sql::<Nullable<BigInt>>("(EXTRACT(EPOCH FROM paused_until - coalesce(")
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .sql(", now())) * 1000)::bigint");
+    let wanted: Vec<&str> = ids.iter().map(DestinationId::as_str).collect();
+    let rows: Vec<(DestinationRow, Option<String>, Option<i64>)> = destinations::table
+        .filter(destinations::id.eq_any(&wanted))
+        .select((
+            DestinationRow::as_select(),
+            destinations::signing_secret,
+            pause_left_ms,
+        ))
+        .load(&mut conn)
+        .await?;
+    let mut found = HashMap::with_capacity(rows.len());
+    for (row, signing_secret, pause_left_ms) in rows {
+        let target = SendTarget {
+            destination: row.try_into()?,
+            signing_secret,
+            pause_left: pause_left_ms
+                .filter(|ms| *ms > 0)
+                .map(chrono::Duration::milliseconds),
+        };
+        found.insert(target.destination.id.clone(), target);
+    }
+    Ok(ids.iter().map(|id| found.get(id).cloned()).collect())
+}
