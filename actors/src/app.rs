@@ -187,7 +187,7 @@ impl Runtime {
         let shared = Shared {
             store: store.clone(),
             region,
-            consumer: lease_owner.into(),
+            lease_owner: lease_owner.into(),
             policy: Rc::new(config.retry_policy()),
             egress: egress.clone(),
             log: log.clone(),

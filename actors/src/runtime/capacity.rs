@@ -1,6 +1,6 @@
 //! How many claimed tasks this process holds in memory (queued in a
 //! throttle or in flight in a sender). Each held task owns a [`Slot`]: a
-//! value that gives its place back when it is dropped, so no crash, early
+//! value that gives its slot back when it is dropped, so no crash, early
 //! return or forgotten branch can leak one. The claimer never claims more
 //! than the free slots, and shutdown waits until every slot is back.
 //!
@@ -34,7 +34,7 @@ struct Inner {
     freed: Notify,
 }
 
-/// One task's place in memory. Dropping it frees the place.
+/// One task's slot in memory. Dropping it frees the slot.
 #[derive(Debug)]
 pub struct Slot {
     number: u64,
@@ -113,7 +113,7 @@ impl Capacity {
 
     /// Resolves once at least `n` slots (at most all of them) are free, so
     /// a claim is worth its round trip.
-    pub async fn room_for(&self, n: usize) {
+    pub async fn slots_free(&self, n: usize) {
         let n = n.clamp(1, self.inner.max);
         loop {
             let notified = self.inner.freed.notified();
@@ -154,16 +154,16 @@ mod tests {
     }
 
     #[actix_rt::test]
-    async fn room_for_resolves_once_enough_slots_are_back() {
+    async fn slots_free_resolves_once_enough_slots_are_back() {
         let capacity = Capacity::new(4);
         let mut slots = capacity.take(4);
         let waiting = capacity.clone();
-        let room = actix_rt::spawn(async move { waiting.room_for(2).await });
+        let free = actix_rt::spawn(async move { waiting.slots_free(2).await });
         slots.pop();
         actix_rt::task::yield_now().await;
-        assert!(!room.is_finished(), "one slot back is not room for two");
+        assert!(!free.is_finished(), "one slot back is not two free");
         slots.pop();
-        room.await.expect("room for two");
+        free.await.expect("two slots free");
     }
 
     #[actix_rt::test]

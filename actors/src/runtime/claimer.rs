@@ -1,10 +1,10 @@
 //! The Claimer: leases due work of its region, never more than the runtime
-//! has room for, and routes each task to its destination's throttle.
+//! has free slots for, and routes each task to its destination's throttle.
 //!
 //! It polls quickly while claims return work and backs off while idle; a
 //! NOTIFY from `schedule` wakes it early. A failed claim stops the actor so
 //! its supervisor restarts it, and after a restart no claim starts before
-//! its backoff has passed, whatever asks for one (a timer, a NOTIFY, room
+//! its backoff has passed, whatever asks for one (a timer, a NOTIFY, free slots
 //! freed). The LISTEN connection lives apart from these restarts
 //! (`listener`), so a claim that keeps failing never opens a session per
 //! attempt.
@@ -86,10 +86,10 @@ impl Claimer {
         skip
     }
 
-    /// Waits until a claim is worth its round trip (room for a good part
+    /// Waits until a claim is worth its round trip (slots for a good part
     /// of a batch), or a busy interval, whichever comes first, then claims
-    /// whatever room there is.
-    fn wait_for_room(&mut self, ctx: &mut Context<Self>, room: usize) {
+    /// whatever slots there are.
+    fn wait_for_slots(&mut self, ctx: &mut Context<Self>, slots: usize) {
         if let Some(handle) = self.next_poll.take() {
             ctx.cancel_future(handle);
         }
@@ -97,7 +97,7 @@ impl Claimer {
         let busy = Duration::from_millis(self.shared.config.claim.busy_poll_ms);
         let wait = async move {
             tokio::select! {
-                () = capacity.room_for(room) => {}
+                () = capacity.slots_free(slots) => {}
                 () = actix_rt::time::sleep(busy) => {}
             }
         };
@@ -107,8 +107,8 @@ impl Claimer {
         })));
     }
 
-    /// Claims what there is room for. A `patient` claim first waits for
-    /// room for a good part of a batch: sends end one by one, and a claim
+    /// Claims what there are slots for. A `patient` claim first waits for
+    /// slots for a good part of a batch: sends end one by one, and a claim
     /// per freed slot would cost a round trip per task.
     fn claim(&mut self, ctx: &mut Context<Self>, patient: bool) {
         if self.claiming || self.draining {
@@ -126,12 +126,12 @@ impl Claimer {
         let free = self.shared.capacity.free();
         let worth = (config.claim.batch_size as usize).min(self.shared.capacity.max() / 4);
         if free == 0 || (patient && free < worth) {
-            self.wait_for_room(ctx, worth);
+            self.wait_for_slots(ctx, worth);
             return;
         }
         let request = ClaimRequest {
             region: self.shared.region,
-            lease_owner: self.shared.consumer.to_string(),
+            lease_owner: self.shared.lease_owner.to_string(),
             lease: chrono::Duration::seconds(i64::try_from(config.lease.seconds).unwrap_or(30)),
             limit: u32::try_from(free)
                 .unwrap_or(u32::MAX)

@@ -64,7 +64,8 @@ pub async fn deliver(
     let lease = claimed.lease();
     let log = shared.log.new(slog::o!(
         "task" => task.id.to_string(), "destination" => task.destination_id.to_string(),
-        "attempt" => task.attempt_count, "lease_owner" => shared.consumer.to_string()));
+        // The region's logger already carries the lease owner.
+        "attempt" => task.attempt_count));
 
     let lease_ends = Rc::new(Cell::new(claimed_at + shared.lease()));
     let needed = chrono_saturating(shared.send_timeout() + shared.finish_margin());

@@ -9,7 +9,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::capacity::Slot;
 
 /// A claimed task held in memory, on its way to a receiver. It owns its
-/// place in memory: wherever it is dropped, the place is free again.
+/// slot in memory: wherever it is dropped, the slot is free again.
 #[derive(Debug)]
 pub struct Work {
     pub claimed: ClaimedTask,

@@ -131,7 +131,7 @@ impl Metrics {
         );
         registry.register(
             "throttle_waits",
-            "Times a destination's throttle waited for tokens or for room under its in-flight cap",
+            "Times a destination's throttle waited for tokens or for a free slot under its in-flight cap",
             metrics.throttle_waits.clone(),
         );
         registry.register(

@@ -14,7 +14,7 @@ use super::messages::Work;
 use super::{retry, Shared};
 
 /// Releases tasks in the background, detached from any actor so that a
-/// stopping actor cannot cancel them; each frees its place in memory once
+/// stopping actor cannot cancel them; each frees its slot in memory once
 /// the database has it back.
 pub fn release(shared: &Shared, tasks: Vec<Work>, after: Option<Duration>) {
     release_each(

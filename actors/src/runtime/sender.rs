@@ -39,7 +39,7 @@ pub struct Sender {
     abandoned: bool,
 }
 
-/// One task a sender is carrying. Dropping it frees the task's place in
+/// One task a sender is carrying. Dropping it frees the task's slot in
 /// memory and its destination's in-flight slot.
 struct Held {
     work: Work,
@@ -163,7 +163,7 @@ fn keep_pausing(shared: &Shared, destination: DestinationId, until: Instant) {
 }
 
 /// Gives one held task back to the database: released if its request never
-/// went out, abandoned (the attempt counts) if it may have. Its place in
+/// went out, abandoned (the attempt counts) if it may have. Its slot in
 /// memory is freed once the database has it back.
 fn hand_back(shared: &Shared, held: Held) {
     let Held {

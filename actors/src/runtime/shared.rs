@@ -55,7 +55,7 @@ impl RuntimeStats {
 pub struct Shared {
     pub store: Database,
     pub region: Region,
-    pub consumer: Rc<str>,
+    pub lease_owner: Rc<str>,
     pub config: Rc<Config>,
     pub policy: Rc<RetryPolicy>,
     /// Where webhooks may be sent (`send.allow_hosts` and friends).
@@ -85,7 +85,7 @@ impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared")
             .field("region", &self.region)
-            .field("consumer", &self.consumer)
+            .field("lease_owner", &self.lease_owner)
             .finish_non_exhaustive()
     }
 }

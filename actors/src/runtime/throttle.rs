@@ -58,10 +58,10 @@ pub struct Throttle {
     backoff: Option<Duration>,
     /// The wait before the next take, while takes keep failing.
     take_retry: Option<Duration>,
-    /// A place under the process's in-flight cap, taken while waiting for
+    /// A slot under the process's in-flight cap, taken while waiting for
     /// one and kept for the next request.
-    process_place: Option<OwnedSemaphorePermit>,
-    waiting_for_place: bool,
+    process_slot: Option<OwnedSemaphorePermit>,
+    waiting_for_slot: bool,
     /// Who routes tasks here, and what it keeps when this one is evicted.
     keeper: Keeper,
     /// Tasks handed in so far, over every restart.
@@ -102,8 +102,8 @@ impl Throttle {
             wake: None,
             backoff: None,
             take_retry: None,
-            process_place: None,
-            waiting_for_place: false,
+            process_slot: None,
+            waiting_for_slot: false,
             keeper,
             admitted: 0,
             idle_check: None,
@@ -145,11 +145,11 @@ impl Throttle {
                 break;
             };
             let Some(process) = self
-                .process_place
+                .process_slot
                 .take()
                 .or_else(|| self.shared.requests.clone().try_acquire_owned().ok())
             else {
-                self.wait_for_process_place(ctx);
+                self.wait_for_process_slot(ctx);
                 break;
             };
             let Some(work) = self.queue.pop_front() else {
@@ -166,11 +166,11 @@ impl Throttle {
             });
         }
         if self.queue.is_empty() {
-            // A place kept for nothing would hold back other destinations.
-            self.process_place = None;
+            // A slot kept for nothing would hold back other destinations.
+            self.process_slot = None;
             return;
         }
-        if self.in_flight.available_permits() == 0 || self.waiting_for_place {
+        if self.in_flight.available_permits() == 0 || self.waiting_for_slot {
             self.hold_at_most_until_due(ctx);
             return;
         }
@@ -178,20 +178,20 @@ impl Throttle {
     }
 
     /// The process has as many requests under way as it may: wait for the
-    /// next place to free, wherever it frees, and keep it for the head of
+    /// next slot to free, wherever it frees, and keep it for the head of
     /// the queue.
-    fn wait_for_process_place(&mut self, ctx: &mut Context<Self>) {
-        if self.waiting_for_place {
+    fn wait_for_process_slot(&mut self, ctx: &mut Context<Self>) {
+        if self.waiting_for_slot {
             return;
         }
-        self.waiting_for_place = true;
+        self.waiting_for_slot = true;
         let requests = self.shared.requests.clone();
         ctx.spawn(
             async move { requests.acquire_owned().await.ok() }
                 .into_actor(self)
-                .map(|place, this, ctx| {
-                    this.waiting_for_place = false;
-                    this.process_place = place;
+                .map(|slot, this, ctx| {
+                    this.waiting_for_slot = false;
+                    this.process_slot = slot;
                     guard::step(this, ctx, |this, ctx| this.pump(ctx));
                 }),
         );
@@ -326,7 +326,7 @@ impl Throttle {
             release_each(&self.shared, later);
         }
         if self.queue.is_empty() {
-            self.process_place = None;
+            self.process_slot = None;
             return;
         }
         self.wake = Some(ctx.run_later(wait, |this, ctx| {
@@ -357,8 +357,8 @@ impl Throttle {
     /// Hands every queued task back to the database, eligible again
     /// `after` from the database's now (or at once).
     fn release_all(&mut self, after: Option<Duration>) {
-        // Nothing queued here needs a place under the process's cap.
-        self.process_place = None;
+        // Nothing queued here needs a slot under the process's cap.
+        self.process_slot = None;
         if self.queue.is_empty() {
             return;
         }
@@ -408,9 +408,9 @@ impl Supervised for Throttle {
         self.tokens = 0;
         self.wake = None;
         self.take_retry = None;
-        // The wait for a place and the idle check died with the old
+        // The wait for a slot and the idle check died with the old
         // context.
-        self.waiting_for_place = false;
+        self.waiting_for_slot = false;
         self.idle_check = None;
     }
 }

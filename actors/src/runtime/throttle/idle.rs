@@ -2,7 +2,7 @@
 //!
 //! A throttle is idle when nothing is queued, no request of its
 //! destination is in flight (every in-flight permit is back), and no take
-//! or wait for a place is under way. Idle for [`IDLE_GRACE`], it tells the
+//! or wait for a slot is under way. Idle for [`IDLE_GRACE`], it tells the
 //! supervisor, with the number of tasks it was ever handed. The supervisor
 //! counts the tasks it sent: when the two agree no task is on its way, so
 //! it stops routing to the throttle and tells it to go ([`Evict`]). The
@@ -50,7 +50,7 @@ impl Throttle {
     fn idle(&self) -> bool {
         self.queue.is_empty()
             && !self.asking
-            && !self.waiting_for_place
+            && !self.waiting_for_slot
             && self.in_flight.available_permits() == self.limits.max_in_flight as usize
     }
 
