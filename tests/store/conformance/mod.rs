@@ -142,6 +142,7 @@ every_store!(
     prune_refuses_bad_requests,
     a_reminder_keeps_its_key_after_pruning,
     a_send_target_carries_the_secret_and_the_pause_left,
+    many_send_targets_answer_as_one_does_in_order,
     ping_answers_and_changes_nothing,
     one_finish_applies_each_kind_of_decision,
     reconcile_compares_the_schedule_with_a_ledger,

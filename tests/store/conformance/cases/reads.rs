@@ -1,5 +1,5 @@
-//! What a sender reads right before each request (`send_target`), and the
-//! health check (`ping`).
+//! What a sender reads right before each request (`send_target`, and
+//! `send_targets` for many at once), and the health check (`ping`).
 
 use super::*;
 
@@ -55,6 +55,34 @@ pub async fn a_send_target_carries_the_secret_and_the_pause_left<H: Harness>(h: 
 
     let ghost = DestinationId::new("ghost").unwrap();
     assert_eq!(s.send_target(&ghost).await.unwrap(), None);
+}
+
+pub async fn many_send_targets_answer_as_one_does_in_order<H: Harness>(h: &H) {
+    let s = h.store();
+    let a = destination(h, "a", Region::US).await;
+    let b = destination(h, "b", Region::US).await;
+    s.pause_destination(&b, Duration::seconds(90))
+        .await
+        .unwrap();
+    let ghost = DestinationId::new("ghost").unwrap();
+    let asked = [b.clone(), ghost, a.clone(), b.clone()];
+
+    let many = s.send_targets(&asked).await.unwrap();
+    let mut one_by_one = Vec::new();
+    for id in &asked {
+        one_by_one.push(s.send_target(id).await.unwrap());
+    }
+    assert_eq!(many, one_by_one);
+    assert_eq!(
+        many[1], None,
+        "an unknown destination answers None in its place"
+    );
+    assert_eq!(
+        many[0].as_ref().unwrap().pause_left,
+        Some(Duration::seconds(90))
+    );
+    assert_eq!(many[2].as_ref().unwrap().destination.id, a);
+    assert!(s.send_targets(&[]).await.unwrap().is_empty());
 }
 
 pub async fn ping_answers_and_changes_nothing<H: Harness>(h: &H) {
