@@ -250,22 +250,18 @@ pub trait Store: Sync {
     fn send_target(
         &self,
         id: &DestinationId,
-    ) -> impl Future<Output = Result<Option<SendTarget>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Option<SendTarget>, StoreError>> + Send {
+        let ids = [id.clone()];
+        async move { Ok(self.send_targets(&ids).await?.pop().flatten()) }
+    }
 
-    /// [`Store::send_target`] for many destinations at once: the answers
-    /// come back in order, `None` for a destination that does not exist.
-    /// A store that can read them together in one round trip should; this
-    /// default asks for each at once, as that many callers would, rather
-    /// than one after another, so no caller waits for the others' reads.
+    /// [`Store::send_target`] for many destinations at once, read together:
+    /// the answers come back in order, `None` for a destination that does
+    /// not exist.
     fn send_targets(
         &self,
         ids: &[DestinationId],
-    ) -> impl Future<Output = Result<Vec<Option<SendTarget>>, StoreError>> + Send
-    where
-        Self: Sync,
-    {
-        futures_util::future::try_join_all(ids.iter().map(|id| self.send_target(id)))
-    }
+    ) -> impl Future<Output = Result<Vec<Option<SendTarget>>, StoreError>> + Send;
 
     /// Holds every task of the destination for `pause` from the store's
     /// now (its clock, not the caller's); an existing later pause wins.

@@ -23,10 +23,6 @@ impl Store for Database {
         on_store!(self, s => s.destination(id).await)
     }
 
-    async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
-        on_store!(self, s => s.send_target(id).await)
-    }
-
     async fn send_targets(
         &self,
         ids: &[DestinationId],

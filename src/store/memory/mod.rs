@@ -134,18 +134,24 @@ impl Store for MemStore {
             .map(|d| d.destination.clone()))
     }
 
-    async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
+    async fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
         let now = self.now();
         let state = self.state.lock();
-        Ok(state.destinations.get(id).map(|record| SendTarget {
-            destination: record.destination.clone(),
-            signing_secret: record.secret.clone(),
-            pause_left: record
-                .destination
-                .paused_until
-                .map(|until| until - now)
-                .filter(|left| *left > Duration::zero()),
-        }))
+        let target = |id| {
+            state.destinations.get(id).map(|record| SendTarget {
+                destination: record.destination.clone(),
+                signing_secret: record.secret.clone(),
+                pause_left: record
+                    .destination
+                    .paused_until
+                    .map(|until| until - now)
+                    .filter(|left| *left > Duration::zero()),
+            })
+        };
+        Ok(ids.iter().map(target).collect())
     }
 
     async fn pause_destination(

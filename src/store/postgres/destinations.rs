@@ -9,7 +9,7 @@ use super::notify::DESTINATION_CHANNEL;
 use super::rows::DestinationRow;
 use super::schema::destinations;
 use super::{rules, PgStore, StoreError};
-use crate::domain::{Destination, DestinationId, NewDestination, SendTarget};
+use crate::domain::{Destination, DestinationId, NewDestination};
 
 pub(super) async fn add_destination(
     store: &PgStore,
@@ -106,40 +106,6 @@ pub(super) async fn pause_on(
         .execute(conn)
         .await?;
     Ok(in_force)
-}
-
-/// The destination as a sender needs it right before a request, with how
-/// much of its pause is left by the store's clock (not the caller's).
-pub(super) async fn send_target(
-    store: &PgStore,
-    id: &DestinationId,
-) -> Result<Option<SendTarget>, StoreError> {
-    use diesel::sql_types::{BigInt, Nullable, Timestamptz};
-    let mut conn = store.conn().await?;
-    let pause_left_ms =
-        diesel::dsl::sql::<Nullable<BigInt>>("(EXTRACT(EPOCH FROM paused_until - coalesce(")
-            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-            .sql(", now())) * 1000)::bigint");
-    let row: Option<(DestinationRow, Option<String>, Option<i64>)> = destinations::table
-        .find(id.as_str())
-        .select((
-            DestinationRow::as_select(),
-            destinations::signing_secret,
-            pause_left_ms,
-        ))
-        .first(&mut conn)
-        .await
-        .optional()?;
-    let Some((row, signing_secret, pause_left_ms)) = row else {
-        return Ok(None);
-    };
-    Ok(Some(SendTarget {
-        destination: row.try_into()?,
-        signing_secret,
-        pause_left: pause_left_ms
-            .filter(|ms| *ms > 0)
-            .map(chrono::Duration::milliseconds),
-    }))
 }
 
 fn not_found(id: &DestinationId) -> StoreError {

@@ -1,6 +1,7 @@
-//! Many destinations read for their sends in one statement: a process
+//! Destinations read for their sends, many in one statement: a process
 //! sending to thousands of destinations, a task or two each, reads their
-//! rows in batches rather than one round trip per destination.
+//! rows in batches rather than one round trip per destination (one read is
+//! a batch of one).
 
 use std::collections::HashMap;
 
@@ -13,9 +14,9 @@ use super::schema::destinations;
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, SendTarget};
 
-/// As `send_target` reads one: each destination with its secret and what
-/// is left of its pause, in the order asked (an id may come twice), `None`
-/// for one that does not exist.
+/// Each destination with its secret and what is left of its pause by the
+/// store's clock (not the caller's), in the order asked (an id may come
+/// twice), `None` for one that does not exist.
 pub(super) async fn send_targets(
     store: &PgStore,
     ids: &[DestinationId],

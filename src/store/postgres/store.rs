@@ -166,10 +166,6 @@ impl Store for PgStore {
         destinations::destination(self, id).await
     }
 
-    async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
-        destinations::send_target(self, id).await
-    }
-
     async fn send_targets(
         &self,
         ids: &[DestinationId],

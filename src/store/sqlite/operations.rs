@@ -33,10 +33,15 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn send_target(&self, id: &DestinationId) -> Result<Option<SendTarget>, StoreError> {
-        let id = id.clone();
+    async fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
+        let ids = ids.to_vec();
         self.run(false, move |conn, ctx| {
-            destinations::send_target(conn, &id, ctx.now)
+            ids.iter()
+                .map(|id| destinations::send_target(conn, id, ctx.now))
+                .collect()
         })
         .await
     }
