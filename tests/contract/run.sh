@@ -21,7 +21,7 @@ st="${ST:-st}"
 token="contract-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 
 cargo build --quiet -p remit-actors --bin remit
-remit="$PWD/target/debug/remit"
+remit="${CARGO_TARGET_DIR:-$PWD/target}/debug/remit"
 config="$PWD/tests/contract/schemathesis.toml"
 
 work="$(mktemp -d)"
