@@ -9,6 +9,7 @@ mod front_door;
 mod openapi;
 mod regions;
 mod routing;
+mod scopes;
 
 use std::time::Duration;
 
