@@ -1,5 +1,5 @@
 //! How `remit run` starts: a port in use is one line and exit 2; without
-//! an API token it warns that /v1 refuses every request.
+//! a bootstrap API token it warns that /v1 takes made tokens only.
 
 use std::io::Read;
 use std::process::Stdio;
