@@ -182,7 +182,7 @@ impl Runtime {
             _ => None,
         };
         if config.api.token.is_none() {
-            warn!(log, "no API token is set (api.token or REMIT_API_TOKEN): /v1 refuses every request with 401");
+            warn!(log, "no bootstrap API token is set (api.token or REMIT_API_TOKEN): /v1 accepts only tokens made with `remit token create`");
         }
         let shared = Shared {
             store: store.clone(),

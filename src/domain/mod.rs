@@ -1,5 +1,6 @@
 //! What a webhook task is, independent of how it is stored or sent.
 
+mod api_token;
 mod attempt;
 mod destination;
 mod idempotency;
@@ -9,6 +10,9 @@ mod reconcile;
 mod retention;
 mod task;
 
+pub use api_token::{
+    token_hash, ApiToken, NewApiToken, Scope, TokenGrant, TokenHash, TokenId, TOKEN_PREFIX,
+};
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use destination::{Destination, NewDestination, SendTarget};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};

@@ -15,7 +15,7 @@
 //! ├── columns.rs      state and outcome labels, corrupt-column errors
 //! ├── status.rs  transfer.rs     the reports' and records' types
 //! ├── notify.rs  payload_keys.rs  schema_version.rs  sandbox.rs
-//! ├── clock.rs  error.rs  stats.rs
+//! ├── clock.rs  error.rs  stats.rs  token_rows.rs
 //! ├── postgres/       PgStore: every statement PostgreSQL runs
 //! ├── sqlite/         SqliteStore: the embedded file
 //! └── memory/         MemStore: the model the simulation explores
@@ -57,6 +57,7 @@
 //!   migrations are the binary's.
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
 //!   temporary directory, or a schema inside a PostgreSQL).
+//! - `token_rows`: an API token's columns as every store reads them back.
 //! - `clock`: the single authority for "now"; `error`: [`StoreError`];
 //!   `stats`: counters of claims, reclaims and fenced finishes;
 //!   `finish_failpoint`: the failpoint inside every store's finish.
@@ -106,6 +107,7 @@ mod schema_version;
 mod sqlite;
 mod stats;
 mod status;
+mod token_rows;
 mod transfer;
 
 use std::future::Future;
@@ -132,9 +134,9 @@ pub use status::{Latency, Refused, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};
 
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    Region, SendTarget, Task, TaskId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
+    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId, TokenHash, TokenId,
 };
 use crate::policy::Decision;
 
@@ -437,4 +439,28 @@ pub trait Store: Sync {
         &self,
         batch: &[Finish],
     ) -> impl Future<Output = Result<Vec<TransitionOutcome>, StoreError>> + Send;
+
+    /// Stores an API token (its hash, never the token), made at the
+    /// store's now. An id or hash already stored is a `Conflict`.
+    fn add_api_token(
+        &self,
+        new: NewApiToken,
+    ) -> impl Future<Output = Result<ApiToken, StoreError>> + Send;
+
+    /// The token whose SHA-256 is `hash`, revoked and expired ones
+    /// included (the caller decides at its now): one indexed read.
+    fn api_token_by_hash(
+        &self,
+        hash: &TokenHash,
+    ) -> impl Future<Output = Result<Option<ApiToken>, StoreError>> + Send;
+
+    /// Every API token, oldest first (ties by id).
+    fn api_tokens(&self) -> impl Future<Output = Result<Vec<ApiToken>, StoreError>> + Send;
+
+    /// Revokes the token from the store's now; a token revoked before
+    /// keeps its first revocation. `None` for an id no token has.
+    fn revoke_api_token(
+        &self,
+        id: &TokenId,
+    ) -> impl Future<Output = Result<Option<ApiToken>, StoreError>> + Send;
 }

@@ -1,48 +1,116 @@
-//! Bearer-token authentication for /v1, checked before anything else.
+//! Bearer-token authentication and scopes for /v1, checked before anything
+//! else.
 //!
 //! `require_token` wraps the whole /v1 scope, so it runs before any
-//! extractor reads or parses the body: a caller without the token learns
-//! nothing about what the API accepts (no field names, no JSON errors) and
-//! cannot make the server buffer a body.
+//! extractor reads or parses the body: a caller without a good token
+//! learns nothing about what the API accepts (no field names, no JSON
+//! errors) and cannot make the server buffer a body.
+//!
+//! A request's token is either the configured `api.token` (the bootstrap
+//! token: admin, compared in memory in constant time) or a stored API
+//! token, looked up by its SHA-256 on every request: one indexed read, and
+//! no cache, so a revocation or an expiry holds on the next request in
+//! every process. A token that is unknown, revoked or expired answers 401;
+//! a known token without the route's scope (`scopes::ROUTES`) answers 403;
+//! a database that does not answer, 503.
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{web, HttpRequest};
+use actix_web::{web, HttpMessage, HttpRequest};
+use remit::domain::{token_hash, TOKEN_PREFIX};
+use remit::store::Store;
 
+use super::caller::Caller;
+use super::scopes;
 use super::{ApiError, ApiState};
 
-/// Middleware for /v1: answers 401 unless the request carries the token.
+/// Middleware for /v1: answers 401, 403 or 503 unless the request's token
+/// may call the route; otherwise hands the [`Caller`] to the handler.
 pub async fn require_token<B: MessageBody + 'static>(
     request: ServiceRequest,
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
-    let allowed = request
-        .app_data::<web::Data<ApiState>>()
-        .is_some_and(|state| authorize(request.request(), state).is_ok());
-    if !allowed {
+    let Some(state) = request.app_data::<web::Data<ApiState>>().cloned() else {
         return Ok(request
             .error_response(ApiError::Unauthorized)
             .map_into_right_body());
+    };
+    let admitted = match authenticate(request.request(), &state).await {
+        Ok(caller) => admit(&request, caller),
+        Err(e) => Err(e),
+    };
+    match admitted {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            Ok(next.call(request).await?.map_into_left_body())
+        }
+        Err(e) => Ok(request.error_response(e).map_into_right_body()),
     }
-    Ok(next.call(request).await?.map_into_left_body())
 }
 
-/// Accepts the request only with `Authorization: Bearer <token>` matching
-/// the configured token. Without a configured token, nothing is accepted.
-pub fn authorize(request: &HttpRequest, state: &ApiState) -> Result<(), ApiError> {
-    let expected = state.token.as_deref().ok_or(ApiError::Unauthorized)?;
+/// Who the request's token is: the bootstrap token, or a stored token that
+/// is neither revoked nor expired.
+pub async fn authenticate(request: &HttpRequest, state: &ApiState) -> Result<Caller, ApiError> {
     let given = request
         .headers()
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(bearer_token)
         .ok_or(ApiError::Unauthorized)?;
-    if constant_time_eq(given.as_bytes(), expected.as_bytes()) {
-        Ok(())
+    if let Some(bootstrap) = state.token.as_deref() {
+        if constant_time_eq(given.as_bytes(), bootstrap.as_bytes()) {
+            return Ok(Caller::Bootstrap);
+        }
+    }
+    // Only tokens remit made are looked up: anything else cannot match.
+    if !given.starts_with(TOKEN_PREFIX) {
+        return Err(ApiError::Unauthorized);
+    }
+    let token = state
+        .store
+        .api_token_by_hash(&token_hash(given))
+        .await
+        .map_err(ApiError::Unavailable)?
+        .ok_or(ApiError::Unauthorized)?;
+    if token.usable_at(chrono::Utc::now()) {
+        Ok(Caller::Token(token))
     } else {
         Err(ApiError::Unauthorized)
     }
+}
+
+/// Whether `caller` may call the route the request matched.
+fn admit(request: &ServiceRequest, caller: Caller) -> Result<Caller, ApiError> {
+    let Some(access) = scopes::access(
+        request.method().as_str(),
+        request.match_pattern().as_deref(),
+    ) else {
+        return Ok(caller);
+    };
+    if !access.scopes.contains(&caller.scope()) {
+        return Err(ApiError::Forbidden {
+            field: None,
+            message: format!(
+                "this token's scope is {}; this operation needs {}",
+                caller.scope(),
+                access
+                    .scopes
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        });
+    }
+    if caller.tenant_limited() && !access.per_tenant {
+        return Err(ApiError::Forbidden {
+            field: None,
+            message: "this token is limited to tenants; this operation concerns every tenant"
+                .into(),
+        });
+    }
+    Ok(caller)
 }
 
 /// The token of a `Bearer` credential. The scheme is matched without

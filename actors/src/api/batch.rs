@@ -1,7 +1,8 @@
 //! POST /v1/tasks/batch: up to [`MAX_BATCH`] tasks in one request, each
 //! answered with the status and body POST /v1/tasks would have given it
 //! (201 created, 200 repeat, 409 conflict, 400 or 422 with the field, 413
-//! for a payload over the limit). One bad task never rejects its
+//! for a payload over the limit, 403 naming `tenant_id` for a tenant the
+//! token may not schedule for). One bad task never rejects its
 //! neighbours, and a task is written whole or not at all.
 
 use actix_web::{web, HttpResponse, ResponseError};
@@ -15,7 +16,7 @@ use super::body::read_object;
 use super::error::ErrorBody;
 use super::task_views::TaskSummary;
 use super::tasks::{CreateTask, TaskRules};
-use super::{ApiError, ApiState};
+use super::{ApiError, ApiState, Caller};
 
 /// Most tasks in one batch.
 pub const MAX_BATCH: usize = 1_000;
@@ -98,7 +99,6 @@ impl BatchResult {
     path = "/v1/tasks/batch",
     operation_id = "create_tasks",
     tag = "tasks",
-    security(("bearer" = [])),
     request_body = CreateBatch,
     responses(
         (status = 200, description = "One result per task, in order", body = BatchResults),
@@ -112,6 +112,7 @@ impl BatchResult {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
+    caller: Caller,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     let entries = read_object::<CreateBatch>(body.get())?.tasks;
@@ -125,7 +126,7 @@ pub async fn create(
     let mut refusals = Vec::with_capacity(entries.len());
     let mut batch = Vec::with_capacity(entries.len());
     for entry in &entries {
-        match read(entry, &state.rules) {
+        match read(entry, &state.rules, &caller) {
             Ok(new) => {
                 batch.push(new);
                 refusals.push(None);
@@ -154,7 +155,7 @@ pub async fn create(
 }
 
 /// One task of the batch, read and checked as POST /v1/tasks would.
-fn read(entry: &RawValue, rules: &TaskRules) -> Result<NewTask, ApiError> {
+fn read(entry: &RawValue, rules: &TaskRules, caller: &Caller) -> Result<NewTask, ApiError> {
     let task: CreateTask = read_object(entry.get())?;
     if task.payload_len() > MAX_PAYLOAD_BYTES {
         return Err(ApiError::TooLarge {
@@ -162,5 +163,7 @@ fn read(entry: &RawValue, rules: &TaskRules) -> Result<NewTask, ApiError> {
             limit: MAX_PAYLOAD_BYTES,
         });
     }
-    Ok(task.validate(rules)?)
+    let new = task.validate(rules)?;
+    caller.may_schedule_for(&new.tenant_id)?;
+    Ok(new)
 }

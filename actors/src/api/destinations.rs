@@ -80,7 +80,6 @@ impl CreateDestination {
     path = "/v1/destinations",
     operation_id = "create_destination",
     tag = "destinations",
-    security(("bearer" = [])),
     request_body = CreateDestination,
     responses(
         (status = 201, description = "Registered: the stored destination", body = DestinationView),
@@ -133,7 +132,6 @@ pub async fn create(
     path = "/v1/destinations/{id}",
     operation_id = "get_destination",
     tag = "destinations",
-    security(("bearer" = [])),
     params((
         "id" = String,
         Path,

@@ -35,6 +35,15 @@ pub enum ApiError {
     Conflict(String),
     #[error("internal error")]
     Internal(#[source] StoreError),
+    /// A known token without the scope, or the tenant, the request needs.
+    #[error("{message}")]
+    Forbidden {
+        field: Option<&'static str>,
+        message: String,
+    },
+    /// The token could not be looked up: the database did not answer.
+    #[error("the token could not be checked; try again")]
+    Unavailable(#[source] StoreError),
 }
 
 /// The body of every error answer.
@@ -59,9 +68,9 @@ pub struct ErrorDetail {
 }
 
 /// What kind of error it is, one code per HTTP status: `bad_request` 400,
-/// `unauthorized` 401, `not_found` 404, `method_not_allowed` 405,
-/// `conflict` 409, `too_large` 413,
-/// `invalid` 422, `internal` 500.
+/// `unauthorized` 401, `forbidden` 403, `not_found` 404,
+/// `method_not_allowed` 405, `conflict` 409, `too_large` 413,
+/// `invalid` 422, `internal` 500, `unavailable` 503.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -73,6 +82,8 @@ pub enum ErrorCode {
     MethodNotAllowed,
     Conflict,
     Internal,
+    Forbidden,
+    Unavailable,
 }
 
 impl ApiError {
@@ -86,6 +97,8 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
             ApiError::Conflict(_) => ErrorCode::Conflict,
             ApiError::Internal(_) => ErrorCode::Internal,
+            ApiError::Forbidden { .. } => ErrorCode::Forbidden,
+            ApiError::Unavailable(_) => ErrorCode::Unavailable,
         }
     }
 
@@ -94,6 +107,7 @@ impl ApiError {
             ApiError::BadRequest { field, .. } => field.as_deref(),
             ApiError::Invalid(e) => Some(e.field),
             ApiError::TooLarge { field, .. } => *field,
+            ApiError::Forbidden { field, .. } => *field,
             _ => None,
         }
     }
@@ -163,6 +177,8 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -196,6 +212,8 @@ mod tests {
             (ErrorCode::MethodNotAllowed, "method_not_allowed"),
             (ErrorCode::Conflict, "conflict"),
             (ErrorCode::Internal, "internal"),
+            (ErrorCode::Forbidden, "forbidden"),
+            (ErrorCode::Unavailable, "unavailable"),
         ];
         for (code, name) in names {
             assert_eq!(serde_json::to_value(code).unwrap(), name);

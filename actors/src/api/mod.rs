@@ -1,9 +1,14 @@
 //! The HTTP API, served by the same process as the runtime. Everything
-//! under /v1 needs the bearer token, checked before the body is read;
-//! /healthz, /readyz, /metrics and /openapi.json do not.
+//! under /v1 needs a bearer token whose scope the route admits, checked
+//! before the body is read; /healthz, /readyz, /metrics and /openapi.json
+//! do not.
 //!
 //! # Layout
-//! - `auth`: the bearer token, as middleware in front of /v1.
+//! - `auth`: the bearer token, as middleware in front of /v1: the
+//!   bootstrap token or a stored API token, and the route's scope.
+//! - `scopes`: which scopes each /v1 route admits, said once.
+//! - `caller`: who is calling, for handlers that limit by tenant.
+//! - `tokens`: /v1/tokens, making, listing and revoking API tokens.
 //! - `failures`: 5xx answers logged with their cause.
 //! - `error`: the JSON error shape and the status of each error.
 //! - `body`: request bodies, JSON objects only, with errors naming the field.
@@ -15,13 +20,16 @@
 mod auth;
 mod batch;
 mod body;
+mod caller;
 mod destinations;
 mod error;
 mod failures;
 mod openapi;
 mod payload;
+mod scopes;
 mod task_views;
 mod tasks;
+mod tokens;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,11 +43,13 @@ use utoipa::ToSchema;
 use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
 
-pub use auth::authorize;
+pub use auth::authenticate;
 pub use body::read_object;
+pub use caller::Caller;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
 pub use tasks::{CreateTask, TaskRules};
+pub use tokens::{CreateToken, TokenView};
 
 /// What the handlers share; safe to use from every server worker thread.
 #[derive(Debug, Clone)]
@@ -48,6 +58,7 @@ pub struct ApiState {
     /// delivery needs.
     pub store: Database,
     pub rules: TaskRules,
+    /// The bootstrap token (`api.token`): admin, checked in memory.
     pub token: Option<String>,
     /// Where webhooks may be sent; new destinations are checked against it.
     pub egress: Arc<Egress>,
@@ -154,6 +165,12 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .service(
                     resource("/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)),
                 )
+                .service(
+                    resource("/tokens", "GET, POST")
+                        .route(web::get().to(tokens::list))
+                        .route(web::post().to(tokens::create)),
+                )
+                .service(resource("/tokens/{id}", "DELETE").route(web::delete().to(tokens::revoke)))
                 .default_service(web::to(no_route)),
         );
 }

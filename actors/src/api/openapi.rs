@@ -16,9 +16,11 @@ use utoipa::{Modify, OpenApi};
         title = "remit",
         version = env!("CARGO_PKG_VERSION"),
         description = "Durable webhook delivery: register destinations, schedule webhooks, \
-            inspect and replay them. Every path under /v1 needs `Authorization: Bearer <token>`; \
-            the token is checked before the body is read. Errors all have the `ErrorBody` shape \
-            and never contain payload data.",
+            inspect and replay them. Every path under /v1 needs `Authorization: Bearer <token>`, \
+            checked before the body is read: the bootstrap token (`api.token`, admin) or an API \
+            token. Each operation's `security` lists the token scopes that may call it, one \
+            requirement per scope (any one suffices). Errors all have the `ErrorBody` shape and \
+            never contain payload data.",
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     paths(
@@ -32,11 +34,15 @@ use utoipa::{Modify, OpenApi};
         super::batch::create,
         super::tasks::get,
         super::tasks::replay,
+        super::tokens::create,
+        super::tokens::list,
+        super::tokens::revoke,
     ),
     modifiers(&BearerToken),
     tags(
         (name = "destinations", description = "Receivers of webhooks"),
         (name = "tasks", description = "Logical webhooks: schedule, inspect, replay"),
+        (name = "tokens", description = "API tokens and their scopes (admin)"),
         (name = "probes", description = "Liveness, readiness and metrics; no token needed"),
         (name = "meta", description = "This document; no token needed"),
     ),
@@ -51,13 +57,15 @@ impl Modify for BearerToken {
         let scheme = HttpBuilder::new()
             .scheme(HttpAuthScheme::Bearer)
             .description(Some(
-                "The configured `api.token`. With none configured, every /v1 request is refused.",
+                "The bootstrap token (`api.token`, scope `admin`) or an API token (`remit_…`) \
+                 with one of the scopes the operation lists: `read`, `schedule` or `admin`.",
             ))
             .build();
         openapi
             .components
             .get_or_insert_with(Default::default)
             .add_security_scheme("bearer", SecurityScheme::Http(scheme));
+        super::scopes::declare(openapi);
     }
 }
 

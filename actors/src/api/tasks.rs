@@ -15,7 +15,7 @@ use super::body::read_object;
 use super::error::ErrorBody;
 use super::payload::RawPayload;
 use super::task_views::{TaskSummary, TaskView};
-use super::{ApiError, ApiState};
+use super::{ApiError, ApiState, Caller};
 
 /// One logical webhook to schedule. `tenant_id` and `reminder_id` together
 /// identify it.
@@ -233,7 +233,6 @@ impl CreateTask {
     path = "/v1/tasks",
     operation_id = "create_task",
     tag = "tasks",
-    security(("bearer" = [])),
     request_body = CreateTask,
     responses(
         (status = 201, description = "Scheduled", body = TaskSummary),
@@ -249,6 +248,7 @@ impl CreateTask {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
+    caller: Caller,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     // The bearer token has been checked before the body was read (see
@@ -261,6 +261,7 @@ pub async fn create(
         });
     }
     let new = body.validate(&state.rules)?;
+    caller.may_schedule_for(&new.tenant_id)?;
     let scheduled = state.store.schedule(new).await?;
     let summary = TaskSummary::from(&scheduled.task);
     Ok(if scheduled.created {
@@ -279,12 +280,14 @@ fn task_id(raw: &str) -> Result<TaskId, ApiError> {
 /// The task, when it exists and belongs to this process's region. Another
 /// region's task is answered exactly like a missing one, so one region's
 /// API reveals nothing about another's (not even that the id exists).
-async fn own_task(state: &ApiState, id: TaskId) -> Result<Task, ApiError> {
+/// The task, if it is this region's and the caller may see its tenant:
+/// any other is answered exactly as one that does not exist.
+async fn own_task(state: &ApiState, caller: &Caller, id: TaskId) -> Result<Task, ApiError> {
     state
         .store
         .task(id)
         .await?
-        .filter(|task| task.region == state.rules.serving)
+        .filter(|task| task.region == state.rules.serving && caller.sees_tenant(&task.tenant_id))
         .ok_or_else(|| missing_task(id))
 }
 
@@ -300,7 +303,6 @@ fn missing_task(id: TaskId) -> ApiError {
     path = "/v1/tasks/{id}",
     operation_id = "get_task",
     tag = "tasks",
-    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid, description = "The task's id")),
     responses(
         (status = 200, description = "The task", body = TaskView),
@@ -312,10 +314,11 @@ fn missing_task(id: TaskId) -> ApiError {
 )]
 pub async fn get(
     state: web::Data<ApiState>,
+    caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = task_id(&id)?;
-    let task = own_task(&state, id).await?;
+    let task = own_task(&state, &caller, id).await?;
     let attempts = state.store.attempts(id).await?;
     Ok(HttpResponse::Ok().json(TaskView::new(&task, &attempts)))
 }
@@ -330,7 +333,6 @@ pub async fn get(
     path = "/v1/tasks/{id}/replay",
     operation_id = "replay_task",
     tag = "tasks",
-    security(("bearer" = [])),
     params(("id" = String, Path, format = Uuid, description = "The task's id")),
     responses(
         (status = 200, description = "The task, back to `pending`", body = TaskView),
@@ -343,12 +345,13 @@ pub async fn get(
 )]
 pub async fn replay(
     state: web::Data<ApiState>,
+    caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     // Only this region's tasks: a task never changes region, so the check
     // cannot go stale before the replay.
     let id = task_id(&id)?;
-    own_task(&state, id).await?;
+    own_task(&state, &caller, id).await?;
     match state.store.replay(id, state.rules.horizon).await? {
         Replayed::Replayed(task) => {
             let attempts = state.store.attempts(id).await?;

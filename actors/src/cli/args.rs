@@ -48,6 +48,9 @@ pub enum Command {
     /// Manage destinations.
     #[command(subcommand)]
     Destination(DestinationCommand),
+    /// Make, list and revoke API tokens (one set for the whole database).
+    #[command(subcommand)]
+    Token(TokenCommand),
     /// Print a fresh payload key for REMIT_PAYLOAD_KEY.
     Keygen,
     /// Check the schedule: expired leases, work eligible for too long,
@@ -169,6 +172,41 @@ pub enum DestinationCommand {
         /// Signing secret, `whsec_<base64>`; webhooks are signed when given.
         #[arg(long, env = "REMIT_DESTINATION_SECRET")]
         secret: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make an API token. Prints the token alone on standard output, shown
+    /// this once (remit keeps only its hash), and what it may do on
+    /// standard error.
+    Create {
+        /// read (tasks and destinations), schedule (schedule tasks, read
+        /// them) or admin (everything).
+        #[arg(long)]
+        scope: String,
+        /// Only this tenant's tasks (repeat for several; not for admin).
+        #[arg(long = "tenant", value_name = "TENANT")]
+        tenants: Vec<String>,
+        /// When it stops working: RFC 3339 (2027-01-01T00:00:00Z) or a
+        /// time from now (90d, 12h).
+        #[arg(long, value_name = "WHEN")]
+        expires: Option<String>,
+        /// A label for people.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List every token: id, name, scope, tenants, made, expires, revoked.
+    /// Never a token's secret.
+    List {
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
+    },
+    /// Revoke a token by its id: refused from the next request on, in
+    /// every process.
+    Revoke {
+        /// The token's id (tok_…), as `remit token list` shows it.
+        id: String,
     },
 }
 

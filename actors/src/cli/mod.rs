@@ -5,7 +5,8 @@
 //! # Layout
 //! - `args`: the commands and flags, as clap reads them.
 //! - `migrate`, `destination`, `schedule`, `reconcile`, `prune`, `status`,
-//!   `transfer` (export and import): one command each.
+//!   `transfer` (export and import), `token` (create, list, revoke): one
+//!   command each.
 
 mod args;
 mod destination;
@@ -14,6 +15,7 @@ mod prune;
 mod reconcile;
 mod schedule;
 mod status;
+mod token;
 mod transfer;
 
 use remit::payload_crypto::PayloadKey;
@@ -23,7 +25,7 @@ use remit_actors::config::Config;
 use remit_actors::words::counted;
 
 pub use args::Cli;
-use args::{Command, DestinationCommand};
+use args::{Command, DestinationCommand, TokenCommand};
 
 /// What went wrong in a command, with its exit status.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +101,14 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             secret,
         }) => destination::add(&config, id, region, url, secret).await,
         Command::Schedule(args) => schedule::run(&config, args).await,
+        Command::Token(TokenCommand::Create {
+            scope,
+            tenants,
+            expires,
+            name,
+        }) => token::create(&config, scope, tenants, expires, name).await,
+        Command::Token(TokenCommand::List { format }) => token::list(&config, format).await,
+        Command::Token(TokenCommand::Revoke { id }) => token::revoke(&config, &id).await,
         Command::Reconcile {
             region,
             ledger,

@@ -131,8 +131,9 @@ pub struct ApiConfig {
     /// Database connections of the API's own, apart from
     /// `database.pool_size`, so requests cannot starve delivery.
     pub pool_size: u32,
-    /// Bearer token for /v1 (usually `REMIT_API_TOKEN`). Without one, /v1
-    /// refuses every request.
+    /// The bootstrap bearer token for /v1, scope admin (usually
+    /// `REMIT_API_TOKEN`). Without one, /v1 accepts only API tokens made
+    /// with `remit token create`.
     #[serde(skip_serializing)]
     pub token: Option<String>,
 }

@@ -13,6 +13,7 @@ mod prune;
 mod schedule;
 mod startup;
 mod status;
+mod token;
 mod unit;
 
 use std::process::{Child, Command, Output};

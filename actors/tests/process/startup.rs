@@ -1,5 +1,5 @@
 //! How `remit run` starts: a port in use is one line and exit 2; without
-//! an API token it warns that /v1 refuses every request.
+//! a bootstrap API token it warns that /v1 takes made tokens only.
 
 use std::io::Read;
 use std::process::Stdio;
@@ -37,7 +37,7 @@ async fn an_api_port_in_use_is_one_line_and_exit_2() {
 }
 
 #[actix_rt::test]
-async fn without_a_token_it_warns_that_v1_refuses_every_request() {
+async fn without_a_bootstrap_token_it_warns_that_v1_takes_made_tokens_only() {
     let db = TestDb::with_database_clock().await;
     let mut child = remit(&db)
         .args(["run", "--region", "eu"])
@@ -49,7 +49,7 @@ async fn without_a_token_it_warns_that_v1_refuses_every_request() {
     let mut stderr = child.stderr.take().unwrap();
     let mut seen = String::new();
     let mut chunk = [0u8; 4096];
-    while !seen.contains("no API token") && Instant::now() < deadline {
+    while !seen.contains("no bootstrap API token") && Instant::now() < deadline {
         match stderr.read(&mut chunk) {
             Ok(0) | Err(_) => break,
             Ok(n) => seen.push_str(&String::from_utf8_lossy(&chunk[..n])),
@@ -58,7 +58,7 @@ async fn without_a_token_it_warns_that_v1_refuses_every_request() {
     kill(&child, "TERM");
     child.wait().unwrap();
     assert!(
-        seen.contains("no API token") && seen.contains("/v1 refuses every request"),
+        seen.contains("no bootstrap API token") && seen.contains("remit token create"),
         "{seen}"
     );
 }

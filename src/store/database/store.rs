@@ -5,9 +5,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::Database;
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
+    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId, TokenHash, TokenId,
 };
 use crate::store::{
     ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
@@ -119,5 +119,21 @@ impl Store for Database {
 
     async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
         on_store!(self, s => s.finish_many(batch).await)
+    }
+
+    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        on_store!(self, s => s.add_api_token(new).await)
+    }
+
+    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
+        on_store!(self, s => s.api_token_by_hash(hash).await)
+    }
+
+    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        on_store!(self, s => s.api_tokens().await)
+    }
+
+    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+        on_store!(self, s => s.revoke_api_token(id).await)
     }
 }

@@ -6,6 +6,7 @@
 //! Its clock must be pinned (there is no database clock to ask); time only
 //! moves when the caller moves it.
 
+mod api_tokens;
 mod claim;
 mod lease;
 mod rate;
@@ -27,9 +28,9 @@ use super::{
     Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
+    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId, TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 
@@ -331,5 +332,21 @@ impl Store for MemStore {
         };
         lifecycle::extend(task, by, now);
         Ok(TransitionOutcome::Applied)
+    }
+
+    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        self.add_token(new)
+    }
+
+    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
+        Ok(self.token_by_hash(hash))
+    }
+
+    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        Ok(self.tokens())
+    }
+
+    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+        Ok(self.revoke_token(id))
     }
 }

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{Attempt, AttemptOutcome, Destination, DestinationId, Lease, Task, TaskId};
+use crate::domain::{
+    ApiToken, Attempt, AttemptOutcome, Destination, DestinationId, Lease, Task, TaskId, TokenHash,
+};
 use crate::payload_crypto::SealedPayload;
 use crate::store::lifecycle::{self, EndAttempt};
 use crate::store::TransitionOutcome;
@@ -29,6 +31,8 @@ pub(super) struct State {
     pub(super) attempts: Vec<Attempt>,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
+    /// API tokens, each with the hash it is looked up by.
+    pub(super) api_tokens: Vec<(TokenHash, ApiToken)>,
 }
 
 impl State {

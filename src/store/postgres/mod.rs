@@ -15,7 +15,8 @@
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
 //!   `lease` (release, extend); `schedule_many`; `destinations` (add, read,
 //!   pause); `rate` (token takes); `reads` (task, attempts, payload,
-//!   ping); `reconcile`; `replay`; `retention` (prune).
+//!   ping); `reconcile`; `replay`; `retention` (prune); `api_tokens`
+//!   (add, look up by hash, list, revoke).
 //! - `prepared`: the hot statements, built so each connection prepares
 //!   them once.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
@@ -26,6 +27,7 @@
 //!   the calls `Database` makes beside the trait.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
 
+mod api_tokens;
 mod claim;
 mod connect;
 mod destinations;

@@ -10,15 +10,15 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention,
+    api_tokens, claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention,
     schedule_many, schema_check, send_targets, transitions, ClaimRequest, Clock, Finish,
     PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
     TransitionOutcome,
 };
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
+    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId, TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 
@@ -262,5 +262,21 @@ impl Store for PgStore {
 
     async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
         finish_many::finish_many(self, batch).await
+    }
+
+    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        api_tokens::add(self, new).await
+    }
+
+    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
+        api_tokens::by_hash(self, hash).await
+    }
+
+    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        api_tokens::list(self).await
+    }
+
+    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+        api_tokens::revoke(self, id).await
     }
 }

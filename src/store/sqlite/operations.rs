@@ -5,11 +5,11 @@
 use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
-use super::{claim, destinations, finish, maintenance, rows, schedule, SqliteStore};
+use super::{api_tokens, claim, destinations, finish, maintenance, rows, schedule, SqliteStore};
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
+    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId, TokenHash, TokenId,
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
@@ -246,6 +246,29 @@ impl Store for SqliteStore {
             self.wake(Wakeup::Destination(id));
         }
         Ok(outcomes)
+    }
+
+    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        self.run(true, move |conn, ctx| api_tokens::add(conn, new, ctx.now))
+            .await
+    }
+
+    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
+        let hash = *hash;
+        self.run(false, move |conn, _| api_tokens::by_hash(conn, &hash))
+            .await
+    }
+
+    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        self.run(false, |conn, _| api_tokens::list(conn)).await
+    }
+
+    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+        let id = id.clone();
+        self.run(true, move |conn, ctx| {
+            api_tokens::revoke(conn, &id, ctx.now)
+        })
+        .await
     }
 }
 

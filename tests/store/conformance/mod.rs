@@ -146,4 +146,8 @@ every_store!(
     ping_answers_and_changes_nothing,
     one_finish_applies_each_kind_of_decision,
     reconcile_compares_the_schedule_with_a_ledger,
+    an_api_token_is_stored_as_made_and_once,
+    an_api_token_is_found_by_its_hash_only,
+    api_tokens_are_listed_oldest_first,
+    a_revocation_is_kept_and_found,
 );

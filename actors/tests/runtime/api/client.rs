@@ -28,6 +28,7 @@ impl Api {
         let url = format!("{}{path}", self.base);
         let mut request = match method {
             "GET" => self.client.get(url),
+            "DELETE" => self.client.delete(url),
             _ => self.client.post(url),
         };
         if let Some(token) = token {

@@ -9,6 +9,8 @@ mod front_door;
 mod openapi;
 mod regions;
 mod routing;
+mod scopes;
+mod tokens;
 
 use std::time::Duration;
 

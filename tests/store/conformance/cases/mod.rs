@@ -45,6 +45,7 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
     claimed.remove(0)
 }
 
+mod api_tokens;
 mod claims;
 mod destinations;
 mod finishes;
@@ -55,6 +56,7 @@ mod retention;
 mod scheduling;
 mod transitions;
 
+pub use api_tokens::*;
 pub use claims::*;
 pub use destinations::*;
 pub use finishes::*;

@@ -1,0 +1,60 @@
+//! API tokens in the model: the table as a list, in insertion order.
+
+use chrono::SubsecRound;
+
+use super::MemStore;
+use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::token_rows::token_conflict;
+use crate::store::StoreError;
+
+impl MemStore {
+    pub(super) fn add_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        if state
+            .api_tokens
+            .iter()
+            .any(|(hash, token)| *hash == new.hash || token.id == new.id)
+        {
+            return Err(token_conflict());
+        }
+        // Instants as PostgreSQL keeps them: to the microsecond.
+        let token = ApiToken {
+            id: new.id,
+            name: new.name,
+            scope: new.scope,
+            tenants: new.tenants,
+            created_at: now.trunc_subsecs(6),
+            expires_at: new.expires_at.map(|at| at.trunc_subsecs(6)),
+            revoked_at: None,
+        };
+        state.api_tokens.push((new.hash, token.clone()));
+        Ok(token)
+    }
+
+    pub(super) fn token_by_hash(&self, hash: &TokenHash) -> Option<ApiToken> {
+        let state = self.state.lock();
+        let found = state.api_tokens.iter().find(|(h, _)| h == hash);
+        found.map(|(_, token)| token.clone())
+    }
+
+    pub(super) fn tokens(&self) -> Vec<ApiToken> {
+        let mut tokens: Vec<ApiToken> = self
+            .state
+            .lock()
+            .api_tokens
+            .iter()
+            .map(|(_, token)| token.clone())
+            .collect();
+        tokens.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        tokens
+    }
+
+    pub(super) fn revoke_token(&self, id: &TokenId) -> Option<ApiToken> {
+        let now = self.now().trunc_subsecs(6);
+        let mut state = self.state.lock();
+        let (_, token) = state.api_tokens.iter_mut().find(|(_, t)| &t.id == id)?;
+        token.revoked_at.get_or_insert(now);
+        Some(token.clone())
+    }
+}

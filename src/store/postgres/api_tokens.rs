@@ -1,0 +1,117 @@
+//! API tokens on PostgreSQL: one table for the database, looked up by the
+//! SHA-256 of the token through its unique index.
+
+use chrono::{DateTime, Utc};
+use diesel::sql_types::{Array, Bytea, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+
+use super::{PgStore, StoreError};
+use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::token_rows::{token_conflict, TokenColumns};
+
+const COLUMNS: &str = "id, name, scope, tenants, created_at, expires_at, revoked_at";
+
+#[derive(QueryableByName)]
+struct TokenRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    name: Option<String>,
+    #[diesel(sql_type = Text)]
+    scope: String,
+    #[diesel(sql_type = Nullable<Array<Text>>)]
+    tenants: Option<Vec<String>>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: DateTime<Utc>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    expires_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    revoked_at: Option<DateTime<Utc>>,
+}
+
+impl TokenRow {
+    fn into_token(self) -> Result<ApiToken, StoreError> {
+        TokenColumns {
+            id: self.id,
+            name: self.name,
+            scope: self.scope,
+            tenants: self.tenants,
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            revoked_at: self.revoked_at,
+        }
+        .into_token()
+    }
+}
+
+pub(super) async fn add(store: &PgStore, new: NewApiToken) -> Result<ApiToken, StoreError> {
+    let mut conn = store.conn().await?;
+    let tenants: Option<Vec<String>> = new
+        .tenants
+        .map(|ts| ts.iter().map(|t| t.as_str().to_owned()).collect());
+    // $1 id, $2 secret_hash, $3 name, $4 scope, $5 tenants, $6 expires_at,
+    // $7 now (NULL: the database's).
+    let rows: Vec<TokenRow> = diesel::sql_query(format!(
+        "INSERT INTO api_tokens \
+             (id, secret_hash, name, scope, tenants, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, coalesce($7, now()), $6) \
+         ON CONFLICT DO NOTHING RETURNING {COLUMNS}"
+    ))
+    .bind::<Text, _>(new.id.as_str())
+    .bind::<Bytea, _>(&new.hash[..])
+    .bind::<Nullable<Text>, _>(new.name)
+    .bind::<Text, _>(new.scope.as_str())
+    .bind::<Nullable<Array<Text>>, _>(tenants)
+    .bind::<Nullable<Timestamptz>, _>(new.expires_at)
+    .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+    .load(&mut conn)
+    .await?;
+    rows.into_iter()
+        .next()
+        .ok_or_else(token_conflict)?
+        .into_token()
+}
+
+pub(super) async fn by_hash(
+    store: &PgStore,
+    hash: &TokenHash,
+) -> Result<Option<ApiToken>, StoreError> {
+    let mut conn = store.conn().await?;
+    let rows: Vec<TokenRow> = diesel::sql_query(format!(
+        "SELECT {COLUMNS} FROM api_tokens WHERE secret_hash = $1"
+    ))
+    .bind::<Bytea, _>(&hash[..])
+    .load(&mut conn)
+    .await?;
+    rows.into_iter()
+        .next()
+        .map(TokenRow::into_token)
+        .transpose()
+}
+
+pub(super) async fn list(store: &PgStore) -> Result<Vec<ApiToken>, StoreError> {
+    let mut conn = store.conn().await?;
+    let rows: Vec<TokenRow> = diesel::sql_query(format!(
+        "SELECT {COLUMNS} FROM api_tokens ORDER BY created_at, id"
+    ))
+    .load(&mut conn)
+    .await?;
+    rows.into_iter().map(TokenRow::into_token).collect()
+}
+
+pub(super) async fn revoke(store: &PgStore, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+    let mut conn = store.conn().await?;
+    let rows: Vec<TokenRow> = diesel::sql_query(format!(
+        "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $2, now()) \
+         WHERE id = $1 RETURNING {COLUMNS}"
+    ))
+    .bind::<Text, _>(id.as_str())
+    .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+    .load(&mut conn)
+    .await?;
+    rows.into_iter()
+        .next()
+        .map(TokenRow::into_token)
+        .transpose()
+}
