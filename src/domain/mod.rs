@@ -7,6 +7,7 @@ mod ids;
 mod payload;
 mod reconcile;
 mod retention;
+mod signing_secret;
 mod task;
 
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
@@ -16,4 +17,7 @@ pub use ids::{quoted, DestinationId, InvalidInput, Region, ReminderId, TaskId, T
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, TaskSummary};
 pub use retention::{PruneReport, PruneRequest};
+pub use signing_secret::{
+    valid_at, Rotation, SigningSecret, TargetSecret, DEFAULT_OVERLAP, EXPIRY_TOLERANCE,
+};
 pub use task::{ClaimedTask, FailureReason, Lease, NewTask, Task, TaskState};

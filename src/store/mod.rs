@@ -134,7 +134,7 @@ pub use transfer::{DestinationRecord, Imported, TaskRecord};
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
     NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    Region, SendTarget, Task, TaskId,
+    Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
 };
 use crate::policy::Decision;
 
@@ -245,7 +245,7 @@ pub trait Store: Sync {
         id: &DestinationId,
     ) -> impl Future<Output = Result<Option<Destination>, StoreError>> + Send;
 
-    /// The destination with its secret and what is left of its pause, read
+    /// The destination with its valid secrets and what is left of its pause, read
     /// right before a request.
     fn send_target(
         &self,
@@ -262,6 +262,25 @@ pub trait Store: Sync {
         &self,
         ids: &[DestinationId],
     ) -> impl Future<Output = Result<Vec<Option<SendTarget>>, StoreError>> + Send;
+
+    /// Adds the rotation's secret to the destination and ends every secret
+    /// valid until now at the rotation's `old_expires_at` (a secret that
+    /// ends sooner keeps its end), all in one transaction; the new secret
+    /// has no end. Answers the new secret (without its value); a
+    /// destination that does not exist is `NotFound`.
+    fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> impl Future<Output = Result<SigningSecret, StoreError>> + Send;
+
+    /// The destination's secrets, ended ones included, oldest first,
+    /// without their values; a destination that does not exist is
+    /// `NotFound`.
+    fn signing_secrets(
+        &self,
+        id: &DestinationId,
+    ) -> impl Future<Output = Result<Vec<SigningSecret>, StoreError>> + Send;
 
     /// Holds every task of the destination for `pause` from the store's
     /// now (its clock, not the caller's); an existing later pause wins.

@@ -170,6 +170,25 @@ pub enum DestinationCommand {
         #[arg(long, env = "REMIT_DESTINATION_SECRET")]
         secret: Option<String>,
     },
+    /// Add a new signing secret; the secrets valid until now keep signing
+    /// until --old-expires-at. Without --secret, remit generates one and
+    /// prints it once.
+    RotateSecret {
+        /// The destination's id.
+        id: String,
+        /// The new secret, `whsec_<base64>` of 24 to 64 bytes.
+        #[arg(long, env = "REMIT_DESTINATION_SECRET")]
+        secret: Option<String>,
+        /// When the old secrets stop signing, RFC 3339 (default: 24 hours
+        /// from now; not in the past).
+        #[arg(long, value_name = "WHEN")]
+        old_expires_at: Option<String>,
+    },
+    /// List a destination's signing secrets (never their values).
+    Secrets {
+        /// The destination's id.
+        id: String,
+    },
 }
 
 #[cfg(test)]

@@ -98,6 +98,14 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             url,
             secret,
         }) => destination::add(&config, id, region, url, secret).await,
+        Command::Destination(DestinationCommand::RotateSecret {
+            id,
+            secret,
+            old_expires_at,
+        }) => destination::rotate_secret(&config, id, secret, old_expires_at).await,
+        Command::Destination(DestinationCommand::Secrets { id }) => {
+            destination::secrets(&config, id).await
+        }
         Command::Schedule(args) => schedule::run(&config, args).await,
         Command::Reconcile {
             region,

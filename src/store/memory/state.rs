@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{Attempt, AttemptOutcome, Destination, DestinationId, Lease, Task, TaskId};
+use crate::domain::{
+    Attempt, AttemptOutcome, Destination, DestinationId, Lease, SigningSecret, Task, TaskId,
+};
 use crate::payload_crypto::SealedPayload;
 use crate::store::lifecycle::{self, EndAttempt};
 use crate::store::TransitionOutcome;
@@ -13,7 +15,8 @@ use crate::store::TransitionOutcome;
 #[derive(Debug, Clone)]
 pub(super) struct DestinationRecord {
     pub(super) destination: Destination,
-    pub(super) secret: Option<String>,
+    /// Oldest first, each with its value.
+    pub(super) secrets: Vec<(SigningSecret, String)>,
     pub(super) rate_tokens: Option<f64>,
     pub(super) rate_refilled_at: Option<DateTime<Utc>>,
 }
@@ -29,6 +32,7 @@ pub(super) struct State {
     pub(super) attempts: Vec<Attempt>,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
+    pub(super) next_secret_id: u128,
 }
 
 impl State {

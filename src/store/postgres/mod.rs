@@ -14,7 +14,8 @@
 //! - The calls, a file per group: `claim`; `transitions` (`fail`,
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
 //!   `lease` (release, extend); `schedule_many`; `destinations` (add, read,
-//!   pause); `rate` (token takes); `reads` (task, attempts, payload,
+//!   pause); `secrets` (signing secrets: add, rotate, list, the valid ones
+//!   of many destinations); `rate` (token takes); `reads` (task, attempts, payload,
 //!   ping); `reconcile`; `replay`; `retention` (prune).
 //! - `prepared`: the hot statements, built so each connection prepares
 //!   them once.
@@ -46,6 +47,7 @@ mod rows;
 mod schedule_many;
 mod schema;
 mod schema_check;
+mod secrets;
 mod send_targets;
 pub(super) mod status;
 mod store;

@@ -7,7 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::enums::{OutcomeColumn, StateColumn};
 use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
-use super::{rules, PgStore, StoreError};
+use super::{rules, secrets, PgStore, StoreError};
 use crate::domain::{Attempt, NewDestination, Task, TaskId};
 use crate::store::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
 
@@ -15,6 +15,7 @@ pub(in crate::store) async fn destinations(
     store: &PgStore,
 ) -> Result<Vec<DestinationRecord>, StoreError> {
     let mut conn = store.conn().await?;
+    let now = secrets::now(store, &mut conn).await?;
     let rows: Vec<(DestinationRow, Option<f64>, Option<DateTime<Utc>>)> = destinations::table
         .order(destinations::id)
         .select((
@@ -24,9 +25,15 @@ pub(in crate::store) async fn destinations(
         ))
         .load(&mut conn)
         .await?;
+    let ids: Vec<&str> = rows.iter().map(|(row, _, _)| row.id.as_str()).collect();
+    let mut valid = secrets::valid(&mut conn, &ids, Some(now)).await?;
     rows.into_iter()
         .map(|(row, rate_tokens, rate_refilled_at)| {
-            let signing_secret = row.signing_secret.clone();
+            // The newest valid secret: the one a receiver must accept.
+            let signing_secret = valid
+                .remove(&row.id)
+                .and_then(|found| found.into_iter().next())
+                .map(|s| s.secret);
             Ok(DestinationRecord {
                 destination: row.try_into()?,
                 signing_secret,
@@ -84,16 +91,23 @@ pub(in crate::store) async fn import_destinations(
 ) -> Result<Imported, StoreError> {
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
+        let now = secrets::now(store, conn).await?;
         let mut imported = Imported::default();
         for record in records {
             let d = &record.destination;
-            let existing: Option<(DestinationRow, Option<String>)> = destinations::table
+            let existing: Option<DestinationRow> = destinations::table
                 .find(d.id.as_str())
-                .select((DestinationRow::as_select(), destinations::signing_secret))
+                .select(DestinationRow::as_select())
                 .first(conn)
                 .await
                 .optional()?;
-            if let Some((row, secret)) = existing {
+            if let Some(row) = existing {
+                let secret: Vec<String> = secrets::valid(conn, &[d.id.as_str()], Some(now))
+                    .await?
+                    .into_values()
+                    .flatten()
+                    .map(|s| s.secret)
+                    .collect();
                 let new = NewDestination {
                     id: d.id.clone(),
                     region: d.region,
@@ -109,7 +123,6 @@ pub(in crate::store) async fn import_destinations(
                     destinations::id.eq(d.id.as_str()),
                     destinations::region.eq(d.region.as_str()),
                     destinations::url.eq(d.url.as_str()),
-                    destinations::signing_secret.eq(record.signing_secret.as_deref()),
                     destinations::enabled.eq(d.enabled),
                     destinations::paused_until.eq(d.paused_until),
                     destinations::rate_tokens.eq(record.rate_tokens),
@@ -117,6 +130,9 @@ pub(in crate::store) async fn import_destinations(
                 ))
                 .execute(conn)
                 .await?;
+            if let Some(secret) = &record.signing_secret {
+                secrets::insert(conn, &d.id, secret, now).await?;
+            }
             imported.added += 1;
         }
         Ok(imported)

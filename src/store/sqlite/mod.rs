@@ -25,6 +25,7 @@ mod payload_keys;
 mod refusals;
 mod rows;
 mod schedule;
+mod secrets;
 mod status;
 mod transfer;
 

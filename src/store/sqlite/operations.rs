@@ -5,11 +5,11 @@
 use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
-use super::{claim, destinations, finish, maintenance, rows, schedule, SqliteStore};
+use super::{claim, destinations, finish, maintenance, rows, schedule, secrets, SqliteStore};
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
     NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    Rotation, SendTarget, SigningSecret, Task, TaskId,
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
@@ -44,6 +44,28 @@ impl Store for SqliteStore {
                 .collect()
         })
         .await
+    }
+
+    async fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> Result<SigningSecret, StoreError> {
+        let added = self
+            .run(true, {
+                let id = id.clone();
+                move |conn, ctx| secrets::rotate(conn, &id, rotation, ctx.now)
+            })
+            .await?;
+        // This process forgets what it keeps of the destination.
+        self.wake(Wakeup::Destination(id.clone()));
+        Ok(added)
+    }
+
+    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
+        let id = id.clone();
+        self.run(false, move |conn, _| secrets::list(conn, &id))
+            .await
     }
 
     async fn pause_destination(

@@ -8,14 +8,14 @@ use super::rows::{
     self, destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
     DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::SqliteStore;
+use super::{secrets, SqliteStore};
 use crate::domain::{Attempt, NewDestination, Task, TaskId, TaskState};
 use crate::store::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
 use crate::store::{rules, StoreError};
 
 impl SqliteStore {
     pub(crate) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
-        self.run(false, |conn, _| {
+        self.run(false, |conn, ctx| {
             let found: Vec<DestinationRow> = diesel::sql_query(format!(
                 "SELECT {DESTINATION_COLUMNS} FROM destinations ORDER BY id"
             ))
@@ -23,11 +23,17 @@ impl SqliteStore {
             found
                 .into_iter()
                 .map(|row| {
+                    let destination = row.destination()?;
+                    // The newest valid secret: the one a receiver must accept.
+                    let signing_secret = secrets::valid(conn, &destination.id, ctx.now)?
+                        .into_iter()
+                        .next()
+                        .map(|s| s.secret);
                     Ok(DestinationRecord {
-                        destination: row.destination()?,
+                        destination,
                         rate_refilled_at: row.refilled_at()?,
                         rate_tokens: row.rate_tokens,
-                        signing_secret: row.signing_secret,
+                        signing_secret,
                     })
                 })
                 .collect()
@@ -93,20 +99,19 @@ impl SqliteStore {
                         url: d.url.clone(),
                         signing_secret: record.signing_secret.clone(),
                     };
-                    let secret = row.signing_secret.clone();
-                    rules::same_destination_or_conflict(row.destination()?, &secret, &new)?;
+                    let valid = secrets::valid_values(conn, &d.id, ctx.now)?;
+                    rules::same_destination_or_conflict(row.destination()?, &valid, &new)?;
                     imported.already += 1;
                     continue;
                 }
                 diesel::sql_query(
-                    "INSERT INTO destinations (id, region, url, signing_secret, enabled, \
+                    "INSERT INTO destinations (id, region, url, enabled, \
                      paused_until, rate_tokens, rate_refilled_at, created_at, updated_at) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind::<Text, _>(d.id.as_str())
                 .bind::<Text, _>(d.region.as_str())
                 .bind::<Text, _>(d.url.as_str())
-                .bind::<Nullable<Text>, _>(&record.signing_secret)
                 .bind::<Bool, _>(d.enabled)
                 .bind::<Nullable<BigInt>, _>(d.paused_until.map(micros))
                 .bind::<Nullable<Double>, _>(record.rate_tokens)
@@ -114,6 +119,9 @@ impl SqliteStore {
                 .bind::<BigInt, _>(micros(ctx.now))
                 .bind::<BigInt, _>(micros(ctx.now))
                 .execute(conn)?;
+                if let Some(secret) = &record.signing_secret {
+                    secrets::insert(conn, &d.id, secret, ctx.now)?;
+                }
                 imported.added += 1;
             }
             Ok(imported)

@@ -146,4 +146,8 @@ every_store!(
     ping_answers_and_changes_nothing,
     one_finish_applies_each_kind_of_decision,
     reconcile_compares_the_schedule_with_a_ledger,
+    a_rotation_keeps_the_old_secret_until_its_end,
+    a_rotation_keeps_a_sooner_end,
+    secrets_of_an_unknown_destination_are_not_found,
+    many_send_targets_carry_each_destinations_secrets,
 );

@@ -9,6 +9,7 @@ mod front_door;
 mod openapi;
 mod regions;
 mod routing;
+mod secrets;
 
 use std::time::Duration;
 

@@ -53,6 +53,7 @@ mod reconcile;
 mod replay;
 mod retention;
 mod scheduling;
+mod secrets;
 mod transitions;
 
 pub use claims::*;
@@ -63,4 +64,5 @@ pub use reconcile::*;
 pub use replay::*;
 pub use retention::*;
 pub use scheduling::*;
+pub use secrets::*;
 pub use transitions::*;
