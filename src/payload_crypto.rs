@@ -22,7 +22,7 @@ pub enum PayloadCryptoError {
     KeyNotBase64,
     #[error("{PAYLOAD_KEY_ENV}: must decode to {KEY_LEN} bytes, got {0}")]
     KeyLength(usize),
-    #[error("payload was sealed with another key (fingerprint {stored}); the configured key is {configured}")]
+    #[error("sealed with another key (fingerprint {stored}); the configured key is {configured}")]
     WrongKey { stored: String, configured: String },
     #[error("payload failed authentication: the stored ciphertext was altered or belongs to another row")]
     Tampered,
@@ -80,19 +80,33 @@ impl PayloadKey {
     }
 
     pub fn seal(&self, payload_ref: uuid::Uuid, content_type: &str, body: &[u8]) -> SealedPayload {
+        self.seal_with(&associated_data(payload_ref, content_type), body)
+    }
+
+    /// Seals a destination's signing secret, bound to the secret's id and
+    /// its destination, so a row copied onto another does not open.
+    pub fn seal_secret(&self, secret_id: &str, destination: &str, secret: &str) -> SealedPayload {
+        self.seal_with(&secret_data(secret_id, destination), secret.as_bytes())
+    }
+
+    /// Opens what [`PayloadKey::seal_secret`] sealed.
+    pub fn open_secret(
+        &self,
+        secret_id: &str,
+        destination: &str,
+        sealed: &SealedPayload,
+    ) -> Result<String, PayloadCryptoError> {
+        let bytes = self.open_with(&secret_data(secret_id, destination), sealed)?;
+        String::from_utf8(bytes).map_err(|_| PayloadCryptoError::Tampered)
+    }
+
+    fn seal_with(&self, aad: &[u8], body: &[u8]) -> SealedPayload {
         let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
-        let aad = associated_data(payload_ref, content_type);
         // Encryption with a valid key and a fresh nonce cannot fail for
         // bodies far below the cipher's 256 GiB limit.
         let ciphertext = self
             .cipher
-            .encrypt(
-                &nonce,
-                AeadInput {
-                    msg: body,
-                    aad: &aad,
-                },
-            )
+            .encrypt(&nonce, AeadInput { msg: body, aad })
             .unwrap_or_default();
         SealedPayload {
             key_fingerprint: self.fingerprint.to_vec(),
@@ -107,6 +121,10 @@ impl PayloadKey {
         content_type: &str,
         sealed: &SealedPayload,
     ) -> Result<Vec<u8>, PayloadCryptoError> {
+        self.open_with(&associated_data(payload_ref, content_type), sealed)
+    }
+
+    fn open_with(&self, aad: &[u8], sealed: &SealedPayload) -> Result<Vec<u8>, PayloadCryptoError> {
         if sealed.key_fingerprint != self.fingerprint {
             return Err(PayloadCryptoError::WrongKey {
                 stored: hex(&sealed.key_fingerprint),
@@ -116,13 +134,12 @@ impl PayloadKey {
         if sealed.nonce.len() != 24 {
             return Err(PayloadCryptoError::Tampered);
         }
-        let aad = associated_data(payload_ref, content_type);
         self.cipher
             .decrypt(
                 XNonce::from_slice(&sealed.nonce),
                 AeadInput {
                     msg: &sealed.ciphertext,
-                    aad: &aad,
+                    aad,
                 },
             )
             .map_err(|_| PayloadCryptoError::Tampered)
@@ -137,6 +154,18 @@ impl std::fmt::Debug for PayloadKey {
 
 fn associated_data(payload_ref: uuid::Uuid, content_type: &str) -> Vec<u8> {
     [payload_ref.as_bytes().as_slice(), content_type.as_bytes()].concat()
+}
+
+/// A secret's associated data: a prefix no payload's can start with (a
+/// payload's starts with its 16-byte reference), then the ids.
+fn secret_data(secret_id: &str, destination: &str) -> Vec<u8> {
+    [
+        b"remit signing secret v1\0".as_slice(),
+        secret_id.as_bytes(),
+        b"\0",
+        destination.as_bytes(),
+    ]
+    .concat()
 }
 
 /// A fingerprint as people read it.
@@ -180,6 +209,26 @@ mod tests {
             key(1).open(uuid::Uuid::new_v4(), "text/plain", &sealed),
             Err(PayloadCryptoError::Tampered)
         );
+    }
+
+    #[test]
+    fn a_secret_opens_only_on_its_own_row() {
+        let sealed = key(1).seal_secret("s1", "crm", "whsec_abc");
+        assert!(!sealed.ciphertext.windows(5).any(|w| w == b"whsec"));
+        assert_eq!(
+            key(1).open_secret("s1", "crm", &sealed).unwrap(),
+            "whsec_abc"
+        );
+        for (id, destination) in [("s2", "crm"), ("s1", "erp")] {
+            assert_eq!(
+                key(1).open_secret(id, destination, &sealed),
+                Err(PayloadCryptoError::Tampered)
+            );
+        }
+        assert!(matches!(
+            key(2).open_secret("s1", "crm", &sealed),
+            Err(PayloadCryptoError::WrongKey { .. })
+        ));
     }
 
     #[test]

@@ -21,6 +21,15 @@ pub enum StoreError {
     NotFound { what: &'static str, id: String },
     #[error("payload: {0}")]
     Payload(PayloadCryptoError),
+    /// A stored signing secret that the configured key cannot open (its
+    /// value is never part of an error).
+    #[error("signing secret {id} of destination {destination}: {source}")]
+    Secret {
+        id: String,
+        destination: String,
+        #[source]
+        source: PayloadCryptoError,
+    },
     /// The configured payload key is not one this store's payloads were
     /// sealed with: what it sealed, no other process could open.
     #[error(

@@ -15,6 +15,7 @@
 //! ├── columns.rs      state and outcome labels, corrupt-column errors
 //! ├── status.rs  transfer.rs     the reports' and records' types
 //! ├── notify.rs  payload_keys.rs  schema_version.rs  sandbox.rs
+//! ├── secrets.rs      signing secrets sealed at rest
 //! ├── clock.rs  error.rs  stats.rs
 //! ├── postgres/       PgStore: every statement PostgreSQL runs
 //! ├── sqlite/         SqliteStore: the embedded file
@@ -50,6 +51,8 @@
 //!   for a column that holds what no build wrote.
 //! - `status`, `transfer`: the types `remit status` and `remit export` /
 //!   `import` carry; each backend fills them.
+//! - `secrets`: signing secrets at rest, sealed with the payload key, and
+//!   their exported form.
 //! - `notify`: the wake-ups a claimer and a sender hear (LISTEN/NOTIFY on
 //!   PostgreSQL, a broadcast inside the process on SQLite).
 //! - `payload_keys`: whether the configured key is one the database's
@@ -103,6 +106,7 @@ mod postgres;
 mod rules;
 mod sandbox;
 mod schema_version;
+mod secrets;
 mod sqlite;
 mod stats;
 mod status;
@@ -126,6 +130,7 @@ pub use postgres::{
 };
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use schema_version::SchemaMismatch;
+pub use secrets::{SecretRecord, StoredValue};
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use status::{Latency, Refused, RegionStatus, StatusReport};

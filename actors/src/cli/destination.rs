@@ -10,6 +10,13 @@ use remit_actors::config::Config;
 
 use super::{connect_without_payloads, CliError};
 
+/// The store, with the payload key that seals secrets checked against the
+/// database's (a secret sealed under another key could not be opened).
+async fn connect_to_seal(config: &Config) -> Result<remit::store::Database, CliError> {
+    let key = remit_actors::app::payload_key(config)?;
+    Ok(remit_actors::app::connect_to_seal(config, key).await?)
+}
+
 pub async fn add(
     config: &Config,
     id: String,
@@ -26,8 +33,8 @@ pub async fn add(
         .admit(&new.url)
         .await
         .map_err(|e| CliError::Usage(e.to_string()))?;
-    // Destinations hold no payloads.
-    let store = connect_without_payloads(config).await?;
+    // The secret is sealed with the payload key.
+    let store = connect_to_seal(config).await?;
     let destination = store.add_destination(new).await?;
     println!(
         "destination {} ({}) -> {}",
@@ -46,7 +53,7 @@ pub async fn rotate_secret(
     let checked = RotateSecret::from_parts(secret, old_expires_at)
         .validate(chrono::Utc::now())
         .map_err(|e| CliError::Usage(e.to_string()))?;
-    let store = connect_without_payloads(config).await?;
+    let store = connect_to_seal(config).await?;
     let ends = checked.rotation.old_expires_at;
     let stored = store.rotate_secret(&id, checked.rotation.clone()).await?;
     println!(

@@ -7,9 +7,11 @@ mod support;
 
 mod database;
 mod demo;
+mod export_file;
 mod import;
 mod payload_key;
 mod prune;
+mod rotate_secret;
 mod schedule;
 mod startup;
 mod status;

@@ -1,4 +1,12 @@
--- Back to one secret per destination: the newest one that has not ended.
+-- Back to one secret per destination, in clear: the newest one that has
+-- not ended. A sealed secret cannot be opened in SQL, so a database that
+-- holds one is not taken back (it would lose the secret).
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM destination_secrets WHERE secret IS NULL) THEN
+        RAISE EXCEPTION 'destination_secrets holds sealed secrets, which the older schema cannot keep';
+    END IF;
+END $$;
 ALTER TABLE destinations ADD COLUMN signing_secret TEXT;
 UPDATE destinations d SET signing_secret = (
     SELECT s.secret FROM destination_secrets s

@@ -8,9 +8,21 @@ CREATE TABLE destination_secrets (
     -- The order secrets were added in, for those added at one instant.
     seq BIGINT GENERATED ALWAYS AS IDENTITY,
     destination_id TEXT NOT NULL REFERENCES destinations (id) ON DELETE CASCADE,
-    secret TEXT NOT NULL CHECK (secret <> ''),
+    -- Sealed with the payload key (the payloads' AEAD, a nonce of its
+    -- own, the key's fingerprint beside it). `secret` holds a value in
+    -- clear only when it came from the `destinations` column it replaces
+    -- or from an old export: the first process started with the payload
+    -- key seals it.
+    secret TEXT CHECK (secret <> ''),
+    key_fingerprint BYTEA,
+    nonce BYTEA,
+    ciphertext BYTEA,
     created_at TIMESTAMPTZ NOT NULL,
-    expires_at TIMESTAMPTZ
+    expires_at TIMESTAMPTZ,
+    -- In clear or sealed, never both or neither.
+    CHECK ((secret IS NULL) = (ciphertext IS NOT NULL)),
+    CHECK ((nonce IS NULL) = (ciphertext IS NULL)),
+    CHECK ((key_fingerprint IS NULL) = (ciphertext IS NULL))
 );
 CREATE INDEX destination_secrets_by_destination
     ON destination_secrets (destination_id, created_at, seq);

@@ -1,3 +1,8 @@
+-- Back to one secret per destination, in clear (see the PostgreSQL
+-- migration): refused, by the CHECK below, while sealed secrets exist.
+CREATE TEMP TABLE sealed_secrets_guard (sealed INTEGER CHECK (sealed = 0));
+INSERT INTO sealed_secrets_guard SELECT count(*) FROM destination_secrets WHERE secret IS NULL;
+DROP TABLE sealed_secrets_guard;
 ALTER TABLE destinations ADD COLUMN signing_secret TEXT;
 UPDATE destinations SET signing_secret = (
     SELECT s.secret FROM destination_secrets s

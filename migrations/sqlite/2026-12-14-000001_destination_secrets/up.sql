@@ -5,9 +5,21 @@
 CREATE TABLE destination_secrets (
     id TEXT PRIMARY KEY NOT NULL,
     destination_id TEXT NOT NULL REFERENCES destinations (id) ON DELETE CASCADE,
-    secret TEXT NOT NULL CHECK (secret <> ''),
+    -- Sealed with the payload key (the payloads' AEAD, a nonce of its
+    -- own, the key's fingerprint beside it). `secret` holds a value in
+    -- clear only when it came from the `destinations` column it replaces
+    -- or from an old export: the first process started with the payload
+    -- key seals it.
+    secret TEXT CHECK (secret <> ''),
+    key_fingerprint BLOB,
+    nonce BLOB,
+    ciphertext BLOB,
     created_at INTEGER NOT NULL,
-    expires_at INTEGER
+    expires_at INTEGER,
+    -- In clear or sealed, never both or neither.
+    CHECK ((secret IS NULL) = (ciphertext IS NOT NULL)),
+    CHECK ((nonce IS NULL) = (ciphertext IS NULL)),
+    CHECK ((key_fingerprint IS NULL) = (ciphertext IS NULL))
 ) STRICT;
 CREATE INDEX destination_secrets_by_destination
     ON destination_secrets (destination_id, created_at);

@@ -102,11 +102,22 @@ impl Database {
 
     /// Refuses a key that is not recorded as one this database's payloads
     /// are sealed with; on a database that records none yet, records it.
+    /// A key that passes seals the signing secrets still in clear.
     pub async fn check_payload_key(&self) -> Result<(), StoreError> {
         let (key, recorded) = match self {
             Database::Postgres(pg) => (&pg.key, postgres::payload_keys::record(pg).await?),
             Database::Sqlite(lite) => (lite.key(), lite.record_payload_key().await?),
         };
-        payload_keys::judge(key, &recorded)
+        payload_keys::judge(key, &recorded)?;
+        self.seal_clear_secrets().await.map(|_| ())
+    }
+
+    /// Seals, with this process's key, every signing secret still in clear
+    /// (from before secrets were sealed); returns how many it sealed.
+    pub async fn seal_clear_secrets(&self) -> Result<u64, StoreError> {
+        match self {
+            Database::Postgres(pg) => postgres::secrets::seal_clear(pg).await,
+            Database::Sqlite(lite) => lite.seal_clear_secrets().await,
+        }
     }
 }

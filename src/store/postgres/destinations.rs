@@ -34,7 +34,7 @@ pub(super) async fn add_destination(
         if let Some(row) = inserted {
             let mut destination = Destination::try_from(row)?;
             if let Some(secret) = &new.signing_secret {
-                secrets::insert(conn, &new.id, secret, now).await?;
+                secrets::insert(conn, &store.key, &new.id, secret, now).await?;
                 destination.has_signing_secret = true;
             }
             return Ok(destination);
@@ -45,7 +45,7 @@ pub(super) async fn add_destination(
             .select(DestinationRow::as_select())
             .first::<DestinationRow>(conn)
             .await?;
-        let valid = secrets::valid(conn, &[new.id.as_str()], Some(now)).await?;
+        let valid = secrets::valid(conn, &store.key, &[new.id.as_str()], Some(now)).await?;
         let values: Vec<String> = valid.into_values().flatten().map(|s| s.secret).collect();
         rules::same_destination_or_conflict(row.try_into()?, &values, &new)
     })

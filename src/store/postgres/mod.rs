@@ -47,7 +47,7 @@ mod rows;
 mod schedule_many;
 mod schema;
 mod schema_check;
-mod secrets;
+pub(super) mod secrets;
 mod send_targets;
 pub(super) mod status;
 mod store;

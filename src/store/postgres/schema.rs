@@ -34,7 +34,10 @@ diesel::table! {
         id -> Text,
         seq -> Int8,
         destination_id -> Text,
-        secret -> Text,
+        secret -> Nullable<Text>,
+        key_fingerprint -> Nullable<Bytea>,
+        nonce -> Nullable<Bytea>,
+        ciphertext -> Nullable<Bytea>,
         created_at -> Timestamptz,
         expires_at -> Nullable<Timestamptz>,
     }

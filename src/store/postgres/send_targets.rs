@@ -36,7 +36,8 @@ pub(super) async fn send_targets(
         .select((DestinationRow::as_select(), pause_left_ms))
         .load(&mut conn)
         .await?;
-    let mut secrets = secrets::valid(&mut conn, &wanted, store.clock.now_param()).await?;
+    let mut secrets =
+        secrets::valid(&mut conn, &store.key, &wanted, store.clock.now_param()).await?;
     let mut found = HashMap::with_capacity(rows.len());
     for (row, pause_left_ms) in rows {
         let signing_secrets = secrets.remove(&row.id).unwrap_or_default();

@@ -7,15 +7,16 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::enums::{OutcomeColumn, StateColumn};
 use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
-use super::{rules, secrets, PgStore, StoreError};
-use crate::domain::{Attempt, NewDestination, Task, TaskId};
-use crate::store::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
+use super::{secrets, PgStore, StoreError};
+use crate::domain::{Attempt, Task, TaskId};
+use crate::store::transfer::{
+    id_taken, same_imported_or_conflict, taken, DestinationRecord, Imported, TaskRecord,
+};
 
 pub(in crate::store) async fn destinations(
     store: &PgStore,
 ) -> Result<Vec<DestinationRecord>, StoreError> {
     let mut conn = store.conn().await?;
-    let now = secrets::now(store, &mut conn).await?;
     let rows: Vec<(DestinationRow, Option<f64>, Option<DateTime<Utc>>)> = destinations::table
         .order(destinations::id)
         .select((
@@ -26,17 +27,13 @@ pub(in crate::store) async fn destinations(
         .load(&mut conn)
         .await?;
     let ids: Vec<&str> = rows.iter().map(|(row, _, _)| row.id.as_str()).collect();
-    let mut valid = secrets::valid(&mut conn, &ids, Some(now)).await?;
+    let mut secrets = secrets::all_records(&mut conn, &ids).await?;
     rows.into_iter()
         .map(|(row, rate_tokens, rate_refilled_at)| {
-            // The newest valid secret: the one a receiver must accept.
-            let signing_secret = valid
-                .remove(&row.id)
-                .and_then(|found| found.into_iter().next())
-                .map(|s| s.secret);
+            let secrets = secrets.remove(&row.id).unwrap_or_default();
             Ok(DestinationRecord {
                 destination: row.try_into()?,
-                signing_secret,
+                secrets,
                 rate_tokens,
                 rate_refilled_at,
             })
@@ -91,7 +88,6 @@ pub(in crate::store) async fn import_destinations(
 ) -> Result<Imported, StoreError> {
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
-        let now = secrets::now(store, conn).await?;
         let mut imported = Imported::default();
         for record in records {
             let d = &record.destination;
@@ -102,19 +98,11 @@ pub(in crate::store) async fn import_destinations(
                 .await
                 .optional()?;
             if let Some(row) = existing {
-                let secret: Vec<String> = secrets::valid(conn, &[d.id.as_str()], Some(now))
+                let held = secrets::all_records(conn, &[d.id.as_str()])
                     .await?
-                    .into_values()
-                    .flatten()
-                    .map(|s| s.secret)
-                    .collect();
-                let new = NewDestination {
-                    id: d.id.clone(),
-                    region: d.region,
-                    url: d.url.clone(),
-                    signing_secret: record.signing_secret.clone(),
-                };
-                rules::same_destination_or_conflict(row.try_into()?, &secret, &new)?;
+                    .remove(d.id.as_str())
+                    .unwrap_or_default();
+                same_imported_or_conflict(&row.try_into()?, &held, &record)?;
                 imported.already += 1;
                 continue;
             }
@@ -130,8 +118,8 @@ pub(in crate::store) async fn import_destinations(
                 ))
                 .execute(conn)
                 .await?;
-            if let Some(secret) = &record.signing_secret {
-                secrets::insert(conn, &d.id, secret, now).await?;
+            for secret in &record.secrets {
+                secrets::insert_record(conn, &d.id, secret).await?;
             }
             imported.added += 1;
         }

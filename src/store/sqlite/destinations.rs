@@ -9,17 +9,19 @@ use diesel::RunQueryDsl;
 use super::rows::{destination_row, micros};
 use super::secrets;
 use crate::domain::{Destination, DestinationId, NewDestination, SendTarget};
+use crate::payload_crypto::PayloadKey;
 use crate::store::bucket::{self, Bucket};
 use crate::store::lifecycle;
 use crate::store::{rules, StoreError, TokenRequest, Tokens};
 
 pub(super) fn add(
     conn: &mut SqliteConnection,
+    key: &PayloadKey,
     new: NewDestination,
     now: DateTime<Utc>,
 ) -> Result<Destination, StoreError> {
     if let Some(existing) = destination_row(conn, &new.id)? {
-        let valid = secrets::valid_values(conn, &new.id, now)?;
+        let valid = secrets::valid_values(conn, key, &new.id, now)?;
         return rules::same_destination_or_conflict(existing.destination()?, &valid, &new);
     }
     diesel::sql_query(
@@ -33,7 +35,7 @@ pub(super) fn add(
     .bind::<BigInt, _>(micros(now))
     .execute(conn)?;
     if let Some(secret) = &new.signing_secret {
-        secrets::insert(conn, &new.id, secret, now)?;
+        secrets::insert(conn, key, &new.id, secret, now)?;
     }
     Ok(Destination {
         id: new.id,
@@ -47,6 +49,7 @@ pub(super) fn add(
 
 pub(super) fn send_target(
     conn: &mut SqliteConnection,
+    key: &PayloadKey,
     id: &DestinationId,
     now: DateTime<Utc>,
 ) -> Result<Option<SendTarget>, StoreError> {
@@ -60,7 +63,7 @@ pub(super) fn send_target(
         .filter(|left| *left > Duration::zero());
     Ok(Some(SendTarget {
         destination,
-        signing_secrets: secrets::valid(conn, id, now)?,
+        signing_secrets: secrets::valid(conn, key, id, now)?,
         pause_left,
     }))
 }

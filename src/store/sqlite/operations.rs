@@ -19,8 +19,10 @@ use crate::store::{
 
 impl Store for SqliteStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
-        self.run(true, move |conn, ctx| destinations::add(conn, new, ctx.now))
-            .await
+        self.run(true, move |conn, ctx| {
+            destinations::add(conn, &ctx.key, new, ctx.now)
+        })
+        .await
     }
 
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
@@ -40,7 +42,7 @@ impl Store for SqliteStore {
         let ids = ids.to_vec();
         self.run(false, move |conn, ctx| {
             ids.iter()
-                .map(|id| destinations::send_target(conn, id, ctx.now))
+                .map(|id| destinations::send_target(conn, &ctx.key, id, ctx.now))
                 .collect()
         })
         .await
@@ -54,7 +56,7 @@ impl Store for SqliteStore {
         let added = self
             .run(true, {
                 let id = id.clone();
-                move |conn, ctx| secrets::rotate(conn, &id, rotation, ctx.now)
+                move |conn, ctx| secrets::rotate(conn, &ctx.key, &id, rotation, ctx.now)
             })
             .await?;
         // This process forgets what it keeps of the destination.

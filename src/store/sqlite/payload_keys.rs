@@ -31,4 +31,10 @@ impl SqliteStore {
         })
         .await
     }
+
+    /// Seals the signing secrets still in clear, in one write transaction.
+    pub(crate) async fn seal_clear_secrets(&self) -> Result<u64, StoreError> {
+        self.run(true, |conn, ctx| super::secrets::seal_clear(conn, &ctx.key))
+            .await
+    }
 }

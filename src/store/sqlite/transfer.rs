@@ -9,13 +9,15 @@ use super::rows::{
     DESTINATION_COLUMNS, TASK_COLUMNS,
 };
 use super::{secrets, SqliteStore};
-use crate::domain::{Attempt, NewDestination, Task, TaskId, TaskState};
-use crate::store::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
-use crate::store::{rules, StoreError};
+use crate::domain::{Attempt, Task, TaskId, TaskState};
+use crate::store::transfer::{
+    id_taken, same_imported_or_conflict, taken, DestinationRecord, Imported, TaskRecord,
+};
+use crate::store::StoreError;
 
 impl SqliteStore {
     pub(crate) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
-        self.run(false, |conn, ctx| {
+        self.run(false, |conn, _| {
             let found: Vec<DestinationRow> = diesel::sql_query(format!(
                 "SELECT {DESTINATION_COLUMNS} FROM destinations ORDER BY id"
             ))
@@ -24,16 +26,11 @@ impl SqliteStore {
                 .into_iter()
                 .map(|row| {
                     let destination = row.destination()?;
-                    // The newest valid secret: the one a receiver must accept.
-                    let signing_secret = secrets::valid(conn, &destination.id, ctx.now)?
-                        .into_iter()
-                        .next()
-                        .map(|s| s.secret);
                     Ok(DestinationRecord {
+                        secrets: secrets::records(conn, &destination.id)?,
                         destination,
                         rate_refilled_at: row.refilled_at()?,
                         rate_tokens: row.rate_tokens,
-                        signing_secret,
                     })
                 })
                 .collect()
@@ -93,14 +90,8 @@ impl SqliteStore {
             for record in records {
                 let d = &record.destination;
                 if let Some(row) = destination_row(conn, &d.id)? {
-                    let new = NewDestination {
-                        id: d.id.clone(),
-                        region: d.region,
-                        url: d.url.clone(),
-                        signing_secret: record.signing_secret.clone(),
-                    };
-                    let valid = secrets::valid_values(conn, &d.id, ctx.now)?;
-                    rules::same_destination_or_conflict(row.destination()?, &valid, &new)?;
+                    let held = secrets::records(conn, &d.id)?;
+                    same_imported_or_conflict(&row.destination()?, &held, &record)?;
                     imported.already += 1;
                     continue;
                 }
@@ -119,8 +110,8 @@ impl SqliteStore {
                 .bind::<BigInt, _>(micros(ctx.now))
                 .bind::<BigInt, _>(micros(ctx.now))
                 .execute(conn)?;
-                if let Some(secret) = &record.signing_secret {
-                    secrets::insert(conn, &d.id, secret, ctx.now)?;
+                for secret in &record.secrets {
+                    secrets::insert_record(conn, &d.id, secret)?;
                 }
                 imported.added += 1;
             }
