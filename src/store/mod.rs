@@ -55,8 +55,8 @@
 //!   their exported form.
 //! - `notify`: the wake-ups a claimer and a sender hear (LISTEN/NOTIFY on
 //!   PostgreSQL, a broadcast inside the process on SQLite).
-//! - `payload_keys`: whether the configured key is one the database's
-//!   payloads are sealed with; `schema_version`: whether a database's
+//! - `payload_keys`: whether the configured ring of keys holds every key
+//!   the database's payloads and secrets are sealed with; `schema_version`: whether a database's
 //!   migrations are the binary's.
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
 //!   temporary directory, or a schema inside a PostgreSQL).

@@ -14,6 +14,7 @@ mod fairness;
 mod fencing;
 mod file_modes;
 mod hot_claim;
+mod key_ring;
 mod payloads;
 mod reconcile;
 mod recovery;
