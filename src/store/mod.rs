@@ -51,6 +51,7 @@
 //!   for a column that holds what no build wrote.
 //! - `status`, `transfer`: the types `remit status` and `remit export` /
 //!   `import` carry; each backend fills them.
+//! - `rekey`: re-sealing under the newest payload key, in batches.
 //! - `secrets`: signing secrets at rest, sealed with the payload key, and
 //!   their exported form.
 //! - `notify`: the wake-ups a claimer and a sender hear (LISTEN/NOTIFY on
@@ -103,6 +104,7 @@ mod memory;
 mod notify;
 mod payload_keys;
 mod postgres;
+mod rekey;
 mod rules;
 mod sandbox;
 mod schema_version;
@@ -128,6 +130,7 @@ pub use notify::{Wakeup, Wakeups};
 pub use postgres::{
     ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,
 };
+pub use rekey::{KeyCount, Rekeyed};
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use schema_version::SchemaMismatch;
 pub use secrets::{SecretRecord, StoredValue};

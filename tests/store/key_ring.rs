@@ -77,3 +77,91 @@ async fn postgres_a_ring_opens_the_old_and_seals_with_the_new() {
 async fn sqlite_a_ring_opens_the_old_and_seals_with_the_new() {
     a_ring_opens_the_old_and_seals_with_the_new(Backend::Sqlite).await;
 }
+
+async fn rekey_reseals_in_batches_and_forgets_the_old_key(backend: Backend) {
+    let db = TestDb::on(backend).await;
+    let old = db.another_store(ring(&[1])).await;
+    old.check_payload_key().await.unwrap();
+    let crm = remit::domain::DestinationId::new("crm").unwrap();
+    old.add_destination(
+        remit::domain::NewDestination::new(
+            crm.clone(),
+            Region::US,
+            "https://hooks.example/in",
+            Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
+        )
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let mut tasks = Vec::new();
+    for n in 0..3 {
+        let new = new_task(&format!("r{n}"), &crm, Region::US);
+        tasks.push((old.schedule(new.clone()).await.unwrap().task, new.payload));
+    }
+    let rotated = db.another_store(ring(&[2, 1])).await;
+    rotated.check_payload_key().await.unwrap();
+    let (k1, k2) = (
+        PayloadKey::from_bytes([1; 32]).fingerprint_hex(),
+        PayloadKey::from_bytes([2; 32]).fingerprint_hex(),
+    );
+    let counts = rotated.sealed_counts().await.unwrap();
+    assert_eq!(counts.len(), 1);
+    assert_eq!(
+        (
+            counts[0].fingerprint.as_str(),
+            counts[0].payloads,
+            counts[0].secrets
+        ),
+        (k1.as_str(), 3, 1)
+    );
+
+    let first = rotated.rekey_batch(None, 2).await.unwrap();
+    assert_eq!((first.payloads, first.secrets), (2, 1));
+    assert!(first.next.is_some());
+    let second = rotated.rekey_batch(first.next, 2).await.unwrap();
+    assert_eq!((second.payloads, second.secrets), (1, 0));
+    let last = rotated.rekey_batch(second.next, 2).await.unwrap();
+    assert_eq!((last.payloads, last.secrets, last.next), (0, 0, None));
+    let counts = rotated.sealed_counts().await.unwrap();
+    assert_eq!(counts.len(), 1);
+    assert_eq!(
+        (
+            counts[0].fingerprint.as_str(),
+            counts[0].payloads,
+            counts[0].secrets
+        ),
+        (k2.as_str(), 3, 1)
+    );
+
+    let forgotten = rotated.forget_unused_keys().await.unwrap();
+    assert_eq!(
+        forgotten,
+        vec![PayloadKey::from_bytes([1; 32]).fingerprint().to_vec()]
+    );
+    let new_only = db.another_store(ring(&[2])).await;
+    new_only.check_payload_key().await.unwrap();
+    for (task, payload) in &tasks {
+        assert_eq!(
+            &new_only.payload(task).await.unwrap(),
+            payload,
+            "the same bytes"
+        );
+    }
+    let target = new_only.send_target(&crm).await.unwrap().unwrap();
+    assert_eq!(target.signing_secrets.len(), 1, "the secret opens too");
+    assert!(
+        old.check_payload_key().await.is_err(),
+        "the old key alone is refused"
+    );
+}
+
+#[tokio::test]
+async fn postgres_rekey_reseals_in_batches_and_forgets_the_old_key() {
+    rekey_reseals_in_batches_and_forgets_the_old_key(Backend::Postgres).await;
+}
+
+#[tokio::test]
+async fn sqlite_rekey_reseals_in_batches_and_forgets_the_old_key() {
+    rekey_reseals_in_batches_and_forgets_the_old_key(Backend::Sqlite).await;
+}

@@ -50,6 +50,14 @@ pub enum Command {
     Destination(DestinationCommand),
     /// Print a fresh payload key for REMIT_PAYLOAD_KEY.
     Keygen,
+    /// Re-seal stored payloads and signing secrets under the newest key of
+    /// the ring (REMIT_PAYLOAD_KEYS), in small batches, safely while the
+    /// runtimes run; then print what is left under each older key.
+    Rekey {
+        /// Rows of each kind per transaction.
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        batch: u32,
+    },
     /// Check the schedule: expired leases, work eligible for too long,
     /// tasks past their horizon, terminal counts, and (with a ledger) what
     /// the source of truth expects. Exits 1 when it finds something.

@@ -5,13 +5,14 @@
 //! # Layout
 //! - `args`: the commands and flags, as clap reads them.
 //! - `migrate`, `destination`, `schedule`, `reconcile`, `prune`, `status`,
-//!   `transfer` (export and import): one command each.
+//!   `rekey`, `transfer` (export and import): one command each.
 
 mod args;
 mod destination;
 mod migrate;
 mod prune;
 mod reconcile;
+mod rekey;
 mod schedule;
 mod status;
 mod transfer;
@@ -116,6 +117,7 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
         } => reconcile::run(&config, region, ledger, older_than, reclaim, format).await,
         Command::Prune { region, older_than } => prune::run(&config, region, older_than).await,
         Command::Status { region, format } => status::run(&config, region, format).await,
+        Command::Rekey { batch } => rekey::run(&config, batch).await,
         Command::Export { file } => transfer::export(&config, &file).await,
         Command::Import { file } => transfer::import(&config, &file).await,
         Command::Keygen | Command::Run { .. } => Ok(()),

@@ -23,7 +23,7 @@
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations (`migrations/postgres`);
 //!   `schema_check`: whether a database has this build's.
-//! - `status`, `transfer`, `refusals`, `payload_keys`: PostgreSQL's half of
+//! - `status`, `transfer`, `refusals`, `payload_keys`, `rekey`: PostgreSQL's half of
 //!   the calls `Database` makes beside the trait.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
 
@@ -41,6 +41,7 @@ mod rate;
 mod reads;
 mod reconcile;
 pub(super) mod refusals;
+pub(super) mod rekey;
 mod replay;
 mod retention;
 mod rows;

@@ -23,6 +23,7 @@ mod maintenance;
 mod operations;
 mod payload_keys;
 mod refusals;
+mod rekey;
 mod rows;
 mod schedule;
 mod secrets;
