@@ -11,6 +11,7 @@ mod export_file;
 mod import;
 mod payload_key;
 mod prune;
+mod rekey;
 mod rotate_secret;
 mod schedule;
 mod startup;
