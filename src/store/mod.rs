@@ -16,6 +16,7 @@
 //! ├── status.rs  transfer.rs     the reports' and records' types
 //! ├── notify.rs  payload_keys.rs  schema_version.rs  sandbox.rs
 //! ├── secrets.rs      signing secrets sealed at rest
+//! ├── rekey.rs        re-sealing under the newest payload key
 //! ├── clock.rs  error.rs  stats.rs
 //! ├── postgres/       PgStore: every statement PostgreSQL runs
 //! ├── sqlite/         SqliteStore: the embedded file
@@ -80,7 +81,10 @@
 //! a finish batch with pauses (`postgres/finish_many`: the pauses and the
 //! attempts must commit together); `schedule_many` (a payload and its task
 //! together); `postgres/transfer`'s import (all or nothing);
-//! `postgres/payload_keys`' first record (once at start);
+//! `postgres/payload_keys`' record (once at start); a destination's
+//! registration with its secret, and a rotation (`postgres/secrets`, which
+//! holds the destination's row); a rekey batch (`postgres/rekey`, which
+//! locks only the rows it rewrites);
 //! `postgres/status`'s read-only snapshot (no locks);
 //! and, with failpoints compiled in, the finish (so a test can fail it
 //! before its commit). On SQLite the hazard does not arise: each operation

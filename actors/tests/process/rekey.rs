@@ -19,7 +19,11 @@ const TASKS: usize = 80;
 async fn rekey_while_a_runtime_delivers_then_drop_the_old_key() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
-    receiver.script("/hook", vec![], Reply::ok().delayed(Duration::from_millis(40)));
+    receiver.script(
+        "/hook",
+        vec![],
+        Reply::ok().delayed(Duration::from_millis(40)),
+    );
     let old = base64::engine::general_purpose::STANDARD.encode([7u8; 32]);
     let new = PayloadKey::generate_base64();
     let ring = format!("{new},{old}");
@@ -27,8 +31,14 @@ async fn rekey_while_a_runtime_delivers_then_drop_the_old_key() {
     // Everything so far is sealed under the old key (the test store's).
     db.store.check_payload_key().await.unwrap();
     let secret = remit_actors::signature::generate_secret();
-    let crm = support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), Some(&secret))
-        .await;
+    let crm = support::destination(
+        &db,
+        "crm",
+        Region::EU,
+        &receiver.url("/hook"),
+        Some(&secret),
+    )
+    .await;
     let mut tasks = Vec::new();
     for n in 0..TASKS {
         tasks.push(support::task(&db, &format!("r{n}"), &crm, Region::EU).await);
@@ -69,8 +79,7 @@ async fn rekey_while_a_runtime_delivers_then_drop_the_old_key() {
 
     let mut status = remit(&db);
     with_ring(status.args(["status", "--format", "json"]));
-    let report: serde_json::Value =
-        serde_json::from_slice(&run(&mut status).stdout).unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&run(&mut status).stdout).unwrap();
     let sealed = report["sealed_by_key"].as_array().unwrap();
     assert_eq!(sealed.len(), 1, "{report}");
     assert_eq!(
@@ -81,12 +90,12 @@ async fn rekey_while_a_runtime_delivers_then_drop_the_old_key() {
     assert_eq!(sealed[0]["secrets"], 1);
 
     // The old key alone is refused, naming what it lacks.
-    let refused = remit(&db)
-        .args(["run", "--region", "eu"])
-        .output()
-        .unwrap();
+    let refused = remit(&db).args(["run", "--region", "eu"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    let new_fingerprint = PayloadKey::from_base64(&new).unwrap().fingerprint_hex();
+    assert!(stderr.contains(&new_fingerprint), "{stderr}");
+    assert!(!stderr.contains(&new) && !stderr.contains(&old), "{stderr}");
 
     // The new key alone delivers the rest, with the same bytes and a
     // signature made with the secret, which opened too.
