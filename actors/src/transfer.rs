@@ -28,7 +28,10 @@ use remit::store::{
 use serde::{Deserialize, Serialize};
 
 /// The first line's `format`, so a file from another tool is refused.
-const FORMAT: &str = "remit-export/1";
+/// Version 2 carries signing secrets sealed (`signing_secrets`); files of
+/// version 1, with `signing_secret` in clear, still import.
+const FORMAT: &str = "remit-export/2";
+const FORMATS_READ: [&str; 2] = ["remit-export/1", FORMAT];
 /// Tasks per page read from the store, and per transaction on import.
 const PAGE: u32 = 500;
 
@@ -234,7 +237,9 @@ fn read(
         })?;
         let invalid = |source| TransferError::Invalid { line, source };
         match parsed {
-            Line::Header { format } if format == FORMAT && !seen_header => seen_header = true,
+            Line::Header { format } if FORMATS_READ.contains(&format.as_str()) && !seen_header => {
+                seen_header = true
+            }
             Line::Header { format } => {
                 return Err(TransferError::Format {
                     line,

@@ -15,7 +15,7 @@ use super::{ApiError, ApiState};
 use crate::signature;
 
 /// A rotation. `{}` has remit generate the new secret.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"old_expires_at": "2026-12-06T12:00:00Z"}))]
 pub struct RotateSecret {
@@ -30,6 +30,15 @@ pub struct RotateSecret {
     /// that ends sooner keeps its end.
     #[schema(format = "date-time")]
     old_expires_at: Option<String>,
+}
+
+impl std::fmt::Debug for RotateSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RotateSecret")
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("old_expires_at", &self.old_expires_at)
+            .finish()
+    }
 }
 
 /// A checked rotation, and whether remit made up its secret (then the
@@ -102,7 +111,7 @@ impl From<&SigningSecret> for SecretView {
 }
 
 /// The new secret; its value only when remit generated it.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct RotatedView {
     #[serde(flatten)]
     pub stored: SecretView,
@@ -110,6 +119,15 @@ pub struct RotatedView {
     /// gave its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
+}
+
+impl std::fmt::Debug for RotatedView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RotatedView")
+            .field("stored", &self.stored)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// A destination's secrets, oldest first.
@@ -243,5 +261,7 @@ mod tests {
             .unwrap();
         assert!(!ok.generated);
         assert_eq!(ok.rotation.secret, given);
+        let asked = RotateSecret::from_parts(Some(given.clone()), None);
+        assert!(!format!("{asked:?} {ok:?}").contains(&given));
     }
 }
