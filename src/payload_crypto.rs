@@ -1,5 +1,9 @@
 //! Payloads at rest: XChaCha20-Poly1305 under a key from configuration.
 //!
+//! The configuration may hold a ring of keys, newest first (to rotate the
+//! key): the newest seals, and a sealed value opens with whichever key of
+//! the ring has its fingerprint.
+//!
 //! The associated data binds each ciphertext to its `payload_ref` and
 //! content type, so a row copied onto another reference does not decrypt.
 //! Each sealed payload records the key's fingerprint, so opening it with a
@@ -22,17 +26,34 @@ pub enum PayloadCryptoError {
     KeyNotBase64,
     #[error("{PAYLOAD_KEY_ENV}: must decode to {KEY_LEN} bytes, got {0}")]
     KeyLength(usize),
-    #[error("payload was sealed with another key (fingerprint {stored}); the configured key is {configured}")]
+    #[error("sealed with another key (fingerprint {stored}) than those configured ({configured})")]
     WrongKey { stored: String, configured: String },
     #[error("payload failed authentication: the stored ciphertext was altered or belongs to another row")]
     Tampered,
 }
 
-/// A 256-bit payload key. Its bytes never reach `Debug` output.
+/// The payload keys of a process: one or more 256-bit keys, newest first
+/// (the newest seals; any opens what it sealed). Their bytes never reach
+/// `Debug` output.
 #[derive(Clone)]
 pub struct PayloadKey {
+    /// Never empty.
+    ring: Vec<OneKey>,
+}
+
+#[derive(Clone)]
+struct OneKey {
     cipher: XChaCha20Poly1305,
     fingerprint: [u8; FINGERPRINT_LEN],
+}
+
+/// Why a ring of keys was refused: which key (1 = the newest) and why,
+/// never the key's text.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("key {position}: {reason}")]
+pub struct RingError {
+    pub position: usize,
+    pub reason: String,
 }
 
 /// What the database stores for one payload.
@@ -49,9 +70,63 @@ impl PayloadKey {
         let mut fingerprint = [0; FINGERPRINT_LEN];
         fingerprint.copy_from_slice(&digest[..FINGERPRINT_LEN]);
         Self {
-            cipher: XChaCha20Poly1305::new(&bytes.into()),
-            fingerprint,
+            ring: vec![OneKey {
+                cipher: XChaCha20Poly1305::new(&bytes.into()),
+                fingerprint,
+            }],
         }
+    }
+
+    /// A ring from keys in the `REMIT_PAYLOAD_KEY` format, newest first;
+    /// refused when empty, when one does not parse, or when one repeats.
+    pub fn ring<'a>(texts: impl IntoIterator<Item = &'a str>) -> Result<Self, RingError> {
+        let mut ring: Vec<OneKey> = Vec::new();
+        for (i, text) in texts.into_iter().enumerate() {
+            let refused = |reason: String| RingError {
+                position: i + 1,
+                reason,
+            };
+            let key = match Self::from_base64(text) {
+                Ok(key) => key,
+                Err(PayloadCryptoError::KeyLength(n)) => {
+                    return Err(refused(format!("must decode to {KEY_LEN} bytes, got {n}")))
+                }
+                Err(_) => return Err(refused("not standard base64".into())),
+            };
+            let one = key
+                .ring
+                .into_iter()
+                .next()
+                .ok_or_else(|| refused("empty".into()))?;
+            if ring.iter().any(|k| k.fingerprint == one.fingerprint) {
+                return Err(refused(format!(
+                    "repeats the key with fingerprint {}",
+                    hex(&one.fingerprint)
+                )));
+            }
+            ring.push(one);
+        }
+        if ring.is_empty() {
+            return Err(RingError {
+                position: 0,
+                reason: "no key given".into(),
+            });
+        }
+        Ok(Self { ring })
+    }
+
+    fn newest(&self) -> &OneKey {
+        &self.ring[0]
+    }
+
+    /// Every key's fingerprint, newest first.
+    pub fn fingerprints(&self) -> impl Iterator<Item = &[u8]> {
+        self.ring.iter().map(|k| k.fingerprint.as_slice())
+    }
+
+    /// Whether a key of the ring has this fingerprint.
+    pub fn holds(&self, fingerprint: &[u8]) -> bool {
+        self.fingerprints().any(|f| f == fingerprint)
     }
 
     /// Parses the `REMIT_PAYLOAD_KEY` format: 32 bytes in standard base64.
@@ -71,31 +146,52 @@ impl PayloadKey {
         base64::engine::general_purpose::STANDARD.encode(key)
     }
 
+    /// The newest key's fingerprint: the one new values are sealed with.
     pub fn fingerprint(&self) -> &[u8] {
-        &self.fingerprint
+        &self.newest().fingerprint
     }
 
     pub fn fingerprint_hex(&self) -> String {
-        hex(&self.fingerprint)
+        hex(self.fingerprint())
+    }
+
+    /// Every fingerprint, newest first, comma-separated.
+    pub fn fingerprints_hex(&self) -> String {
+        self.fingerprints().map(hex).collect::<Vec<_>>().join(", ")
     }
 
     pub fn seal(&self, payload_ref: uuid::Uuid, content_type: &str, body: &[u8]) -> SealedPayload {
+        self.seal_with(&associated_data(payload_ref, content_type), body)
+    }
+
+    /// Seals a destination's signing secret, bound to the secret's id and
+    /// its destination, so a row copied onto another does not open.
+    pub fn seal_secret(&self, secret_id: &str, destination: &str, secret: &str) -> SealedPayload {
+        self.seal_with(&secret_data(secret_id, destination), secret.as_bytes())
+    }
+
+    /// Opens what [`PayloadKey::seal_secret`] sealed.
+    pub fn open_secret(
+        &self,
+        secret_id: &str,
+        destination: &str,
+        sealed: &SealedPayload,
+    ) -> Result<String, PayloadCryptoError> {
+        let bytes = self.open_with(&secret_data(secret_id, destination), sealed)?;
+        String::from_utf8(bytes).map_err(|_| PayloadCryptoError::Tampered)
+    }
+
+    fn seal_with(&self, aad: &[u8], body: &[u8]) -> SealedPayload {
         let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
-        let aad = associated_data(payload_ref, content_type);
         // Encryption with a valid key and a fresh nonce cannot fail for
         // bodies far below the cipher's 256 GiB limit.
-        let ciphertext = self
+        let newest = self.newest();
+        let ciphertext = newest
             .cipher
-            .encrypt(
-                &nonce,
-                AeadInput {
-                    msg: body,
-                    aad: &aad,
-                },
-            )
+            .encrypt(&nonce, AeadInput { msg: body, aad })
             .unwrap_or_default();
         SealedPayload {
-            key_fingerprint: self.fingerprint.to_vec(),
+            key_fingerprint: newest.fingerprint.to_vec(),
             nonce: nonce.to_vec(),
             ciphertext,
         }
@@ -107,22 +203,29 @@ impl PayloadKey {
         content_type: &str,
         sealed: &SealedPayload,
     ) -> Result<Vec<u8>, PayloadCryptoError> {
-        if sealed.key_fingerprint != self.fingerprint {
+        self.open_with(&associated_data(payload_ref, content_type), sealed)
+    }
+
+    fn open_with(&self, aad: &[u8], sealed: &SealedPayload) -> Result<Vec<u8>, PayloadCryptoError> {
+        let Some(key) = self
+            .ring
+            .iter()
+            .find(|k| k.fingerprint.as_slice() == sealed.key_fingerprint)
+        else {
             return Err(PayloadCryptoError::WrongKey {
                 stored: hex(&sealed.key_fingerprint),
-                configured: self.fingerprint_hex(),
+                configured: self.fingerprints_hex(),
             });
-        }
+        };
         if sealed.nonce.len() != 24 {
             return Err(PayloadCryptoError::Tampered);
         }
-        let aad = associated_data(payload_ref, content_type);
-        self.cipher
+        key.cipher
             .decrypt(
                 XNonce::from_slice(&sealed.nonce),
                 AeadInput {
                     msg: &sealed.ciphertext,
-                    aad: &aad,
+                    aad,
                 },
             )
             .map_err(|_| PayloadCryptoError::Tampered)
@@ -131,12 +234,24 @@ impl PayloadKey {
 
 impl std::fmt::Debug for PayloadKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PayloadKey({})", self.fingerprint_hex())
+        write!(f, "PayloadKey({})", self.fingerprints_hex())
     }
 }
 
 fn associated_data(payload_ref: uuid::Uuid, content_type: &str) -> Vec<u8> {
     [payload_ref.as_bytes().as_slice(), content_type.as_bytes()].concat()
+}
+
+/// A secret's associated data: a prefix no payload's can start with (a
+/// payload's starts with its 16-byte reference), then the ids.
+fn secret_data(secret_id: &str, destination: &str) -> Vec<u8> {
+    [
+        b"remit signing secret v1\0".as_slice(),
+        secret_id.as_bytes(),
+        b"\0",
+        destination.as_bytes(),
+    ]
+    .concat()
 }
 
 /// A fingerprint as people read it.
@@ -180,6 +295,65 @@ mod tests {
             key(1).open(uuid::Uuid::new_v4(), "text/plain", &sealed),
             Err(PayloadCryptoError::Tampered)
         );
+    }
+
+    #[test]
+    fn a_secret_opens_only_on_its_own_row() {
+        let sealed = key(1).seal_secret("s1", "crm", "whsec_abc");
+        assert!(!sealed.ciphertext.windows(5).any(|w| w == b"whsec"));
+        assert_eq!(
+            key(1).open_secret("s1", "crm", &sealed).unwrap(),
+            "whsec_abc"
+        );
+        for (id, destination) in [("s2", "crm"), ("s1", "erp")] {
+            assert_eq!(
+                key(1).open_secret(id, destination, &sealed),
+                Err(PayloadCryptoError::Tampered)
+            );
+        }
+        assert!(matches!(
+            key(2).open_secret("s1", "crm", &sealed),
+            Err(PayloadCryptoError::WrongKey { .. })
+        ));
+    }
+
+    #[test]
+    fn a_ring_seals_with_the_newest_and_opens_with_any() {
+        let b64 = |byte: u8| base64::engine::general_purpose::STANDARD.encode([byte; KEY_LEN]);
+        let (new, old) = (b64(2), b64(1));
+        let ring = PayloadKey::ring([new.as_str(), old.as_str()]).unwrap();
+        let r = uuid::Uuid::new_v4();
+        let by_old = key(1).seal(r, "text/plain", b"x");
+        assert_eq!(ring.open(r, "text/plain", &by_old).unwrap(), b"x");
+        let by_ring = ring.seal(r, "text/plain", b"y");
+        assert_eq!(by_ring.key_fingerprint, key(2).fingerprint());
+        assert!(matches!(
+            key(1).open(r, "text/plain", &by_ring),
+            Err(PayloadCryptoError::WrongKey { .. })
+        ));
+        assert_eq!(ring.fingerprints().count(), 2);
+    }
+
+    #[test]
+    fn a_bad_ring_names_the_position_and_never_the_key() {
+        let good = PayloadKey::generate_base64();
+        let cases = [
+            (vec![good.as_str(), "!!secretish"], 2, "not standard base64"),
+            (
+                vec!["AAAA", good.as_str()],
+                1,
+                "must decode to 32 bytes, got 3",
+            ),
+            (vec![good.as_str(), good.as_str()], 2, "repeats the key"),
+        ];
+        for (texts, position, reason) in cases {
+            let refused = PayloadKey::ring(texts).unwrap_err();
+            assert_eq!(refused.position, position, "{refused}");
+            assert!(refused.reason.starts_with(reason), "{refused}");
+            assert!(!refused.to_string().contains("secretish"));
+            assert!(!refused.to_string().contains(&good));
+        }
+        assert_eq!(PayloadKey::ring([]).unwrap_err().position, 0);
     }
 
     #[test]

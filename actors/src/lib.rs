@@ -13,6 +13,7 @@
 //! - [`logging`]: structured logs through slog.
 //! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
 //! - [`prune`]: the request and report of `remit prune`.
+//! - [`rekey`]: `remit rekey`, and the counts under each payload key.
 //! - [`schedule_file`]: `remit schedule --file`, many webhooks from a file.
 //! - [`words`]: counts as a person reads them ("1 request").
 
@@ -24,6 +25,7 @@ pub mod egress;
 pub mod logging;
 pub mod prune;
 pub mod reconcile;
+pub mod rekey;
 pub mod runtime;
 pub mod schedule_file;
 pub mod signature;

@@ -3,9 +3,10 @@
 //! losing a webhook or a key.
 //!
 //! The first line names the format; then one line per destination, then
-//! one per task with its sealed payload (base64, still encrypted: the file
-//! holds no health data in clear, but it does hold signing secrets, so
-//! treat it as a secret) and its attempt log. Ids, idempotency keys,
+//! one per task with its sealed payload (base64, still encrypted) and its
+//! attempt log. Destinations' signing secrets travel sealed as well, so
+//! the file holds neither health data nor a secret in clear; `remit
+//! export` still writes it readable by its owner only. Ids, idempotency keys,
 //! states, leases and attempt numbers travel as they are (see
 //! `remit::store::transfer`). An import checks every line before it writes
 //! anything (`remit::store::check_imported_task`).
@@ -21,13 +22,16 @@ use remit::domain::{
 };
 use remit::payload_crypto::SealedPayload;
 use remit::store::{
-    check_imported_destination, Database, DestinationRecord, ImportCheck, Imported, StoreError,
-    TaskRecord,
+    check_imported_destination, Database, DestinationRecord, ImportCheck, Imported, SecretRecord,
+    StoreError, StoredValue, TaskRecord,
 };
 use serde::{Deserialize, Serialize};
 
 /// The first line's `format`, so a file from another tool is refused.
-const FORMAT: &str = "remit-export/1";
+/// Version 2 carries signing secrets sealed (`signing_secrets`); files of
+/// version 1, with `signing_secret` in clear, still import.
+const FORMAT: &str = "remit-export/2";
+const FORMATS_READ: [&str; 2] = ["remit-export/1", FORMAT];
 /// Tasks per page read from the store, and per transaction on import.
 const PAGE: u32 = 500;
 
@@ -45,6 +49,9 @@ pub enum TransferError {
     },
     #[error("line {line}: {reason}")]
     Format { line: usize, reason: String },
+    /// A signing secret still in clear: exports carry secrets sealed only.
+    #[error("{reason}")]
+    Unsealed { reason: String },
     /// A row that breaks one of the schedule's invariants; nothing of the
     /// import was written.
     #[error("line {line}")]
@@ -69,11 +76,28 @@ struct DestinationLine {
     id: String,
     region: String,
     url: String,
+    /// A secret in clear, as files written before secrets were sealed
+    /// carry it: imported in clear and sealed at the next start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     signing_secret: Option<String>,
+    /// Every secret, sealed under the payload key (base64 parts).
+    #[serde(default)]
+    signing_secrets: Vec<SecretLine>,
     enabled: bool,
     paused_until: Option<DateTime<Utc>>,
     rate_tokens: Option<f64>,
     rate_refilled_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretLine {
+    id: String,
+    created_at: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+    key_fingerprint: String,
+    nonce: String,
+    ciphertext: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -144,7 +168,8 @@ pub async fn export(store: &Database, out: &mut dyn Write) -> Result<Exported, T
         },
     )?;
     for record in store.export_destinations().await? {
-        write_line(out, &Line::Destination(destination_line(record)))?;
+        let line = destination_line(record).map_err(|reason| TransferError::Unsealed { reason })?;
+        write_line(out, &Line::Destination(line))?;
         counts.destinations += 1;
     }
     let mut after = None;
@@ -212,7 +237,9 @@ fn read(
         })?;
         let invalid = |source| TransferError::Invalid { line, source };
         match parsed {
-            Line::Header { format } if format == FORMAT && !seen_header => seen_header = true,
+            Line::Header { format } if FORMATS_READ.contains(&format.as_str()) && !seen_header => {
+                seen_header = true
+            }
             Line::Header { format } => {
                 return Err(TransferError::Format {
                     line,
@@ -264,32 +291,81 @@ fn write_line(out: &mut dyn Write, line: &Line) -> Result<(), TransferError> {
     writeln!(out, "{text}").map_err(TransferError::Write)
 }
 
-fn destination_line(record: DestinationRecord) -> DestinationLine {
+fn destination_line(record: DestinationRecord) -> Result<DestinationLine, String> {
     let d = record.destination;
-    DestinationLine {
+    let signing_secrets = record
+        .secrets
+        .into_iter()
+        .map(|s| match s.value {
+            StoredValue::Sealed(sealed) => Ok(SecretLine {
+                id: s.id,
+                created_at: s.created_at,
+                expires_at: s.expires_at,
+                key_fingerprint: STANDARD.encode(&sealed.key_fingerprint),
+                nonce: STANDARD.encode(&sealed.nonce),
+                ciphertext: STANDARD.encode(&sealed.ciphertext),
+            }),
+            StoredValue::Clear(_) => Err(format!(
+                "destination {}: a signing secret is not sealed yet; export with \
+                 REMIT_PAYLOAD_KEY set, which seals it first",
+                d.id
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(DestinationLine {
         id: d.id.to_string(),
         region: d.region.to_string(),
         url: d.url.to_string(),
-        signing_secret: record.signing_secret,
+        signing_secret: None,
+        signing_secrets,
         enabled: d.enabled,
         paused_until: d.paused_until,
         rate_tokens: record.rate_tokens,
         rate_refilled_at: record.rate_refilled_at,
-    }
+    })
 }
 
 fn destination_record(line: DestinationLine) -> Result<DestinationRecord, String> {
     let url = url::Url::parse(&line.url).map_err(|e| format!("url: {e}"))?;
+    let base64 = |field: &str, text: &str| {
+        STANDARD
+            .decode(text)
+            .map_err(|_| format!("signing_secrets.{field}: not standard base64"))
+    };
+    let mut secrets = Vec::with_capacity(line.signing_secrets.len() + 1);
+    for s in line.signing_secrets {
+        secrets.push(SecretRecord {
+            value: StoredValue::Sealed(SealedPayload {
+                key_fingerprint: base64("key_fingerprint", &s.key_fingerprint)?,
+                nonce: base64("nonce", &s.nonce)?,
+                ciphertext: base64("ciphertext", &s.ciphertext)?,
+            }),
+            id: s.id,
+            created_at: s.created_at,
+            expires_at: s.expires_at,
+        });
+    }
+    if let Some(secret) = line.signing_secret {
+        if secret.is_empty() {
+            return Err("signing_secret: must not be empty when given".into());
+        }
+        secrets.push(SecretRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            created_at: Utc::now(),
+            expires_at: None,
+            value: StoredValue::Clear(secret),
+        });
+    }
     Ok(DestinationRecord {
         destination: Destination {
             id: DestinationId::new(&line.id).map_err(|e| e.to_string())?,
             region: line.region.parse::<Region>().map_err(|e| e.to_string())?,
             url,
-            has_signing_secret: line.signing_secret.is_some(),
+            has_signing_secret: !secrets.is_empty(),
             enabled: line.enabled,
             paused_until: line.paused_until,
         },
-        signing_secret: line.signing_secret,
+        secrets,
         rate_tokens: line.rate_tokens,
         rate_refilled_at: line.rate_refilled_at,
     })

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{DestinationId, InvalidInput, Region};
+use super::{DestinationId, InvalidInput, Region, TargetSecret};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Destination {
@@ -18,20 +18,29 @@ pub struct Destination {
 #[derive(Clone, PartialEq, Eq)]
 pub struct SendTarget {
     pub destination: Destination,
-    pub signing_secret: Option<String>,
+    /// The secrets valid when it was read, newest first (values are kept
+    /// out of `Debug`): each signs a request sent before its end.
+    pub signing_secrets: Vec<TargetSecret>,
     /// How much of the destination's pause is left, by the store's clock;
     /// `None` when it is not paused.
     pub pause_left: Option<chrono::Duration>,
+}
+
+impl SendTarget {
+    /// The secrets that sign a request sent at `now`, newest first.
+    pub fn secrets_at(&self, now: DateTime<Utc>) -> impl Iterator<Item = &str> {
+        self.signing_secrets
+            .iter()
+            .filter(move |s| super::valid_at(s.expires_at, now))
+            .map(|s| s.secret.as_str())
+    }
 }
 
 impl std::fmt::Debug for SendTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SendTarget")
             .field("destination", &self.destination)
-            .field(
-                "signing_secret",
-                &self.signing_secret.as_ref().map(|_| "<redacted>"),
-            )
+            .field("signing_secrets", &self.signing_secrets)
             .field("pause_left", &self.pause_left)
             .finish()
     }

@@ -8,6 +8,7 @@ mod ids;
 mod payload;
 mod reconcile;
 mod retention;
+mod signing_secret;
 mod task;
 
 pub use api_token::{
@@ -20,4 +21,7 @@ pub use ids::{quoted, DestinationId, InvalidInput, Region, ReminderId, TaskId, T
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, TaskSummary};
 pub use retention::{PruneReport, PruneRequest};
+pub use signing_secret::{
+    valid_at, Rotation, SigningSecret, TargetSecret, DEFAULT_OVERLAP, EXPIRY_TOLERANCE,
+};
 pub use task::{ClaimedTask, FailureReason, Lease, NewTask, Task, TaskState};

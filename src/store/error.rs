@@ -21,16 +21,26 @@ pub enum StoreError {
     NotFound { what: &'static str, id: String },
     #[error("payload: {0}")]
     Payload(PayloadCryptoError),
-    /// The configured payload key is not one this store's payloads were
-    /// sealed with: what it sealed, no other process could open.
+    /// A stored signing secret that the configured key cannot open (its
+    /// value is never part of an error).
+    #[error("signing secret {id} of destination {destination}: {source}")]
+    Secret {
+        id: String,
+        destination: String,
+        #[source]
+        source: PayloadCryptoError,
+    },
+    /// The configured payload keys lack one that this store's payloads or
+    /// secrets are sealed with: a process with them could not open those.
     #[error(
-        "the payload key (fingerprint {configured}) is not the key this database's payloads \
-         are sealed with (fingerprint {recorded}); set REMIT_PAYLOAD_KEY to that key"
+        "the payload keys configured (fingerprints {configured}) lack the key this database's \
+         payloads or signing secrets are sealed with (fingerprints {missing}); set \
+         REMIT_PAYLOAD_KEY to that key, or REMIT_PAYLOAD_KEYS to a ring that includes it"
     )]
     OtherPayloadKey {
         configured: String,
-        /// The recorded fingerprints, comma-separated.
-        recorded: String,
+        /// The recorded fingerprints the ring lacks, comma-separated.
+        missing: String,
     },
     #[error("could not get a database connection")]
     Pool(#[source] diesel_async::pooled_connection::bb8::RunError),

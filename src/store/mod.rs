@@ -15,7 +15,10 @@
 //! ├── columns.rs      state and outcome labels, corrupt-column errors
 //! ├── status.rs  transfer.rs     the reports' and records' types
 //! ├── notify.rs  payload_keys.rs  schema_version.rs  sandbox.rs
-//! ├── clock.rs  error.rs  stats.rs  token_rows.rs
+//! ├── secrets.rs      signing secrets sealed at rest
+//! ├── rekey.rs        re-sealing under the newest payload key
+//! ├── token_rows.rs   API tokens as every store keeps them
+//! ├── clock.rs  error.rs  stats.rs
 //! ├── postgres/       PgStore: every statement PostgreSQL runs
 //! ├── sqlite/         SqliteStore: the embedded file
 //! └── memory/         MemStore: the model the simulation explores
@@ -50,10 +53,13 @@
 //!   for a column that holds what no build wrote.
 //! - `status`, `transfer`: the types `remit status` and `remit export` /
 //!   `import` carry; each backend fills them.
+//! - `rekey`: re-sealing under the newest payload key, in batches.
+//! - `secrets`: signing secrets at rest, sealed with the payload key, and
+//!   their exported form.
 //! - `notify`: the wake-ups a claimer and a sender hear (LISTEN/NOTIFY on
 //!   PostgreSQL, a broadcast inside the process on SQLite).
-//! - `payload_keys`: whether the configured key is one the database's
-//!   payloads are sealed with; `schema_version`: whether a database's
+//! - `payload_keys`: whether the configured ring of keys holds every key
+//!   the database's payloads and secrets are sealed with; `schema_version`: whether a database's
 //!   migrations are the binary's.
 //! - `sandbox`: a throwaway database of remit's own (a SQLite file in a
 //!   temporary directory, or a schema inside a PostgreSQL).
@@ -77,7 +83,10 @@
 //! a finish batch with pauses (`postgres/finish_many`: the pauses and the
 //! attempts must commit together); `schedule_many` (a payload and its task
 //! together); `postgres/transfer`'s import (all or nothing);
-//! `postgres/payload_keys`' first record (once at start);
+//! `postgres/payload_keys`' record (once at start); a destination's
+//! registration with its secret, and a rotation (`postgres/secrets`, which
+//! holds the destination's row); a rekey batch (`postgres/rekey`, which
+//! locks only the rows it rewrites);
 //! `postgres/status`'s read-only snapshot (no locks);
 //! and, with failpoints compiled in, the finish (so a test can fail it
 //! before its commit). On SQLite the hazard does not arise: each operation
@@ -101,9 +110,11 @@ mod memory;
 mod notify;
 mod payload_keys;
 mod postgres;
+mod rekey;
 mod rules;
 mod sandbox;
 mod schema_version;
+mod secrets;
 mod sqlite;
 mod stats;
 mod status;
@@ -126,8 +137,10 @@ pub use notify::{Wakeup, Wakeups};
 pub use postgres::{
     ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,
 };
+pub use rekey::{KeyCount, Rekeyed};
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 pub use schema_version::SchemaMismatch;
+pub use secrets::{SecretRecord, StoredValue};
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use status::{Latency, Refused, RegionStatus, StatusReport};
@@ -136,7 +149,8 @@ pub use transfer::{DestinationRecord, Imported, TaskRecord};
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
     Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId, TokenHash, TokenId,
+    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    TokenHash, TokenId,
 };
 use crate::policy::Decision;
 
@@ -247,7 +261,7 @@ pub trait Store: Sync {
         id: &DestinationId,
     ) -> impl Future<Output = Result<Option<Destination>, StoreError>> + Send;
 
-    /// The destination with its secret and what is left of its pause, read
+    /// The destination with its valid secrets and what is left of its pause, read
     /// right before a request.
     fn send_target(
         &self,
@@ -264,6 +278,25 @@ pub trait Store: Sync {
         &self,
         ids: &[DestinationId],
     ) -> impl Future<Output = Result<Vec<Option<SendTarget>>, StoreError>> + Send;
+
+    /// Adds the rotation's secret to the destination and ends every secret
+    /// valid until now at the rotation's `old_expires_at` (a secret that
+    /// ends sooner keeps its end), all in one transaction; the new secret
+    /// has no end. Answers the new secret (without its value); a
+    /// destination that does not exist is `NotFound`.
+    fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> impl Future<Output = Result<SigningSecret, StoreError>> + Send;
+
+    /// The destination's secrets, ended ones included, oldest first,
+    /// without their values; a destination that does not exist is
+    /// `NotFound`.
+    fn signing_secrets(
+        &self,
+        id: &DestinationId,
+    ) -> impl Future<Output = Result<Vec<SigningSecret>, StoreError>> + Send;
 
     /// Holds every task of the destination for `pause` from the store's
     /// now (its clock, not the caller's); an existing later pause wins.

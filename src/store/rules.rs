@@ -118,10 +118,13 @@ pub(super) fn same_or_conflict(
 }
 
 /// Registering an existing destination again: the same settings are a
-/// repeat, others a conflict.
+/// repeat, others a conflict. `valid_secrets` are the values of the
+/// secrets still valid: a registration repeats the secrets when it names
+/// one of them (the destination may have been rotated since), or names
+/// none and the destination has none.
 pub(super) fn same_destination_or_conflict(
     existing: Destination,
-    existing_secret: &Option<String>,
+    valid_secrets: &[String],
     new: &NewDestination,
 ) -> Result<Destination, StoreError> {
     let mut differs = Vec::new();
@@ -131,7 +134,11 @@ pub(super) fn same_destination_or_conflict(
     if existing.url != new.url {
         differs.push("url");
     }
-    if *existing_secret != new.signing_secret {
+    let same_secret = match &new.signing_secret {
+        Some(secret) => valid_secrets.contains(secret),
+        None => valid_secrets.is_empty(),
+    };
+    if !same_secret {
         differs.push("secret");
     }
     if differs.is_empty() {

@@ -15,7 +15,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::StoreError;
+use super::{SecretRecord, StoreError, StoredValue};
 use crate::domain::{Attempt, Destination, Task};
 use crate::payload_crypto::SealedPayload;
 
@@ -23,7 +23,8 @@ use crate::payload_crypto::SealedPayload;
 #[derive(Clone, PartialEq)]
 pub struct DestinationRecord {
     pub destination: Destination,
-    pub signing_secret: Option<String>,
+    /// Every signing secret, ended ones included, oldest first, sealed.
+    pub secrets: Vec<SecretRecord>,
     pub rate_tokens: Option<f64>,
     pub rate_refilled_at: Option<DateTime<Utc>>,
 }
@@ -32,10 +33,7 @@ impl std::fmt::Debug for DestinationRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DestinationRecord")
             .field("destination", &self.destination)
-            .field(
-                "signing_secret",
-                &self.signing_secret.as_ref().map(|_| "<redacted>"),
-            )
+            .field("secrets", &self.secrets)
             .field("rate_tokens", &self.rate_tokens)
             .field("rate_refilled_at", &self.rate_refilled_at)
             .finish()
@@ -78,5 +76,41 @@ pub(crate) fn taken(task: &Task) -> StoreError {
             crate::domain::quoted(task.reminder_id.as_str())
         ),
         differs: "id".into(),
+    }
+}
+
+/// An imported destination that exists already: a repeat when region, URL
+/// and secrets are the same (each of the record's secrets is one of the
+/// destination's, by id, or by value for a secret an old export carried
+/// in clear), a `Conflict` naming what differs otherwise.
+pub(crate) fn same_imported_or_conflict(
+    existing: &Destination,
+    existing_secrets: &[SecretRecord],
+    record: &DestinationRecord,
+) -> Result<(), StoreError> {
+    let d = &record.destination;
+    let mut differs = Vec::new();
+    if existing.region != d.region {
+        differs.push("region");
+    }
+    if existing.url != d.url {
+        differs.push("url");
+    }
+    let held = |s: &SecretRecord| {
+        existing_secrets.iter().any(|e| {
+            e.id == s.id
+                || matches!((&e.value, &s.value), (StoredValue::Clear(a), StoredValue::Clear(b)) if a == b)
+        })
+    };
+    if existing_secrets.len() != record.secrets.len() || !record.secrets.iter().all(held) {
+        differs.push("secret");
+    }
+    if differs.is_empty() {
+        Ok(())
+    } else {
+        Err(StoreError::Conflict {
+            what: format!("destination {}", d.id),
+            differs: differs.join(", "),
+        })
     }
 }

@@ -3,7 +3,7 @@
 use remit::domain::{DestinationId, NewDestination, Region};
 use remit::store::{Store, StoreError};
 
-use crate::support::TestDb;
+use crate::support::{t0, TestDb};
 
 #[tokio::test]
 async fn registering_twice_is_a_repeat_and_other_settings_conflict() {
@@ -38,9 +38,8 @@ async fn registering_twice_is_a_repeat_and_other_settings_conflict() {
             .send_target(&id)
             .await
             .unwrap()
-            .and_then(|t| t.signing_secret)
-            .as_deref(),
-        Some("whsec_x")
+            .map(|t| t.secrets_at(t0()).map(str::to_owned).collect::<Vec<_>>()),
+        Some(vec!["whsec_x".to_owned()])
     );
 }
 

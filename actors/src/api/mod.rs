@@ -13,6 +13,7 @@
 //! - `error`: the JSON error shape and the status of each error.
 //! - `body`: request bodies, JSON objects only, with errors naming the field.
 //! - `payload`: a task's payload kept byte for byte.
+//! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `tasks`, `batch`: the handlers, which see only their
 //!   own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
@@ -27,6 +28,7 @@ mod failures;
 mod openapi;
 mod payload;
 mod scopes;
+mod secrets;
 mod task_views;
 mod tasks;
 mod tokens;
@@ -48,6 +50,7 @@ pub use body::read_object;
 pub use caller::Caller;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
+pub use secrets::{CheckedRotation, RotateSecret};
 pub use tasks::{CreateTask, TaskRules};
 pub use tokens::{CreateToken, TokenView};
 
@@ -150,6 +153,11 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 )
                 .service(
                     resource("/destinations/{id}", "GET").route(web::get().to(destinations::get)),
+                )
+                .service(
+                    resource("/destinations/{id}/secrets", "GET, POST")
+                        .route(web::get().to(secrets::list))
+                        .route(web::post().to(secrets::rotate)),
                 )
                 .service(resource("/tasks", "POST").route(web::post().to(tasks::create)))
                 .service(

@@ -30,6 +30,8 @@ use utoipa::{Modify, OpenApi};
         document,
         super::destinations::create,
         super::destinations::get,
+        super::secrets::rotate,
+        super::secrets::list,
         super::tasks::create,
         super::batch::create,
         super::tasks::get,

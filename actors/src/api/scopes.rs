@@ -48,6 +48,8 @@ impl Access {
 pub const ROUTES: &[(&str, &str, Access)] = &[
     ("POST", "/v1/destinations", Access::ADMIN),
     ("GET", "/v1/destinations/{id}", Access::READ),
+    ("POST", "/v1/destinations/{id}/secrets", Access::ADMIN),
+    ("GET", "/v1/destinations/{id}/secrets", Access::ADMIN),
     ("POST", "/v1/tasks", Access::SCHEDULE),
     ("POST", "/v1/tasks/batch", Access::SCHEDULE),
     ("GET", "/v1/tasks/{id}", Access::READ_TASKS),

@@ -53,6 +53,14 @@ pub enum Command {
     Token(TokenCommand),
     /// Print a fresh payload key for REMIT_PAYLOAD_KEY.
     Keygen,
+    /// Re-seal stored payloads and signing secrets under the newest key of
+    /// the ring (REMIT_PAYLOAD_KEYS), in small batches, safely while the
+    /// runtimes run; then print what is left under each older key.
+    Rekey {
+        /// Rows of each kind per transaction.
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        batch: u32,
+    },
     /// Check the schedule: expired leases, work eligible for too long,
     /// tasks past their horizon, terminal counts, and (with a ledger) what
     /// the source of truth expects. Exits 1 when it finds something.
@@ -172,6 +180,25 @@ pub enum DestinationCommand {
         /// Signing secret, `whsec_<base64>`; webhooks are signed when given.
         #[arg(long, env = "REMIT_DESTINATION_SECRET")]
         secret: Option<String>,
+    },
+    /// Add a new signing secret; the secrets valid until now keep signing
+    /// until --old-expires-at. Without --secret, remit generates one and
+    /// prints it once.
+    RotateSecret {
+        /// The destination's id.
+        id: String,
+        /// The new secret, `whsec_<base64>` of 24 to 64 bytes.
+        #[arg(long, env = "REMIT_DESTINATION_SECRET")]
+        secret: Option<String>,
+        /// When the old secrets stop signing, RFC 3339 (default: 24 hours
+        /// from now; not in the past).
+        #[arg(long, value_name = "WHEN")]
+        old_expires_at: Option<String>,
+    },
+    /// List a destination's signing secrets (never their values).
+    Secrets {
+        /// The destination's id.
+        id: String,
     },
 }
 

@@ -5,14 +5,15 @@
 //! # Layout
 //! - `args`: the commands and flags, as clap reads them.
 //! - `migrate`, `destination`, `schedule`, `reconcile`, `prune`, `status`,
-//!   `transfer` (export and import), `token` (create, list, revoke): one
-//!   command each.
+//!   `rekey`, `transfer` (export and import), `token` (create, list,
+//!   revoke): one command each.
 
 mod args;
 mod destination;
 mod migrate;
 mod prune;
 mod reconcile;
+mod rekey;
 mod schedule;
 mod status;
 mod token;
@@ -100,6 +101,14 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             url,
             secret,
         }) => destination::add(&config, id, region, url, secret).await,
+        Command::Destination(DestinationCommand::RotateSecret {
+            id,
+            secret,
+            old_expires_at,
+        }) => destination::rotate_secret(&config, id, secret, old_expires_at).await,
+        Command::Destination(DestinationCommand::Secrets { id }) => {
+            destination::secrets(&config, id).await
+        }
         Command::Schedule(args) => schedule::run(&config, args).await,
         Command::Token(TokenCommand::Create {
             scope,
@@ -118,6 +127,7 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
         } => reconcile::run(&config, region, ledger, older_than, reclaim, format).await,
         Command::Prune { region, older_than } => prune::run(&config, region, older_than).await,
         Command::Status { region, format } => status::run(&config, region, format).await,
+        Command::Rekey { batch } => rekey::run(&config, batch).await,
         Command::Export { file } => transfer::export(&config, &file).await,
         Command::Import { file } => transfer::import(&config, &file).await,
         Command::Keygen | Command::Run { .. } => Ok(()),

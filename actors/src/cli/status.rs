@@ -14,12 +14,23 @@ pub async fn run(
     // Status reads no payload.
     let store = connect_without_payloads(config).await?;
     let report = store.status(region).await?;
+    // What is sealed under each payload key, so an operator knows when an
+    // old key can be dropped (after `remit rekey`).
+    let sealed = store.sealed_counts().await?;
+    let newest = remit_actors::app::payload_key(config)
+        .ok()
+        .map(|k| k.fingerprint_hex());
     match format {
         ReportFormat::Text => print!(
-            "{}",
-            remit_actors::status::to_text(&report, &config.database_description())
+            "{}\nSealed under each payload key:\n{}",
+            remit_actors::status::to_text(&report, &config.database_description()),
+            remit_actors::rekey::counts_to_text(&sealed, newest.as_deref())
         ),
-        ReportFormat::Json => println!("{}", remit_actors::status::to_json(&report)),
+        ReportFormat::Json => {
+            let mut json = remit_actors::status::to_json(&report);
+            json["sealed_by_key"] = remit_actors::rekey::counts_to_json(&sealed);
+            println!("{json}");
+        }
     }
     Ok(())
 }

@@ -10,13 +10,17 @@ use remit_actors::words::counted;
 use super::{connect_without_payloads, open_input, CliError};
 
 pub async fn export(config: &Config, file: &Path) -> Result<(), CliError> {
-    let store = connect_without_payloads(config).await?;
+    // Nothing is opened; with the payload key configured, secrets still in
+    // clear (from before they were sealed) are sealed first.
+    let store = match remit_actors::app::payload_key(config) {
+        Ok(key) => remit_actors::app::connect_to_seal(config, key).await?,
+        Err(_) => connect_without_payloads(config).await?,
+    };
     let flag = format!("--file {}", file.display());
     let mut out: Box<dyn std::io::Write> = if file.as_os_str() == "-" {
         Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
     } else {
-        let created =
-            std::fs::File::create(file).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+        let created = owner_only(file).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
         Box::new(std::io::BufWriter::new(created))
     };
     let counts = remit_actors::transfer::export(&store, &mut out)
@@ -50,4 +54,20 @@ pub async fn import(config: &Config, file: &Path) -> Result<(), CliError> {
         report.tasks.already
     );
     Ok(())
+}
+
+/// The export file, created or emptied, readable and writable by its owner
+/// only (it holds destinations' sealed secrets and payloads): an existing
+/// file is narrowed to 0600 before anything is written to it.
+fn owner_only(file: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(file)?;
+    created.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    Ok(created)
 }

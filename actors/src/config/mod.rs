@@ -46,6 +46,14 @@ pub struct Config {
     /// The payload key, standard base64 (usually `REMIT_PAYLOAD_KEY`).
     #[serde(skip_serializing)]
     pub payload_key: Option<String>,
+    /// A ring of payload keys, newest first, comma-separated
+    /// (`REMIT_PAYLOAD_KEYS`); instead of `payload_key`.
+    #[serde(skip_serializing)]
+    pub payload_keys: Option<String>,
+    /// A file with one payload key per line, newest first
+    /// (`REMIT_PAYLOAD_KEY_FILE`); instead of `payload_key`.
+    #[serde(default)]
+    pub payload_key_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -278,6 +286,8 @@ impl Default for Config {
                 interval_seconds: 300,
             },
             payload_key: None,
+            payload_keys: None,
+            payload_key_file: None,
         }
     }
 }
@@ -311,8 +321,13 @@ fn invalid(key: &str, reason: impl Into<String>) -> ConfigError {
 /// (`REMIT_CONFIG` names the file, `REMIT_DESTINATION_SECRET` is a flag of
 /// `destination add`). Without this list a systemd unit that sets
 /// `REMIT_CONFIG` would be refused as setting an unknown key `config`.
-pub const NOT_CONFIGURATION_KEYS: &[&str] =
-    &["PAYLOAD_KEY", "API_TOKEN", "CONFIG", "DESTINATION_SECRET"];
+pub const NOT_CONFIGURATION_KEYS: &[&str] = &[
+    "PAYLOAD_KEY",
+    "PAYLOAD_KEYS",
+    "API_TOKEN",
+    "CONFIG",
+    "DESTINATION_SECRET",
+];
 
 impl Config {
     /// Defaults, then `file` (when given), then the environment.
@@ -339,6 +354,11 @@ impl Config {
                 Env::raw()
                     .only(&["REMIT_PAYLOAD_KEY"])
                     .map(|_| "payload_key".into()),
+            )
+            .merge(
+                Env::raw()
+                    .only(&["REMIT_PAYLOAD_KEYS"])
+                    .map(|_| "payload_keys".into()),
             )
             .merge(
                 Env::raw()

@@ -64,7 +64,7 @@ fn one(error: &figment::Error) -> String {
 }
 
 /// Keys whose values never appear in a message.
-const SECRETS: [&str; 3] = ["payload_key", "api.token", "database.url"];
+const SECRETS: [&str; 4] = ["payload_key", "payload_keys", "api.token", "database.url"];
 
 fn what(kind: &Kind) -> String {
     match kind {

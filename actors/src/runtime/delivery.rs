@@ -126,11 +126,12 @@ pub async fn deliver(
             return Ok(stopped(&shared, &stop, task, &log));
         }
     };
-    let secret = match target.signing_secret {
-        // A stored secret was validated when it was added.
-        Some(s) => signature::secret_key(&s).ok(),
-        None => None,
-    };
+    // Every secret valid at the time of sending signs; a stored secret was
+    // validated when it was added.
+    let keys: Vec<Vec<u8>> = target
+        .secrets_at(shared.wall.now())
+        .filter_map(|s| signature::secret_key(s).ok())
+        .collect();
 
     failpoint::hit(failpoint::BEFORE_SEND)?;
     sent.set(true);
@@ -139,7 +140,7 @@ pub async fn deliver(
         url: &target.destination.url,
         task,
         payload: &payload,
-        signing_key: secret.as_deref(),
+        signing_keys: &keys,
     };
     let limits = (shared.send_timeout(), shared.config.send.max_response_bytes);
     let (response, server_date) =

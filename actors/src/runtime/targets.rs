@@ -3,11 +3,13 @@
 //! it has no trusted copy of. A destination is kept while it has work here:
 //! its reading is forgotten when its throttle is evicted.
 //!
-//! A destination's URL and signing secret never change once registered.
-//! What does change, its pause, is announced by NOTIFY when it commits: the
-//! claimer's listener forgets the destination at once (the next send reads
-//! the row, which has the pause) and the supervisor holds it in
-//! `Shared::pauses`. A reading is therefore trusted only while the listener
+//! A destination's URL never changes once registered. What does change,
+//! its pause and its secrets (a rotation), is announced by NOTIFY when it
+//! commits: the claimer's listener forgets the destination at once (the
+//! next send reads the row, which has the pause and the new secret) and the
+//! supervisor holds the pause in `Shared::pauses`. A kept secret that ends
+//! stops signing at its end on its own (the sender checks each secret's end
+//! at the time of sending). A reading is therefore trusted only while the listener
 //! is proven alive (its connection answered a ping or came up within
 //! [`PROOF_LASTS`]), and for at most [`TRUSTED_FOR`] even then. Should a
 //! notification be lost without the connection noticing, little rides on
@@ -142,7 +144,7 @@ mod tests {
                 enabled: true,
                 paused_until: None,
             },
-            signing_secret: None,
+            signing_secrets: Vec::new(),
             pause_left: Some(chrono::Duration::seconds(5)),
         }
     }

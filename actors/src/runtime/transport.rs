@@ -50,18 +50,18 @@ pub async fn exchange(
         .unwrap_or((Err(TransportError::Timeout), None))
 }
 
-/// One webhook to send: where, which task, what, and the signing key when
-/// the destination has a secret.
+/// One webhook to send: where, which task, what, and the keys of the
+/// destination's valid secrets (none when it has no secret).
 #[derive(Debug, Clone, Copy)]
 pub struct Webhook<'a> {
     pub url: &'a url::Url,
     pub task: &'a Task,
     pub payload: &'a Payload,
-    pub signing_key: Option<&'a [u8]>,
+    pub signing_keys: &'a [Vec<u8>],
 }
 
 /// POSTs the payload with the task's stable key and, when the destination
-/// has a secret, a Standard Webhooks signature. The response body is read
+/// has secrets, Standard Webhooks signatures. The response body is read
 /// up to `max_body` bytes and dropped.
 async fn post(
     client: &awc::Client,
@@ -73,7 +73,7 @@ async fn post(
         url,
         task,
         payload,
-        signing_key,
+        signing_keys,
     } = webhook;
     // A literal address never reaches the resolver, and the scheme is not
     // its business: both are judged here.
@@ -88,9 +88,14 @@ async fn post(
         .insert_header(("webhook-id", task.idempotency_key.as_str()))
         .insert_header(("webhook-timestamp", timestamp.to_string()))
         .insert_header(("user-agent", USER_AGENT));
-    if let Some(key) = signing_key {
-        let signature = signature::sign(key, &task.idempotency_key, timestamp, &payload.body);
-        request = request.insert_header(("webhook-signature", signature));
+    if !signing_keys.is_empty() {
+        // One `v1,<sig>` per valid secret, space-separated, as Standard
+        // Webhooks allows: a receiver accepts the request when any verifies.
+        let signatures: Vec<String> = signing_keys
+            .iter()
+            .map(|key| signature::sign(key, &task.idempotency_key, timestamp, &payload.body))
+            .collect();
+        request = request.insert_header(("webhook-signature", signatures.join(" ")));
     }
     let mut response = match request.send_body(payload.body.clone()).await {
         Ok(response) => response,

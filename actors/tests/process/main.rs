@@ -7,9 +7,12 @@ mod support;
 
 mod database;
 mod demo;
+mod export_file;
 mod import;
 mod payload_key;
 mod prune;
+mod rekey;
+mod rotate_secret;
 mod schedule;
 mod startup;
 mod status;

@@ -33,7 +33,7 @@ async fn reads_many_as_it_reads_one(backend: Backend) {
             (Some(many), Some(one)) => {
                 assert_eq!(&many.destination.id, id);
                 assert_eq!(many.destination, one.destination);
-                assert_eq!(many.signing_secret, one.signing_secret);
+                assert_eq!(many.signing_secrets, one.signing_secrets);
                 assert_eq!(many.pause_left.is_some(), one.pause_left.is_some());
             }
             (None, None) => assert_eq!(id, &gone),

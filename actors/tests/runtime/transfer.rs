@@ -100,6 +100,10 @@ async fn moves_every_task(from: Backend, to: Backend) {
         !text.contains("1970-01-01") && !text.contains("\"reminder\":\"r0\""),
         "payloads stay sealed"
     );
+    assert!(
+        !text.contains("whsec_") && !text.contains("c2VjcmV0LXNlY3JldC1zZWNyZXQ"),
+        "signing secrets stay sealed"
+    );
 
     let report = transfer::import(&target_store, &mut file.as_slice())
         .await
@@ -317,4 +321,56 @@ async fn refuses_crafted_lines(backend: Backend) {
             "{what}"
         );
     }
+}
+
+/// A file written before secrets were sealed carries `signing_secret` in
+/// clear: it imports, signs, and is sealed by the next key check.
+#[actix_rt::test]
+async fn an_old_export_with_a_secret_in_clear_imports_and_is_sealed() {
+    let target = TestDb::on(Backend::Sqlite).await;
+    let secret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=";
+    let file = format!(
+        "{{\"header\":{{\"format\":\"remit-export/1\"}}}}\n\
+         {{\"destination\":{{\"id\":\"crm\",\"region\":\"eu\",\"url\":\"http://127.0.0.1:9/hook\",\
+         \"signing_secret\":\"{secret}\",\"enabled\":true,\"paused_until\":null,\
+         \"rate_tokens\":null,\"rate_refilled_at\":null}}}}\n"
+    );
+    let report = transfer::import(&target.store, &mut file.as_bytes())
+        .await
+        .unwrap();
+    assert_eq!(report.destinations.added, 1);
+    let crm = DestinationId::new("crm").unwrap();
+    let signing = |t: Option<remit::domain::SendTarget>| {
+        t.unwrap()
+            .signing_secrets
+            .into_iter()
+            .map(|s| s.secret)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        signing(target.store.send_target(&crm).await.unwrap()),
+        [secret]
+    );
+    // The same file again is a repeat.
+    let again = transfer::import(&target.store, &mut file.as_bytes())
+        .await
+        .unwrap();
+    assert_eq!(again.destinations.already, 1);
+
+    target.store.check_payload_key().await.unwrap();
+    assert_eq!(
+        target
+            .count("SELECT count(*) AS n FROM destination_secrets WHERE secret IS NOT NULL")
+            .await,
+        0
+    );
+    assert_eq!(
+        signing(target.store.send_target(&crm).await.unwrap()),
+        [secret]
+    );
+    let mut exported = Vec::new();
+    transfer::export(&target.store, &mut exported)
+        .await
+        .unwrap();
+    assert!(!String::from_utf8(exported).unwrap().contains("whsec_"));
 }

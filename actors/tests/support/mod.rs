@@ -7,6 +7,7 @@
 pub mod hostile;
 pub mod pausing;
 pub mod receiver;
+pub mod standard_webhooks;
 
 #[path = "../../../tests/store/support.rs"]
 pub mod db;
@@ -26,7 +27,7 @@ use remit_actors::app::Runtime;
 use remit_actors::config::Config;
 
 pub use db::{claim, delivered, retry_at, t0, Backend, TestDb};
-pub use receiver::{Receiver, Reply, RetryAfter};
+pub use receiver::{Received, Receiver, Reply, RetryAfter};
 
 pub const API_TOKEN: &str = "test-token";
 

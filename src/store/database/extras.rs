@@ -8,7 +8,7 @@ use super::Database;
 use crate::domain::DestinationId;
 use crate::domain::{InvalidInput, Region, TaskId};
 use crate::store::import_rules::{check_imported_destination, ImportCheck};
-use crate::store::{payload_keys, postgres};
+use crate::store::{payload_keys, postgres, KeyCount, Rekeyed};
 use crate::store::{
     DestinationRecord, Imported, RegionStatus, StatusReport, StoreError, TaskRecord,
 };
@@ -102,11 +102,54 @@ impl Database {
 
     /// Refuses a key that is not recorded as one this database's payloads
     /// are sealed with; on a database that records none yet, records it.
+    /// A key that passes seals the signing secrets still in clear.
     pub async fn check_payload_key(&self) -> Result<(), StoreError> {
         let (key, recorded) = match self {
             Database::Postgres(pg) => (&pg.key, postgres::payload_keys::record(pg).await?),
             Database::Sqlite(lite) => (lite.key(), lite.record_payload_key().await?),
         };
-        payload_keys::judge(key, &recorded)
+        payload_keys::judge(key, &recorded)?;
+        self.seal_clear_secrets().await.map(|_| ())
+    }
+
+    /// Seals, with this process's key, every signing secret still in clear
+    /// (from before secrets were sealed); returns how many it sealed.
+    pub async fn seal_clear_secrets(&self) -> Result<u64, StoreError> {
+        match self {
+            Database::Postgres(pg) => postgres::secrets::seal_clear(pg).await,
+            Database::Sqlite(lite) => lite.seal_clear_secrets().await,
+        }
+    }
+
+    /// How many payloads and secrets are sealed under each key.
+    pub async fn sealed_counts(&self) -> Result<Vec<KeyCount>, StoreError> {
+        match self {
+            Database::Postgres(pg) => postgres::rekey::counts(pg).await,
+            Database::Sqlite(lite) => lite.sealed_counts().await,
+        }
+    }
+
+    /// Re-seals, under the newest key of this process's ring, up to
+    /// `limit` payloads after `after` (by reference) and up to `limit`
+    /// secrets sealed under an older key, in one short transaction.
+    pub async fn rekey_batch(
+        &self,
+        after: Option<uuid::Uuid>,
+        limit: u32,
+    ) -> Result<Rekeyed, StoreError> {
+        match self {
+            Database::Postgres(pg) => postgres::rekey::batch(pg, after, limit).await,
+            Database::Sqlite(lite) => lite.rekey_batch(after, limit).await,
+        }
+    }
+
+    /// Forgets the recorded keys, other than the newest, that nothing is
+    /// sealed under any more (so a ring without them starts); returns
+    /// their fingerprints.
+    pub async fn forget_unused_keys(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+        match self {
+            Database::Postgres(pg) => postgres::rekey::forget_unused(pg).await,
+            Database::Sqlite(lite) => lite.forget_unused_keys().await,
+        }
     }
 }

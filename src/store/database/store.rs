@@ -7,7 +7,8 @@ use super::Database;
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
     Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId, TokenHash, TokenId,
+    ReconcileReport, ReconcileRequest, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    TokenHash, TokenId,
 };
 use crate::store::{
     ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
@@ -28,6 +29,18 @@ impl Store for Database {
         ids: &[DestinationId],
     ) -> Result<Vec<Option<SendTarget>>, StoreError> {
         on_store!(self, s => s.send_targets(ids).await)
+    }
+
+    async fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> Result<SigningSecret, StoreError> {
+        on_store!(self, s => s.rotate_secret(id, rotation).await)
+    }
+
+    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
+        on_store!(self, s => s.signing_secrets(id).await)
     }
 
     async fn pause_destination(

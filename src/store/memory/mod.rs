@@ -13,6 +13,7 @@ mod rate;
 mod reconcile;
 mod retention;
 mod schedule;
+mod secrets;
 mod state;
 
 use state::{DestinationRecord, State};
@@ -30,7 +31,8 @@ use super::{
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
     Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId, TokenHash, TokenId,
+    ReconcileReport, ReconcileRequest, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 
@@ -98,32 +100,59 @@ impl MemStore {
 
 impl Store for MemStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
+        let now = self.now();
         let mut state = self.state.lock();
         if let Some(existing) = state.destinations.get(&new.id) {
             return rules::same_destination_or_conflict(
                 existing.destination.clone(),
-                &existing.secret,
+                &existing.valid_values(now),
                 &new,
             );
         }
-        let destination = Destination {
-            id: new.id.clone(),
-            region: new.region,
-            url: new.url.clone(),
-            has_signing_secret: new.signing_secret.is_some(),
-            enabled: true,
-            paused_until: None,
-        };
-        state.destinations.insert(
-            new.id,
-            DestinationRecord {
-                destination: destination.clone(),
-                secret: new.signing_secret,
-                rate_tokens: None,
-                rate_refilled_at: None,
+        let mut record = DestinationRecord {
+            destination: Destination {
+                id: new.id.clone(),
+                region: new.region,
+                url: new.url.clone(),
+                has_signing_secret: false,
+                enabled: true,
+                paused_until: None,
             },
-        );
+            secrets: Vec::new(),
+            rate_tokens: None,
+            rate_refilled_at: None,
+        };
+        if let Some(secret) = new.signing_secret {
+            let id = state.secret_id();
+            record.add_secret(id, secret, now);
+        }
+        let destination = record.destination.clone();
+        state.destinations.insert(new.id, record);
         Ok(destination)
+    }
+
+    async fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> Result<SigningSecret, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let secret_id = state.secret_id();
+        let record = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| destination_not_found(id))?;
+        Ok(record.rotate(secret_id, rotation, now))
+    }
+
+    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
+        let state = self.state.lock();
+        let record = state
+            .destinations
+            .get(id)
+            .ok_or_else(|| destination_not_found(id))?;
+        Ok(record.secrets.iter().map(|(s, _)| s.clone()).collect())
     }
 
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
@@ -144,7 +173,7 @@ impl Store for MemStore {
         let target = |id| {
             state.destinations.get(id).map(|record| SendTarget {
                 destination: record.destination.clone(),
-                signing_secret: record.secret.clone(),
+                signing_secrets: record.valid_secrets(now),
                 pause_left: record
                     .destination
                     .paused_until
@@ -348,5 +377,12 @@ impl Store for MemStore {
 
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         Ok(self.revoke_token(id))
+    }
+}
+
+fn destination_not_found(id: &DestinationId) -> StoreError {
+    StoreError::NotFound {
+        what: "destination",
+        id: id.to_string(),
     }
 }

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    ApiToken, Attempt, AttemptOutcome, Destination, DestinationId, Lease, Task, TaskId, TokenHash,
+    ApiToken, Attempt, AttemptOutcome, Destination, DestinationId, Lease, SigningSecret, Task,
+    TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::lifecycle::{self, EndAttempt};
@@ -15,7 +16,8 @@ use crate::store::TransitionOutcome;
 #[derive(Debug, Clone)]
 pub(super) struct DestinationRecord {
     pub(super) destination: Destination,
-    pub(super) secret: Option<String>,
+    /// Oldest first, each with its value.
+    pub(super) secrets: Vec<(SigningSecret, String)>,
     pub(super) rate_tokens: Option<f64>,
     pub(super) rate_refilled_at: Option<DateTime<Utc>>,
 }
@@ -33,6 +35,7 @@ pub(super) struct State {
     pub(super) next_id: u128,
     /// API tokens, each with the hash it is looked up by.
     pub(super) api_tokens: Vec<(TokenHash, ApiToken)>,
+    pub(super) next_secret_id: u128,
 }
 
 impl State {

@@ -8,36 +8,48 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use super::notify::DESTINATION_CHANNEL;
 use super::rows::DestinationRow;
 use super::schema::destinations;
-use super::{rules, PgStore, StoreError};
+use super::{rules, secrets, PgStore, StoreError};
 use crate::domain::{Destination, DestinationId, NewDestination};
 
 pub(super) async fn add_destination(
     store: &PgStore,
     new: NewDestination,
 ) -> Result<Destination, StoreError> {
+    use diesel_async::AsyncConnection as _;
+
     let mut conn = store.conn().await?;
-    let inserted: Option<DestinationRow> = diesel::insert_into(destinations::table)
-        .values((
-            destinations::id.eq(new.id.as_str()),
-            destinations::region.eq(new.region.as_str()),
-            destinations::url.eq(new.url.as_str()),
-            destinations::signing_secret.eq(new.signing_secret.as_deref()),
-        ))
-        .on_conflict_do_nothing()
-        .returning(DestinationRow::as_returning())
-        .get_result(&mut conn)
-        .await
-        .optional()?;
-    if let Some(row) = inserted {
-        return row.try_into();
-    }
-    // Registered before: the same settings are a repeat, others a conflict.
-    let (row, secret) = destinations::table
-        .find(new.id.as_str())
-        .select((DestinationRow::as_select(), destinations::signing_secret))
-        .first::<(DestinationRow, Option<String>)>(&mut conn)
-        .await?;
-    rules::same_destination_or_conflict(row.try_into()?, &secret, &new)
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let now = secrets::now(store, conn).await?;
+        let inserted: Option<DestinationRow> = diesel::insert_into(destinations::table)
+            .values((
+                destinations::id.eq(new.id.as_str()),
+                destinations::region.eq(new.region.as_str()),
+                destinations::url.eq(new.url.as_str()),
+            ))
+            .on_conflict_do_nothing()
+            .returning(DestinationRow::as_returning())
+            .get_result(conn)
+            .await
+            .optional()?;
+        if let Some(row) = inserted {
+            let mut destination = Destination::try_from(row)?;
+            if let Some(secret) = &new.signing_secret {
+                secrets::insert(conn, &store.key, &new.id, secret, now).await?;
+                destination.has_signing_secret = true;
+            }
+            return Ok(destination);
+        }
+        // Registered before: the same settings are a repeat, others a conflict.
+        let row = destinations::table
+            .find(new.id.as_str())
+            .select(DestinationRow::as_select())
+            .first::<DestinationRow>(conn)
+            .await?;
+        let valid = secrets::valid(conn, &store.key, &[new.id.as_str()], Some(now)).await?;
+        let values: Vec<String> = valid.into_values().flatten().map(|s| s.secret).collect();
+        rules::same_destination_or_conflict(row.try_into()?, &values, &new)
+    })
+    .await
 }
 
 pub(super) async fn destination(

@@ -14,16 +14,17 @@
 //! - The calls, a file per group: `claim`; `transitions` (`fail`,
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
 //!   `lease` (release, extend); `schedule_many`; `destinations` (add, read,
-//!   pause); `rate` (token takes); `reads` (task, attempts, payload,
-//!   ping); `reconcile`; `replay`; `retention` (prune); `api_tokens`
-//!   (add, look up by hash, list, revoke).
+//!   pause); `secrets` (signing secrets: add, rotate, list, the valid ones
+//!   of many destinations); `rate` (token takes); `reads` (task, attempts,
+//!   payload, ping); `reconcile`; `replay`; `retention` (prune);
+//!   `api_tokens` (add, look up by hash, list, revoke).
 //! - `prepared`: the hot statements, built so each connection prepares
 //!   them once.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations (`migrations/postgres`);
 //!   `schema_check`: whether a database has this build's.
-//! - `status`, `transfer`, `refusals`, `payload_keys`: PostgreSQL's half of
+//! - `status`, `transfer`, `refusals`, `payload_keys`, `rekey`: PostgreSQL's half of
 //!   the calls `Database` makes beside the trait.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
 
@@ -42,12 +43,14 @@ mod rate;
 mod reads;
 mod reconcile;
 pub(super) mod refusals;
+pub(super) mod rekey;
 mod replay;
 mod retention;
 mod rows;
 mod schedule_many;
 mod schema;
 mod schema_check;
+pub(super) mod secrets;
 mod send_targets;
 pub(super) mod status;
 mod store;

@@ -6,6 +6,7 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::{PgStore, StoreError};
+use crate::store::payload_keys::may_record;
 
 #[derive(QueryableByName)]
 struct Recorded {
@@ -13,34 +14,41 @@ struct Recorded {
     fingerprint: Vec<u8>,
 }
 
-/// Records the key where none is recorded and returns every recorded
-/// fingerprint, in one short transaction that first locks the table: two
-/// processes starting at once with different keys would otherwise both
-/// find it empty and both record theirs. Each statement after the lock
-/// reads what the other committed (READ COMMITTED).
+/// Records the ring's newest key when the ring holds every key recorded
+/// (on an empty record, at once) and returns the recorded fingerprints, in
+/// one short transaction that first locks the table: two processes
+/// starting at once with different keys would otherwise both find it empty
+/// and both record theirs. Each statement after the lock reads what the
+/// other committed (READ COMMITTED).
 pub(in crate::store) async fn record(store: &PgStore) -> Result<Vec<Vec<u8>>, StoreError> {
     use diesel_async::AsyncConnection as _;
 
     let mut conn = store.conn().await?;
-    let fingerprint = store.key.fingerprint().to_vec();
+    let key = store.key.clone();
     let now = store.clock.now_param();
-    let rows: Vec<Recorded> = conn
+    let rows: Vec<Vec<u8>> = conn
         .transaction::<_, diesel::result::Error, _>(async |conn| {
             diesel::sql_query("LOCK TABLE payload_keys IN SHARE ROW EXCLUSIVE MODE")
                 .execute(conn)
                 .await?;
-            diesel::sql_query(
-                "INSERT INTO payload_keys (fingerprint, recorded_at) \
-                 SELECT $1, coalesce($2, now()) WHERE NOT EXISTS (SELECT 1 FROM payload_keys)",
-            )
-            .bind::<Bytea, _>(&fingerprint)
-            .bind::<Nullable<Timestamptz>, _>(now)
-            .execute(conn)
-            .await?;
-            diesel::sql_query("SELECT fingerprint FROM payload_keys")
+            let recorded: Vec<Recorded> = diesel::sql_query("SELECT fingerprint FROM payload_keys")
                 .load(conn)
-                .await
+                .await?;
+            let mut recorded: Vec<Vec<u8>> = recorded.into_iter().map(|r| r.fingerprint).collect();
+            let newest = key.fingerprint().to_vec();
+            if may_record(&key, &recorded) && !recorded.contains(&newest) {
+                diesel::sql_query(
+                    "INSERT INTO payload_keys (fingerprint, recorded_at) \
+                     VALUES ($1, coalesce($2, now()))",
+                )
+                .bind::<Bytea, _>(&newest)
+                .bind::<Nullable<Timestamptz>, _>(now)
+                .execute(conn)
+                .await?;
+                recorded.push(newest);
+            }
+            Ok(recorded)
         })
         .await?;
-    Ok(rows.into_iter().map(|r| r.fingerprint).collect())
+    Ok(rows)
 }

@@ -40,13 +40,20 @@ pub(crate) struct TaskRow {
     pub attempts_before_replay: i32,
 }
 
+const HAS_SECRET_SQL: &str =
+    "EXISTS (SELECT 1 FROM destination_secrets s WHERE s.destination_id = destinations.id)";
+
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = destinations)]
 pub(crate) struct DestinationRow {
     pub id: String,
     pub region: String,
     pub url: String,
-    pub signing_secret: Option<String>,
+    /// Whether it has a secret: once it has one, it always has one that
+    /// signs, since a rotation's new secret has no end.
+    #[diesel(select_expression = diesel::dsl::sql::<diesel::sql_types::Bool>(HAS_SECRET_SQL))]
+    #[diesel(select_expression_type = diesel::expression::SqlLiteral<diesel::sql_types::Bool>)]
+    pub has_signing_secret: bool,
     pub enabled: bool,
     pub paused_until: Option<DateTime<Utc>>,
 }
@@ -119,7 +126,7 @@ impl TryFrom<DestinationRow> for Destination {
             id: DestinationId::new(&row.id).map_err(|e| corrupt("destinations.id", e))?,
             region: region("destinations.region", &row.region)?,
             url: url::Url::parse(&row.url).map_err(|e| corrupt("destinations.url", e))?,
-            has_signing_secret: row.signing_secret.is_some(),
+            has_signing_secret: row.has_signing_secret,
             enabled: row.enabled,
             paused_until: row.paused_until,
         })

@@ -18,7 +18,6 @@ diesel::table! {
         id -> Text,
         region -> Text,
         url -> Text,
-        signing_secret -> Nullable<Text>,
         enabled -> Bool,
         paused_until -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
@@ -27,6 +26,20 @@ diesel::table! {
         rate_refilled_at -> Nullable<Timestamptz>,
         refused -> Nullable<Text>,
         refused_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    destination_secrets (id) {
+        id -> Text,
+        seq -> Int8,
+        destination_id -> Text,
+        secret -> Nullable<Text>,
+        key_fingerprint -> Nullable<Bytea>,
+        nonce -> Nullable<Bytea>,
+        ciphertext -> Nullable<Bytea>,
+        created_at -> Timestamptz,
+        expires_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -95,4 +108,11 @@ diesel::table! {
 
 diesel::joinable!(tasks -> payloads (payload_ref));
 diesel::joinable!(attempts -> tasks (task_id));
-diesel::allow_tables_to_appear_in_same_query!(destinations, payloads, tasks, attempts);
+diesel::joinable!(destination_secrets -> destinations (destination_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    destinations,
+    destination_secrets,
+    payloads,
+    tasks,
+    attempts
+);

@@ -1,4 +1,5 @@
-//! Destinations read for their sends, many in one statement: a process
+//! Destinations read for their sends, many in one statement (and their
+//! valid secrets in a second): a process
 //! sending to thousands of destinations, a task or two each, reads their
 //! rows in batches rather than one round trip per destination (one read is
 //! a batch of one).
@@ -11,7 +12,7 @@ use diesel_async::RunQueryDsl;
 
 use super::rows::DestinationRow;
 use super::schema::destinations;
-use super::{PgStore, StoreError};
+use super::{secrets, PgStore, StoreError};
 use crate::domain::{DestinationId, SendTarget};
 
 /// Each destination with its secret and what is left of its pause by the
@@ -30,20 +31,19 @@ pub(super) async fn send_targets(
             .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
             .sql(", now())) * 1000)::bigint");
     let wanted: Vec<&str> = ids.iter().map(DestinationId::as_str).collect();
-    let rows: Vec<(DestinationRow, Option<String>, Option<i64>)> = destinations::table
+    let rows: Vec<(DestinationRow, Option<i64>)> = destinations::table
         .filter(destinations::id.eq_any(&wanted))
-        .select((
-            DestinationRow::as_select(),
-            destinations::signing_secret,
-            pause_left_ms,
-        ))
+        .select((DestinationRow::as_select(), pause_left_ms))
         .load(&mut conn)
         .await?;
+    let mut secrets =
+        secrets::valid(&mut conn, &store.key, &wanted, store.clock.now_param()).await?;
     let mut found = HashMap::with_capacity(rows.len());
-    for (row, signing_secret, pause_left_ms) in rows {
+    for (row, pause_left_ms) in rows {
+        let signing_secrets = secrets.remove(&row.id).unwrap_or_default();
         let target = SendTarget {
             destination: row.try_into()?,
-            signing_secret,
+            signing_secrets,
             pause_left: pause_left_ms
                 .filter(|ms| *ms > 0)
                 .map(chrono::Duration::milliseconds),

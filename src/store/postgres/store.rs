@@ -11,14 +11,15 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{
     api_tokens, claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention,
-    schedule_many, schema_check, send_targets, transitions, ClaimRequest, Clock, Finish,
+    schedule_many, schema_check, secrets, send_targets, transitions, ClaimRequest, Clock, Finish,
     PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
     TransitionOutcome,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
     Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId, TokenHash, TokenId,
+    ReconcileReport, ReconcileRequest, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 
@@ -171,6 +172,18 @@ impl Store for PgStore {
         ids: &[DestinationId],
     ) -> Result<Vec<Option<SendTarget>>, StoreError> {
         send_targets::send_targets(self, ids).await
+    }
+
+    async fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> Result<SigningSecret, StoreError> {
+        secrets::rotate(self, id, rotation).await
+    }
+
+    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
+        secrets::list(self, id).await
     }
 
     async fn pause_destination(

@@ -7,9 +7,11 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::enums::{OutcomeColumn, StateColumn};
 use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
-use super::{rules, PgStore, StoreError};
-use crate::domain::{Attempt, NewDestination, Task, TaskId};
-use crate::store::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
+use super::{secrets, PgStore, StoreError};
+use crate::domain::{Attempt, Task, TaskId};
+use crate::store::transfer::{
+    id_taken, same_imported_or_conflict, taken, DestinationRecord, Imported, TaskRecord,
+};
 
 pub(in crate::store) async fn destinations(
     store: &PgStore,
@@ -24,12 +26,14 @@ pub(in crate::store) async fn destinations(
         ))
         .load(&mut conn)
         .await?;
+    let ids: Vec<&str> = rows.iter().map(|(row, _, _)| row.id.as_str()).collect();
+    let mut secrets = secrets::all_records(&mut conn, &ids).await?;
     rows.into_iter()
         .map(|(row, rate_tokens, rate_refilled_at)| {
-            let signing_secret = row.signing_secret.clone();
+            let secrets = secrets.remove(&row.id).unwrap_or_default();
             Ok(DestinationRecord {
                 destination: row.try_into()?,
-                signing_secret,
+                secrets,
                 rate_tokens,
                 rate_refilled_at,
             })
@@ -87,20 +91,18 @@ pub(in crate::store) async fn import_destinations(
         let mut imported = Imported::default();
         for record in records {
             let d = &record.destination;
-            let existing: Option<(DestinationRow, Option<String>)> = destinations::table
+            let existing: Option<DestinationRow> = destinations::table
                 .find(d.id.as_str())
-                .select((DestinationRow::as_select(), destinations::signing_secret))
+                .select(DestinationRow::as_select())
                 .first(conn)
                 .await
                 .optional()?;
-            if let Some((row, secret)) = existing {
-                let new = NewDestination {
-                    id: d.id.clone(),
-                    region: d.region,
-                    url: d.url.clone(),
-                    signing_secret: record.signing_secret.clone(),
-                };
-                rules::same_destination_or_conflict(row.try_into()?, &secret, &new)?;
+            if let Some(row) = existing {
+                let held = secrets::all_records(conn, &[d.id.as_str()])
+                    .await?
+                    .remove(d.id.as_str())
+                    .unwrap_or_default();
+                same_imported_or_conflict(&row.try_into()?, &held, &record)?;
                 imported.already += 1;
                 continue;
             }
@@ -109,7 +111,6 @@ pub(in crate::store) async fn import_destinations(
                     destinations::id.eq(d.id.as_str()),
                     destinations::region.eq(d.region.as_str()),
                     destinations::url.eq(d.url.as_str()),
-                    destinations::signing_secret.eq(record.signing_secret.as_deref()),
                     destinations::enabled.eq(d.enabled),
                     destinations::paused_until.eq(d.paused_until),
                     destinations::rate_tokens.eq(record.rate_tokens),
@@ -117,6 +118,9 @@ pub(in crate::store) async fn import_destinations(
                 ))
                 .execute(conn)
                 .await?;
+            for secret in &record.secrets {
+                secrets::insert_record(conn, &d.id, secret).await?;
+            }
             imported.added += 1;
         }
         Ok(imported)

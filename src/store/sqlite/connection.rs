@@ -5,6 +5,10 @@
 //! (a process waits for another's write lock instead of failing at once),
 //! foreign keys on, and `synchronous = FULL`, so a commit survives power
 //! loss like PostgreSQL's.
+//!
+//! The file holds signing secrets and sealed payloads: it is created
+//! readable by its owner only (0600), and SQLite gives its `-wal` and
+//! `-shm` files the database file's mode.
 
 use std::path::Path;
 
@@ -30,6 +34,9 @@ pub(super) fn open(path: &Path, create: bool) -> Result<SqliteConnection, StoreE
             ),
         )));
     }
+    if create {
+        create_owner_only(path)?;
+    }
     let text = path.to_str().ok_or_else(|| {
         StoreError::Open(diesel::ConnectionError::InvalidConnectionUrl(
             "the SQLite path must be valid UTF-8".into(),
@@ -50,6 +57,26 @@ pub(super) fn open(path: &Path, create: bool) -> Result<SqliteConnection, StoreE
         diesel::sql_query(pragma).execute(&mut conn)?;
     }
     Ok(conn)
+}
+
+/// Creates an empty file (a valid empty database) readable and writable
+/// by its owner only, unless one is there; SQLite would create it with the
+/// umask's mode, usually readable by everyone.
+fn create_owner_only(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Open(diesel::ConnectionError::BadConnection(
+            format!("{}: {e}", path.display()),
+        ))),
+    }
 }
 
 /// Creates the file if needed and applies every pending migration, holding

@@ -7,31 +7,36 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{destination_row, micros};
+use super::secrets;
 use crate::domain::{Destination, DestinationId, NewDestination, SendTarget};
+use crate::payload_crypto::PayloadKey;
 use crate::store::bucket::{self, Bucket};
 use crate::store::lifecycle;
 use crate::store::{rules, StoreError, TokenRequest, Tokens};
 
 pub(super) fn add(
     conn: &mut SqliteConnection,
+    key: &PayloadKey,
     new: NewDestination,
     now: DateTime<Utc>,
 ) -> Result<Destination, StoreError> {
     if let Some(existing) = destination_row(conn, &new.id)? {
-        let secret = existing.signing_secret.clone();
-        return rules::same_destination_or_conflict(existing.destination()?, &secret, &new);
+        let valid = secrets::valid_values(conn, key, &new.id, now)?;
+        return rules::same_destination_or_conflict(existing.destination()?, &valid, &new);
     }
     diesel::sql_query(
-        "INSERT INTO destinations (id, region, url, signing_secret, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO destinations (id, region, url, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?)",
     )
     .bind::<Text, _>(new.id.as_str())
     .bind::<Text, _>(new.region.as_str())
     .bind::<Text, _>(new.url.as_str())
-    .bind::<Nullable<Text>, _>(&new.signing_secret)
     .bind::<BigInt, _>(micros(now))
     .bind::<BigInt, _>(micros(now))
     .execute(conn)?;
+    if let Some(secret) = &new.signing_secret {
+        secrets::insert(conn, key, &new.id, secret, now)?;
+    }
     Ok(Destination {
         id: new.id,
         region: new.region,
@@ -44,6 +49,7 @@ pub(super) fn add(
 
 pub(super) fn send_target(
     conn: &mut SqliteConnection,
+    key: &PayloadKey,
     id: &DestinationId,
     now: DateTime<Utc>,
 ) -> Result<Option<SendTarget>, StoreError> {
@@ -57,7 +63,7 @@ pub(super) fn send_target(
         .filter(|left| *left > Duration::zero());
     Ok(Some(SendTarget {
         destination,
-        signing_secret: row.signing_secret,
+        signing_secrets: secrets::valid(conn, key, id, now)?,
         pause_left,
     }))
 }

@@ -24,8 +24,10 @@ mod maintenance;
 mod operations;
 mod payload_keys;
 mod refusals;
+mod rekey;
 mod rows;
 mod schedule;
+mod secrets;
 mod status;
 mod transfer;
 

@@ -5,11 +5,14 @@
 use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
-use super::{api_tokens, claim, destinations, finish, maintenance, rows, schedule, SqliteStore};
+use super::{
+    api_tokens, claim, destinations, finish, maintenance, rows, schedule, secrets, SqliteStore,
+};
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
     Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId, TokenHash, TokenId,
+    ReconcileReport, ReconcileRequest, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    TokenHash, TokenId,
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
@@ -19,8 +22,10 @@ use crate::store::{
 
 impl Store for SqliteStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
-        self.run(true, move |conn, ctx| destinations::add(conn, new, ctx.now))
-            .await
+        self.run(true, move |conn, ctx| {
+            destinations::add(conn, &ctx.key, new, ctx.now)
+        })
+        .await
     }
 
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
@@ -40,10 +45,32 @@ impl Store for SqliteStore {
         let ids = ids.to_vec();
         self.run(false, move |conn, ctx| {
             ids.iter()
-                .map(|id| destinations::send_target(conn, id, ctx.now))
+                .map(|id| destinations::send_target(conn, &ctx.key, id, ctx.now))
                 .collect()
         })
         .await
+    }
+
+    async fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> Result<SigningSecret, StoreError> {
+        let added = self
+            .run(true, {
+                let id = id.clone();
+                move |conn, ctx| secrets::rotate(conn, &ctx.key, &id, rotation, ctx.now)
+            })
+            .await?;
+        // This process forgets what it keeps of the destination.
+        self.wake(Wakeup::Destination(id.clone()));
+        Ok(added)
+    }
+
+    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
+        let id = id.clone();
+        self.run(false, move |conn, _| secrets::list(conn, &id))
+            .await
     }
 
     async fn pause_destination(

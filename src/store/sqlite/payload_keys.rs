@@ -6,6 +6,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::micros;
 use super::{SqliteStore, StoreError};
+use crate::store::payload_keys::may_record;
 
 #[derive(QueryableByName)]
 struct Recorded {
@@ -14,21 +15,32 @@ struct Recorded {
 }
 
 impl SqliteStore {
-    /// Records the key where none is recorded, under the write lock, and
+    /// Records the ring's newest key when the ring holds every key
+    /// recorded (on an empty record, at once), under the write lock, and
     /// returns every recorded fingerprint.
     pub(crate) async fn record_payload_key(&self) -> Result<Vec<Vec<u8>>, StoreError> {
         self.run(true, |conn, ctx| {
-            diesel::sql_query(
-                "INSERT INTO payload_keys (fingerprint, recorded_at) \
-                 SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM payload_keys)",
-            )
-            .bind::<Binary, _>(ctx.key.fingerprint())
-            .bind::<BigInt, _>(micros(ctx.now))
-            .execute(conn)?;
             let rows: Vec<Recorded> =
                 diesel::sql_query("SELECT fingerprint FROM payload_keys").load(conn)?;
-            Ok(rows.into_iter().map(|r| r.fingerprint).collect())
+            let mut recorded: Vec<Vec<u8>> = rows.into_iter().map(|r| r.fingerprint).collect();
+            let newest = ctx.key.fingerprint().to_vec();
+            if may_record(&ctx.key, &recorded) && !recorded.contains(&newest) {
+                diesel::sql_query(
+                    "INSERT INTO payload_keys (fingerprint, recorded_at) VALUES (?, ?)",
+                )
+                .bind::<Binary, _>(&newest)
+                .bind::<BigInt, _>(micros(ctx.now))
+                .execute(conn)?;
+                recorded.push(newest);
+            }
+            Ok(recorded)
         })
         .await
+    }
+
+    /// Seals the signing secrets still in clear, in one write transaction.
+    pub(crate) async fn seal_clear_secrets(&self) -> Result<u64, StoreError> {
+        self.run(true, |conn, ctx| super::secrets::seal_clear(conn, &ctx.key))
+            .await
     }
 }

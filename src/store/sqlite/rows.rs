@@ -32,7 +32,10 @@ pub(super) fn instant(column: &'static str, micros: i64) -> Result<DateTime<Utc>
     DateTime::from_timestamp_micros(micros).ok_or_else(|| corrupt(column, "out of range"))
 }
 
-fn maybe(column: &'static str, micros: Option<i64>) -> Result<Option<DateTime<Utc>>, StoreError> {
+pub(super) fn maybe(
+    column: &'static str,
+    micros: Option<i64>,
+) -> Result<Option<DateTime<Utc>>, StoreError> {
     micros.map(|m| instant(column, m)).transpose()
 }
 
@@ -307,8 +310,10 @@ pub(super) struct DestinationRow {
     region: String,
     #[diesel(sql_type = Text)]
     url: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub signing_secret: Option<String>,
+    /// Once it has a secret, it always has one that signs: a rotation's
+    /// new secret has no end.
+    #[diesel(sql_type = Bool)]
+    has_signing_secret: bool,
     #[diesel(sql_type = Bool)]
     enabled: bool,
     #[diesel(sql_type = Nullable<BigInt>)]
@@ -319,8 +324,9 @@ pub(super) struct DestinationRow {
     pub rate_refilled_at: Option<i64>,
 }
 
-pub(super) const DESTINATION_COLUMNS: &str =
-    "id, region, url, signing_secret, enabled, paused_until, rate_tokens, rate_refilled_at";
+pub(super) const DESTINATION_COLUMNS: &str = "id, region, url, \
+     EXISTS (SELECT 1 FROM destination_secrets s WHERE s.destination_id = destinations.id) \
+     AS has_signing_secret, enabled, paused_until, rate_tokens, rate_refilled_at";
 
 impl DestinationRow {
     pub fn destination(&self) -> Result<Destination, StoreError> {
@@ -328,7 +334,7 @@ impl DestinationRow {
             id: DestinationId::new(&self.id).map_err(|e| corrupt("destinations.id", e))?,
             region: region("destinations.region", &self.region)?,
             url: url::Url::parse(&self.url).map_err(|e| corrupt("destinations.url", e))?,
-            has_signing_secret: self.signing_secret.is_some(),
+            has_signing_secret: self.has_signing_secret,
             enabled: self.enabled,
             paused_until: maybe("destinations.paused_until", self.paused_until)?,
         })

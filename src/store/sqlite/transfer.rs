@@ -8,10 +8,12 @@ use super::rows::{
     self, destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
     DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::SqliteStore;
-use crate::domain::{Attempt, NewDestination, Task, TaskId, TaskState};
-use crate::store::transfer::{id_taken, taken, DestinationRecord, Imported, TaskRecord};
-use crate::store::{rules, StoreError};
+use super::{secrets, SqliteStore};
+use crate::domain::{Attempt, Task, TaskId, TaskState};
+use crate::store::transfer::{
+    id_taken, same_imported_or_conflict, taken, DestinationRecord, Imported, TaskRecord,
+};
+use crate::store::StoreError;
 
 impl SqliteStore {
     pub(crate) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
@@ -23,11 +25,12 @@ impl SqliteStore {
             found
                 .into_iter()
                 .map(|row| {
+                    let destination = row.destination()?;
                     Ok(DestinationRecord {
-                        destination: row.destination()?,
+                        secrets: secrets::records(conn, &destination.id)?,
+                        destination,
                         rate_refilled_at: row.refilled_at()?,
                         rate_tokens: row.rate_tokens,
-                        signing_secret: row.signing_secret,
                     })
                 })
                 .collect()
@@ -87,26 +90,19 @@ impl SqliteStore {
             for record in records {
                 let d = &record.destination;
                 if let Some(row) = destination_row(conn, &d.id)? {
-                    let new = NewDestination {
-                        id: d.id.clone(),
-                        region: d.region,
-                        url: d.url.clone(),
-                        signing_secret: record.signing_secret.clone(),
-                    };
-                    let secret = row.signing_secret.clone();
-                    rules::same_destination_or_conflict(row.destination()?, &secret, &new)?;
+                    let held = secrets::records(conn, &d.id)?;
+                    same_imported_or_conflict(&row.destination()?, &held, &record)?;
                     imported.already += 1;
                     continue;
                 }
                 diesel::sql_query(
-                    "INSERT INTO destinations (id, region, url, signing_secret, enabled, \
+                    "INSERT INTO destinations (id, region, url, enabled, \
                      paused_until, rate_tokens, rate_refilled_at, created_at, updated_at) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind::<Text, _>(d.id.as_str())
                 .bind::<Text, _>(d.region.as_str())
                 .bind::<Text, _>(d.url.as_str())
-                .bind::<Nullable<Text>, _>(&record.signing_secret)
                 .bind::<Bool, _>(d.enabled)
                 .bind::<Nullable<BigInt>, _>(d.paused_until.map(micros))
                 .bind::<Nullable<Double>, _>(record.rate_tokens)
@@ -114,6 +110,9 @@ impl SqliteStore {
                 .bind::<BigInt, _>(micros(ctx.now))
                 .bind::<BigInt, _>(micros(ctx.now))
                 .execute(conn)?;
+                for secret in &record.secrets {
+                    secrets::insert_record(conn, &d.id, secret)?;
+                }
                 imported.added += 1;
             }
             Ok(imported)

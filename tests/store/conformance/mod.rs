@@ -150,4 +150,8 @@ every_store!(
     an_api_token_is_found_by_its_hash_only,
     api_tokens_are_listed_oldest_first,
     a_revocation_is_kept_and_found,
+    a_rotation_keeps_the_old_secret_until_its_end,
+    a_rotation_keeps_a_sooner_end,
+    secrets_of_an_unknown_destination_are_not_found,
+    many_send_targets_carry_each_destinations_secrets,
 );

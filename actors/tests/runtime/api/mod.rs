@@ -10,6 +10,7 @@ mod openapi;
 mod regions;
 mod routing;
 mod scopes;
+mod secrets;
 mod tokens;
 
 use std::time::Duration;

@@ -54,6 +54,7 @@ mod reconcile;
 mod replay;
 mod retention;
 mod scheduling;
+mod secrets;
 mod transitions;
 
 pub use api_tokens::*;
@@ -65,4 +66,5 @@ pub use reconcile::*;
 pub use replay::*;
 pub use retention::*;
 pub use scheduling::*;
+pub use secrets::*;
 pub use transitions::*;

@@ -17,7 +17,9 @@ pub async fn a_send_target_carries_the_secret_and_the_pause_left<H: Harness>(h: 
     let plain = destination(h, "plain", Region::US).await;
 
     let target = s.send_target(&signed).await.unwrap().unwrap();
-    assert_eq!(target.signing_secret.as_deref(), Some("whsec_abc"));
+    let secrets: Vec<&str> = target.secrets_at(t0()).collect();
+    assert_eq!(secrets, ["whsec_abc"]);
+    assert_eq!(target.signing_secrets[0].expires_at, None);
     assert_eq!(target.pause_left, None, "never paused");
     assert_eq!(
         Some(&target.destination),
@@ -28,7 +30,7 @@ pub async fn a_send_target_carries_the_secret_and_the_pause_left<H: Harness>(h: 
     assert_eq!(target.destination.url.as_str(), "https://hooks.example/in");
 
     let unsigned = s.send_target(&plain).await.unwrap().unwrap();
-    assert_eq!(unsigned.signing_secret, None);
+    assert!(unsigned.signing_secrets.is_empty());
     assert!(!unsigned.destination.has_signing_secret);
 
     s.pause_destination(&plain, Duration::seconds(90))
