@@ -288,6 +288,7 @@ fn destination_record(line: DestinationLine) -> Result<DestinationRecord, String
             has_signing_secret: line.signing_secret.is_some(),
             enabled: line.enabled,
             paused_until: line.paused_until,
+            health: Default::default(),
         },
         signing_secret: line.signing_secret,
         rate_tokens: line.rate_tokens,

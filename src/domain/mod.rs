@@ -10,7 +10,10 @@ mod retention;
 mod task;
 
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
-pub use destination::{Destination, NewDestination, SendTarget};
+pub use destination::{
+    Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
+    MAX_DISABLE_AFTER_SECONDS,
+};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};
 pub use ids::{quoted, DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};

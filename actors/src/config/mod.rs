@@ -43,9 +43,32 @@ pub struct Config {
     pub reconcile: ReconcileConfig,
     pub retention: RetentionConfig,
     pub metrics: MetricsConfig,
+    pub destinations: DestinationsConfig,
     /// The payload key, standard base64 (usually `REMIT_PAYLOAD_KEY`).
     #[serde(skip_serializing)]
     pub payload_key: Option<String>,
+}
+
+/// When a destination whose attempts all fail is disabled: after failing
+/// for `disable_after_seconds` AND at least `disable_after_failures`
+/// attempts (a destination's own thresholds, set when it is registered,
+/// take precedence).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DestinationsConfig {
+    pub disable_after_seconds: u64,
+    pub disable_after_failures: u32,
+}
+
+impl DestinationsConfig {
+    pub fn disable_rule(&self) -> remit::policy::DisableRule {
+        remit::policy::DisableRule {
+            after: chrono::Duration::seconds(
+                i64::try_from(self.disable_after_seconds).unwrap_or(i64::MAX),
+            ),
+            failures: self.disable_after_failures,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -275,6 +298,10 @@ impl Default for Config {
                 keep_days: 30,
                 batch_size: 500,
                 interval_seconds: 300,
+            },
+            destinations: DestinationsConfig {
+                disable_after_seconds: 24 * 3600,
+                disable_after_failures: 20,
             },
             payload_key: None,
         }

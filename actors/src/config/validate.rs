@@ -45,10 +45,24 @@ impl Config {
             ("database.pool_size", self.database.pool_size),
             ("api.pool_size", self.api.pool_size),
             ("retry.max_attempts", self.retry.max_attempts),
+            (
+                "destinations.disable_after_failures",
+                self.destinations.disable_after_failures,
+            ),
         ] {
             if value == 0 {
                 return Err(invalid(key, "must be at least 1"));
             }
+        }
+        if self.destinations.disable_after_seconds > remit::domain::MAX_DISABLE_AFTER_SECONDS as u64
+        {
+            return Err(invalid(
+                "destinations.disable_after_seconds",
+                format!(
+                    "must be at most {} (ten years)",
+                    remit::domain::MAX_DISABLE_AFTER_SECONDS
+                ),
+            ));
         }
         self.retention_within_bounds()?;
         if !(1..=86_400).contains(&self.metrics.queue_interval_seconds) {

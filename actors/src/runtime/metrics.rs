@@ -36,6 +36,7 @@ pub struct Metrics {
     throttle_waits: Family<ByDestination, Counter>,
     pauses: Family<ByDestination, Counter>,
     refusals: Family<ByDestination, Counter>,
+    auto_disabled: Counter,
     restarts: Family<ByActor, Counter>,
     in_memory: Gauge,
     depth: Family<ByState, Gauge>,
@@ -73,6 +74,7 @@ impl Metrics {
             throttle_waits: Family::default(),
             pauses: Family::default(),
             refusals: Family::default(),
+            auto_disabled: Counter::default(),
             restarts: Family::default(),
             in_memory: Gauge::default(),
             depth: Family::default(),
@@ -118,6 +120,11 @@ impl Metrics {
             "released",
             "Tasks this process handed back unsent (paused, throttled, shutting down)",
             metrics.released.clone(),
+        );
+        registry.register(
+            "destinations_auto_disabled",
+            "Destinations this process's finishes disabled after a failure streak",
+            metrics.auto_disabled.clone(),
         );
         registry.register(
             "reclaimed_leases",
@@ -285,6 +292,11 @@ impl Metrics {
     pub fn claimed(&self, n: u64, reclaimed: u64) {
         self.claimed.inc_by(n);
         self.reclaimed.inc_by(reclaimed);
+    }
+
+    /// A finish of this process disabled a destination.
+    pub fn auto_disabled(&self) {
+        self.auto_disabled.inc();
     }
 
     pub fn released(&self) {

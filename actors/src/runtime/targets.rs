@@ -141,6 +141,7 @@ mod tests {
                 has_signing_secret: false,
                 enabled: true,
                 paused_until: None,
+                health: Default::default(),
             },
             signing_secret: None,
             pause_left: Some(chrono::Duration::seconds(5)),

@@ -10,7 +10,7 @@ use crate::domain::{
     SendTarget, Task, TaskId,
 };
 use crate::store::{
-    ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
+    ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
     TransitionOutcome,
 };
 
@@ -117,7 +117,19 @@ impl Store for Database {
         on_store!(self, s => s.extend_lease(lease, by).await)
     }
 
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
-        on_store!(self, s => s.finish_many(batch).await)
+    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+        on_store!(self, s => s.finish_batch(batch).await)
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.disable_destination(id, reason).await)
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.enable_destination(id).await)
     }
 }

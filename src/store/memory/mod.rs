@@ -21,17 +21,26 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
+use super::health::{self, AutoDisabled};
 use super::lifecycle::{self, EndAttempt};
 use super::{
-    rules, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest,
-    Tokens, TransitionOutcome,
+    rules, ClaimRequest, Clock, Finish, Finished, Replayed, Scheduled, Store, StoreError,
+    TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationHealth, DestinationId,
+    FailureReason, Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::policy::DisableRule;
+
+fn not_found(id: &DestinationId) -> StoreError {
+    StoreError::NotFound {
+        what: "destination",
+        id: id.to_string(),
+    }
+}
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
@@ -39,6 +48,7 @@ pub struct MemStore {
     state: Arc<Mutex<State>>,
     key: PayloadKey,
     clock: Clock,
+    disable_rule: DisableRule,
 }
 
 impl MemStore {
@@ -48,6 +58,7 @@ impl MemStore {
             state: Arc::default(),
             key,
             clock,
+            disable_rule: DisableRule::default(),
         }
     }
 
@@ -62,7 +73,14 @@ impl MemStore {
             state: self.state.clone(),
             key,
             clock: self.clock.clone(),
+            disable_rule: self.disable_rule,
         }
+    }
+
+    /// The thresholds that disable a failing destination without its own.
+    pub fn with_disable_rule(mut self, rule: DisableRule) -> Self {
+        self.disable_rule = rule;
+        self
     }
 
     fn now(&self) -> DateTime<Utc> {
@@ -112,6 +130,10 @@ impl Store for MemStore {
             has_signing_secret: new.signing_secret.is_some(),
             enabled: true,
             paused_until: None,
+            health: Box::new(DestinationHealth {
+                overrides: new.overrides,
+                ..DestinationHealth::default()
+            }),
         };
         state.destinations.insert(
             new.id,
@@ -305,8 +327,8 @@ impl Store for MemStore {
     /// destination that is not there has nothing to pause, and the finish
     /// itself still applies. One finish after another: the model has
     /// nothing to batch.
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
-        let mut outcomes = Vec::with_capacity(batch.len());
+    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+        let mut finished = Finished::default();
         for one in batch {
             if let Some(delay) = one.decision.pause_delay() {
                 match self.pause_destination(&one.destination, delay).await {
@@ -314,9 +336,57 @@ impl Store for MemStore {
                     Err(e) => return Err(e),
                 }
             }
-            outcomes.push(self.end(&one.lease, &EndAttempt::of(&one.decision)));
+            let outcome = self.end(&one.lease, &EndAttempt::of(&one.decision));
+            finished.outcomes.push(outcome);
+            if outcome != TransitionOutcome::Applied {
+                continue;
+            }
+            let now = self.now();
+            let mut state = self.state.lock();
+            let task = state
+                .by_id
+                .get(&one.lease.task_id)
+                .map(|i| &state.tasks[*i]);
+            let Some(id) = task.map(|t| t.destination_id.clone()) else {
+                continue;
+            };
+            if let Some(d) = state.destinations.get_mut(&id) {
+                let record = &one.decision.record;
+                if health::after_attempt(&mut d.destination, record, now, self.disable_rule)
+                    == Some(true)
+                {
+                    finished.disabled.push(AutoDisabled {
+                        destination: d.destination.clone(),
+                    });
+                }
+            }
         }
-        Ok(outcomes)
+        Ok(finished)
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let d = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| not_found(id))?;
+        health::disable(&mut d.destination, reason, now);
+        Ok(d.destination.clone())
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        let mut state = self.state.lock();
+        let d = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| not_found(id))?;
+        health::enable(&mut d.destination);
+        Ok(d.destination.clone())
     }
 
     async fn extend_lease(

@@ -22,6 +22,11 @@ pub(super) async fn add_destination(
             destinations::region.eq(new.region.as_str()),
             destinations::url.eq(new.url.as_str()),
             destinations::signing_secret.eq(new.signing_secret.as_deref()),
+            destinations::disable_after_seconds.eq(new.overrides.after_seconds),
+            destinations::disable_after_failures.eq(new
+                .overrides
+                .failures
+                .map(|f| f.min(i32::MAX as u32) as i32)),
         ))
         .on_conflict_do_nothing()
         .returning(DestinationRow::as_returning())
@@ -45,10 +50,17 @@ pub(super) async fn destination(
     id: &DestinationId,
 ) -> Result<Option<Destination>, StoreError> {
     let mut conn = store.conn().await?;
+    destination_on(&mut conn, id).await
+}
+
+pub(super) async fn destination_on(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+) -> Result<Option<Destination>, StoreError> {
     destinations::table
         .find(id.as_str())
         .select(DestinationRow::as_select())
-        .first(&mut conn)
+        .first(conn)
         .await
         .optional()?
         .map(Destination::try_from)
@@ -113,4 +125,75 @@ fn not_found(id: &DestinationId) -> StoreError {
         what: "destination",
         id: id.to_string(),
     }
+}
+
+/// $1 the destination, $2 the reason, $3 the store's now (NULL: the
+/// database's). One already disabled keeps its reason and time.
+const DISABLE_SQL: &str = "\
+UPDATE destinations
+SET disabled_reason = CASE WHEN enabled THEN $2 ELSE disabled_reason END,
+    disabled_at = CASE WHEN enabled THEN coalesce($3, now()) ELSE disabled_at END,
+    enabled = false,
+    updated_at = now()
+WHERE id = $1";
+
+/// $1 the destination. The streak and the reason go; the last error stays.
+const ENABLE_SQL: &str = "\
+UPDATE destinations
+SET enabled = true, failure_streak = 0, failure_streak_since = NULL,
+    disabled_reason = NULL, disabled_at = NULL, updated_at = now()
+WHERE id = $1";
+
+pub(super) async fn disable(
+    store: &PgStore,
+    id: &DestinationId,
+    reason: Option<String>,
+) -> Result<Destination, StoreError> {
+    use diesel::sql_types::{Nullable, Text, Timestamptz};
+    let reason = reason.unwrap_or_else(|| crate::policy::MANUAL_REASON.to_owned());
+    let mut conn = store.conn().await?;
+    diesel::sql_query(DISABLE_SQL)
+        .bind::<Text, _>(id.as_str())
+        .bind::<Text, _>(reason)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .execute(&mut conn)
+        .await?;
+    changed(&mut conn, id, false).await
+}
+
+/// Enables the destination and wakes its region's claimers.
+pub(super) async fn enable(store: &PgStore, id: &DestinationId) -> Result<Destination, StoreError> {
+    use diesel::sql_types::Text;
+    let mut conn = store.conn().await?;
+    diesel::sql_query(ENABLE_SQL)
+        .bind::<Text, _>(id.as_str())
+        .execute(&mut conn)
+        .await?;
+    changed(&mut conn, id, true).await
+}
+
+/// The destination after a change, with every process told (and, when it
+/// has work again, its region's claimers woken).
+async fn changed(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+    wake: bool,
+) -> Result<Destination, StoreError> {
+    use diesel::sql_types::Text;
+    let d = destination_on(conn, id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    diesel::sql_query("SELECT pg_notify($1, $2)")
+        .bind::<Text, _>(DESTINATION_CHANNEL)
+        .bind::<Text, _>(id.as_str())
+        .execute(conn)
+        .await?;
+    if wake {
+        diesel::sql_query("SELECT pg_notify($1, $2)")
+            .bind::<Text, _>(super::notify::DUE_WORK_CHANNEL)
+            .bind::<Text, _>(d.region.as_str())
+            .execute(conn)
+            .await?;
+    }
+    Ok(d)
 }

@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{
     claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention,
-    schedule_many, schema_check, send_targets, transitions, ClaimRequest, Clock, Finish,
+    schedule_many, schema_check, send_targets, transitions, ClaimRequest, Clock, Finish, Finished,
     PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
     TransitionOutcome,
 };
@@ -21,6 +21,7 @@ use crate::domain::{
     SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::policy::DisableRule;
 
 /// How to reach the database.
 #[derive(Debug, Clone)]
@@ -55,6 +56,7 @@ pub struct PgStore {
     pub(crate) key: PayloadKey,
     pub(crate) clock: Clock,
     pub(crate) stats: Arc<StoreStats>,
+    pub(crate) disable_rule: DisableRule,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -83,6 +85,7 @@ impl PgStore {
             key,
             clock: Clock::database(),
             stats: Arc::default(),
+            disable_rule: DisableRule::default(),
         })
     }
 
@@ -100,6 +103,12 @@ impl PgStore {
     /// Replaces the clock (tests and the simulation pin it).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The thresholds that disable a failing destination without its own.
+    pub fn with_disable_rule(mut self, rule: DisableRule) -> Self {
+        self.disable_rule = rule;
         self
     }
 
@@ -260,7 +269,19 @@ impl Store for PgStore {
         lease::extend_lease(self, lease, by).await
     }
 
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
+    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         finish_many::finish_many(self, batch).await
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        destinations::disable(self, id, reason).await
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        destinations::enable(self, id).await
     }
 }

@@ -94,13 +94,18 @@ pub(in crate::store) async fn import_destinations(
                 .await
                 .optional()?;
             if let Some((row, secret)) = existing {
+                let row: crate::domain::Destination = row.try_into()?;
+                let existing_overrides = row.health.overrides;
                 let new = NewDestination {
                     id: d.id.clone(),
                     region: d.region,
                     url: d.url.clone(),
                     signing_secret: record.signing_secret.clone(),
+                    // An export does not carry a destination's own
+                    // thresholds: the existing ones stand.
+                    overrides: existing_overrides,
                 };
-                rules::same_destination_or_conflict(row.try_into()?, &secret, &new)?;
+                rules::same_destination_or_conflict(row, &secret, &new)?;
                 imported.already += 1;
                 continue;
             }

@@ -2,12 +2,12 @@
 //! bucket, by the rules the other stores apply.
 
 use chrono::{DateTime, Duration, Utc};
-use diesel::sql_types::{BigInt, Double, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{destination_row, micros};
-use crate::domain::{Destination, DestinationId, NewDestination, SendTarget};
+use crate::domain::{Destination, DestinationHealth, DestinationId, NewDestination, SendTarget};
 use crate::store::bucket::{self, Bucket};
 use crate::store::lifecycle;
 use crate::store::{rules, StoreError, TokenRequest, Tokens};
@@ -22,13 +22,15 @@ pub(super) fn add(
         return rules::same_destination_or_conflict(existing.destination()?, &secret, &new);
     }
     diesel::sql_query(
-        "INSERT INTO destinations (id, region, url, signing_secret, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO destinations (id, region, url, signing_secret, disable_after_seconds, \
+         disable_after_failures, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind::<Text, _>(new.id.as_str())
     .bind::<Text, _>(new.region.as_str())
     .bind::<Text, _>(new.url.as_str())
     .bind::<Nullable<Text>, _>(&new.signing_secret)
+    .bind::<Nullable<BigInt>, _>(new.overrides.after_seconds)
+    .bind::<Nullable<BigInt>, _>(new.overrides.failures.map(i64::from))
     .bind::<BigInt, _>(micros(now))
     .bind::<BigInt, _>(micros(now))
     .execute(conn)?;
@@ -39,6 +41,10 @@ pub(super) fn add(
         has_signing_secret: new.signing_secret.is_some(),
         enabled: true,
         paused_until: None,
+        health: Box::new(DestinationHealth {
+            overrides: new.overrides,
+            ..DestinationHealth::default()
+        }),
     })
 }
 
@@ -108,4 +114,44 @@ pub(super) fn take_tokens_many(
         answers.push(Some(tokens));
     }
     Ok(answers)
+}
+
+/// Applies `change` to the destination's row and writes its health back.
+pub(super) fn set_health(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+    now: DateTime<Utc>,
+    change: impl FnOnce(&mut Destination, DateTime<Utc>),
+) -> Result<Destination, StoreError> {
+    let row = destination_row(conn, id)?.ok_or_else(|| StoreError::NotFound {
+        what: "destination",
+        id: id.to_string(),
+    })?;
+    let mut d = row.destination()?;
+    change(&mut d, now);
+    write_health(conn, &d, now)?;
+    Ok(d)
+}
+
+/// Writes a destination's `enabled` and health columns as `d` has them.
+pub(super) fn write_health(
+    conn: &mut SqliteConnection,
+    d: &Destination,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let h = &d.health;
+    diesel::sql_query(
+        "UPDATE destinations SET enabled = ?, failure_streak = ?, failure_streak_since = ?, \
+         disabled_reason = ?, disabled_at = ?, last_error = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind::<Bool, _>(d.enabled)
+    .bind::<BigInt, _>(i64::from(h.failure_streak))
+    .bind::<Nullable<BigInt>, _>(h.failure_streak_since.map(micros))
+    .bind::<Nullable<Text>, _>(&h.disabled_reason)
+    .bind::<Nullable<BigInt>, _>(h.disabled_at.map(micros))
+    .bind::<Nullable<Text>, _>(&h.last_error)
+    .bind::<BigInt, _>(micros(now))
+    .bind::<Text, _>(d.id.as_str())
+    .execute(conn)?;
+    Ok(())
 }

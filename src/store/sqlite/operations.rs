@@ -13,8 +13,8 @@ use crate::domain::{
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
-    ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
-    TransitionOutcome,
+    ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, StoreStats,
+    TokenRequest, Tokens, TransitionOutcome,
 };
 
 impl Store for SqliteStore {
@@ -225,19 +225,21 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
+    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         let batch = batch.to_vec();
+        let rule = self.disable_rule;
         let paused: Vec<DestinationId> = batch
             .iter()
             .filter(|f| f.decision.pause_delay().is_some())
             .map(|f| f.destination.clone())
             .collect();
-        let outcomes = self
+        let finished = self
             .run(true, move |conn, ctx| {
-                finish::finish_many(conn, &batch, ctx.now)
+                finish::finish_many(conn, &batch, ctx.now, rule)
             })
             .await?;
-        let fenced = outcomes
+        let fenced = finished
+            .outcomes
             .iter()
             .filter(|o| **o == TransitionOutcome::Fenced)
             .count();
@@ -245,7 +247,39 @@ impl Store for SqliteStore {
         for id in paused {
             self.wake(Wakeup::Destination(id));
         }
-        Ok(outcomes)
+        for d in &finished.disabled {
+            self.wake(Wakeup::Destination(d.destination.id.clone()));
+        }
+        Ok(finished)
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        let id = id.clone();
+        let disabled = self
+            .run(true, move |conn, ctx| {
+                destinations::set_health(conn, &id, ctx.now, |d, now| {
+                    crate::store::health::disable(d, reason, now)
+                })
+            })
+            .await?;
+        self.wake(Wakeup::Destination(disabled.id.clone()));
+        Ok(disabled)
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        let id = id.clone();
+        let enabled = self
+            .run(true, move |conn, ctx| {
+                destinations::set_health(conn, &id, ctx.now, |d, _| crate::store::health::enable(d))
+            })
+            .await?;
+        self.wake(Wakeup::Destination(enabled.id.clone()));
+        self.wake(Wakeup::DueWork(enabled.region));
+        Ok(enabled)
     }
 }
 

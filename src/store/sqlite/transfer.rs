@@ -87,11 +87,15 @@ impl SqliteStore {
             for record in records {
                 let d = &record.destination;
                 if let Some(row) = destination_row(conn, &d.id)? {
+                    let existing_overrides = row.destination()?.health.overrides;
                     let new = NewDestination {
                         id: d.id.clone(),
                         region: d.region,
                         url: d.url.clone(),
                         signing_secret: record.signing_secret.clone(),
+                        // An export does not carry a destination's own
+                        // thresholds: the existing ones stand.
+                        overrides: existing_overrides,
                     };
                     let secret = row.signing_secret.clone();
                     rules::same_destination_or_conflict(row.destination()?, &secret, &new)?;

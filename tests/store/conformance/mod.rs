@@ -146,4 +146,7 @@ every_store!(
     ping_answers_and_changes_nothing,
     one_finish_applies_each_kind_of_decision,
     reconcile_compares_the_schedule_with_a_ledger,
+    a_failure_streak_disables_its_destination_in_the_finish,
+    pacing_does_not_count_and_a_success_ends_the_streak,
+    an_operator_disables_and_enables_a_destination,
 );

@@ -48,6 +48,7 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 mod claims;
 mod destinations;
 mod finishes;
+mod health;
 mod reads;
 mod reconcile;
 mod replay;
@@ -58,6 +59,7 @@ mod transitions;
 pub use claims::*;
 pub use destinations::*;
 pub use finishes::*;
+pub use health::*;
 pub use reads::*;
 pub use reconcile::*;
 pub use replay::*;
