@@ -8,13 +8,15 @@
 //! - `error`: the JSON error shape and the status of each error.
 //! - `body`: request bodies, JSON objects only, with errors naming the field.
 //! - `payload`: a task's payload kept byte for byte.
-//! - `destinations`, `tasks`, `batch`: the handlers, which see only their
+//! - `destinations`, `destination_switch` (enable, disable), `tasks`,
+//!   `batch`: the handlers, which see only their
 //!   own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
 mod auth;
 mod batch;
 mod body;
+mod destination_switch;
 mod destinations;
 mod error;
 mod failures;
@@ -37,6 +39,7 @@ use crate::runtime::{Capacity, Health, RuntimeStats};
 
 pub use auth::authorize;
 pub use body::read_object;
+pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
 pub use tasks::{CreateTask, TaskRules};
@@ -136,6 +139,14 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .wrap(from_fn(failures::log_server_errors))
                 .service(
                     resource("/destinations", "POST").route(web::post().to(destinations::create)),
+                )
+                .service(
+                    resource("/destinations/{id}/enable", "POST")
+                        .route(web::post().to(destination_switch::enable)),
+                )
+                .service(
+                    resource("/destinations/{id}/disable", "POST")
+                        .route(web::post().to(destination_switch::disable)),
                 )
                 .service(
                     resource("/destinations/{id}", "GET").route(web::get().to(destinations::get)),

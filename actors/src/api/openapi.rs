@@ -28,6 +28,8 @@ use utoipa::{Modify, OpenApi};
         document,
         super::destinations::create,
         super::destinations::get,
+        super::destination_switch::disable,
+        super::destination_switch::enable,
         super::tasks::create,
         super::batch::create,
         super::tasks::get,

@@ -298,6 +298,23 @@ async fn read(
         .bind::<Nullable<Text>, _>(&only_text)
         .get_result(conn)
         .await?;
+    let disabled: Vec<super::rows::DestinationRow> = {
+        use super::schema::destinations;
+        use diesel::prelude::*;
+        let mut query = destinations::table
+            .filter(destinations::enabled.eq(false))
+            .select(super::rows::DestinationRow::as_select())
+            .order(destinations::id)
+            .into_boxed();
+        if let Some(only) = &only_text {
+            query = query.filter(destinations::region.eq(only.clone()));
+        }
+        diesel_async::RunQueryDsl::load(query, conn).await?
+    };
+    let disabled = disabled
+        .into_iter()
+        .map(crate::domain::Destination::try_from)
+        .collect::<Result<_, StoreError>>()?;
     let paused = paused
         .into_iter()
         .map(|p| {
@@ -327,6 +344,7 @@ async fn read(
         regions,
         paused,
         refused,
+        disabled,
         top_retry_wait: destinations(retry)?,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|r| (r.reason, r.n)).collect(),

@@ -220,6 +220,17 @@ fn read(
     .bind::<BigInt, _>(now - HOUR_MICROS)
     .bind::<Nullable<Text>, _>(&text)
     .load(conn)?;
+    let disabled: Vec<super::rows::DestinationRow> = diesel::sql_query(format!(
+        "SELECT {} FROM destinations WHERE enabled = 0 AND (?1 IS NULL OR region = ?1) \
+         ORDER BY id",
+        super::rows::DESTINATION_COLUMNS
+    ))
+    .bind::<Nullable<Text>, _>(&text)
+    .load(conn)?;
+    let disabled = disabled
+        .iter()
+        .map(super::rows::DestinationRow::destination)
+        .collect::<Result<_, StoreError>>()?;
     let paused = paused
         .into_iter()
         .map(|p| {
@@ -248,6 +259,7 @@ fn read(
         regions,
         paused,
         refused,
+        disabled,
         top_retry_wait: destinations(retry)?,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|c| (c.name, c.n)).collect(),
