@@ -475,6 +475,16 @@ pub trait Store: Sync {
         reason: Option<String>,
     ) -> impl Future<Output = Result<Destination, StoreError>> + Send;
 
+    /// Fails, with `destination_disabled`, up to `limit` unleased tasks of
+    /// the region whose destination is disabled and whose retry horizon
+    /// has passed (the store's now): they could not be sent before it, and
+    /// would otherwise wait forever. Returns how many it failed.
+    fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
     /// Enables a destination, clearing its failure streak and the reason
     /// it was disabled, and wakes the region's claimers.
     fn enable_destination(

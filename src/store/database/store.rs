@@ -7,7 +7,7 @@ use super::Database;
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
     NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    Region, SendTarget, Task, TaskId,
 };
 use crate::store::{
     ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
@@ -127,6 +127,14 @@ impl Store for Database {
         reason: Option<String>,
     ) -> Result<Destination, StoreError> {
         on_store!(self, s => s.disable_destination(id, reason).await)
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => s.fail_disabled_past_horizon(region, limit).await)
     }
 
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {

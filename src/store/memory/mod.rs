@@ -30,7 +30,7 @@ use super::{
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationHealth, DestinationId,
     FailureReason, Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, SendTarget, Task, TaskId,
+    ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -377,6 +377,30 @@ impl Store for MemStore {
             .ok_or_else(|| not_found(id))?;
         health::disable(&mut d.destination, reason, now);
         Ok(d.destination.clone())
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let state = &mut *state;
+        let mut failed = 0;
+        for task in state.tasks.iter_mut() {
+            if failed >= u64::from(limit) {
+                break;
+            }
+            let disabled = state
+                .destinations
+                .get(&task.destination_id)
+                .is_some_and(|d| !d.destination.enabled);
+            if disabled && task.region == region && lifecycle::fail_disabled(task, now) {
+                failed += 1;
+            }
+        }
+        Ok(failed)
     }
 
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {

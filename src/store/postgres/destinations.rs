@@ -197,3 +197,40 @@ async fn changed(
     }
     Ok(d)
 }
+
+/// $1 the store's now (NULL: the database's), $2 the region, $3 the most
+/// rows. As `lifecycle::fail_disabled`: unleased rows only, past their
+/// horizon, of a disabled destination; SKIP LOCKED passes a row a claim or
+/// a finish holds.
+const FAIL_DISABLED_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+doomed AS (
+    SELECT t.id FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
+    WHERE t.region = $2 AND t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait')
+      AND NOT d.enabled AND t.retry_horizon_at <= clock.now
+    ORDER BY t.retry_horizon_at
+    LIMIT $3
+    FOR UPDATE OF t SKIP LOCKED
+)
+UPDATE tasks t
+SET state = 'failed', failure_reason = 'destination_disabled', finalized_at = clock.now,
+    updated_at = clock.now
+FROM doomed, clock
+WHERE t.id = doomed.id AND t.state IN ('pending', 'retry_wait')
+"#;
+
+pub(super) async fn fail_disabled_past_horizon(
+    store: &PgStore,
+    region: crate::domain::Region,
+    limit: u32,
+) -> Result<u64, StoreError> {
+    use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
+    let mut conn = store.conn().await?;
+    let failed = diesel::sql_query(FAIL_DISABLED_SQL)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Text, _>(region.as_str())
+        .bind::<BigInt, _>(i64::from(limit))
+        .execute(&mut conn)
+        .await?;
+    Ok(failed as u64)
+}

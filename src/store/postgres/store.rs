@@ -18,7 +18,7 @@ use super::{
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
     NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    Region, SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -279,6 +279,14 @@ impl Store for PgStore {
         reason: Option<String>,
     ) -> Result<Destination, StoreError> {
         destinations::disable(self, id, reason).await
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        destinations::fail_disabled_past_horizon(self, region, limit).await
     }
 
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {

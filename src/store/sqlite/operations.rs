@@ -9,7 +9,7 @@ use super::{claim, destinations, finish, maintenance, rows, schedule, SqliteStor
 use crate::domain::{
     Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
     NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    SendTarget, Task, TaskId,
+    Region, SendTarget, Task, TaskId,
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
@@ -268,6 +268,17 @@ impl Store for SqliteStore {
             .await?;
         self.wake(Wakeup::Destination(disabled.id.clone()));
         Ok(disabled)
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        self.run(true, move |conn, ctx| {
+            maintenance::fail_disabled_past_horizon(conn, region, limit, ctx.now)
+        })
+        .await
     }
 
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {

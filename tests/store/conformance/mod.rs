@@ -149,4 +149,5 @@ every_store!(
     a_failure_streak_disables_its_destination_in_the_finish,
     pacing_does_not_count_and_a_success_ends_the_streak,
     an_operator_disables_and_enables_a_destination,
+    a_disabled_destinations_tasks_fail_at_their_horizon,
 );

@@ -167,3 +167,31 @@ async fn a_429_with_retry_after_never_counts() {
     assert_eq!(d.health.failure_streak, 0);
     assert_eq!(d.health.disabled_reason, None);
 }
+
+/// A disabled destination's task fails once its horizon has passed,
+/// rather than waiting forever; it is never sent.
+#[actix_rt::test]
+async fn a_disabled_destinations_task_fails_at_its_horizon() {
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    let dest = support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
+    // Due two hours ago with a one-hour horizon: past it already.
+    let due = chrono::Utc::now() - chrono::Duration::hours(2);
+    let late = support::task_at(&db, "r0", &dest, Region::EU, due).await;
+    db.store.disable_destination(&dest, None).await.unwrap();
+    let mut config = support::config(&db, Region::EU, "eu-1");
+    config.metrics.queue_interval_seconds = 1;
+    let runtime = support::start(config, &db.store).await;
+    support::wait_for_state(&db, &[late], TaskState::Failed, Duration::from_secs(15)).await;
+    let series = runtime.stats().metrics.encode();
+    runtime.shutdown().await;
+    let task = db.store.task(late).await.unwrap().unwrap();
+    assert_eq!(task.failure_reason.as_deref(), Some("destination_disabled"));
+    assert!(receiver.requests().is_empty());
+    assert!(
+        series.contains(
+            r#"remit_terminal_failures_total{region="eu",reason="destination_disabled"} 1"#
+        ),
+        "{series}"
+    );
+}

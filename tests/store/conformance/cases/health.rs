@@ -159,3 +159,73 @@ pub async fn an_operator_disables_and_enables_a_destination<H: Harness>(h: &H) {
         );
     }
 }
+
+pub async fn a_disabled_destinations_tasks_fail_at_their_horizon<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::US).await;
+    let billing = destination(h, "billing", Region::US).await;
+    let held = task(h, "r1", &crm, Region::US).await;
+    let leased = task(h, "r2", &crm, Region::US).await;
+    let healthy = task(h, "r3", &billing, Region::US).await;
+    let elsewhere_dest = destination(h, "crm-eu", Region::EU).await;
+    let elsewhere = task(h, "r4", &elsewhere_dest, Region::EU).await;
+    // One of crm's tasks is out on a lease when crm is disabled.
+    h.clock().advance(Duration::hours(1));
+    let mut crm_only = claim(Region::US, "c", 1);
+    crm_only.skip = vec![billing.clone()];
+    let claimed = s.claim_due(&crm_only).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let (held, leased) = if claimed[0].task.id == held {
+        (leased, held)
+    } else {
+        (held, leased)
+    };
+    for d in [&crm, &elsewhere_dest] {
+        s.disable_destination(d, None).await.unwrap();
+    }
+
+    // Before the horizon nothing fails.
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
+        0
+    );
+    h.clock().advance(Duration::days(3));
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
+        1
+    );
+    let failed = s.task(held).await.unwrap().unwrap();
+    assert_eq!(failed.state, TaskState::Failed);
+    assert_eq!(
+        failed.failure_reason.as_deref(),
+        Some("destination_disabled")
+    );
+    assert_eq!(
+        failed.finalized_at,
+        Some(t0() + Duration::hours(1) + Duration::days(3))
+    );
+    let state = |id| async move { s.task(id).await.unwrap().unwrap().state };
+    assert_eq!(
+        state(leased).await,
+        TaskState::Leased,
+        "a lease is its holder's"
+    );
+    assert_eq!(
+        state(healthy).await,
+        TaskState::Pending,
+        "its destination is enabled"
+    );
+    assert_eq!(
+        state(elsewhere).await,
+        TaskState::Pending,
+        "another region's"
+    );
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
+        0
+    );
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::EU, 10).await.unwrap(),
+        1
+    );
+}
