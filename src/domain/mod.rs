@@ -2,6 +2,7 @@
 
 mod attempt;
 mod destination;
+mod destination_event;
 mod idempotency;
 mod ids;
 mod payload;
@@ -14,6 +15,7 @@ pub use destination::{
     Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
     MAX_DISABLE_AFTER_SECONDS,
 };
+pub use destination_event::{DestinationEvent, EventKind};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};
 pub use ids::{quoted, DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};

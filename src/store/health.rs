@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::domain::{AttemptRecord, Destination, DestinationHealth};
+use crate::domain::{AttemptRecord, Destination, DestinationEvent, DestinationHealth, EventKind};
 use crate::policy::{self, DisableRule, Health, Streak};
 
 /// A destination a finish disabled, as the runtime reports it.
@@ -64,21 +64,30 @@ pub(super) fn after_attempt(
 }
 
 /// Disables `d` by hand: `reason`, or `manual`. An already disabled
-/// destination keeps its first reason and time.
-pub(super) fn disable(d: &mut Destination, reason: Option<String>, now: DateTime<Utc>) {
-    if d.enabled {
-        d.enabled = false;
-        d.health.disabled_reason = Some(reason.unwrap_or_else(|| policy::MANUAL_REASON.into()));
-        d.health.disabled_at = Some(now);
+/// destination keeps its first reason and time. The event to record, when
+/// it changed.
+pub(super) fn disable(
+    d: &mut Destination,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Option<DestinationEvent> {
+    if !d.enabled {
+        return None;
     }
+    d.enabled = false;
+    d.health.disabled_reason = Some(reason.unwrap_or_else(|| policy::MANUAL_REASON.into()));
+    d.health.disabled_at = Some(now);
+    Some(DestinationEvent::of(EventKind::Disabled, d, now))
 }
 
 /// Enables `d`: the streak and the reason are cleared (the last error
-/// stays, as a record).
-pub(super) fn enable(d: &mut Destination) {
+/// stays, as a record). The event to record, when it was disabled.
+pub(super) fn enable(d: &mut Destination, now: DateTime<Utc>) -> Option<DestinationEvent> {
+    let was_disabled = !d.enabled;
     d.enabled = true;
     d.health.failure_streak = 0;
     d.health.failure_streak_since = None;
     d.health.disabled_reason = None;
     d.health.disabled_at = None;
+    was_disabled.then(|| DestinationEvent::of(EventKind::Enabled, d, now))
 }

@@ -136,9 +136,9 @@ pub use status::{Latency, Refused, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};
 
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    Region, SendTarget, Task, TaskId,
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId,
 };
 use crate::policy::Decision;
 
@@ -483,6 +483,22 @@ pub trait Store: Sync {
         &self,
         region: Region,
         limit: u32,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Up to `limit` of the region's operational events not yet turned
+    /// into webhooks, oldest first. A destination disabled by a finish or
+    /// by hand, or enabled, writes one in the same transaction.
+    fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<DestinationEvent>, StoreError>> + Send;
+
+    /// Deletes the events with these ids (they have been scheduled);
+    /// returns how many were there.
+    fn forget_destination_events(
+        &self,
+        ids: &[uuid::Uuid],
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// Enables a destination, clearing its failure streak and the reason

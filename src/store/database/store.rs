@@ -5,9 +5,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::Database;
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    Region, SendTarget, Task, TaskId,
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId,
 };
 use crate::store::{
     ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
@@ -135,6 +135,18 @@ impl Store for Database {
         limit: u32,
     ) -> Result<u64, StoreError> {
         on_store!(self, s => s.fail_disabled_past_horizon(region, limit).await)
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        on_store!(self, s => s.destination_events(region, limit).await)
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        on_store!(self, s => s.forget_destination_events(ids).await)
     }
 
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {

@@ -28,9 +28,9 @@ use super::{
     TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationHealth, DestinationId,
-    FailureReason, Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId,
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationHealth,
+    DestinationId, EventKind, FailureReason, Lease, NewDestination, NewTask, Payload, PruneReport,
+    PruneRequest, ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -355,9 +355,11 @@ impl Store for MemStore {
                 if health::after_attempt(&mut d.destination, record, now, self.disable_rule)
                     == Some(true)
                 {
+                    let event = DestinationEvent::of(EventKind::Disabled, &d.destination, now);
                     finished.disabled.push(AutoDisabled {
                         destination: d.destination.clone(),
                     });
+                    state.events.push(event);
                 }
             }
         }
@@ -375,8 +377,10 @@ impl Store for MemStore {
             .destinations
             .get_mut(id)
             .ok_or_else(|| not_found(id))?;
-        health::disable(&mut d.destination, reason, now);
-        Ok(d.destination.clone())
+        let event = health::disable(&mut d.destination, reason, now);
+        let d = d.destination.clone();
+        state.events.extend(event);
+        Ok(d)
     }
 
     async fn fail_disabled_past_horizon(
@@ -404,13 +408,38 @@ impl Store for MemStore {
     }
 
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        let now = self.now();
         let mut state = self.state.lock();
         let d = state
             .destinations
             .get_mut(id)
             .ok_or_else(|| not_found(id))?;
-        health::enable(&mut d.destination);
-        Ok(d.destination.clone())
+        let event = health::enable(&mut d.destination, now);
+        let d = d.destination.clone();
+        state.events.extend(event);
+        Ok(d)
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        let state = self.state.lock();
+        Ok(state
+            .events
+            .iter()
+            .filter(|e| e.region == region)
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        let mut state = self.state.lock();
+        let before = state.events.len();
+        state.events.retain(|e| !ids.contains(&e.id));
+        Ok((before - state.events.len()) as u64)
     }
 
     async fn extend_lease(

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{Attempt, AttemptOutcome, Destination, DestinationId, Lease, Task, TaskId};
+use crate::domain::{
+    Attempt, AttemptOutcome, Destination, DestinationEvent, DestinationId, Lease, Task, TaskId,
+};
 use crate::payload_crypto::SealedPayload;
 use crate::store::lifecycle::{self, EndAttempt};
 use crate::store::TransitionOutcome;
@@ -27,6 +29,8 @@ pub(super) struct State {
     pub(super) by_id: HashMap<TaskId, usize>,
     pub(super) payloads: HashMap<uuid::Uuid, (String, SealedPayload)>,
     pub(super) attempts: Vec<Attempt>,
+    /// The outbox of operational events, oldest first.
+    pub(super) events: Vec<DestinationEvent>,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
 }

@@ -128,21 +128,42 @@ fn not_found(id: &DestinationId) -> StoreError {
 }
 
 /// $1 the destination, $2 the reason, $3 the store's now (NULL: the
-/// database's). One already disabled keeps its reason and time.
-const DISABLE_SQL: &str = "\
-UPDATE destinations
-SET disabled_reason = CASE WHEN enabled THEN $2 ELSE disabled_reason END,
-    disabled_at = CASE WHEN enabled THEN coalesce($3, now()) ELSE disabled_at END,
-    enabled = false,
-    updated_at = now()
-WHERE id = $1";
+/// database's). One already disabled keeps its reason and time; one that
+/// changes records its event in the outbox in the same statement.
+const DISABLE_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($3, now()) AS now),
+was AS (SELECT id, enabled FROM destinations WHERE id = $1 FOR NO KEY UPDATE),
+changed AS (
+    UPDATE destinations d
+    SET disabled_reason = $2, disabled_at = clock.now, enabled = false, updated_at = now()
+    FROM was, clock
+    WHERE d.id = was.id AND was.enabled
+    RETURNING d.id, d.region, d.disabled_reason, d.last_error
+)
+INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
+SELECT gen_random_uuid(), 'destination.disabled', c.id, c.region, c.disabled_reason,
+       clock.now, c.last_error
+FROM changed c, clock
+"#;
 
-/// $1 the destination. The streak and the reason go; the last error stays.
-const ENABLE_SQL: &str = "\
-UPDATE destinations
-SET enabled = true, failure_streak = 0, failure_streak_since = NULL,
-    disabled_reason = NULL, disabled_at = NULL, updated_at = now()
-WHERE id = $1";
+/// $1 the destination, $2 the store's now. The streak and the reason go;
+/// the last error stays. One that was disabled records its event.
+const ENABLE_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($2, now()) AS now),
+was AS (SELECT id, enabled FROM destinations WHERE id = $1 FOR NO KEY UPDATE),
+changed AS (
+    UPDATE destinations d
+    SET enabled = true, failure_streak = 0, failure_streak_since = NULL,
+        disabled_reason = NULL, disabled_at = NULL, updated_at = now()
+    FROM was
+    WHERE d.id = was.id
+    RETURNING d.id, d.region, d.last_error, was.enabled AS was_enabled
+)
+INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
+SELECT gen_random_uuid(), 'destination.enabled', c.id, c.region, NULL, clock.now, c.last_error
+FROM changed c, clock
+WHERE NOT c.was_enabled
+"#;
 
 pub(super) async fn disable(
     store: &PgStore,
@@ -163,10 +184,11 @@ pub(super) async fn disable(
 
 /// Enables the destination and wakes its region's claimers.
 pub(super) async fn enable(store: &PgStore, id: &DestinationId) -> Result<Destination, StoreError> {
-    use diesel::sql_types::Text;
+    use diesel::sql_types::{Nullable, Text, Timestamptz};
     let mut conn = store.conn().await?;
     diesel::sql_query(ENABLE_SQL)
         .bind::<Text, _>(id.as_str())
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .execute(&mut conn)
         .await?;
     changed(&mut conn, id, true).await

@@ -130,7 +130,15 @@ healed AS (
         updated_at = clock.now
     FROM verdict v, clock
     WHERE d.id = v.id
-    RETURNING d.id, v.tips
+    RETURNING d.id, d.region, d.disabled_reason, d.last_error, v.tips
+),
+-- The operational event, in the outbox, with the disable that makes it.
+announced AS (
+    INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
+    SELECT gen_random_uuid(), 'destination.disabled', h.id, h.region, h.disabled_reason,
+           clock.now, h.last_error
+    FROM healed h, clock
+    WHERE h.tips
 )
 SELECT id, token, NULL::text AS disabled FROM moved
 UNION ALL

@@ -30,6 +30,7 @@ mod claim;
 mod connect;
 mod destinations;
 mod enums;
+mod events;
 mod finish_many;
 mod lease;
 pub(super) mod migrate;

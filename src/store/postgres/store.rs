@@ -10,15 +10,15 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention,
+    claim, destinations, events, finish_many, lease, rate, reads, reconcile, replay, retention,
     schedule_many, schema_check, send_targets, transitions, ClaimRequest, Clock, Finish, Finished,
     PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
     TransitionOutcome,
 };
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    Region, SendTarget, Task, TaskId,
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -287,6 +287,18 @@ impl Store for PgStore {
         limit: u32,
     ) -> Result<u64, StoreError> {
         destinations::fail_disabled_past_horizon(self, region, limit).await
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        events::events(self, region, limit).await
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        events::forget(self, ids).await
     }
 
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {

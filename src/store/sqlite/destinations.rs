@@ -7,7 +7,10 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{destination_row, micros};
-use crate::domain::{Destination, DestinationHealth, DestinationId, NewDestination, SendTarget};
+use crate::domain::{
+    Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind, NewDestination,
+    SendTarget,
+};
 use crate::store::bucket::{self, Bucket};
 use crate::store::lifecycle;
 use crate::store::{rules, StoreError, TokenRequest, Tokens};
@@ -121,15 +124,18 @@ pub(super) fn set_health(
     conn: &mut SqliteConnection,
     id: &DestinationId,
     now: DateTime<Utc>,
-    change: impl FnOnce(&mut Destination, DateTime<Utc>),
+    change: impl FnOnce(&mut Destination, DateTime<Utc>) -> Option<DestinationEvent>,
 ) -> Result<Destination, StoreError> {
     let row = destination_row(conn, id)?.ok_or_else(|| StoreError::NotFound {
         what: "destination",
         id: id.to_string(),
     })?;
     let mut d = row.destination()?;
-    change(&mut d, now);
+    let event = change(&mut d, now);
     write_health(conn, &d, now)?;
+    if let Some(event) = event {
+        insert_event(conn, &event)?;
+    }
     Ok(d)
 }
 
@@ -154,4 +160,89 @@ pub(super) fn write_health(
     .bind::<Text, _>(d.id.as_str())
     .execute(conn)?;
     Ok(())
+}
+
+/// Records an operational event in the outbox, in the caller's
+/// transaction.
+pub(super) fn insert_event(
+    conn: &mut SqliteConnection,
+    event: &DestinationEvent,
+) -> Result<(), StoreError> {
+    diesel::sql_query(
+        "INSERT INTO destination_events (id, kind, destination_id, region, reason, at, \
+         last_error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind::<Text, _>(event.id.to_string())
+    .bind::<Text, _>(event.kind.as_str())
+    .bind::<Text, _>(event.destination.as_str())
+    .bind::<Text, _>(event.region.as_str())
+    .bind::<Nullable<Text>, _>(&event.reason)
+    .bind::<BigInt, _>(micros(event.at))
+    .bind::<Nullable<Text>, _>(&event.last_error)
+    .execute(conn)?;
+    Ok(())
+}
+
+#[derive(diesel::QueryableByName)]
+struct EventRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    destination_id: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    reason: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    at: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_error: Option<String>,
+}
+
+pub(super) fn events(
+    conn: &mut SqliteConnection,
+    region: crate::domain::Region,
+    limit: u32,
+) -> Result<Vec<DestinationEvent>, StoreError> {
+    use crate::store::columns::{corrupt, region as region_of};
+    let rows: Vec<EventRow> = diesel::sql_query(
+        "SELECT id, kind, destination_id, region, reason, at, last_error \
+         FROM destination_events WHERE region = ? ORDER BY rowid LIMIT ?",
+    )
+    .bind::<Text, _>(region.as_str())
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(conn)?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(DestinationEvent {
+                id: r
+                    .id
+                    .parse()
+                    .map_err(|e| corrupt("destination_events.id", e))?,
+                kind: EventKind::parse(&r.kind)
+                    .ok_or_else(|| corrupt("destination_events.kind", &r.kind))?,
+                destination: DestinationId::new(&r.destination_id)
+                    .map_err(|e| corrupt("destination_events.destination_id", e))?,
+                region: region_of("destination_events.region", &r.region)?,
+                reason: r.reason,
+                at: super::rows::instant("destination_events.at", r.at)?,
+                last_error: r.last_error,
+            })
+        })
+        .collect()
+}
+
+pub(super) fn forget_events(
+    conn: &mut SqliteConnection,
+    ids: &[uuid::Uuid],
+) -> Result<u64, StoreError> {
+    let mut gone = 0;
+    for id in ids {
+        gone += diesel::sql_query("DELETE FROM destination_events WHERE id = ?")
+            .bind::<Text, _>(id.to_string())
+            .execute(conn)? as u64;
+    }
+    Ok(gone)
 }

@@ -9,7 +9,10 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{self, destination_row, AttemptRow, ATTEMPT_COLUMNS};
-use crate::domain::{Attempt, AttemptOutcome, AttemptRecord, FailureReason, Lease, Task, TaskId};
+use crate::domain::{
+    Attempt, AttemptOutcome, AttemptRecord, DestinationEvent, EventKind, FailureReason, Lease,
+    Task, TaskId,
+};
 use crate::policy::DisableRule;
 use crate::store::columns::outcome_label;
 use crate::store::health::{self, AutoDisabled};
@@ -123,6 +126,8 @@ pub(super) fn finish_many(
         if let Some(tipped) = health::after_attempt(&mut d, &one.decision.record, now, rule) {
             super::destinations::write_health(conn, &d, now)?;
             if tipped {
+                let event = DestinationEvent::of(EventKind::Disabled, &d, now);
+                super::destinations::insert_event(conn, &event)?;
                 finished.disabled.push(AutoDisabled { destination: d });
             }
         }

@@ -7,9 +7,9 @@ use diesel::RunQueryDsl;
 
 use super::{claim, destinations, finish, maintenance, rows, schedule, SqliteStore};
 use crate::domain::{
-    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason, Lease,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    Region, SendTarget, Task, TaskId,
+    Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, SendTarget, Task, TaskId,
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
@@ -285,12 +285,29 @@ impl Store for SqliteStore {
         let id = id.clone();
         let enabled = self
             .run(true, move |conn, ctx| {
-                destinations::set_health(conn, &id, ctx.now, |d, _| crate::store::health::enable(d))
+                destinations::set_health(conn, &id, ctx.now, crate::store::health::enable)
             })
             .await?;
         self.wake(Wakeup::Destination(enabled.id.clone()));
         self.wake(Wakeup::DueWork(enabled.region));
         Ok(enabled)
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        self.run(false, move |conn, _| {
+            destinations::events(conn, region, limit)
+        })
+        .await
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        let ids = ids.to_vec();
+        self.run(true, move |conn, _| destinations::forget_events(conn, &ids))
+            .await
     }
 }
 

@@ -150,4 +150,5 @@ every_store!(
     pacing_does_not_count_and_a_success_ends_the_streak,
     an_operator_disables_and_enables_a_destination,
     a_disabled_destinations_tasks_fail_at_their_horizon,
+    disables_and_enables_leave_events_in_the_outbox,
 );

@@ -229,3 +229,77 @@ pub async fn a_disabled_destinations_tasks_fail_at_their_horizon<H: Harness>(h: 
         1
     );
 }
+
+pub async fn disables_and_enables_leave_events_in_the_outbox<H: Harness>(h: &H) {
+    use remit::domain::EventKind;
+    let s = h.store();
+    let d = fragile(h, "crm", 1).await;
+    let other = destination(h, "billing", Region::US).await;
+    task(h, "r1", &d, Region::US).await;
+    assert!(s
+        .destination_events(Region::US, 10)
+        .await
+        .unwrap()
+        .is_empty());
+
+    answer(h, &d, 503, false).await;
+    let disabled_at = t0() + Duration::hours(1);
+    // Already disabled: a second disable records nothing.
+    s.disable_destination(&d, Some("again".into()))
+        .await
+        .unwrap();
+    h.clock().advance(Duration::minutes(1));
+    s.disable_destination(&other, None).await.unwrap();
+    h.clock().advance(Duration::minutes(1));
+    s.enable_destination(&d).await.unwrap();
+    // Enabled already: nothing more.
+    s.enable_destination(&d).await.unwrap();
+
+    let events = s.destination_events(Region::US, 10).await.unwrap();
+    let seen: Vec<_> = events
+        .iter()
+        .map(|e| (e.kind, e.destination.as_str(), e.reason.as_deref(), e.at))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                EventKind::Disabled,
+                "crm",
+                Some("auto: 1 failures over 0.0 hours"),
+                disabled_at
+            ),
+            (
+                EventKind::Disabled,
+                "billing",
+                Some("manual"),
+                disabled_at + Duration::minutes(1)
+            ),
+            (
+                EventKind::Enabled,
+                "crm",
+                None,
+                disabled_at + Duration::minutes(2)
+            ),
+        ]
+    );
+    assert_eq!(events[0].last_error.as_deref(), Some("status 503"));
+    assert_eq!(events[0].region, Region::US);
+    assert!(s
+        .destination_events(Region::EU, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        s.destination_events(Region::US, 1).await.unwrap(),
+        events[..1]
+    );
+
+    let first_two = [events[0].id, events[1].id];
+    assert_eq!(s.forget_destination_events(&first_two).await.unwrap(), 2);
+    assert_eq!(s.forget_destination_events(&first_two).await.unwrap(), 0);
+    assert_eq!(
+        s.destination_events(Region::US, 10).await.unwrap(),
+        events[2..]
+    );
+}
