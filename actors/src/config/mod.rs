@@ -44,6 +44,7 @@ pub struct Config {
     pub retention: RetentionConfig,
     pub metrics: MetricsConfig,
     pub destinations: DestinationsConfig,
+    pub events: EventsConfig,
     /// The payload key, standard base64 (usually `REMIT_PAYLOAD_KEY`).
     #[serde(skip_serializing)]
     pub payload_key: Option<String>,
@@ -69,6 +70,22 @@ impl DestinationsConfig {
             failures: self.disable_after_failures,
         }
     }
+}
+
+/// Where operational events (`destination.disabled`,
+/// `destination.enabled`) go: an ordinary destination remit creates from
+/// this at start, signed with `secret` like any webhook. Without a `url`
+/// the events are dropped from the outbox.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `whsec_` and standard base64 (usually `REMIT_EVENTS__SECRET`).
+    #[serde(skip_serializing)]
+    pub secret: Option<String>,
+    /// How often the outbox is read.
+    pub poll_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -302,6 +319,11 @@ impl Default for Config {
             destinations: DestinationsConfig {
                 disable_after_seconds: 24 * 3600,
                 disable_after_failures: 20,
+            },
+            events: EventsConfig {
+                url: None,
+                secret: None,
+                poll_ms: 1_000,
             },
             payload_key: None,
         }

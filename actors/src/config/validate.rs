@@ -64,6 +64,19 @@ impl Config {
                 ),
             ));
         }
+        if let Some(url) = &self.events.url {
+            let id = remit::domain::DestinationId::new("remit-events")
+                .map_err(|e| invalid("events.url", e.reason))?;
+            remit::domain::NewDestination::new(id, remit::domain::Region::US, url, None)
+                .map_err(|e| invalid("events.url", e.reason))?;
+        }
+        if let Some(secret) = &self.events.secret {
+            crate::signature::secret_key(secret)
+                .map_err(|e| invalid("events.secret", e.to_string()))?;
+        }
+        if !(10..=3_600_000).contains(&self.events.poll_ms) {
+            return Err(invalid("events.poll_ms", "must be between 10 and 3600000"));
+        }
         self.retention_within_bounds()?;
         if !(1..=86_400).contains(&self.metrics.queue_interval_seconds) {
             return Err(invalid(

@@ -30,6 +30,35 @@ async fn wait_enabled(api: &Api, id: &str, enabled: bool) -> Value {
     }
 }
 
+/// Waits for the events receiver's `kind` event and checks it: signed
+/// with the events secret, the Standard Webhooks headers, the body.
+async fn event(events: &Receiver, secret: &str, kind: &str) -> Value {
+    let has = |r: &[crate::support::receiver::Received]| {
+        r.iter().any(|r| {
+            serde_json::from_slice::<Value>(&r.body).is_ok_and(|b| b["type"] == json!(kind))
+        })
+    };
+    events
+        .wait_until(Duration::from_secs(15), kind, |r| has(r))
+        .await;
+    let request = events
+        .requests_to("/events")
+        .into_iter()
+        .find(|r| serde_json::from_slice::<Value>(&r.body).is_ok_and(|b| b["type"] == json!(kind)))
+        .unwrap();
+    let id = request.header("webhook-id").unwrap();
+    let timestamp = request.header("webhook-timestamp").unwrap();
+    let signature = request.header("webhook-signature").unwrap();
+    assert!(crate::signatures::verify(
+        secret,
+        id,
+        timestamp,
+        &request.body,
+        signature
+    ));
+    serde_json::from_slice(&request.body).unwrap()
+}
+
 async fn states(store: &Database, tasks: &[TaskId]) -> Vec<TaskState> {
     let mut out = Vec::new();
     for id in tasks {
@@ -42,10 +71,16 @@ async fn disables_and_comes_back(backend: Backend) {
     let db = TestDb::running_on(backend).await;
     let receiver = Receiver::start();
     receiver.script("/hook", vec![], Reply::status(500));
+    let events = Receiver::start();
+    events.script("/events", vec![], Reply::ok());
+    let secret = remit_actors::signature::generate_secret();
     let mut config = support::config(&db, Region::EU, "eu-1");
     config.retry.backoff_base_ms = 10;
     config.destinations.disable_after_seconds = 0;
     config.destinations.disable_after_failures = 3;
+    config.events.url = Some(events.url("/events"));
+    config.events.secret = Some(secret.clone());
+    config.events.poll_ms = 50;
     let runtime = support::start(config, &db.store).await;
     let api = Api::new(&runtime);
     let (status, created) = api
@@ -64,6 +99,12 @@ async fn disables_and_comes_back(backend: Backend) {
     assert!(view["disabled_at"].is_string(), "{view}");
     assert_eq!(view["last_error"], json!("status 500"), "{view}");
     let failed_requests = receiver.requests_to("/hook").len();
+    let disabled = event(&events, &secret, "destination.disabled").await;
+    assert_eq!(disabled["data"]["destination_id"], json!("crm"));
+    assert_eq!(disabled["data"]["region"], json!("eu"));
+    assert_eq!(disabled["data"]["reason"], json!(reason));
+    assert_eq!(disabled["data"]["last_error"], json!("status 500"));
+    assert_eq!(disabled["data"]["at"], view["disabled_at"]);
     assert!(failed_requests >= 3, "{failed_requests}");
 
     // Its other tasks wait, unsent and not failed.
@@ -110,6 +151,9 @@ async fn disables_and_comes_back(backend: Backend) {
     assert_eq!(enabled["disabled_reason"], Value::Null);
     assert_eq!(enabled["failure_streak"], json!(0));
     support::wait_for_state(&db, &waiting, TaskState::Delivered, Duration::from_secs(15)).await;
+    let enabled = event(&events, &secret, "destination.enabled").await;
+    assert_eq!(enabled["data"]["destination_id"], json!("crm"));
+    assert_eq!(enabled["data"]["reason"], Value::Null);
 
     // Disabled by hand, with a reason, it holds new work again.
     let (status, off) = api
