@@ -62,6 +62,9 @@ pub struct RegionStatus {
     pub oldest_eligible: Option<Duration>,
     /// Leases that have run out and not been taken over yet.
     pub expired_leases: i64,
+    /// The region's disabled destinations (read by the runtime's gauge
+    /// query, `Database::queue`, only; the report lists them instead).
+    pub disabled_destinations: i64,
 }
 
 /// Percentiles of a latency, over `count` tasks.

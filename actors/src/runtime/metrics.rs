@@ -42,6 +42,7 @@ pub struct Metrics {
     depth: Family<ByState, Gauge>,
     oldest_eligible: Gauge<f64, std::sync::atomic::AtomicU64>,
     expired_leases: Gauge,
+    disabled_destinations: Gauge,
     queue_read_at: Gauge<f64, std::sync::atomic::AtomicU64>,
     deadline_to_delivery: Histogram,
     named: Mutex<HashSet<DestinationId>>,
@@ -80,6 +81,7 @@ impl Metrics {
             depth: Family::default(),
             oldest_eligible: Gauge::default(),
             expired_leases: Gauge::default(),
+            disabled_destinations: Gauge::default(),
             queue_read_at: Gauge::default(),
             // Bounds an alert can name exactly, 50 ms to 6 hours.
             deadline_to_delivery: Histogram::new([
@@ -120,6 +122,11 @@ impl Metrics {
             "released",
             "Tasks this process handed back unsent (paused, throttled, shutting down)",
             metrics.released.clone(),
+        );
+        registry.register(
+            "destinations_disabled",
+            "The region's disabled destinations (by a failure streak or by hand), from the periodic queue query",
+            metrics.disabled_destinations.clone(),
         );
         registry.register(
             "destinations_auto_disabled",
@@ -368,6 +375,7 @@ impl Metrics {
                 .set(n);
         }
         self.expired_leases.set(queue.expired_leases);
+        self.disabled_destinations.set(queue.disabled_destinations);
         let age = queue
             .oldest_eligible
             .map_or(0.0, |d| d.num_milliseconds().max(0) as f64 / 1000.0);

@@ -229,6 +229,10 @@ async fn a_disabled_destinations_task_fails_at_its_horizon() {
     support::wait_for_state(&db, &[late], TaskState::Failed, Duration::from_secs(15)).await;
     let series = runtime.stats().metrics.encode();
     runtime.shutdown().await;
+    assert!(
+        series.contains(r#"remit_destinations_disabled{region="eu"} 1"#),
+        "{series}"
+    );
     let task = db.store.task(late).await.unwrap().unwrap();
     assert_eq!(task.failure_reason.as_deref(), Some("destination_disabled"));
     assert!(receiver.requests().is_empty());
