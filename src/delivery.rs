@@ -57,8 +57,10 @@ pub trait Consumer {
     }
 }
 
-/// What [`prepare`] found.
+/// What [`prepare`] found. Made once per send and moved once, so the
+/// size of its ready variant costs nothing worth a box.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Prepared {
     /// Send it now: the opened payload and the destination as just read.
     Ready {

@@ -182,6 +182,7 @@ impl Runtime {
         wall: WallClock,
     ) -> Result<Self, AppError> {
         let region = config.region()?;
+        let store = store.with_disable_rule(config.destinations.disable_rule());
         let lease_owner = config.lease_owner();
         let log =
             log.new(slog::o!("region" => region.to_string(), "lease_owner" => lease_owner.clone()));
@@ -248,7 +249,7 @@ impl Runtime {
             pauses: Holds::default(),
             busy: Holds::default(),
             targets: Targets::default(),
-            finisher: finisher::start(store.clone(), log.clone()),
+            finisher: finisher::start(store.clone(), log.clone(), stats.clone()),
             buckets: buckets::start(store.clone(), log.clone()),
             requests: Arc::new(tokio::sync::Semaphore::new(max_in_flight.max(1))),
             health: health.clone(),

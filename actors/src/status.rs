@@ -42,6 +42,11 @@ pub fn to_json(report: &StatusReport) -> Value {
             "destination": r.destination.as_str(), "region": r.region.to_string(),
             "why": r.why, "last": r.last,
         })).collect::<Vec<_>>(),
+        "disabled": report.disabled.iter().map(|d| json!({
+            "destination": d.id.as_str(), "region": d.region.to_string(),
+            "reason": d.health.disabled_reason, "since": d.health.disabled_at,
+            "last_error": d.health.last_error, "failure_streak": d.health.failure_streak,
+        })).collect::<Vec<_>>(),
         "top_retry_wait": report.top_retry_wait.iter().map(|(id, n)| json!({
             "destination": id.as_str(), "tasks": n,
         })).collect::<Vec<_>>(),
@@ -163,6 +168,29 @@ pub fn to_text(report: &StatusReport, database: &str) -> String {
                 r.region.to_string(),
                 r.last.format("%H:%M:%S UTC").to_string(),
                 r.why.clone(),
+            ]);
+        }
+        table(&mut out, &rows);
+    }
+    if !report.disabled.is_empty() {
+        out.push_str("\nDisabled destinations (tasks wait until enabled or past their horizon):\n");
+        let mut rows = vec![vec![
+            "destination".into(),
+            "region".into(),
+            "since".into(),
+            "last error".into(),
+            "reason".into(),
+        ]];
+        for d in &report.disabled {
+            let h = &d.health;
+            rows.push(vec![
+                d.id.to_string(),
+                d.region.to_string(),
+                h.disabled_at.map_or("-".into(), |at| {
+                    at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+                }),
+                h.last_error.clone().unwrap_or_else(|| "-".into()),
+                h.disabled_reason.clone().unwrap_or_else(|| "-".into()),
             ]);
         }
         table(&mut out, &rows);

@@ -17,8 +17,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use remit::domain::{
-    Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationId, InvalidInput, Region,
-    ReminderId, Task, TaskId, TaskState, TenantId,
+    Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationHealth, DestinationId,
+    DisableOverrides, InvalidInput, Region, ReminderId, Task, TaskId, TaskState, TenantId,
 };
 use remit::payload_crypto::SealedPayload;
 use remit::store::{
@@ -66,7 +66,7 @@ pub enum TransferError {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 enum Line {
     Header { format: String },
-    Destination(DestinationLine),
+    Destination(Box<DestinationLine>),
     Task(Box<TaskLine>),
 }
 
@@ -87,6 +87,21 @@ struct DestinationLine {
     paused_until: Option<DateTime<Utc>>,
     rate_tokens: Option<f64>,
     rate_refilled_at: Option<DateTime<Utc>>,
+    /// The destination's health (absent in a file from an older remit).
+    #[serde(default)]
+    failure_streak: u32,
+    #[serde(default)]
+    failure_streak_since: Option<DateTime<Utc>>,
+    #[serde(default)]
+    disabled_reason: Option<String>,
+    #[serde(default)]
+    disabled_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    last_error: Option<String>,
+    #[serde(default)]
+    disable_after_seconds: Option<i64>,
+    #[serde(default)]
+    disable_after_failures: Option<u32>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -169,7 +184,7 @@ pub async fn export(store: &Database, out: &mut dyn Write) -> Result<Exported, T
     )?;
     for record in store.export_destinations().await? {
         let line = destination_line(record).map_err(|reason| TransferError::Unsealed { reason })?;
-        write_line(out, &Line::Destination(line))?;
+        write_line(out, &Line::Destination(Box::new(line)))?;
         counts.destinations += 1;
     }
     let mut after = None;
@@ -259,7 +274,7 @@ fn read(
                         reason: "destinations must come before tasks".into(),
                     });
                 }
-                let record = destination_record(d)
+                let record = destination_record(*d)
                     .map_err(|reason| TransferError::Format { line, reason })?;
                 check_imported_destination(&record).map_err(invalid)?;
                 destinations.push(record);
@@ -322,6 +337,13 @@ fn destination_line(record: DestinationRecord) -> Result<DestinationLine, String
         paused_until: d.paused_until,
         rate_tokens: record.rate_tokens,
         rate_refilled_at: record.rate_refilled_at,
+        failure_streak: d.health.failure_streak,
+        failure_streak_since: d.health.failure_streak_since,
+        disabled_reason: d.health.disabled_reason.clone(),
+        disabled_at: d.health.disabled_at,
+        last_error: d.health.last_error.clone(),
+        disable_after_seconds: d.health.overrides.after_seconds,
+        disable_after_failures: d.health.overrides.failures,
     })
 }
 
@@ -364,6 +386,18 @@ fn destination_record(line: DestinationLine) -> Result<DestinationRecord, String
             has_signing_secret: !secrets.is_empty(),
             enabled: line.enabled,
             paused_until: line.paused_until,
+            health: Box::new(DestinationHealth {
+                failure_streak: line.failure_streak,
+                failure_streak_since: line.failure_streak_since,
+                disabled_reason: line.disabled_reason,
+                disabled_at: line.disabled_at,
+                last_error: line.last_error,
+                overrides: DisableOverrides::new(
+                    line.disable_after_seconds,
+                    line.disable_after_failures,
+                )
+                .map_err(|e| e.to_string())?,
+            }),
         },
         secrets,
         rate_tokens: line.rate_tokens,

@@ -12,7 +12,59 @@ pub struct Destination {
     pub has_signing_secret: bool,
     pub enabled: bool,
     pub paused_until: Option<DateTime<Utc>>,
+    /// Its failure streak, why it is disabled, and its own thresholds.
+    pub health: Box<DestinationHealth>,
 }
+
+/// What a destination's row says of its receiver's health (see
+/// `policy::health`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DestinationHealth {
+    /// Attempts failed since the last success.
+    pub failure_streak: u32,
+    /// When the first of them ended; `None` with no streak.
+    pub failure_streak_since: Option<DateTime<Utc>>,
+    /// Why it is disabled (`auto: …` or the operator's reason); `None`
+    /// while enabled.
+    pub disabled_reason: Option<String>,
+    pub disabled_at: Option<DateTime<Utc>>,
+    /// The last failed attempt's status or transport error kind.
+    pub last_error: Option<String>,
+    /// This destination's own thresholds, in place of the runtime's.
+    pub overrides: DisableOverrides,
+}
+
+/// A destination's own disable thresholds; `None` takes the runtime's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DisableOverrides {
+    pub after_seconds: Option<i64>,
+    pub failures: Option<u32>,
+}
+
+impl DisableOverrides {
+    /// Checks each threshold: seconds not negative, failures at least one.
+    pub fn new(after_seconds: Option<i64>, failures: Option<u32>) -> Result<Self, InvalidInput> {
+        if after_seconds.is_some_and(|s| !(0..=MAX_DISABLE_AFTER_SECONDS).contains(&s)) {
+            return Err(InvalidInput::new(
+                "disable_after_seconds",
+                format!("must be between 0 and {MAX_DISABLE_AFTER_SECONDS}"),
+            ));
+        }
+        if failures.is_some_and(|f| !(1..=i32::MAX as u32).contains(&f)) {
+            return Err(InvalidInput::new(
+                "disable_after_failures",
+                format!("must be between 1 and {}", i32::MAX),
+            ));
+        }
+        Ok(Self {
+            after_seconds,
+            failures,
+        })
+    }
+}
+
+/// The longest `disable_after_seconds` accepted: ten years.
+pub const MAX_DISABLE_AFTER_SECONDS: i64 = 10 * 366 * 24 * 3600;
 
 /// What a sender needs to know about a destination right before a request.
 #[derive(Clone, PartialEq, Eq)]
@@ -53,9 +105,16 @@ pub struct NewDestination {
     pub region: Region,
     pub url: url::Url,
     pub signing_secret: Option<String>,
+    /// Its own disable thresholds (none: the runtime's).
+    pub overrides: DisableOverrides,
 }
 
 impl NewDestination {
+    /// The same registration with its own disable thresholds.
+    pub fn with_overrides(self, overrides: DisableOverrides) -> Self {
+        Self { overrides, ..self }
+    }
+
     /// Validates the URL: absolute, http or https, with a host and no
     /// credentials. A refusal never repeats the URL, which may hold a
     /// password.
@@ -88,6 +147,7 @@ impl NewDestination {
             region,
             url: parsed,
             signing_secret,
+            overrides: DisableOverrides::default(),
         })
     }
 }
@@ -102,6 +162,7 @@ impl std::fmt::Debug for NewDestination {
                 "signing_secret",
                 &self.signing_secret.as_ref().map(|_| "<redacted>"),
             )
+            .field("overrides", &self.overrides)
             .finish()
     }
 }

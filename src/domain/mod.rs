@@ -3,6 +3,7 @@
 mod api_token;
 mod attempt;
 mod destination;
+mod destination_event;
 mod idempotency;
 mod ids;
 mod payload;
@@ -15,7 +16,11 @@ pub use api_token::{
     token_hash, ApiToken, NewApiToken, Scope, TokenGrant, TokenHash, TokenId, TOKEN_PREFIX,
 };
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
-pub use destination::{Destination, NewDestination, SendTarget};
+pub use destination::{
+    Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
+    MAX_DISABLE_AFTER_SECONDS,
+};
+pub use destination_event::{DestinationEvent, EventKind};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};
 pub use ids::{quoted, DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};

@@ -63,6 +63,9 @@ pub enum FailureReason {
     /// is plain http where that is not allowed. Retrying would only ask
     /// again.
     BlockedAddress,
+    /// Its destination was disabled (by a failure streak or by hand) when
+    /// the task's retry horizon passed: it was never sent.
+    DestinationDisabled,
 }
 
 impl FailureReason {
@@ -74,6 +77,7 @@ impl FailureReason {
             FailureReason::RetryHorizon => "retry_horizon".to_owned(),
             FailureReason::MaxAttempts => "max_attempts".to_owned(),
             FailureReason::BlockedAddress => "blocked_address".to_owned(),
+            FailureReason::DestinationDisabled => "destination_disabled".to_owned(),
         }
     }
 }

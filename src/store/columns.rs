@@ -51,3 +51,8 @@ pub(crate) fn status(column: &'static str, value: Option<i16>) -> Result<Option<
         .map(|s| u16::try_from(s).map_err(|e| corrupt(column, e)))
         .transpose()
 }
+
+/// A count column, never negative.
+pub(crate) fn count(column: &'static str, value: i32) -> Result<u32, StoreError> {
+    u32::try_from(value).map_err(|e| corrupt(column, e))
+}

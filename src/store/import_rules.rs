@@ -250,11 +250,26 @@ pub fn check_imported_destination(record: &DestinationRecord) -> Result<(), Inva
             "must be a finite number of at least 0",
         ));
     }
+    let health = &record.destination.health;
     for (field, value) in [
         ("paused_until", record.destination.paused_until),
         ("rate_refilled_at", record.rate_refilled_at),
+        ("failure_streak_since", health.failure_streak_since),
+        ("disabled_at", health.disabled_at),
     ] {
         value.map_or(Ok(()), |v| time(field, v))?;
+    }
+    if (health.failure_streak == 0) != health.failure_streak_since.is_none() {
+        return Err(InvalidInput::new(
+            "failure_streak_since",
+            "must be given exactly when failure_streak is above 0",
+        ));
+    }
+    if health.failure_streak > i32::MAX as u32 {
+        return Err(InvalidInput::new(
+            "failure_streak",
+            format!("must be at most {}", i32::MAX),
+        ));
     }
     Ok(())
 }

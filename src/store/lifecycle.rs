@@ -341,6 +341,21 @@ pub(super) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> 
     true
 }
 
+/// Fails an unleased row whose destination is disabled once its retry
+/// horizon has passed: it could not be sent before it. False (and nothing
+/// changed) for any other row.
+pub(super) fn fail_disabled(task: &mut Task, now: DateTime<Utc>) -> bool {
+    let waiting = matches!(task.state, TaskState::Pending | TaskState::RetryWait);
+    if !waiting || task.retry_horizon_at > now {
+        return false;
+    }
+    task.state = TaskState::Failed;
+    task.failure_reason = Some(FailureReason::DestinationDisabled.code());
+    task.finalized_at = Some(now);
+    task.updated_at = now;
+    true
+}
+
 /// Whether a lease has run out: reconciliation hands such rows back.
 pub(super) fn lease_expired(task: &Task, now: DateTime<Utc>) -> bool {
     task.state == TaskState::Leased && task.lease_expires_at.is_some_and(|at| at <= now)

@@ -41,6 +41,8 @@
 //! - `memory`: [`MemStore`], the same behaviour as a model in memory, for
 //!   the simulation; the conformance suite holds all three to one
 //!   behaviour.
+//! - `health`: what an ended attempt does to its destination's failure
+//!   streak, and the disable it may tip (`policy::health` holds the rule);
 //! - `lifecycle`: each transition's rules, written once (the states it
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
 //!   stale lease gets); `bucket`: the shared token bucket; `claim_turn`:
@@ -104,6 +106,7 @@ mod database;
 mod error;
 mod findings;
 mod finish_failpoint;
+mod health;
 mod import_rules;
 mod lifecycle;
 mod memory;
@@ -129,6 +132,7 @@ pub use clock::Clock;
 pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use error::StoreError;
 pub use finish_failpoint::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
+pub use health::AutoDisabled;
 pub use import_rules::{
     check_imported_destination, check_imported_task, ImportCheck, MAX_IMPORTED_LEASE_TOKEN,
 };
@@ -147,8 +151,8 @@ pub use status::{Latency, Refused, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};
 
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
-    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
     ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
 };
@@ -218,6 +222,15 @@ pub struct Finish {
     pub lease: Lease,
     pub destination: DestinationId,
     pub decision: Decision,
+}
+
+/// What a batch of finishes did: one outcome per finish, in order, and
+/// the destinations the batch disabled (a failure that made a streak long
+/// enough), each once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Finished {
+    pub outcomes: Vec<TransitionOutcome>,
+    pub disabled: Vec<AutoDisabled>,
 }
 
 /// What a take returned: tokens granted now, or how long until one is.
@@ -471,7 +484,64 @@ pub trait Store: Sync {
     fn finish_many(
         &self,
         batch: &[Finish],
-    ) -> impl Future<Output = Result<Vec<TransitionOutcome>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<TransitionOutcome>, StoreError>> + Send {
+        async move { Ok(self.finish_batch(batch).await?.outcomes) }
+    }
+
+    /// [`Store::finish_many`], telling also which destinations the batch
+    /// disabled. Each applied finish counts toward its destination's
+    /// failure streak (`policy::Health`): a failure grows it, and the one
+    /// that makes it long enough in both count and time (the destination's
+    /// own thresholds, or the store's [`DisableRule`](crate::policy::DisableRule))
+    /// disables the destination in the same transaction; a success ends
+    /// it, and writes nothing when there is none.
+    fn finish_batch(
+        &self,
+        batch: &[Finish],
+    ) -> impl Future<Output = Result<Finished, StoreError>> + Send;
+
+    /// Disables a destination by hand (`reason`, or `manual`): its tasks
+    /// wait, unsent, until it is enabled or their horizon passes. One
+    /// already disabled keeps its reason and time. `NotFound` when there
+    /// is no such destination.
+    fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> impl Future<Output = Result<Destination, StoreError>> + Send;
+
+    /// Fails, with `destination_disabled`, up to `limit` unleased tasks of
+    /// the region whose destination is disabled and whose retry horizon
+    /// has passed (the store's now): they could not be sent before it, and
+    /// would otherwise wait forever. Returns how many it failed.
+    fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Up to `limit` of the region's operational events not yet turned
+    /// into webhooks, oldest first. A destination disabled by a finish or
+    /// by hand, or enabled, writes one in the same transaction.
+    fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<DestinationEvent>, StoreError>> + Send;
+
+    /// Deletes the events with these ids (they have been scheduled);
+    /// returns how many were there.
+    fn forget_destination_events(
+        &self,
+        ids: &[uuid::Uuid],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Enables a destination, clearing its failure streak and the reason
+    /// it was disabled, and wakes the region's claimers.
+    fn enable_destination(
+        &self,
+        id: &DestinationId,
+    ) -> impl Future<Output = Result<Destination, StoreError>> + Send;
 
     /// Stores an API token (its hash, never the token), made at the
     /// store's now. An id or hash already stored is a `Conflict`.

@@ -141,6 +141,12 @@ pub(super) fn same_destination_or_conflict(
     if !same_secret {
         differs.push("secret");
     }
+    if existing.health.overrides.after_seconds != new.overrides.after_seconds {
+        differs.push("disable_after_seconds");
+    }
+    if existing.health.overrides.failures != new.overrides.failures {
+        differs.push("disable_after_failures");
+    }
     if differs.is_empty() {
         Ok(existing)
     } else {

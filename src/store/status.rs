@@ -1,12 +1,12 @@
 //! One screen of the schedule's health, read from the database alone
 //! (`remit status`, and the gauges a runtime exports): counts by state per
 //! region, how long the oldest eligible task has waited, expired leases,
-//! paused destinations, where retries and 429s pile up, terminal failures
+//! paused and disabled destinations, where retries and 429s pile up, terminal failures
 //! by reason, and how long after its deadline a task is delivered.
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::domain::{DestinationId, Region};
+use crate::domain::{Destination, DestinationId, Region};
 
 /// How many destinations each top list names.
 pub const TOP: i64 = 10;
@@ -21,6 +21,9 @@ pub struct StatusReport {
     /// Destinations a runtime's address policy refused in the last
     /// [`REFUSED_RECENTLY`], their tasks held: why, and when last.
     pub refused: Vec<Refused>,
+    /// Destinations disabled (by a failure streak or by hand), by id: why,
+    /// since when, and the last error.
+    pub disabled: Vec<Destination>,
     /// Destinations with the most tasks in `retry_wait`, most first.
     pub top_retry_wait: Vec<(DestinationId, i64)>,
     /// Destinations with the most 429 answers in the last hour.
@@ -59,6 +62,9 @@ pub struct RegionStatus {
     pub oldest_eligible: Option<Duration>,
     /// Leases that have run out and not been taken over yet.
     pub expired_leases: i64,
+    /// The region's disabled destinations (read by the runtime's gauge
+    /// query, `Database::queue`, only; the report lists them instead).
+    pub disabled_destinations: i64,
 }
 
 /// Percentiles of a latency, over `count` tasks.

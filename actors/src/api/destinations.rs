@@ -2,7 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
-use remit::domain::{Destination, DestinationId, NewDestination, Region};
+use remit::domain::{Destination, DestinationId, DisableOverrides, NewDestination, Region};
 use remit::store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -44,6 +44,18 @@ pub struct CreateDestination {
         pattern = r"^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
     )]
     secret: Option<String>,
+    /// This destination's own time a failure streak must last before it is
+    /// disabled, in seconds (0 to 316224000); the runtime's
+    /// `destinations.disable_after_seconds` when absent.
+    #[schema(minimum = 0, maximum = 316224000)]
+    #[serde(default)]
+    disable_after_seconds: Option<i64>,
+    /// This destination's own number of failed attempts a streak must
+    /// reach before it is disabled (at least 1); the runtime's
+    /// `destinations.disable_after_failures` when absent.
+    #[schema(minimum = 1, maximum = 2147483647)]
+    #[serde(default)]
+    disable_after_failures: Option<u32>,
 }
 
 impl CreateDestination {
@@ -54,6 +66,17 @@ impl CreateDestination {
             region,
             url,
             secret,
+            disable_after_seconds: None,
+            disable_after_failures: None,
+        }
+    }
+
+    /// The same request with the destination's own disable thresholds.
+    pub fn with_thresholds(self, after_seconds: Option<i64>, failures: Option<u32>) -> Self {
+        Self {
+            disable_after_seconds: after_seconds,
+            disable_after_failures: failures,
+            ..self
         }
     }
 
@@ -66,15 +89,17 @@ impl CreateDestination {
         // The request calls it `id`; errors name the field as sent.
         let id = DestinationId::new(&self.id)
             .map_err(|e| remit::domain::InvalidInput::new("id", e.reason))?;
-        NewDestination::new(id, region, &self.url, self.secret)
+        let overrides =
+            DisableOverrides::new(self.disable_after_seconds, self.disable_after_failures)?;
+        Ok(NewDestination::new(id, region, &self.url, self.secret)?.with_overrides(overrides))
     }
 }
 
 /// Register a receiver
 ///
 /// The same registration again answers 200 with the stored destination;
-/// the same `id` with another `region`, `url` or `secret` answers 409,
-/// naming the fields that differ.
+/// the same `id` with another `region`, `url`, `secret` or thresholds
+/// answers 409, naming the fields that differ.
 #[utoipa::path(
     post,
     path = "/v1/destinations",
@@ -172,7 +197,10 @@ pub async fn get(
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({
     "id": "crm", "region": "us", "url": "https://hooks.example.com/remit",
-    "has_signing_secret": true, "enabled": true, "paused_until": null
+    "has_signing_secret": true, "enabled": true, "paused_until": null,
+    "disabled_reason": null, "disabled_at": null, "last_error": "status 503",
+    "failure_streak": 0, "failure_streak_since": null,
+    "disable_after_seconds": null, "disable_after_failures": null
 }))]
 pub struct DestinationView {
     pub id: String,
@@ -188,6 +216,28 @@ pub struct DestinationView {
     /// after the pause has ended.
     #[schema(required = true)]
     pub paused_until: Option<DateTime<Utc>>,
+    /// Why it is disabled: `auto: N failures over H hours` when a failure
+    /// streak disabled it, the operator's reason (or `manual`) when
+    /// disabled by hand; `null` while enabled.
+    #[schema(required = true)]
+    pub disabled_reason: Option<String>,
+    /// When it was disabled; `null` while enabled.
+    #[schema(required = true)]
+    pub disabled_at: Option<DateTime<Utc>>,
+    /// The last failed attempt's status (`status 500`) or transport error
+    /// kind (`transport: timeout`); never anything the receiver sent.
+    #[schema(required = true)]
+    pub last_error: Option<String>,
+    /// Attempts failed since the last success.
+    pub failure_streak: u32,
+    /// When the first of them ended; `null` with no streak.
+    #[schema(required = true)]
+    pub failure_streak_since: Option<DateTime<Utc>>,
+    /// Its own thresholds; `null` takes the runtime's.
+    #[schema(required = true)]
+    pub disable_after_seconds: Option<i64>,
+    #[schema(required = true)]
+    pub disable_after_failures: Option<u32>,
 }
 
 impl From<&Destination> for DestinationView {
@@ -199,6 +249,13 @@ impl From<&Destination> for DestinationView {
             has_signing_secret: d.has_signing_secret,
             enabled: d.enabled,
             paused_until: d.paused_until,
+            disabled_reason: d.health.disabled_reason.clone(),
+            disabled_at: d.health.disabled_at,
+            last_error: d.health.last_error.clone(),
+            failure_streak: d.health.failure_streak,
+            failure_streak_since: d.health.failure_streak_since,
+            disable_after_seconds: d.health.overrides.after_seconds,
+            disable_after_failures: d.health.overrides.failures,
         }
     }
 }

@@ -14,7 +14,8 @@
 //! - `body`: request bodies, JSON objects only, with errors naming the field.
 //! - `payload`: a task's payload kept byte for byte.
 //! - `secrets`: a destination's signing secrets (rotate, list).
-//! - `destinations`, `tasks`, `batch`: the handlers, which see only their
+//! - `destinations`, `destination_switch` (enable, disable), `tasks`,
+//!   `batch`: the handlers, which see only their
 //!   own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
@@ -22,6 +23,7 @@ mod auth;
 mod batch;
 mod body;
 mod caller;
+mod destination_switch;
 mod destinations;
 mod error;
 mod failures;
@@ -48,6 +50,7 @@ use crate::runtime::{Capacity, Health, RuntimeStats};
 pub use auth::authenticate;
 pub use body::read_object;
 pub use caller::Caller;
+pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
 pub use secrets::{CheckedRotation, RotateSecret};
@@ -150,6 +153,14 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .wrap(from_fn(failures::log_server_errors))
                 .service(
                     resource("/destinations", "POST").route(web::post().to(destinations::create)),
+                )
+                .service(
+                    resource("/destinations/{id}/enable", "POST")
+                        .route(web::post().to(destination_switch::enable)),
+                )
+                .service(
+                    resource("/destinations/{id}/disable", "POST")
+                        .route(web::post().to(destination_switch::disable)),
                 )
                 .service(
                     resource("/destinations/{id}", "GET").route(web::get().to(destinations::get)),

@@ -32,6 +32,8 @@ use utoipa::{Modify, OpenApi};
         super::destinations::get,
         super::secrets::rotate,
         super::secrets::list,
+        super::destination_switch::disable,
+        super::destination_switch::enable,
         super::tasks::create,
         super::batch::create,
         super::tasks::get,

@@ -50,6 +50,8 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("GET", "/v1/destinations/{id}", Access::READ),
     ("POST", "/v1/destinations/{id}/secrets", Access::ADMIN),
     ("GET", "/v1/destinations/{id}/secrets", Access::ADMIN),
+    ("POST", "/v1/destinations/{id}/enable", Access::ADMIN),
+    ("POST", "/v1/destinations/{id}/disable", Access::ADMIN),
     ("POST", "/v1/tasks", Access::SCHEDULE),
     ("POST", "/v1/tasks/batch", Access::SCHEDULE),
     ("GET", "/v1/tasks/{id}", Access::READ_TASKS),

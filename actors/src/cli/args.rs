@@ -180,7 +180,26 @@ pub enum DestinationCommand {
         /// Signing secret, `whsec_<base64>`; webhooks are signed when given.
         #[arg(long, env = "REMIT_DESTINATION_SECRET")]
         secret: Option<String>,
+        /// Its own time a failure streak must last before it is disabled,
+        /// in seconds (default: `destinations.disable_after_seconds`).
+        #[arg(long)]
+        disable_after_seconds: Option<i64>,
+        /// Its own number of failed attempts before it is disabled
+        /// (default: `destinations.disable_after_failures`).
+        #[arg(long)]
+        disable_after_failures: Option<u32>,
     },
+    /// Take a destination out of delivery: its tasks wait, unsent, until
+    /// it is enabled or their horizon passes.
+    Disable {
+        id: String,
+        /// Recorded as why (default: `manual`).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Bring a destination back: its failure streak and reason are
+    /// cleared and its waiting tasks go out under the usual throttle.
+    Enable { id: String },
     /// Add a new signing secret; the secrets valid until now keep signing
     /// until --old-expires-at. Without --secret, remit generates one and
     /// prints it once.

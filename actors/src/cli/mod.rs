@@ -21,6 +21,7 @@ mod transfer;
 
 use remit::payload_crypto::PayloadKey;
 use remit::store::Database;
+use remit_actors::api::CreateDestination;
 use remit_actors::app::{self, AppError};
 use remit_actors::config::Config;
 use remit_actors::words::counted;
@@ -100,7 +101,19 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             region,
             url,
             secret,
-        }) => destination::add(&config, id, region, url, secret).await,
+            disable_after_seconds,
+            disable_after_failures,
+        }) => {
+            let request = CreateDestination::from_parts(id, region, url, secret)
+                .with_thresholds(disable_after_seconds, disable_after_failures);
+            destination::add(&config, request).await
+        }
+        Command::Destination(DestinationCommand::Disable { id, reason }) => {
+            destination::disable(&config, id, reason).await
+        }
+        Command::Destination(DestinationCommand::Enable { id }) => {
+            destination::enable(&config, id).await
+        }
         Command::Destination(DestinationCommand::RotateSecret {
             id,
             secret,

@@ -43,6 +43,8 @@ pub struct Config {
     pub reconcile: ReconcileConfig,
     pub retention: RetentionConfig,
     pub metrics: MetricsConfig,
+    pub destinations: DestinationsConfig,
+    pub events: EventsConfig,
     /// The payload key, standard base64 (usually `REMIT_PAYLOAD_KEY`).
     #[serde(skip_serializing)]
     pub payload_key: Option<String>,
@@ -54,6 +56,44 @@ pub struct Config {
     /// (`REMIT_PAYLOAD_KEY_FILE`); instead of `payload_key`.
     #[serde(default)]
     pub payload_key_file: Option<std::path::PathBuf>,
+}
+
+/// When a destination whose attempts all fail is disabled: after failing
+/// for `disable_after_seconds` AND at least `disable_after_failures`
+/// attempts (a destination's own thresholds, set when it is registered,
+/// take precedence).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DestinationsConfig {
+    pub disable_after_seconds: u64,
+    pub disable_after_failures: u32,
+}
+
+impl DestinationsConfig {
+    pub fn disable_rule(&self) -> remit::policy::DisableRule {
+        remit::policy::DisableRule {
+            after: chrono::Duration::seconds(
+                i64::try_from(self.disable_after_seconds).unwrap_or(i64::MAX),
+            ),
+            failures: self.disable_after_failures,
+        }
+    }
+}
+
+/// Where operational events (`destination.disabled`,
+/// `destination.enabled`) go: an ordinary destination remit creates from
+/// this at start, signed with `secret` like any webhook. Without a `url`
+/// the events are dropped from the outbox.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `whsec_` and standard base64 (usually `REMIT_EVENTS__SECRET`).
+    #[serde(skip_serializing)]
+    pub secret: Option<String>,
+    /// How often the outbox is read.
+    pub poll_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -284,6 +324,15 @@ impl Default for Config {
                 keep_days: 30,
                 batch_size: 500,
                 interval_seconds: 300,
+            },
+            destinations: DestinationsConfig {
+                disable_after_seconds: 24 * 3600,
+                disable_after_failures: 20,
+            },
+            events: EventsConfig {
+                url: None,
+                secret: None,
+                poll_ms: 1_000,
             },
             payload_key: None,
             payload_keys: None,

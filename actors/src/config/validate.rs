@@ -45,10 +45,37 @@ impl Config {
             ("database.pool_size", self.database.pool_size),
             ("api.pool_size", self.api.pool_size),
             ("retry.max_attempts", self.retry.max_attempts),
+            (
+                "destinations.disable_after_failures",
+                self.destinations.disable_after_failures,
+            ),
         ] {
             if value == 0 {
                 return Err(invalid(key, "must be at least 1"));
             }
+        }
+        if self.destinations.disable_after_seconds > remit::domain::MAX_DISABLE_AFTER_SECONDS as u64
+        {
+            return Err(invalid(
+                "destinations.disable_after_seconds",
+                format!(
+                    "must be at most {} (ten years)",
+                    remit::domain::MAX_DISABLE_AFTER_SECONDS
+                ),
+            ));
+        }
+        if let Some(url) = &self.events.url {
+            let id = remit::domain::DestinationId::new("remit-events")
+                .map_err(|e| invalid("events.url", e.reason))?;
+            remit::domain::NewDestination::new(id, remit::domain::Region::US, url, None)
+                .map_err(|e| invalid("events.url", e.reason))?;
+        }
+        if let Some(secret) = &self.events.secret {
+            crate::signature::secret_key(secret)
+                .map_err(|e| invalid("events.secret", e.to_string()))?;
+        }
+        if !(10..=3_600_000).contains(&self.events.poll_ms) {
+            return Err(invalid("events.poll_ms", "must be between 10 and 3600000"));
         }
         self.retention_within_bounds()?;
         if !(1..=86_400).contains(&self.metrics.queue_interval_seconds) {

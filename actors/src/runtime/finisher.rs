@@ -4,7 +4,12 @@
 //! before its next state is durable; when a commit fails, each delivery
 //! retries on its own while its lease lasts.
 
+use std::sync::Arc;
+
 use remit::store::{Database, Finish, Store, TransitionOutcome};
+use slog::warn;
+
+use super::shared::RuntimeStats;
 
 use super::batcher::Batcher;
 
@@ -17,7 +22,11 @@ const BATCH: usize = 256;
 /// ones wait for their flush to disk.
 const COMMITS: usize = 4;
 
-pub fn start(store: Database, log: slog::Logger) -> Finisher {
+/// Starts the finisher. A destination a batch disabled is told once, at
+/// warn, by the process whose finish tipped it (never a payload: only its
+/// id, region, reason and last error).
+pub fn start(store: Database, log: slog::Logger, stats: Arc<RuntimeStats>) -> Finisher {
+    let told = log.clone();
     Batcher::start(
         "finisher",
         COMMITS,
@@ -25,7 +34,21 @@ pub fn start(store: Database, log: slog::Logger) -> Finisher {
         log,
         move |batch: Vec<Finish>| {
             let store = store.clone();
-            async move { store.finish_many(&batch).await }
+            let log = told.clone();
+            let stats = stats.clone();
+            async move {
+                let finished = store.finish_batch(&batch).await?;
+                for d in &finished.disabled {
+                    let d = &d.destination;
+                    stats.metrics.auto_disabled();
+                    warn!(log, "destination disabled after a failure streak";
+                          "destination" => d.id.as_str(),
+                          "destination_region" => d.region.as_str(),
+                          "reason" => d.health.disabled_reason.as_deref(),
+                          "last_error" => d.health.last_error.as_deref());
+                }
+                Ok(finished.outcomes)
+            }
         },
     )
 }

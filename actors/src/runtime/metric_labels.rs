@@ -33,10 +33,15 @@ pub(super) const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "trans
 /// The failure reasons known in advance (`http_<status>` and
 /// `redirect_<status>` appear with their first failure), exported at 0
 /// from the start.
-pub(super) const REASONS: [&str; 3] = ["retry_horizon", "max_attempts", "blocked_address"];
+pub(super) const REASONS: [&str; 4] = [
+    "retry_horizon",
+    "max_attempts",
+    "blocked_address",
+    "destination_disabled",
+];
 
 /// The kinds of actor a supervisor restarts, exported at 0 from the start.
-pub(super) const ACTORS: [&str; 4] = ["claimer", "sender", "reconciler", "pruner"];
+pub(super) const ACTORS: [&str; 5] = ["claimer", "sender", "reconciler", "pruner", "herald"];
 
 /// The live states the queue gauges count.
 pub(super) const STATES: [&str; 3] = ["pending", "leased", "retry_wait"];

@@ -36,11 +36,13 @@ pub struct Metrics {
     throttle_waits: Family<ByDestination, Counter>,
     pauses: Family<ByDestination, Counter>,
     refusals: Family<ByDestination, Counter>,
+    auto_disabled: Counter,
     restarts: Family<ByActor, Counter>,
     in_memory: Gauge,
     depth: Family<ByState, Gauge>,
     oldest_eligible: Gauge<f64, std::sync::atomic::AtomicU64>,
     expired_leases: Gauge,
+    disabled_destinations: Gauge,
     queue_read_at: Gauge<f64, std::sync::atomic::AtomicU64>,
     deadline_to_delivery: Histogram,
     named: Mutex<HashSet<DestinationId>>,
@@ -73,11 +75,13 @@ impl Metrics {
             throttle_waits: Family::default(),
             pauses: Family::default(),
             refusals: Family::default(),
+            auto_disabled: Counter::default(),
             restarts: Family::default(),
             in_memory: Gauge::default(),
             depth: Family::default(),
             oldest_eligible: Gauge::default(),
             expired_leases: Gauge::default(),
+            disabled_destinations: Gauge::default(),
             queue_read_at: Gauge::default(),
             // Bounds an alert can name exactly, 50 ms to 6 hours.
             deadline_to_delivery: Histogram::new([
@@ -118,6 +122,16 @@ impl Metrics {
             "released",
             "Tasks this process handed back unsent (paused, throttled, shutting down)",
             metrics.released.clone(),
+        );
+        registry.register(
+            "destinations_disabled",
+            "The region's disabled destinations (by a failure streak or by hand), from the periodic queue query",
+            metrics.disabled_destinations.clone(),
+        );
+        registry.register(
+            "destinations_auto_disabled",
+            "Destinations this process's finishes disabled after a failure streak",
+            metrics.auto_disabled.clone(),
         );
         registry.register(
             "reclaimed_leases",
@@ -287,6 +301,11 @@ impl Metrics {
         self.reclaimed.inc_by(reclaimed);
     }
 
+    /// A finish of this process disabled a destination.
+    pub fn auto_disabled(&self) {
+        self.auto_disabled.inc();
+    }
+
     pub fn released(&self) {
         self.released.inc();
     }
@@ -356,6 +375,7 @@ impl Metrics {
                 .set(n);
         }
         self.expired_leases.set(queue.expired_leases);
+        self.disabled_destinations.set(queue.disabled_destinations);
         let age = queue
             .oldest_eligible
             .map_or(0.0, |d| d.num_milliseconds().max(0) as f64 / 1000.0);

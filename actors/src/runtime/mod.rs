@@ -9,7 +9,8 @@
 //!                   ├─ Buckets            token takes, a batch per statement
 //!                   ├─ Reads              destination rows, a batch per statement
 //!                   ├─ Reconciler         periodic checks, logged
-//!                   └─ Pruner             deletes old terminal tasks
+//!                   ├─ Pruner             deletes old terminal tasks
+//!                   └─ Herald             turns operational events into webhooks
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
 //! (deliver) → Finisher (commit) → Throttle (wake). All state is in the
@@ -28,6 +29,7 @@ pub mod failpoint;
 pub mod finisher;
 mod guard;
 mod health;
+mod herald;
 mod holds;
 mod listener;
 mod messages;
@@ -54,6 +56,7 @@ pub use capacity::{Capacity, Slot};
 pub use claimer::Claimer;
 pub use finisher::Finisher;
 pub use health::Health;
+pub use herald::{events_destination_id, Herald, EVENTS_TENANT};
 pub use holds::Holds;
 pub use messages::Shutdown;
 pub use metrics::Metrics;

@@ -2,7 +2,9 @@
 //! checks as `remit reconcile` for its region and logs what it finds. It
 //! only reports; consumers recover expired leases by claiming them. Every
 //! `metrics.queue_interval_seconds` it also refreshes the queue gauges of
-//! /metrics from one query of the region's live tasks.
+//! /metrics from one query of the region's live tasks, and fails the
+//! tasks of disabled destinations whose retry horizon has passed (they
+//! would otherwise wait forever).
 
 use std::time::Duration;
 
@@ -94,14 +96,46 @@ impl Reconciler {
     }
 }
 
+/// Most tasks of disabled destinations failed in one step.
+const EXPIRE_BATCH: u32 = 1_000;
+
+impl Reconciler {
+    fn expire_disabled(&mut self, ctx: &mut Context<Self>) {
+        let store = self.shared.store.clone();
+        let region = self.shared.region;
+        guard::caught(async move { store.fail_disabled_past_horizon(region, EXPIRE_BATCH).await })
+            .into_actor(self)
+            .map(|result, this, ctx| match result {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => {
+                    for _ in 0..n {
+                        this.shared.stats.metrics.failed("destination_disabled");
+                    }
+                    warn!(this.shared.log, "tasks of disabled destinations failed at their horizon";
+                          "tasks" => n, "reason" => "destination_disabled");
+                }
+                Ok(Err(e)) => warn!(this.shared.log, "could not fail the tasks of disabled destinations";
+                                "error" => %crate::error_chain(&e)),
+                Err(panic) => {
+                    warn!(this.shared.log, "failing disabled tasks panicked; restarting the reconciler";
+                          "panic" => %panic);
+                    ctx.stop();
+                }
+            })
+            .wait(ctx);
+    }
+}
+
 impl Actor for Reconciler {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         let gauges = Duration::from_secs(self.shared.config.metrics.queue_interval_seconds.max(1));
         self.measure(ctx);
+        self.expire_disabled(ctx);
         ctx.run_interval(gauges, |this, ctx| {
             guard::step(this, ctx, |this, ctx| this.measure(ctx));
+            guard::step(this, ctx, |this, ctx| this.expire_disabled(ctx));
         });
         let every = self.shared.config.reconcile.interval_seconds;
         if every > 0 {

@@ -143,6 +143,7 @@ mod tests {
                 has_signing_secret: false,
                 enabled: true,
                 paused_until: None,
+                health: Default::default(),
             },
             signing_secrets: Vec::new(),
             pause_left: Some(chrono::Duration::seconds(5)),

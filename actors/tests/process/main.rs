@@ -7,6 +7,7 @@ mod support;
 
 mod database;
 mod demo;
+mod events;
 mod export_file;
 mod import;
 mod payload_key;

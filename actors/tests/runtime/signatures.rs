@@ -13,7 +13,7 @@ use crate::support::{self, Receiver, TestDb};
 /// Verifies a webhook as a receiver would: the secret after `whsec_` is
 /// base64; the signed content is `id.timestamp.body`; the header holds
 /// space-separated `v1,<base64>` signatures.
-fn verify(secret: &str, id: &str, timestamp: &str, body: &[u8], header: &str) -> bool {
+pub fn verify(secret: &str, id: &str, timestamp: &str, body: &[u8], header: &str) -> bool {
     let key = base64::engine::general_purpose::STANDARD
         .decode(secret.trim_start_matches("whsec_"))
         .unwrap();

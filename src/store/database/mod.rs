@@ -141,6 +141,14 @@ impl Database {
         }
     }
 
+    /// The thresholds that disable a failing destination without its own.
+    pub fn with_disable_rule(self, rule: crate::policy::DisableRule) -> Self {
+        match self {
+            Database::Postgres(pg) => Database::Postgres(pg.with_disable_rule(rule)),
+            Database::Sqlite(lite) => Database::Sqlite(lite.with_disable_rule(rule)),
+        }
+    }
+
     /// Replaces the clock (tests pin it).
     pub fn with_clock(self, clock: Clock) -> Self {
         match self {

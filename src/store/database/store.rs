@@ -5,13 +5,13 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::Database;
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
-    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
 };
 use crate::store::{
-    ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
+    ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
     TransitionOutcome,
 };
 
@@ -130,8 +130,40 @@ impl Store for Database {
         on_store!(self, s => s.extend_lease(lease, by).await)
     }
 
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
-        on_store!(self, s => s.finish_many(batch).await)
+    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+        on_store!(self, s => s.finish_batch(batch).await)
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.disable_destination(id, reason).await)
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => s.fail_disabled_past_horizon(region, limit).await)
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        on_store!(self, s => s.destination_events(region, limit).await)
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        on_store!(self, s => s.forget_destination_events(ids).await)
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.enable_destination(id).await)
     }
 
     async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {

@@ -23,18 +23,27 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
+use super::health::{self, AutoDisabled};
 use super::lifecycle::{self, EndAttempt};
 use super::{
-    rules, ClaimRequest, Clock, Finish, Replayed, Scheduled, Store, StoreError, TokenRequest,
-    Tokens, TransitionOutcome,
+    rules, ClaimRequest, Clock, Finish, Finished, Replayed, Scheduled, Store, StoreError,
+    TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
-    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TokenHash, TokenId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent,
+    DestinationHealth, DestinationId, EventKind, FailureReason, Lease, NewApiToken, NewDestination,
+    NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region,
+    Rotation, SendTarget, SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::policy::DisableRule;
+
+fn not_found(id: &DestinationId) -> StoreError {
+    StoreError::NotFound {
+        what: "destination",
+        id: id.to_string(),
+    }
+}
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
@@ -42,6 +51,7 @@ pub struct MemStore {
     state: Arc<Mutex<State>>,
     key: PayloadKey,
     clock: Clock,
+    disable_rule: DisableRule,
 }
 
 impl MemStore {
@@ -51,6 +61,7 @@ impl MemStore {
             state: Arc::default(),
             key,
             clock,
+            disable_rule: DisableRule::default(),
         }
     }
 
@@ -65,7 +76,14 @@ impl MemStore {
             state: self.state.clone(),
             key,
             clock: self.clock.clone(),
+            disable_rule: self.disable_rule,
         }
+    }
+
+    /// The thresholds that disable a failing destination without its own.
+    pub fn with_disable_rule(mut self, rule: DisableRule) -> Self {
+        self.disable_rule = rule;
+        self
     }
 
     fn now(&self) -> DateTime<Utc> {
@@ -117,6 +135,10 @@ impl Store for MemStore {
                 has_signing_secret: false,
                 enabled: true,
                 paused_until: None,
+                health: Box::new(DestinationHealth {
+                    overrides: new.overrides,
+                    ..DestinationHealth::default()
+                }),
             },
             secrets: Vec::new(),
             rate_tokens: None,
@@ -335,8 +357,8 @@ impl Store for MemStore {
     /// destination that is not there has nothing to pause, and the finish
     /// itself still applies. One finish after another: the model has
     /// nothing to batch.
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
-        let mut outcomes = Vec::with_capacity(batch.len());
+    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+        let mut finished = Finished::default();
         for one in batch {
             if let Some(delay) = one.decision.pause_delay() {
                 match self.pause_destination(&one.destination, delay).await {
@@ -344,9 +366,110 @@ impl Store for MemStore {
                     Err(e) => return Err(e),
                 }
             }
-            outcomes.push(self.end(&one.lease, &EndAttempt::of(&one.decision)));
+            let outcome = self.end(&one.lease, &EndAttempt::of(&one.decision));
+            finished.outcomes.push(outcome);
+            if outcome != TransitionOutcome::Applied {
+                continue;
+            }
+            let now = self.now();
+            let mut state = self.state.lock();
+            let task = state
+                .by_id
+                .get(&one.lease.task_id)
+                .map(|i| &state.tasks[*i]);
+            let Some(id) = task.map(|t| t.destination_id.clone()) else {
+                continue;
+            };
+            if let Some(d) = state.destinations.get_mut(&id) {
+                let record = &one.decision.record;
+                if health::after_attempt(&mut d.destination, record, now, self.disable_rule)
+                    == Some(true)
+                {
+                    let event = DestinationEvent::of(EventKind::Disabled, &d.destination, now);
+                    finished.disabled.push(AutoDisabled {
+                        destination: d.destination.clone(),
+                    });
+                    state.events.push(event);
+                }
+            }
         }
-        Ok(outcomes)
+        Ok(finished)
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let d = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| not_found(id))?;
+        let event = health::disable(&mut d.destination, reason, now);
+        let d = d.destination.clone();
+        state.events.extend(event);
+        Ok(d)
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let state = &mut *state;
+        let mut failed = 0;
+        for task in state.tasks.iter_mut() {
+            if failed >= u64::from(limit) {
+                break;
+            }
+            let disabled = state
+                .destinations
+                .get(&task.destination_id)
+                .is_some_and(|d| !d.destination.enabled);
+            if disabled && task.region == region && lifecycle::fail_disabled(task, now) {
+                failed += 1;
+            }
+        }
+        Ok(failed)
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let d = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| not_found(id))?;
+        let event = health::enable(&mut d.destination, now);
+        let d = d.destination.clone();
+        state.events.extend(event);
+        Ok(d)
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        let state = self.state.lock();
+        Ok(state
+            .events
+            .iter()
+            .filter(|e| e.region == region)
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        let mut state = self.state.lock();
+        let before = state.events.len();
+        state.events.retain(|e| !ids.contains(&e.id));
+        Ok((before - state.events.len()) as u64)
     }
 
     async fn extend_lease(

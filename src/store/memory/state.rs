@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    ApiToken, Attempt, AttemptOutcome, Destination, DestinationId, Lease, SigningSecret, Task,
-    TaskId, TokenHash,
+    ApiToken, Attempt, AttemptOutcome, Destination, DestinationEvent, DestinationId, Lease,
+    SigningSecret, Task, TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::lifecycle::{self, EndAttempt};
@@ -31,6 +31,8 @@ pub(super) struct State {
     pub(super) by_id: HashMap<TaskId, usize>,
     pub(super) payloads: HashMap<uuid::Uuid, (String, SealedPayload)>,
     pub(super) attempts: Vec<Attempt>,
+    /// The outbox of operational events, oldest first.
+    pub(super) events: Vec<DestinationEvent>,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
     /// API tokens, each with the hash it is looked up by.

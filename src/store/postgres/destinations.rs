@@ -25,6 +25,11 @@ pub(super) async fn add_destination(
                 destinations::id.eq(new.id.as_str()),
                 destinations::region.eq(new.region.as_str()),
                 destinations::url.eq(new.url.as_str()),
+                destinations::disable_after_seconds.eq(new.overrides.after_seconds),
+                destinations::disable_after_failures.eq(new
+                    .overrides
+                    .failures
+                    .map(|f| f.min(i32::MAX as u32) as i32)),
             ))
             .on_conflict_do_nothing()
             .returning(DestinationRow::as_returning())
@@ -57,10 +62,17 @@ pub(super) async fn destination(
     id: &DestinationId,
 ) -> Result<Option<Destination>, StoreError> {
     let mut conn = store.conn().await?;
+    destination_on(&mut conn, id).await
+}
+
+pub(super) async fn destination_on(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+) -> Result<Option<Destination>, StoreError> {
     destinations::table
         .find(id.as_str())
         .select(DestinationRow::as_select())
-        .first(&mut conn)
+        .first(conn)
         .await
         .optional()?
         .map(Destination::try_from)
@@ -125,4 +137,134 @@ fn not_found(id: &DestinationId) -> StoreError {
         what: "destination",
         id: id.to_string(),
     }
+}
+
+/// $1 the destination, $2 the reason, $3 the store's now (NULL: the
+/// database's). One already disabled keeps its reason and time; one that
+/// changes records its event in the outbox in the same statement.
+const DISABLE_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($3, now()) AS now),
+was AS (SELECT id, enabled FROM destinations WHERE id = $1 FOR NO KEY UPDATE),
+changed AS (
+    UPDATE destinations d
+    SET disabled_reason = $2, disabled_at = clock.now, enabled = false, updated_at = now()
+    FROM was, clock
+    WHERE d.id = was.id AND was.enabled
+    RETURNING d.id, d.region, d.disabled_reason, d.last_error
+)
+INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
+SELECT gen_random_uuid(), 'destination.disabled', c.id, c.region, c.disabled_reason,
+       clock.now, c.last_error
+FROM changed c, clock
+"#;
+
+/// $1 the destination, $2 the store's now. The streak and the reason go;
+/// the last error stays. One that was disabled records its event.
+const ENABLE_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($2, now()) AS now),
+was AS (SELECT id, enabled FROM destinations WHERE id = $1 FOR NO KEY UPDATE),
+changed AS (
+    UPDATE destinations d
+    SET enabled = true, failure_streak = 0, failure_streak_since = NULL,
+        disabled_reason = NULL, disabled_at = NULL, updated_at = now()
+    FROM was
+    WHERE d.id = was.id
+    RETURNING d.id, d.region, d.last_error, was.enabled AS was_enabled
+)
+INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
+SELECT gen_random_uuid(), 'destination.enabled', c.id, c.region, NULL, clock.now, c.last_error
+FROM changed c, clock
+WHERE NOT c.was_enabled
+"#;
+
+pub(super) async fn disable(
+    store: &PgStore,
+    id: &DestinationId,
+    reason: Option<String>,
+) -> Result<Destination, StoreError> {
+    use diesel::sql_types::{Nullable, Text, Timestamptz};
+    let reason = reason.unwrap_or_else(|| crate::policy::MANUAL_REASON.to_owned());
+    let mut conn = store.conn().await?;
+    diesel::sql_query(DISABLE_SQL)
+        .bind::<Text, _>(id.as_str())
+        .bind::<Text, _>(reason)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .execute(&mut conn)
+        .await?;
+    changed(&mut conn, id, false).await
+}
+
+/// Enables the destination and wakes its region's claimers.
+pub(super) async fn enable(store: &PgStore, id: &DestinationId) -> Result<Destination, StoreError> {
+    use diesel::sql_types::{Nullable, Text, Timestamptz};
+    let mut conn = store.conn().await?;
+    diesel::sql_query(ENABLE_SQL)
+        .bind::<Text, _>(id.as_str())
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .execute(&mut conn)
+        .await?;
+    changed(&mut conn, id, true).await
+}
+
+/// The destination after a change, with every process told (and, when it
+/// has work again, its region's claimers woken).
+async fn changed(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+    wake: bool,
+) -> Result<Destination, StoreError> {
+    use diesel::sql_types::Text;
+    let d = destination_on(conn, id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    diesel::sql_query("SELECT pg_notify($1, $2)")
+        .bind::<Text, _>(DESTINATION_CHANNEL)
+        .bind::<Text, _>(id.as_str())
+        .execute(conn)
+        .await?;
+    if wake {
+        diesel::sql_query("SELECT pg_notify($1, $2)")
+            .bind::<Text, _>(super::notify::DUE_WORK_CHANNEL)
+            .bind::<Text, _>(d.region.as_str())
+            .execute(conn)
+            .await?;
+    }
+    Ok(d)
+}
+
+/// $1 the store's now (NULL: the database's), $2 the region, $3 the most
+/// rows. As `lifecycle::fail_disabled`: unleased rows only, past their
+/// horizon, of a disabled destination; SKIP LOCKED passes a row a claim or
+/// a finish holds.
+const FAIL_DISABLED_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+doomed AS (
+    SELECT t.id FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
+    WHERE t.region = $2 AND t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait')
+      AND NOT d.enabled AND t.retry_horizon_at <= clock.now
+    ORDER BY t.retry_horizon_at
+    LIMIT $3
+    FOR UPDATE OF t SKIP LOCKED
+)
+UPDATE tasks t
+SET state = 'failed', failure_reason = 'destination_disabled', finalized_at = clock.now,
+    updated_at = clock.now
+FROM doomed, clock
+WHERE t.id = doomed.id AND t.state IN ('pending', 'retry_wait')
+"#;
+
+pub(super) async fn fail_disabled_past_horizon(
+    store: &PgStore,
+    region: crate::domain::Region,
+    limit: u32,
+) -> Result<u64, StoreError> {
+    use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
+    let mut conn = store.conn().await?;
+    let failed = diesel::sql_query(FAIL_DISABLED_SQL)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Text, _>(region.as_str())
+        .bind::<BigInt, _>(i64::from(limit))
+        .execute(&mut conn)
+        .await?;
+    Ok(failed as u64)
 }

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text, Timestamptz, Uuid};
+use diesel::sql_types::{Array, BigInt, Integer, Nullable, SmallInt, Text, Timestamptz, Uuid};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
@@ -19,8 +19,12 @@ use super::enums::outcome_label;
 use super::lifecycle::EndAttempt;
 use super::notify::DESTINATION_CHANNEL;
 use super::prepared::prepared;
+use super::rows::corrupt;
 use super::transitions::{delay_millis, refused, status_column};
-use super::{Finish, PgStore, StoreError, TransitionOutcome};
+use super::{Finish, Finished, PgStore, StoreError, TransitionOutcome};
+use crate::domain::DestinationId;
+use crate::policy::{self, Health};
+use crate::store::AutoDisabled;
 
 /// Moves every row whose lease token still matches, and logs its attempt.
 /// `available_at` is the decision's delay after the database's now (never
@@ -30,10 +34,13 @@ WITH clock AS (SELECT coalesce($1, now()) AS now),
 input AS (
     SELECT * FROM unnest($2::uuid[], $3::int8[], $4::text[], $5::text[], $6::text[],
                          $7::int8[], $8::text[], $9::int2[], $10::timestamptz[],
-                         $11::timestamptz[], $12::text[], $13::text[], $14::timestamptz[])
+                         $11::timestamptz[], $12::text[], $13::text[], $14::timestamptz[],
+                         $15::int2[], $16::text[]) WITH ORDINALITY
         AS i(id, token, owner, target, outcome, delay_ms, failure_reason, status,
-             started_at, received_at, transport_error, retry_after_raw, retry_after_deadline)
+             started_at, received_at, transport_error, retry_after_raw, retry_after_deadline,
+             health, last_error, n)
 ),
+rule AS (SELECT $17::int8 AS after_seconds, $18::int4 AS failures),
 moved AS (
     UPDATE tasks t
     SET state = i.target::task_state,
@@ -52,7 +59,7 @@ moved AS (
     WHERE t.id = i.id AND t.state = 'leased' AND t.lease_token = i.token
     RETURNING t.id, t.attempt_count, t.available_at, i.token, i.owner, i.outcome, i.delay_ms,
               i.status, i.started_at, i.received_at, i.transport_error, i.retry_after_raw,
-              i.retry_after_deadline
+              i.retry_after_deadline, t.destination_id, i.health, i.last_error, i.n
 ),
 logged AS (
     INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
@@ -63,8 +70,79 @@ logged AS (
            moved.retry_after_deadline, moved.outcome::attempt_outcome,
            CASE WHEN moved.delay_ms IS NOT NULL THEN moved.available_at END, clock.now
     FROM moved, clock
+),
+-- Each destination's share of the batch, in the batch's order (health:
+-- 1 failed, 0 succeeded, NULL neither): a success resets its streak, and
+-- only the failures after its last success count on.
+judged AS (SELECT destination_id AS id, health, last_error, n FROM moved WHERE health IS NOT NULL),
+reset AS (SELECT id, max(n) FILTER (WHERE health = 0) AS last_success FROM judged GROUP BY id),
+batch AS (
+    SELECT j.id, r.last_success,
+           count(*) FILTER (WHERE j.health = 1 AND j.n > coalesce(r.last_success, 0)) AS failed,
+           (array_agg(j.last_error ORDER BY j.n DESC)
+               FILTER (WHERE j.health = 1 AND j.n > coalesce(r.last_success, 0)))[1] AS last_error
+    FROM judged j JOIN reset r ON r.id = j.id
+    GROUP BY j.id, r.last_success
+),
+-- Only rows with something to write are locked, in id order (as the token
+-- take locks them): a success on a destination with no streak writes
+-- nothing. FOR UPDATE reads the latest committed row.
+locked AS (
+    SELECT d.id, d.enabled, d.failure_streak, d.failure_streak_since,
+           d.disable_after_seconds, d.disable_after_failures
+    FROM destinations d JOIN batch b ON b.id = d.id
+    WHERE b.failed > 0 OR d.failure_streak > 0
+    ORDER BY d.id
+    FOR NO KEY UPDATE OF d
+),
+streak AS (
+    SELECT l.id, l.enabled, l.disable_after_seconds, l.disable_after_failures, b.last_error,
+           s.count,
+           CASE WHEN s.count = 0 THEN NULL
+                WHEN b.last_success IS NOT NULL OR l.failure_streak = 0 THEN clock.now
+                ELSE l.failure_streak_since END AS since
+    FROM locked l JOIN batch b ON b.id = l.id, clock,
+         LATERAL (SELECT CASE WHEN b.last_success IS NOT NULL THEN b.failed
+                              ELSE l.failure_streak + b.failed END::int AS count) s
+),
+-- policy::judge: long enough in both count and time, by the
+-- destination's own thresholds or the store's.
+verdict AS (
+    SELECT s.*, s.enabled AND s.count > 0
+               AND s.count >= coalesce(s.disable_after_failures, rule.failures)
+               AND clock.now - s.since
+                   >= coalesce(s.disable_after_seconds, rule.after_seconds) * interval '1 second'
+               AS tips
+    FROM streak s, rule, clock
+),
+healed AS (
+    UPDATE destinations d
+    SET failure_streak = v.count,
+        failure_streak_since = v.since,
+        last_error = coalesce(v.last_error, d.last_error),
+        enabled = d.enabled AND NOT v.tips,
+        disabled_reason = CASE WHEN v.tips
+            THEN 'auto: ' || v.count || ' failures over '
+                 || to_char(floor(extract(epoch FROM clock.now - v.since)) / 3600.0,
+                            'FM999999990.0') || ' hours'
+            ELSE d.disabled_reason END,
+        disabled_at = CASE WHEN v.tips THEN clock.now ELSE d.disabled_at END,
+        updated_at = clock.now
+    FROM verdict v, clock
+    WHERE d.id = v.id
+    RETURNING d.id, d.region, d.disabled_reason, d.last_error, v.tips
+),
+-- The operational event, in the outbox, with the disable that makes it.
+announced AS (
+    INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
+    SELECT gen_random_uuid(), 'destination.disabled', h.id, h.region, h.disabled_reason,
+           clock.now, h.last_error
+    FROM healed h, clock
+    WHERE h.tips
 )
-SELECT id, token FROM moved
+SELECT id, token, NULL::text AS disabled FROM moved
+UNION ALL
+SELECT NULL, NULL, id FROM healed WHERE tips
 "#;
 
 /// Pauses each destination for the longest pause the batch asks of it,
@@ -93,20 +171,20 @@ paused AS (
 SELECT pg_notify($4, id) FROM paused
 "#;
 
+/// A moved row (`id`, `token`), or a destination the batch disabled.
 #[derive(QueryableByName)]
 struct Moved {
-    #[diesel(sql_type = Uuid)]
-    id: uuid::Uuid,
-    #[diesel(sql_type = BigInt)]
-    token: i64,
+    #[diesel(sql_type = Nullable<Uuid>)]
+    id: Option<uuid::Uuid>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    token: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    disabled: Option<String>,
 }
 
-pub(super) async fn finish_many(
-    store: &PgStore,
-    batch: &[Finish],
-) -> Result<Vec<TransitionOutcome>, StoreError> {
+pub(super) async fn finish_many(store: &PgStore, batch: &[Finish]) -> Result<Finished, StoreError> {
     if batch.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Finished::default());
     }
     let mut conn = store.conn().await?;
     let pauses: Vec<(&str, i64)> = batch
@@ -140,7 +218,7 @@ async fn write(
     conn: &mut AsyncPgConnection,
     batch: &[Finish],
     pauses: &[(&str, i64)],
-) -> Result<Vec<TransitionOutcome>, StoreError> {
+) -> Result<Finished, StoreError> {
     if !pauses.is_empty() {
         let (ids, ms): (Vec<&str>, Vec<i64>) = pauses.iter().copied().unzip();
         prepared(PAUSE_MANY_SQL)
@@ -153,7 +231,7 @@ async fn write(
     }
 
     let ends: Vec<EndAttempt<'_>> = batch.iter().map(|f| EndAttempt::of(&f.decision)).collect();
-    let moved = prepared(END_MANY_SQL)
+    let rows = prepared(END_MANY_SQL)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Array<Uuid>, _>(batch.iter().map(|f| f.lease.task_id.0).collect::<Vec<_>>())
         .bind::<Array<BigInt>, _>(batch.iter().map(|f| f.lease.token).collect::<Vec<_>>())
@@ -207,10 +285,31 @@ async fn write(
                 .map(|e| e.record.retry_after_deadline)
                 .collect::<Vec<_>>(),
         )
+        .bind::<Array<Nullable<SmallInt>>, _>(
+            ends.iter()
+                .map(|e| Health::of(e.record).code())
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Text>>, _>(
+            ends.iter()
+                .map(|e| policy::last_error(e.record))
+                .collect::<Vec<_>>(),
+        )
+        .bind::<BigInt, _>(store.disable_rule.after.num_seconds())
+        .bind::<Integer, _>(store.disable_rule.failures.min(i32::MAX as u32) as i32)
         .load::<Moved>(conn)
-        .await?
+        .await?;
+    let mut disabled_ids = Vec::new();
+    let moved = rows
         .into_iter()
-        .map(|m| (m.id, m.token))
+        .filter_map(|m| match (m.id, m.token, m.disabled) {
+            (Some(id), Some(token), _) => Some((id, token)),
+            (_, _, Some(d)) => {
+                disabled_ids.push(d);
+                None
+            }
+            _ => None,
+        })
         .collect::<HashSet<_>>();
 
     let mut outcomes = Vec::with_capacity(batch.len());
@@ -223,5 +322,17 @@ async fn write(
             refused(store, conn, lease, end.target.1, end.record).await?
         });
     }
-    Ok(outcomes)
+    let mut disabled = Vec::with_capacity(disabled_ids.len());
+    for id in disabled_ids {
+        diesel::sql_query("SELECT pg_notify($1, $2)")
+            .bind::<Text, _>(DESTINATION_CHANNEL)
+            .bind::<Text, _>(&id)
+            .execute(conn)
+            .await?;
+        let id = DestinationId::new(&id).map_err(|e| corrupt("destinations.id", e))?;
+        if let Some(destination) = super::destinations::destination_on(conn, &id).await? {
+            disabled.push(AutoDisabled { destination });
+        }
+    }
+    Ok(Finished { outcomes, disabled })
 }

@@ -33,6 +33,7 @@ mod claim;
 mod connect;
 mod destinations;
 mod enums;
+mod events;
 mod finish_many;
 mod lease;
 pub(super) mod migrate;
@@ -66,6 +67,6 @@ pub use tls::{SslMode, TlsSettingsError};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{
-    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Replayed,
+    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Finished, Replayed,
     Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };

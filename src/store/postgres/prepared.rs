@@ -178,7 +178,7 @@ mod tests {
     fn the_prepared_statements_use_each_parameter_once_in_order() {
         for (name, sql, count) in [
             ("claim", super::super::claim::CLAIM_SQL, 8),
-            ("end many", super::super::finish_many::END_MANY_SQL, 14),
+            ("end many", super::super::finish_many::END_MANY_SQL, 18),
             ("pause many", super::super::finish_many::PAUSE_MANY_SQL, 4),
             ("take tokens", super::super::rate::TAKE_SQL, 5),
             ("release", super::super::lease::RELEASE_SQL, 4),

@@ -8,10 +8,11 @@ use super::enums::{OutcomeColumn, StateColumn};
 use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
-    Attempt, AttemptRecord, Destination, DestinationId, ReminderId, Task, TaskId, TenantId,
+    Attempt, AttemptRecord, Destination, DestinationHealth, DestinationId, DisableOverrides,
+    ReminderId, Task, TaskId, TenantId,
 };
 use crate::payload_crypto::SealedPayload;
-pub(crate) use crate::store::columns::{corrupt, region, status};
+pub(crate) use crate::store::columns::{corrupt, count, region, status};
 
 #[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = tasks)]
@@ -56,6 +57,13 @@ pub(crate) struct DestinationRow {
     pub has_signing_secret: bool,
     pub enabled: bool,
     pub paused_until: Option<DateTime<Utc>>,
+    pub failure_streak: i32,
+    pub failure_streak_since: Option<DateTime<Utc>>,
+    pub disabled_reason: Option<String>,
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub disable_after_seconds: Option<i64>,
+    pub disable_after_failures: Option<i32>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -129,6 +137,20 @@ impl TryFrom<DestinationRow> for Destination {
             has_signing_secret: row.has_signing_secret,
             enabled: row.enabled,
             paused_until: row.paused_until,
+            health: Box::new(DestinationHealth {
+                failure_streak: count("destinations.failure_streak", row.failure_streak)?,
+                failure_streak_since: row.failure_streak_since,
+                disabled_reason: row.disabled_reason,
+                disabled_at: row.disabled_at,
+                last_error: row.last_error,
+                overrides: DisableOverrides {
+                    after_seconds: row.disable_after_seconds,
+                    failures: row
+                        .disable_after_failures
+                        .map(|f| count("destinations.disable_after_failures", f))
+                        .transpose()?,
+                },
+            }),
         })
     }
 }

@@ -26,6 +26,13 @@ diesel::table! {
         rate_refilled_at -> Nullable<Timestamptz>,
         refused -> Nullable<Text>,
         refused_at -> Nullable<Timestamptz>,
+        failure_streak -> Int4,
+        failure_streak_since -> Nullable<Timestamptz>,
+        disabled_reason -> Nullable<Text>,
+        disabled_at -> Nullable<Timestamptz>,
+        last_error -> Nullable<Text>,
+        disable_after_seconds -> Nullable<Int8>,
+        disable_after_failures -> Nullable<Int4>,
     }
 }
 

@@ -196,6 +196,7 @@ fn region_statuses(rows: Vec<QueueRow>) -> Result<Vec<RegionStatus>, StoreError>
                 failed: r.failed,
                 oldest_eligible: r.oldest_micros.map(Duration::microseconds),
                 expired_leases: r.expired,
+                disabled_destinations: 0,
             })
         })
         .collect()
@@ -211,13 +212,29 @@ pub(in crate::store) async fn queue(
         .bind::<Text, _>(only.as_str())
         .load(&mut conn)
         .await?;
-    Ok(region_statuses(rows)?
+    let disabled: DisabledCount = diesel::sql_query(
+        "SELECT count(*) AS n FROM destinations WHERE region = $1 AND NOT enabled",
+    )
+    .bind::<Text, _>(only.as_str())
+    .get_result(&mut conn)
+    .await?;
+    let status = region_statuses(rows)?
         .into_iter()
         .next()
         .unwrap_or(RegionStatus {
             region: Some(only),
             ..RegionStatus::default()
-        }))
+        });
+    Ok(RegionStatus {
+        disabled_destinations: disabled.n,
+        ..status
+    })
+}
+
+#[derive(QueryableByName)]
+struct DisabledCount {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
 }
 
 fn destinations(rows: Vec<Counted>) -> Result<Vec<(DestinationId, i64)>, StoreError> {
@@ -298,6 +315,23 @@ async fn read(
         .bind::<Nullable<Text>, _>(&only_text)
         .get_result(conn)
         .await?;
+    let disabled: Vec<super::rows::DestinationRow> = {
+        use super::schema::destinations;
+        use diesel::prelude::*;
+        let mut query = destinations::table
+            .filter(destinations::enabled.eq(false))
+            .select(super::rows::DestinationRow::as_select())
+            .order(destinations::id)
+            .into_boxed();
+        if let Some(only) = &only_text {
+            query = query.filter(destinations::region.eq(only.clone()));
+        }
+        diesel_async::RunQueryDsl::load(query, conn).await?
+    };
+    let disabled = disabled
+        .into_iter()
+        .map(crate::domain::Destination::try_from)
+        .collect::<Result<_, StoreError>>()?;
     let paused = paused
         .into_iter()
         .map(|p| {
@@ -327,6 +361,7 @@ async fn read(
         regions,
         paused,
         refused,
+        disabled,
         top_retry_wait: destinations(retry)?,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|r| (r.reason, r.n)).collect(),

@@ -10,18 +10,19 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    api_tokens, claim, destinations, finish_many, lease, rate, reads, reconcile, replay, retention,
-    schedule_many, schema_check, secrets, send_targets, transitions, ClaimRequest, Clock, Finish,
-    PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
-    TransitionOutcome,
+    api_tokens, claim, destinations, events, finish_many, lease, rate, reads, reconcile, replay,
+    retention, schedule_many, schema_check, secrets, send_targets, transitions, ClaimRequest,
+    Clock, Finish, Finished, PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats,
+    TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
-    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::policy::DisableRule;
 
 /// How to reach the database.
 #[derive(Debug, Clone)]
@@ -56,6 +57,7 @@ pub struct PgStore {
     pub(crate) key: PayloadKey,
     pub(crate) clock: Clock,
     pub(crate) stats: Arc<StoreStats>,
+    pub(crate) disable_rule: DisableRule,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -84,6 +86,7 @@ impl PgStore {
             key,
             clock: Clock::database(),
             stats: Arc::default(),
+            disable_rule: DisableRule::default(),
         })
     }
 
@@ -101,6 +104,12 @@ impl PgStore {
     /// Replaces the clock (tests and the simulation pin it).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The thresholds that disable a failing destination without its own.
+    pub fn with_disable_rule(mut self, rule: DisableRule) -> Self {
+        self.disable_rule = rule;
         self
     }
 
@@ -273,7 +282,7 @@ impl Store for PgStore {
         lease::extend_lease(self, lease, by).await
     }
 
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
+    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         finish_many::finish_many(self, batch).await
     }
 
@@ -291,5 +300,37 @@ impl Store for PgStore {
 
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         api_tokens::revoke(self, id).await
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        destinations::disable(self, id, reason).await
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        destinations::fail_disabled_past_horizon(self, region, limit).await
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        events::events(self, region, limit).await
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        events::forget(self, ids).await
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        destinations::enable(self, id).await
     }
 }

@@ -115,6 +115,17 @@ pub(in crate::store) async fn import_destinations(
                     destinations::paused_until.eq(d.paused_until),
                     destinations::rate_tokens.eq(record.rate_tokens),
                     destinations::rate_refilled_at.eq(record.rate_refilled_at),
+                    destinations::failure_streak.eq(d.health.failure_streak as i32),
+                    destinations::failure_streak_since.eq(d.health.failure_streak_since),
+                    destinations::disabled_reason.eq(d.health.disabled_reason.as_deref()),
+                    destinations::disabled_at.eq(d.health.disabled_at),
+                    destinations::last_error.eq(d.health.last_error.as_deref()),
+                    destinations::disable_after_seconds.eq(d.health.overrides.after_seconds),
+                    destinations::disable_after_failures.eq(d
+                        .health
+                        .overrides
+                        .failures
+                        .map(|f| f as i32)),
                 ))
                 .execute(conn)
                 .await?;

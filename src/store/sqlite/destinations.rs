@@ -2,13 +2,16 @@
 //! bucket, by the rules the other stores apply.
 
 use chrono::{DateTime, Duration, Utc};
-use diesel::sql_types::{BigInt, Double, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{destination_row, micros};
 use super::secrets;
-use crate::domain::{Destination, DestinationId, NewDestination, SendTarget};
+use crate::domain::{
+    Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind, NewDestination,
+    SendTarget,
+};
 use crate::payload_crypto::PayloadKey;
 use crate::store::bucket::{self, Bucket};
 use crate::store::lifecycle;
@@ -25,12 +28,14 @@ pub(super) fn add(
         return rules::same_destination_or_conflict(existing.destination()?, &valid, &new);
     }
     diesel::sql_query(
-        "INSERT INTO destinations (id, region, url, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO destinations (id, region, url, disable_after_seconds, \
+         disable_after_failures, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
     .bind::<Text, _>(new.id.as_str())
     .bind::<Text, _>(new.region.as_str())
     .bind::<Text, _>(new.url.as_str())
+    .bind::<Nullable<BigInt>, _>(new.overrides.after_seconds)
+    .bind::<Nullable<BigInt>, _>(new.overrides.failures.map(i64::from))
     .bind::<BigInt, _>(micros(now))
     .bind::<BigInt, _>(micros(now))
     .execute(conn)?;
@@ -44,6 +49,10 @@ pub(super) fn add(
         has_signing_secret: new.signing_secret.is_some(),
         enabled: true,
         paused_until: None,
+        health: Box::new(DestinationHealth {
+            overrides: new.overrides,
+            ..DestinationHealth::default()
+        }),
     })
 }
 
@@ -114,4 +123,132 @@ pub(super) fn take_tokens_many(
         answers.push(Some(tokens));
     }
     Ok(answers)
+}
+
+/// Applies `change` to the destination's row and writes its health back.
+pub(super) fn set_health(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+    now: DateTime<Utc>,
+    change: impl FnOnce(&mut Destination, DateTime<Utc>) -> Option<DestinationEvent>,
+) -> Result<Destination, StoreError> {
+    let row = destination_row(conn, id)?.ok_or_else(|| StoreError::NotFound {
+        what: "destination",
+        id: id.to_string(),
+    })?;
+    let mut d = row.destination()?;
+    let event = change(&mut d, now);
+    write_health(conn, &d, now)?;
+    if let Some(event) = event {
+        insert_event(conn, &event)?;
+    }
+    Ok(d)
+}
+
+/// Writes a destination's `enabled` and health columns as `d` has them.
+pub(super) fn write_health(
+    conn: &mut SqliteConnection,
+    d: &Destination,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let h = &d.health;
+    diesel::sql_query(
+        "UPDATE destinations SET enabled = ?, failure_streak = ?, failure_streak_since = ?, \
+         disabled_reason = ?, disabled_at = ?, last_error = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind::<Bool, _>(d.enabled)
+    .bind::<BigInt, _>(i64::from(h.failure_streak))
+    .bind::<Nullable<BigInt>, _>(h.failure_streak_since.map(micros))
+    .bind::<Nullable<Text>, _>(&h.disabled_reason)
+    .bind::<Nullable<BigInt>, _>(h.disabled_at.map(micros))
+    .bind::<Nullable<Text>, _>(&h.last_error)
+    .bind::<BigInt, _>(micros(now))
+    .bind::<Text, _>(d.id.as_str())
+    .execute(conn)?;
+    Ok(())
+}
+
+/// Records an operational event in the outbox, in the caller's
+/// transaction.
+pub(super) fn insert_event(
+    conn: &mut SqliteConnection,
+    event: &DestinationEvent,
+) -> Result<(), StoreError> {
+    diesel::sql_query(
+        "INSERT INTO destination_events (id, kind, destination_id, region, reason, at, \
+         last_error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind::<Text, _>(event.id.to_string())
+    .bind::<Text, _>(event.kind.as_str())
+    .bind::<Text, _>(event.destination.as_str())
+    .bind::<Text, _>(event.region.as_str())
+    .bind::<Nullable<Text>, _>(&event.reason)
+    .bind::<BigInt, _>(micros(event.at))
+    .bind::<Nullable<Text>, _>(&event.last_error)
+    .execute(conn)?;
+    Ok(())
+}
+
+#[derive(diesel::QueryableByName)]
+struct EventRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    destination_id: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    reason: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    at: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_error: Option<String>,
+}
+
+pub(super) fn events(
+    conn: &mut SqliteConnection,
+    region: crate::domain::Region,
+    limit: u32,
+) -> Result<Vec<DestinationEvent>, StoreError> {
+    use crate::store::columns::{corrupt, region as region_of};
+    let rows: Vec<EventRow> = diesel::sql_query(
+        "SELECT id, kind, destination_id, region, reason, at, last_error \
+         FROM destination_events WHERE region = ? ORDER BY rowid LIMIT ?",
+    )
+    .bind::<Text, _>(region.as_str())
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(conn)?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(DestinationEvent {
+                id: r
+                    .id
+                    .parse()
+                    .map_err(|e| corrupt("destination_events.id", e))?,
+                kind: EventKind::parse(&r.kind)
+                    .ok_or_else(|| corrupt("destination_events.kind", &r.kind))?,
+                destination: DestinationId::new(&r.destination_id)
+                    .map_err(|e| corrupt("destination_events.destination_id", e))?,
+                region: region_of("destination_events.region", &r.region)?,
+                reason: r.reason,
+                at: super::rows::instant("destination_events.at", r.at)?,
+                last_error: r.last_error,
+            })
+        })
+        .collect()
+}
+
+pub(super) fn forget_events(
+    conn: &mut SqliteConnection,
+    ids: &[uuid::Uuid],
+) -> Result<u64, StoreError> {
+    let mut gone = 0;
+    for id in ids {
+        gone += diesel::sql_query("DELETE FROM destination_events WHERE id = ?")
+            .bind::<Text, _>(id.to_string())
+            .execute(conn)? as u64;
+    }
+    Ok(gone)
 }

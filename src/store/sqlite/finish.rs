@@ -9,10 +9,15 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{self, destination_row, AttemptRow, ATTEMPT_COLUMNS};
-use crate::domain::{Attempt, AttemptOutcome, AttemptRecord, FailureReason, Lease, Task, TaskId};
+use crate::domain::{
+    Attempt, AttemptOutcome, AttemptRecord, DestinationEvent, EventKind, FailureReason, Lease,
+    Task, TaskId,
+};
+use crate::policy::DisableRule;
 use crate::store::columns::outcome_label;
+use crate::store::health::{self, AutoDisabled};
 use crate::store::lifecycle::{self, EndAttempt};
-use crate::store::{Finish, Replayed, StoreError, TransitionOutcome};
+use crate::store::{Finish, Finished, Replayed, StoreError, TransitionOutcome};
 
 /// Which end a single transition asks for (owned, to cross to the
 /// database thread).
@@ -92,8 +97,9 @@ pub(super) fn finish_many(
     conn: &mut SqliteConnection,
     batch: &[Finish],
     now: DateTime<Utc>,
-) -> Result<Vec<TransitionOutcome>, StoreError> {
-    let mut outcomes = Vec::with_capacity(batch.len());
+    rule: DisableRule,
+) -> Result<Finished, StoreError> {
+    let mut finished = Finished::default();
     for one in batch {
         if let Some(delay) = one.decision.pause_delay() {
             // As PostgreSQL's: a destination that is not there has nothing
@@ -104,9 +110,29 @@ pub(super) fn finish_many(
             }
         }
         let end = EndAttempt::of(&one.decision);
-        outcomes.push(end_attempt(conn, &one.lease, &end, now)?);
+        let outcome = end_attempt(conn, &one.lease, &end, now)?;
+        finished.outcomes.push(outcome);
+        if outcome != TransitionOutcome::Applied {
+            continue;
+        }
+        // The destination the task names, not the one the caller said.
+        let Some(task) = rows::task(conn, one.lease.task_id)? else {
+            continue;
+        };
+        let Some(row) = destination_row(conn, &task.destination_id)? else {
+            continue;
+        };
+        let mut d = row.destination()?;
+        if let Some(tipped) = health::after_attempt(&mut d, &one.decision.record, now, rule) {
+            super::destinations::write_health(conn, &d, now)?;
+            if tipped {
+                let event = DestinationEvent::of(EventKind::Disabled, &d, now);
+                super::destinations::insert_event(conn, &event)?;
+                finished.disabled.push(AutoDisabled { destination: d });
+            }
+        }
     }
-    Ok(outcomes)
+    Ok(finished)
 }
 
 pub(super) fn release(

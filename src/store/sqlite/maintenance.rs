@@ -107,3 +107,36 @@ pub(super) fn prune_batch(
     }
     Ok((doomed.len() as u64, attempts, payloads))
 }
+
+/// Fails up to `limit` unleased tasks of the region whose destination is
+/// disabled and whose horizon has passed, by `lifecycle::fail_disabled`.
+pub(super) fn fail_disabled_past_horizon(
+    conn: &mut SqliteConnection,
+    region: Region,
+    limit: u32,
+    now: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    let rows: Vec<TaskRow> = diesel::sql_query(format!(
+        "SELECT {} FROM tasks t JOIN destinations d ON d.id = t.destination_id \
+         WHERE t.region = ? AND t.state IN ('pending', 'retry_wait') AND d.enabled = 0 \
+           AND t.retry_horizon_at <= ? ORDER BY t.retry_horizon_at, t.seq LIMIT ?",
+        TASK_COLUMNS
+            .split(", ")
+            .map(|c| format!("t.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+    .bind::<Text, _>(region.as_str())
+    .bind::<BigInt, _>(micros(now))
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(conn)?;
+    let mut failed = 0;
+    for row in rows {
+        let mut task = Task::try_from(row)?;
+        if lifecycle::fail_disabled(&mut task, now) {
+            rows::write_task(conn, &task)?;
+            failed += 1;
+        }
+    }
+    Ok(failed)
+}

@@ -44,6 +44,7 @@ pub(super) use connection::{check_schema, migrate};
 use super::notify::Wakeup;
 use super::{Clock, StoreError, StoreStats};
 use crate::payload_crypto::PayloadKey;
+use crate::policy::DisableRule;
 
 /// The SQLite store. Cheap to clone: clones share the connection.
 #[derive(Clone)]
@@ -51,6 +52,7 @@ pub struct SqliteStore {
     shared: Arc<Shared>,
     key: PayloadKey,
     clock: Clock,
+    disable_rule: DisableRule,
 }
 
 struct Shared {
@@ -95,6 +97,7 @@ impl SqliteStore {
             }),
             key,
             clock: Clock::database(),
+            disable_rule: DisableRule::default(),
         })
     }
 
@@ -102,6 +105,12 @@ impl SqliteStore {
     /// clock is the host's: every process on one file shares the host.
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The thresholds that disable a failing destination without its own.
+    pub fn with_disable_rule(mut self, rule: DisableRule) -> Self {
+        self.disable_rule = rule;
         self
     }
 
@@ -126,7 +135,8 @@ impl SqliteStore {
     pub async fn reopen_with_key(&self, key: PayloadKey) -> Result<Self, StoreError> {
         Ok(Self::open(&self.shared.path, key)
             .await?
-            .with_clock(self.clock.clone()))
+            .with_clock(self.clock.clone())
+            .with_disable_rule(self.disable_rule))
     }
 
     pub(super) fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Wakeup> {

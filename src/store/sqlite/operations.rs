@@ -9,15 +9,15 @@ use super::{
     api_tokens, claim, destinations, finish, maintenance, rows, schedule, secrets, SqliteStore,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationId, FailureReason,
-    Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
-    ClaimRequest, Finish, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
-    TransitionOutcome,
+    ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, StoreStats,
+    TokenRequest, Tokens, TransitionOutcome,
 };
 
 impl Store for SqliteStore {
@@ -252,19 +252,21 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Vec<TransitionOutcome>, StoreError> {
+    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         let batch = batch.to_vec();
+        let rule = self.disable_rule;
         let paused: Vec<DestinationId> = batch
             .iter()
             .filter(|f| f.decision.pause_delay().is_some())
             .map(|f| f.destination.clone())
             .collect();
-        let outcomes = self
+        let finished = self
             .run(true, move |conn, ctx| {
-                finish::finish_many(conn, &batch, ctx.now)
+                finish::finish_many(conn, &batch, ctx.now, rule)
             })
             .await?;
-        let fenced = outcomes
+        let fenced = finished
+            .outcomes
             .iter()
             .filter(|o| **o == TransitionOutcome::Fenced)
             .count();
@@ -272,7 +274,67 @@ impl Store for SqliteStore {
         for id in paused {
             self.wake(Wakeup::Destination(id));
         }
-        Ok(outcomes)
+        for d in &finished.disabled {
+            self.wake(Wakeup::Destination(d.destination.id.clone()));
+        }
+        Ok(finished)
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        let id = id.clone();
+        let disabled = self
+            .run(true, move |conn, ctx| {
+                destinations::set_health(conn, &id, ctx.now, |d, now| {
+                    crate::store::health::disable(d, reason, now)
+                })
+            })
+            .await?;
+        self.wake(Wakeup::Destination(disabled.id.clone()));
+        Ok(disabled)
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        self.run(true, move |conn, ctx| {
+            maintenance::fail_disabled_past_horizon(conn, region, limit, ctx.now)
+        })
+        .await
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        let id = id.clone();
+        let enabled = self
+            .run(true, move |conn, ctx| {
+                destinations::set_health(conn, &id, ctx.now, crate::store::health::enable)
+            })
+            .await?;
+        self.wake(Wakeup::Destination(enabled.id.clone()));
+        self.wake(Wakeup::DueWork(enabled.region));
+        Ok(enabled)
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        self.run(false, move |conn, _| {
+            destinations::events(conn, region, limit)
+        })
+        .await
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        let ids = ids.to_vec();
+        self.run(true, move |conn, _| destinations::forget_events(conn, &ids))
+            .await
     }
 
     async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {

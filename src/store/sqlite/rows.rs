@@ -9,11 +9,12 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
-    Attempt, AttemptRecord, Destination, DestinationId, ReminderId, Task, TaskId, TenantId,
+    Attempt, AttemptRecord, Destination, DestinationHealth, DestinationId, DisableOverrides,
+    ReminderId, Task, TaskId, TenantId,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::columns::{
-    corrupt, outcome_from_label, outcome_label, region, state_from_label, status,
+    corrupt, count, outcome_from_label, outcome_label, region, state_from_label, status,
 };
 use crate::store::StoreError;
 
@@ -322,11 +323,27 @@ pub(super) struct DestinationRow {
     pub rate_tokens: Option<f64>,
     #[diesel(sql_type = Nullable<BigInt>)]
     pub rate_refilled_at: Option<i64>,
+    #[diesel(sql_type = Integer)]
+    failure_streak: i32,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    failure_streak_since: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    disabled_reason: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    disabled_at: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_error: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    disable_after_seconds: Option<i64>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    disable_after_failures: Option<i32>,
 }
 
 pub(super) const DESTINATION_COLUMNS: &str = "id, region, url, \
      EXISTS (SELECT 1 FROM destination_secrets s WHERE s.destination_id = destinations.id) \
-     AS has_signing_secret, enabled, paused_until, rate_tokens, rate_refilled_at";
+     AS has_signing_secret, enabled, paused_until, rate_tokens, rate_refilled_at, \
+     failure_streak, failure_streak_since, disabled_reason, disabled_at, last_error, \
+     disable_after_seconds, disable_after_failures";
 
 impl DestinationRow {
     pub fn destination(&self) -> Result<Destination, StoreError> {
@@ -337,6 +354,23 @@ impl DestinationRow {
             has_signing_secret: self.has_signing_secret,
             enabled: self.enabled,
             paused_until: maybe("destinations.paused_until", self.paused_until)?,
+            health: Box::new(DestinationHealth {
+                failure_streak: count("destinations.failure_streak", self.failure_streak)?,
+                failure_streak_since: maybe(
+                    "destinations.failure_streak_since",
+                    self.failure_streak_since,
+                )?,
+                disabled_reason: self.disabled_reason.clone(),
+                disabled_at: maybe("destinations.disabled_at", self.disabled_at)?,
+                last_error: self.last_error.clone(),
+                overrides: DisableOverrides {
+                    after_seconds: self.disable_after_seconds,
+                    failures: self
+                        .disable_after_failures
+                        .map(|f| count("destinations.disable_after_failures", f))
+                        .transpose()?,
+                },
+            }),
         })
     }
 

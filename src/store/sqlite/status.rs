@@ -118,7 +118,20 @@ fn live(conn: &mut SqliteConnection, only: Region, now: i64) -> Result<RegionSta
     .bind::<BigInt, _>(now)
     .bind::<Text, _>(only.as_str())
     .get_result(conn)?;
-    region_status(row, now)
+    #[derive(QueryableByName)]
+    struct DisabledCount {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let disabled: DisabledCount = diesel::sql_query(
+        "SELECT count(*) AS n FROM destinations WHERE region = ?1 AND enabled = 0",
+    )
+    .bind::<Text, _>(only.as_str())
+    .get_result(conn)?;
+    Ok(RegionStatus {
+        disabled_destinations: disabled.n,
+        ..region_status(row, now)?
+    })
 }
 
 fn region_status(r: QueueRow, now: i64) -> Result<RegionStatus, StoreError> {
@@ -133,6 +146,7 @@ fn region_status(r: QueueRow, now: i64) -> Result<RegionStatus, StoreError> {
             .oldest_due
             .map(|due| chrono::Duration::microseconds(now - due)),
         expired_leases: r.expired,
+        disabled_destinations: 0,
     })
 }
 
@@ -220,6 +234,17 @@ fn read(
     .bind::<BigInt, _>(now - HOUR_MICROS)
     .bind::<Nullable<Text>, _>(&text)
     .load(conn)?;
+    let disabled: Vec<super::rows::DestinationRow> = diesel::sql_query(format!(
+        "SELECT {} FROM destinations WHERE enabled = 0 AND (?1 IS NULL OR region = ?1) \
+         ORDER BY id",
+        super::rows::DESTINATION_COLUMNS
+    ))
+    .bind::<Nullable<Text>, _>(&text)
+    .load(conn)?;
+    let disabled = disabled
+        .iter()
+        .map(super::rows::DestinationRow::destination)
+        .collect::<Result<_, StoreError>>()?;
     let paused = paused
         .into_iter()
         .map(|p| {
@@ -248,6 +273,7 @@ fn read(
         regions,
         paused,
         refused,
+        disabled,
         top_retry_wait: destinations(retry)?,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|c| (c.name, c.n)).collect(),

@@ -97,8 +97,10 @@ impl SqliteStore {
                 }
                 diesel::sql_query(
                     "INSERT INTO destinations (id, region, url, enabled, \
-                     paused_until, rate_tokens, rate_refilled_at, created_at, updated_at) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     paused_until, rate_tokens, rate_refilled_at, created_at, updated_at, \
+                     failure_streak, failure_streak_since, disabled_reason, disabled_at, \
+                     last_error, disable_after_seconds, disable_after_failures) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind::<Text, _>(d.id.as_str())
                 .bind::<Text, _>(d.region.as_str())
@@ -109,6 +111,13 @@ impl SqliteStore {
                 .bind::<Nullable<BigInt>, _>(record.rate_refilled_at.map(micros))
                 .bind::<BigInt, _>(micros(ctx.now))
                 .bind::<BigInt, _>(micros(ctx.now))
+                .bind::<BigInt, _>(i64::from(d.health.failure_streak))
+                .bind::<Nullable<BigInt>, _>(d.health.failure_streak_since.map(micros))
+                .bind::<Nullable<Text>, _>(&d.health.disabled_reason)
+                .bind::<Nullable<BigInt>, _>(d.health.disabled_at.map(micros))
+                .bind::<Nullable<Text>, _>(&d.health.last_error)
+                .bind::<Nullable<BigInt>, _>(d.health.overrides.after_seconds)
+                .bind::<Nullable<BigInt>, _>(d.health.overrides.failures.map(i64::from))
                 .execute(conn)?;
                 for secret in &record.secrets {
                     secrets::insert_record(conn, &d.id, secret)?;

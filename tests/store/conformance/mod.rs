@@ -154,4 +154,9 @@ every_store!(
     a_rotation_keeps_a_sooner_end,
     secrets_of_an_unknown_destination_are_not_found,
     many_send_targets_carry_each_destinations_secrets,
+    a_failure_streak_disables_its_destination_in_the_finish,
+    pacing_does_not_count_and_a_success_ends_the_streak,
+    an_operator_disables_and_enables_a_destination,
+    a_disabled_destinations_tasks_fail_at_their_horizon,
+    disables_and_enables_leave_events_in_the_outbox,
 );

@@ -4,6 +4,7 @@
 mod batch;
 mod client;
 mod contract;
+mod disable;
 mod failures;
 mod front_door;
 mod openapi;

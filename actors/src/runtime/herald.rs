@@ -1,0 +1,220 @@
+//! The Herald: turns the region's operational events (a destination
+//! disabled or enabled, written to an outbox in the transaction that made
+//! the change) into ordinary webhooks for the events receiver
+//! (`events.url`), then deletes them from the outbox. The webhooks go out
+//! through the same durable path as any other (sealed, retried, signed
+//! with `events.secret`), so an outage of the events receiver, or a crash
+//! at any point, loses nothing: each event's task has the event's id for
+//! its key, so turning the same event again is a repeat.
+//!
+//! The events receiver is a destination of remit's own, registered at the
+//! first step under an id derived from its URL and secret, and never
+//! disabled by a failure streak (its threshold is out of reach).
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use chrono::Utc;
+use remit::domain::{
+    DestinationEvent, DestinationId, DisableOverrides, NewDestination, NewTask, Payload,
+    ReminderId, TenantId,
+};
+use remit::store::{Database, Store, StoreError};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use slog::{info, warn};
+
+use super::guard::{self, Guarded};
+use super::Shared;
+
+/// Most events turned in one step.
+const BATCH: u32 = 100;
+
+/// The tenant the events webhooks are scheduled under.
+pub const EVENTS_TENANT: &str = "remit";
+
+pub struct Herald {
+    shared: Shared,
+    /// The events destination, once registered.
+    registered: Option<DestinationId>,
+}
+
+impl std::fmt::Debug for Herald {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Herald").finish_non_exhaustive()
+    }
+}
+
+impl Herald {
+    pub fn new(shared: Shared) -> Self {
+        Self {
+            shared,
+            registered: None,
+        }
+    }
+
+    fn step(&mut self, ctx: &mut Context<Self>) {
+        let store = self.shared.store.clone();
+        let region = self.shared.region;
+        let events = self.shared.config.events.clone();
+        let horizon = self.shared.policy.horizon;
+        let registered = self.registered.clone();
+        let work = async move {
+            let target = match (&events.url, registered) {
+                (None, _) => None,
+                (Some(_), Some(id)) => Some(id),
+                (Some(url), None) => {
+                    Some(register(&store, region, url, events.secret.clone()).await?)
+                }
+            };
+            let turned = turn(&store, region, target.as_ref(), horizon).await?;
+            Ok::<_, StoreError>((target, turned))
+        };
+        guard::caught(work)
+            .into_actor(self)
+            .map(|result, this, ctx| match result {
+                Ok(Ok((target, turned))) => {
+                    this.registered = target;
+                    if turned > 0 {
+                        info!(this.shared.log, "operational events scheduled";
+                              "events" => turned,
+                              "events_destination" => this.registered.as_ref().map(|d| d.to_string()));
+                    }
+                }
+                Ok(Err(e)) => warn!(this.shared.log, "could not turn operational events into webhooks";
+                                "error" => %crate::error_chain(&e)),
+                Err(panic) => {
+                    warn!(this.shared.log, "the herald panicked; restarting it"; "panic" => %panic);
+                    ctx.stop();
+                }
+            })
+            .wait(ctx);
+    }
+}
+
+/// The events destination's id: from its URL and secret, so a changed
+/// setting registers a new destination rather than conflicting with the
+/// old one (whose waiting events still go where they were meant to).
+pub fn events_destination_id(
+    url: &str,
+    secret: Option<&str>,
+) -> Result<DestinationId, remit::domain::InvalidInput> {
+    let mut hash = Sha256::new();
+    hash.update(url.as_bytes());
+    hash.update([0]);
+    hash.update(secret.unwrap_or("").as_bytes());
+    let digest = hash.finalize();
+    let short = remit::payload_crypto::hex(&digest[..6]);
+    DestinationId::new(&format!("remit-events-{short}"))
+}
+
+async fn register(
+    store: &Database,
+    region: remit::domain::Region,
+    url: &str,
+    secret: Option<String>,
+) -> Result<DestinationId, StoreError> {
+    let id = events_destination_id(url, secret.as_deref())?;
+    let never = DisableOverrides::new(None, Some(i32::MAX as u32))?;
+    let new = NewDestination::new(id.clone(), region, url, secret)?.with_overrides(never);
+    store.add_destination(new).await?;
+    Ok(id)
+}
+
+/// Schedules a webhook for each of the region's waiting events (or, with
+/// no events receiver, only drops them), then forgets those scheduled.
+async fn turn(
+    store: &Database,
+    region: remit::domain::Region,
+    target: Option<&DestinationId>,
+    horizon: chrono::Duration,
+) -> Result<usize, StoreError> {
+    let events = store.destination_events(region, BATCH).await?;
+    if events.is_empty() {
+        return Ok(0);
+    }
+    let Some(target) = target else {
+        let ids: Vec<_> = events.iter().map(|e| e.id).collect();
+        store.forget_destination_events(&ids).await?;
+        return Ok(0);
+    };
+    let now = Utc::now();
+    let tasks = events
+        .iter()
+        .map(|e| webhook(e, target, now, horizon))
+        .collect::<Result<Vec<_>, _>>()?;
+    let answers = store.schedule_many(tasks).await?;
+    let mut done = Vec::with_capacity(events.len());
+    let mut failure = None;
+    for (event, answer) in events.iter().zip(answers) {
+        match answer {
+            Ok(_) => done.push(event.id),
+            Err(e) => failure = Some(e),
+        }
+    }
+    store.forget_destination_events(&done).await?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(done.len()),
+    }
+}
+
+/// The webhook of one event: its body is the Standard Webhooks shape
+/// (`type`, `timestamp`, `data`), and its key the event's id.
+fn webhook(
+    event: &DestinationEvent,
+    target: &DestinationId,
+    now: chrono::DateTime<Utc>,
+    horizon: chrono::Duration,
+) -> Result<NewTask, StoreError> {
+    let body = json!({
+        "type": event.kind.as_str(),
+        "timestamp": event.at,
+        "data": {
+            "destination_id": event.destination.as_str(),
+            "region": event.region.as_str(),
+            "reason": event.reason,
+            "at": event.at,
+            "last_error": event.last_error,
+        },
+    });
+    Ok(NewTask {
+        tenant_id: TenantId::new(EVENTS_TENANT)?,
+        reminder_id: ReminderId::new(&format!("{}-{}", event.kind.as_str(), event.id))?,
+        destination_id: target.clone(),
+        region: event.region,
+        not_before: now,
+        retry_horizon: horizon,
+        payload: Payload::json(body.to_string()),
+    })
+}
+
+impl Actor for Herald {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let every = Duration::from_millis(self.shared.config.events.poll_ms.max(10));
+        self.step(ctx);
+        ctx.run_interval(every, |this, ctx| {
+            guard::step(this, ctx, |this, ctx| this.step(ctx));
+        });
+    }
+}
+
+impl Guarded for Herald {
+    fn name(&self) -> String {
+        "herald".to_owned()
+    }
+
+    fn log(&self) -> &slog::Logger {
+        &self.shared.log
+    }
+}
+
+impl Supervised for Herald {
+    fn restarting(&mut self, _ctx: &mut Context<Self>) {
+        self.shared.stats.restarted("herald");
+        self.shared.health.restarted("herald");
+        warn!(self.shared.log, "herald restarting");
+    }
+}

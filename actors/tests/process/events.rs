@@ -1,0 +1,138 @@
+//! The events receiver is down when a destination disables itself, and
+//! the process is killed: after a restart the `destination.disabled`
+//! event still arrives, and `remit destination enable` brings both the
+//! destination and a `destination.enabled` event.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{kill, remit, run};
+use crate::support::{Receiver, Reply, TestDb};
+
+/// A child that is killed if the test ends early, so it never outlives it.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn typed(r: &crate::support::receiver::Received, kind: &str) -> bool {
+    serde_json::from_slice::<Value>(&r.body).is_ok_and(|b| b["type"] == kind)
+}
+
+#[actix_rt::test]
+async fn a_disable_event_survives_a_down_receiver_and_a_killed_process() {
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    receiver.script("/hook", vec![], Reply::status(500));
+    let events = Receiver::start();
+    events.script("/events", vec![], Reply::status(503));
+    let secret = remit_actors::signature::generate_secret();
+
+    run(remit(&db).arg("migrate"));
+    run(remit(&db).args([
+        "destination",
+        "add",
+        "--id",
+        "crm",
+        "--region",
+        "eu",
+        "--url",
+        &receiver.url("/hook"),
+        "--disable-after-seconds",
+        "0",
+        "--disable-after-failures",
+        "2",
+    ]));
+    run(remit(&db).args([
+        "schedule",
+        "--tenant",
+        "clinic-1",
+        "--reminder",
+        "r1",
+        "--destination",
+        "crm",
+        "--region",
+        "eu",
+        "--not-before",
+        &chrono::Utc::now().to_rfc3339(),
+        "--payload",
+        r#"{"renewal":"2026-09-01"}"#,
+    ]));
+    let start = || {
+        remit(&db)
+            .args(["run", "--region", "eu"])
+            .env("REMIT_RETRY__BACKOFF_BASE_MS", "10")
+            .env("REMIT_RETRY__BACKOFF_CAP_SECONDS", "1")
+            .env("REMIT_EVENTS__URL", events.url("/events"))
+            .env("REMIT_EVENTS__SECRET", &secret)
+            .env("REMIT_EVENTS__POLL_MS", "50")
+            // A short lease: the killed process's lease on the event's
+            // task runs out quickly.
+            .env("REMIT_LEASE__SECONDS", "2")
+            .env("REMIT_SEND__TIMEOUT_MS", "1000")
+            .spawn()
+            .map(Running)
+            .unwrap()
+    };
+
+    let mut child = start();
+    // The event is tried, and refused: the events receiver is down.
+    events
+        .wait_until(Duration::from_secs(20), "a refused event", |r| {
+            r.iter().any(|r| typed(r, "destination.disabled"))
+        })
+        .await;
+    kill(&child.0, "KILL");
+    child.0.wait().unwrap();
+    assert!(events.requests().iter().all(|r| r.status == 503));
+
+    // What an operator sees meanwhile.
+    let out = run(remit(&db).args(["status", "--format", "json"]));
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let disabled = &status["disabled"][0];
+    assert_eq!(disabled["destination"], "crm", "{status}");
+    assert_eq!(
+        disabled["reason"], "auto: 2 failures over 0.0 hours",
+        "{status}"
+    );
+    assert_eq!(disabled["last_error"], "status 500", "{status}");
+    let out = run(remit(&db).arg("status"));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Disabled destinations"), "{text}");
+
+    // The events receiver recovers; a new process delivers the event.
+    events.script("/events", vec![], Reply::ok());
+    let mut child = start();
+    events
+        .wait_until(Duration::from_secs(20), "the delivered event", |r| {
+            r.iter()
+                .any(|r| r.status == 200 && typed(r, "destination.disabled"))
+        })
+        .await;
+
+    // Enabled by the CLI while the process runs: the enabled event follows.
+    receiver.script("/hook", vec![], Reply::ok());
+    let out = run(remit(&db).args(["destination", "enable", "crm"]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("enabled"));
+    events
+        .wait_until(Duration::from_secs(20), "the enabled event", |r| {
+            r.iter()
+                .any(|r| r.status == 200 && typed(r, "destination.enabled"))
+        })
+        .await;
+    kill(&child.0, "INT");
+    assert_eq!(child.0.wait().unwrap().code(), Some(0));
+    let delivered = events
+        .requests()
+        .iter()
+        .filter(|r| r.status == 200 && typed(r, "destination.disabled"))
+        .count();
+    assert_eq!(delivered, 1, "the event once, under one key");
+}

@@ -1,0 +1,9 @@
+ALTER TABLE destinations
+    DROP CONSTRAINT destinations_streak_since,
+    DROP COLUMN failure_streak,
+    DROP COLUMN failure_streak_since,
+    DROP COLUMN disabled_reason,
+    DROP COLUMN disabled_at,
+    DROP COLUMN last_error,
+    DROP COLUMN disable_after_seconds,
+    DROP COLUMN disable_after_failures;

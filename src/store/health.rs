@@ -1,0 +1,93 @@
+//! What an ended attempt does to its destination's row, written once for
+//! the model and SQLite (PostgreSQL says the same in its finish statement,
+//! `postgres/finish_many`): a failure grows the streak and may disable the
+//! destination, a success ends a streak, and a success with no streak
+//! writes nothing.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::domain::{AttemptRecord, Destination, DestinationEvent, DestinationHealth, EventKind};
+use crate::policy::{self, DisableRule, Health, Streak};
+
+/// A destination a finish disabled, as the runtime reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoDisabled {
+    pub destination: Destination,
+}
+
+/// The thresholds in force for `d`: its own where it has them, else the
+/// store's.
+pub(super) fn rule_for(d: &DestinationHealth, default: DisableRule) -> DisableRule {
+    DisableRule {
+        after: d
+            .overrides
+            .after_seconds
+            .map_or(default.after, Duration::seconds),
+        failures: d.overrides.failures.unwrap_or(default.failures),
+    }
+}
+
+/// Applies one ended attempt to its destination. `None` when the row is
+/// unchanged (nothing to write); otherwise whether it was disabled now.
+pub(super) fn after_attempt(
+    d: &mut Destination,
+    record: &AttemptRecord,
+    now: DateTime<Utc>,
+    default: DisableRule,
+) -> Option<bool> {
+    match Health::of(record) {
+        Health::Neutral => None,
+        Health::Succeeded if d.health.failure_streak == 0 => None,
+        Health::Succeeded => {
+            d.health.failure_streak = 0;
+            d.health.failure_streak_since = None;
+            Some(false)
+        }
+        Health::Failed => {
+            let current = d.health.failure_streak_since.map(|since| Streak {
+                since,
+                count: d.health.failure_streak,
+            });
+            let streak = Streak::grow(current, now);
+            d.health.failure_streak = streak.count;
+            d.health.failure_streak_since = Some(streak.since);
+            d.health.last_error = policy::last_error(record);
+            let tips = d.enabled && policy::judge(streak, now, rule_for(&d.health, default));
+            if tips {
+                d.enabled = false;
+                d.health.disabled_reason = Some(policy::auto_reason(streak, now));
+                d.health.disabled_at = Some(now);
+            }
+            Some(tips)
+        }
+    }
+}
+
+/// Disables `d` by hand: `reason`, or `manual`. An already disabled
+/// destination keeps its first reason and time. The event to record, when
+/// it changed.
+pub(super) fn disable(
+    d: &mut Destination,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Option<DestinationEvent> {
+    if !d.enabled {
+        return None;
+    }
+    d.enabled = false;
+    d.health.disabled_reason = Some(reason.unwrap_or_else(|| policy::MANUAL_REASON.into()));
+    d.health.disabled_at = Some(now);
+    Some(DestinationEvent::of(EventKind::Disabled, d, now))
+}
+
+/// Enables `d`: the streak and the reason are cleared (the last error
+/// stays, as a record). The event to record, when it was disabled.
+pub(super) fn enable(d: &mut Destination, now: DateTime<Utc>) -> Option<DestinationEvent> {
+    let was_disabled = !d.enabled;
+    d.enabled = true;
+    d.health.failure_streak = 0;
+    d.health.failure_streak_since = None;
+    d.health.disabled_reason = None;
+    d.health.disabled_at = None;
+    was_disabled.then(|| DestinationEvent::of(EventKind::Enabled, d, now))
+}

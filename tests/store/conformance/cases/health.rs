@@ -1,0 +1,305 @@
+//! A destination's health: a failure streak long enough in count and time
+//! disables it in the finish that tips it, a success ends the streak, a
+//! receiver pacing remit (429 or 503 with Retry-After) does not count, and
+//! an operator disables and enables by hand.
+
+use remit::domain::DisableOverrides;
+use remit::policy::{Decision, Transition};
+use remit::store::{Finish, Finished};
+
+use super::*;
+
+async fn fragile<H: Harness>(h: &H, id: &str, failures: u32) -> DestinationId {
+    let id = DestinationId::new(id).unwrap();
+    let new = NewDestination::new(id.clone(), Region::US, "http://127.0.0.1:9/", None)
+        .unwrap()
+        .with_overrides(DisableOverrides::new(Some(0), Some(failures)).unwrap());
+    h.store().add_destination(new).await.unwrap();
+    id
+}
+
+/// An hour on, claims the one due task and finishes it with `status`.
+async fn answer<H: Harness>(h: &H, d: &DestinationId, status: u16, paced: bool) -> Finished {
+    let claimed = claim_one(h).await;
+    let transition = match status {
+        200..=299 => Transition::Deliver,
+        _ => Transition::Fail(FailureReason::Status(status)),
+    };
+    let decision = Decision {
+        transition,
+        pause_destination_until: None,
+        record: AttemptRecord {
+            http_status: Some(status),
+            retry_after_raw: paced.then(|| "30".to_owned()),
+            ..AttemptRecord::default()
+        },
+    };
+    let finish = Finish {
+        lease: claimed.lease(),
+        destination: d.clone(),
+        decision,
+    };
+    let finished = h.store().finish_batch(&[finish]).await.unwrap();
+    assert_eq!(finished.outcomes, vec![TransitionOutcome::Applied]);
+    finished
+}
+
+pub async fn a_failure_streak_disables_its_destination_in_the_finish<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = fragile(h, "crm", 3).await;
+    for r in ["r1", "r2", "r3", "r4"] {
+        task(h, r, &d, Region::US).await;
+    }
+    let first_failed_at = t0() + Duration::hours(1);
+    assert!(answer(h, &d, 500, false).await.disabled.is_empty());
+    assert!(answer(h, &d, 502, false).await.disabled.is_empty());
+    let midway = s.destination(&d).await.unwrap().unwrap();
+    assert!(midway.enabled);
+    assert_eq!(midway.health.failure_streak, 2);
+    assert_eq!(midway.health.failure_streak_since, Some(first_failed_at));
+
+    let tipped = answer(h, &d, 500, false).await;
+    assert_eq!(tipped.disabled.len(), 1);
+    let disabled = &tipped.disabled[0].destination;
+    assert_eq!(disabled.id, d);
+    assert!(!disabled.enabled);
+    let now = t0() + Duration::hours(3);
+    assert_eq!(
+        disabled.health.disabled_reason.as_deref(),
+        Some("auto: 3 failures over 2.0 hours")
+    );
+    assert_eq!(disabled.health.disabled_at, Some(now));
+    assert_eq!(disabled.health.last_error.as_deref(), Some("status 500"));
+    assert_eq!(s.destination(&d).await.unwrap().as_ref(), Some(disabled));
+
+    // Its last task waits, unsent and not failed.
+    h.clock().advance(Duration::hours(1));
+    assert!(s
+        .claim_due(&claim(Region::US, "c", 10))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+pub async fn pacing_does_not_count_and_a_success_ends_the_streak<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = fragile(h, "crm", 2).await;
+    for r in ["r1", "r2", "r3", "r4", "r5"] {
+        task(h, r, &d, Region::US).await;
+    }
+    answer(h, &d, 500, false).await;
+    answer(h, &d, 429, true).await;
+    answer(h, &d, 503, true).await;
+    let paced = s.destination(&d).await.unwrap().unwrap();
+    assert!(paced.enabled, "a 429 or 503 with Retry-After never counts");
+    assert_eq!(paced.health.failure_streak, 1);
+
+    answer(h, &d, 204, false).await;
+    let healed = s.destination(&d).await.unwrap().unwrap();
+    assert_eq!(healed.health.failure_streak, 0);
+    assert_eq!(healed.health.failure_streak_since, None);
+    assert_eq!(healed.health.last_error.as_deref(), Some("status 500"));
+
+    // A 429 without Retry-After is a failure like any other.
+    answer(h, &d, 429, false).await;
+    let limited = s.destination(&d).await.unwrap().unwrap();
+    assert_eq!(limited.health.failure_streak, 1);
+    assert_eq!(limited.health.last_error.as_deref(), Some("status 429"));
+    assert!(limited.enabled);
+}
+
+pub async fn an_operator_disables_and_enables_a_destination<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::US).await;
+    task(h, "r1", &d, Region::US).await;
+    h.clock().advance(Duration::hours(1));
+    let off = s
+        .disable_destination(&d, Some("receiver migrating".into()))
+        .await
+        .unwrap();
+    assert!(!off.enabled);
+    assert_eq!(
+        off.health.disabled_reason.as_deref(),
+        Some("receiver migrating")
+    );
+    assert_eq!(off.health.disabled_at, Some(t0() + Duration::hours(1)));
+    // A second disable keeps the first reason and time.
+    h.clock().advance(Duration::minutes(5));
+    assert_eq!(s.disable_destination(&d, None).await.unwrap(), off);
+    assert!(s
+        .claim_due(&claim(Region::US, "c", 10))
+        .await
+        .unwrap()
+        .is_empty());
+
+    let on = s.enable_destination(&d).await.unwrap();
+    assert!(on.enabled);
+    assert_eq!(on.health.disabled_reason, None);
+    assert_eq!(on.health.disabled_at, None);
+    assert_eq!(on.health.failure_streak, 0);
+    assert_eq!(s.destination(&d).await.unwrap(), Some(on));
+    assert_eq!(
+        s.claim_due(&claim(Region::US, "c", 10))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let manual = s.disable_destination(&d, None).await.unwrap();
+    assert_eq!(manual.health.disabled_reason.as_deref(), Some("manual"));
+    let unknown = DestinationId::new("nobody").unwrap();
+    for result in [
+        s.disable_destination(&unknown, None).await,
+        s.enable_destination(&unknown).await,
+    ] {
+        assert!(
+            matches!(result, Err(StoreError::NotFound { .. })),
+            "{result:?}"
+        );
+    }
+}
+
+pub async fn a_disabled_destinations_tasks_fail_at_their_horizon<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::US).await;
+    let billing = destination(h, "billing", Region::US).await;
+    let held = task(h, "r1", &crm, Region::US).await;
+    let leased = task(h, "r2", &crm, Region::US).await;
+    let healthy = task(h, "r3", &billing, Region::US).await;
+    let elsewhere_dest = destination(h, "crm-eu", Region::EU).await;
+    let elsewhere = task(h, "r4", &elsewhere_dest, Region::EU).await;
+    // One of crm's tasks is out on a lease when crm is disabled.
+    h.clock().advance(Duration::hours(1));
+    let mut crm_only = claim(Region::US, "c", 1);
+    crm_only.skip = vec![billing.clone()];
+    let claimed = s.claim_due(&crm_only).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let (held, leased) = if claimed[0].task.id == held {
+        (leased, held)
+    } else {
+        (held, leased)
+    };
+    for d in [&crm, &elsewhere_dest] {
+        s.disable_destination(d, None).await.unwrap();
+    }
+
+    // Before the horizon nothing fails.
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
+        0
+    );
+    h.clock().advance(Duration::days(3));
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
+        1
+    );
+    let failed = s.task(held).await.unwrap().unwrap();
+    assert_eq!(failed.state, TaskState::Failed);
+    assert_eq!(
+        failed.failure_reason.as_deref(),
+        Some("destination_disabled")
+    );
+    assert_eq!(
+        failed.finalized_at,
+        Some(t0() + Duration::hours(1) + Duration::days(3))
+    );
+    let state = |id| async move { s.task(id).await.unwrap().unwrap().state };
+    assert_eq!(
+        state(leased).await,
+        TaskState::Leased,
+        "a lease is its holder's"
+    );
+    assert_eq!(
+        state(healthy).await,
+        TaskState::Pending,
+        "its destination is enabled"
+    );
+    assert_eq!(
+        state(elsewhere).await,
+        TaskState::Pending,
+        "another region's"
+    );
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
+        0
+    );
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::EU, 10).await.unwrap(),
+        1
+    );
+}
+
+pub async fn disables_and_enables_leave_events_in_the_outbox<H: Harness>(h: &H) {
+    use remit::domain::EventKind;
+    let s = h.store();
+    let d = fragile(h, "crm", 1).await;
+    let other = destination(h, "billing", Region::US).await;
+    task(h, "r1", &d, Region::US).await;
+    assert!(s
+        .destination_events(Region::US, 10)
+        .await
+        .unwrap()
+        .is_empty());
+
+    answer(h, &d, 503, false).await;
+    let disabled_at = t0() + Duration::hours(1);
+    // Already disabled: a second disable records nothing.
+    s.disable_destination(&d, Some("again".into()))
+        .await
+        .unwrap();
+    h.clock().advance(Duration::minutes(1));
+    s.disable_destination(&other, None).await.unwrap();
+    h.clock().advance(Duration::minutes(1));
+    s.enable_destination(&d).await.unwrap();
+    // Enabled already: nothing more.
+    s.enable_destination(&d).await.unwrap();
+
+    let events = s.destination_events(Region::US, 10).await.unwrap();
+    let seen: Vec<_> = events
+        .iter()
+        .map(|e| (e.kind, e.destination.as_str(), e.reason.as_deref(), e.at))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                EventKind::Disabled,
+                "crm",
+                Some("auto: 1 failures over 0.0 hours"),
+                disabled_at
+            ),
+            (
+                EventKind::Disabled,
+                "billing",
+                Some("manual"),
+                disabled_at + Duration::minutes(1)
+            ),
+            (
+                EventKind::Enabled,
+                "crm",
+                None,
+                disabled_at + Duration::minutes(2)
+            ),
+        ]
+    );
+    assert_eq!(events[0].last_error.as_deref(), Some("status 503"));
+    assert_eq!(events[0].region, Region::US);
+    assert!(s
+        .destination_events(Region::EU, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        s.destination_events(Region::US, 1).await.unwrap(),
+        events[..1]
+    );
+
+    let first_two = [events[0].id, events[1].id];
+    assert_eq!(s.forget_destination_events(&first_two).await.unwrap(), 2);
+    assert_eq!(s.forget_destination_events(&first_two).await.unwrap(), 0);
+    assert_eq!(
+        s.destination_events(Region::US, 10).await.unwrap(),
+        events[2..]
+    );
+}
