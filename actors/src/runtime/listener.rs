@@ -25,6 +25,10 @@ use super::{Claimer, RegionSupervisor, Shared, Targets};
 pub const PING_EVERY: Duration = Duration::from_secs(2);
 /// How long a ping may take before the connection is given up.
 pub const PING_WITHIN: Duration = Duration::from_secs(2);
+/// How long connecting and subscribing may take. A server that stops
+/// answering halfway through would otherwise hold the listener forever,
+/// before its pings start.
+pub const CONNECT_WITHIN: Duration = Duration::from_secs(5);
 
 /// What woke the listener.
 enum Event {
@@ -57,8 +61,8 @@ pub fn spawn(
         let _listening = Listening(targets.clone());
         let mut wait = Duration::from_millis(500);
         loop {
-            match Wakeups::connect(&store).await {
-                Ok(mut wakeups) => {
+            match tokio::time::timeout(CONNECT_WITHIN, Wakeups::connect(&store)).await {
+                Ok(Ok(mut wakeups)) => {
                     wait = Duration::from_millis(500);
                     // Kept destinations are trusted only when every
                     // process's pauses are heard here.
@@ -99,9 +103,13 @@ pub fn spawn(
                     targets.set_listening(false);
                     warn!(log, "LISTEN connection lost; polling until it is back");
                 }
-                Err(e) => {
+                Ok(Err(e)) => {
                     warn!(log, "LISTEN unavailable; polling until it is back";
                           "error" => %crate::error_chain(&e));
+                }
+                Err(_) => {
+                    warn!(log, "LISTEN connection not made in time; polling until it is back";
+                          "within_ms" => CONNECT_WITHIN.as_millis());
                 }
             }
             actix_rt::time::sleep(wait).await;

@@ -41,7 +41,7 @@ pub(super) const REASONS: [&str; 4] = [
 ];
 
 /// The kinds of actor a supervisor restarts, exported at 0 from the start.
-pub(super) const ACTORS: [&str; 5] = ["claimer", "sender", "reconciler", "pruner", "herald"];
+pub(super) const ACTORS: [&str; 5] = ["claimer", "sender", "reconciler", "pruner", "event_relay"];
 
 /// The live states the queue gauges count.
 pub(super) const STATES: [&str; 3] = ["pending", "leased", "retry_wait"];

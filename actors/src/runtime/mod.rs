@@ -10,7 +10,7 @@
 //!                   ├─ Reads              destination rows, a batch per statement
 //!                   ├─ Reconciler         periodic checks, logged
 //!                   ├─ Pruner             deletes old terminal tasks
-//!                   └─ Herald             turns operational events into webhooks
+//!                   └─ EventRelay         turns operational events into webhooks
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
 //! (deliver) → Finisher (commit) → Throttle (wake). All state is in the
@@ -25,11 +25,11 @@ mod capacity;
 mod claimer;
 mod consumer;
 mod delivery;
+mod event_relay;
 pub mod failpoint;
 pub mod finisher;
 mod guard;
 mod health;
-mod herald;
 mod holds;
 mod listener;
 mod messages;
@@ -54,9 +54,9 @@ pub use batcher::BatchError;
 pub use buckets::Buckets;
 pub use capacity::{Capacity, Slot};
 pub use claimer::Claimer;
+pub use event_relay::{events_destination_id, EventRelay, EVENTS_TENANT};
 pub use finisher::Finisher;
 pub use health::Health;
-pub use herald::{events_destination_id, Herald, EVENTS_TENANT};
 pub use holds::Holds;
 pub use messages::Shutdown;
 pub use metrics::Metrics;

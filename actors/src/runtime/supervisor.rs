@@ -21,7 +21,7 @@ use super::messages::{
 use super::release::release;
 use super::spare::SpareTokens;
 use super::throttle::Keeper;
-use super::{Claimer, Herald, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle};
+use super::{Claimer, EventRelay, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle};
 
 pub struct RegionSupervisor {
     shared: Shared,
@@ -31,7 +31,7 @@ pub struct RegionSupervisor {
     reconciler: Option<Addr<Reconciler>>,
     /// Held for the same reason.
     pruner: Option<Addr<Pruner>>,
-    herald: Option<Addr<Herald>>,
+    event_relay: Option<Addr<EventRelay>>,
     senders: Option<SenderPool>,
     /// The throttles of destinations with work here.
     throttles: HashMap<DestinationId, Routed>,
@@ -67,7 +67,7 @@ impl RegionSupervisor {
             claimer: None,
             reconciler: None,
             pruner: None,
-            herald: None,
+            event_relay: None,
             senders: None,
             throttles: HashMap::new(),
             next_throttle: 0,
@@ -123,7 +123,7 @@ impl Actor for RegionSupervisor {
         let shared = self.shared.clone();
         self.pruner = Some(actix::Supervisor::start(move |_| Pruner::new(shared)));
         let shared = self.shared.clone();
-        self.herald = Some(actix::Supervisor::start(move |_| Herald::new(shared)));
+        self.event_relay = Some(actix::Supervisor::start(move |_| EventRelay::new(shared)));
         self.running.store(true, Ordering::SeqCst);
         info!(self.shared.log, "region runtime started"; "senders" => count, "max_in_flight" => self.shared.config.send.max_in_flight);
     }

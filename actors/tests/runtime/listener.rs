@@ -33,7 +33,7 @@ async fn a_listener_that_stops_answering_is_replaced_within_seconds() {
     let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &store).await;
     let listener = format!(
         "SELECT coalesce(max(pid), 0)::bigint AS n FROM pg_stat_activity \
-         WHERE application_name = '{name}' AND query LIKE 'LISTEN%'"
+         WHERE application_name = '{name}' AND query LIKE 'LISTEN%' AND state = 'idle'"
     );
     let first = wait_for_listener(&db, &listener, 0, Duration::from_secs(5)).await;
 

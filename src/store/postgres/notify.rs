@@ -2,7 +2,7 @@
 //! they commit, and the dedicated connection that listens to both.
 //! `remit::store`'s `notify` says what the wake-ups are for.
 
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures_util::StreamExt;
 
 use super::{PgStore, StoreError};
@@ -40,11 +40,11 @@ impl Listener {
 
 async fn listen(store: &PgStore) -> Result<AsyncPgConnection, StoreError> {
     let mut conn = store.connector().establish().await?;
-    for channel in [DUE_WORK_CHANNEL, DESTINATION_CHANNEL] {
-        diesel::sql_query(format!("LISTEN {channel}"))
-            .execute(&mut conn)
-            .await?;
-    }
+    // Both in one round trip: the connection listens to both or to none.
+    conn.batch_execute(&format!(
+        "LISTEN {DUE_WORK_CHANNEL}; LISTEN {DESTINATION_CHANNEL}"
+    ))
+    .await?;
     Ok(conn)
 }
 

@@ -1,4 +1,4 @@
-//! The Herald: turns the region's operational events (a destination
+//! The event relay: turns the region's operational events (a destination
 //! disabled or enabled, written to an outbox in the transaction that made
 //! the change) into ordinary webhooks for the events receiver
 //! (`events.url`), then deletes them from the outbox. The webhooks go out
@@ -33,19 +33,19 @@ const BATCH: u32 = 100;
 /// The tenant the events webhooks are scheduled under.
 pub const EVENTS_TENANT: &str = "remit";
 
-pub struct Herald {
+pub struct EventRelay {
     shared: Shared,
     /// The events destination, once registered.
     registered: Option<DestinationId>,
 }
 
-impl std::fmt::Debug for Herald {
+impl std::fmt::Debug for EventRelay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Herald").finish_non_exhaustive()
+        f.debug_struct("EventRelay").finish_non_exhaustive()
     }
 }
 
-impl Herald {
+impl EventRelay {
     pub fn new(shared: Shared) -> Self {
         Self {
             shared,
@@ -84,7 +84,7 @@ impl Herald {
                 Ok(Err(e)) => warn!(this.shared.log, "could not turn operational events into webhooks";
                                 "error" => %crate::error_chain(&e)),
                 Err(panic) => {
-                    warn!(this.shared.log, "the herald panicked; restarting it"; "panic" => %panic);
+                    warn!(this.shared.log, "the event relay panicked; restarting it"; "panic" => %panic);
                     ctx.stop();
                 }
             })
@@ -189,7 +189,7 @@ fn webhook(
     })
 }
 
-impl Actor for Herald {
+impl Actor for EventRelay {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
@@ -201,9 +201,9 @@ impl Actor for Herald {
     }
 }
 
-impl Guarded for Herald {
+impl Guarded for EventRelay {
     fn name(&self) -> String {
-        "herald".to_owned()
+        "event_relay".to_owned()
     }
 
     fn log(&self) -> &slog::Logger {
@@ -211,10 +211,10 @@ impl Guarded for Herald {
     }
 }
 
-impl Supervised for Herald {
+impl Supervised for EventRelay {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
-        self.shared.stats.restarted("herald");
-        self.shared.health.restarted("herald");
-        warn!(self.shared.log, "herald restarting");
+        self.shared.stats.restarted("event_relay");
+        self.shared.health.restarted("event_relay");
+        warn!(self.shared.log, "event relay restarting");
     }
 }
