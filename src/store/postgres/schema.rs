@@ -51,6 +51,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    destination_events (id) {
+        id -> Uuid,
+        seq -> Int8,
+        kind -> Text,
+        destination_id -> Text,
+        region -> Text,
+        reason -> Nullable<Text>,
+        at -> Timestamptz,
+        last_error -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     payloads (payload_ref) {
         payload_ref -> Uuid,
         content_type -> Text,
