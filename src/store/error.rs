@@ -76,6 +76,14 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// No destination with this id (in this store, or in this region).
+    pub fn no_destination(id: &crate::domain::DestinationId) -> Self {
+        StoreError::NotFound {
+            what: "destination",
+            id: id.to_string(),
+        }
+    }
+
     /// A fault of the database or the way to it (no connection, a query
     /// that failed, a thread that died), which may pass if tried again;
     /// not a property of the request (invalid, conflicting, missing).

@@ -38,13 +38,6 @@ use crate::domain::{
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
 
-fn not_found(id: &DestinationId) -> StoreError {
-    StoreError::NotFound {
-        what: "destination",
-        id: id.to_string(),
-    }
-}
-
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
 pub struct MemStore {
@@ -164,7 +157,7 @@ impl Store for MemStore {
         let record = state
             .destinations
             .get_mut(id)
-            .ok_or_else(|| destination_not_found(id))?;
+            .ok_or_else(|| StoreError::no_destination(id))?;
         Ok(record.rotate(secret_id, rotation, now))
     }
 
@@ -173,7 +166,7 @@ impl Store for MemStore {
         let record = state
             .destinations
             .get(id)
-            .ok_or_else(|| destination_not_found(id))?;
+            .ok_or_else(|| StoreError::no_destination(id))?;
         Ok(record.secrets.iter().map(|(s, _)| s.clone()).collect())
     }
 
@@ -406,7 +399,7 @@ impl Store for MemStore {
         let d = state
             .destinations
             .get_mut(id)
-            .ok_or_else(|| not_found(id))?;
+            .ok_or_else(|| StoreError::no_destination(id))?;
         let event = health::disable(&mut d.destination, reason, now);
         let d = d.destination.clone();
         state.events.extend(event);
@@ -443,7 +436,7 @@ impl Store for MemStore {
         let d = state
             .destinations
             .get_mut(id)
-            .ok_or_else(|| not_found(id))?;
+            .ok_or_else(|| StoreError::no_destination(id))?;
         let event = health::enable(&mut d.destination, now);
         let d = d.destination.clone();
         state.events.extend(event);
@@ -500,12 +493,5 @@ impl Store for MemStore {
 
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         Ok(self.revoke_token(id))
-    }
-}
-
-fn destination_not_found(id: &DestinationId) -> StoreError {
-    StoreError::NotFound {
-        what: "destination",
-        id: id.to_string(),
     }
 }

@@ -123,20 +123,13 @@ pub(super) async fn pause_on(
         .optional()?;
     let in_force = paused
         .and_then(|p| p.paused_until)
-        .ok_or_else(|| not_found(id))?;
+        .ok_or_else(|| StoreError::no_destination(id))?;
     diesel::sql_query("SELECT pg_notify($1, $2)")
         .bind::<Text, _>(DESTINATION_CHANNEL)
         .bind::<Text, _>(id.as_str())
         .execute(conn)
         .await?;
     Ok(in_force)
-}
-
-fn not_found(id: &DestinationId) -> StoreError {
-    StoreError::NotFound {
-        what: "destination",
-        id: id.to_string(),
-    }
 }
 
 /// $1 the destination, $2 the reason, $3 the store's now (NULL: the
@@ -216,7 +209,7 @@ async fn changed(
     use diesel::sql_types::Text;
     let d = destination_on(conn, id)
         .await?
-        .ok_or_else(|| not_found(id))?;
+        .ok_or_else(|| StoreError::no_destination(id))?;
     diesel::sql_query("SELECT pg_notify($1, $2)")
         .bind::<Text, _>(DESTINATION_CHANNEL)
         .bind::<Text, _>(id.as_str())

@@ -209,7 +209,7 @@ pub(super) async fn rotate(
             .await
             .optional()?;
         if exists.is_none() {
-            return Err(not_found(id));
+            return Err(StoreError::no_destination(id));
         }
         // LEAST ignores NULL: a secret without an end takes the rotation's.
         diesel::sql_query(
@@ -247,7 +247,7 @@ pub(super) async fn list(
         .await
         .optional()?;
     if exists.is_none() {
-        return Err(not_found(id));
+        return Err(StoreError::no_destination(id));
     }
     let rows: Vec<(String, DateTime<Utc>, Option<DateTime<Utc>>)> = destination_secrets::table
         .filter(destination_secrets::destination_id.eq(id.as_str()))
@@ -302,11 +302,4 @@ pub(in crate::store) async fn seal_clear(store: &PgStore) -> Result<u64, StoreEr
         .await? as u64;
     }
     Ok(sealed_rows)
-}
-
-fn not_found(id: &DestinationId) -> StoreError {
-    StoreError::NotFound {
-        what: "destination",
-        id: id.to_string(),
-    }
 }

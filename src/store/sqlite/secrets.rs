@@ -156,7 +156,7 @@ pub(super) fn rotate(
     now: DateTime<Utc>,
 ) -> Result<SigningSecret, StoreError> {
     if destination_row(conn, id)?.is_none() {
-        return Err(not_found(id));
+        return Err(StoreError::no_destination(id));
     }
     for record in records(conn, id)? {
         let end = rotation.new_end(record.expires_at, now);
@@ -176,7 +176,7 @@ pub(super) fn list(
     id: &DestinationId,
 ) -> Result<Vec<SigningSecret>, StoreError> {
     if destination_row(conn, id)?.is_none() {
-        return Err(not_found(id));
+        return Err(StoreError::no_destination(id));
     }
     Ok(records(conn, id)?
         .into_iter()
@@ -210,11 +210,4 @@ pub(super) fn seal_clear(conn: &mut SqliteConnection, key: &PayloadKey) -> Resul
         .execute(conn)? as u64;
     }
     Ok(sealed_rows)
-}
-
-fn not_found(id: &DestinationId) -> StoreError {
-    StoreError::NotFound {
-        what: "destination",
-        id: id.to_string(),
-    }
 }
