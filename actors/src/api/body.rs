@@ -10,6 +10,7 @@
 //! never read here, so never quoted).
 
 use serde::de::DeserializeOwned;
+use serde::Deserializer;
 
 use super::ApiError;
 
@@ -28,6 +29,70 @@ pub fn read_object<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
         message: e.to_string(),
     })?;
     Ok(value)
+}
+
+/// An optional integer field that also takes a number with no fraction
+/// (`20.0`, `2e1`), as JSON Schema counts it an integer; `null` is absent.
+/// A value outside `T`'s range is refused, naming the field.
+pub fn optional_whole<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64> + TryFrom<u64>,
+{
+    struct Whole<T>(std::marker::PhantomData<T>);
+
+    impl<T: TryFrom<i64> + TryFrom<u64>> Whole<T> {
+        fn out_of_range<E: serde::de::Error>(&self, unexpected: serde::de::Unexpected) -> E {
+            E::invalid_value(unexpected, &"an integer in range")
+        }
+    }
+
+    impl<'de, T: TryFrom<i64> + TryFrom<u64>> serde::de::Visitor<'de> for Whole<T> {
+        type Value = Option<T>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an integer, or null")
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Option<T>, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Option<T>, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Option<T>, D2::Error> {
+            d.deserialize_any(self)
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Option<T>, E> {
+            T::try_from(v)
+                .map(Some)
+                .map_err(|_| self.out_of_range(serde::de::Unexpected::Unsigned(v)))
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Option<T>, E> {
+            T::try_from(v)
+                .map(Some)
+                .map_err(|_| self.out_of_range(serde::de::Unexpected::Signed(v)))
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Option<T>, E> {
+            // Within i64's range a float with no fraction is that integer.
+            if v.fract() == 0.0 && (-9.2e18..9.2e18).contains(&v) {
+                #[allow(clippy::cast_possible_truncation)]
+                self.visit_i64(v as i64)
+            } else {
+                Err(E::invalid_value(
+                    serde::de::Unexpected::Float(v),
+                    &"an integer",
+                ))
+            }
+        }
+    }
+
+    deserializer.deserialize_option(Whole(std::marker::PhantomData))
 }
 
 /// The field at fault: serde names a missing or unknown field in its
@@ -58,6 +123,8 @@ mod tests {
     struct Body {
         name: String,
         seconds: Option<u64>,
+        #[serde(default, deserialize_with = "super::optional_whole")]
+        count: Option<u32>,
     }
 
     fn refused(text: &str) -> (Option<String>, String) {
@@ -76,6 +143,19 @@ mod tests {
     }
 
     #[test]
+    fn whole_numbers_are_integers_as_json_schema_counts_them() {
+        for (text, count) in [
+            (r#"{"name": "a", "count": 20}"#, Some(20)),
+            (r#"{"name": "a", "count": 20.0}"#, Some(20)),
+            (r#"{"name": "a", "count": 2e1}"#, Some(20)),
+            (r#"{"name": "a", "count": null}"#, None),
+            (r#"{"name": "a"}"#, None),
+        ] {
+            assert_eq!(read_object::<Body>(text).unwrap().count, count, "{text}");
+        }
+    }
+
+    #[test]
     fn errors_name_the_field_not_the_value() {
         let cases = [
             (r#"{"name": 5}"#, "name"),
@@ -84,6 +164,10 @@ mod tests {
             (r#"{"name": "a", "seconds": -1}"#, "seconds"),
             (r#"{"seconds": 1}"#, "name"),
             (r#"{"name": "a", "other": 1}"#, "other"),
+            (r#"{"name": "a", "count": 1.5}"#, "count"),
+            (r#"{"name": "a", "count": -1}"#, "count"),
+            (r#"{"name": "a", "count": 4294967296}"#, "count"),
+            (r#"{"name": "a", "count": "1"}"#, "count"),
         ];
         for (text, field) in cases {
             assert_eq!(refused(text).0.as_deref(), Some(field), "{text}");

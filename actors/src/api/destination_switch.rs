@@ -85,7 +85,9 @@ pub async fn disable(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let id = DestinationId::new(&id)?;
-    let request = if body.iter().all(u8::is_ascii_whitespace) {
+    // No body, or JSON `null` (the optional body left out), is no reason.
+    let absent = body.iter().all(u8::is_ascii_whitespace) || body.trim_ascii() == b"null";
+    let request = if absent {
         DisableDestination::default()
     } else {
         let text = std::str::from_utf8(&body).map_err(|_| ApiError::BadRequest {

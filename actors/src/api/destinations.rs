@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::body::read_object;
+use super::body::{optional_whole, read_object};
 use super::error::ErrorBody;
 use super::{ApiError, ApiState};
 use crate::signature;
@@ -48,13 +48,13 @@ pub struct CreateDestination {
     /// disabled, in seconds (0 to 316224000); the runtime's
     /// `destinations.disable_after_seconds` when absent.
     #[schema(minimum = 0, maximum = 316224000)]
-    #[serde(default)]
+    #[serde(default, deserialize_with = "optional_whole")]
     disable_after_seconds: Option<i64>,
     /// This destination's own number of failed attempts a streak must
     /// reach before it is disabled (at least 1); the runtime's
     /// `destinations.disable_after_failures` when absent.
     #[schema(minimum = 1, maximum = 2147483647)]
-    #[serde(default)]
+    #[serde(default, deserialize_with = "optional_whole")]
     disable_after_failures: Option<u32>,
 }
 
