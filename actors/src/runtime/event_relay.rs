@@ -14,7 +14,6 @@
 use std::time::Duration;
 
 use actix::prelude::*;
-use chrono::Utc;
 use remit::domain::{
     DestinationEvent, DestinationId, DisableOverrides, NewDestination, NewTask, Payload,
     ReminderId, TenantId,
@@ -138,10 +137,9 @@ async fn turn(
         store.forget_destination_events(&ids).await?;
         return Ok(0);
     };
-    let now = Utc::now();
     let tasks = events
         .iter()
-        .map(|e| webhook(e, target, now, horizon))
+        .map(|e| webhook(e, target, horizon))
         .collect::<Result<Vec<_>, _>>()?;
     let answers = store.schedule_many(tasks).await?;
     let mut done = Vec::with_capacity(events.len());
@@ -149,6 +147,9 @@ async fn turn(
     for (event, answer) in events.iter().zip(answers) {
         match answer {
             Ok(_) => done.push(event.id),
+            // The event's webhook exists already, scheduled for an events
+            // receiver configured before this one: it is on its way.
+            Err(StoreError::Conflict { .. }) => done.push(event.id),
             Err(e) => failure = Some(e),
         }
     }
@@ -160,11 +161,13 @@ async fn turn(
 }
 
 /// The webhook of one event: its body is the Standard Webhooks shape
-/// (`type`, `timestamp`, `data`), and its key the event's id.
+/// (`type`, `timestamp`, `data`), and its key the event's id. Every field
+/// comes from the event, the time it is due included, so turning the same
+/// event again (after a crash between scheduling it and forgetting it, or
+/// from a second process of the region) is a repeat, not a conflict.
 fn webhook(
     event: &DestinationEvent,
     target: &DestinationId,
-    now: chrono::DateTime<Utc>,
     horizon: chrono::Duration,
 ) -> Result<NewTask, StoreError> {
     let body = json!({
@@ -183,7 +186,7 @@ fn webhook(
         reminder_id: ReminderId::new(&format!("{}-{}", event.kind.as_str(), event.id))?,
         destination_id: target.clone(),
         region: event.region,
-        not_before: now,
+        not_before: event.at,
         retry_horizon: horizon,
         payload: Payload::json(body.to_string()),
     })

@@ -243,3 +243,48 @@ async fn a_disabled_destinations_task_fails_at_its_horizon() {
         "{series}"
     );
 }
+
+/// An event whose webhook was scheduled but which was never forgotten (the
+/// process died in between, or a second process turned it too) is turned
+/// again as a repeat: the outbox drains and the receiver hears it once.
+#[actix_rt::test]
+async fn an_event_turned_twice_is_a_repeat_and_the_outbox_drains() {
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    let events = Receiver::start();
+    events.script("/events", vec![], Reply::ok());
+    let secret = remit_actors::signature::generate_secret();
+    let dest = support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
+    db.store.disable_destination(&dest, None).await.unwrap();
+    let outbox = "SELECT count(*) AS n FROM destination_events";
+    let kept = "SELECT * FROM destination_events";
+    db.execute(&format!("CREATE TABLE kept_event AS {kept}"))
+        .await;
+
+    let mut config = support::config(&db, Region::EU, "eu-1");
+    config.events.url = Some(events.url("/events"));
+    config.events.secret = Some(secret.clone());
+    config.events.poll_ms = 50;
+    let runtime = support::start(config, &db.store).await;
+    event(&events, &secret, "destination.disabled").await;
+    drained(&db, outbox).await;
+    // As if the relay had died after scheduling and before forgetting.
+    db.execute("INSERT INTO destination_events SELECT * FROM kept_event")
+        .await;
+    drained(&db, outbox).await;
+    runtime.shutdown().await;
+    let heard = events.requests_to("/events");
+    assert_eq!(heard.len(), 1, "the event is delivered once");
+}
+
+/// Waits until `count` (a count of the outbox's rows) reads 0.
+async fn drained(db: &TestDb, count: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while db.count(count).await != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the outbox did not drain"
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
