@@ -13,6 +13,7 @@ mod destinations;
 mod fairness;
 mod fencing;
 mod file_modes;
+mod finish_locks;
 mod hot_claim;
 mod key_ring;
 mod payloads;

@@ -147,28 +147,33 @@ SELECT NULL, NULL, id FROM healed WHERE tips
 
 /// Pauses each destination for the longest pause the batch asks of it,
 /// from the database's now (a later pause already in force wins), and
-/// tells every process when the transaction commits. The rows are locked
-/// in id order first, as the token take locks them (`rate.rs`), so a batch
-/// pausing several destinations never deadlocks with a take.
+/// tells every process when the transaction commits. Every destination of
+/// the batch (`$4`), not only the paused ones, is locked first, in one pass
+/// in id order as the token take locks them (`rate.rs`): the end statement
+/// that follows in the same transaction may lock a destination for its
+/// failure streak, and a second pass would take locks out of order and
+/// could deadlock with a take or another finish.
 pub(super) const PAUSE_MANY_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 asked AS (
     SELECT id, max(ms) AS ms FROM unnest($2::text[], $3::int8[]) AS a(id, ms) GROUP BY id
 ),
 locked AS (
-    SELECT d.id FROM destinations d JOIN asked ON asked.id = d.id
+    SELECT d.id FROM destinations d WHERE d.id = ANY($4::text[])
     ORDER BY d.id
     FOR NO KEY UPDATE OF d
 ),
+-- Read every locked row before anything is updated.
+held AS (SELECT count(*) AS n FROM locked),
 paused AS (
     UPDATE destinations d
     SET paused_until = GREATEST(d.paused_until, clock.now + asked.ms * interval '1 millisecond'),
         updated_at = now()
-    FROM asked, clock, locked
-    WHERE d.id = asked.id AND locked.id = d.id
+    FROM asked, clock, held
+    WHERE d.id = asked.id AND held.n >= 0
     RETURNING d.id
 )
-SELECT pg_notify($4, id) FROM paused
+SELECT pg_notify($5, id) FROM paused
 "#;
 
 /// A moved row (`id`, `token`), or a destination the batch disabled.
@@ -225,6 +230,12 @@ async fn write(
             .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
             .bind::<Array<Text>, _>(ids)
             .bind::<Array<BigInt>, _>(ms)
+            .bind::<Array<Text>, _>(
+                batch
+                    .iter()
+                    .map(|f| f.destination.as_str())
+                    .collect::<Vec<_>>(),
+            )
             .bind::<Text, _>(DESTINATION_CHANNEL)
             .execute(conn)
             .await?;

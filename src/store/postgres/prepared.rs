@@ -179,7 +179,7 @@ mod tests {
         for (name, sql, count) in [
             ("claim", super::super::claim::CLAIM_SQL, 8),
             ("end many", super::super::finish_many::END_MANY_SQL, 18),
-            ("pause many", super::super::finish_many::PAUSE_MANY_SQL, 4),
+            ("pause many", super::super::finish_many::PAUSE_MANY_SQL, 5),
             ("take tokens", super::super::rate::TAKE_SQL, 5),
             ("release", super::super::lease::RELEASE_SQL, 4),
         ] {
