@@ -3,7 +3,7 @@
 //! (a rotation); one that lacks a recorded key is refused, naming it.
 
 use base64::Engine as _;
-use remit::domain::Region;
+use remit::domain::{DestinationId, NewDestination, Region};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{Store, StoreError};
 
@@ -164,4 +164,45 @@ async fn postgres_rekey_reseals_in_batches_and_forgets_the_old_key() {
 #[tokio::test]
 async fn sqlite_rekey_reseals_in_batches_and_forgets_the_old_key() {
     rekey_reseals_in_batches_and_forgets_the_old_key(Backend::Sqlite).await;
+}
+
+/// A destination exported from a database whose key this one lacks: its
+/// secret's key is recorded on import, so a process without it is refused
+/// at start, naming it, instead of failing every send to the destination.
+async fn an_imported_secret_records_its_key(backend: Backend) {
+    let source = TestDb::on(backend).await;
+    let exporter = source.another_store(ring(&[1])).await;
+    exporter.check_payload_key().await.unwrap();
+    let secret = format!("whsec_{}", text(9));
+    let crm = DestinationId::new("crm").unwrap();
+    exporter
+        .add_destination(
+            NewDestination::new(crm, Region::US, "http://127.0.0.1:9/hook", Some(secret)).unwrap(),
+        )
+        .await
+        .unwrap();
+    let records = exporter.export_destinations().await.unwrap();
+
+    let target = TestDb::on(backend).await;
+    let importer = target.another_store(ring(&[2])).await;
+    importer.check_payload_key().await.unwrap();
+    importer.import_destinations(records).await.unwrap();
+    match importer.check_payload_key().await.unwrap_err() {
+        StoreError::OtherPayloadKey { missing, .. } => {
+            assert_eq!(missing, PayloadKey::from_bytes([1; 32]).fingerprint_hex());
+        }
+        other => panic!("{other:?}"),
+    }
+    let both = target.another_store(ring(&[2, 1])).await;
+    both.check_payload_key().await.unwrap();
+}
+
+#[tokio::test]
+async fn postgres_an_imported_secret_records_its_key() {
+    an_imported_secret_records_its_key(Backend::Postgres).await;
+}
+
+#[tokio::test]
+async fn sqlite_an_imported_secret_records_its_key() {
+    an_imported_secret_records_its_key(Backend::Sqlite).await;
 }

@@ -114,6 +114,18 @@ pub(super) async fn insert_record(
         ))
         .execute(conn)
         .await?;
+    // An imported secret may be sealed under a key this database has not
+    // seen: record it, so a process without that key is refused at start
+    // rather than failing each send to the destination.
+    if let Some(sealed) = sealed {
+        diesel::sql_query(
+            "INSERT INTO payload_keys (fingerprint, recorded_at) VALUES ($1, now()) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind::<diesel::sql_types::Bytea, _>(&sealed.key_fingerprint)
+        .execute(conn)
+        .await?;
+    }
     Ok(())
 }
 

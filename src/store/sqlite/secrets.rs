@@ -111,6 +111,17 @@ pub(super) fn insert_record(
     .bind::<BigInt, _>(micros(record.created_at))
     .bind::<Nullable<BigInt>, _>(record.expires_at.map(micros))
     .execute(conn)?;
+    // An imported secret may be sealed under a key this file has not seen:
+    // record it, so a process without that key is refused at start rather
+    // than failing each send to the destination.
+    if let Some(sealed) = sealed {
+        diesel::sql_query(
+            "INSERT OR IGNORE INTO payload_keys (fingerprint, recorded_at) VALUES (?, ?)",
+        )
+        .bind::<Binary, _>(&sealed.key_fingerprint)
+        .bind::<BigInt, _>(micros(record.created_at))
+        .execute(conn)?;
+    }
     Ok(())
 }
 
