@@ -8,6 +8,7 @@
 
 mod api_tokens;
 mod claim;
+mod destination_health;
 mod lease;
 mod rate;
 mod reconcile;
@@ -23,7 +24,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
-use super::health::{self, AutoDisabled};
 use super::lifecycle::{self, EndAttempt};
 use super::{
     rules, ClaimRequest, Clock, Finish, Finished, Replayed, Scheduled, Store, StoreError,
@@ -31,9 +31,9 @@ use super::{
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent,
-    DestinationHealth, DestinationId, EventKind, FailureReason, Lease, NewApiToken, NewDestination,
-    NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region,
-    Rotation, SendTarget, SigningSecret, Task, TaskId, TokenHash, TokenId,
+    DestinationHealth, DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask,
+    Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation,
+    SendTarget, SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -364,27 +364,7 @@ impl Store for MemStore {
             if outcome != TransitionOutcome::Applied {
                 continue;
             }
-            let now = self.now();
-            let mut state = self.state.lock();
-            let task = state
-                .by_id
-                .get(&one.lease.task_id)
-                .map(|i| &state.tasks[*i]);
-            let Some(id) = task.map(|t| t.destination_id.clone()) else {
-                continue;
-            };
-            if let Some(d) = state.destinations.get_mut(&id) {
-                let record = &one.decision.record;
-                if health::after_attempt(&mut d.destination, record, now, self.disable_rule)
-                    == Some(true)
-                {
-                    let event = DestinationEvent::of(EventKind::Disabled, &d.destination, now);
-                    finished.disabled.push(AutoDisabled {
-                        destination: d.destination.clone(),
-                    });
-                    state.events.push(event);
-                }
-            }
+            self.judge(one, &mut finished);
         }
         Ok(finished)
     }
@@ -394,16 +374,7 @@ impl Store for MemStore {
         id: &DestinationId,
         reason: Option<String>,
     ) -> Result<Destination, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        let d = state
-            .destinations
-            .get_mut(id)
-            .ok_or_else(|| StoreError::no_destination(id))?;
-        let event = health::disable(&mut d.destination, reason, now);
-        let d = d.destination.clone();
-        state.events.extend(event);
-        Ok(d)
+        self.disable(id, reason)
     }
 
     async fn fail_disabled_past_horizon(
@@ -411,36 +382,11 @@ impl Store for MemStore {
         region: Region,
         limit: u32,
     ) -> Result<u64, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        let state = &mut *state;
-        let mut failed = 0;
-        for task in state.tasks.iter_mut() {
-            if failed >= u64::from(limit) {
-                break;
-            }
-            let disabled = state
-                .destinations
-                .get(&task.destination_id)
-                .is_some_and(|d| !d.destination.enabled);
-            if disabled && task.region == region && lifecycle::fail_disabled(task, now) {
-                failed += 1;
-            }
-        }
-        Ok(failed)
+        self.fail_disabled(region, limit)
     }
 
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        let d = state
-            .destinations
-            .get_mut(id)
-            .ok_or_else(|| StoreError::no_destination(id))?;
-        let event = health::enable(&mut d.destination, now);
-        let d = d.destination.clone();
-        state.events.extend(event);
-        Ok(d)
+        self.enable(id)
     }
 
     async fn destination_events(
@@ -448,21 +394,11 @@ impl Store for MemStore {
         region: Region,
         limit: u32,
     ) -> Result<Vec<DestinationEvent>, StoreError> {
-        let state = self.state.lock();
-        Ok(state
-            .events
-            .iter()
-            .filter(|e| e.region == region)
-            .take(limit as usize)
-            .cloned()
-            .collect())
+        self.events(region, limit)
     }
 
     async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
-        let mut state = self.state.lock();
-        let before = state.events.len();
-        state.events.retain(|e| !ids.contains(&e.id));
-        Ok((before - state.events.len()) as u64)
+        self.forget_events(ids)
     }
 
     async fn extend_lease(

@@ -1,0 +1,108 @@
+//! The values the [`Store`](super::Store) calls carry: what a claim asks
+//! for, what a finish or a token take says, and what each returns.
+
+use chrono::Duration;
+
+use super::AutoDisabled;
+use crate::domain::{ClaimedTask, DestinationId, Lease, Region, Task};
+use crate::policy::Decision;
+
+/// What a guarded transition did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransitionOutcome {
+    /// The row moved (or had already moved this way under this lease).
+    Applied,
+    /// The lease is no longer this caller's: another lease owner reclaimed the
+    /// row, or it was finished or released. Nothing changed.
+    Fenced,
+    NotFound,
+    /// A hand-back (`release`) found nothing could happen before the task's
+    /// retry horizon: the task failed with `retry_horizon` instead.
+    PastHorizon,
+}
+
+/// Which rows a lease owner wants to lease.
+#[derive(Debug, Clone)]
+pub struct ClaimRequest {
+    pub region: Region,
+    /// Who will hold the leases: the lease owner, recorded on each row
+    /// (`lease_owner`) and on each attempt.
+    pub lease_owner: String,
+    pub lease: Duration,
+    /// Most rows in one claim.
+    pub limit: u32,
+    /// Most rows of one destination in one claim, so that one busy
+    /// destination cannot take every slot.
+    pub per_destination_cap: u32,
+    /// Destinations this lease owner cannot start anything for soon (paused,
+    /// or at their in-flight cap): their rows are left to others or later,
+    /// instead of being claimed only to be handed back.
+    pub skip: Vec<DestinationId>,
+    /// Where the previous claim's turn over the region's destinations
+    /// ended ([`ClaimRequest::resume_point`]): this claim starts after it,
+    /// so destinations take turns however many the region has.
+    pub resume_after: Option<DestinationId>,
+}
+
+impl ClaimRequest {
+    /// Where the next claim should start its turn, given what this one
+    /// claimed: after the last destination it reached, counting the wrap
+    /// round to the start; from the start again when it found nothing.
+    pub fn resume_point(&self, claimed: &[ClaimedTask]) -> Option<DestinationId> {
+        let after = self.resume_after.as_ref().map_or("", |d| d.as_str());
+        let ids = claimed.iter().map(|c| &c.task.destination_id);
+        let wrapped = ids.clone().filter(|d| d.as_str() <= after).max();
+        wrapped.or_else(|| ids.max()).cloned()
+    }
+}
+
+/// One destination's ask for tokens, as [`Store::take_tokens_many`] takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenRequest {
+    pub destination: DestinationId,
+    pub rate_per_second: f64,
+    pub burst: u32,
+    pub want: u32,
+}
+
+/// One attempt's end, as a batch of [`Store::finish_many`] carries it.
+#[derive(Debug, Clone)]
+pub struct Finish {
+    pub lease: Lease,
+    pub destination: DestinationId,
+    pub decision: Decision,
+}
+
+/// What a batch of finishes did: one outcome per finish, in order, and
+/// the destinations the batch disabled (a failure that made a streak long
+/// enough), each once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Finished {
+    pub outcomes: Vec<TransitionOutcome>,
+    pub disabled: Vec<AutoDisabled>,
+}
+
+/// What a take returned: tokens granted now, or how long until one is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tokens {
+    Granted(u32),
+    WaitFor(std::time::Duration),
+}
+
+/// What a replay did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replayed {
+    Replayed(Task),
+    /// The task is not `failed`; replaying anything else would resend a
+    /// delivered webhook or race a live lease.
+    NotFailed(Task),
+    NotFound,
+}
+
+/// The result of `schedule`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scheduled {
+    pub task: Task,
+    /// False when the same request had been scheduled before.
+    pub created: bool,
+}

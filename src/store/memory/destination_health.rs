@@ -1,0 +1,109 @@
+//! A destination's health in the model: the failure streak a finish
+//! counts, disabling and enabling by hand, tasks failed at their horizon
+//! while disabled, and the outbox of operational events.
+
+use super::MemStore;
+use crate::domain::{Destination, DestinationEvent, DestinationId, EventKind, Region};
+use crate::store::health::{self, AutoDisabled};
+use crate::store::lifecycle;
+use crate::store::{Finish, Finished, StoreError};
+
+impl MemStore {
+    /// Counts an applied finish toward its destination's failure streak,
+    /// disabling it (with its event) when the streak is long enough.
+    pub(super) fn judge(&self, one: &Finish, finished: &mut Finished) {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let task = state
+            .by_id
+            .get(&one.lease.task_id)
+            .map(|i| &state.tasks[*i]);
+        let Some(id) = task.map(|t| t.destination_id.clone()) else {
+            return;
+        };
+        if let Some(d) = state.destinations.get_mut(&id) {
+            let record = &one.decision.record;
+            if health::after_attempt(&mut d.destination, record, now, self.disable_rule)
+                == Some(true)
+            {
+                let event = DestinationEvent::of(EventKind::Disabled, &d.destination, now);
+                finished.disabled.push(AutoDisabled {
+                    destination: d.destination.clone(),
+                });
+                state.events.push(event);
+            }
+        }
+    }
+
+    pub(super) fn disable(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let d = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| StoreError::no_destination(id))?;
+        let event = health::disable(&mut d.destination, reason, now);
+        let d = d.destination.clone();
+        state.events.extend(event);
+        Ok(d)
+    }
+
+    pub(super) fn fail_disabled(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let state = &mut *state;
+        let mut failed = 0;
+        for task in state.tasks.iter_mut() {
+            if failed >= u64::from(limit) {
+                break;
+            }
+            let disabled = state
+                .destinations
+                .get(&task.destination_id)
+                .is_some_and(|d| !d.destination.enabled);
+            if disabled && task.region == region && lifecycle::fail_disabled(task, now) {
+                failed += 1;
+            }
+        }
+        Ok(failed)
+    }
+
+    pub(super) fn enable(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let d = state
+            .destinations
+            .get_mut(id)
+            .ok_or_else(|| StoreError::no_destination(id))?;
+        let event = health::enable(&mut d.destination, now);
+        let d = d.destination.clone();
+        state.events.extend(event);
+        Ok(d)
+    }
+
+    pub(super) fn events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        let state = self.state.lock();
+        Ok(state
+            .events
+            .iter()
+            .filter(|e| e.region == region)
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    pub(super) fn forget_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        let mut state = self.state.lock();
+        let before = state.events.len();
+        state.events.retain(|e| !ids.contains(&e.id));
+        Ok((before - state.events.len()) as u64)
+    }
+}
