@@ -117,8 +117,6 @@ struct AttemptLine {
     recorded_at: DateTime<Utc>,
 }
 
-/// How many of each an export wrote.
-
 pub(super) fn destination_line(record: DestinationRecord) -> Result<DestinationLine, String> {
     let d = record.destination;
     let signing_secrets = record

@@ -59,6 +59,7 @@ pub enum TransferError {
     },
 }
 
+/// How many of each an export wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Exported {
     pub destinations: u64,
