@@ -1,0 +1,203 @@
+//! The configuration's sections, each a table of the TOML file.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// When a destination whose attempts all fail is disabled: after failing
+/// for `disable_after_seconds` AND at least `disable_after_failures`
+/// attempts (a destination's own thresholds, set when it is registered,
+/// take precedence).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DestinationsConfig {
+    pub disable_after_seconds: u64,
+    pub disable_after_failures: u32,
+}
+
+impl DestinationsConfig {
+    pub fn disable_rule(&self) -> remit::policy::DisableRule {
+        remit::policy::DisableRule {
+            after: chrono::Duration::seconds(
+                i64::try_from(self.disable_after_seconds).unwrap_or(i64::MAX),
+            ),
+            failures: self.disable_after_failures,
+        }
+    }
+}
+
+/// Where operational events (`destination.disabled`,
+/// `destination.enabled`) go: an ordinary destination remit creates from
+/// this at start, signed with `secret` like any webhook. Without a `url`
+/// the events are dropped from the outbox.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `whsec_` and standard base64 (usually `REMIT_EVENTS__SECRET`).
+    #[serde(skip_serializing)]
+    pub secret: Option<String>,
+    /// How often the outbox is read.
+    pub poll_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    pub url: String,
+    pub pool_size: u32,
+    /// Start on a schema with migrations this release does not know (a
+    /// rollback onto a newer schema); an older schema is always refused.
+    pub allow_newer_schema: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseConfig {
+    /// How long a claim holds a task before any consumer may take it over.
+    pub seconds: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SendConfig {
+    /// Whole-request timeout; must be well below the lease.
+    pub timeout_ms: u64,
+    /// Requests under way at once (until their outcome is committed); the
+    /// process holds up to twice as many claimed tasks in memory.
+    pub max_in_flight: u32,
+    /// Sender actors.
+    pub senders: u32,
+    /// Response bytes read before the body is dropped.
+    pub max_response_bytes: usize,
+    /// Exceptions to the refused address ranges (loopback, private,
+    /// link-local, ...): CIDRs, IP addresses and host names.
+    pub allow_hosts: Vec<String>,
+    /// Send over plain http to any host, not only to listed ones.
+    pub allow_plain_http: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimConfig {
+    pub batch_size: u32,
+    pub per_destination_cap: u32,
+    /// Poll interval while work is being found.
+    pub busy_poll_ms: u64,
+    /// Longest poll interval while idle (backs off up to it).
+    pub idle_poll_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    pub backoff_base_ms: u64,
+    pub backoff_cap_seconds: u64,
+    pub max_attempts: u32,
+    pub max_server_delay_seconds: u64,
+    /// Default time after `not_before` during which retries may start.
+    pub horizon_hours: u64,
+    pub retryable_statuses: Vec<u16>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleLimits {
+    pub rate_per_second: f64,
+    pub burst: u32,
+    pub max_in_flight: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleConfig {
+    /// Limits for every destination without an override.
+    pub default: ThrottleLimits,
+    /// Per-destination overrides, by destination id.
+    pub destinations: BTreeMap<String, ThrottleLimits>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiConfig {
+    pub bind: String,
+    /// Database connections of the API's own, apart from
+    /// `database.pool_size`, so requests cannot starve delivery.
+    pub pool_size: u32,
+    /// The bootstrap bearer token for /v1, scope admin (usually
+    /// `REMIT_API_TOKEN`). Without one, /v1 accepts only API tokens made
+    /// with `remit token create`.
+    #[serde(skip_serializing)]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Json,
+    Terminal,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    pub format: LogFormat,
+    /// One of critical, error, warning, info, debug, trace.
+    pub level: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShutdownConfig {
+    /// How long in-flight sends may take to finish after SIGTERM.
+    pub grace_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconcileConfig {
+    /// How often the runtime runs the reconciliation checks for its region
+    /// and logs what they find; 0 turns it off.
+    pub interval_seconds: u64,
+    /// Eligible work waiting longer than this is reported.
+    pub older_than_seconds: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// A listener of its own for /metrics and the probes (/healthz,
+    /// /readyz), e.g. `0.0.0.0:9464`, so they can be scraped without
+    /// exposing the API. When set, /metrics is not served on `api.bind`.
+    pub bind: Option<String>,
+    /// Destinations named in per-destination series; the rest are counted
+    /// under `other`, so label cardinality stays bounded.
+    pub max_destinations: usize,
+    /// How often the queue gauges (depth by state, oldest eligible age,
+    /// expired leases) are refreshed by a query.
+    pub queue_interval_seconds: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// Whether `remit run` prunes its region; `remit prune` works either way.
+    pub enabled: bool,
+    /// Delivered and failed tasks are deleted, with their attempts and
+    /// payloads, this many days after they ended. Must outlast any
+    /// producer's retries: a pruned (tenant, reminder) can be scheduled,
+    /// and delivered, again.
+    pub keep_days: u64,
+    /// Most tasks deleted in one transaction.
+    pub batch_size: u32,
+    /// Pause between pruning runs; a run goes until a batch comes back short.
+    pub interval_seconds: u64,
+}
+
+impl RetentionConfig {
+    /// `keep_days` as a duration (validated, so it fits).
+    pub fn keep(&self) -> chrono::Duration {
+        let days = i64::try_from(self.keep_days).unwrap_or(i64::MAX);
+        chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX)
+    }
+}
