@@ -80,6 +80,18 @@ pub(super) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Option<DateTim
     }
 }
 
+/// From when a live row can be claimed, whatever the time is now: the
+/// later of its deadline and the moment it is available (unleased) or its
+/// lease runs out (leased). `None` for a row that has ended.
+pub(super) fn claimable_from(task: &Task) -> Option<DateTime<Utc>> {
+    let from = match task.state {
+        TaskState::Pending | TaskState::RetryWait => task.available_at,
+        TaskState::Leased => task.lease_expires_at?,
+        _ => return None,
+    };
+    Some(from.max(task.not_before))
+}
+
 /// The guard of every transition out of `leased`.
 pub(super) fn holds(task: &Task, lease: &Lease) -> bool {
     task.state == TaskState::Leased && task.lease_token == Some(lease.token)

@@ -318,6 +318,19 @@ pub trait Store: Sync {
     /// The decrypted body of a task.
     fn payload(&self, task: &Task) -> impl Future<Output = Result<Payload, StoreError>> + Send;
 
+    /// How long from the store's now until a claim of the region could next
+    /// find work: zero when a row is claimable already, `None` when no live
+    /// row of the region will ever be (there are none, or only rows of
+    /// disabled destinations). A paused destination's rows count from the
+    /// pause's end. The wait is measured on the store's clock, so a caller
+    /// that sleeps for it wakes when the claim's own clock check passes,
+    /// whatever its own clock says. It reads every destination of the
+    /// region with live rows, as a claim that finds nothing does.
+    fn next_due(
+        &self,
+        region: Region,
+    ) -> impl Future<Output = Result<Option<Duration>, StoreError>> + Send;
+
     /// Leases due rows and expired leases of one region in one statement.
     fn claim_due(
         &self,

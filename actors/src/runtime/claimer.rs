@@ -146,14 +146,21 @@ impl Claimer {
         let claim = async move {
             let claimed = store.claim_due(&request).await?;
             let resume_after = request.resume_point(&claimed);
-            Ok::<_, remit::store::StoreError>((claimed, resume_after))
+            // Nothing due now: ask when something will be, so the next
+            // claim can start right then instead of an idle interval later.
+            let next_due = if claimed.is_empty() {
+                store.next_due(request.region).await?
+            } else {
+                None
+            };
+            Ok::<_, remit::store::StoreError>((claimed, resume_after, next_due))
         };
         guard::caught(claim)
             .into_actor(self)
             .map(move |result, this, ctx| {
                 this.claiming = false;
                 match result {
-                    Ok(Ok((claimed, resume_after))) => {
+                    Ok(Ok((claimed, resume_after, next_due))) => {
                         this.resume_after = resume_after;
                         if !this.failed_routing {
                             // The database answers again: a streak of
@@ -162,7 +169,7 @@ impl Claimer {
                             this.shared.health.recovered("claimer");
                         }
                         let routed = guard::step(this, ctx, |this, ctx| {
-                            this.route(claimed, claimed_at, ctx)
+                            this.route(claimed, claimed_at, next_due, ctx)
                         });
                         if routed.is_none() {
                             this.failed_routing = true;
@@ -187,6 +194,7 @@ impl Claimer {
         &mut self,
         claimed: Vec<remit::domain::ClaimedTask>,
         claimed_at: Instant,
+        next_due: Option<chrono::Duration>,
         ctx: &mut Context<Self>,
     ) {
         let config = &self.shared.config;
@@ -194,7 +202,7 @@ impl Claimer {
         let idle_max = Duration::from_millis(config.claim.idle_poll_ms);
         if claimed.is_empty() {
             self.idle_delay = (self.idle_delay * 2).clamp(busy, idle_max);
-            let delay = self.idle_delay;
+            let delay = idle_wait(self.idle_delay, next_due);
             self.schedule_poll(ctx, delay);
             return;
         }
@@ -237,6 +245,20 @@ impl Claimer {
         }
         // Work was found: look again right away.
         self.schedule_poll(ctx, Duration::ZERO);
+    }
+}
+
+/// How long an idle Claimer waits before its next claim: until the next
+/// due time the store knows of, when that comes before the idle backoff
+/// ends. A wait of zero means work is due that this claim did not take (its
+/// destination is held here, or another process took it): that is what the
+/// backoff is for, so it is not a reason to claim at once. The backoff
+/// (at most `claim.idle_poll_ms`) stays the safety net for work this
+/// process cannot see coming, such as another process's retries.
+fn idle_wait(backoff: Duration, next_due: Option<chrono::Duration>) -> Duration {
+    match next_due.and_then(|wait| wait.to_std().ok()) {
+        Some(wait) if !wait.is_zero() => wait.min(backoff),
+        _ => backoff,
     }
 }
 
@@ -311,5 +333,24 @@ impl Handler<Drain> for Claimer {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_idle_claimer_wakes_for_the_next_due_row_within_its_backoff() {
+        let backoff = Duration::from_millis(640);
+        let ms = chrono::Duration::milliseconds;
+        assert_eq!(idle_wait(backoff, Some(ms(37))), Duration::from_millis(37));
+        assert_eq!(idle_wait(backoff, Some(ms(5_000))), backoff, "safety net");
+        assert_eq!(idle_wait(backoff, None), backoff, "nothing live");
+        assert_eq!(
+            idle_wait(backoff, Some(ms(0))),
+            backoff,
+            "due but not taken here: back off, do not spin"
+        );
     }
 }

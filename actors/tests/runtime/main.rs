@@ -16,6 +16,7 @@ mod hostile;
 mod in_flight;
 mod keys;
 mod listener;
+mod on_time;
 mod poison;
 mod residency;
 mod retention;

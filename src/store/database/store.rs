@@ -93,6 +93,10 @@ impl Store for Database {
         on_store!(self, s => s.payload(task).await)
     }
 
+    async fn next_due(&self, region: Region) -> Result<Option<Duration>, StoreError> {
+        on_store!(self, s => s.next_due(region).await)
+    }
+
     async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
         on_store!(self, s => s.claim_due(request).await)
     }

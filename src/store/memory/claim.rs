@@ -1,8 +1,10 @@
 //! The claim over the model: the turn and the choice of `claim_turn`, each
-//! row leased by `lifecycle::lease`.
+//! row leased by `lifecycle::lease`; and when a claim could next find work.
+
+use chrono::Duration;
 
 use super::{MemStore, State};
-use crate::domain::{ClaimedTask, DestinationId};
+use crate::domain::{ClaimedTask, DestinationId, Region};
 use crate::store::claim_turn::{self, Work};
 use crate::store::{lifecycle, ClaimRequest};
 
@@ -63,5 +65,23 @@ impl MemStore {
             claimed.push(one);
         }
         claimed
+    }
+
+    pub(super) fn next_due_now(&self, region: Region) -> Option<Duration> {
+        let now = self.now();
+        let state = self.state.lock();
+        state
+            .tasks
+            .iter()
+            .filter(|t| t.region == region)
+            .filter_map(|t| {
+                let destination = &state.destinations.get(&t.destination_id)?.destination;
+                let from = lifecycle::claimable_from(t)?;
+                destination
+                    .enabled
+                    .then(|| destination.paused_until.map_or(from, |p| from.max(p)))
+            })
+            .min()
+            .map(|at| (at - now).max(Duration::zero()))
     }
 }

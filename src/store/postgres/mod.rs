@@ -37,6 +37,7 @@ mod events;
 mod finish_many;
 mod lease;
 pub(super) mod migrate;
+mod next_due;
 mod notify;
 pub(super) mod payload_keys;
 mod prepared;

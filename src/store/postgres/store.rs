@@ -10,10 +10,10 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    api_tokens, claim, destinations, events, finish_many, lease, rate, reads, reconcile, replay,
-    retention, schedule_many, schema_check, secrets, send_targets, transitions, ClaimRequest,
-    Clock, Finish, Finished, PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats,
-    TokenRequest, Tokens, TransitionOutcome,
+    api_tokens, claim, destinations, events, finish_many, lease, next_due, rate, reads, reconcile,
+    replay, retention, schedule_many, schema_check, secrets, send_targets, transitions,
+    ClaimRequest, Clock, Finish, Finished, PgConnector, Replayed, Scheduled, Store, StoreError,
+    StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
@@ -243,6 +243,10 @@ impl Store for PgStore {
 
     async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
         reads::payload(self, task).await
+    }
+
+    async fn next_due(&self, region: Region) -> Result<Option<Duration>, StoreError> {
+        next_due::next_due(self, region).await
     }
 
     async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {

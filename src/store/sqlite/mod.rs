@@ -21,6 +21,7 @@ mod connection;
 mod destinations;
 mod finish;
 mod maintenance;
+mod next_due;
 mod operations;
 mod payload_keys;
 mod refusals;

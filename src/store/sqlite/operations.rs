@@ -6,7 +6,8 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
 use super::{
-    api_tokens, claim, destinations, finish, maintenance, rows, schedule, secrets, SqliteStore,
+    api_tokens, claim, destinations, finish, maintenance, next_due, rows, schedule, secrets,
+    SqliteStore,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
@@ -192,6 +193,13 @@ impl Store for SqliteStore {
         let payload_ref = task.payload_ref;
         self.run(false, move |conn, ctx| {
             claim::open_payload(conn, &ctx.key, payload_ref)
+        })
+        .await
+    }
+
+    async fn next_due(&self, region: Region) -> Result<Option<Duration>, StoreError> {
+        self.run(false, move |conn, ctx| {
+            next_due::next_due(conn, ctx, region)
         })
         .await
     }

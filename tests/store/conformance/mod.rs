@@ -159,4 +159,6 @@ every_store!(
     an_operator_disables_and_enables_a_destination,
     a_disabled_destinations_tasks_fail_at_their_horizon,
     disables_and_enables_leave_events_in_the_outbox,
+    next_due_follows_deadlines_leases_pauses_and_regions,
+    next_due_never_precedes_a_deadline,
 );
