@@ -16,6 +16,7 @@ mod hostile;
 mod in_flight;
 mod keys;
 mod listener;
+mod ordering;
 mod poison;
 mod residency;
 mod retention;
