@@ -7,7 +7,7 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use remit::domain::{
     Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationHealth, DestinationId,
-    DisableOverrides, Region, ReminderId, Task, TaskId, TaskState, TenantId,
+    DisableOverrides, OrderingKey, Region, ReminderId, Task, TaskId, TaskState, TenantId,
 };
 use remit::payload_crypto::SealedPayload;
 use remit::store::{DestinationRecord, SecretRecord, StoredValue, TaskRecord};
