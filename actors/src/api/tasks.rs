@@ -252,8 +252,8 @@ impl CreateTask {
 /// Schedule a webhook
 ///
 /// The same request again (same ids, `destination_id`, `region`,
-/// `not_before` to the microsecond, `payload` and `ordering_key`) answers 200 with the
-/// existing task; the same ids with other content answer 409.
+/// `not_before` to the microsecond, `payload` and `ordering_key`) answers
+/// 200 with the existing task; the same ids with other content answer 409.
 #[utoipa::path(
     post,
     path = "/v1/tasks",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use remit::domain::{Region, TaskId, TaskState};
 use remit::store::Store;
 
-use crate::support::{self, Receiver, Received, Reply, RetryAfter, TestDb};
+use crate::support::{self, Received, Receiver, Reply, RetryAfter, TestDb};
 
 /// How long the receiver takes over every answer after the 429: the task
 /// behind the head can only be sent once the head's retry is answered.

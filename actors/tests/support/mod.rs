@@ -142,7 +142,11 @@ pub async fn task_at(
     region: Region,
     not_before: DateTime<Utc>,
 ) -> TaskId {
-    schedule(db, new_task(reminder, destination, region, not_before, None)).await
+    schedule(
+        db,
+        new_task(reminder, destination, region, not_before, None),
+    )
+    .await
 }
 
 /// A task due at `not_before` in the line `key`: sent only after every

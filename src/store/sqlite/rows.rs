@@ -9,8 +9,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
-    Destination, DestinationHealth, DestinationId, DisableOverrides,
-    OrderingKey, ReminderId, Task, TaskId, TenantId,
+    Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey, ReminderId, Task,
+    TaskId, TenantId,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::columns::{corrupt, count, region, state_from_label, status};
