@@ -389,3 +389,26 @@ async fn an_old_export_with_a_secret_in_clear_imports_and_is_sealed() {
         .unwrap();
     assert!(!String::from_utf8(exported).unwrap().contains("whsec_"));
 }
+
+/// An ordering key in a file is held to the API's rules: a blank one stops
+/// the import on its line, naming the field, before anything is written.
+#[actix_rt::test]
+async fn a_blank_ordering_key_in_a_file_is_refused() {
+    let mut lines = an_export().await;
+    task_in_state(&mut lines, "pending")["ordering_key"] = serde_json::json!(" ");
+    let line = 1 + lines
+        .iter()
+        .position(|l| l["task"]["ordering_key"] == " ")
+        .unwrap();
+    let target = TestDb::on(Backend::Sqlite).await;
+    let file: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let err = transfer::import(&target.store, &mut file.as_bytes())
+        .await
+        .expect_err("a blank key");
+    let message = remit::error_chain(&err);
+    assert!(
+        message.starts_with(&format!("line {line}: ordering_key: ")),
+        "{message}"
+    );
+    assert_eq!(target.count("SELECT count(*) AS n FROM tasks").await, 0);
+}
