@@ -41,3 +41,67 @@ pub(super) const SQL_MAY_GO: &str = "(t.ordering_key IS NULL OR NOT EXISTS ( \
       AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key \
       AND e.finalized_at IS NULL \
       AND (e.not_before, e.id) < (t.not_before, t.id)))";
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone, Utc};
+
+    use super::*;
+    use crate::domain::{DestinationId, OrderingKey, TaskId, TaskState};
+
+    fn task(n: u128, key: Option<&str>, not_before_min: i64) -> Task {
+        let now = Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap();
+        let mut t = Task::leased_for_tests(now, Duration::seconds(30), Duration::hours(1), 1);
+        t.id = TaskId(uuid::Uuid::from_u128(n));
+        t.state = TaskState::Pending;
+        t.not_before = now + Duration::minutes(not_before_min);
+        t.ordering_key = key.map(|k| OrderingKey::new(k).unwrap());
+        t
+    }
+
+    #[test]
+    fn only_an_earlier_live_task_of_the_same_line_holds_a_task_back() {
+        let head = task(1, Some("p1"), 0);
+        let next = task(2, Some("p1"), 0);
+        assert!(holds_back(&head, &next));
+        assert!(!holds_back(&next, &head), "a later id comes after");
+        assert!(!holds_back(&head, &head), "a task never waits for itself");
+
+        let earlier_deadline = task(3, Some("p1"), -1);
+        assert!(
+            holds_back(&earlier_deadline, &head),
+            "not_before comes before the id"
+        );
+
+        let ended = Task {
+            finalized_at: Some(head.not_before),
+            state: TaskState::Failed,
+            ..head.clone()
+        };
+        assert!(!holds_back(&ended, &next));
+        assert!(!holds_back(&task(1, Some("p2"), 0), &next), "another key");
+        assert!(!holds_back(&task(1, None, 0), &next), "no key");
+        let elsewhere = Task {
+            destination_id: DestinationId::new("erp").unwrap(),
+            ..head.clone()
+        };
+        assert!(!holds_back(&elsewhere, &next), "another destination");
+        assert!(
+            !holds_back(&head, &task(2, None, 0)),
+            "a task without a key waits for nothing"
+        );
+    }
+
+    #[test]
+    fn a_task_waits_while_any_task_before_it_in_its_line_is_live() {
+        let line = [
+            task(1, Some("p1"), 0),
+            task(2, Some("p1"), 0),
+            task(3, Some("p1"), 0),
+        ];
+        assert!(!waits(&line[0], &line));
+        assert!(waits(&line[1], &line));
+        assert!(waits(&line[2], &line));
+        assert!(!waits(&task(4, None, 0), &line));
+    }
+}
