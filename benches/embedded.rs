@@ -53,6 +53,7 @@ async fn run(consumers: u32, batch: u32) {
                 not_before: due,
                 retry_horizon: Duration::days(1),
                 payload: Payload::json(format!(r#"{{"renewal":{i},"pad":"{}"}}"#, "x".repeat(200))),
+                ordering_key: None,
             })
             .collect();
         for answer in store.schedule_many(batch).await.unwrap() {

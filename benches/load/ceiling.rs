@@ -175,6 +175,7 @@ async fn seed(store: &PgStore, url: &str, setup: &CeilingSetup) -> Result<(), Lo
                     r#"{{"i":{i},"due_ms":{},"pad":"{pad}"}}"#,
                     due.timestamp_millis()
                 )),
+                ordering_key: None,
             });
         }
         for answer in store.schedule_many(batch).await? {

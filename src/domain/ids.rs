@@ -105,6 +105,13 @@ text_id!(
     DestinationId,
     "destination_id"
 );
+text_id!(
+    /// A line of tasks a receiver needs in order: the tasks of one
+    /// destination with the same key are sent one at a time, in order of
+    /// `not_before`, then of scheduling.
+    OrderingKey,
+    "ordering_key"
+);
 
 /// remit's id for one logical webhook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

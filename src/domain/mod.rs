@@ -22,7 +22,9 @@ pub use destination::{
 };
 pub use destination_event::{DestinationEvent, EventKind};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};
-pub use ids::{quoted, DestinationId, InvalidInput, Region, ReminderId, TaskId, TenantId};
+pub use ids::{
+    quoted, DestinationId, InvalidInput, OrderingKey, Region, ReminderId, TaskId, TenantId,
+};
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, TaskSummary};
 pub use retention::{PruneReport, PruneRequest};

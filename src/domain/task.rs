@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{DestinationId, Payload, Region, ReminderId, TaskId, TenantId};
+use super::{DestinationId, OrderingKey, Payload, Region, ReminderId, TaskId, TenantId};
 
 /// Where a task stands. The database enforces which columns each state
 /// needs; the store's guarded transitions (`store::lifecycle`) are the only
@@ -94,6 +94,9 @@ pub struct NewTask {
     /// How long after `not_before` retries may still start.
     pub retry_horizon: chrono::Duration,
     pub payload: Payload,
+    /// Tasks of the same destination and key are sent one at a time, in
+    /// order of `not_before`, then of scheduling; `None` for no order.
+    pub ordering_key: Option<OrderingKey>,
 }
 
 /// The scheduling envelope of a task. It holds no payload.
@@ -126,6 +129,11 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
     pub delivered_at: Option<DateTime<Utc>>,
     pub finalized_at: Option<DateTime<Utc>>,
+    /// The line this task waits in, if any: it is claimed only when no
+    /// other task of its destination and key that has not ended comes
+    /// before it in (`not_before`, `id`). Task ids are time-ordered, so
+    /// `id` is the order of scheduling.
+    pub ordering_key: Option<OrderingKey>,
 }
 
 impl Task {
@@ -227,6 +235,7 @@ impl Task {
             updated_at: now,
             delivered_at: None,
             finalized_at: None,
+            ordering_key: None,
         }
     }
 }

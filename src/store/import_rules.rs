@@ -24,6 +24,11 @@
 //!   for a task scheduled before keys were derived, the one derived from
 //!   its own task id. Either way no other reminder can carry it: (tenant,
 //!   reminder) and the task id are unique, and the two forms never meet.
+//! - An ordering key, when present, is one the API would take: its type
+//!   (`OrderingKey`) is only made from text that passes those rules, so a
+//!   file's key is checked as its line is read (`remit import` names the
+//!   line and `ordering_key`). The key travels unchanged, and a line's
+//!   order (`not_before`, then task id) with it.
 
 use std::collections::HashMap;
 

@@ -13,6 +13,7 @@
 //! │   └── extras.rs       status, export/import, refusals, key check
 //! ├── lifecycle.rs    each transition's rules, written once
 //! ├── bucket.rs  claim_turn.rs  findings.rs  rules.rs  import_rules.rs
+//! ├── ordering.rs     which keyed rows wait in their line
 //! ├── columns.rs      state and outcome labels, corrupt-column errors
 //! ├── status.rs  transfer.rs     the reports' and records' types
 //! ├── notify.rs  payload_keys.rs  schema_version.rs  sandbox.rs
@@ -47,7 +48,8 @@
 //! - `lifecycle`: each transition's rules, written once (the states it
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
 //!   stale lease gets); `bucket`: the shared token bucket; `claim_turn`:
-//!   which rows a claim takes; `findings`: what reconciliation reports;
+//!   which rows a claim takes; `ordering`: which keyed rows wait behind an
+//!   earlier row of their line; `findings`: what reconciliation reports;
 //!   `rules`: what a destination or task must be before any store writes
 //!   it; `import_rules`: the same for an imported record. The model and
 //!   SQLite apply them to rows they read; PostgreSQL's statements take
@@ -113,6 +115,7 @@ mod import_rules;
 mod lifecycle;
 mod memory;
 mod notify;
+mod ordering;
 mod payload_keys;
 mod postgres;
 mod rekey;

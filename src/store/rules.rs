@@ -101,6 +101,9 @@ pub(super) fn same_or_conflict(
     if *stored_payload != new.payload {
         differs.push("payload");
     }
+    if existing.ordering_key != new.ordering_key {
+        differs.push("ordering_key");
+    }
     if differs.is_empty() {
         return Ok(Scheduled {
             task: existing,

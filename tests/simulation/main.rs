@@ -3,7 +3,8 @@
 //! finish through the real policy, release, extend and crash, all on a fake
 //! clock over `MemStore` (which the conformance suite holds to PostgreSQL's
 //! behaviour), and the same worlds over the embedded SQLite store. The five
-//! promises are checked after every step.
+//! promises are checked after every step, and at every send that no task
+//! of an ordering key goes while an earlier one of its line has not ended.
 //!
 //! `SIM_RUNS` (default 60) runs of `SIM_STEPS` (default 1500) steps over
 //! the model, and `SIM_SQLITE_RUNS` (default 2) of `SIM_SQLITE_STEPS`

@@ -6,8 +6,8 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use remit::domain::{
-    ClaimedTask, DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, Task, TaskId,
-    TenantId,
+    ClaimedTask, DestinationId, NewDestination, NewTask, OrderingKey, Payload, Region, ReminderId,
+    Task, TaskId, TenantId,
 };
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{RetryPolicy, TransportError};
@@ -94,6 +94,9 @@ pub struct World<S = MemStore> {
     deadlines: HashMap<TaskId, DateTime<Utc>>,
     /// Rows as they were when they became terminal.
     terminal: HashMap<TaskId, Task>,
+    /// The tasks scheduled with an ordering key: destination, key and
+    /// deadline, for the check that a line goes in order.
+    lines: Vec<(TaskId, DestinationId, OrderingKey, DateTime<Utc>)>,
     totals: Totals,
 }
 
@@ -184,6 +187,7 @@ impl<S: SimStore> World<S> {
             sends: HashMap::new(),
             deadlines: HashMap::new(),
             terminal: HashMap::new(),
+            lines: Vec::new(),
             totals: Totals::default(),
         }
     }
@@ -247,6 +251,11 @@ impl<S: SimStore> World<S> {
             self.destinations[self.rng.random_range(0..self.destinations.len())].clone();
         let offset = self.rng.random_range(-5_000..30_000);
         let n = self.scheduled.len();
+        // Half the tasks wait in one of a few lines per destination.
+        let ordering_key = match self.rng.random_range(0..6) {
+            line @ 0..3 => Some(OrderingKey::new(&format!("line-{line}")).unwrap()),
+            _ => None,
+        };
         let new = NewTask {
             tenant_id: TenantId::new("clinic").unwrap(),
             reminder_id: ReminderId::new(&format!("r{n}")).unwrap(),
@@ -255,6 +264,7 @@ impl<S: SimStore> World<S> {
             not_before: self.now() + Duration::milliseconds(offset),
             retry_horizon: self.policy.horizon,
             payload: Payload::json(format!("{{\"n\":{n}}}")),
+            ordering_key,
         };
         let repeat = new.clone();
         let task = self.store.schedule(new).await.unwrap().task;
@@ -265,6 +275,10 @@ impl<S: SimStore> World<S> {
             !again.created && again.task.id == task.id,
             "a repeat created a second task"
         );
+        if let Some(key) = task.ordering_key.clone() {
+            self.lines
+                .push((task.id, task.destination_id.clone(), key, task.not_before));
+        }
         self.scheduled
             .insert(task.id, (task.idempotency_key, task.not_before));
     }

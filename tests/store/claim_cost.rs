@@ -16,7 +16,7 @@ const BUSY: usize = 500;
 /// Idle destinations registered afterwards.
 const IDLE: usize = 50_000;
 /// The claim's limit, as the runtime's default claims.
-const LIMIT: i64 = 64;
+pub(crate) const LIMIT: i64 = 64;
 
 #[derive(QueryableByName)]
 struct Plan {
@@ -24,15 +24,17 @@ struct Plan {
     plan: String,
 }
 
-/// Buffers (hit or read) the claim touches, measured inside a transaction
-/// that is rolled back, so the rows stay as they were.
-async fn claim_buffers(db: &TestDb) -> u64 {
+/// The plan of a claim of up to `LIMIT` rows of region `us` by statement
+/// `sql` (the store's, or a variant of it), as EXPLAIN (ANALYZE, BUFFERS,
+/// FORMAT JSON) shows it, run inside a transaction that is rolled back, so
+/// the rows stay as they were.
+pub(crate) async fn explain_claim(db: &TestDb, sql: &str) -> serde_json::Value {
     use diesel_async::RunQueryDsl;
     let mut conn = db.conn().await;
     let run = |sql: String| diesel::sql_query(sql);
     run("BEGIN".into()).execute(&mut conn).await.unwrap();
     run(format!(
-        "PREPARE measured_claim (timestamptz, text, text, bigint, int, int, text[], text) AS {CLAIM_SQL}"
+        "PREPARE measured_claim (timestamptz, text, text, bigint, int, int, text[], text) AS {sql}"
     ))
     .execute(&mut conn)
     .await
@@ -45,7 +47,12 @@ async fn claim_buffers(db: &TestDb) -> u64 {
     .await
     .unwrap();
     run("ROLLBACK".into()).execute(&mut conn).await.unwrap();
-    let json: serde_json::Value = serde_json::from_str(&explained.plan).unwrap();
+    serde_json::from_str(&explained.plan).unwrap()
+}
+
+/// Buffers (hit or read) the store's claim touches.
+async fn claim_buffers(db: &TestDb) -> u64 {
+    let json = explain_claim(db, CLAIM_SQL).await;
     let top = &json[0]["Plan"];
     let hit = top["Shared Hit Blocks"].as_u64().unwrap();
     let read = top["Shared Read Blocks"].as_u64().unwrap();

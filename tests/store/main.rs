@@ -16,6 +16,7 @@ mod file_modes;
 mod finish_locks;
 mod hot_claim;
 mod key_ring;
+mod ordering_cost;
 mod payloads;
 mod reconcile;
 mod recovery;

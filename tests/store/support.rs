@@ -326,6 +326,7 @@ pub fn new_task(reminder: &str, destination: &DestinationId, region: Region) -> 
         not_before: t0(),
         retry_horizon: Duration::days(3),
         payload: Payload::json(format!(r#"{{"reminder":"{reminder}","dob":"1970-01-01"}}"#)),
+        ordering_key: None,
     }
 }
 

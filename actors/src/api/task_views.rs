@@ -89,6 +89,10 @@ pub struct TaskView {
     pub finalized_at: Option<DateTime<Utc>>,
     /// The attempt log, oldest first.
     pub attempts: Vec<AttemptView>,
+    /// The line the task waits in: tasks of its destination with this key
+    /// go one at a time, in order. `null` for no order.
+    #[schema(required = true)]
+    pub ordering_key: Option<String>,
 }
 
 impl TaskView {
@@ -114,6 +118,7 @@ impl TaskView {
             delivered_at: task.delivered_at,
             finalized_at: task.finalized_at,
             attempts: attempts.iter().map(AttemptView::from).collect(),
+            ordering_key: task.ordering_key.as_ref().map(|k| k.as_str().to_owned()),
         }
     }
 }

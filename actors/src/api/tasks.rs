@@ -3,8 +3,8 @@
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{
-    DestinationId, InvalidInput, NewTask, Payload, Region, ReminderId, Task, TaskId, TenantId,
-    MAX_PAYLOAD_BYTES,
+    DestinationId, InvalidInput, NewTask, OrderingKey, Payload, Region, ReminderId, Task, TaskId,
+    TenantId, MAX_PAYLOAD_BYTES,
 };
 use remit::store::{Replayed, Store};
 use serde::Deserialize;
@@ -71,6 +71,17 @@ pub struct CreateTask {
     #[serde(default)]
     #[schema(value_type = Option<u64>, minimum = 0, maximum = 315_360_000)]
     retry_horizon_seconds: Option<WholeSeconds>,
+    /// Tasks of the same `destination_id` and `ordering_key` are sent one
+    /// at a time, in order of `not_before`, then of scheduling; one waiting
+    /// on a retry holds those behind it. Absent for no order. Not blank, at
+    /// most 200 bytes (UTF-8), no control characters.
+    #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+    )]
+    ordering_key: Option<String>,
 }
 
 /// Longest retry horizon a task may ask for: ten years, as
@@ -157,7 +168,17 @@ impl CreateTask {
             not_before,
             payload,
             retry_horizon_seconds: None,
+            ordering_key: None,
         })
+    }
+
+    /// The same request, in the line `ordering_key` names (the command
+    /// line's `--ordering-key`).
+    pub fn in_line(self, ordering_key: Option<String>) -> Self {
+        Self {
+            ordering_key,
+            ..self
+        }
     }
 
     /// The payload's size in bytes, as sent.
@@ -219,6 +240,11 @@ impl CreateTask {
             not_before,
             retry_horizon,
             payload: Payload::json(body),
+            ordering_key: self
+                .ordering_key
+                .as_deref()
+                .map(OrderingKey::new)
+                .transpose()?,
         })
     }
 }
@@ -226,8 +252,8 @@ impl CreateTask {
 /// Schedule a webhook
 ///
 /// The same request again (same ids, `destination_id`, `region`,
-/// `not_before` to the microsecond and `payload`) answers 200 with the
-/// existing task; the same ids with other content answer 409.
+/// `not_before` to the microsecond, `payload` and `ordering_key`) answers
+/// 200 with the existing task; the same ids with other content answer 409.
 #[utoipa::path(
     post,
     path = "/v1/tasks",

@@ -133,7 +133,7 @@ pub enum Command {
 pub struct ScheduleArgs {
     /// A file (or `-` for standard input) with one JSON object per
     /// line, shaped like POST /v1/tasks; prints one line per task.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["tenant", "reminder", "destination", "region", "not_before", "payload", "payload_file"])]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["tenant", "reminder", "destination", "region", "not_before", "payload", "payload_file", "ordering_key"])]
     pub file: Option<PathBuf>,
     #[arg(long, required_unless_present = "file")]
     pub tenant: Option<String>,
@@ -159,6 +159,10 @@ pub struct ScheduleArgs {
     /// The JSON payload itself (visible in the process list).
     #[arg(long)]
     pub payload: Option<String>,
+    /// Send this task in line with the destination's other tasks of the
+    /// same key: one at a time, in order of not_before, then scheduling.
+    #[arg(long)]
+    pub ordering_key: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

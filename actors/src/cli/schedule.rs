@@ -40,6 +40,7 @@ async fn one(config: &Config, args: ScheduleArgs) -> Result<(), CliError> {
         not_before,
         payload_file,
         payload,
+        ordering_key,
         ..
     } = args;
     let (Some(tenant), Some(reminder), Some(destination), Some(region), Some(not_before)) =
@@ -60,7 +61,7 @@ async fn one(config: &Config, args: ScheduleArgs) -> Result<(), CliError> {
     };
     let rules = rules(config)?;
     let new = CreateTask::from_parts(tenant, reminder, destination, region, not_before, &payload)
-        .and_then(|request| request.validate(&rules))
+        .and_then(|request| request.in_line(ordering_key).validate(&rules))
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let key = app::payload_key(config)?;
     let store = app::connect_to_seal(config, key).await?;

@@ -246,6 +246,7 @@ async fn schedule(
                 r#"{{"tenant":"{tenant}","renewal":{n},"due_ms":{}}}"#,
                 due.timestamp_millis()
             )),
+            ordering_key: None,
         });
     }
     let mut tasks = HashMap::new();

@@ -189,6 +189,7 @@ fn webhook(
         not_before: event.at,
         retry_horizon: horizon,
         payload: Payload::json(body.to_string()),
+        ordering_key: None,
     })
 }
 

@@ -7,7 +7,7 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use remit::domain::{
     Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationHealth, DestinationId,
-    DisableOverrides, Region, ReminderId, Task, TaskId, TaskState, TenantId,
+    DisableOverrides, OrderingKey, Region, ReminderId, Task, TaskId, TaskState, TenantId,
 };
 use remit::payload_crypto::SealedPayload;
 use remit::store::{DestinationRecord, SecretRecord, StoredValue, TaskRecord};
@@ -96,6 +96,11 @@ pub(super) struct TaskLine {
     nonce: String,
     ciphertext: String,
     attempts: Vec<AttemptLine>,
+    /// Absent for a task in no line, so files from before ordering keys
+    /// read as they did; a remit that does not know the field refuses a
+    /// file that has one rather than lose the order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ordering_key: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -263,6 +268,7 @@ pub(super) fn task_line(record: TaskRecord) -> TaskLine {
                 recorded_at: a.recorded_at,
             })
             .collect(),
+        ordering_key: t.ordering_key.map(|k| k.as_str().to_owned()),
     }
 }
 
@@ -347,6 +353,11 @@ pub(super) fn task_record(line: TaskLine) -> Result<TaskRecord, String> {
             updated_at: line.updated_at,
             delivered_at: line.delivered_at,
             finalized_at: line.finalized_at,
+            ordering_key: line
+                .ordering_key
+                .map(|k| OrderingKey::new(&k))
+                .transpose()
+                .map_err(|e| e.to_string())?,
         },
         content_type: line.content_type,
         sealed: SealedPayload {

@@ -1,7 +1,8 @@
 //! A randomized round: two consumers per region, a receiver answering a
 //! seeded mix of 2xx, 429 (both Retry-After forms), 503 and slow answers,
-//! and SIGKILL at random moments followed by restarts. Afterwards every
-//! promise is checked. A failure prints `seed=N`; rerun it with
+//! and SIGKILL at random moments followed by restarts; half the tasks wait
+//! in lines of an ordering key. Afterwards every promise is checked, and
+//! that each line went in order. A failure prints `seed=N`; rerun it with
 //! `REMIT_SEED=N`.
 
 use std::collections::HashMap;
@@ -70,8 +71,15 @@ async fn kills_at_random_moments_lose_nothing_on(backend: Backend) {
         for i in 0..TASKS_PER_REGION {
             let not_before = Utc::now() + chrono::Duration::milliseconds(rng.random_range(0..3000));
             let dest = &destinations[i % destinations.len()];
-            let id =
-                support::task_at(&db, &format!("{region}-{i}"), dest, region, not_before).await;
+            let reminder = format!("{region}-{i}");
+            // Every other task waits in a line: twelve lines of five per
+            // region, four on each destination.
+            let id = if i % 2 == 0 {
+                let key = format!("line-{}", i % 8);
+                support::task_in_line(&db, &reminder, dest, region, not_before, &key).await
+            } else {
+                support::task_at(&db, &reminder, dest, region, not_before).await
+            };
             tasks.push((id, region));
         }
     }
@@ -108,6 +116,7 @@ async fn kills_at_random_moments_lose_nothing_on(backend: Backend) {
     assert!(kills >= 15, "seed={seed}: only {kills} kills");
 
     let requests = receiver.requests();
+    lines_went_in_order(&db, &tasks, &requests, seed).await;
     let mut by_key: HashMap<&str, Vec<&crate::support::receiver::Received>> = HashMap::new();
     for r in &requests {
         by_key
@@ -171,6 +180,50 @@ async fn kills_at_random_moments_lose_nothing_on(backend: Backend) {
                         r.at
                     );
                 }
+            }
+        }
+    }
+}
+
+/// Ordering: within each line (same destination and ordering key, in
+/// order of `not_before`, then id) every request for a task arrived after
+/// every request for the task before it, kills and retries included.
+async fn lines_went_in_order(
+    db: &TestDb,
+    tasks: &[(TaskId, Region)],
+    requests: &[crate::support::receiver::Received],
+    seed: u64,
+) {
+    let mut lines: HashMap<(String, String), Vec<remit::domain::Task>> = HashMap::new();
+    for (id, _) in tasks {
+        let task = db.store.task(*id).await.unwrap().unwrap();
+        if let Some(key) = &task.ordering_key {
+            lines
+                .entry((task.destination_id.to_string(), key.to_string()))
+                .or_default()
+                .push(task);
+        }
+    }
+    assert!(!lines.is_empty(), "seed={seed}: no lines to check");
+    let arrivals = |task: &remit::domain::Task| -> Vec<chrono::DateTime<Utc>> {
+        requests
+            .iter()
+            .filter(|r| r.header("idempotency-key") == Some(task.idempotency_key.as_str()))
+            .map(|r| r.at)
+            .collect()
+    };
+    for ((destination, key), mut line) in lines {
+        line.sort_by_key(|t| (t.not_before, t.id));
+        for pair in line.windows(2) {
+            let last_of_earlier = arrivals(&pair[0]).into_iter().max();
+            let first_of_later = arrivals(&pair[1]).into_iter().min();
+            if let (Some(earlier), Some(later)) = (last_of_earlier, first_of_later) {
+                assert!(
+                    later >= earlier,
+                    "seed={seed}: line {key} of {destination}: {} sent at {later} before {} was done ({earlier})",
+                    pair[1].id,
+                    pair[0].id
+                );
             }
         }
     }

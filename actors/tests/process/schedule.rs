@@ -148,3 +148,45 @@ async fn schedule_reads_the_payload_from_stdin_or_a_file() {
         assert!(stderr.contains("payload"), "{args:?}: {stderr}");
     }
 }
+
+/// `remit schedule --ordering-key` puts the task in a line; a key the API
+/// would refuse is a usage error naming `ordering_key`, and nothing is
+/// written.
+#[actix_rt::test]
+async fn schedule_takes_an_ordering_key() {
+    use remit::store::Store;
+
+    let db = TestDb::with_database_clock().await;
+    support::destination(&db, "crm", Region::EU, "http://127.0.0.1:9/", None).await;
+    let out = super::run(super::schedule_in_2030(&db, "eu", "keyed").args([
+        "--payload",
+        "{}",
+        "--ordering-key",
+        "patient-7",
+    ]));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let id = stdout.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let task = db
+        .store
+        .task(remit::domain::TaskId(id))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        task.ordering_key.as_ref().map(|k| k.as_str()),
+        Some("patient-7")
+    );
+
+    let out = super::schedule_in_2030(&db, "eu", "blank")
+        .args(["--payload", "{}", "--ordering-key", " "])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("ordering_key"), "{stderr}");
+    assert_eq!(
+        db.count("SELECT count(*) AS n FROM tasks WHERE reminder_id = 'blank'")
+            .await,
+        0
+    );
+}

@@ -55,6 +55,7 @@ async fn held_tasks_go_out_soon_after_the_database_is_back() {
                     not_before: Utc::now(),
                     retry_horizon: chrono::Duration::hours(1),
                     payload: Payload::json(format!(r#"{{"i":{i}}}"#)),
+                    ordering_key: None,
                 })
                 .await
                 .unwrap();

@@ -57,6 +57,7 @@ async fn a_task_handed_back_past_its_horizon_fails_instead_of_looping() {
             not_before: chrono::Utc::now(),
             retry_horizon: chrono::Duration::zero(),
             payload: remit::domain::Payload::json(r#"{"reminder":"r1"}"#),
+            ordering_key: None,
         })
         .await
         .unwrap()

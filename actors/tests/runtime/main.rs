@@ -17,6 +17,7 @@ mod in_flight;
 mod keys;
 mod listener;
 mod on_time;
+mod ordering;
 mod poison;
 mod residency;
 mod retention;

@@ -2,7 +2,9 @@
 //! other, and every task continues where it was.
 
 use chrono::Duration;
-use remit::domain::{AttemptRecord, DestinationId, FailureReason, NewDestination, Region};
+use remit::domain::{
+    AttemptRecord, DestinationId, FailureReason, NewDestination, OrderingKey, Region,
+};
 use remit::store::{Store, TransitionOutcome};
 use remit_actors::transfer;
 
@@ -91,10 +93,20 @@ async fn moves_every_task(from: Backend, to: Backend) {
         .await
         .unwrap();
     s.take_tokens(&crm, 10.0, 5, 2).await.unwrap();
+    // A line of two, which the move must keep in order.
+    let mut line = Vec::new();
+    for n in 6..8 {
+        let new = remit::domain::NewTask {
+            ordering_key: Some(OrderingKey::new("patient-1").unwrap()),
+            ..support::db::new_task(&format!("r{n}"), &crm, Region::EU)
+        };
+        line.push(s.schedule(new).await.unwrap().task.id);
+    }
+    ids.extend(&line);
 
     let mut file = Vec::new();
     let exported = transfer::export(&source.store, &mut file).await.unwrap();
-    assert_eq!((exported.destinations, exported.tasks), (2, 6));
+    assert_eq!((exported.destinations, exported.tasks), (2, 8));
     let text = String::from_utf8(file.clone()).unwrap();
     assert!(
         !text.contains("1970-01-01") && !text.contains("\"reminder\":\"r0\""),
@@ -108,7 +120,7 @@ async fn moves_every_task(from: Backend, to: Backend) {
     let report = transfer::import(&target_store, &mut file.as_slice())
         .await
         .unwrap();
-    assert_eq!((report.destinations.added, report.tasks.added), (2, 6));
+    assert_eq!((report.destinations.added, report.tasks.added), (2, 8));
     // The target now records the key its new payloads are sealed with, so
     // a runtime there with that key starts and one with another is refused.
     assert_eq!(
@@ -122,7 +134,7 @@ async fn moves_every_task(from: Backend, to: Backend) {
         let after = target_store.task(*id).await.unwrap().unwrap();
         assert_eq!(
             after, before,
-            "the row is the same, state, lease and key included"
+            "the row is the same, state, lease, key and ordering key included"
         );
         assert_eq!(
             target_store.attempts(*id).await.unwrap(),
@@ -152,6 +164,9 @@ async fn moves_every_task(from: Backend, to: Backend) {
     assert!(now
         .iter()
         .all(|c| c.task.id != live.task.id && c.task.id != claimed[2].task.id));
+    // The line keeps its order: its head goes, the task behind it waits.
+    let taken: Vec<_> = now.iter().map(|c| c.task.id).collect();
+    assert!(taken.contains(&line[0]) && !taken.contains(&line[1]));
     // Past its expiry (and the pause) it is reclaimed with a token that
     // outranks the old one, so the old holder's late finish is fenced.
     source.clock().advance(Duration::minutes(6));
@@ -180,7 +195,7 @@ async fn moves_every_task(from: Backend, to: Backend) {
     let again = transfer::import(&target_store, &mut file.as_slice())
         .await
         .unwrap();
-    assert_eq!((again.destinations.already, again.tasks.already), (2, 6));
+    assert_eq!((again.destinations.already, again.tasks.already), (2, 8));
     assert_eq!((again.destinations.added, again.tasks.added), (0, 0));
 }
 
@@ -373,4 +388,27 @@ async fn an_old_export_with_a_secret_in_clear_imports_and_is_sealed() {
         .await
         .unwrap();
     assert!(!String::from_utf8(exported).unwrap().contains("whsec_"));
+}
+
+/// An ordering key in a file is held to the API's rules: a blank one stops
+/// the import on its line, naming the field, before anything is written.
+#[actix_rt::test]
+async fn a_blank_ordering_key_in_a_file_is_refused() {
+    let mut lines = an_export().await;
+    task_in_state(&mut lines, "pending")["ordering_key"] = serde_json::json!(" ");
+    let line = 1 + lines
+        .iter()
+        .position(|l| l["task"]["ordering_key"] == " ")
+        .unwrap();
+    let target = TestDb::on(Backend::Sqlite).await;
+    let file: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let err = transfer::import(&target.store, &mut file.as_bytes())
+        .await
+        .expect_err("a blank key");
+    let message = remit::error_chain(&err);
+    assert!(
+        message.starts_with(&format!("line {line}: ordering_key: ")),
+        "{message}"
+    );
+    assert_eq!(target.count("SELECT count(*) AS n FROM tasks").await, 0);
 }

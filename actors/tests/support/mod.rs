@@ -142,20 +142,49 @@ pub async fn task_at(
     region: Region,
     not_before: DateTime<Utc>,
 ) -> TaskId {
-    db.store
-        .schedule(NewTask {
-            tenant_id: TenantId::new("clinic-1").unwrap(),
-            reminder_id: ReminderId::new(reminder).unwrap(),
-            destination_id: destination.clone(),
-            region,
-            not_before,
-            retry_horizon: chrono::Duration::hours(1),
-            payload: Payload::json(format!(r#"{{"reminder":"{reminder}"}}"#)),
-        })
-        .await
-        .unwrap()
-        .task
-        .id
+    schedule(
+        db,
+        new_task(reminder, destination, region, not_before, None),
+    )
+    .await
+}
+
+/// A task due at `not_before` in the line `key`: sent only after every
+/// earlier task of its destination and key has ended.
+pub async fn task_in_line(
+    db: &TestDb,
+    reminder: &str,
+    destination: &DestinationId,
+    region: Region,
+    not_before: DateTime<Utc>,
+    key: &str,
+) -> TaskId {
+    let key = remit::domain::OrderingKey::new(key).unwrap();
+    let new = new_task(reminder, destination, region, not_before, Some(key));
+    schedule(db, new).await
+}
+
+fn new_task(
+    reminder: &str,
+    destination: &DestinationId,
+    region: Region,
+    not_before: DateTime<Utc>,
+    ordering_key: Option<remit::domain::OrderingKey>,
+) -> NewTask {
+    NewTask {
+        tenant_id: TenantId::new("clinic-1").unwrap(),
+        reminder_id: ReminderId::new(reminder).unwrap(),
+        destination_id: destination.clone(),
+        region,
+        not_before,
+        retry_horizon: chrono::Duration::hours(1),
+        payload: Payload::json(format!(r#"{{"reminder":"{reminder}"}}"#)),
+        ordering_key,
+    }
+}
+
+async fn schedule(db: &TestDb, new: NewTask) -> TaskId {
+    db.store.schedule(new).await.unwrap().task.id
 }
 
 /// Waits until every task is in `state`, checking the database as the

@@ -1,12 +1,13 @@
 //! The claim over the model: the turn and the choice of `claim_turn`, each
-//! row leased by `lifecycle::lease`; and when a claim could next find work.
+//! row leased by `lifecycle::lease`; a keyed row behind an earlier one of
+//! its line is left (`ordering`); and when a claim could next find work.
 
 use chrono::Duration;
 
 use super::{MemStore, State};
 use crate::domain::{ClaimedTask, DestinationId, Region};
 use crate::store::claim_turn::{self, Work};
-use crate::store::{lifecycle, ClaimRequest};
+use crate::store::{lifecycle, ordering, ClaimRequest};
 
 impl MemStore {
     pub(super) fn claim_now(&self, request: &ClaimRequest) -> Vec<ClaimedTask> {
@@ -32,6 +33,9 @@ impl MemStore {
             let mut rows = Work::default();
             for (i, t) in state.tasks.iter().enumerate() {
                 if t.destination_id != destination || t.region != request.region {
+                    continue;
+                }
+                if ordering::waits(t, &state.tasks) {
                     continue;
                 }
                 if let Some(at) = lifecycle::claimable_since(t, now) {

@@ -34,6 +34,15 @@ use crate::payload_crypto::SealedPayload;
 ///    destination's rows in flight; there are at most as many as its
 ///    in-flight limit. The values read here are those of the locked row
 ///    version.
+///
+///    A row with an `ordering_key` is claimable only while no other row of
+///    its destination and key that has not ended comes before it in
+///    (`not_before`, `id`): the head of each line goes alone, and a head in
+///    `retry_wait` or leased holds the rest. Both the probe in step 2 and
+///    the scan here apply it, so a destination whose only due rows wait in
+///    a line is not open. The probe is one descent of the partial index
+///    `tasks_ordered_live` (keyed rows that have not ended); a row without
+///    a key never reaches it.
 /// 4. `chosen`: round-robin across destinations (every destination's first
 ///    row, then every second row, ...) up to `limit`.
 /// 5. `claimed`: the lease, with a fresh fencing token from the sequence.

@@ -54,6 +54,13 @@ open_destinations AS MATERIALIZED (
              AND (t.state IN ('pending', 'retry_wait')
                   OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
                       AND t.not_before <= (SELECT now FROM clock)))
+             -- Ordering (see the same block in `candidates`).
+             AND (t.ordering_key IS NULL OR NOT EXISTS (
+                  SELECT 1 FROM tasks e
+                  WHERE e.destination_id = t.destination_id
+                    AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                    AND e.finalized_at IS NULL
+                    AND (e.not_before, e.id) < (t.not_before, t.id)))
            LIMIT 1)
     LIMIT (SELECT claim_limit FROM params)
 ),
@@ -84,6 +91,18 @@ candidates AS (
           AND (t.state IN ('pending', 'retry_wait')
                OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
                    AND t.not_before <= clock.now))
+          -- Ordering: a row with an ordering key waits while any other row
+          -- of its destination and key that has not ended comes before it
+          -- in (not_before, id), whether that row is pending, leased (an
+          -- expired lease is the head's own, reclaimed here) or in
+          -- retry_wait. One descent of `tasks_ordered_live`; a row without
+          -- a key stops at the first test.
+          AND (t.ordering_key IS NULL OR NOT EXISTS (
+               SELECT 1 FROM tasks e
+               WHERE e.destination_id = t.destination_id
+                 AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                 AND e.finalized_at IS NULL
+                 AND (e.not_before, e.id) < (t.not_before, t.id)))
         ORDER BY t.available_at
         LIMIT d.rows
         FOR UPDATE OF t SKIP LOCKED
@@ -113,7 +132,8 @@ claimed AS (
     RETURNING t.id, t.tenant_id, t.reminder_id, t.destination_id, t.region, t.state, t.not_before,
               t.available_at, t.retry_horizon_at, t.lease_token, t.lease_owner, t.lease_expires_at,
               t.attempt_count, t.idempotency_key, t.payload_ref, t.last_status, t.failure_reason,
-              t.created_at, t.updated_at, t.delivered_at, t.finalized_at, t.attempts_before_replay
+              t.created_at, t.updated_at, t.delivered_at, t.finalized_at, t.attempts_before_replay,
+              t.ordering_key
 ),
 abandoned AS (
     INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, outcome, recorded_at)

@@ -1,7 +1,8 @@
 //! The claim on SQLite: inside the write lock, the turn over the region's
 //! open destinations (`claim_turn`), each destination's oldest due rows
-//! and expired leases read through its index, and each chosen row leased
-//! by `lifecycle::lease` with a fresh fencing token.
+//! and expired leases read through its index (leaving a keyed row that
+//! waits behind an earlier one of its line, `ordering`), and each chosen
+//! row leased by `lifecycle::lease` with a fresh fencing token.
 
 use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
@@ -12,6 +13,7 @@ use super::{next_token, Ctx};
 use crate::domain::{ClaimedTask, DestinationId, Payload, Task};
 use crate::payload_crypto::PayloadKey;
 use crate::store::claim_turn::{self, Work};
+use crate::store::ordering::SQL_MAY_GO as MAY_GO;
 use crate::store::{lifecycle, ClaimRequest, StoreError};
 
 pub(super) fn claim_due(
@@ -48,9 +50,9 @@ pub(super) fn claim_due(
         }
         let mut found = Work::default();
         let due: Vec<TaskRow> = diesel::sql_query(format!(
-            "SELECT {TASK_COLUMNS} FROM tasks \
+            "SELECT {TASK_COLUMNS} FROM tasks t \
              WHERE destination_id = ? AND region = ? AND state IN ('pending', 'retry_wait') \
-               AND available_at <= ? AND not_before <= ? \
+               AND available_at <= ? AND not_before <= ? AND {MAY_GO} \
              ORDER BY available_at, seq LIMIT ?"
         ))
         .bind::<Text, _>(destination.as_str())
@@ -60,9 +62,9 @@ pub(super) fn claim_due(
         .bind::<BigInt, _>(cap)
         .load(conn)?;
         let expired: Vec<TaskRow> = diesel::sql_query(format!(
-            "SELECT {TASK_COLUMNS} FROM tasks \
+            "SELECT {TASK_COLUMNS} FROM tasks t \
              WHERE destination_id = ? AND region = ? AND state = 'leased' \
-               AND lease_expires_at <= ? AND not_before <= ? \
+               AND lease_expires_at <= ? AND not_before <= ? AND {MAY_GO} \
              ORDER BY lease_expires_at, seq LIMIT ?"
         ))
         .bind::<Text, _>(destination.as_str())

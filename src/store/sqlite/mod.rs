@@ -16,6 +16,7 @@
 //! destination's pause from its row before each request.
 
 mod api_tokens;
+mod attempt_rows;
 mod claim;
 mod connection;
 mod destinations;

@@ -9,18 +9,18 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
-    Attempt, AttemptRecord, Destination, DestinationHealth, DestinationId, DisableOverrides,
-    ReminderId, Task, TaskId, TenantId,
+    Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey, ReminderId, Task,
+    TaskId, TenantId,
 };
 use crate::payload_crypto::SealedPayload;
-use crate::store::columns::{
-    corrupt, count, outcome_from_label, outcome_label, region, state_from_label, status,
-};
+use crate::store::columns::{corrupt, count, region, state_from_label, status};
 use crate::store::StoreError;
+
+pub(super) use super::attempt_rows::{insert_attempt, AttemptRow, ATTEMPT_COLUMNS};
 
 /// A status as stored: clamped as PostgreSQL's SMALLINT column clamps it,
 /// so every row written can be read back.
-fn status_column(status: u16) -> i32 {
+pub(super) fn status_column(status: u16) -> i32 {
     i32::from(status.min(i16::MAX as u16))
 }
 
@@ -48,7 +48,8 @@ pub(super) fn uuid(column: &'static str, text: &str) -> Result<uuid::Uuid, Store
 pub(super) const TASK_COLUMNS: &str = "id, tenant_id, reminder_id, destination_id, region, \
     state, not_before, available_at, retry_horizon_at, lease_token, lease_owner, \
     lease_expires_at, attempt_count, attempts_before_replay, idempotency_key, payload_ref, \
-    last_status, failure_reason, created_at, updated_at, delivered_at, finalized_at, seq";
+    last_status, failure_reason, created_at, updated_at, delivered_at, finalized_at, seq, \
+    ordering_key";
 
 #[derive(QueryableByName)]
 pub(super) struct TaskRow {
@@ -99,6 +100,8 @@ pub(super) struct TaskRow {
     /// Insertion order: ties between rows of the same age go to the older.
     #[diesel(sql_type = BigInt)]
     pub seq: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    ordering_key: Option<String>,
 }
 
 impl TryFrom<TaskRow> for Task {
@@ -136,6 +139,10 @@ impl TryFrom<TaskRow> for Task {
             updated_at: instant("tasks.updated_at", row.updated_at)?,
             delivered_at: maybe("tasks.delivered_at", row.delivered_at)?,
             finalized_at: maybe("tasks.finalized_at", row.finalized_at)?,
+            ordering_key: row
+                .ordering_key
+                .map(|k| OrderingKey::new(&k).map_err(|e| corrupt("ordering_key", e)))
+                .transpose()?,
         })
     }
 }
@@ -159,8 +166,8 @@ pub(super) fn insert_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), S
     diesel::sql_query(
         "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, \
          not_before, available_at, retry_horizon_at, attempt_count, attempts_before_replay, \
-         idempotency_key, payload_ref, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         idempotency_key, payload_ref, created_at, updated_at, ordering_key) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind::<Text, _>(t.id.0.to_string())
     .bind::<Text, _>(t.tenant_id.as_str())
@@ -177,6 +184,7 @@ pub(super) fn insert_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), S
     .bind::<Text, _>(t.payload_ref.to_string())
     .bind::<BigInt, _>(micros(t.created_at))
     .bind::<BigInt, _>(micros(t.updated_at))
+    .bind::<Nullable<Text>, _>(t.ordering_key.as_ref().map(|k| k.as_str()))
     .execute(conn)?;
     Ok(())
 }
@@ -205,102 +213,6 @@ pub(super) fn write_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), St
     .bind::<Text, _>(t.id.0.to_string())
     .execute(conn)?;
     Ok(())
-}
-
-pub(super) fn insert_attempt(conn: &mut SqliteConnection, a: &Attempt) -> Result<(), StoreError> {
-    let o = &a.observed;
-    diesel::sql_query(
-        "INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at, \
-         received_at, http_status, transport_error, retry_after_raw, retry_after_deadline, \
-         outcome, next_available_at, recorded_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind::<Text, _>(a.task_id.0.to_string())
-    .bind::<Integer, _>(a.attempt_number)
-    .bind::<BigInt, _>(a.lease_token)
-    .bind::<Text, _>(&a.lease_owner)
-    .bind::<Nullable<BigInt>, _>(o.started_at.map(micros))
-    .bind::<Nullable<BigInt>, _>(o.received_at.map(micros))
-    .bind::<Nullable<Integer>, _>(o.http_status.map(status_column))
-    .bind::<Nullable<Text>, _>(&o.transport_error)
-    .bind::<Nullable<Text>, _>(&o.retry_after_raw)
-    .bind::<Nullable<BigInt>, _>(o.retry_after_deadline.map(micros))
-    .bind::<Text, _>(outcome_label(a.outcome))
-    .bind::<Nullable<BigInt>, _>(a.next_available_at.map(micros))
-    .bind::<BigInt, _>(micros(a.recorded_at))
-    .execute(conn)?;
-    Ok(())
-}
-
-#[derive(QueryableByName)]
-pub(super) struct AttemptRow {
-    #[diesel(sql_type = Text)]
-    task_id: String,
-    #[diesel(sql_type = Integer)]
-    attempt_number: i32,
-    #[diesel(sql_type = BigInt)]
-    lease_token: i64,
-    #[diesel(sql_type = Text)]
-    consumer_id: String,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    started_at: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    received_at: Option<i64>,
-    #[diesel(sql_type = Nullable<Integer>)]
-    http_status: Option<i32>,
-    #[diesel(sql_type = Nullable<Text>)]
-    transport_error: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    retry_after_raw: Option<String>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    retry_after_deadline: Option<i64>,
-    #[diesel(sql_type = Text)]
-    outcome: String,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    next_available_at: Option<i64>,
-    #[diesel(sql_type = BigInt)]
-    recorded_at: i64,
-}
-
-pub(super) const ATTEMPT_COLUMNS: &str = "task_id, attempt_number, lease_token, consumer_id, \
-    started_at, received_at, http_status, transport_error, retry_after_raw, \
-    retry_after_deadline, outcome, next_available_at, recorded_at";
-
-impl TryFrom<AttemptRow> for Attempt {
-    type Error = StoreError;
-
-    fn try_from(row: AttemptRow) -> Result<Self, StoreError> {
-        let outcome = outcome_from_label(row.outcome.as_bytes()).ok_or_else(|| {
-            corrupt(
-                "attempts.outcome",
-                format!("unknown outcome {:?}", row.outcome),
-            )
-        })?;
-        let http_status = row
-            .http_status
-            .map(|s| u16::try_from(s).map_err(|e| corrupt("attempts.http_status", e)))
-            .transpose()?;
-        Ok(Attempt {
-            task_id: TaskId(uuid("attempts.task_id", &row.task_id)?),
-            attempt_number: row.attempt_number,
-            lease_token: row.lease_token,
-            lease_owner: row.consumer_id,
-            outcome,
-            observed: AttemptRecord {
-                started_at: maybe("attempts.started_at", row.started_at)?,
-                received_at: maybe("attempts.received_at", row.received_at)?,
-                http_status,
-                transport_error: row.transport_error,
-                retry_after_raw: row.retry_after_raw,
-                retry_after_deadline: maybe(
-                    "attempts.retry_after_deadline",
-                    row.retry_after_deadline,
-                )?,
-            },
-            next_available_at: maybe("attempts.next_available_at", row.next_available_at)?,
-            recorded_at: instant("attempts.recorded_at", row.recorded_at)?,
-        })
-    }
 }
 
 #[derive(QueryableByName)]

@@ -133,6 +133,7 @@ impl<S: SimStore> World<S> {
                     claimed.task.idempotency_key == key,
                     "promise 3: {id} sent with another key"
                 );
+                self.check_line(&claimed.task).await;
                 let sends = self.sends.entry(id).or_default();
                 sends.push((now, claimed.task.idempotency_key.clone()));
                 self.totals.sends += 1;

@@ -1,4 +1,5 @@
-//! The five promises, checked after every step and once more at the end.
+//! The five promises, checked after every step and once more at the end,
+//! and the order of each line, checked at every send.
 
 use std::collections::HashMap;
 
@@ -53,6 +54,35 @@ impl<S: SimStore> World<S> {
             } else if task.state.is_terminal() {
                 self.terminal.insert(task.id, task);
             }
+        }
+    }
+
+    /// Ordering: a task with an ordering key is sent only once every task
+    /// before it in its line (same destination and key, earlier in
+    /// `not_before`, then id) has ended, delivered or failed.
+    pub(super) async fn check_line(&mut self, task: &Task) {
+        let Some(key) = &task.ordering_key else {
+            return;
+        };
+        let earlier: Vec<TaskId> = self
+            .lines
+            .iter()
+            .filter(|(id, destination, k, not_before)| {
+                destination == &task.destination_id
+                    && k == key
+                    && (*not_before, *id) < (task.not_before, task.id)
+            })
+            .map(|(id, ..)| *id)
+            .collect();
+        for id in earlier {
+            let row = self.store.task(id).await.unwrap().unwrap();
+            check!(
+                self,
+                row.state.is_terminal(),
+                "ordering: {} of line {key} sent while {id}, before it, is {:?}",
+                task.id,
+                row.state
+            );
         }
     }
 

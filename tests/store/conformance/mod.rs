@@ -161,4 +161,9 @@ every_store!(
     disables_and_enables_leave_events_in_the_outbox,
     next_due_follows_deadlines_leases_pauses_and_regions,
     next_due_never_precedes_a_deadline,
+    a_line_goes_one_at_a_time_in_order,
+    a_retry_holds_the_line_behind_it,
+    an_expired_lease_of_a_head_is_reclaimed_and_its_line_waits,
+    a_failed_head_lets_the_line_go_and_a_replay_takes_its_place,
+    an_ordering_key_is_kept_and_part_of_a_repeat,
 );

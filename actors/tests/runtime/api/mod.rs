@@ -8,6 +8,7 @@ mod disable;
 mod failures;
 mod front_door;
 mod openapi;
+mod ordering;
 mod regions;
 mod routing;
 mod scopes;
