@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{DestinationId, Payload, Region, ReminderId, TaskId, TenantId};
+use super::{DestinationId, Payload, Region, ReminderId, TaskId, TenantId, TraceParent};
 
 /// Where a task stands. The database enforces which columns each state
 /// needs; the store's guarded transitions (`store::lifecycle`) are the only
@@ -94,6 +94,10 @@ pub struct NewTask {
     /// How long after `not_before` retries may still start.
     pub retry_horizon: chrono::Duration,
     pub payload: Payload,
+    /// The span that scheduled it (the API request's), when tracing is
+    /// on: each attempt is traced as its child. Not part of what makes a
+    /// repeat of the same request: a retried request has a span of its own.
+    pub traceparent: Option<TraceParent>,
 }
 
 /// The scheduling envelope of a task. It holds no payload.
@@ -126,6 +130,8 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
     pub delivered_at: Option<DateTime<Utc>>,
     pub finalized_at: Option<DateTime<Utc>>,
+    /// The span that scheduled the task, as `NewTask` gave it.
+    pub traceparent: Option<TraceParent>,
 }
 
 impl Task {
@@ -227,6 +233,7 @@ impl Task {
             updated_at: now,
             delivered_at: None,
             finalized_at: None,
+            traceparent: None,
         }
     }
 }

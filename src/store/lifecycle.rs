@@ -60,6 +60,7 @@ pub(super) fn new_task(
         updated_at: now,
         delivered_at: None,
         finalized_at: None,
+        traceparent: new.traceparent,
     }
 }
 

@@ -248,6 +248,7 @@ impl<S: SimStore> World<S> {
         let offset = self.rng.random_range(-5_000..30_000);
         let n = self.scheduled.len();
         let new = NewTask {
+            traceparent: None,
             tenant_id: TenantId::new("clinic").unwrap(),
             reminder_id: ReminderId::new(&format!("r{n}")).unwrap(),
             destination_id: destination,

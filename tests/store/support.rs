@@ -319,6 +319,7 @@ impl Drop for TestDb {
 
 pub fn new_task(reminder: &str, destination: &DestinationId, region: Region) -> NewTask {
     NewTask {
+        traceparent: None,
         tenant_id: TenantId::new("clinic-1").unwrap(),
         reminder_id: ReminderId::new(reminder).unwrap(),
         destination_id: destination.clone(),

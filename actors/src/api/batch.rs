@@ -17,6 +17,7 @@ use super::error::ErrorBody;
 use super::task_views::TaskSummary;
 use super::tasks::{CreateTask, TaskRules};
 use super::{ApiError, ApiState, Caller};
+use crate::telemetry::RequestTrace;
 
 /// Most tasks in one batch.
 pub const MAX_BATCH: usize = 1_000;
@@ -113,6 +114,7 @@ impl BatchResult {
 pub async fn create(
     state: web::Data<ApiState>,
     caller: Caller,
+    trace: RequestTrace,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     let entries = read_object::<CreateBatch>(body.get())?.tasks;
@@ -128,7 +130,10 @@ pub async fn create(
     for entry in &entries {
         match read(entry, &state.rules, &caller) {
             Ok(new) => {
-                batch.push(new);
+                batch.push(NewTask {
+                    traceparent: trace.0.clone(),
+                    ..new
+                });
                 refusals.push(None);
             }
             Err(e) => refusals.push(Some(BatchResult::refused(&e))),

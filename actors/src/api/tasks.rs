@@ -16,6 +16,7 @@ use super::error::ErrorBody;
 use super::payload::RawPayload;
 use super::task_views::{TaskSummary, TaskView};
 use super::{ApiError, ApiState, Caller};
+use crate::telemetry::RequestTrace;
 
 /// One logical webhook to schedule. `tenant_id` and `reminder_id` together
 /// identify it.
@@ -219,6 +220,7 @@ impl CreateTask {
             not_before,
             retry_horizon,
             payload: Payload::json(body),
+            traceparent: None,
         })
     }
 }
@@ -249,6 +251,7 @@ impl CreateTask {
 pub async fn create(
     state: web::Data<ApiState>,
     caller: Caller,
+    trace: RequestTrace,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     // The bearer token has been checked before the body was read (see
@@ -260,8 +263,9 @@ pub async fn create(
             limit: MAX_PAYLOAD_BYTES,
         });
     }
-    let new = body.validate(&state.rules)?;
+    let mut new = body.validate(&state.rules)?;
     caller.may_schedule_for(&new.tenant_id)?;
+    new.traceparent = trace.0;
     let scheduled = state.store.schedule(new).await?;
     let summary = TaskSummary::from(&scheduled.task);
     Ok(if scheduled.created {

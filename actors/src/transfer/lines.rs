@@ -347,6 +347,9 @@ pub(super) fn task_record(line: TaskLine) -> Result<TaskRecord, String> {
             updated_at: line.updated_at,
             delivered_at: line.delivered_at,
             finalized_at: line.finalized_at,
+            // Not exported: a trace outlives neither the collector's
+            // retention nor a move to another deployment.
+            traceparent: None,
         },
         content_type: line.content_type,
         sealed: SealedPayload {

@@ -5,6 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod hostile;
+pub mod otlp;
 pub mod pausing;
 pub mod receiver;
 pub mod standard_webhooks;
@@ -144,6 +145,7 @@ pub async fn task_at(
 ) -> TaskId {
     db.store
         .schedule(NewTask {
+            traceparent: None,
             tenant_id: TenantId::new("clinic-1").unwrap(),
             reminder_id: ReminderId::new(reminder).unwrap(),
             destination_id: destination.clone(),

@@ -9,7 +9,7 @@ use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
     Attempt, AttemptRecord, Destination, DestinationHealth, DestinationId, DisableOverrides,
-    ReminderId, Task, TaskId, TenantId,
+    ReminderId, Task, TaskId, TenantId, TraceParent,
 };
 use crate::payload_crypto::SealedPayload;
 pub(crate) use crate::store::columns::{corrupt, count, region, status};
@@ -39,6 +39,7 @@ pub(crate) struct TaskRow {
     pub delivered_at: Option<DateTime<Utc>>,
     pub finalized_at: Option<DateTime<Utc>>,
     pub attempts_before_replay: i32,
+    pub traceparent: Option<String>,
 }
 
 const HAS_SECRET_SQL: &str =
@@ -122,6 +123,10 @@ impl TryFrom<TaskRow> for Task {
             delivered_at: row.delivered_at,
             finalized_at: row.finalized_at,
             attempts_before_replay: row.attempts_before_replay,
+            traceparent: row
+                .traceparent
+                .map(|t| TraceParent::parse(&t).map_err(|e| corrupt("tasks.traceparent", e.reason)))
+                .transpose()?,
         })
     }
 }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bytea, Text, Timestamptz, Uuid};
+use diesel::sql_types::{Array, BigInt, Bytea, Nullable, Text, Timestamptz, Uuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::notify::DUE_WORK_CHANNEL;
@@ -114,21 +114,25 @@ const INSERT_MANY_SQL: &str = r#"
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[],
                          $6::timestamptz[], $7::timestamptz[], $8::text[], $9::uuid[],
-                         $10::text[], $11::bytea[], $12::bytea[], $13::bytea[])
+                         $10::text[], $11::bytea[], $12::bytea[], $13::bytea[], $15::text[])
         AS i(id, tenant_id, reminder_id, destination_id, region, not_before, retry_horizon_at,
-             idempotency_key, payload_ref, content_type, key_fingerprint, nonce, ciphertext)
+             idempotency_key, payload_ref, content_type, key_fingerprint, nonce, ciphertext,
+             traceparent)
 ),
 inserted AS (
     INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before,
-                       available_at, retry_horizon_at, idempotency_key, payload_ref)
+                       available_at, retry_horizon_at, idempotency_key, payload_ref,
+                       traceparent)
     SELECT i.id, i.tenant_id, i.reminder_id, i.destination_id, i.region, 'pending',
-           i.not_before, i.not_before, i.retry_horizon_at, i.idempotency_key, i.payload_ref
+           i.not_before, i.not_before, i.retry_horizon_at, i.idempotency_key, i.payload_ref,
+           i.traceparent
     FROM input i
     ON CONFLICT (tenant_id, reminder_id) DO NOTHING
     RETURNING id, tenant_id, reminder_id, destination_id, region, state, not_before,
               available_at, retry_horizon_at, lease_token, lease_owner, lease_expires_at,
               attempt_count, idempotency_key, payload_ref, last_status, failure_reason,
-              created_at, updated_at, delivered_at, finalized_at, attempts_before_replay
+              created_at, updated_at, delivered_at, finalized_at, attempts_before_replay,
+              traceparent
 ),
 sealed AS (
     INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext)
@@ -166,6 +170,7 @@ struct Columns {
     fingerprints: Vec<Vec<u8>>,
     nonces: Vec<Vec<u8>>,
     ciphertexts: Vec<Vec<u8>>,
+    traceparents: Vec<Option<String>>,
 }
 
 impl Columns {
@@ -196,6 +201,9 @@ impl Columns {
             columns.fingerprints.push(sealed.key_fingerprint);
             columns.nonces.push(sealed.nonce);
             columns.ciphertexts.push(sealed.ciphertext);
+            columns
+                .traceparents
+                .push(new.traceparent.as_ref().map(|t| t.as_str().to_owned()));
         }
         columns
     }
@@ -225,6 +233,7 @@ async fn insert(
         .bind::<Array<Bytea>, _>(c.nonces)
         .bind::<Array<Bytea>, _>(c.ciphertexts)
         .bind::<Text, _>(DUE_WORK_CHANNEL)
+        .bind::<Array<Nullable<Text>>, _>(c.traceparents)
         .load(conn)
         .await?;
     Ok(inserted

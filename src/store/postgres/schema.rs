@@ -101,6 +101,7 @@ diesel::table! {
         delivered_at -> Nullable<Timestamptz>,
         finalized_at -> Nullable<Timestamptz>,
         attempts_before_replay -> Int4,
+        traceparent -> Nullable<Text>,
     }
 }
 

@@ -10,7 +10,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
     Attempt, AttemptRecord, Destination, DestinationHealth, DestinationId, DisableOverrides,
-    ReminderId, Task, TaskId, TenantId,
+    ReminderId, Task, TaskId, TenantId, TraceParent,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::columns::{
@@ -48,7 +48,8 @@ pub(super) fn uuid(column: &'static str, text: &str) -> Result<uuid::Uuid, Store
 pub(super) const TASK_COLUMNS: &str = "id, tenant_id, reminder_id, destination_id, region, \
     state, not_before, available_at, retry_horizon_at, lease_token, lease_owner, \
     lease_expires_at, attempt_count, attempts_before_replay, idempotency_key, payload_ref, \
-    last_status, failure_reason, created_at, updated_at, delivered_at, finalized_at, seq";
+    last_status, failure_reason, created_at, updated_at, delivered_at, finalized_at, seq, \
+    traceparent";
 
 #[derive(QueryableByName)]
 pub(super) struct TaskRow {
@@ -99,6 +100,8 @@ pub(super) struct TaskRow {
     /// Insertion order: ties between rows of the same age go to the older.
     #[diesel(sql_type = BigInt)]
     pub seq: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    traceparent: Option<String>,
 }
 
 impl TryFrom<TaskRow> for Task {
@@ -136,6 +139,10 @@ impl TryFrom<TaskRow> for Task {
             updated_at: instant("tasks.updated_at", row.updated_at)?,
             delivered_at: maybe("tasks.delivered_at", row.delivered_at)?,
             finalized_at: maybe("tasks.finalized_at", row.finalized_at)?,
+            traceparent: row
+                .traceparent
+                .map(|t| TraceParent::parse(&t).map_err(|e| corrupt("tasks.traceparent", e.reason)))
+                .transpose()?,
         })
     }
 }
@@ -159,8 +166,8 @@ pub(super) fn insert_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), S
     diesel::sql_query(
         "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, \
          not_before, available_at, retry_horizon_at, attempt_count, attempts_before_replay, \
-         idempotency_key, payload_ref, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         idempotency_key, payload_ref, created_at, updated_at, traceparent) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind::<Text, _>(t.id.0.to_string())
     .bind::<Text, _>(t.tenant_id.as_str())
@@ -177,6 +184,7 @@ pub(super) fn insert_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), S
     .bind::<Text, _>(t.payload_ref.to_string())
     .bind::<BigInt, _>(micros(t.created_at))
     .bind::<BigInt, _>(micros(t.updated_at))
+    .bind::<Nullable<Text>, _>(t.traceparent.as_ref().map(|p| p.as_str()))
     .execute(conn)?;
     Ok(())
 }
