@@ -114,7 +114,7 @@ const INSERT_MANY_SQL: &str = r#"
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[],
                          $6::timestamptz[], $7::timestamptz[], $8::text[], $9::uuid[],
-                         $10::text[], $11::bytea[], $12::bytea[], $13::bytea[], $15::text[])
+                         $10::text[], $11::bytea[], $12::bytea[], $13::bytea[], $14::text[])
         AS i(id, tenant_id, reminder_id, destination_id, region, not_before, retry_horizon_at,
              idempotency_key, payload_ref, content_type, key_fingerprint, nonce, ciphertext,
              traceparent)
@@ -140,7 +140,7 @@ sealed AS (
     FROM input i JOIN inserted USING (payload_ref)
 )
 SELECT inserted.*,
-       (SELECT count(pg_notify($14, r.region)) FROM (SELECT DISTINCT region FROM inserted) r)
+       (SELECT count(pg_notify($15, r.region)) FROM (SELECT DISTINCT region FROM inserted) r)
            AS woken
 FROM inserted
 "#;
@@ -232,8 +232,8 @@ async fn insert(
         .bind::<Array<Bytea>, _>(c.fingerprints)
         .bind::<Array<Bytea>, _>(c.nonces)
         .bind::<Array<Bytea>, _>(c.ciphertexts)
-        .bind::<Text, _>(DUE_WORK_CHANNEL)
         .bind::<Array<Nullable<Text>>, _>(c.traceparents)
+        .bind::<Text, _>(DUE_WORK_CHANNEL)
         .load(conn)
         .await?;
     Ok(inserted

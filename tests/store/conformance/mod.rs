@@ -159,4 +159,5 @@ every_store!(
     an_operator_disables_and_enables_a_destination,
     a_disabled_destinations_tasks_fail_at_their_horizon,
     disables_and_enables_leave_events_in_the_outbox,
+    a_task_keeps_the_traceparent_it_was_scheduled_with,
 );
