@@ -25,4 +25,5 @@ mod signatures;
 mod ssrf;
 mod steady_rate;
 mod tls;
+mod traces;
 mod transfer;
