@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
 use remit::store::Store;
+use remit_actors::app::Runtime;
 use serde_json::{json, Value};
 
+use crate::support::captured_log::CapturedLog;
 use crate::support::otlp::{ExportedSpan, OtlpReceiver, CLIENT, SERVER};
 use crate::support::{self, Receiver, Reply, TestDb, API_TOKEN};
 
@@ -80,7 +82,11 @@ async fn each_attempt_is_a_child_of_the_request_that_scheduled_it() {
     let mut config = support::config(&db, Region::US, "us-1");
     config.tracing.otlp_endpoint = Some(otlp.endpoint());
     config.retry.backoff_base_ms = 10;
-    let runtime = support::start(config, &db.store).await;
+    let log = CapturedLog::default();
+    remit_actors::app::install_crypto_provider();
+    let runtime = Runtime::start(config, db.store.clone(), log.logger())
+        .await
+        .unwrap();
     let base = format!("http://{}", runtime.api_addr());
 
     let traced = task_id(&post(&base, "/v1/tasks", Some(CALLER), task_body("t1", "traced")).await);
@@ -148,6 +154,21 @@ async fn each_attempt_is_a_child_of_the_request_that_scheduled_it() {
         assert_eq!(last.attribute("remit.outcome"), Some("delivered"));
         assert_eq!(last.attribute("http.response.status_code"), Some("200"));
     }
+    // An attempt's log lines carry its trace id.
+    let lines = log.lines();
+    for (task, outcome) in [
+        (traced, "will retry"),
+        (traced, "delivered"),
+        (fresh, "delivered"),
+    ] {
+        let trace_id = &attempts_of(&spans, task)[0].trace_id;
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(outcome) && l.contains(&format!("task={task}")))
+            .unwrap_or_else(|| panic!("no {outcome} line for {task} in {lines:#?}"));
+        assert!(line.contains(&format!("trace_id={trace_id}")), "{line}");
+    }
+
     let first_try = attempts_of(&spans, traced)[0];
     assert_eq!(first_try.attribute("remit.attempt"), Some("1"));
     assert_eq!(

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod captured_log;
 pub mod hostile;
 pub mod otlp;
 pub mod pausing;
