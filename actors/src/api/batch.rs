@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use super::body::read_object;
 use super::error::ErrorBody;
 use super::task_views::TaskSummary;
-use super::tasks::{CreateTask, TaskRules};
+use super::tasks::{CreateTask, TaskRules, TraceparentHeader};
 use super::{ApiError, ApiState, Caller};
 use crate::telemetry::RequestTrace;
 
@@ -101,6 +101,7 @@ impl BatchResult {
     operation_id = "create_tasks",
     tag = "tasks",
     request_body = CreateBatch,
+    params(TraceparentHeader),
     responses(
         (status = 200, description = "One result per task, in order", body = BatchResults),
         (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),

@@ -225,6 +225,21 @@ impl CreateTask {
     }
 }
 
+/// The W3C Trace Context header a scheduling request may carry.
+#[derive(Debug, utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // read by the tracing middleware, described here
+pub struct TraceparentHeader {
+    /// The caller's span, `00-<32 hex trace id>-<16 hex parent id>-<2 hex
+    /// flags>` (W3C Trace Context, version 00, lowercase). When tracing is
+    /// on, the request's span is its child, the task keeps the request's
+    /// span, and every attempt of the task is traced as a child of it and
+    /// sends its own `traceparent` to the receiver. A header that is not
+    /// valid is ignored (a new trace starts), never refused.
+    #[param(required = false)]
+    traceparent: String,
+}
+
 /// Schedule a webhook
 ///
 /// The same request again (same ids, `destination_id`, `region`,
@@ -236,6 +251,7 @@ impl CreateTask {
     operation_id = "create_task",
     tag = "tasks",
     request_body = CreateTask,
+    params(TraceparentHeader),
     responses(
         (status = 201, description = "Scheduled", body = TaskSummary),
         (status = 200, description = "A repeat of an earlier request: the existing task", body = TaskSummary),
