@@ -60,7 +60,7 @@ fn only<'a>(
     found[0]
 }
 
-fn attempts_of<'a>(spans: &'a [ExportedSpan], task: TaskId) -> Vec<&'a ExportedSpan> {
+fn attempts_of(spans: &[ExportedSpan], task: TaskId) -> Vec<&ExportedSpan> {
     let mut found: Vec<_> = spans
         .iter()
         .filter(|s| s.name == "attempt" && s.attribute("remit.task.id") == Some(&task.to_string()))
