@@ -204,7 +204,7 @@ impl Runtime {
         let health = Health::default();
         let egress = Arc::new(config.egress()?);
         let progress_capacity = capacity.clone();
-        let telemetry = Telemetry::start(&config, &lease_owner)?;
+        let telemetry = Telemetry::start(&config, &lease_owner, &log)?;
 
         let state = ApiState {
             store: api_store,

@@ -1,7 +1,8 @@
 //! The tracer every span of a process comes from, and the OTLP exporter
 //! behind it. Spans are batched and posted from the batch processor's own
 //! thread, never from an actor's, so a slow collector costs delivery
-//! nothing; when the queue is full new spans are dropped, not waited for.
+//! nothing; when the queue is full new spans are dropped, not waited for,
+//! and a collector that refuses them is logged (`logged_exporter`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +14,7 @@ use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
 use remit::domain::Region;
 
+use super::logged_exporter::LoggedExporter;
 use crate::config::{Config, ConfigError};
 
 /// How long one export may take before it is given up.
@@ -55,7 +57,11 @@ impl Telemetry {
     /// The configured tracer: off unless `tracing.otlp_endpoint` is set.
     /// Every span names the service (`tracing.service_name`), this
     /// process's lease owner as its instance, and its region.
-    pub fn start(config: &Config, lease_owner: &str) -> Result<Self, TelemetryError> {
+    pub fn start(
+        config: &Config,
+        lease_owner: &str,
+        log: &slog::Logger,
+    ) -> Result<Self, TelemetryError> {
         let Some(url) = config.otlp_traces_url()? else {
             return Ok(Self::off());
         };
@@ -67,6 +73,14 @@ impl Telemetry {
             .with_timeout(EXPORT_TIMEOUT)
             .build()
             .map_err(TelemetryError::Exporter)?;
+        // Named in the log without any credentials it may carry.
+        let mut shown = url.clone();
+        let _ = shown.set_password(None);
+        let _ = shown.set_username("");
+        let exporter = LoggedExporter::new(
+            exporter,
+            log.new(slog::o!("component" => "tracing", "endpoint" => shown.to_string())),
+        );
         let resource = Resource::builder()
             .with_service_name(config.tracing.service_name.clone())
             .with_attributes([

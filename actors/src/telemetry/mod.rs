@@ -10,6 +10,7 @@
 //! # Layout
 //! - `exporter`: the tracer and its OTLP exporter, started from the
 //!   configuration and flushed at shutdown.
+//! - `logged_exporter`: export failures and recoveries, logged once each.
 //! - `context`: between a task's `TraceParent` and OpenTelemetry's span
 //!   contexts.
 //! - `request`: the API request's span (middleware), and the traceparent a
@@ -23,6 +24,7 @@ mod attempt;
 mod claim;
 mod context;
 mod exporter;
+mod logged_exporter;
 mod request;
 
 pub use attempt::AttemptSpan;

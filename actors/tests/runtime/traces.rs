@@ -233,3 +233,49 @@ async fn with_tracing_off_nothing_is_kept_or_sent() {
     let request = &receiver.requests_to("/plain")[0];
     assert_eq!(request.header("traceparent"), None);
 }
+
+#[actix_rt::test]
+async fn a_collector_that_is_down_costs_only_the_spans() {
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    support::destination(&db, "plain", Region::US, &receiver.url("/plain"), None).await;
+    // A port nothing listens on any more.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut config = support::config(&db, Region::US, "us-1");
+    config.tracing.otlp_endpoint = Some(format!("http://user:hunter2@{closed}"));
+    let log = CapturedLog::default();
+    remit_actors::app::install_crypto_provider();
+    let runtime = Runtime::start(config, db.store.clone(), log.logger())
+        .await
+        .unwrap();
+    let base = format!("http://{}", runtime.api_addr());
+    let tasks = [
+        task_id(&post(&base, "/v1/tasks", Some(CALLER), task_body("d1", "plain")).await),
+        task_id(&post(&base, "/v1/tasks", None, task_body("d2", "plain")).await),
+    ];
+    support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(10)).await;
+    runtime.shutdown().await;
+
+    // Delivery went on as ever, the receiver could still join the trace,
+    // and the failed export was logged once, without the credentials.
+    let sent = receiver.requests_to("/plain");
+    assert_eq!(sent.len(), 2);
+    assert!(sent
+        .iter()
+        .any(|r| r.header("traceparent").unwrap().starts_with(&CALLER[..35])));
+    let lines = log.lines();
+    let warnings: Vec<_> = lines
+        .iter()
+        .filter(|l| l.starts_with("spans could not be exported"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{lines:#?}");
+    assert!(
+        warnings[0].contains(&format!("endpoint=http://{closed}/v1/traces")),
+        "{}",
+        warnings[0]
+    );
+    assert!(!lines.iter().any(|l| l.contains("hunter2")), "{lines:#?}");
+}
