@@ -279,3 +279,53 @@ async fn a_collector_that_is_down_costs_only_the_spans() {
     );
     assert!(!lines.iter().any(|l| l.contains("hunter2")), "{lines:#?}");
 }
+
+/// A caller that does not record its trace is followed: neither its
+/// request nor the attempts are recorded, and the receiver still gets a
+/// `traceparent` in the caller's trace, unsampled.
+#[actix_rt::test]
+async fn a_trace_the_caller_does_not_sample_stays_unsampled() {
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    let otlp = OtlpReceiver::start();
+    support::destination(&db, "quiet", Region::US, &receiver.url("/quiet"), None).await;
+    support::destination(&db, "loud", Region::US, &receiver.url("/loud"), None).await;
+    let mut config = support::config(&db, Region::US, "us-1");
+    config.tracing.otlp_endpoint = Some(otlp.endpoint());
+    let runtime = support::start(config, &db.store).await;
+    let base = format!("http://{}", runtime.api_addr());
+    let unsampled = CALLER.replace("-01", "-00");
+    let quiet = task_id(
+        &post(
+            &base,
+            "/v1/tasks",
+            Some(&unsampled),
+            task_body("q1", "quiet"),
+        )
+        .await,
+    );
+    let loud = task_id(&post(&base, "/v1/tasks", None, task_body("l1", "loud")).await);
+    support::wait_for_state(
+        &db,
+        &[quiet, loud],
+        TaskState::Delivered,
+        Duration::from_secs(10),
+    )
+    .await;
+    runtime.shutdown().await;
+
+    let spans = otlp.spans();
+    assert!(
+        spans.iter().all(|s| s.trace_id != CALLER[3..35]),
+        "nothing of the unsampled trace is recorded: {spans:#?}"
+    );
+    assert_eq!(attempts_of(&spans, quiet).len(), 0);
+    // The sampled one next to it is recorded, so the exporter did run.
+    assert_eq!(attempts_of(&spans, loud).len(), 1);
+    let sent = receiver.requests_to("/quiet");
+    let header = sent[0].header("traceparent").unwrap();
+    assert!(
+        header.starts_with(&CALLER[..36]) && header.ends_with("-00"),
+        "{header}"
+    );
+}
