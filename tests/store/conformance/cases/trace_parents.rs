@@ -1,5 +1,5 @@
 //! The traceparent a task was scheduled with: kept as given, read back by
-//! every read and claim, untouched by a repeat or a finish.
+//! every read and claim, untouched by a repeat, a finish or a replay.
 
 use remit::domain::TraceParent;
 
@@ -65,4 +65,18 @@ pub async fn a_task_keeps_the_traceparent_it_was_scheduled_with<H: Harness>(h: &
     let finished = s.task(first.task.id).await.unwrap().unwrap();
     assert_eq!(finished.state, TaskState::Delivered);
     assert_eq!(finished.traceparent, Some(parent(1)));
+
+    // A replay keeps it: the new attempts join the same trace.
+    let lease = claimed
+        .iter()
+        .find(|c| c.task.id == batched.task.id)
+        .unwrap()
+        .lease();
+    s.fail(&lease, &FailureReason::Status(410), &record(410))
+        .await
+        .unwrap();
+    match s.replay(batched.task.id, Duration::hours(1)).await.unwrap() {
+        Replayed::Replayed(task) => assert_eq!(task.traceparent, Some(parent(3))),
+        other => panic!("not replayed: {other:?}"),
+    }
 }
