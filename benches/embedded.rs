@@ -46,6 +46,7 @@ async fn run(consumers: u32, batch: u32) {
         let batch: Vec<NewTask> = chunk
             .iter()
             .map(|i| NewTask {
+                traceparent: None,
                 tenant_id: TenantId::new("clinic-1").unwrap(),
                 reminder_id: ReminderId::new(&format!("r{i}")).unwrap(),
                 destination_id: destinations[i % DESTINATIONS].clone(),

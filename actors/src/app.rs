@@ -18,6 +18,7 @@ use crate::runtime::{
     buckets, finisher, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats, Shared,
     Shutdown, Targets, WallClock,
 };
+use crate::telemetry::{Telemetry, TelemetryError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -37,6 +38,8 @@ pub enum AppError {
     DemoIncomplete,
     #[error(transparent)]
     Invalid(#[from] remit::domain::InvalidInput),
+    #[error(transparent)]
+    Telemetry(#[from] TelemetryError),
     /// A listener could not be opened; `what` is its setting (`api.bind`,
     /// `metrics.bind`) or what it was for.
     #[error("could not listen on {addr} ({what})")]
@@ -57,7 +60,8 @@ impl AppError {
             | AppError::PayloadKey(_)
             | AppError::PayloadKeyRing { .. }
             | AppError::Store(StoreError::OtherPayloadKey { .. })
-            | AppError::Bind { .. } => 2,
+            | AppError::Bind { .. }
+            | AppError::Telemetry(_) => 2,
             _ => 1,
         }
     }
@@ -150,6 +154,7 @@ pub struct Runtime {
     metrics_addr: Option<SocketAddr>,
     stats: Arc<RuntimeStats>,
     capacity: Capacity,
+    telemetry: Telemetry,
     log: slog::Logger,
 }
 
@@ -199,6 +204,7 @@ impl Runtime {
         let health = Health::default();
         let egress = Arc::new(config.egress()?);
         let progress_capacity = capacity.clone();
+        let telemetry = Telemetry::start(&config, &lease_owner, &log)?;
 
         let state = ApiState {
             store: api_store,
@@ -217,6 +223,7 @@ impl Runtime {
             },
             stats: stats.clone(),
             log: log.new(slog::o!("component" => "api")),
+            telemetry: telemetry.clone(),
         };
         // Every listener is opened before any actor starts: a port in use
         // ends the start with one error, and nothing to stop.
@@ -256,6 +263,7 @@ impl Runtime {
             wall,
             stats: stats.clone(),
             config: Rc::new(config.clone()),
+            telemetry: telemetry.clone(),
         };
         let supervisor = RegionSupervisor::new(shared, running).start();
         let mut servers = Vec::new();
@@ -274,6 +282,7 @@ impl Runtime {
             metrics_addr,
             stats,
             capacity: progress_capacity,
+            telemetry,
             log,
         })
     }
@@ -307,11 +316,15 @@ impl Runtime {
     }
 
     /// Stops claiming, lets in-flight sends finish within the grace period,
-    /// hands every other lease back, then stops the API.
+    /// hands every other lease back, then stops the API and exports the
+    /// last spans.
     pub async fn shutdown(self) {
         let _ = self.supervisor.send(Shutdown).await;
         for server in self.servers {
             server.stop(true).await;
+        }
+        if let Err(e) = self.telemetry.shutdown().await {
+            warn!(self.log, "the last spans could not be exported"; "error" => e);
         }
         info!(self.log, "stopped");
     }

@@ -11,6 +11,8 @@
 //! - [`demo`]: `remit demo`, the whole job against a local receiver.
 //! - [`signature`]: Standard Webhooks signing.
 //! - [`logging`]: structured logs through slog.
+//! - [`telemetry`]: traces over OpenTelemetry (API requests, claims,
+//!   attempts), exported over OTLP when configured.
 //! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
 //! - [`prune`]: the request and report of `remit prune`.
 //! - [`rekey`]: `remit rekey`, and the counts under each payload key.
@@ -30,6 +32,7 @@ pub mod runtime;
 pub mod schedule_file;
 pub mod signature;
 pub mod status;
+pub mod telemetry;
 pub mod transfer;
 pub mod words;
 

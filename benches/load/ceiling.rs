@@ -164,6 +164,7 @@ async fn seed(store: &PgStore, url: &str, setup: &CeilingSetup) -> Result<(), Lo
         let mut batch = Vec::new();
         for i in start..(start + 1_000).min(setup.tasks) {
             batch.push(NewTask {
+                traceparent: None,
                 tenant_id: tenant.clone(),
                 reminder_id: ReminderId::new(&format!("r{i}")).map_err(invalid)?,
                 destination_id: DestinationId::new(&format!("d{}", i % setup.destinations))

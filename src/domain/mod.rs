@@ -11,6 +11,7 @@ mod reconcile;
 mod retention;
 mod signing_secret;
 mod task;
+mod trace_parent;
 
 pub use api_token::{
     token_hash, ApiToken, NewApiToken, Scope, TokenGrant, TokenHash, TokenId, TOKEN_PREFIX,
@@ -32,3 +33,4 @@ pub use signing_secret::{
     valid_at, Rotation, SigningSecret, TargetSecret, DEFAULT_OVERLAP, EXPIRY_TOLERANCE,
 };
 pub use task::{ClaimedTask, FailureReason, Lease, NewTask, Task, TaskState};
+pub use trace_parent::TraceParent;

@@ -2,7 +2,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{DestinationId, OrderingKey, Payload, Region, ReminderId, TaskId, TenantId};
+use super::{
+    DestinationId, OrderingKey, Payload, Region, ReminderId, TaskId, TenantId, TraceParent,
+};
 
 /// Where a task stands. The database enforces which columns each state
 /// needs; the store's guarded transitions (`store::lifecycle`) are the only
@@ -97,6 +99,10 @@ pub struct NewTask {
     /// Tasks of the same destination and key are sent one at a time, in
     /// order of `not_before`, then of scheduling; `None` for no order.
     pub ordering_key: Option<OrderingKey>,
+    /// The span that scheduled it (the API request's), when tracing is
+    /// on: each attempt is traced as its child. Not part of what makes a
+    /// repeat of the same request: a retried request has a span of its own.
+    pub traceparent: Option<TraceParent>,
 }
 
 /// The scheduling envelope of a task. It holds no payload.
@@ -134,6 +140,8 @@ pub struct Task {
     /// before it in (`not_before`, `id`). Task ids are time-ordered, so
     /// `id` is the order of scheduling.
     pub ordering_key: Option<OrderingKey>,
+    /// The span that scheduled the task, as `NewTask` gave it.
+    pub traceparent: Option<TraceParent>,
 }
 
 impl Task {
@@ -236,6 +244,7 @@ impl Task {
             delivered_at: None,
             finalized_at: None,
             ordering_key: None,
+            traceparent: None,
         }
     }
 }

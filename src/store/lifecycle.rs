@@ -61,6 +61,7 @@ pub(super) fn new_task(
         delivered_at: None,
         finalized_at: None,
         ordering_key: new.ordering_key,
+        traceparent: new.traceparent,
     }
 }
 

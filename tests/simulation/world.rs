@@ -257,6 +257,7 @@ impl<S: SimStore> World<S> {
             _ => None,
         };
         let new = NewTask {
+            traceparent: None,
             tenant_id: TenantId::new("clinic").unwrap(),
             reminder_id: ReminderId::new(&format!("r{n}")).unwrap(),
             destination_id: destination,

@@ -192,3 +192,35 @@ async fn a_product_schedules_inside_its_own_transaction() {
     .unwrap();
     assert_eq!(db.count("SELECT count(*) AS n FROM tasks").await, 1);
 }
+
+/// The schema itself keeps `tasks.traceparent` to W3C version 00, so no
+/// writer (an import, a hand edit) can leave one remit cannot send.
+#[tokio::test]
+async fn the_schema_refuses_a_traceparent_that_is_not_w3c_version_00() {
+    for backend in crate::support::Backend::ALL {
+        let db = TestDb::on(backend).await;
+        let dest = db.destination("crm", Region::EU).await;
+        let id = db.task("r1", &dest, Region::EU).await;
+        let set =
+            |value: &str| format!("UPDATE tasks SET traceparent = '{value}' WHERE id = '{id}'");
+        let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert_eq!(db.try_execute(&set(valid)).await.unwrap(), 1, "{backend:?}");
+        for invalid in [
+            &valid.to_uppercase(),
+            &valid.replacen("00", "01", 1),
+            &format!("{valid}0"),
+            &valid[..54],
+            &valid.replace("4bf9", "4bg9"),
+            "",
+        ] {
+            assert!(
+                db.try_execute(&set(invalid)).await.is_err(),
+                "{backend:?} took {invalid:?}"
+            );
+        }
+        db.execute(&format!(
+            "UPDATE tasks SET traceparent = NULL WHERE id = '{id}'"
+        ))
+        .await;
+    }
+}

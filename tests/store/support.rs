@@ -202,14 +202,17 @@ impl TestDb {
     }
 
     pub async fn execute(&self, sql: &str) -> usize {
+        self.try_execute(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// As `execute`, answering the database's refusal instead of failing.
+    pub async fn try_execute(&self, sql: &str) -> Result<usize, diesel::result::Error> {
         match self.backend() {
-            Backend::Postgres => diesel::sql_query(sql)
-                .execute(&mut self.conn().await)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Backend::Postgres => diesel::sql_query(sql).execute(&mut self.conn().await).await,
             Backend::Sqlite => {
                 diesel::RunQueryDsl::execute(diesel::sql_query(sql), &mut self.sqlite_conn())
-                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
             }
         }
     }
@@ -319,6 +322,7 @@ impl Drop for TestDb {
 
 pub fn new_task(reminder: &str, destination: &DestinationId, region: Region) -> NewTask {
     NewTask {
+        traceparent: None,
         tenant_id: TenantId::new("clinic-1").unwrap(),
         reminder_id: ReminderId::new(reminder).unwrap(),
         destination_id: destination.clone(),

@@ -15,8 +15,9 @@ use utoipa::ToSchema;
 use super::body::read_object;
 use super::error::ErrorBody;
 use super::task_views::TaskSummary;
-use super::tasks::{CreateTask, TaskRules};
+use super::tasks::{CreateTask, TaskRules, TraceparentHeader};
 use super::{ApiError, ApiState, Caller};
+use crate::telemetry::RequestTrace;
 
 /// Most tasks in one batch.
 pub const MAX_BATCH: usize = 1_000;
@@ -100,6 +101,7 @@ impl BatchResult {
     operation_id = "create_tasks",
     tag = "tasks",
     request_body = CreateBatch,
+    params(TraceparentHeader),
     responses(
         (status = 200, description = "One result per task, in order", body = BatchResults),
         (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),
@@ -113,6 +115,7 @@ impl BatchResult {
 pub async fn create(
     state: web::Data<ApiState>,
     caller: Caller,
+    trace: RequestTrace,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     let entries = read_object::<CreateBatch>(body.get())?.tasks;
@@ -128,7 +131,10 @@ pub async fn create(
     for entry in &entries {
         match read(entry, &state.rules, &caller) {
             Ok(new) => {
-                batch.push(new);
+                batch.push(NewTask {
+                    traceparent: trace.0.clone(),
+                    ..new
+                });
                 refusals.push(None);
             }
             Err(e) => refusals.push(Some(BatchResult::refused(&e))),

@@ -14,6 +14,7 @@ use slog::error;
 
 use super::{ApiError, ApiState};
 use crate::error_chain;
+use crate::telemetry::RequestTrace;
 
 /// Middleware: logs every 5xx answer with its error chain.
 pub async fn log_server_errors(
@@ -23,6 +24,7 @@ pub async fn log_server_errors(
     let log = request
         .app_data::<web::Data<ApiState>>()
         .map(|state| state.log.clone());
+    let trace = RequestTrace::of(request.request());
     let response = next.call(request).await?;
     if let (Some(log), Some(failure)) = (log, response.response().error()) {
         if response.status().is_server_error() {
@@ -31,6 +33,10 @@ pub async fn log_server_errors(
                 None => failure.to_string(),
             };
             let request = response.request();
+            let log = match trace.trace_id() {
+                Some(trace_id) => log.new(slog::o!("trace_id" => trace_id.to_owned())),
+                None => log,
+            };
             error!(log, "API request failed";
                 "method" => request.method().as_str(),
                 "route" => request.match_pattern().unwrap_or_default(),

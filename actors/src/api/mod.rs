@@ -46,6 +46,7 @@ use utoipa::ToSchema;
 
 use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
+use crate::telemetry::{self, Telemetry};
 
 pub use auth::authenticate;
 pub use body::read_object;
@@ -76,6 +77,8 @@ pub struct ApiState {
     pub stats: Arc<RuntimeStats>,
     /// Where 5xx answers are logged with their cause.
     pub log: slog::Logger,
+    /// The tracer of each request's span, when tracing is on.
+    pub telemetry: Telemetry,
 }
 
 /// What tells /readyz that the runtime can make progress: no actor is
@@ -146,11 +149,13 @@ fn configure_api(config: &mut web::ServiceConfig) {
         .service(resource("/openapi.json", "GET").route(web::get().to(openapi::document)))
         .service(
             web::scope("/v1")
-                // The last wrap runs first: failures are logged whatever
-                // answers, and the token is checked before any handler's
-                // extractor reads the body.
+                // The last wrap runs first: the request's span covers
+                // everything, failures are logged whatever answers (with
+                // the span's trace id), and the token is checked before
+                // any handler's extractor reads the body.
                 .wrap(from_fn(auth::require_token))
                 .wrap(from_fn(failures::log_server_errors))
+                .wrap(from_fn(telemetry::trace_request))
                 .service(
                     resource("/destinations", "POST").route(web::post().to(destinations::create)),
                 )

@@ -16,6 +16,7 @@ use super::error::ErrorBody;
 use super::payload::RawPayload;
 use super::task_views::{TaskSummary, TaskView};
 use super::{ApiError, ApiState, Caller};
+use crate::telemetry::RequestTrace;
 
 /// One logical webhook to schedule. `tenant_id` and `reminder_id` together
 /// identify it.
@@ -245,8 +246,24 @@ impl CreateTask {
                 .as_deref()
                 .map(OrderingKey::new)
                 .transpose()?,
+            traceparent: None,
         })
     }
+}
+
+/// The W3C Trace Context header a scheduling request may carry.
+#[derive(Debug, utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // read by the tracing middleware, described here
+pub struct TraceparentHeader {
+    /// The caller's span, `00-<32 hex trace id>-<16 hex parent id>-<2 hex
+    /// flags>` (W3C Trace Context, version 00, lowercase). When tracing is
+    /// on, the request's span is its child, the task keeps the request's
+    /// span, and every attempt of the task is traced as a child of it and
+    /// sends its own `traceparent` to the receiver. A header that is not
+    /// valid is ignored (a new trace starts), never refused.
+    #[param(required = false)]
+    traceparent: String,
 }
 
 /// Schedule a webhook
@@ -260,6 +277,7 @@ impl CreateTask {
     operation_id = "create_task",
     tag = "tasks",
     request_body = CreateTask,
+    params(TraceparentHeader),
     responses(
         (status = 201, description = "Scheduled", body = TaskSummary),
         (status = 200, description = "A repeat of an earlier request: the existing task", body = TaskSummary),
@@ -275,6 +293,7 @@ impl CreateTask {
 pub async fn create(
     state: web::Data<ApiState>,
     caller: Caller,
+    trace: RequestTrace,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     // The bearer token has been checked before the body was read (see
@@ -286,8 +305,9 @@ pub async fn create(
             limit: MAX_PAYLOAD_BYTES,
         });
     }
-    let new = body.validate(&state.rules)?;
+    let mut new = body.validate(&state.rules)?;
     caller.may_schedule_for(&new.tenant_id)?;
+    new.traceparent = trace.0;
     let scheduled = state.store.schedule(new).await?;
     let summary = TaskSummary::from(&scheduled.task);
     Ok(if scheduled.created {

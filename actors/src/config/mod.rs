@@ -21,7 +21,7 @@ mod validate;
 pub use sections::{
     ApiConfig, ClaimConfig, DatabaseConfig, DestinationsConfig, EventsConfig, LeaseConfig,
     LogConfig, LogFormat, MetricsConfig, ReconcileConfig, RetentionConfig, RetryConfig, SendConfig,
-    ShutdownConfig, ThrottleConfig, ThrottleLimits,
+    ShutdownConfig, ThrottleConfig, ThrottleLimits, TracingConfig,
 };
 
 /// The configuration as read; every field has a default.
@@ -52,6 +52,7 @@ pub struct Config {
     pub metrics: MetricsConfig,
     pub destinations: DestinationsConfig,
     pub events: EventsConfig,
+    pub tracing: TracingConfig,
     /// The payload key, standard base64 (usually `REMIT_PAYLOAD_KEY`).
     #[serde(skip_serializing)]
     pub payload_key: Option<String>,
@@ -141,6 +142,10 @@ impl Default for Config {
                 url: None,
                 secret: None,
                 poll_ms: 1_000,
+            },
+            tracing: TracingConfig {
+                otlp_endpoint: None,
+                service_name: "remit".into(),
             },
             payload_key: None,
             payload_keys: None,

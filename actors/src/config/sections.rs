@@ -201,3 +201,17 @@ impl RetentionConfig {
         chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX)
     }
 }
+
+/// Traces over OpenTelemetry (docs/runtime.md, "Tracing"). Off unless
+/// `otlp_endpoint` is set: then no exporter runs and no span is made.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TracingConfig {
+    /// Where spans are posted, OTLP over HTTP with protobuf, e.g.
+    /// `http://127.0.0.1:4318` (a URL whose path is `/` gets
+    /// `/v1/traces`; any other path is used as given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub otlp_endpoint: Option<String>,
+    /// The `service.name` of every span.
+    pub service_name: String,
+}

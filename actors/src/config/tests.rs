@@ -151,3 +151,43 @@ fn retention_settings_are_bounded_and_named() {
     config.retention.keep_days = 1;
     config.validate().unwrap();
 }
+
+#[test]
+fn tracing_is_off_by_default_and_a_bad_endpoint_is_refused_by_name() {
+    let config = Config::default();
+    assert_eq!(config.otlp_traces_url().unwrap(), None);
+    for bad in [
+        "127.0.0.1:4318",
+        "grpc://collector:4317",
+        "http://",
+        "not a url",
+    ] {
+        let mut config = Config::default();
+        config.tracing.otlp_endpoint = Some(bad.into());
+        let err = config.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("tracing.otlp_endpoint") && err.contains("http://127.0.0.1:4318"),
+            "{bad}: {err}"
+        );
+    }
+    for (given, used) in [
+        ("http://127.0.0.1:4318", "http://127.0.0.1:4318/v1/traces"),
+        (
+            "https://otel.example.com/",
+            "https://otel.example.com/v1/traces",
+        ),
+        (
+            "http://collector:4318/custom/traces",
+            "http://collector:4318/custom/traces",
+        ),
+    ] {
+        let mut config = Config::default();
+        config.tracing.otlp_endpoint = Some(given.into());
+        config.validate().unwrap();
+        assert_eq!(config.otlp_traces_url().unwrap().unwrap().as_str(), used);
+    }
+    let mut config = Config::default();
+    config.tracing.service_name = " ".into();
+    let err = config.validate().unwrap_err().to_string();
+    assert!(err.contains("tracing.service_name"), "{err}");
+}

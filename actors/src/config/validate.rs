@@ -147,7 +147,33 @@ impl Config {
         }
         self.log_level()?;
         self.egress()?;
+        self.otlp_traces_url()?;
+        if self.tracing.service_name.trim().is_empty() {
+            return Err(invalid("tracing.service_name", "must not be blank"));
+        }
         Ok(())
+    }
+
+    /// The URL spans are posted to, when tracing is on: `otlp_endpoint`,
+    /// with `/v1/traces` when its path is `/` (the collector's base URL,
+    /// as OpenTelemetry's own variables take it).
+    pub fn otlp_traces_url(&self) -> Result<Option<url::Url>, ConfigError> {
+        let Some(endpoint) = &self.tracing.otlp_endpoint else {
+            return Ok(None);
+        };
+        let accepted = "accepted: an http:// or https:// URL of an OTLP/HTTP receiver, e.g. http://127.0.0.1:4318";
+        let mut url = url::Url::parse(endpoint)
+            .map_err(|e| invalid("tracing.otlp_endpoint", format!("{e}; {accepted}")))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return Err(invalid(
+                "tracing.otlp_endpoint",
+                format!("{} is not one; {accepted}", remit::domain::quoted(endpoint)),
+            ));
+        }
+        if url.path() == "/" {
+            url.set_path("/v1/traces");
+        }
+        Ok(Some(url))
     }
 
     /// A run deletes in bounded batches, never right after a task ends, and

@@ -236,6 +236,7 @@ async fn schedule(
         let due = start + chrono::Duration::microseconds(step * n as i64);
         let tenant = TENANTS[n % TENANTS.len()];
         batch.push(NewTask {
+            traceparent: None,
             tenant_id: TenantId::new(tenant)?,
             reminder_id: ReminderId::new(&format!("renewal-{n}"))?,
             destination_id: destinations[n % destinations.len()].clone(),

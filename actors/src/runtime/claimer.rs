@@ -21,6 +21,7 @@ use super::guard::{self, Guarded};
 use super::listener;
 use super::messages::{Drain, Poll, Route, Work};
 use super::{RegionSupervisor, Shared};
+use crate::telemetry;
 
 pub struct Claimer {
     shared: Shared,
@@ -143,8 +144,14 @@ impl Claimer {
         self.claiming = true;
         let store = self.shared.store.clone();
         let claimed_at = Instant::now();
+        let telemetry = self.shared.telemetry.clone();
+        let started = std::time::SystemTime::now();
         let claim = async move {
             let claimed = store.claim_due(&request).await?;
+            if !claimed.is_empty() {
+                let (region, limit) = (request.region, request.limit);
+                telemetry::record_claim(&telemetry, started, region, limit, &claimed);
+            }
             let resume_after = request.resume_point(&claimed);
             // Nothing due now: ask when something will be, so the next
             // claim can start right then instead of an idle interval later.

@@ -19,6 +19,7 @@ use super::failpoint::{self, Injected};
 use super::release::count_hand_back;
 use super::{retry, transport, BatchError, Shared};
 use crate::signature;
+use crate::telemetry::AttemptSpan;
 
 /// How one delivery ended, for the sender's bookkeeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,10 +63,15 @@ pub async fn deliver(
 ) -> Result<Delivered, DeliveryFailure> {
     let task = &claimed.task;
     let lease = claimed.lease();
+    let mut span = AttemptSpan::start(&shared.telemetry, task);
     let log = shared.log.new(slog::o!(
         "task" => task.id.to_string(), "destination" => task.destination_id.to_string(),
         // The region's logger already carries the lease owner.
         "attempt" => task.attempt_count));
+    let log = match span.trace_id() {
+        Some(trace_id) => log.new(slog::o!("trace_id" => trace_id.to_owned())),
+        None => log,
+    };
 
     let lease_ends = Rc::new(Cell::new(claimed_at + shared.lease()));
     let needed = chrono_saturating(shared.send_timeout() + shared.finish_margin());
@@ -123,7 +129,12 @@ pub async fn deliver(
             .await
             .map_err(DeliveryFailure::Store)?;
             let stop = why.stopped(gate, outcome);
-            return Ok(stopped(&shared, &stop, task, &log));
+            let delivered = stopped(&shared, &stop, task, &log);
+            span.unsent(match delivered {
+                Delivered::Finished => "failed",
+                Delivered::HandedBack => "handed_back",
+            });
+            return Ok(delivered);
         }
     };
     // Every secret valid at the time of sending signs; a stored secret was
@@ -141,12 +152,14 @@ pub async fn deliver(
         task,
         payload: &payload,
         signing_keys: &keys,
+        traceparent: span.traceparent(),
     };
     let limits = (shared.send_timeout(), shared.config.send.max_response_bytes);
     let (response, server_date) =
         transport::exchange(&client, &shared.egress, webhook, limits).await;
     let received_at = shared.wall.now();
     let received = Instant::now();
+    span.response(&response);
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
     if response == Err(TransportError::BlockedAddress) {
         // The host resolved only to addresses the policy refuses: nothing
@@ -166,6 +179,7 @@ pub async fn deliver(
         )
         .await
         .map_err(DeliveryFailure::Store)?;
+        span.unsent("handed_back");
         return Ok(count_hand_back(&shared, outcome, &log));
     }
 
@@ -202,6 +216,7 @@ pub async fn deliver(
                 .and_then(|d| received.checked_add(d)),
         })?;
     report(&shared, &log, task, outcome, &decision);
+    span.finished(outcome, &decision);
     failpoint::hit(failpoint::AFTER_FINISH)?;
     Ok(Delivered::Finished)
 }

@@ -182,6 +182,7 @@ fn webhook(
         },
     });
     Ok(NewTask {
+        traceparent: None,
         tenant_id: TenantId::new(EVENTS_TENANT)?,
         reminder_id: ReminderId::new(&format!("{}-{}", event.kind.as_str(), event.id))?,
         destination_id: target.clone(),

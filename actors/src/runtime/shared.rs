@@ -13,6 +13,7 @@ use tokio::sync::Semaphore;
 use super::{Buckets, Capacity, Finisher, Health, Holds, Metrics, Targets, WallClock};
 use crate::config::Config;
 use crate::egress::Egress;
+use crate::telemetry::Telemetry;
 
 /// What the runtime counts: the labelled series /metrics serves, and the
 /// process's total of actor restarts, read without parsing them.
@@ -78,6 +79,8 @@ pub struct Shared {
     pub requests: Arc<Semaphore>,
     pub health: Health,
     pub wall: WallClock,
+    /// The tracer of claim and attempt spans, when tracing is on.
+    pub telemetry: Telemetry,
     pub stats: Arc<RuntimeStats>,
 }
 

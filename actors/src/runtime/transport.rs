@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use awc::error::{ConnectError, SendRequestError};
 use chrono::{DateTime, Utc};
-use remit::domain::{Payload, Task};
+use remit::domain::{Payload, Task, TraceParent};
 use remit::policy::TransportError;
 
 use crate::egress::{self, Egress, Refusal};
@@ -50,18 +50,21 @@ pub async fn exchange(
         .unwrap_or((Err(TransportError::Timeout), None))
 }
 
-/// One webhook to send: where, which task, what, and the keys of the
-/// destination's valid secrets (none when it has no secret).
+/// One webhook to send: where, which task, what, the keys of the
+/// destination's valid secrets (none when it has no secret), and the
+/// attempt's span when tracing is on.
 #[derive(Debug, Clone, Copy)]
 pub struct Webhook<'a> {
     pub url: &'a url::Url,
     pub task: &'a Task,
     pub payload: &'a Payload,
     pub signing_keys: &'a [Vec<u8>],
+    pub traceparent: Option<&'a TraceParent>,
 }
 
-/// POSTs the payload with the task's stable key and, when the destination
-/// has secrets, Standard Webhooks signatures. The response body is read
+/// POSTs the payload with the task's stable key, the attempt's
+/// `traceparent` when tracing is on and, when the destination has secrets,
+/// Standard Webhooks signatures. The response body is read
 /// up to `max_body` bytes and dropped.
 async fn post(
     client: &awc::Client,
@@ -74,6 +77,7 @@ async fn post(
         task,
         payload,
         signing_keys,
+        traceparent,
     } = webhook;
     // A literal address never reaches the resolver, and the scheme is not
     // its business: both are judged here.
@@ -88,6 +92,10 @@ async fn post(
         .insert_header(("webhook-id", task.idempotency_key.as_str()))
         .insert_header(("webhook-timestamp", timestamp.to_string()))
         .insert_header(("user-agent", USER_AGENT));
+    if let Some(traceparent) = traceparent {
+        // The receiver's span can be a child of this attempt's.
+        request = request.insert_header(("traceparent", traceparent.as_str()));
+    }
     if !signing_keys.is_empty() {
         // One `v1,<sig>` per valid secret, space-separated, as Standard
         // Webhooks allows: a receiver accepts the request when any verifies.

@@ -358,6 +358,9 @@ pub(super) fn task_record(line: TaskLine) -> Result<TaskRecord, String> {
                 .map(|k| OrderingKey::new(&k))
                 .transpose()
                 .map_err(|e| e.to_string())?,
+            // Not exported: a trace outlives neither the collector's
+            // retention nor a move to another deployment.
+            traceparent: None,
         },
         content_type: line.content_type,
         sealed: SealedPayload {

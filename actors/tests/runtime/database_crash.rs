@@ -48,6 +48,7 @@ async fn held_tasks_go_out_soon_after_the_database_is_back() {
         for i in 0..PER_DESTINATION {
             store
                 .schedule(NewTask {
+                    traceparent: None,
                     tenant_id: TenantId::new("clinic-1").unwrap(),
                     reminder_id: ReminderId::new(&format!("d{d}-{i}")).unwrap(),
                     destination_id: id.clone(),

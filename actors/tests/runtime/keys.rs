@@ -50,6 +50,7 @@ async fn a_task_handed_back_past_its_horizon_fails_instead_of_looping() {
     let id = db
         .store
         .schedule(remit::domain::NewTask {
+            traceparent: None,
             tenant_id: remit::domain::TenantId::new("clinic-1").unwrap(),
             reminder_id: remit::domain::ReminderId::new("r1").unwrap(),
             destination_id: dest.clone(),

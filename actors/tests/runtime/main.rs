@@ -27,4 +27,5 @@ mod signatures;
 mod ssrf;
 mod steady_rate;
 mod tls;
+mod traces;
 mod transfer;

@@ -4,7 +4,9 @@
 
 #![allow(dead_code, unused_imports)]
 
+pub mod captured_log;
 pub mod hostile;
+pub mod otlp;
 pub mod pausing;
 pub mod receiver;
 pub mod standard_webhooks;
@@ -180,6 +182,7 @@ fn new_task(
         retry_horizon: chrono::Duration::hours(1),
         payload: Payload::json(format!(r#"{{"reminder":"{reminder}"}}"#)),
         ordering_key,
+        traceparent: None,
     }
 }
 

@@ -9,7 +9,7 @@ use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
     Attempt, AttemptRecord, Destination, DestinationHealth, DestinationId, DisableOverrides,
-    OrderingKey, ReminderId, Task, TaskId, TenantId,
+    OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent,
 };
 use crate::payload_crypto::SealedPayload;
 pub(crate) use crate::store::columns::{corrupt, count, region, status};
@@ -40,6 +40,7 @@ pub(crate) struct TaskRow {
     pub finalized_at: Option<DateTime<Utc>>,
     pub attempts_before_replay: i32,
     pub ordering_key: Option<String>,
+    pub traceparent: Option<String>,
 }
 
 const HAS_SECRET_SQL: &str =
@@ -126,6 +127,10 @@ impl TryFrom<TaskRow> for Task {
             ordering_key: row
                 .ordering_key
                 .map(|k| OrderingKey::new(&k).map_err(|e| corrupt("ordering_key", e)))
+                .transpose()?,
+            traceparent: row
+                .traceparent
+                .map(|t| TraceParent::parse(&t).map_err(|e| corrupt("tasks.traceparent", e.reason)))
                 .transpose()?,
         })
     }

@@ -114,25 +114,26 @@ const INSERT_MANY_SQL: &str = r#"
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[],
                          $6::timestamptz[], $7::timestamptz[], $8::text[], $9::uuid[],
-                         $10::text[], $11::bytea[], $12::bytea[], $13::bytea[], $14::text[])
+                         $10::text[], $11::bytea[], $12::bytea[], $13::bytea[], $14::text[],
+                         $15::text[])
         AS i(id, tenant_id, reminder_id, destination_id, region, not_before, retry_horizon_at,
              idempotency_key, payload_ref, content_type, key_fingerprint, nonce, ciphertext,
-             ordering_key)
+             ordering_key, traceparent)
 ),
 inserted AS (
     INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before,
                        available_at, retry_horizon_at, idempotency_key, payload_ref,
-                       ordering_key)
+                       ordering_key, traceparent)
     SELECT i.id, i.tenant_id, i.reminder_id, i.destination_id, i.region, 'pending',
            i.not_before, i.not_before, i.retry_horizon_at, i.idempotency_key, i.payload_ref,
-           i.ordering_key
+           i.ordering_key, i.traceparent
     FROM input i
     ON CONFLICT (tenant_id, reminder_id) DO NOTHING
     RETURNING id, tenant_id, reminder_id, destination_id, region, state, not_before,
               available_at, retry_horizon_at, lease_token, lease_owner, lease_expires_at,
               attempt_count, idempotency_key, payload_ref, last_status, failure_reason,
               created_at, updated_at, delivered_at, finalized_at, attempts_before_replay,
-              ordering_key
+              ordering_key, traceparent
 ),
 sealed AS (
     INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext)
@@ -140,7 +141,7 @@ sealed AS (
     FROM input i JOIN inserted USING (payload_ref)
 )
 SELECT inserted.*,
-       (SELECT count(pg_notify($15, r.region)) FROM (SELECT DISTINCT region FROM inserted) r)
+       (SELECT count(pg_notify($16, r.region)) FROM (SELECT DISTINCT region FROM inserted) r)
            AS woken
 FROM inserted
 "#;
@@ -171,6 +172,7 @@ struct Columns {
     nonces: Vec<Vec<u8>>,
     ciphertexts: Vec<Vec<u8>>,
     ordering_keys: Vec<Option<String>>,
+    traceparents: Vec<Option<String>>,
 }
 
 impl Columns {
@@ -204,6 +206,9 @@ impl Columns {
             columns
                 .ordering_keys
                 .push(new.ordering_key.as_ref().map(|k| k.as_str().to_owned()));
+            columns
+                .traceparents
+                .push(new.traceparent.as_ref().map(|t| t.as_str().to_owned()));
         }
         columns
     }
@@ -233,6 +238,7 @@ async fn insert(
         .bind::<Array<Bytea>, _>(c.nonces)
         .bind::<Array<Bytea>, _>(c.ciphertexts)
         .bind::<Array<Nullable<Text>>, _>(c.ordering_keys)
+        .bind::<Array<Nullable<Text>>, _>(c.traceparents)
         .bind::<Text, _>(DUE_WORK_CHANNEL)
         .load(conn)
         .await?;

@@ -102,6 +102,7 @@ diesel::table! {
         finalized_at -> Nullable<Timestamptz>,
         attempts_before_replay -> Int4,
         ordering_key -> Nullable<Text>,
+        traceparent -> Nullable<Text>,
     }
 }
 

@@ -10,7 +10,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
     Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey, ReminderId, Task,
-    TaskId, TenantId,
+    TaskId, TenantId, TraceParent,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::columns::{corrupt, count, region, state_from_label, status};
@@ -49,7 +49,7 @@ pub(super) const TASK_COLUMNS: &str = "id, tenant_id, reminder_id, destination_i
     state, not_before, available_at, retry_horizon_at, lease_token, lease_owner, \
     lease_expires_at, attempt_count, attempts_before_replay, idempotency_key, payload_ref, \
     last_status, failure_reason, created_at, updated_at, delivered_at, finalized_at, seq, \
-    ordering_key";
+    ordering_key, traceparent";
 
 #[derive(QueryableByName)]
 pub(super) struct TaskRow {
@@ -102,6 +102,8 @@ pub(super) struct TaskRow {
     pub seq: i64,
     #[diesel(sql_type = Nullable<Text>)]
     ordering_key: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    traceparent: Option<String>,
 }
 
 impl TryFrom<TaskRow> for Task {
@@ -143,6 +145,10 @@ impl TryFrom<TaskRow> for Task {
                 .ordering_key
                 .map(|k| OrderingKey::new(&k).map_err(|e| corrupt("ordering_key", e)))
                 .transpose()?,
+            traceparent: row
+                .traceparent
+                .map(|t| TraceParent::parse(&t).map_err(|e| corrupt("tasks.traceparent", e.reason)))
+                .transpose()?,
         })
     }
 }
@@ -166,8 +172,8 @@ pub(super) fn insert_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), S
     diesel::sql_query(
         "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, \
          not_before, available_at, retry_horizon_at, attempt_count, attempts_before_replay, \
-         idempotency_key, payload_ref, created_at, updated_at, ordering_key) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         idempotency_key, payload_ref, created_at, updated_at, ordering_key, traceparent) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind::<Text, _>(t.id.0.to_string())
     .bind::<Text, _>(t.tenant_id.as_str())
@@ -185,6 +191,7 @@ pub(super) fn insert_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), S
     .bind::<BigInt, _>(micros(t.created_at))
     .bind::<BigInt, _>(micros(t.updated_at))
     .bind::<Nullable<Text>, _>(t.ordering_key.as_ref().map(|k| k.as_str()))
+    .bind::<Nullable<Text>, _>(t.traceparent.as_ref().map(|p| p.as_str()))
     .execute(conn)?;
     Ok(())
 }

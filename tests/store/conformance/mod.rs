@@ -166,4 +166,5 @@ every_store!(
     an_expired_lease_of_a_head_is_reclaimed_and_its_line_waits,
     a_failed_head_lets_the_line_go_and_a_replay_takes_its_place,
     an_ordering_key_is_kept_and_part_of_a_repeat,
+    a_task_keeps_the_traceparent_it_was_scheduled_with,
 );

@@ -1,48 +1,26 @@
 //! A 500 answers "internal error" and is logged with its cause, never with
 //! payload bytes.
 
-use std::sync::{Arc, Mutex};
-
 use chrono::Utc;
 use remit::domain::Region;
 use remit_actors::app::Runtime;
 
 use super::client::Api;
+use crate::support::captured_log::CapturedLog;
+use crate::support::otlp::OtlpReceiver;
 use crate::support::{self, TestDb};
-
-/// Keeps every log record as one line: the message, then key=value pairs.
-struct Capture(Arc<Mutex<Vec<String>>>);
-
-impl slog::Drain for Capture {
-    type Ok = ();
-    type Err = slog::Never;
-
-    fn log(&self, record: &slog::Record, values: &slog::OwnedKVList) -> Result<(), slog::Never> {
-        let mut line = Line(record.msg().to_string());
-        let _ = slog::KV::serialize(&record.kv(), record, &mut line);
-        let _ = slog::KV::serialize(values, record, &mut line);
-        self.0.lock().unwrap().push(line.0);
-        Ok(())
-    }
-}
-
-struct Line(String);
-
-impl slog::Serializer for Line {
-    fn emit_arguments(&mut self, key: slog::Key, value: &std::fmt::Arguments) -> slog::Result {
-        self.0.push_str(&format!(" {key}={value}"));
-        Ok(())
-    }
-}
 
 #[actix_rt::test]
 async fn a_server_error_is_logged_with_its_cause() {
     let db = TestDb::with_database_clock().await;
-    let records = Arc::new(Mutex::new(Vec::new()));
-    let log = slog::Logger::root(Capture(records.clone()), slog::o!());
+    let log = CapturedLog::default();
+    let otlp = OtlpReceiver::start();
     remit_actors::app::install_crypto_provider();
-    let config = support::config(&db, Region::EU, "eu-1");
-    let runtime = Runtime::start(config, db.store.clone(), log).await.unwrap();
+    let mut config = support::config(&db, Region::EU, "eu-1");
+    config.tracing.otlp_endpoint = Some(otlp.endpoint());
+    let runtime = Runtime::start(config, db.store.clone(), log.logger())
+        .await
+        .unwrap();
     let api = Api::new(&runtime);
 
     let dest = support::destination(&db, "crm", Region::EU, "http://127.0.0.1:9/", None).await;
@@ -61,7 +39,7 @@ async fn a_server_error_is_logged_with_its_cause() {
     assert_eq!(body["error"]["message"], "internal error");
 
     runtime.shutdown().await;
-    let records = records.lock().unwrap().clone();
+    let records = log.lines();
     let failure = records
         .iter()
         .find(|line| line.starts_with("API request failed"))
@@ -71,6 +49,17 @@ async fn a_server_error_is_logged_with_its_cause() {
     assert!(
         failure.contains("internal error: corrupt or unknown value in column tasks.last_status"),
         "the cause is in the log: {failure}"
+    );
+    // With the trace id of the request's span.
+    let spans = otlp.spans();
+    let request = spans
+        .iter()
+        .find(|s| s.name == "GET /v1/tasks/{id}")
+        .unwrap_or_else(|| panic!("no span of the request in {spans:#?}"));
+    assert_eq!(request.attribute("http.response.status_code"), Some("500"));
+    assert!(
+        failure.contains(&format!("trace_id={}", request.trace_id)),
+        "{failure}"
     );
     assert!(
         !records

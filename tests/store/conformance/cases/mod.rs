@@ -58,6 +58,7 @@ mod replay;
 mod retention;
 mod scheduling;
 mod secrets;
+mod trace_parents;
 mod transitions;
 
 pub use api_tokens::*;
@@ -73,4 +74,5 @@ pub use replay::*;
 pub use retention::*;
 pub use scheduling::*;
 pub use secrets::*;
+pub use trace_parents::*;
 pub use transitions::*;
