@@ -23,6 +23,7 @@ mod finish;
 mod maintenance;
 mod operations;
 mod payload_keys;
+mod rate;
 mod refusals;
 mod rekey;
 mod rows;

@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
 use super::{
-    api_tokens, claim, destinations, finish, maintenance, rows, schedule, secrets, SqliteStore,
+    api_tokens, claim, destinations, finish, maintenance, rate, rows, schedule, secrets, SqliteStore,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
@@ -16,8 +16,8 @@ use crate::domain::{
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
-    ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, StoreStats,
-    TokenRequest, Tokens, TransitionOutcome,
+    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError,
+    StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 
 impl Store for SqliteStore {
@@ -95,9 +95,15 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Option<Tokens>>, StoreError> {
         let asks = asks.to_vec();
         self.run(true, move |conn, ctx| {
-            destinations::take_tokens_many(conn, &asks, ctx.now)
+            rate::take_tokens_many(conn, &asks, ctx.now)
         })
         .await
+    }
+
+    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
+        let notes = notes.to_vec();
+        self.run(true, move |conn, ctx| rate::learn_quotas(conn, &notes, ctx.now))
+            .await
     }
 
     async fn schedule_many(

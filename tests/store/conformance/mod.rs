@@ -159,4 +159,8 @@ every_store!(
     an_operator_disables_and_enables_a_destination,
     a_disabled_destinations_tasks_fail_at_their_horizon,
     disables_and_enables_leave_events_in_the_outbox,
+    an_announced_quota_paces_the_shared_bucket,
+    a_generous_quota_never_raises_the_configured_rate,
+    a_spent_quota_holds_until_its_reset_then_the_configured_rate_returns,
+    the_newest_announcement_wins_and_unknown_destinations_are_skipped,
 );
