@@ -20,6 +20,10 @@ use sfv::{BareItem, List, ListEntry, Parser};
 /// clamped to it (no configured rate comes near it).
 pub const MAX_UNITS: u64 = 1_000_000_000;
 
+/// The longest field read; a longer one is reported and ignored, so a
+/// hostile receiver cannot make remit parse a megabyte per response.
+const MAX_FIELD_LEN: usize = 1024;
+
 /// A `X-RateLimit-Reset` at or above this many seconds is a Unix time
 /// (2001-09-09 onwards); below it, a number of seconds from now.
 const UNIX_TIME_FROM: f64 = 1_000_000_000.0;
@@ -158,6 +162,11 @@ impl Reader {
         let Some(raw) = raw else {
             return Vec::new();
         };
+        if raw.len() > MAX_FIELD_LEN {
+            self.problems
+                .push(format!("{field} is longer than {MAX_FIELD_LEN} bytes; ignored"));
+            return Vec::new();
+        }
         let list: List = match Parser::new(raw).parse() {
             Ok(list) => list,
             Err(_) => {
@@ -210,6 +219,11 @@ impl Reader {
     /// exponent, `inf`, text) is reported and ignored.
     fn number(&mut self, field: &str, raw: Option<&str>) -> Option<f64> {
         let raw = raw?.trim();
+        if raw.len() > MAX_FIELD_LEN {
+            self.problems
+                .push(format!("{field} is longer than {MAX_FIELD_LEN} bytes; ignored"));
+            return None;
+        }
         let digits = raw.strip_prefix('-').unwrap_or(raw);
         let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
         let plain = !whole.is_empty()

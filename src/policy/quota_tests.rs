@@ -144,6 +144,10 @@ fn unreadable_fields_are_reported_and_ignored() {
     let text_param = read(structured(None, Some(r#""d";r="many";t=5"#)));
     assert_eq!(text_param.quota, None);
     assert_eq!(text_param.problems.len(), 1, "{:?}", text_param.problems);
+    let long = format!(r#""d";r=5;t=5, {}"#, r#""x";r=1;t=1, "#.repeat(100));
+    let too_long = read(structured(None, Some(long.trim_end_matches(", "))));
+    assert_eq!(too_long.quota, None);
+    assert!(too_long.problems[0].contains("longer"), "{:?}", too_long.problems);
     // Raw field text never reaches a problem's sentence.
     let odd = read(structured(None, Some(r#""secret-name";r=?1;t=5"#)));
     assert!(odd.problems.iter().all(|p| !p.contains("secret-name")));

@@ -17,7 +17,7 @@ use slog::{error, info, warn};
 use super::consumer::{chrono_saturating, hold_refused, read_target, RuntimeConsumer};
 use super::failpoint::{self, Injected};
 use super::release::count_hand_back;
-use super::{retry, transport, BatchError, Shared};
+use super::{quotas, retry, transport, BatchError, Shared};
 use crate::signature;
 
 /// How one delivery ended, for the sender's bookkeeping.
@@ -143,10 +143,11 @@ pub async fn deliver(
         signing_keys: &keys,
     };
     let limits = (shared.send_timeout(), shared.config.send.max_response_bytes);
-    let (response, server_date) =
+    let (response, server_date, quota) =
         transport::exchange(&client, &shared.egress, webhook, limits).await;
     let received_at = shared.wall.now();
     let received = Instant::now();
+    quotas::learn(&shared, &task.destination_id, &quota, (received_at, server_date), &log);
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
     if response == Err(TransportError::BlockedAddress) {
         // The host resolved only to addresses the policy refuses: nothing
