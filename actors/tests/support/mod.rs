@@ -6,6 +6,7 @@
 
 pub mod hostile;
 pub mod pausing;
+pub mod quota_receiver;
 pub mod receiver;
 pub mod standard_webhooks;
 
