@@ -15,8 +15,8 @@ use slog::{info, warn};
 use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
 use crate::runtime::{
-    buckets, finisher, quotas, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats, Shared,
-    Shutdown, Targets, WallClock,
+    buckets, finisher, quotas, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats,
+    Shared, Shutdown, Targets, WallClock,
 };
 
 #[derive(Debug, thiserror::Error)]

@@ -90,7 +90,10 @@ pub fn read_quota(
     let quota = if structured {
         reader.structured(fields)
     } else {
-        reader.legacy(fields, (server_date.unwrap_or(received_at)).timestamp_millis())
+        reader.legacy(
+            fields,
+            (server_date.unwrap_or(received_at)).timestamp_millis(),
+        )
     };
     Announced {
         quota,
@@ -116,7 +119,12 @@ impl Reader {
     /// the limit, and for the reset when `t` is missing. Without a
     /// `RateLimit`, each policy is read as its whole quota over its window.
     fn structured(&mut self, fields: &QuotaFields) -> Option<Quota> {
-        let policies = self.list("RateLimit-Policy", fields.ratelimit_policy.as_deref(), "q", "w");
+        let policies = self.list(
+            "RateLimit-Policy",
+            fields.ratelimit_policy.as_deref(),
+            "q",
+            "w",
+        );
         let current = self.list("RateLimit", fields.ratelimit.as_deref(), "r", "t");
         let mut candidates = Vec::new();
         if fields.ratelimit.is_some() {
@@ -163,32 +171,34 @@ impl Reader {
             return Vec::new();
         };
         if raw.len() > MAX_FIELD_LEN {
-            self.problems
-                .push(format!("{field} is longer than {MAX_FIELD_LEN} bytes; ignored"));
+            self.problems.push(format!(
+                "{field} is longer than {MAX_FIELD_LEN} bytes; ignored"
+            ));
             return Vec::new();
         }
         let list: List = match Parser::new(raw).parse() {
             Ok(list) => list,
             Err(_) => {
-                self.problems.push(format!(
-                    "{field} is not a structured-field list; ignored"
-                ));
+                self.problems
+                    .push(format!("{field} is not a structured-field list; ignored"));
                 return Vec::new();
             }
         };
         let mut named = Vec::new();
         for entry in list {
             let ListEntry::Item(item) = entry else {
-                self.problems
-                    .push(format!("{field} holds an inner list; that member is ignored"));
+                self.problems.push(format!(
+                    "{field} holds an inner list; that member is ignored"
+                ));
                 continue;
             };
             let name = match &item.bare_item {
                 BareItem::String(s) => s.as_str().to_owned(),
                 BareItem::Token(t) => t.as_str().to_owned(),
                 _ => {
-                    self.problems
-                        .push(format!("{field} names a quota with neither a string nor a token; ignored"));
+                    self.problems.push(format!(
+                        "{field} names a quota with neither a string nor a token; ignored"
+                    ));
                     continue;
                 }
             };
@@ -220,8 +230,9 @@ impl Reader {
     fn number(&mut self, field: &str, raw: Option<&str>) -> Option<f64> {
         let raw = raw?.trim();
         if raw.len() > MAX_FIELD_LEN {
-            self.problems
-                .push(format!("{field} is longer than {MAX_FIELD_LEN} bytes; ignored"));
+            self.problems.push(format!(
+                "{field} is longer than {MAX_FIELD_LEN} bytes; ignored"
+            ));
             return None;
         }
         let digits = raw.strip_prefix('-').unwrap_or(raw);
@@ -229,7 +240,10 @@ impl Reader {
         let plain = !whole.is_empty()
             && whole.len() <= 20
             && fraction.len() <= 9
-            && whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit());
+            && whole
+                .bytes()
+                .chain(fraction.bytes())
+                .all(|b| b.is_ascii_digit());
         match raw.parse::<f64>() {
             Ok(n) if plain && n.is_finite() => Some(n),
             _ => {
@@ -247,7 +261,9 @@ impl Reader {
         let units = |what: &str, n: f64, problems: &mut Vec<String>| {
             let clamped = n.clamp(0.0, MAX_UNITS as f64);
             if clamped != n {
-                problems.push(format!("{field} {what} {n} is outside 0..={MAX_UNITS}; read as {clamped}"));
+                problems.push(format!(
+                    "{field} {what} {n} is outside 0..={MAX_UNITS}; read as {clamped}"
+                ));
             }
             clamped.floor() as u64
         };

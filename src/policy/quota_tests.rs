@@ -106,7 +106,12 @@ fn a_unix_time_reset_is_read_on_the_receivers_clock() {
     assert_eq!(read(fields.clone()).quota, quota(0, 90_000, None));
     // The receiver's clock is 30 s ahead of ours: its reset is 60 s away.
     let server_date = received() + Duration::seconds(30);
-    let got = read_quota(&fields, received(), Some(server_date), Duration::minutes(10));
+    let got = read_quota(
+        &fields,
+        received(),
+        Some(server_date),
+        Duration::minutes(10),
+    );
     assert_eq!(got.quota, quota(0, 60_000, None));
 }
 
@@ -136,18 +141,30 @@ fn unreadable_fields_are_reported_and_ignored() {
         let got = read(legacy(None, Some(bad), Some("10")));
         assert_eq!(got.quota, None, "{bad:?}");
         assert_eq!(got.problems.len(), 1, "{bad:?}: {:?}", got.problems);
-        assert!(got.problems[0].contains("X-RateLimit-Remaining"), "{:?}", got.problems);
+        assert!(
+            got.problems[0].contains("X-RateLimit-Remaining"),
+            "{:?}",
+            got.problems
+        );
     }
     let not_a_list = read(structured(None, Some("r=5, t=(")));
     assert_eq!(not_a_list.quota, None);
-    assert!(not_a_list.problems[0].contains("RateLimit"), "{:?}", not_a_list.problems);
+    assert!(
+        not_a_list.problems[0].contains("RateLimit"),
+        "{:?}",
+        not_a_list.problems
+    );
     let text_param = read(structured(None, Some(r#""d";r="many";t=5"#)));
     assert_eq!(text_param.quota, None);
     assert_eq!(text_param.problems.len(), 1, "{:?}", text_param.problems);
     let long = format!(r#""d";r=5;t=5, {}"#, r#""x";r=1;t=1, "#.repeat(100));
     let too_long = read(structured(None, Some(long.trim_end_matches(", "))));
     assert_eq!(too_long.quota, None);
-    assert!(too_long.problems[0].contains("longer"), "{:?}", too_long.problems);
+    assert!(
+        too_long.problems[0].contains("longer"),
+        "{:?}",
+        too_long.problems
+    );
     // Raw field text never reaches a problem's sentence.
     let odd = read(structured(None, Some(r#""secret-name";r=?1;t=5"#)));
     assert!(odd.problems.iter().all(|p| !p.contains("secret-name")));

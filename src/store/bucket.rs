@@ -46,7 +46,11 @@ fn pace(
     match quota.filter(|q| q.resets_at > now) {
         None => (rate, burst, None),
         Some(q) => {
-            let remaining = if q.remaining.is_finite() { q.remaining.max(0.0) } else { 0.0 };
+            let remaining = if q.remaining.is_finite() {
+                q.remaining.max(0.0)
+            } else {
+                0.0
+            };
             let left = (seconds(q.resets_at - now)).max(1e-3);
             let paced = (remaining / left).clamp(1e-3, rate);
             (paced, burst.min(remaining.floor()), Some(q))
@@ -148,10 +152,7 @@ mod tests {
         assert_eq!(after.quota.map(|q| q.remaining), Some(6.0));
         // 6 left for 10 s: 0.6/s, so one more token after about 1.7 s.
         match take_tokens(after, 100.0, 4, 10, t0()).0 {
-            Tokens::WaitFor(wait) => assert!(
-                (1.6..1.7).contains(&wait.as_secs_f64()),
-                "{wait:?}"
-            ),
+            Tokens::WaitFor(wait) => assert!((1.6..1.7).contains(&wait.as_secs_f64()), "{wait:?}"),
             granted => panic!("{granted:?}"),
         }
         let (later, _) = take_tokens(after, 100.0, 4, 10, t0() + Duration::seconds(2));
@@ -176,7 +177,11 @@ mod tests {
         };
         let (held, after) = take_tokens(spent, 100.0, 10, 10, t0());
         assert_eq!(held, Tokens::WaitFor(std::time::Duration::from_secs(30)));
-        assert_eq!(after.tokens, Some(0.0), "the bucket held none while none remained");
+        assert_eq!(
+            after.tokens,
+            Some(0.0),
+            "the bucket held none while none remained"
+        );
         // Past the reset the configured rate applies again (refilled up to
         // its burst) and the spent quota no longer counts.
         let reset = t0() + Duration::seconds(30);

@@ -147,7 +147,13 @@ pub async fn deliver(
         transport::exchange(&client, &shared.egress, webhook, limits).await;
     let received_at = shared.wall.now();
     let received = Instant::now();
-    quotas::learn(&shared, &task.destination_id, &quota, (received_at, server_date), &log);
+    quotas::learn(
+        &shared,
+        &task.destination_id,
+        &quota,
+        (received_at, server_date),
+        &log,
+    );
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
     if response == Err(TransportError::BlockedAddress) {
         // The host resolved only to addresses the policy refuses: nothing

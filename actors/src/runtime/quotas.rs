@@ -52,14 +52,22 @@ pub fn learn(
         return;
     }
     let (received_at, server_date) = received;
-    let announced = read_quota(fields, received_at, server_date, shared.policy.max_server_delay);
+    let announced = read_quota(
+        fields,
+        received_at,
+        server_date,
+        shared.policy.max_server_delay,
+    );
     for problem in &announced.problems {
         warn!(log, "the receiver's rate-limit fields were clamped or ignored"; "problem" => problem);
     }
     let Some(quota) = announced.quota else {
         return;
     };
-    shared.stats.metrics.quota_announced(destination, quota.remaining);
+    shared
+        .stats
+        .metrics
+        .quota_announced(destination, quota.remaining);
     let note = QuotaNote {
         destination: destination.clone(),
         quota,

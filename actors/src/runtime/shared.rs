@@ -10,7 +10,7 @@ use remit::policy::RetryPolicy;
 use remit::store::Database;
 use tokio::sync::Semaphore;
 
-use super::{Buckets, Capacity, Quotas, Finisher, Health, Holds, Metrics, Targets, WallClock};
+use super::{Buckets, Capacity, Finisher, Health, Holds, Metrics, Quotas, Targets, WallClock};
 use crate::config::Config;
 use crate::egress::Egress;
 

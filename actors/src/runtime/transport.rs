@@ -46,9 +46,11 @@ pub async fn exchange(
 ) -> Reply {
     let (deadline, max_body) = limits;
     let request = post(client, egress, webhook, max_body);
-    actix_rt::time::timeout(deadline, request)
-        .await
-        .unwrap_or((Err(TransportError::Timeout), None, QuotaFields::default()))
+    actix_rt::time::timeout(deadline, request).await.unwrap_or((
+        Err(TransportError::Timeout),
+        None,
+        QuotaFields::default(),
+    ))
 }
 
 /// One webhook to send: where, which task, what, and the keys of the
@@ -79,7 +81,11 @@ async fn post(
     // A literal address never reaches the resolver, and the scheme is not
     // its business: both are judged here.
     if egress.check_url(url).is_err() {
-        return (Err(TransportError::BlockedAddress), None, QuotaFields::default());
+        return (
+            Err(TransportError::BlockedAddress),
+            None,
+            QuotaFields::default(),
+        );
     }
     let timestamp = Utc::now().timestamp();
     let mut request = client

@@ -150,12 +150,13 @@ async fn answer(request: HttpRequest, state: web::Data<Quota>) -> HttpResponse {
     if state.announce {
         response.insert_header((
             "ratelimit-policy",
-            format!(r#""default";q={};w={}"#, state.quota, state.window.as_secs()),
+            format!(
+                r#""default";q={};w={}"#,
+                state.quota,
+                state.window.as_secs()
+            ),
         ));
-        response.insert_header((
-            "ratelimit",
-            format!(r#""default";r={remaining};t={reset}"#),
-        ));
+        response.insert_header(("ratelimit", format!(r#""default";r={remaining};t={reset}"#)));
     }
     response.finish()
 }

@@ -11,8 +11,8 @@ use crate::domain::{
     TokenHash, TokenId,
 };
 use crate::store::{
-    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
-    TransitionOutcome,
+    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError,
+    TokenRequest, Tokens, TransitionOutcome,
 };
 
 impl Store for Database {

@@ -26,8 +26,8 @@ use parking_lot::Mutex;
 
 use super::lifecycle::{self, EndAttempt};
 use super::{
-    rules, ClaimRequest, Clock, Finish, Finished, Replayed, Scheduled, Store, StoreError,
-    QuotaNote, TokenRequest, Tokens, TransitionOutcome,
+    rules, ClaimRequest, Clock, Finish, Finished, QuotaNote, Replayed, Scheduled, Store,
+    StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent,

@@ -68,6 +68,7 @@ pub use tls::{SslMode, TlsSettingsError};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{
-    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Finished, Replayed,
-    Scheduled, Store, StoreError, StoreStats, QuotaNote, TokenRequest, Tokens, TransitionOutcome,
+    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Finished,
+    QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
+    TransitionOutcome,
 };

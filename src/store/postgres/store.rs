@@ -10,10 +10,10 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    api_tokens, claim, destinations, events, finish_many, lease, rate, reads, reconcile, replay,
-    retention, schedule_many, schema_check, secrets, send_targets, transitions, quota, ClaimRequest,
-    Clock, Finish, Finished, PgConnector, Replayed, Scheduled, Store, StoreError, StoreStats,
-    QuotaNote, TokenRequest, Tokens, TransitionOutcome,
+    api_tokens, claim, destinations, events, finish_many, lease, quota, rate, reads, reconcile,
+    replay, retention, schedule_many, schema_check, secrets, send_targets, transitions,
+    ClaimRequest, Clock, Finish, Finished, PgConnector, QuotaNote, Replayed, Scheduled, Store,
+    StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,

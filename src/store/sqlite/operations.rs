@@ -6,7 +6,8 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
 use super::{
-    api_tokens, claim, destinations, finish, maintenance, rate, rows, schedule, secrets, SqliteStore,
+    api_tokens, claim, destinations, finish, maintenance, rate, rows, schedule, secrets,
+    SqliteStore,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
@@ -16,8 +17,8 @@ use crate::domain::{
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
-    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError,
-    StoreStats, TokenRequest, Tokens, TransitionOutcome,
+    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats,
+    TokenRequest, Tokens, TransitionOutcome,
 };
 
 impl Store for SqliteStore {
@@ -102,8 +103,10 @@ impl Store for SqliteStore {
 
     async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
         let notes = notes.to_vec();
-        self.run(true, move |conn, ctx| rate::learn_quotas(conn, &notes, ctx.now))
-            .await
+        self.run(true, move |conn, ctx| {
+            rate::learn_quotas(conn, &notes, ctx.now)
+        })
+        .await
     }
 
     async fn schedule_many(

@@ -80,16 +80,15 @@ pub async fn a_spent_quota_holds_until_its_reset_then_the_configured_rate_return
     );
     // The receiver announces nothing more: past the reset the configured
     // rate applies again.
-    h.clock().advance(Duration::seconds(20) + Duration::milliseconds(100));
+    h.clock()
+        .advance(Duration::seconds(20) + Duration::milliseconds(100));
     assert_eq!(
         s.take_tokens(&d, 100.0, 5, 5).await.unwrap(),
         Tokens::Granted(5)
     );
 }
 
-pub async fn the_newest_announcement_wins_and_unknown_destinations_are_skipped<H: Harness>(
-    h: &H,
-) {
+pub async fn the_newest_announcement_wins_and_unknown_destinations_are_skipped<H: Harness>(h: &H) {
     let s = h.store();
     let a = destination(h, "a", Region::US).await;
     let b = destination(h, "b", Region::US).await;
