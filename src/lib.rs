@@ -3,8 +3,9 @@
 //! # Layout
 //! - [`domain`]: what a webhook task is: ids, regions, payloads, states and
 //!   the attempt record. No I/O and no database types.
-//! - [`policy`]: pure decisions, with `now` passed in: parsing Retry-After,
-//!   local backoff with jitter, classifying an HTTP outcome into the next
+//! - [`policy`]: pure decisions, with `now` passed in: parsing Retry-After
+//!   and the quota a receiver announces (RateLimit, X-RateLimit-*), local
+//!   backoff with jitter, classifying an HTTP outcome into the next
 //!   transition, and the IP ranges no webhook may be sent to.
 //! - [`payload_crypto`]: sealing payloads at rest with an AEAD under a key
 //!   that never enters the database.

@@ -15,8 +15,8 @@ use slog::{info, warn};
 use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError};
 use crate::runtime::{
-    buckets, finisher, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats, Shared,
-    Shutdown, Targets, WallClock,
+    buckets, finisher, quotas, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats,
+    Shared, Shutdown, Targets, WallClock,
 };
 use crate::telemetry::{Telemetry, TelemetryError};
 
@@ -258,6 +258,7 @@ impl Runtime {
             targets: Targets::default(),
             finisher: finisher::start(store.clone(), log.clone(), stats.clone()),
             buckets: buckets::start(store.clone(), log.clone()),
+            quotas: quotas::start(store.clone(), log.clone()),
             requests: Arc::new(tokio::sync::Semaphore::new(max_in_flight.max(1))),
             health: health.clone(),
             wall,

@@ -6,6 +6,7 @@ mod backoff;
 mod decision;
 mod gate;
 mod health;
+mod quota;
 mod retry_after;
 
 pub use address::{blocked, Blocked, BlockedRange, IPV4_BLOCKED, IPV6_BLOCKED};
@@ -13,6 +14,7 @@ pub use backoff::full_jitter_backoff;
 pub use decision::{decide, Decision, Observed, Transition, TransportError};
 pub use gate::{before_send, BeforeSend, Gate};
 pub use health::{auto_reason, judge, last_error, DisableRule, Health, Streak, MANUAL_REASON};
+pub use quota::{read_quota, Announced, Quota, QuotaFields, MAX_UNITS};
 pub use retry_after::{parse_retry_after, server_deadline};
 
 use chrono::Duration;

@@ -2,6 +2,14 @@
 //! compute it in code (the in-memory model and SQLite); PostgreSQL's
 //! `TAKE_SQL` (`rate.rs`) computes the same in SQL. Tokens refill at `rate`
 //! per second up to `burst`, and a take grants at most what is there.
+//!
+//! A quota the receiver announced ([`Learned`]) paces the bucket until it
+//! resets: the rate falls to what lets the remaining requests last until
+//! the reset (never above the configured rate), the bucket holds no more
+//! than remain, and with none left nothing is granted until the reset.
+//! Every grant is taken off what remains, so every process of the region
+//! paces by the same count until a response announces a newer one. Once
+//! the reset has passed the configured rate applies again.
 
 use chrono::{DateTime, Utc};
 
@@ -13,11 +21,50 @@ use super::Tokens;
 pub(super) struct Bucket {
     pub tokens: Option<f64>,
     pub refilled_at: Option<DateTime<Utc>>,
+    pub quota: Option<Learned>,
 }
 
-/// Refills the bucket at `rate` per second up to `burst`, then grants at
-/// most `want` of the whole tokens there. A taker carrying an older `now`
-/// than the last one never runs the bucket's time backwards, and nothing is
+/// What a receiver last announced of its quota, as the destination's row
+/// keeps it: requests left (less those granted since) until `resets_at`,
+/// on the store's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Learned {
+    pub remaining: f64,
+    pub resets_at: DateTime<Utc>,
+}
+
+/// The pace a take uses at `now`: the rate, the most the bucket may hold,
+/// and the quota it is paced by (none once the quota has reset).
+fn pace(
+    rate_per_second: f64,
+    burst: u32,
+    quota: Option<Learned>,
+    now: DateTime<Utc>,
+) -> (f64, f64, Option<Learned>) {
+    let rate = rate_per_second.max(1e-3);
+    let burst = f64::from(burst.max(1));
+    match quota.filter(|q| q.resets_at > now) {
+        None => (rate, burst, None),
+        Some(q) => {
+            let remaining = if q.remaining.is_finite() {
+                q.remaining.max(0.0)
+            } else {
+                0.0
+            };
+            let left = (seconds(q.resets_at - now)).max(1e-3);
+            let paced = (remaining / left).clamp(1e-3, rate);
+            (paced, burst.min(remaining.floor()), Some(q))
+        }
+    }
+}
+
+fn seconds(d: chrono::Duration) -> f64 {
+    d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
+}
+
+/// Refills the bucket at the paced rate up to its cap, then grants at most
+/// `want` of the whole tokens there. A taker carrying an older `now` than
+/// the last one never runs the bucket's time backwards, and nothing is
 /// granted below zero.
 pub(super) fn take_tokens(
     bucket: Bucket,
@@ -26,25 +73,35 @@ pub(super) fn take_tokens(
     want: u32,
     now: DateTime<Utc>,
 ) -> (Tokens, Bucket) {
-    let rate = rate_per_second.max(1e-3);
-    let burst = f64::from(burst.max(1));
+    let (rate, cap, paced_by) = pace(rate_per_second, burst, bucket.quota, now);
     let refilled = bucket.refilled_at.unwrap_or(now);
-    let elapsed = ((now - refilled).num_microseconds().unwrap_or(0) as f64 / 1e6).max(0.0);
-    let tokens = (bucket.tokens.unwrap_or(burst) + elapsed * rate).min(burst);
+    let elapsed = seconds(now - refilled).max(0.0);
+    let tokens = (bucket.tokens.unwrap_or(cap) + elapsed * rate).min(cap);
     let granted = tokens.floor().min(f64::from(want.max(1))).max(0.0);
     let after = Bucket {
         tokens: Some(tokens - granted),
         refilled_at: Some(now.max(refilled)),
+        quota: match (bucket.quota, paced_by) {
+            (_, Some(q)) => Some(Learned {
+                remaining: (q.remaining - granted).max(0.0),
+                ..q
+            }),
+            (kept, None) => kept,
+        },
     };
-    let answer = if granted >= 1.0 {
-        Tokens::Granted(granted as u32)
-    } else {
+    let answer = match paced_by {
+        _ if granted >= 1.0 => Tokens::Granted(granted as u32),
+        // Nothing remains: nothing until the reset, which the reading of
+        // the announcement capped at `retry.max_server_delay_seconds`.
+        Some(q) if q.remaining < 1.0 => {
+            Tokens::WaitFor((q.resets_at - now).to_std().unwrap_or_default())
+        }
         // A bucket row holding nonsense (NaN, or deeply negative) waits a
         // minute rather than panicking the taker.
-        Tokens::WaitFor(
+        _ => Tokens::WaitFor(
             std::time::Duration::try_from_secs_f64((1.0 - tokens).max(0.0) / rate)
                 .unwrap_or(std::time::Duration::from_secs(60)),
-        )
+        ),
     };
     (answer, after)
 }
@@ -73,5 +130,63 @@ mod tests {
         assert_eq!(after.refilled_at, Some(now));
         let (third, _) = take_tokens(after, 1.0, 2, 1, now + Duration::seconds(1));
         assert_eq!(third, Tokens::Granted(1));
+    }
+
+    fn quota(remaining: f64, resets_in: Duration) -> Option<Learned> {
+        Some(Learned {
+            remaining,
+            resets_at: t0() + resets_in,
+        })
+    }
+
+    #[test]
+    fn an_announced_quota_lowers_the_rate_so_what_remains_lasts_until_the_reset() {
+        // 10 left for 10 s against a configured 100/s with a burst of 4: the
+        // bucket holds at most 4 and refills at 1/s.
+        let bucket = Bucket {
+            quota: quota(10.0, Duration::seconds(10)),
+            ..Bucket::default()
+        };
+        let (first, after) = take_tokens(bucket, 100.0, 4, 10, t0());
+        assert_eq!(first, Tokens::Granted(4));
+        assert_eq!(after.quota.map(|q| q.remaining), Some(6.0));
+        // 6 left for 10 s: 0.6/s, so one more token after about 1.7 s.
+        match take_tokens(after, 100.0, 4, 10, t0()).0 {
+            Tokens::WaitFor(wait) => assert!((1.6..1.7).contains(&wait.as_secs_f64()), "{wait:?}"),
+            granted => panic!("{granted:?}"),
+        }
+        let (later, _) = take_tokens(after, 100.0, 4, 10, t0() + Duration::seconds(2));
+        assert_eq!(later, Tokens::Granted(1));
+    }
+
+    #[test]
+    fn never_faster_than_configured_and_nothing_until_the_reset_when_none_remain() {
+        // Plenty left: the configured 2/s holds.
+        let plenty = Bucket {
+            tokens: Some(0.0),
+            refilled_at: Some(t0()),
+            quota: quota(1000.0, Duration::seconds(10)),
+        };
+        let (tokens, _) = take_tokens(plenty, 2.0, 10, 10, t0() + Duration::seconds(1));
+        assert_eq!(tokens, Tokens::Granted(2));
+
+        let spent = Bucket {
+            tokens: Some(10.0),
+            refilled_at: Some(t0()),
+            quota: quota(0.0, Duration::seconds(30)),
+        };
+        let (held, after) = take_tokens(spent, 100.0, 10, 10, t0());
+        assert_eq!(held, Tokens::WaitFor(std::time::Duration::from_secs(30)));
+        assert_eq!(
+            after.tokens,
+            Some(0.0),
+            "the bucket held none while none remained"
+        );
+        // Past the reset the configured rate applies again (refilled up to
+        // its burst) and the spent quota no longer counts.
+        let reset = t0() + Duration::seconds(30);
+        let (again, after) = take_tokens(after, 100.0, 10, 10, reset + Duration::milliseconds(50));
+        assert_eq!(again, Tokens::Granted(10));
+        assert_eq!(after.quota.map(|q| q.remaining), Some(0.0));
     }
 }

@@ -5,7 +5,7 @@ use chrono::Duration;
 
 use super::AutoDisabled;
 use crate::domain::{ClaimedTask, DestinationId, Lease, Region, Task};
-use crate::policy::Decision;
+use crate::policy::{Decision, Quota};
 
 /// What a guarded transition did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +63,14 @@ pub struct TokenRequest {
     pub rate_per_second: f64,
     pub burst: u32,
     pub want: u32,
+}
+
+/// What a receiver announced of its quota on a response from the
+/// destination, as [`Store::learn_quotas`] takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaNote {
+    pub destination: DestinationId,
+    pub quota: Quota,
 }
 
 /// One attempt's end, as a batch of [`Store::finish_many`] carries it.

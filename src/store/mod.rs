@@ -12,7 +12,7 @@
 //! │   ├── store.rs        the Store trait, passed to the backend
 //! │   └── extras.rs       status, export/import, refusals, key check
 //! ├── lifecycle.rs    each transition's rules, written once
-//! ├── bucket.rs  claim_turn.rs  findings.rs  rules.rs  import_rules.rs
+//! ├── bucket.rs  quota.rs  claim_turn.rs  findings.rs  rules.rs  import_rules.rs
 //! ├── ordering.rs     which keyed rows wait in their line
 //! ├── columns.rs      state and outcome labels, corrupt-column errors
 //! ├── status.rs  transfer.rs     the reports' and records' types
@@ -47,9 +47,11 @@
 //!   streak, and the disable it may tip (`policy::health` holds the rule);
 //! - `lifecycle`: each transition's rules, written once (the states it
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
-//!   stale lease gets); `bucket`: the shared token bucket; `claim_turn`:
-//!   which rows a claim takes; `ordering`: which keyed rows wait behind an
-//!   earlier row of their line; `findings`: what reconciliation reports;
+//!   stale lease gets); `bucket`: the shared token bucket, paced by the
+//!   quota a receiver announced (`quota`: how that is recorded);
+//!   `claim_turn`: which rows a claim takes; `ordering`: which keyed rows
+//!   wait behind an earlier row of their line; `findings`: what
+//!   reconciliation reports;
 //!   `rules`: what a destination or task must be before any store writes
 //!   it; `import_rules`: the same for an imported record. The model and
 //!   SQLite apply them to rows they read; PostgreSQL's statements take
@@ -118,6 +120,7 @@ mod notify;
 mod ordering;
 mod payload_keys;
 mod postgres;
+mod quota;
 mod rekey;
 mod rules;
 mod sandbox;
@@ -134,7 +137,8 @@ use std::future::Future;
 use chrono::{DateTime, Duration, Utc};
 
 pub use calls::{
-    ClaimRequest, Finish, Finished, Replayed, Scheduled, TokenRequest, Tokens, TransitionOutcome,
+    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, TokenRequest, Tokens,
+    TransitionOutcome,
 };
 pub use clock::Clock;
 pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};
@@ -261,6 +265,16 @@ pub trait Store: Sync {
         &self,
         asks: &[TokenRequest],
     ) -> impl Future<Output = Result<Vec<Option<Tokens>>, StoreError>> + Send;
+
+    /// Records what receivers announced of their quotas: each destination's
+    /// remaining requests until its reset (the store's now plus the note's
+    /// `resets_in`), by which token takes pace it until then, across every
+    /// process of the region. The last note for a destination in a batch
+    /// wins; a destination that does not exist is skipped.
+    fn learn_quotas(
+        &self,
+        notes: &[QuotaNote],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Schedules one logical webhook; idempotent on (tenant, reminder). A
     /// batch of one: its answer, or the store's failure.

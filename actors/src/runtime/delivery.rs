@@ -17,7 +17,7 @@ use slog::{error, info, warn};
 use super::consumer::{chrono_saturating, hold_refused, read_target, RuntimeConsumer};
 use super::failpoint::{self, Injected};
 use super::release::count_hand_back;
-use super::{retry, transport, BatchError, Shared};
+use super::{quotas, retry, transport, BatchError, Shared};
 use crate::signature;
 use crate::telemetry::AttemptSpan;
 
@@ -155,11 +155,18 @@ pub async fn deliver(
         traceparent: span.traceparent(),
     };
     let limits = (shared.send_timeout(), shared.config.send.max_response_bytes);
-    let (response, server_date) =
+    let (response, server_date, quota) =
         transport::exchange(&client, &shared.egress, webhook, limits).await;
     let received_at = shared.wall.now();
     let received = Instant::now();
     span.response(&response);
+    quotas::learn(
+        &shared,
+        &task.destination_id,
+        &quota,
+        (received_at, server_date),
+        &log,
+    );
     failpoint::hit(failpoint::AFTER_RESPONSE)?;
     if response == Err(TransportError::BlockedAddress) {
         // The host resolved only to addresses the policy refuses: nothing

@@ -36,6 +36,7 @@ pub struct Metrics {
     throttle_waits: Family<ByDestination, Counter>,
     pauses: Family<ByDestination, Counter>,
     refusals: Family<ByDestination, Counter>,
+    quota_remaining: Family<ByDestination, Gauge>,
     auto_disabled: Counter,
     restarts: Family<ByActor, Counter>,
     in_memory: Gauge,
@@ -75,6 +76,7 @@ impl Metrics {
             throttle_waits: Family::default(),
             pauses: Family::default(),
             refusals: Family::default(),
+            quota_remaining: Family::default(),
             auto_disabled: Counter::default(),
             restarts: Family::default(),
             in_memory: Gauge::default(),
@@ -157,6 +159,11 @@ impl Metrics {
             "address_refusals",
             "Tasks handed back unsent because this process's address policy (send.allow_hosts, the refused ranges, plain http) refuses their destination's URL, by destination",
             metrics.refusals.clone(),
+        );
+        registry.register(
+            "destination_quota_remaining",
+            "Requests the destination's receiver last announced it accepts before its quota resets (RateLimit or X-RateLimit-Remaining, clamped), as this process saw it; absent until one announces",
+            metrics.quota_remaining.clone(),
         );
         registry.register(
             "actor_restarts",
@@ -332,6 +339,16 @@ impl Metrics {
                 destination: self.destination(destination),
             })
             .inc();
+    }
+
+    /// A receiver announced how many requests it accepts until its quota
+    /// resets (after clamping).
+    pub fn quota_announced(&self, destination: &DestinationId, remaining: u64) {
+        self.quota_remaining
+            .get_or_create(&ByDestination {
+                destination: self.destination(destination),
+            })
+            .set(i64::try_from(remaining).unwrap_or(i64::MAX));
     }
 
     pub fn refused(&self, destination: &DestinationId) {

@@ -7,6 +7,7 @@
 //!                   ├─ Sender × N         awc POST → policy → Finisher
 //!                   ├─ Finisher           fenced finishes, a batch per commit
 //!                   ├─ Buckets            token takes, a batch per statement
+//!                   ├─ Quotas             receivers' announced quotas, a batch per statement
 //!                   ├─ Reads              destination rows, a batch per statement
 //!                   ├─ Reconciler         periodic checks, logged
 //!                   ├─ Pruner             deletes old terminal tasks
@@ -37,6 +38,7 @@ mod metric_labels;
 mod metrics;
 mod pool;
 mod pruner;
+pub mod quotas;
 mod reads;
 mod reconciler;
 mod release;
@@ -62,6 +64,7 @@ pub use messages::Shutdown;
 pub use metrics::Metrics;
 pub use pool::SenderPool;
 pub use pruner::Pruner;
+pub use quotas::Quotas;
 pub use reconciler::Reconciler;
 pub use sender::Sender;
 pub use shared::{RuntimeStats, Shared};

@@ -10,7 +10,7 @@ use remit::policy::RetryPolicy;
 use remit::store::Database;
 use tokio::sync::Semaphore;
 
-use super::{Buckets, Capacity, Finisher, Health, Holds, Metrics, Targets, WallClock};
+use super::{Buckets, Capacity, Finisher, Health, Holds, Metrics, Quotas, Targets, WallClock};
 use crate::config::Config;
 use crate::egress::Egress;
 use crate::telemetry::Telemetry;
@@ -73,6 +73,8 @@ pub struct Shared {
     pub finisher: Finisher,
     /// Takes tokens for every throttle, in batches.
     pub buckets: Buckets,
+    /// Writes the quotas receivers announce, in batches.
+    pub quotas: Quotas,
     /// Requests under way in this process, outcome committed or not
     /// (`send.max_in_flight`); the capacity holds more tasks than this, so
     /// the next ones are claimed while these are sent.

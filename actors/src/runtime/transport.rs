@@ -6,7 +6,7 @@ use std::time::Duration;
 use awc::error::{ConnectError, SendRequestError};
 use chrono::{DateTime, Utc};
 use remit::domain::{Payload, Task, TraceParent};
-use remit::policy::TransportError;
+use remit::policy::{QuotaFields, TransportError};
 
 use crate::egress::{self, Egress, Refusal};
 use crate::signature;
@@ -28,8 +28,9 @@ pub fn client(timeout: Duration, egress: Arc<Egress>) -> awc::Client {
 /// The status and raw Retry-After of a response, or why none came.
 pub type Response = Result<(u16, Option<String>), TransportError>;
 
-/// A response and the receiver's own `Date`, when it sent a valid one.
-pub type Reply = (Response, Option<DateTime<Utc>>);
+/// A response, the receiver's own `Date` when it sent a valid one, and
+/// the rate-limit fields it announced its quota in (empty when none came).
+pub type Reply = (Response, Option<DateTime<Utc>>, QuotaFields);
 
 /// One whole exchange under one deadline: connect, TLS, writing the
 /// request, the response head and the body read all end by `deadline`.
@@ -45,9 +46,11 @@ pub async fn exchange(
 ) -> Reply {
     let (deadline, max_body) = limits;
     let request = post(client, egress, webhook, max_body);
-    actix_rt::time::timeout(deadline, request)
-        .await
-        .unwrap_or((Err(TransportError::Timeout), None))
+    actix_rt::time::timeout(deadline, request).await.unwrap_or((
+        Err(TransportError::Timeout),
+        None,
+        QuotaFields::default(),
+    ))
 }
 
 /// One webhook to send: where, which task, what, the keys of the
@@ -82,7 +85,11 @@ async fn post(
     // A literal address never reaches the resolver, and the scheme is not
     // its business: both are judged here.
     if egress.check_url(url).is_err() {
-        return (Err(TransportError::BlockedAddress), None);
+        return (
+            Err(TransportError::BlockedAddress),
+            None,
+            QuotaFields::default(),
+        );
     }
     let timestamp = Utc::now().timestamp();
     let mut request = client
@@ -107,7 +114,7 @@ async fn post(
     }
     let mut response = match request.send_body(payload.body.clone()).await {
         Ok(response) => response,
-        Err(e) => return (Err(classify(e)), None),
+        Err(e) => return (Err(classify(e)), None, QuotaFields::default()),
     };
     let status = response.status().as_u16();
     let header = |name: &str| {
@@ -121,10 +128,20 @@ async fn post(
     let server_date = header("date")
         .and_then(|d| httpdate::parse_http_date(&d).ok())
         .map(DateTime::<Utc>::from);
+    // Read from every response, 2xx included: a receiver announces its
+    // quota before it runs out, not only when it refuses.
+    let either = |a: &str, b: &str| header(a).or_else(|| header(b));
+    let quota = QuotaFields {
+        ratelimit_policy: header("ratelimit-policy"),
+        ratelimit: header("ratelimit"),
+        limit: either("x-ratelimit-limit", "ratelimit-limit"),
+        remaining: either("x-ratelimit-remaining", "ratelimit-remaining"),
+        reset: either("x-ratelimit-reset", "ratelimit-reset"),
+    };
     // The status is what counts; a body that is too large or breaks off
     // changes nothing.
     let _ = response.body().limit(max_body).await;
-    (Ok((status, retry_after)), server_date)
+    (Ok((status, retry_after)), server_date, quota)
 }
 
 fn classify(error: SendRequestError) -> TransportError {

@@ -12,6 +12,7 @@ mod export_file;
 mod import;
 mod payload_key;
 mod prune;
+mod quota;
 mod rekey;
 mod rotate_secret;
 mod schedule;

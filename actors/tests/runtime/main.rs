@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod announced_quota;
 mod api;
 mod database_crash;
 mod destination_reads;

@@ -8,6 +8,7 @@ pub mod captured_log;
 pub mod hostile;
 pub mod otlp;
 pub mod pausing;
+pub mod quota_receiver;
 pub mod receiver;
 pub mod standard_webhooks;
 

@@ -11,8 +11,8 @@ use crate::domain::{
     TokenHash, TokenId,
 };
 use crate::store::{
-    ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, TokenRequest, Tokens,
-    TransitionOutcome,
+    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError,
+    TokenRequest, Tokens, TransitionOutcome,
 };
 
 impl Store for Database {
@@ -56,6 +56,10 @@ impl Store for Database {
         asks: &[TokenRequest],
     ) -> Result<Vec<Option<Tokens>>, StoreError> {
         on_store!(self, s => s.take_tokens_many(asks).await)
+    }
+
+    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
+        on_store!(self, s => s.learn_quotas(notes).await)
     }
 
     async fn schedule_many(

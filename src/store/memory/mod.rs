@@ -26,8 +26,8 @@ use parking_lot::Mutex;
 
 use super::lifecycle::{self, EndAttempt};
 use super::{
-    rules, ClaimRequest, Clock, Finish, Finished, Replayed, Scheduled, Store, StoreError,
-    TokenRequest, Tokens, TransitionOutcome,
+    rules, ClaimRequest, Clock, Finish, Finished, QuotaNote, Replayed, Scheduled, Store,
+    StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent,
@@ -136,6 +136,7 @@ impl Store for MemStore {
             secrets: Vec::new(),
             rate_tokens: None,
             rate_refilled_at: None,
+            quota: None,
         };
         if let Some(secret) = new.signing_secret {
             let id = state.secret_id();
@@ -231,6 +232,11 @@ impl Store for MemStore {
                 }
             })
             .collect()
+    }
+
+    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
+        self.learn_now(notes);
+        Ok(())
     }
 
     /// One `schedule` per task, in order: the model has nothing to batch.

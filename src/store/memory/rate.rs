@@ -1,9 +1,10 @@
-//! The shared token bucket over the model, by `bucket::take_tokens`.
+//! The shared token bucket over the model, by `bucket::take_tokens`, and
+//! the quotas receivers announce, by `quota::learned`.
 
 use super::MemStore;
 use crate::domain::DestinationId;
 use crate::store::bucket::{self, Bucket};
-use crate::store::{StoreError, Tokens};
+use crate::store::{quota, QuotaNote, StoreError, Tokens};
 
 impl MemStore {
     pub(super) fn take_now(
@@ -25,10 +26,24 @@ impl MemStore {
         let bucket = Bucket {
             tokens: record.rate_tokens,
             refilled_at: record.rate_refilled_at,
+            quota: record.quota.map(|q| q.pace),
         };
         let (tokens, after) = bucket::take_tokens(bucket, rate_per_second, burst, want, now);
         record.rate_tokens = after.tokens;
         record.rate_refilled_at = after.refilled_at;
+        if let (Some(row), Some(pace)) = (record.quota.as_mut(), after.quota) {
+            row.pace = pace;
+        }
         Ok(tokens)
+    }
+
+    pub(super) fn learn_now(&self, notes: &[QuotaNote]) {
+        let now = self.now();
+        let mut state = self.state.lock();
+        for note in quota::latest(notes) {
+            if let Some(record) = state.destinations.get_mut(&note.destination) {
+                record.quota = Some(quota::learned(note, now));
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@ use crate::domain::{
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::lifecycle::{self, EndAttempt};
+use crate::store::quota::LearnedRow;
 use crate::store::TransitionOutcome;
 
 #[derive(Debug, Clone)]
@@ -20,6 +21,8 @@ pub(super) struct DestinationRecord {
     pub(super) secrets: Vec<(SigningSecret, String)>,
     pub(super) rate_tokens: Option<f64>,
     pub(super) rate_refilled_at: Option<DateTime<Utc>>,
+    /// What the receiver last announced of its quota.
+    pub(super) quota: Option<LearnedRow>,
 }
 
 #[derive(Debug, Default)]

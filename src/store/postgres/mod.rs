@@ -14,7 +14,7 @@
 //! - The calls, a file per group: `claim`; `transitions` (`fail`,
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
 //!   `lease` (release, extend); `schedule_many`; `destinations` (add, read,
-//!   pause); `secrets` (signing secrets: add, rotate, list, the valid ones
+//!   pause); `quota` (what receivers announced of their quotas); `secrets` (signing secrets: add, rotate, list, the valid ones
 //!   of many destinations); `rate` (token takes); `reads` (task, attempts,
 //!   payload, ping); `reconcile`; `replay`; `retention` (prune);
 //!   `api_tokens` (add, look up by hash, list, revoke).
@@ -41,6 +41,7 @@ mod next_due;
 mod notify;
 pub(super) mod payload_keys;
 mod prepared;
+mod quota;
 mod rate;
 mod reads;
 mod reconcile;
@@ -68,6 +69,7 @@ pub use tls::{SslMode, TlsSettingsError};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{
-    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Finished, Replayed,
-    Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
+    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Finished,
+    QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
+    TransitionOutcome,
 };

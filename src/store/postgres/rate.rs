@@ -6,6 +6,12 @@
 //! writer: time never runs backwards for the bucket, and nothing is granted
 //! below zero.
 //!
+//! A quota the receiver announced (`quota.rs` writes it) paces the bucket
+//! until it resets, by the rule `store::bucket` states for the other
+//! stores: the rate at which what remains lasts until the reset, never
+//! above the configured one, the bucket capped at what remains, and
+//! nothing granted while nothing remains.
+//!
 //! Takes for many destinations go in one statement, so a process serving
 //! many destinations pays one round trip for all of its throttles' asks.
 
@@ -38,26 +44,48 @@ asked AS (
     SELECT * FROM unnest($2::text[], $3::float8[], $4::float8[], $5::int4[])
         AS a(id, rate, burst, want)
 ),
-current AS (
-    SELECT d.id, a.want,
-           LEAST(a.burst, coalesce(d.rate_tokens, a.burst)
-                          + GREATEST(0, EXTRACT(EPOCH FROM clock.now - coalesce(d.rate_refilled_at, clock.now))) * a.rate)
-               AS tokens,
-           GREATEST(clock.now, coalesce(d.rate_refilled_at, clock.now)) AS refilled_at
+locked AS (
+    SELECT d.id, a.want, a.rate AS configured, a.burst, d.rate_tokens, d.rate_refilled_at,
+           d.quota_remaining, d.quota_resets_at, clock.now,
+           coalesce(d.quota_resets_at > clock.now, false) AS paced
     FROM destinations d JOIN asked a ON a.id = d.id, clock
     ORDER BY d.id
     FOR NO KEY UPDATE OF d
 ),
+pace AS (
+    SELECT l.*,
+           CASE WHEN l.paced THEN GREATEST(1e-3, LEAST(l.configured,
+                    GREATEST(0, l.quota_remaining)
+                    / GREATEST(1e-3, EXTRACT(EPOCH FROM l.quota_resets_at - l.now))))
+                ELSE l.configured END AS rate,
+           CASE WHEN l.paced THEN LEAST(l.burst, floor(GREATEST(0, l.quota_remaining)))
+                ELSE l.burst END AS cap
+    FROM locked l
+),
+current AS (
+    SELECT p.*,
+           LEAST(p.cap, coalesce(p.rate_tokens, p.cap)
+                        + GREATEST(0, EXTRACT(EPOCH FROM p.now - coalesce(p.rate_refilled_at, p.now))) * p.rate)
+               AS tokens,
+           GREATEST(p.now, coalesce(p.rate_refilled_at, p.now)) AS refilled_at
+    FROM pace p
+),
 taken AS (
-    SELECT id, tokens, refilled_at, GREATEST(0, LEAST(floor(tokens), want))::int AS granted
-    FROM current
+    SELECT c.*, GREATEST(0, LEAST(floor(c.tokens), c.want))::int AS granted
+    FROM current c
 )
 UPDATE destinations d
 SET rate_tokens = taken.tokens - taken.granted,
-    rate_refilled_at = taken.refilled_at
+    rate_refilled_at = taken.refilled_at,
+    quota_remaining = CASE WHEN taken.paced
+                           THEN GREATEST(0, taken.quota_remaining - taken.granted)
+                           ELSE d.quota_remaining END
 FROM taken
 WHERE d.id = taken.id
-RETURNING d.id AS id, taken.granted AS granted, taken.tokens - taken.granted AS remaining
+RETURNING d.id AS id, taken.granted AS granted, taken.tokens - taken.granted AS remaining,
+          taken.rate AS rate,
+          CASE WHEN taken.paced AND taken.quota_remaining < 1
+               THEN EXTRACT(EPOCH FROM taken.quota_resets_at - taken.now)::float8 END AS held_for
 "#;
 
 #[derive(QueryableByName)]
@@ -68,6 +96,13 @@ struct Taken {
     granted: i32,
     #[diesel(sql_type = Double)]
     remaining: f64,
+    /// The rate the take refilled at: the configured one, or lower while
+    /// an announced quota paces the destination.
+    #[diesel(sql_type = Double)]
+    rate: f64,
+    /// Seconds until the announced quota resets, when none of it remains.
+    #[diesel(sql_type = Nullable<Double>)]
+    held_for: Option<f64>,
 }
 
 /// One bucket's row as the statement binds it: asks for the same
@@ -112,24 +147,25 @@ pub(super) async fn take_tokens_many(
         .bind::<Array<Integer>, _>(wants)
         .load(&mut conn)
         .await?;
-    let mut left: HashMap<String, (u32, f64)> = taken
-        .into_iter()
-        .map(|t| (t.id, (u32::try_from(t.granted).unwrap_or(0), t.remaining)))
-        .collect();
+    let mut left: HashMap<String, Taken> = taken.into_iter().map(|t| (t.id.clone(), t)).collect();
     Ok(asks
         .iter()
         .map(|ask| {
-            let (granted, remaining) = left.get_mut(ask.destination.as_str())?;
-            let mine = (*granted).min(ask.want.max(1));
-            *granted -= mine;
+            let bucket = left.get_mut(ask.destination.as_str())?;
+            let granted = u32::try_from(bucket.granted).unwrap_or(0);
+            let mine = granted.min(ask.want.max(1));
+            bucket.granted -= i32::try_from(mine).unwrap_or(0);
             if mine > 0 {
                 return Some(Tokens::Granted(mine));
             }
-            let rate = buckets.get(ask.destination.as_str())?.rate;
-            let missing = (1.0 - *remaining).max(0.0);
-            Some(Tokens::WaitFor(std::time::Duration::from_secs_f64(
-                missing / rate,
-            )))
+            let wait = match bucket.held_for {
+                Some(held) => held.max(0.0),
+                None => (1.0 - bucket.remaining).max(0.0) / bucket.rate.max(1e-3),
+            };
+            Some(Tokens::WaitFor(
+                std::time::Duration::try_from_secs_f64(wait)
+                    .unwrap_or(std::time::Duration::from_secs(60)),
+            ))
         })
         .collect())
 }

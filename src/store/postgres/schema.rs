@@ -33,6 +33,10 @@ diesel::table! {
         last_error -> Nullable<Text>,
         disable_after_seconds -> Nullable<Int8>,
         disable_after_failures -> Nullable<Int4>,
+        quota_remaining -> Nullable<Float8>,
+        quota_resets_at -> Nullable<Timestamptz>,
+        quota_limit -> Nullable<Int8>,
+        quota_learned_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -10,10 +10,10 @@ use diesel_async::AsyncPgConnection;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{
-    api_tokens, claim, destinations, events, finish_many, lease, next_due, rate, reads, reconcile,
-    replay, retention, schedule_many, schema_check, secrets, send_targets, transitions,
-    ClaimRequest, Clock, Finish, Finished, PgConnector, Replayed, Scheduled, Store, StoreError,
-    StoreStats, TokenRequest, Tokens, TransitionOutcome,
+    api_tokens, claim, destinations, events, finish_many, lease, next_due, quota, rate, reads,
+    reconcile, replay, retention, schedule_many, schema_check, secrets, send_targets, transitions,
+    ClaimRequest, Clock, Finish, Finished, PgConnector, QuotaNote, Replayed, Scheduled, Store,
+    StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
@@ -208,6 +208,10 @@ impl Store for PgStore {
         asks: &[TokenRequest],
     ) -> Result<Vec<Option<Tokens>>, StoreError> {
         rate::take_tokens_many(self, asks).await
+    }
+
+    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
+        quota::learn_quotas(self, notes).await
     }
 
     async fn schedule_many(

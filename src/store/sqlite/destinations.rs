@@ -1,8 +1,8 @@
-//! Destinations on SQLite: registration, the pause and the shared token
-//! bucket, by the rules the other stores apply.
+//! Destinations on SQLite: registration, the pause and the health, by
+//! the rules the other stores apply (the token bucket is `rate.rs`).
 
 use chrono::{DateTime, Duration, Utc};
-use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
@@ -13,9 +13,8 @@ use crate::domain::{
     SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
-use crate::store::bucket::{self, Bucket};
 use crate::store::lifecycle;
-use crate::store::{rules, StoreError, TokenRequest, Tokens};
+use crate::store::{rules, StoreError};
 
 pub(super) fn add(
     conn: &mut SqliteConnection,
@@ -94,35 +93,6 @@ pub(super) fn pause(
         .bind::<Text, _>(id.as_str())
         .execute(conn)?;
     Ok(until)
-}
-
-pub(super) fn take_tokens_many(
-    conn: &mut SqliteConnection,
-    asks: &[TokenRequest],
-    now: DateTime<Utc>,
-) -> Result<Vec<Option<Tokens>>, StoreError> {
-    let mut answers = Vec::with_capacity(asks.len());
-    for ask in asks {
-        let Some(row) = destination_row(conn, &ask.destination)? else {
-            answers.push(None);
-            continue;
-        };
-        let bucket = Bucket {
-            tokens: row.rate_tokens,
-            refilled_at: row.refilled_at()?,
-        };
-        let (tokens, after) =
-            bucket::take_tokens(bucket, ask.rate_per_second, ask.burst, ask.want, now);
-        diesel::sql_query(
-            "UPDATE destinations SET rate_tokens = ?, rate_refilled_at = ? WHERE id = ?",
-        )
-        .bind::<Nullable<Double>, _>(after.tokens)
-        .bind::<Nullable<BigInt>, _>(after.refilled_at.map(micros))
-        .bind::<Text, _>(ask.destination.as_str())
-        .execute(conn)?;
-        answers.push(Some(tokens));
-    }
-    Ok(answers)
 }
 
 /// Applies `change` to the destination's row and writes its health back.

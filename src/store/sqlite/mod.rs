@@ -25,6 +25,7 @@ mod maintenance;
 mod next_due;
 mod operations;
 mod payload_keys;
+mod rate;
 mod refusals;
 mod rekey;
 mod rows;

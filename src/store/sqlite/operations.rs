@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
 use super::{
-    api_tokens, claim, destinations, finish, maintenance, next_due, rows, schedule, secrets,
+    api_tokens, claim, destinations, finish, maintenance, next_due, rate, rows, schedule, secrets,
     SqliteStore,
 };
 use crate::domain::{
@@ -17,7 +17,7 @@ use crate::domain::{
 };
 use crate::store::notify::Wakeup;
 use crate::store::{
-    ClaimRequest, Finish, Finished, Replayed, Scheduled, Store, StoreError, StoreStats,
+    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats,
     TokenRequest, Tokens, TransitionOutcome,
 };
 
@@ -96,7 +96,15 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Option<Tokens>>, StoreError> {
         let asks = asks.to_vec();
         self.run(true, move |conn, ctx| {
-            destinations::take_tokens_many(conn, &asks, ctx.now)
+            rate::take_tokens_many(conn, &asks, ctx.now)
+        })
+        .await
+    }
+
+    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
+        let notes = notes.to_vec();
+        self.run(true, move |conn, ctx| {
+            rate::learn_quotas(conn, &notes, ctx.now)
         })
         .await
     }

@@ -167,4 +167,8 @@ every_store!(
     a_failed_head_lets_the_line_go_and_a_replay_takes_its_place,
     an_ordering_key_is_kept_and_part_of_a_repeat,
     a_task_keeps_the_traceparent_it_was_scheduled_with,
+    an_announced_quota_paces_the_shared_bucket,
+    a_generous_quota_never_raises_the_configured_rate,
+    a_spent_quota_holds_until_its_reset_then_the_configured_rate_returns,
+    the_newest_announcement_wins_and_unknown_destinations_are_skipped,
 );

@@ -1,0 +1,67 @@
+//! What receivers announced of their quotas, written to their
+//! destinations' rows in one statement per batch (`store::quota` holds the
+//! rule). Only a response that announced something is written, so a
+//! receiver that announces nothing costs no statement at all.
+
+use diesel::sql_types::{Array, BigInt, Double, Nullable, Text, Timestamptz};
+use diesel_async::RunQueryDsl;
+
+use super::prepared::prepared;
+use super::{PgStore, StoreError};
+use crate::store::{quota, QuotaNote};
+
+/// Writes each destination's newest announcement: what remains, its reset
+/// on the database's clock, the limit and when it was learned. Rows are
+/// locked in id order, as every statement that locks several destinations
+/// does, so a batch never deadlocks with a token take or a finish. Like a
+/// take it does not wait for the disk flush: a crash forgets at most the
+/// last announcements, which the next responses repeat.
+const LEARN_SQL: &str = r#"
+WITH clock AS (
+    SELECT coalesce($1, now()) AS now,
+           set_config('synchronous_commit', 'off', true) AS synchronous_commit
+),
+learned AS (
+    SELECT * FROM unnest($2::text[], $3::float8[], $4::int8[], $5::int8[])
+        AS l(id, remaining, resets_in_ms, quota_limit)
+),
+locked AS (
+    SELECT d.id FROM destinations d JOIN learned l ON l.id = d.id
+    ORDER BY d.id
+    FOR NO KEY UPDATE OF d
+)
+UPDATE destinations d
+SET quota_remaining = l.remaining,
+    quota_resets_at = clock.now + l.resets_in_ms * interval '1 millisecond',
+    quota_limit = l.quota_limit,
+    quota_learned_at = clock.now
+FROM learned l, locked, clock
+WHERE d.id = l.id AND locked.id = d.id
+"#;
+
+pub(super) async fn learn_quotas(store: &PgStore, notes: &[QuotaNote]) -> Result<(), StoreError> {
+    let latest = quota::latest(notes);
+    if latest.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = latest.iter().map(|n| n.destination.as_str()).collect();
+    let remaining: Vec<f64> = latest.iter().map(|n| n.quota.remaining as f64).collect();
+    let resets_in: Vec<i64> = latest
+        .iter()
+        .map(|n| n.quota.resets_in.num_milliseconds().max(0))
+        .collect();
+    let limits: Vec<Option<i64>> = latest
+        .iter()
+        .map(|n| n.quota.limit.and_then(|l| i64::try_from(l).ok()))
+        .collect();
+    let mut conn = store.conn().await?;
+    prepared(LEARN_SQL)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .bind::<Array<Text>, _>(ids)
+        .bind::<Array<Double>, _>(remaining)
+        .bind::<Array<BigInt>, _>(resets_in)
+        .bind::<Array<Nullable<BigInt>>, _>(limits)
+        .execute(&mut conn)
+        .await?;
+    Ok(())
+}
