@@ -68,6 +68,8 @@ pub struct Throttle {
     admitted: u64,
     /// The eviction pending while nothing is queued or in flight.
     idle_check: Option<SpawnHandle>,
+    /// When a request of this destination last gave its slot back.
+    last_freed: Option<Instant>,
 }
 
 impl std::fmt::Debug for Throttle {
@@ -107,6 +109,7 @@ impl Throttle {
             keeper,
             admitted: 0,
             idle_check: None,
+            last_freed: None,
         }
     }
 
@@ -170,6 +173,7 @@ impl Throttle {
             self.process_slot = None;
             return;
         }
+        self.hold_claims_while_queued();
         if self.in_flight.available_permits() == 0 || self.waiting_for_slot {
             self.hold_at_most_until_due(ctx);
             return;
@@ -318,11 +322,10 @@ impl Throttle {
             // Claiming more of it before the kept tasks are nearly sent
             // would only bring it back; a claim's round trip ahead of that
             // is enough for the next task to be in memory on time.
-            let lead =
-                (max_hold / 4).max(Duration::from_millis(self.shared.config.claim.busy_poll_ms));
-            self.shared
-                .busy
-                .hold(&self.destination, turn(keep).saturating_sub(lead));
+            self.shared.busy.hold(
+                &self.destination,
+                turn(keep).saturating_sub(self.claim_lead()),
+            );
             release_each(&self.shared, later);
         }
         if self.queue.is_empty() {
@@ -334,16 +337,60 @@ impl Throttle {
         }));
     }
 
+    /// How long before the queue runs dry the claimer may claim for this
+    /// destination again: a claim's round trip ahead of that is enough for
+    /// the next task to be in memory on time.
+    fn claim_lead(&self) -> Duration {
+        (self.shared.max_hold() / 4)
+            .max(Duration::from_millis(self.shared.config.claim.busy_poll_ms))
+    }
+
+    /// Leaves the destination out of claims while what is queued here
+    /// covers more than the claimer's lead at the destination's rate.
+    /// Claiming beyond that would bring rows into memory only to hand them
+    /// back, one write each, and on a busy store those writes delay the
+    /// finishes that free the destination's slots: the destination then
+    /// sits at its in-flight cap with tasks that have overstayed, and they
+    /// all went back for a send timeout, seconds of silence.
+    fn hold_claims_while_queued(&self) {
+        let waiting = self.queue.len().saturating_sub(self.tokens as usize);
+        let covers =
+            per_token(&self.limits).saturating_mul(u32::try_from(waiting).unwrap_or(u32::MAX));
+        let lead = self.claim_lead();
+        if covers > lead {
+            self.shared.busy.hold(&self.destination, covers - lead);
+        }
+    }
+
     /// At the in-flight cap nothing moves until a send ends; make sure the
     /// oldest queued task is handed back if that takes longer than it may
-    /// wait here.
+    /// wait here. While the destination's requests are ending (one ended
+    /// within the hold), the cap is a moment's crowd, not a slow receiver:
+    /// only the tasks that overstayed go back, due at once, and claims go
+    /// on; otherwise the queue goes back for a send timeout, the longest
+    /// the requests under way may take.
     fn hold_at_most_until_due(&mut self, ctx: &mut Context<Self>) {
         let Some(head) = self.queue.front() else {
             return;
         };
-        let waited = Instant::now().saturating_duration_since(head.claimed_at);
-        let Some(left) = self.shared.max_hold().checked_sub(waited) else {
-            // The requests under way may take up to the send timeout.
+        let max_hold = self.shared.max_hold();
+        let now = Instant::now();
+        let waited = now.saturating_duration_since(head.claimed_at);
+        let Some(left) = max_hold.checked_sub(waited) else {
+            let moving = self
+                .last_freed
+                .is_some_and(|at| now.saturating_duration_since(at) < max_hold);
+            if moving {
+                let overstayed = self
+                    .queue
+                    .iter()
+                    .take_while(|work| now.saturating_duration_since(work.claimed_at) >= max_hold)
+                    .count();
+                let tasks: Vec<Work> = self.queue.drain(..overstayed).collect();
+                release(&self.shared, tasks, None);
+                self.pump(ctx);
+                return;
+            }
             let timeout = self.shared.send_timeout();
             self.shared.busy.hold(&self.destination, timeout);
             self.release_all(Some(timeout));
@@ -429,6 +476,7 @@ impl Handler<Wake> for Throttle {
     type Result = ();
 
     fn handle(&mut self, wake: Wake, ctx: &mut Context<Self>) {
+        self.last_freed = Some(Instant::now());
         if wake.unsent {
             // Kept for the next request: the bucket charges requests sent.
             self.tokens = self.tokens.saturating_add(1);

@@ -24,5 +24,6 @@ mod shared_work;
 mod signatures;
 mod ssrf;
 mod steady_rate;
+mod tenant_turns;
 mod tls;
 mod transfer;
