@@ -131,7 +131,8 @@ use std::future::Future;
 use chrono::{DateTime, Duration, Utc};
 
 pub use calls::{
-    ClaimRequest, Finish, Finished, Replayed, Scheduled, TokenRequest, Tokens, TransitionOutcome,
+    ClaimRequest, Finish, Finished, Replayed, ResumePoint, Scheduled, TokenRequest, Tokens,
+    TransitionOutcome,
 };
 pub use clock::Clock;
 pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};

@@ -32,14 +32,14 @@ async fn claim_buffers(db: &TestDb) -> u64 {
     let run = |sql: String| diesel::sql_query(sql);
     run("BEGIN".into()).execute(&mut conn).await.unwrap();
     run(format!(
-        "PREPARE measured_claim (timestamptz, text, text, bigint, int, int, text[], text) AS {CLAIM_SQL}"
+        "PREPARE measured_claim (timestamptz, text, text, bigint, int, int, text[], text, text) AS {CLAIM_SQL}"
     ))
     .execute(&mut conn)
     .await
     .unwrap();
     let explained: Plan = run(format!(
         "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
-         EXECUTE measured_claim (NULL, 'us', 'cost', 30000, {LIMIT}, 16, '{{}}', '')"
+         EXECUTE measured_claim (NULL, 'us', 'cost', 30000, {LIMIT}, 16, '{{}}', '', '')"
     ))
     .get_result(&mut conn)
     .await

@@ -100,7 +100,8 @@ pub(super) async fn claim_due(
         .bind::<Integer, _>(clamp(request.limit))
         .bind::<Integer, _>(clamp(request.per_destination_cap))
         .bind::<Array<Text>, _>(request.skip.iter().map(|d| d.as_str()).collect::<Vec<_>>())
-        .bind::<Text, _>(request.resume_after.as_ref().map_or("", |d| d.as_str()))
+        .bind::<Text, _>(request.destination_after())
+        .bind::<Text, _>(request.tenant_after())
         .load(&mut conn)
         .await?;
 
