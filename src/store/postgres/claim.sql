@@ -81,10 +81,32 @@ tenant_walk(destination_id, rows, step, tenant_id, wrapped, due, found) AS (
     SELECT s.id, s.rows, 0, (SELECT tenant_after FROM params), false, false, 0
     FROM share s
     UNION ALL
-    SELECT w.destination_id, w.rows, w.step + 1, f.tenant_id, f.wrapped, f.due, w.found + f.due::int
-    FROM tenant_walk w CROSS JOIN LATERAL (
-        SELECT n.tenant_id, n.wrapped,
-               (SELECT true FROM tasks t, clock
+    -- Each lateral is computed once per step (OFFSET 0 keeps the planner
+    -- from copying a subquery into every place its result is used).
+    SELECT w.destination_id, w.rows, w.step + 1, n.tenant_id, n.wrapped, d.due,
+           w.found + d.due::int
+    FROM tenant_walk w
+    CROSS JOIN LATERAL (
+        SELECT (SELECT t.tenant_id COLLATE "C" FROM tasks t
+                WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+                  AND t.destination_id COLLATE "C" = w.destination_id
+                  AND t.tenant_id COLLATE "C" > w.tenant_id
+                ORDER BY t.tenant_id COLLATE "C" LIMIT 1) AS after
+        OFFSET 0
+    ) x
+    CROSS JOIN LATERAL (
+        SELECT coalesce(x.after,
+                        CASE WHEN NOT w.wrapped THEN
+                            (SELECT t.tenant_id COLLATE "C" FROM tasks t
+                             WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+                               AND t.destination_id COLLATE "C" = w.destination_id
+                             ORDER BY t.tenant_id COLLATE "C" LIMIT 1)
+                        END) AS tenant_id,
+               w.wrapped OR x.after IS NULL AS wrapped
+        OFFSET 0
+    ) n
+    CROSS JOIN LATERAL (
+        SELECT (SELECT true FROM tasks t, clock
                 WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
                   AND t.destination_id COLLATE "C" = w.destination_id
                   AND t.tenant_id COLLATE "C" = n.tenant_id
@@ -93,25 +115,11 @@ tenant_walk(destination_id, rows, step, tenant_id, wrapped, due, found) AS (
                        OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
                            AND t.not_before <= clock.now))
                 LIMIT 1) IS NOT NULL AS due
-        FROM (
-            SELECT coalesce(a.after, a.first) AS tenant_id, w.wrapped OR a.after IS NULL AS wrapped
-            FROM (SELECT x.after,
-                         CASE WHEN x.after IS NULL AND NOT w.wrapped THEN
-                             (SELECT t.tenant_id COLLATE "C" FROM tasks t
-                              WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-                                AND t.destination_id COLLATE "C" = w.destination_id
-                              ORDER BY t.tenant_id COLLATE "C" LIMIT 1)
-                         END AS first
-                  FROM (SELECT (SELECT t.tenant_id COLLATE "C" FROM tasks t
-                                WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-                                  AND t.destination_id COLLATE "C" = w.destination_id
-                                  AND t.tenant_id COLLATE "C" > w.tenant_id
-                                ORDER BY t.tenant_id COLLATE "C" LIMIT 1) AS after) x) a
-        ) n
-        WHERE n.tenant_id IS NOT NULL
-          AND (NOT n.wrapped OR n.tenant_id <= (SELECT tenant_after FROM params))
-    ) f
+        OFFSET 0
+    ) d
     WHERE w.found < w.rows
+      AND n.tenant_id IS NOT NULL
+      AND (NOT n.wrapped OR n.tenant_id <= (SELECT tenant_after FROM params))
 ),
 -- The tenants that take part, in turn order, and how many of them each
 -- destination has.
