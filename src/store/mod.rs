@@ -47,7 +47,7 @@
 //! - `lifecycle`: each transition's rules, written once (the states it
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
 //!   stale lease gets); `bucket`: the shared token bucket; `claim_turn`:
-//!   which rows a claim takes; `findings`: what reconciliation reports;
+//!   which rows a claim takes (turns over destinations and their tenants); `findings`: what reconciliation reports;
 //!   `rules`: what a destination or task must be before any store writes
 //!   it; `import_rules`: the same for an imported record. The model and
 //!   SQLite apply them to rows they read; PostgreSQL's statements take
