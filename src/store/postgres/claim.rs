@@ -34,17 +34,18 @@ use crate::payload_crypto::SealedPayload;
 ///    step (a tenant with nothing live there is never visited); it stops
 ///    once as many tenants with a claimable row are found as the share has
 ///    rows.
-/// 5. `tenant_rows` and `picked`: each such tenant's oldest claimable rows
+/// 5. `tenant_rows` and `quotas`: each such tenant's oldest claimable rows
 ///    (`available_at` order, at most what it could take), read without a
-///    lock, then taken round-robin across the destination's tenants (every
-///    tenant's oldest, then every second oldest, ...) up to the share. A
-///    leased row keeps its `available_at` (see below), so the scan reads
-///    past the tenant's rows in flight; there are at most as many as the
-///    destination's in-flight limit.
-/// 6. `candidates`: the picked rows locked by primary key with SKIP LOCKED,
-///    so concurrent claimers never wait on or share a row; the conditions
-///    are checked again on the locked version and the values read are
-///    those of that version, so every row locked is a row leased.
+///    lock, taken round-robin across the destination's tenants (every
+///    tenant's oldest, then every second oldest, ...) up to the share: how
+///    many rows each tenant takes.
+/// 6. `candidates`: per tenant, its quota of claimable rows, oldest
+///    `available_at` first, each locked with SKIP LOCKED so concurrent
+///    claimers never wait on or share a row; the quotas add up to at most
+///    the limit, so every row locked is leased. A leased row keeps its
+///    `available_at` (see below), so the scans read past the tenant's rows
+///    in flight; there are at most as many as the destination's in-flight
+///    limit. The values read here are those of the locked row version.
 /// 7. `chosen`: round-robin across destinations (every destination's first
 ///    row, then every second row, ...) up to `limit`.
 /// 8. `claimed`: the lease, with a fresh fencing token from the sequence.
@@ -63,7 +64,8 @@ use crate::payload_crypto::SealedPayload;
 ///
 /// A rule about which of a destination's rows may go (a predicate on a row
 /// and its neighbours) belongs where the claimable rows are defined: in
-/// `open_destinations`, in the tenant walk's check and in `tenant_rows`.
+/// `open_destinations`, the tenant walk's check, `tenant_rows` and
+/// `candidates`.
 ///
 /// The text is a file of its own (`claim.sql`), so the tests that measure
 /// what a claim reads run the very statement the store runs.

@@ -131,14 +131,12 @@ turns AS (
     WHERE w.due
 ),
 -- Each tenant's oldest claimable rows, read without a lock: at most what it
--- could take (every other tenant takes at least one). This is where a rule
--- about which of a destination's rows may go (any predicate on a row and
--- its neighbours) belongs, beside the one in `open_destinations`.
+-- could take (every other tenant takes at least one).
 tenant_rows AS (
-    SELECT r.id, u.destination_id, u.rows, u.pos, r.k
+    SELECT u.destination_id, u.tenant_id, u.rows, u.pos, r.k
     FROM turns u CROSS JOIN LATERAL (
-        SELECT t.id, row_number() OVER (ORDER BY t.available_at) AS k
-        FROM (SELECT t.id, t.available_at FROM tasks t, clock
+        SELECT row_number() OVER (ORDER BY t.available_at) AS k
+        FROM (SELECT t.available_at FROM tasks t, clock
               WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
                 AND t.destination_id COLLATE "C" = u.destination_id
                 AND t.tenant_id COLLATE "C" = u.tenant_id
@@ -151,33 +149,43 @@ tenant_rows AS (
     ) r
 ),
 -- Round-robin over the tenants (every tenant's oldest row, then every
--- tenant's second oldest, ...) up to the destination's share.
-picked AS (
-    SELECT id FROM (
-        SELECT r.id, r.rows,
+-- tenant's second oldest, ...) up to the destination's share: how many
+-- rows each tenant takes.
+quotas AS (
+    SELECT destination_id, tenant_id, count(*)::int AS rows
+    FROM (
+        SELECT r.destination_id, r.tenant_id, r.rows,
                row_number() OVER (PARTITION BY r.destination_id ORDER BY r.k, r.pos) AS n
         FROM tenant_rows r
     ) ranked
     WHERE n <= rows
+    GROUP BY destination_id, tenant_id
 ),
--- The picked rows locked, SKIP LOCKED so concurrent claimers never wait on
--- or share a row; the conditions are checked again on the locked version,
--- so a row another claimer leased meanwhile is left alone. Every row locked
--- is leased: a lock taken and not used would cost a write of its own.
+-- Per tenant, its quota of claimable rows, oldest `available_at` first,
+-- each locked with SKIP LOCKED so concurrent claimers never wait on or
+-- share a row (a row another claimer took meanwhile is passed over for the
+-- next); the quotas add up to at most the limit, so every row locked is
+-- leased: a lock taken and not used would cost a write of its own. The
+-- values read here are those of the locked row version.
 candidates AS (
-    SELECT t.id, t.destination_id,
-           CASE WHEN t.state = 'leased' THEN t.lease_expires_at ELSE t.available_at END
-               AS due_at,
-           t.state::text AS prior_state, t.lease_token AS prior_token,
-           t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
-    FROM tasks t, clock
-    WHERE t.id = ANY(ARRAY(SELECT id FROM picked))
-      AND t.finalized_at IS NULL
-      AND t.available_at <= clock.now
-      AND (t.state IN ('pending', 'retry_wait')
-           OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
-               AND t.not_before <= clock.now))
-    FOR UPDATE OF t SKIP LOCKED
+    SELECT due.* FROM quotas q CROSS JOIN LATERAL (
+        SELECT t.id, t.destination_id,
+               CASE WHEN t.state = 'leased' THEN t.lease_expires_at ELSE t.available_at END
+                   AS due_at,
+               t.state::text AS prior_state, t.lease_token AS prior_token,
+               t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
+        FROM tasks t, clock
+        WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+          AND t.destination_id COLLATE "C" = q.destination_id
+          AND t.tenant_id COLLATE "C" = q.tenant_id
+          AND t.available_at <= clock.now
+          AND (t.state IN ('pending', 'retry_wait')
+               OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
+                   AND t.not_before <= clock.now))
+        ORDER BY t.available_at
+        LIMIT q.rows
+        FOR UPDATE OF t SKIP LOCKED
+    ) due
 ),
 chosen AS (
     SELECT * FROM (
