@@ -4,7 +4,7 @@
 use chrono::Duration;
 
 use super::AutoDisabled;
-use crate::domain::{ClaimedTask, DestinationId, Lease, Region, Task};
+use crate::domain::{ClaimedTask, DestinationId, Lease, Region, Task, TenantId};
 use crate::policy::{Decision, Quota};
 
 /// What a guarded transition did.
@@ -38,22 +38,75 @@ pub struct ClaimRequest {
     /// or at their in-flight cap): their rows are left to others or later,
     /// instead of being claimed only to be handed back.
     pub skip: Vec<DestinationId>,
-    /// Where the previous claim's turn over the region's destinations
-    /// ended ([`ClaimRequest::resume_point`]): this claim starts after it,
-    /// so destinations take turns however many the region has.
-    pub resume_after: Option<DestinationId>,
+    /// Where the previous claim's turns ended ([`ClaimRequest::resume_point`]):
+    /// this claim starts its turn over the destinations after that
+    /// destination, and its turn over each destination's tenants after that
+    /// tenant, so destinations, and tenants within a destination, take turns
+    /// however many there are.
+    pub resume_after: Option<ResumePoint>,
+}
+
+/// Where a claim's turns resume: the last destination the previous claim
+/// reached, and the last tenant it reached (one cursor for every
+/// destination's tenants: each turn over a destination's tenants starts
+/// after it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumePoint {
+    pub destination: DestinationId,
+    pub tenant: TenantId,
 }
 
 impl ClaimRequest {
-    /// Where the next claim should start its turn, given what this one
-    /// claimed: after the last destination it reached, counting the wrap
-    /// round to the start; from the start again when it found nothing.
-    pub fn resume_point(&self, claimed: &[ClaimedTask]) -> Option<DestinationId> {
-        let after = self.resume_after.as_ref().map_or("", |d| d.as_str());
-        let ids = claimed.iter().map(|c| &c.task.destination_id);
-        let wrapped = ids.clone().filter(|d| d.as_str() <= after).max();
-        wrapped.or_else(|| ids.max()).cloned()
+    /// Where the next claim should start its turns, given what this one
+    /// claimed: after the last destination it reached and after the last
+    /// tenant it reached, each counting the wrap round to the start; from
+    /// the start again when it found nothing.
+    pub fn resume_point(&self, claimed: &[ClaimedTask]) -> Option<ResumePoint> {
+        let previous = self.resume_after.as_ref();
+        let destination = last_reached(
+            previous.map_or("", |p| p.destination.as_str()),
+            claimed.iter().map(|c| &c.task.destination_id),
+            DestinationId::as_str,
+        )?;
+        let tenant = last_reached(
+            previous.map_or("", |p| p.tenant.as_str()),
+            claimed.iter().map(|c| &c.task.tenant_id),
+            TenantId::as_str,
+        )?;
+        Some(ResumePoint {
+            destination,
+            tenant,
+        })
     }
+
+    /// The destination a claim's turn over destinations starts after.
+    pub(super) fn destination_after(&self) -> &str {
+        self.resume_after
+            .as_ref()
+            .map_or("", |p| p.destination.as_str())
+    }
+
+    /// The tenant each turn over a destination's tenants starts after.
+    pub(super) fn tenant_after(&self) -> &str {
+        self.resume_after.as_ref().map_or("", |p| p.tenant.as_str())
+    }
+}
+
+/// The last of `reached` in a turn that started after `after` and may have
+/// wrapped round: the largest at or before `after` when it wrapped, else the
+/// largest.
+fn last_reached<'a, T: Clone + 'a>(
+    after: &str,
+    reached: impl Iterator<Item = &'a T> + Clone,
+    key: fn(&T) -> &str,
+) -> Option<T> {
+    let wrapped = reached
+        .clone()
+        .filter(|x| key(x) <= after)
+        .max_by(|a, b| key(a).cmp(key(b)));
+    wrapped
+        .or_else(|| reached.max_by(|a, b| key(a).cmp(key(b))))
+        .cloned()
 }
 
 /// One destination's ask for tokens, as [`Store::take_tokens_many`] takes it.

@@ -1,74 +1,213 @@
 //! Which rows a claim takes, written once for the stores that choose in
 //! code (the in-memory model and SQLite); PostgreSQL's claim statement
-//! (`claim.rs`) makes the same choice in SQL.
+//! (`postgres/claim.sql`) makes the same choice in SQL.
 //!
 //! A claim takes a turn over the region's destinations, starting after the
 //! one the previous claim ended at and wrapping round, and stops at the
 //! first `limit` destinations with work. Each of those gets an even share
-//! of the claim (at most `per_destination_cap`) from its due rows and from
-//! its expired leases, oldest first; then the rows go round-robin by turn
-//! up to `limit`.
+//! of the claim (at most `per_destination_cap`). Within a destination the
+//! share is split between its tenants in the same way: a turn over the
+//! tenants with live rows there, starting after the tenant the previous
+//! claim ended at, stops at the first `share` tenants with claimable rows,
+//! and those take rows round-robin (every tenant's oldest row, then every
+//! tenant's second oldest, ...) until the share is used. So one tenant's
+//! backlog never holds up another tenant's reminders to the same
+//! destination, and a tenant with nothing live there costs nothing. Then
+//! the rows go round-robin across destinations up to `limit`.
 
 use chrono::{DateTime, Utc};
 
 use super::ClaimRequest;
-use crate::domain::DestinationId;
+use crate::domain::{DestinationId, TenantId};
 
-/// The destinations of a claim's turn, in order: those after
-/// `resume_after`, then the rest, leaving out the ones the request skips.
-/// `ids` must come sorted in byte order (PostgreSQL's `COLLATE "C"`).
-pub(super) fn turn<'a>(
+/// One claimable row as the choice sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Row<K> {
+    /// The order rows of one tenant are taken in (PostgreSQL reads them
+    /// through an index on it): when the row became due.
+    pub available_at: DateTime<Utc>,
+    /// When it became claimable: `available_at`, or for an expired lease
+    /// the lease's end. Orders rows across destinations.
+    pub due_at: DateTime<Utc>,
+    /// Orders rows of equal age the way they were inserted.
+    pub key: K,
+}
+
+/// What a store looks up while a claim chooses.
+pub(super) trait Lookups<K> {
+    type Error;
+    /// Whether the destination has a claimable row.
+    fn has_work(&mut self, destination: &DestinationId) -> Result<bool, Self::Error>;
+    /// The first tenant after `after` (byte order) with a live row at the
+    /// destination.
+    fn next_tenant(
+        &mut self,
+        destination: &DestinationId,
+        after: &str,
+    ) -> Result<Option<TenantId>, Self::Error>;
+    /// Up to `limit` of the tenant's claimable rows at the destination,
+    /// ordered by `available_at`, then `key`.
+    fn rows(
+        &mut self,
+        destination: &DestinationId,
+        tenant: &TenantId,
+        limit: usize,
+    ) -> Result<Vec<Row<K>>, Self::Error>;
+}
+
+/// The rows to lease, in the order the claim leases them. `open` are the
+/// region's destinations a claim may take from (enabled, not paused), in
+/// byte order (PostgreSQL's `COLLATE "C"`).
+pub(super) fn choose<K: Ord + Copy, L: Lookups<K>>(
     request: &ClaimRequest,
-    ids: impl IntoIterator<Item = &'a DestinationId>,
-) -> Vec<DestinationId> {
-    let after = request.resume_after.as_ref().map_or("", |d| d.as_str());
+    open: &[DestinationId],
+    lookups: &mut L,
+) -> Result<Vec<K>, L::Error> {
+    let limit = request.limit as usize;
+    let mut with_work = Vec::new();
+    for destination in turn(request, open) {
+        if with_work.len() == limit {
+            break;
+        }
+        if lookups.has_work(&destination)? {
+            with_work.push(destination);
+        }
+    }
+    let shares = shares(request, with_work.len());
+    let mut chosen: Vec<(usize, Row<K>)> = Vec::new();
+    for (destination, share) in with_work.iter().zip(shares) {
+        let tenants = tenant_turn(request, destination, share, lookups)?;
+        let mut rows = pick(share, tenants);
+        rows.sort_by_key(|r| (r.due_at, r.key));
+        chosen.extend(rows.into_iter().enumerate());
+    }
+    chosen.sort_by_key(|(turn, r)| (*turn, r.due_at, r.key));
+    chosen.truncate(limit);
+    Ok(chosen.into_iter().map(|(_, r)| r.key).collect())
+}
+
+/// The destinations of a claim's turn, in order: those after the resume
+/// point, then the rest, leaving out the ones the request skips.
+fn turn(request: &ClaimRequest, ids: &[DestinationId]) -> Vec<DestinationId> {
+    let after = request.destination_after();
     let (later, earlier): (Vec<DestinationId>, Vec<DestinationId>) = ids
-        .into_iter()
+        .iter()
         .filter(|id| !request.skip.contains(id))
         .cloned()
         .partition(|id| id.as_str() > after);
     later.into_iter().chain(earlier).collect()
 }
 
-/// One destination's claimable rows: when each became claimable, and a key
-/// that orders rows of equal age the way they were inserted.
-#[derive(Debug, Default)]
-pub(super) struct Work<K> {
-    pub due: Vec<(DateTime<Utc>, K)>,
-    pub expired: Vec<(DateTime<Utc>, K)>,
-}
-
-impl<K> Work<K> {
-    pub fn is_empty(&self) -> bool {
-        self.due.is_empty() && self.expired.is_empty()
-    }
-}
-
-/// The rows to lease, in the order the claim leases them, from the work of
-/// the destinations in turn order (only those with work, at most `limit`).
-pub(super) fn choose<K: Ord + Copy>(request: &ClaimRequest, work: Vec<Work<K>>) -> Vec<K> {
+/// Each destination's share of the claim, in turn order: the limit split as
+/// evenly as it goes (the first in the turn get one more), at most the cap.
+fn shares(request: &ClaimRequest, open: usize) -> Vec<usize> {
     let limit = request.limit as usize;
     let cap = request.per_destination_cap as usize;
-    let share = limit.div_ceil(work.len().max(1)).clamp(1, cap.max(1));
-    let mut chosen: Vec<(usize, DateTime<Utc>, K)> = Vec::new();
-    for Work {
-        mut due,
-        mut expired,
-    } in work
-    {
-        due.sort();
-        expired.sort();
-        let mut candidates: Vec<_> = due
-            .into_iter()
-            .take(share)
-            .chain(expired.into_iter().take(share))
-            .collect();
-        candidates.sort();
-        for (round, (at, key)) in candidates.into_iter().take(cap).enumerate() {
-            chosen.push((round, at, key));
+    let Some(open) = std::num::NonZeroUsize::new(open) else {
+        return Vec::new();
+    };
+    let (each, extra) = (limit / open, limit % open);
+    (1..=open.get())
+        .map(|pos| cap.min(each + usize::from(pos <= extra)))
+        .collect()
+}
+
+/// The turn over the destination's tenants: those after the resume point,
+/// then, wrapping round, those up to it; it stops once `share` of them
+/// have claimable rows, since each of those takes at least one. Each comes
+/// with up to `share` of its claimable rows, oldest first.
+fn tenant_turn<K, L: Lookups<K>>(
+    request: &ClaimRequest,
+    destination: &DestinationId,
+    share: usize,
+    lookups: &mut L,
+) -> Result<Vec<Vec<Row<K>>>, L::Error> {
+    let after = request.tenant_after();
+    let mut due = Vec::new();
+    let mut wrapped = false;
+    let mut next = lookups.next_tenant(destination, after)?;
+    if next.is_none() {
+        wrapped = true;
+        next = lookups.next_tenant(destination, "")?;
+    }
+    while let Some(tenant) = next {
+        if due.len() == share || (wrapped && tenant.as_str() > after) {
+            break;
+        }
+        let rows = lookups.rows(destination, &tenant, share)?;
+        if !rows.is_empty() {
+            due.push(rows);
+        }
+        next = lookups.next_tenant(destination, tenant.as_str())?;
+        if next.is_none() && !wrapped {
+            wrapped = true;
+            next = lookups.next_tenant(destination, "")?;
         }
     }
-    chosen.sort();
-    chosen.truncate(limit);
-    chosen.into_iter().map(|(_, _, key)| key).collect()
+    Ok(due)
+}
+
+/// A destination's share of rows from its tenants in turn order: every
+/// tenant's oldest row, then every tenant's second oldest, and so on. A
+/// tenant can take at most `share - (tenants - 1)` rows, since every other
+/// takes at least one; PostgreSQL reads no more than that of each.
+fn pick<K>(share: usize, tenants: Vec<Vec<Row<K>>>) -> Vec<Row<K>> {
+    let most = (share + 1).saturating_sub(tenants.len());
+    let mut ranked: Vec<(usize, usize, Row<K>)> = Vec::new();
+    for (pos, rows) in tenants.into_iter().enumerate() {
+        for (k, row) in rows.into_iter().take(most).enumerate() {
+            ranked.push((k, pos, row));
+        }
+    }
+    ranked.sort_by_key(|(k, pos, _)| (*k, *pos));
+    ranked.truncate(share);
+    ranked.into_iter().map(|(_, _, row)| row).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    fn at(second: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, second)
+            .single()
+            .unwrap_or_default()
+    }
+
+    fn rows(tenant: u32, n: u32) -> Vec<Row<(u32, u32)>> {
+        (0..n)
+            .map(|i| Row {
+                available_at: at(i),
+                due_at: at(i),
+                key: (tenant, i),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tenants_take_rows_in_turns_and_a_short_one_leaves_its_room_to_others() {
+        let picked: Vec<_> = pick(6, vec![rows(1, 100), rows(2, 1), rows(3, 100)])
+            .into_iter()
+            .map(|r| r.key)
+            .collect();
+        assert_eq!(picked, [(1, 0), (2, 0), (3, 0), (1, 1), (3, 1), (1, 2)]);
+    }
+
+    #[test]
+    fn shares_split_the_limit_evenly_under_the_cap() {
+        let request = ClaimRequest {
+            region: crate::domain::Region::US,
+            lease_owner: "c".into(),
+            lease: chrono::Duration::seconds(30),
+            limit: 10,
+            per_destination_cap: 3,
+            skip: Vec::new(),
+            resume_after: None,
+        };
+        assert_eq!(shares(&request, 3), [3, 3, 3]);
+        assert_eq!(shares(&request, 4), [3, 3, 2, 2]);
+        assert!(shares(&request, 0).is_empty());
+    }
 }

@@ -49,9 +49,9 @@
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
 //!   stale lease gets); `bucket`: the shared token bucket, paced by the
 //!   quota a receiver announced (`quota`: how that is recorded);
-//!   `claim_turn`: which rows a claim takes; `ordering`: which keyed rows
-//!   wait behind an earlier row of their line; `findings`: what
-//!   reconciliation reports;
+//!   `claim_turn`: which rows a claim takes (turns over destinations and
+//!   their tenants); `ordering`: which keyed rows wait behind an earlier row
+//!   of their line; `findings`: what reconciliation reports;
 //!   `rules`: what a destination or task must be before any store writes
 //!   it; `import_rules`: the same for an imported record. The model and
 //!   SQLite apply them to rows they read; PostgreSQL's statements take
@@ -137,8 +137,8 @@ use std::future::Future;
 use chrono::{DateTime, Duration, Utc};
 
 pub use calls::{
-    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, TokenRequest, Tokens,
-    TransitionOutcome,
+    ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled, TokenRequest,
+    Tokens, TransitionOutcome,
 };
 pub use clock::Clock;
 pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};

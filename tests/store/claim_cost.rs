@@ -2,7 +2,10 @@
 //! work: measured with EXPLAIN (ANALYZE, BUFFERS) of the store's own claim
 //! statement, before and after registering many idle destinations whose
 //! ids fall between the busy ones (a walk over the region's destinations in
-//! id order would have to step over every one of them).
+//! id order would have to step over every one of them), and likewise with
+//! many tenants that have nothing live at the busy destinations (a turn
+//! over a destination's tenants steps only on tenants with live rows
+//! there).
 
 use diesel::sql_types::Text;
 use diesel::QueryableByName;
@@ -34,14 +37,14 @@ pub(crate) async fn explain_claim(db: &TestDb, sql: &str) -> serde_json::Value {
     let run = |sql: String| diesel::sql_query(sql);
     run("BEGIN".into()).execute(&mut conn).await.unwrap();
     run(format!(
-        "PREPARE measured_claim (timestamptz, text, text, bigint, int, int, text[], text) AS {sql}"
+        "PREPARE measured_claim (timestamptz, text, text, bigint, int, int, text[], text, text) AS {sql}"
     ))
     .execute(&mut conn)
     .await
     .unwrap();
     let explained: Plan = run(format!(
         "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
-         EXECUTE measured_claim (NULL, 'us', 'cost', 30000, {LIMIT}, 16, '{{}}', '')"
+         EXECUTE measured_claim (NULL, 'us', 'cost', 30000, {LIMIT}, 16, '{{}}', '', '')"
     ))
     .get_result(&mut conn)
     .await
@@ -52,13 +55,27 @@ pub(crate) async fn explain_claim(db: &TestDb, sql: &str) -> serde_json::Value {
 
 /// Buffers (hit or read) the store's claim touches.
 async fn claim_buffers(db: &TestDb) -> u64 {
+    claim_plan(db).await.0
+}
+
+/// The store's claim's buffers, and those of its turn over the
+/// destinations' tenants (the `tenant_walk` step).
+async fn claim_plan(db: &TestDb) -> (u64, u64) {
     let json = explain_claim(db, CLAIM_SQL).await;
     let top = &json[0]["Plan"];
-    let hit = top["Shared Hit Blocks"].as_u64().unwrap();
-    let read = top["Shared Read Blocks"].as_u64().unwrap();
     let claimed = top["Actual Rows"].as_u64().unwrap();
     assert_eq!(claimed, LIMIT as u64, "the claim leased a full batch");
-    hit + read
+    let walk = top["Plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["Subplan Name"] == "CTE tenant_walk")
+        .expect("the plan has the tenant walk");
+    (buffers(top), buffers(walk))
+}
+
+fn buffers(node: &serde_json::Value) -> u64 {
+    node["Shared Hit Blocks"].as_u64().unwrap() + node["Shared Read Blocks"].as_u64().unwrap()
 }
 
 #[tokio::test]
@@ -110,5 +127,112 @@ async fn a_claim_reads_no_more_with_many_idle_destinations() {
     assert!(
         many <= few + LIMIT as u64 + 8,
         "{many} buffers with {IDLE} idle destinations, {few} without"
+    );
+}
+
+/// Tenants of the busy destinations, each with due work at every one.
+const BUSY_TENANTS: usize = 4;
+/// Tenants with nothing live at the busy destinations, registered before
+/// the first measurement and again before the second.
+const IDLE_TENANTS: usize = 20_000;
+
+/// Inserts one task per row of `rows_sql`, which names its `tenant`,
+/// `destination`, `region` and `state` ('pending' or 'delivered').
+async fn insert_tasks(db: &TestDb, rows_sql: &str, n: usize) {
+    db.execute(&format!(
+        "WITH p AS (
+             INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext)
+             SELECT gen_random_uuid(), 'application/json', '\\x00', '\\x00', '\\x00'
+             FROM generate_series(1, {n})
+             RETURNING payload_ref),
+         numbered AS (SELECT payload_ref, row_number() OVER () AS i FROM p),
+         wanted AS ({rows_sql})
+         INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before,
+                            available_at, retry_horizon_at, idempotency_key, payload_ref,
+                            delivered_at, finalized_at)
+         SELECT gen_random_uuid(), w.tenant, 'r-' || n.i, w.destination, w.region, w.state::task_state,
+                now() - interval '1 minute', now() - interval '1 minute', now() + interval '1 day',
+                'msg_' || n.payload_ref, n.payload_ref,
+                CASE WHEN w.state = 'delivered' THEN now() END,
+                CASE WHEN w.state = 'delivered' THEN now() END
+         FROM numbered n JOIN (SELECT *, row_number() OVER () AS i FROM wanted) w ON w.i = n.i"
+    ))
+    .await;
+}
+
+/// Tenants with nothing live at the busy destinations: each has a delivered
+/// task at one of them and a due one in another region, so a turn over
+/// the busy destinations' tenants must not step on them.
+async fn idle_tenants(db: &TestDb, prefix: &str) {
+    insert_tasks(
+        db,
+        &format!(
+            "SELECT '{prefix}' || lpad(i::text, 8, '0') || '-idle' AS tenant, 'busy-1' AS destination,
+                    'us' AS region, 'delivered' AS state
+             FROM generate_series(1, {IDLE_TENANTS}) i
+             UNION ALL
+             SELECT '{prefix}' || lpad(i::text, 8, '0') || '-idle', 'elsewhere', 'eu', 'pending'
+             FROM generate_series(1, {IDLE_TENANTS}) i"
+        ),
+        2 * IDLE_TENANTS,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_claim_reads_no_more_with_many_tenants_without_live_work_at_a_destination() {
+    let db = TestDb::with_database_clock().await;
+    db.execute(
+        "INSERT INTO destinations (id, region, url)
+         SELECT 'busy-' || d, 'us', 'https://hooks.example.com/' || d FROM generate_series(1, 4) d",
+    )
+    .await;
+    db.execute(
+        "INSERT INTO destinations (id, region, url)
+         VALUES ('elsewhere', 'eu', 'https://eu.example.com/')",
+    )
+    .await;
+    // Every busy tenant has 20 due tasks at each busy destination: each
+    // destination's share of the claim (16) splits between its 4 tenants.
+    let busy = 4 * BUSY_TENANTS * 20;
+    insert_tasks(
+        &db,
+        &format!(
+            "SELECT 't-' || lpad((t * 100)::text, 8, '0') AS tenant, 'busy-' || d AS destination,
+                    'us' AS region, 'pending' AS state
+             FROM generate_series(1, 4) d, generate_series(1, {BUSY_TENANTS}) t,
+                  generate_series(1, 20) k"
+        ),
+        busy,
+    )
+    .await;
+    // Both measurements see a table of about the same size (an index one
+    // level deeper would cost a buffer per lookup): as many other tenants
+    // to begin with, whose ids sort after the busy ones.
+    idle_tenants(&db, "z-").await;
+    db.execute("VACUUM ANALYZE tasks, destinations, payloads")
+        .await;
+    let (few, walk_few) = claim_plan(&db).await;
+
+    // Tenants whose ids lie between the busy ones ('t-00000150-idle' sorts
+    // between 't-00000100' and 't-00000200').
+    idle_tenants(&db, "t-").await;
+    db.execute("VACUUM ANALYZE tasks, destinations, payloads")
+        .await;
+    let (many, walk_many) = claim_plan(&db).await;
+
+    // The turn over the tenants reads exactly what it read before: it never
+    // stepped on the new tenants. The claim as a whole may read a few more,
+    // since the twice larger table's indexes can be a level deeper for the
+    // lookups it makes per row leased (lock, update, payload), as for
+    // destinations.
+    assert_eq!(
+        walk_many, walk_few,
+        "the tenant walk read {walk_many} buffers with {IDLE_TENANTS} more idle tenants between \
+         the busy ones, {walk_few} without"
+    );
+    assert!(
+        many <= few + 6 * LIMIT as u64,
+        "{many} buffers with {IDLE_TENANTS} more idle tenants between the busy ones, {few} without"
     );
 }

@@ -22,7 +22,10 @@ fn claim_without_ordering() -> String {
         sql.replace_range(start..end, "");
         cut += 1;
     }
-    assert_eq!(cut, 2, "the probe's block and the candidates' block");
+    assert_eq!(
+        cut, 4,
+        "the destination probe's, the tenant probe's, the tenant rows' and the candidates' blocks"
+    );
     sql
 }
 

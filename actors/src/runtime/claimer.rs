@@ -37,7 +37,7 @@ pub struct Claimer {
     /// proves nothing about it).
     failed_routing: bool,
     /// Where the next claim resumes its turn over the destinations.
-    resume_after: Option<DestinationId>,
+    resume_after: Option<remit::store::ResumePoint>,
     /// No claim starts before this: the backoff after a failed one.
     not_before: Option<Instant>,
     /// The LISTEN connection's task: started once, kept across restarts.

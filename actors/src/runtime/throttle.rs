@@ -9,7 +9,7 @@
 //! fraction of its lease, or whose destination is paused, goes back to the
 //! database (released, not counted as an attempt), due again when it could
 //! next go: the pause's end, or about when the bucket would have a token
-//! for it. When the bucket cannot be read (the database is away) the tasks
+//! for it (`hold`). When the bucket cannot be read (the database is away) the tasks
 //! keep their leases and the take is tried again shortly, while the oldest
 //! still has time for a send; a hand-back that fails is retried likewise.
 //!
@@ -17,6 +17,7 @@
 //! moment, it is evicted (`idle`), so memory follows the destinations in
 //! flight, not every destination ever sent to.
 
+mod hold;
 mod idle;
 
 use std::collections::VecDeque;
@@ -33,7 +34,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
-use super::release::{release, release_each};
+use super::release::release;
 use super::retry;
 use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
@@ -68,6 +69,8 @@ pub struct Throttle {
     admitted: u64,
     /// The eviction pending while nothing is queued or in flight.
     idle_check: Option<SpawnHandle>,
+    /// When a request of this destination last gave its slot back.
+    last_freed: Option<Instant>,
 }
 
 impl std::fmt::Debug for Throttle {
@@ -107,6 +110,7 @@ impl Throttle {
             keeper,
             admitted: 0,
             idle_check: None,
+            last_freed: None,
         }
     }
 
@@ -170,6 +174,7 @@ impl Throttle {
             self.process_slot = None;
             return;
         }
+        self.hold_claims_while_queued();
         if self.in_flight.available_permits() == 0 || self.waiting_for_slot {
             self.hold_at_most_until_due(ctx);
             return;
@@ -281,79 +286,6 @@ impl Throttle {
         self.release_all(None);
     }
 
-    /// Waits for the next token, keeping only the tasks whose turn comes
-    /// before they have been in memory for a small fraction of their lease.
-    /// The queue goes out in order, a token each: the task at position `i`
-    /// goes about `wait + i` tokens' time from now. Each task past the hold
-    /// goes back to the database due about when its own turn would have
-    /// come, so the destination keeps receiving its rate from what is kept
-    /// while the rest waits in the database, not in memory.
-    fn wait_for_token(&mut self, wait: Duration, ctx: &mut Context<Self>) {
-        let per_token = per_token(&self.limits);
-        let max_hold = self.shared.max_hold();
-        let now = Instant::now();
-        let turn = |i: usize| {
-            wait.saturating_add(per_token.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)))
-        };
-        let keep = self
-            .queue
-            .iter()
-            .enumerate()
-            .take_while(|(i, work)| {
-                now.saturating_duration_since(work.claimed_at)
-                    .saturating_add(turn(*i))
-                    <= max_hold
-            })
-            .count();
-        if keep < self.queue.len() {
-            let later: Vec<(Work, Option<Duration>)> = self
-                .queue
-                .split_off(keep)
-                .into_iter()
-                .enumerate()
-                .map(|(j, work)| (work, Some(turn(keep + j))))
-                .collect();
-            debug!(self.shared.log, "handing back what cannot go within the hold";
-                   "destination" => %self.destination, "kept" => keep, "count" => later.len());
-            // Claiming more of it before the kept tasks are nearly sent
-            // would only bring it back; a claim's round trip ahead of that
-            // is enough for the next task to be in memory on time.
-            let lead =
-                (max_hold / 4).max(Duration::from_millis(self.shared.config.claim.busy_poll_ms));
-            self.shared
-                .busy
-                .hold(&self.destination, turn(keep).saturating_sub(lead));
-            release_each(&self.shared, later);
-        }
-        if self.queue.is_empty() {
-            self.process_slot = None;
-            return;
-        }
-        self.wake = Some(ctx.run_later(wait, |this, ctx| {
-            guard::step(this, ctx, |this, ctx| this.pump(ctx));
-        }));
-    }
-
-    /// At the in-flight cap nothing moves until a send ends; make sure the
-    /// oldest queued task is handed back if that takes longer than it may
-    /// wait here.
-    fn hold_at_most_until_due(&mut self, ctx: &mut Context<Self>) {
-        let Some(head) = self.queue.front() else {
-            return;
-        };
-        let waited = Instant::now().saturating_duration_since(head.claimed_at);
-        let Some(left) = self.shared.max_hold().checked_sub(waited) else {
-            // The requests under way may take up to the send timeout.
-            let timeout = self.shared.send_timeout();
-            self.shared.busy.hold(&self.destination, timeout);
-            self.release_all(Some(timeout));
-            return;
-        };
-        self.wake = Some(ctx.run_later(left, |this, ctx| {
-            guard::step(this, ctx, |this, ctx| this.pump(ctx));
-        }));
-    }
-
     /// Hands every queued task back to the database, eligible again
     /// `after` from the database's now (or at once).
     fn release_all(&mut self, after: Option<Duration>) {
@@ -367,10 +299,6 @@ impl Throttle {
                "count" => tasks.len(), "after_ms" => after.map(|d| d.as_millis()));
         release(&self.shared, tasks, after);
     }
-}
-
-fn per_token(limits: &ThrottleLimits) -> Duration {
-    Duration::from_secs_f64(1.0 / limits.rate_per_second)
 }
 
 impl Actor for Throttle {
@@ -429,6 +357,7 @@ impl Handler<Wake> for Throttle {
     type Result = ();
 
     fn handle(&mut self, wake: Wake, ctx: &mut Context<Self>) {
+        self.last_freed = Some(Instant::now());
         if wake.unsent {
             // Kept for the next request: the bucket charges requests sent.
             self.tokens = self.tokens.saturating_add(1);

@@ -27,6 +27,7 @@ mod shared_work;
 mod signatures;
 mod ssrf;
 mod steady_rate;
+mod tenant_turns;
 mod tls;
 mod traces;
 mod transfer;

@@ -1,12 +1,14 @@
-//! The claim over the model: the turn and the choice of `claim_turn`, each
-//! row leased by `lifecycle::lease`; a keyed row behind an earlier one of
-//! its line is left (`ordering`); and when a claim could next find work.
+//! The claim over the model: the turns and the choice of `claim_turn`,
+//! each row leased by `lifecycle::lease`, a keyed row behind an earlier one
+//! of its line left out (`ordering`); and when a claim could next find work.
 
-use chrono::Duration;
+use std::convert::Infallible;
+
+use chrono::{DateTime, Duration, Utc};
 
 use super::{MemStore, State};
-use crate::domain::{ClaimedTask, DestinationId, Region};
-use crate::store::claim_turn::{self, Work};
+use crate::domain::{ClaimedTask, DestinationId, Region, Task, TenantId};
+use crate::store::claim_turn::{self, Lookups, Row};
 use crate::store::{lifecycle, ordering, ClaimRequest};
 
 impl MemStore {
@@ -16,41 +18,22 @@ impl MemStore {
         }
         let now = self.now();
         let mut state = self.state.lock();
-        let open: Vec<&DestinationId> = state
+        let mut open: Vec<DestinationId> = state
             .destinations
             .values()
             .map(|d| &d.destination)
             .filter(|d| {
                 d.region == request.region && d.enabled && d.paused_until.is_none_or(|p| p <= now)
             })
-            .map(|d| &d.id)
+            .map(|d| d.id.clone())
             .collect();
-        let mut work: Vec<Work<usize>> = Vec::new();
-        for destination in claim_turn::turn(request, open) {
-            if work.len() == request.limit as usize {
-                break;
-            }
-            let mut rows = Work::default();
-            for (i, t) in state.tasks.iter().enumerate() {
-                if t.destination_id != destination || t.region != request.region {
-                    continue;
-                }
-                if ordering::waits(t, &state.tasks) {
-                    continue;
-                }
-                if let Some(at) = lifecycle::claimable_since(t, now) {
-                    if lifecycle::lease_expired(t, now) {
-                        rows.expired.push((at, i));
-                    } else {
-                        rows.due.push((at, i));
-                    }
-                }
-            }
-            if !rows.is_empty() {
-                work.push(rows);
-            }
-        }
-        let chosen = claim_turn::choose(request, work);
+        open.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        let mut lookups = Model {
+            tasks: &state.tasks,
+            request,
+            now,
+        };
+        let Ok(chosen) = claim_turn::choose(request, &open, &mut lookups);
         let mut claimed = Vec::with_capacity(chosen.len());
         for i in chosen {
             state.next_token += 1;
@@ -87,5 +70,71 @@ impl MemStore {
             })
             .min()
             .map(|at| (at - now).max(Duration::zero()))
+    }
+}
+
+/// The model's rows as the claim's lookups see them; a row's key is its
+/// place in the model, which is the order rows were inserted.
+struct Model<'a> {
+    tasks: &'a [Task],
+    request: &'a ClaimRequest,
+    now: DateTime<Utc>,
+}
+
+impl Model<'_> {
+    fn live_at<'t>(
+        &'t self,
+        destination: &'t DestinationId,
+    ) -> impl Iterator<Item = (usize, &'t Task)> + 't {
+        self.tasks.iter().enumerate().filter(move |(_, t)| {
+            t.destination_id == *destination
+                && t.region == self.request.region
+                && !t.state.is_terminal()
+        })
+    }
+}
+
+impl Lookups<usize> for Model<'_> {
+    type Error = Infallible;
+
+    fn has_work(&mut self, destination: &DestinationId) -> Result<bool, Infallible> {
+        Ok(self.live_at(destination).any(|(_, t)| {
+            lifecycle::claimable_since(t, self.now).is_some() && !ordering::waits(t, self.tasks)
+        }))
+    }
+
+    fn next_tenant(
+        &mut self,
+        destination: &DestinationId,
+        after: &str,
+    ) -> Result<Option<TenantId>, Infallible> {
+        Ok(self
+            .live_at(destination)
+            .map(|(_, t)| &t.tenant_id)
+            .filter(|tenant| tenant.as_str() > after)
+            .min_by(|a, b| a.as_str().cmp(b.as_str()))
+            .cloned())
+    }
+
+    fn rows(
+        &mut self,
+        destination: &DestinationId,
+        tenant: &TenantId,
+        limit: usize,
+    ) -> Result<Vec<Row<usize>>, Infallible> {
+        let mut rows: Vec<Row<usize>> = self
+            .live_at(destination)
+            .filter(|(_, t)| t.tenant_id == *tenant && !ordering::waits(t, self.tasks))
+            .filter_map(|(i, t)| {
+                lifecycle::claimable_since(t, self.now).map(|due_at| Row {
+                    available_at: t.available_at,
+                    due_at,
+                    key: i,
+                })
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.available_at, r.key));
+        rows.truncate(limit);
+        Ok(rows)
     }
 }

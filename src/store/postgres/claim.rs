@@ -25,38 +25,56 @@ use crate::payload_crypto::SealedPayload;
 ///    and unleased, or leased with the lease run out, and in both cases
 ///    past `not_before`. The steps stop there, so a claim's cost follows
 ///    the work it finds.
-/// 3. `share` and `candidates`: per destination, its share of the claim
-///    (the limit spread evenly over the open destinations, at most `cap`)
-///    of claimable rows, oldest `available_at` first, each locked with SKIP
-///    LOCKED so concurrent claimers never wait on or share a row; the shares
-///    add up to at most the limit, so every row locked is leased. A leased row
-///    keeps its `available_at` (see below), so the scan reads past the
-///    destination's rows in flight; there are at most as many as its
-///    in-flight limit. The values read here are those of the locked row
-///    version.
+/// 3. `share`: each open destination's share of the claim, the limit
+///    spread evenly over the open destinations, at most `cap`; the shares
+///    add up to at most the limit.
+/// 4. `tenant_walk` and `turns`: per destination, a turn over the tenants
+///    with live tasks there, in byte order, starting after `tenant_after`
+///    ($9) and wrapping round, one descent of `tasks_tenant_turns` per
+///    step (a tenant with nothing live there is never visited); it stops
+///    once as many tenants with a claimable row are found as the share has
+///    rows.
+/// 5. `tenant_rows` and `quotas`: each such tenant's oldest claimable rows
+///    (`available_at` order, at most what it could take), read without a
+///    lock, taken round-robin across the destination's tenants (every
+///    tenant's oldest, then every second oldest, ...) up to the share: how
+///    many rows each tenant takes.
+/// 6. `candidates`: per tenant, its quota of claimable rows, oldest
+///    `available_at` first, each locked with SKIP LOCKED so concurrent
+///    claimers never wait on or share a row; the quotas add up to at most
+///    the limit, so every row locked is leased. A leased row keeps its
+///    `available_at` (see below), so the scans read past the tenant's rows
+///    in flight; there are at most as many as the destination's in-flight
+///    limit. The values read here are those of the locked row version.
 ///
 ///    A row with an `ordering_key` is claimable only while no other row of
 ///    its destination and key that has not ended comes before it in
 ///    (`not_before`, `id`): the head of each line goes alone, and a head in
-///    `retry_wait` or leased holds the rest. Both the probe in step 2 and
-///    the scan here apply it, so a destination whose only due rows wait in
-///    a line is not open. The probe is one descent of the partial index
-///    `tasks_ordered_live` (keyed rows that have not ended); a row without
-///    a key never reaches it.
-/// 4. `chosen`: round-robin across destinations (every destination's first
+///    `retry_wait` or leased holds the rest. The probes of steps 2 and 4,
+///    the reads of step 5 and the scan here all apply it, so a destination
+///    or tenant whose only due rows wait in a line is not counted. The
+///    probe is one descent of the partial index `tasks_ordered_live` (keyed
+///    rows that have not ended); a row without a key never reaches it.
+/// 7. `chosen`: round-robin across destinations (every destination's first
 ///    row, then every second row, ...) up to `limit`.
-/// 5. `claimed`: the lease, with a fresh fencing token from the sequence.
+/// 8. `claimed`: the lease, with a fresh fencing token from the sequence.
 ///    It writes no indexed column (`tasks_live` keys region, destination
-///    and `available_at`, and holds rows whose `finalized_at` is unset), so
-///    PostgreSQL can update the row in place (HOT) without a new index
-///    entry.
-/// 6. `abandoned`: one attempt row per reclaimed expired lease, so the log
+///    and `available_at`, `tasks_tenant_turns` the same with the tenant
+///    before `available_at`, and both hold rows whose `finalized_at` is
+///    unset), so PostgreSQL can update the row in place (HOT) without a
+///    new index entry.
+/// 9. `abandoned`: one attempt row per reclaimed expired lease, so the log
 ///    shows the attempt whose lease owner vanished.
-/// 7. Each row comes back with its sealed payload, so the sender needs no
-///    read of its own.
+/// 10. Each row comes back with its sealed payload, so the sender needs
+///     no read of its own.
 ///
 /// Only the states named here are ever claimed: a row in a state added by a
 /// newer schema is left alone by this code.
+///
+/// A rule about which of a destination's rows may go (a predicate on a row
+/// and its neighbours) belongs where the claimable rows are defined: in
+/// `open_destinations`, the tenant walk's check, `tenant_rows` and
+/// `candidates`.
 ///
 /// The text is a file of its own (`claim.sql`), so the tests that measure
 /// what a claim reads run the very statement the store runs.
@@ -109,7 +127,8 @@ pub(super) async fn claim_due(
         .bind::<Integer, _>(clamp(request.limit))
         .bind::<Integer, _>(clamp(request.per_destination_cap))
         .bind::<Array<Text>, _>(request.skip.iter().map(|d| d.as_str()).collect::<Vec<_>>())
-        .bind::<Text, _>(request.resume_after.as_ref().map_or("", |d| d.as_str()))
+        .bind::<Text, _>(request.destination_after())
+        .bind::<Text, _>(request.tenant_after())
         .load(&mut conn)
         .await?;
 

@@ -2,7 +2,8 @@
 WITH RECURSIVE params AS MATERIALIZED (
     SELECT coalesce($1, now()) AS now, $2::text AS region, $3::text AS lease_owner,
            $4::bigint AS lease_ms, $5::int AS claim_limit, $6::int AS cap,
-           $7::text[] AS skip, $8::text COLLATE "C" AS resume_after
+           $7::text[] AS skip, $8::text COLLATE "C" AS resume_after,
+           $9::text COLLATE "C" AS tenant_after
 ),
 clock AS (SELECT now FROM params),
 -- One index descent per step: the next destination of the region, in byte
@@ -65,9 +66,7 @@ open_destinations AS MATERIALIZED (
     LIMIT (SELECT claim_limit FROM params)
 ),
 -- Each open destination's share of the claim: the limit split as evenly as
--- it goes (the first in the turn get one more), at most `cap`, so the rows
--- locked below are the rows leased: a lock taken and not used would cost a
--- write of its own.
+-- it goes (the first in the turn get one more), at most `cap`.
 share AS (
     SELECT o.id,
            least((SELECT cap FROM params),
@@ -77,8 +76,120 @@ share AS (
     FROM (SELECT id, row_number() OVER () AS pos FROM open_destinations) o,
          (SELECT count(*)::int AS open FROM open_destinations) n
 ),
+-- The turn over each open destination's tenants, all destinations in step:
+-- one index descent per step to the next tenant with a live row there, in
+-- byte order, starting after `tenant_after` and wrapping round to the
+-- start (the first tenant when the resume point is past the last). A
+-- destination's walk stops once as many of its tenants have a
+-- claimable row as its share has rows, or when it is back where it began.
+-- A tenant with nothing live at the destination is never stepped on.
+tenant_walk(destination_id, rows, step, tenant_id, wrapped, due, found) AS (
+    -- Step 0 stands at the resume point; it is no tenant's turn.
+    SELECT s.id, s.rows, 0, (SELECT tenant_after FROM params), false, false, 0
+    FROM share s
+    UNION ALL
+    -- Each lateral is computed once per step (OFFSET 0 keeps the planner
+    -- from copying a subquery into every place its result is used).
+    SELECT w.destination_id, w.rows, w.step + 1, n.tenant_id, n.wrapped, d.due,
+           w.found + d.due::int
+    FROM tenant_walk w
+    CROSS JOIN LATERAL (
+        SELECT (SELECT t.tenant_id COLLATE "C" FROM tasks t
+                WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+                  AND t.destination_id COLLATE "C" = w.destination_id
+                  AND t.tenant_id COLLATE "C" > w.tenant_id
+                ORDER BY t.tenant_id COLLATE "C" LIMIT 1) AS after
+        OFFSET 0
+    ) x
+    CROSS JOIN LATERAL (
+        SELECT coalesce(x.after,
+                        CASE WHEN NOT w.wrapped THEN
+                            (SELECT t.tenant_id COLLATE "C" FROM tasks t
+                             WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+                               AND t.destination_id COLLATE "C" = w.destination_id
+                             ORDER BY t.tenant_id COLLATE "C" LIMIT 1)
+                        END) AS tenant_id,
+               w.wrapped OR x.after IS NULL AS wrapped
+        OFFSET 0
+    ) n
+    CROSS JOIN LATERAL (
+        SELECT (SELECT true FROM tasks t, clock
+                WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+                  AND t.destination_id COLLATE "C" = w.destination_id
+                  AND t.tenant_id COLLATE "C" = n.tenant_id
+                  AND t.available_at <= clock.now
+                  AND (t.state IN ('pending', 'retry_wait')
+                       OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
+                           AND t.not_before <= clock.now))
+                  -- Ordering (see the same block in `candidates`).
+                  AND (t.ordering_key IS NULL OR NOT EXISTS (
+                       SELECT 1 FROM tasks e
+                       WHERE e.destination_id = t.destination_id
+                         AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                         AND e.finalized_at IS NULL
+                         AND (e.not_before, e.id) < (t.not_before, t.id)))
+                LIMIT 1) IS NOT NULL AS due
+        OFFSET 0
+    ) d
+    WHERE w.found < w.rows
+      AND n.tenant_id IS NOT NULL
+      AND (NOT n.wrapped OR n.tenant_id <= (SELECT tenant_after FROM params))
+),
+-- The tenants that take part, in turn order, and how many of them each
+-- destination has.
+turns AS (
+    SELECT w.destination_id, w.rows, w.tenant_id,
+           row_number() OVER (PARTITION BY w.destination_id ORDER BY w.step) AS pos,
+           count(*) OVER (PARTITION BY w.destination_id) AS tenants
+    FROM tenant_walk w
+    WHERE w.due
+),
+-- Each tenant's oldest claimable rows, read without a lock: at most what it
+-- could take (every other tenant takes at least one).
+tenant_rows AS (
+    SELECT u.destination_id, u.tenant_id, u.rows, u.pos, r.k
+    FROM turns u CROSS JOIN LATERAL (
+        SELECT row_number() OVER (ORDER BY t.available_at) AS k
+        FROM (SELECT t.available_at FROM tasks t, clock
+              WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+                AND t.destination_id COLLATE "C" = u.destination_id
+                AND t.tenant_id COLLATE "C" = u.tenant_id
+                AND t.available_at <= clock.now
+                AND (t.state IN ('pending', 'retry_wait')
+                     OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
+                         AND t.not_before <= clock.now))
+                -- Ordering (see the same block in `candidates`).
+                AND (t.ordering_key IS NULL OR NOT EXISTS (
+                     SELECT 1 FROM tasks e
+                     WHERE e.destination_id = t.destination_id
+                       AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                       AND e.finalized_at IS NULL
+                       AND (e.not_before, e.id) < (t.not_before, t.id)))
+              ORDER BY t.available_at
+              LIMIT u.rows - u.tenants + 1) t
+    ) r
+),
+-- Round-robin over the tenants (every tenant's oldest row, then every
+-- tenant's second oldest, ...) up to the destination's share: how many
+-- rows each tenant takes.
+quotas AS (
+    SELECT destination_id, tenant_id, count(*)::int AS rows
+    FROM (
+        SELECT r.destination_id, r.tenant_id, r.rows,
+               row_number() OVER (PARTITION BY r.destination_id ORDER BY r.k, r.pos) AS n
+        FROM tenant_rows r
+    ) ranked
+    WHERE n <= rows
+    GROUP BY destination_id, tenant_id
+),
+-- Per tenant, its quota of claimable rows, oldest `available_at` first,
+-- each locked with SKIP LOCKED so concurrent claimers never wait on or
+-- share a row (a row another claimer took meanwhile is passed over for the
+-- next); the quotas add up to at most the limit, so every row locked is
+-- leased: a lock taken and not used would cost a write of its own. The
+-- values read here are those of the locked row version.
 candidates AS (
-    SELECT due.* FROM share d CROSS JOIN LATERAL (
+    SELECT due.* FROM quotas q CROSS JOIN LATERAL (
         SELECT t.id, t.destination_id,
                CASE WHEN t.state = 'leased' THEN t.lease_expires_at ELSE t.available_at END
                    AS due_at,
@@ -86,7 +197,8 @@ candidates AS (
                t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
         FROM tasks t, clock
         WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-          AND t.destination_id COLLATE "C" = d.id
+          AND t.destination_id COLLATE "C" = q.destination_id
+          AND t.tenant_id COLLATE "C" = q.tenant_id
           AND t.available_at <= clock.now
           AND (t.state IN ('pending', 'retry_wait')
                OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
@@ -104,7 +216,7 @@ candidates AS (
                  AND e.finalized_at IS NULL
                  AND (e.not_before, e.id) < (t.not_before, t.id)))
         ORDER BY t.available_at
-        LIMIT d.rows
+        LIMIT q.rows
         FOR UPDATE OF t SKIP LOCKED
     ) due
 ),

@@ -1,18 +1,21 @@
-//! The claim on SQLite: inside the write lock, the turn over the region's
-//! open destinations (`claim_turn`), each destination's oldest due rows
-//! and expired leases read through its index (leaving a keyed row that
-//! waits behind an earlier one of its line, `ordering`), and each chosen
-//! row leased by `lifecycle::lease` with a fresh fencing token.
+//! The claim on SQLite: inside the write lock, the turns and the choice of
+//! `claim_turn`, each lookup one probe of an index (whether a destination
+//! has work through `tasks_due` and `tasks_expired_leases`; its tenants and
+//! their rows through `tasks_tenant_turns`; a keyed row that waits behind
+//! an earlier one of its line is left out, `ordering`), and each chosen row
+//! leased by `lifecycle::lease` with a fresh fencing token.
 
-use diesel::sql_types::{BigInt, Text};
+use std::collections::HashMap;
+
+use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{next_token, Ctx};
-use crate::domain::{ClaimedTask, DestinationId, Payload, Task};
+use crate::domain::{ClaimedTask, DestinationId, Payload, Task, TenantId};
 use crate::payload_crypto::PayloadKey;
-use crate::store::claim_turn::{self, Work};
+use crate::store::claim_turn::{self, Lookups, Row};
 use crate::store::ordering::SQL_MAY_GO as MAY_GO;
 use crate::store::{lifecycle, ClaimRequest, StoreError};
 
@@ -24,7 +27,6 @@ pub(super) fn claim_due(
     if request.limit == 0 || request.per_destination_cap == 0 {
         return Ok(Vec::new());
     }
-    let now = micros(ctx.now);
     #[derive(diesel::QueryableByName)]
     struct Open {
         #[diesel(sql_type = Text)]
@@ -35,68 +37,23 @@ pub(super) fn claim_due(
          AND (paused_until IS NULL OR paused_until <= ?) ORDER BY id",
     )
     .bind::<Text, _>(request.region.as_str())
-    .bind::<BigInt, _>(now)
+    .bind::<BigInt, _>(micros(ctx.now))
     .load(conn)?;
     let open: Vec<DestinationId> = open
         .into_iter()
         .filter_map(|d| DestinationId::new(&d.id).ok())
         .collect();
-    let cap = i64::from(request.per_destination_cap);
-    let mut rows_by_seq: Vec<(i64, Task)> = Vec::new();
-    let mut work: Vec<Work<i64>> = Vec::new();
-    for destination in claim_turn::turn(request, &open) {
-        if work.len() == request.limit as usize {
-            break;
-        }
-        let mut found = Work::default();
-        let due: Vec<TaskRow> = diesel::sql_query(format!(
-            "SELECT {TASK_COLUMNS} FROM tasks t \
-             WHERE destination_id = ? AND region = ? AND state IN ('pending', 'retry_wait') \
-               AND available_at <= ? AND not_before <= ? AND {MAY_GO} \
-             ORDER BY available_at, seq LIMIT ?"
-        ))
-        .bind::<Text, _>(destination.as_str())
-        .bind::<Text, _>(request.region.as_str())
-        .bind::<BigInt, _>(now)
-        .bind::<BigInt, _>(now)
-        .bind::<BigInt, _>(cap)
-        .load(conn)?;
-        let expired: Vec<TaskRow> = diesel::sql_query(format!(
-            "SELECT {TASK_COLUMNS} FROM tasks t \
-             WHERE destination_id = ? AND region = ? AND state = 'leased' \
-               AND lease_expires_at <= ? AND not_before <= ? AND {MAY_GO} \
-             ORDER BY lease_expires_at, seq LIMIT ?"
-        ))
-        .bind::<Text, _>(destination.as_str())
-        .bind::<Text, _>(request.region.as_str())
-        .bind::<BigInt, _>(now)
-        .bind::<BigInt, _>(now)
-        .bind::<BigInt, _>(cap)
-        .load(conn)?;
-        for (row, is_expired) in due
-            .into_iter()
-            .map(|r| (r, false))
-            .chain(expired.into_iter().map(|r| (r, true)))
-        {
-            let seq = row.seq;
-            let task = Task::try_from(row)?;
-            if let Some(at) = lifecycle::claimable_since(&task, ctx.now) {
-                if is_expired {
-                    found.expired.push((at, seq));
-                } else {
-                    found.due.push((at, seq));
-                }
-                rows_by_seq.push((seq, task));
-            }
-        }
-        if !found.is_empty() {
-            work.push(found);
-        }
-    }
-    let chosen = claim_turn::choose(request, work);
+    let mut lookups = Sqlite {
+        conn,
+        ctx,
+        request,
+        read: HashMap::new(),
+    };
+    let chosen = claim_turn::choose(request, &open, &mut lookups)?;
+    let Sqlite { conn, mut read, .. } = lookups;
     let mut claimed = Vec::with_capacity(chosen.len());
     for seq in chosen {
-        let Some((_, task)) = rows_by_seq.iter_mut().find(|(s, _)| *s == seq) else {
+        let Some(task) = read.get_mut(&seq) else {
             continue;
         };
         let token = next_token(conn)?;
@@ -110,6 +67,115 @@ pub(super) fn claim_due(
         claimed.push(one);
     }
     Ok(claimed)
+}
+
+/// The claim's lookups inside the write lock; a row's key is its `seq`,
+/// the order rows were inserted. Rows read are kept for the lease.
+struct Sqlite<'a> {
+    conn: &'a mut SqliteConnection,
+    ctx: &'a Ctx,
+    request: &'a ClaimRequest,
+    read: HashMap<i64, Task>,
+}
+
+impl Lookups<i64> for Sqlite<'_> {
+    type Error = StoreError;
+
+    fn has_work(&mut self, destination: &DestinationId) -> Result<bool, StoreError> {
+        #[derive(diesel::QueryableByName)]
+        struct Found {
+            #[diesel(sql_type = BigInt)]
+            found: i64,
+        }
+        let now = micros(self.ctx.now);
+        // Each side of the OR probes an index of its own.
+        let found: Found = diesel::sql_query(format!(
+            "SELECT EXISTS (SELECT 1 FROM tasks t \
+                 WHERE destination_id = ? AND region = ? AND state IN ('pending', 'retry_wait') \
+                   AND available_at <= ? AND not_before <= ? AND {MAY_GO}) \
+                 OR EXISTS (SELECT 1 FROM tasks t \
+                 WHERE destination_id = ? AND region = ? AND state = 'leased' \
+                   AND lease_expires_at <= ? AND not_before <= ? AND {MAY_GO}) AS found",
+        ))
+        .bind::<Text, _>(destination.as_str())
+        .bind::<Text, _>(self.request.region.as_str())
+        .bind::<BigInt, _>(now)
+        .bind::<BigInt, _>(now)
+        .bind::<Text, _>(destination.as_str())
+        .bind::<Text, _>(self.request.region.as_str())
+        .bind::<BigInt, _>(now)
+        .bind::<BigInt, _>(now)
+        .get_result(self.conn)?;
+        Ok(found.found != 0)
+    }
+
+    fn next_tenant(
+        &mut self,
+        destination: &DestinationId,
+        after: &str,
+    ) -> Result<Option<TenantId>, StoreError> {
+        #[derive(diesel::QueryableByName)]
+        struct Next {
+            #[diesel(sql_type = Nullable<Text>)]
+            tenant: Option<String>,
+        }
+        let next: Next = diesel::sql_query(
+            "SELECT min(tenant_id) AS tenant FROM tasks \
+             WHERE region = ? AND destination_id = ? AND finalized_at IS NULL AND tenant_id > ?",
+        )
+        .bind::<Text, _>(self.request.region.as_str())
+        .bind::<Text, _>(destination.as_str())
+        .bind::<Text, _>(after)
+        .get_result(self.conn)?;
+        next.tenant
+            .map(|t| {
+                TenantId::new(&t).map_err(|e| StoreError::Corrupt {
+                    column: "tasks.tenant_id",
+                    reason: e.to_string(),
+                })
+            })
+            .transpose()
+    }
+
+    fn rows(
+        &mut self,
+        destination: &DestinationId,
+        tenant: &TenantId,
+        limit: usize,
+    ) -> Result<Vec<Row<i64>>, StoreError> {
+        let now = micros(self.ctx.now);
+        let found: Vec<TaskRow> = diesel::sql_query(format!(
+            "SELECT {TASK_COLUMNS} FROM tasks t \
+             WHERE region = ? AND destination_id = ? AND tenant_id = ? AND finalized_at IS NULL \
+               AND available_at <= ? AND not_before <= ? \
+               AND (state IN ('pending', 'retry_wait') \
+                    OR (state = 'leased' AND lease_expires_at <= ?)) \
+               AND {MAY_GO} \
+             ORDER BY available_at, seq LIMIT ?"
+        ))
+        .bind::<Text, _>(self.request.region.as_str())
+        .bind::<Text, _>(destination.as_str())
+        .bind::<Text, _>(tenant.as_str())
+        .bind::<BigInt, _>(now)
+        .bind::<BigInt, _>(now)
+        .bind::<BigInt, _>(now)
+        .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
+        .load(self.conn)?;
+        let mut rows = Vec::with_capacity(found.len());
+        for row in found {
+            let seq = row.seq;
+            let task = Task::try_from(row)?;
+            if let Some(due_at) = lifecycle::claimable_since(&task, self.ctx.now) {
+                rows.push(Row {
+                    available_at: task.available_at,
+                    due_at,
+                    key: seq,
+                });
+                self.read.insert(seq, task);
+            }
+        }
+        Ok(rows)
+    }
 }
 
 /// Reads and opens a task's payload.

@@ -27,7 +27,10 @@ impl<S: SimStore> World<S> {
             // first, never what may be claimed.
             resume_after: match self.destinations.len() {
                 0 => None,
-                n => Some(self.destinations[self.rng.random_range(0..n)].0.clone()),
+                n => Some(remit::store::ResumePoint {
+                    destination: self.destinations[self.rng.random_range(0..n)].0.clone(),
+                    tenant: remit::domain::TenantId::new("clinic").unwrap(),
+                }),
             },
         };
         let now = self.now();

@@ -137,6 +137,7 @@ every_store!(
     a_batch_of_finishes_is_fenced_row_by_row,
     a_pause_of_an_unknown_destination_does_not_stop_the_finish,
     claims_take_turns_over_the_destinations,
+    tenants_take_turns_within_a_destination,
     prune_takes_old_terminal_tasks_and_leaves_the_rest,
     prune_goes_in_batches_up_to_the_cutoff,
     prune_refuses_bad_requests,

@@ -1,5 +1,8 @@
 //! Claims: deadlines, reclaiming expired leases, caps and round-robin,
-//! regions, skipped destinations.
+//! regions, skipped destinations, turns over destinations and tenants.
+
+use remit::domain::TenantId;
+use remit::store::ResumePoint;
 
 use super::*;
 
@@ -210,7 +213,10 @@ pub async fn claims_take_turns_over_the_destinations<H: Harness>(h: &H) {
     // last destination it reached on the second lap.
     request.limit = 2;
     request.per_destination_cap = 1;
-    request.resume_after = Some(names[1].clone());
+    request.resume_after = Some(ResumePoint {
+        destination: names[1].clone(),
+        tenant: TenantId::new("clinic-1").unwrap(),
+    });
     let claimed = s.claim_due(&request).await.unwrap();
     let mut got: Vec<_> = claimed
         .iter()
@@ -218,6 +224,86 @@ pub async fn claims_take_turns_over_the_destinations<H: Harness>(h: &H) {
         .collect();
     got.sort();
     assert_eq!(got, ["a", "c"]);
-    assert_eq!(request.resume_point(&claimed), Some(names[0].clone()));
+    assert_eq!(
+        request.resume_point(&claimed).map(|p| p.destination),
+        Some(names[0].clone())
+    );
     assert_eq!(request.resume_point(&[]), None, "nothing found: start over");
+}
+
+/// Schedules `n` tasks of `tenant` at `d`, the `i`th due `i` ms after `from`
+/// (distinct times, so every store takes a tenant's rows in one order).
+async fn tenant_tasks<H: Harness>(
+    h: &H,
+    tenant: &str,
+    n: usize,
+    d: &DestinationId,
+    from: chrono::DateTime<chrono::Utc>,
+) {
+    for i in 0..n {
+        let mut new = new_task(&format!("{tenant}-{i}"), d, Region::US);
+        new.tenant_id = TenantId::new(tenant).unwrap();
+        new.not_before = from + Duration::milliseconds(i as i64);
+        h.store().schedule(new).await.unwrap();
+    }
+}
+
+fn reminders(claimed: &[remit::domain::ClaimedTask]) -> Vec<String> {
+    let mut got: Vec<_> = claimed
+        .iter()
+        .map(|c| c.task.reminder_id.as_str().to_owned())
+        .collect();
+    got.sort();
+    got
+}
+
+pub async fn tenants_take_turns_within_a_destination<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::US).await;
+    // The large tenant's rows are the oldest; the small ones come later.
+    tenant_tasks(h, "a", 10, &d, t0()).await;
+    tenant_tasks(h, "b", 2, &d, t0() + Duration::seconds(1)).await;
+    tenant_tasks(h, "c", 3, &d, t0() + Duration::seconds(2)).await;
+    // Live but not due: never taken.
+    tenant_tasks(h, "later", 3, &d, t0() + Duration::hours(2)).await;
+    h.clock().set(t0() + Duration::minutes(1));
+
+    // Every tenant's oldest, then every tenant's second oldest.
+    let first = s.claim_due(&claim(Region::US, "c", 6)).await.unwrap();
+    assert_eq!(
+        reminders(&first),
+        ["a-0", "a-1", "b-0", "b-1", "c-0", "c-1"],
+        "the share split between the tenants in turns"
+    );
+    // A tenant with too few rows leaves its room to the others.
+    let second = s.claim_due(&claim(Region::US, "c", 6)).await.unwrap();
+    assert_eq!(
+        reminders(&second),
+        ["a-2", "a-3", "a-4", "a-5", "a-6", "c-2"]
+    );
+
+    // More tenants with work than the share has rows: they take turns
+    // from claim to claim, after the last tenant the previous one reached.
+    let e = destination(h, "erp", Region::US).await;
+    for tenant in ["x", "y", "z"] {
+        tenant_tasks(h, tenant, 2, &e, t0()).await;
+    }
+    let mut request = claim(Region::US, "c", 2);
+    request.skip = vec![d];
+    let mut order = Vec::new();
+    for _ in 0..3 {
+        let claimed = s.claim_due(&request).await.unwrap();
+        let mut tenants: Vec<_> = claimed
+            .iter()
+            .map(|c| c.task.tenant_id.to_string())
+            .collect();
+        tenants.sort();
+        order.push(tenants.join(","));
+        request.resume_after = request.resume_point(&claimed);
+    }
+    assert_eq!(
+        order,
+        ["x,y", "x,z", "y,z"],
+        "each claim resumes the tenants' turn"
+    );
 }
