@@ -116,6 +116,7 @@ mod health;
 mod import_rules;
 mod lifecycle;
 mod memory;
+mod next_due;
 mod notify;
 mod ordering;
 mod payload_keys;
@@ -336,10 +337,11 @@ pub trait Store: Sync {
     fn payload(&self, task: &Task) -> impl Future<Output = Result<Payload, StoreError>> + Send;
 
     /// How long from the store's now until a claim of the region could next
-    /// find work: zero when a row is claimable already, `None` when no live
-    /// row of the region will ever be (there are none, or only rows of
-    /// disabled destinations). A paused destination's rows count from the
-    /// pause's end. The wait is measured on the store's clock, so a caller
+    /// find work it cannot find now (`next_due.rs`): rows claimable already
+    /// were left out by the claim that came back empty, so they do not
+    /// count; `None` when nothing is coming (no live rows, or only rows of
+    /// disabled destinations, or only rows left out now). A paused
+    /// destination's rows count from the pause's end. The wait is measured on the store's clock, so a caller
     /// that sleeps for it wakes when the claim's own clock check passes,
     /// whatever its own clock says. It reads every destination of the
     /// region with live rows, as a claim that finds nothing does.

@@ -4,27 +4,39 @@
 //!
 //! Tasks of one destination with the same `ordering_key` form a line,
 //! ordered by `not_before`, then by id (ids are time-ordered, so the order
-//! of scheduling). Only a line's head is claimable: a task waits while any
+//! of scheduling), except that a task already attempted (sent, or taken to
+//! be sent: `attempt_count > 0`) comes before every task of its line not
+//! yet attempted. Only a line's head is claimable: a task waits while any
 //! other task of its line that has not ended comes before it, whether that
-//! one is pending, leased or in `retry_wait`. So a retry, a Retry-After
+//! one is pending, leased or in `retry_wait`. The exception keeps a line to
+//! one task in flight: a task scheduled later with an earlier `not_before`,
+//! or whose scheduling committed after a later one was claimed, waits for
+//! the one already on its way instead of going beside it. So a retry, a Retry-After
 //! included, holds the tasks behind it, and an expired lease of the head is
 //! reclaimed as usual while the rest wait. A task without a key is in no
 //! line.
 //!
-//! A replayed task keeps its `not_before`, so it takes its old place: the
-//! tasks of its line not yet claimed wait for it again, while one already
-//! leased finishes its attempt (a send cannot be called back).
+//! A replayed task was attempted before, so it goes ahead of the tasks
+//! of its line not yet attempted; one already in flight finishes its
+//! attempt (a send cannot be called back), and may have the replay beside
+//! it when it comes later in (`not_before`, id).
 
 use crate::domain::Task;
 
 /// Whether `earlier` holds `task` back: both in the same line, `earlier`
 /// not ended and before `task`.
 pub(super) fn holds_back(earlier: &Task, task: &Task) -> bool {
+    let before = (earlier.not_before, earlier.id) < (task.not_before, task.id);
     task.ordering_key.is_some()
+        && earlier.id != task.id
         && earlier.ordering_key == task.ordering_key
         && earlier.destination_id == task.destination_id
         && earlier.finalized_at.is_none()
-        && (earlier.not_before, earlier.id) < (task.not_before, task.id)
+        && match (earlier.attempt_count > 0, task.attempt_count > 0) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => before,
+        }
 }
 
 /// Whether `task` waits in its line behind one of `tasks` (which may
@@ -35,12 +47,25 @@ pub(super) fn waits<'a>(task: &Task, tasks: impl IntoIterator<Item = &'a Task>) 
 
 /// The same rule as SQL over the SQLite `tasks` table, for a row named
 /// `t`: true when the row may go. Binds nothing.
-pub(super) const SQL_MAY_GO: &str = "(t.ordering_key IS NULL OR NOT EXISTS ( \
-    SELECT 1 FROM tasks e \
-    WHERE e.destination_id = t.destination_id \
-      AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key \
-      AND e.finalized_at IS NULL \
-      AND (e.not_before, e.id) < (t.not_before, t.id)))";
+pub(super) const SQL_MAY_GO: &str = "(t.ordering_key IS NULL OR CASE \
+    WHEN t.attempt_count > 0 THEN NOT EXISTS ( \
+      SELECT 1 FROM tasks e \
+      WHERE e.destination_id = t.destination_id \
+        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key \
+        AND e.finalized_at IS NULL AND e.attempt_count > 0 \
+        AND (e.not_before, e.id) < (t.not_before, t.id)) \
+    WHEN EXISTS ( \
+      SELECT 1 FROM tasks e \
+      WHERE e.destination_id = t.destination_id \
+        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key \
+        AND e.finalized_at IS NULL \
+        AND (e.not_before, e.id) < (t.not_before, t.id)) THEN 0 \
+    ELSE NOT EXISTS ( \
+      SELECT 1 FROM tasks e \
+      WHERE e.destination_id = t.destination_id \
+        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key \
+        AND e.finalized_at IS NULL AND e.attempt_count > 0) \
+    END)";
 
 #[cfg(test)]
 mod tests {

@@ -224,3 +224,53 @@ async fn the_schema_refuses_a_traceparent_that_is_not_w3c_version_00() {
         .await;
     }
 }
+
+/// A keyed task scheduled inside a transaction that commits after a
+/// later-scheduled task of its line (same `not_before`) was claimed waits
+/// for that one: never two tasks of one line in flight at once.
+#[tokio::test]
+async fn a_line_scheduled_in_a_slow_transaction_still_goes_one_at_a_time() {
+    use diesel_async::AsyncConnection;
+    use remit::domain::OrderingKey;
+    use remit::store::Store;
+
+    let db = TestDb::new().await;
+    let d = db.destination("crm", Region::EU).await;
+    let keyed = |r: &str| remit::domain::NewTask {
+        ordering_key: Some(OrderingKey::new("patient-1").unwrap()),
+        ..new_task(r, &d, Region::EU)
+    };
+    let mut conn = db.conn().await;
+    let first_claim = std::sync::Mutex::new(Vec::new());
+    conn.transaction::<(), StoreError, _>(async |conn| {
+        // Scheduled first (its id is the earlier), committed last.
+        db.pg().schedule_many_on(conn, vec![keyed("first")]).await?;
+        db.store.schedule(keyed("second")).await.unwrap();
+        let claimed = db
+            .store
+            .claim_due(&crate::support::claim(Region::EU, "c", 10))
+            .await
+            .unwrap();
+        *first_claim.lock().unwrap() = claimed
+            .iter()
+            .map(|c| c.task.reminder_id.to_string())
+            .collect();
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(*first_claim.lock().unwrap(), vec!["second".to_owned()]);
+    let again = db
+        .store
+        .claim_due(&crate::support::claim(Region::EU, "c", 10))
+        .await
+        .unwrap();
+    let again: Vec<String> = again
+        .iter()
+        .map(|c| c.task.reminder_id.to_string())
+        .collect();
+    assert!(
+        again.is_empty(),
+        "claimed {again:?} while `second` of its line is in flight"
+    );
+}

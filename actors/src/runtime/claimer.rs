@@ -257,11 +257,12 @@ impl Claimer {
 
 /// How long an idle Claimer waits before its next claim: until the next
 /// due time the store knows of, when that comes before the idle backoff
-/// ends. A wait of zero means work is due that this claim did not take (its
-/// destination is held here, or another process took it): that is what the
-/// backoff is for, so it is not a reason to claim at once. The backoff
-/// (at most `claim.idle_poll_ms`) stays the safety net for work this
-/// process cannot see coming, such as another process's retries.
+/// ends. Work due already that this claim did not take (its destination
+/// held here, waiting in a line, or taken by another process) is not
+/// reported (`Store::next_due`): that is what the backoff is for, and a
+/// wait of zero is never a reason to claim at once. The backoff (at most
+/// `claim.idle_poll_ms`) stays the safety net for work this process cannot
+/// see coming, such as another process's retries.
 fn idle_wait(backoff: Duration, next_due: Option<chrono::Duration>) -> Duration {
     match next_due.and_then(|wait| wait.to_std().ok()) {
         Some(wait) if !wait.is_zero() => wait.min(backoff),

@@ -7,9 +7,9 @@ use std::convert::Infallible;
 use chrono::{DateTime, Duration, Utc};
 
 use super::{MemStore, State};
-use crate::domain::{ClaimedTask, DestinationId, Region, Task, TenantId};
+use crate::domain::{ClaimedTask, DestinationId, Region, Task, TaskState, TenantId};
 use crate::store::claim_turn::{self, Lookups, Row};
-use crate::store::{lifecycle, ordering, ClaimRequest};
+use crate::store::{lifecycle, next_due, ordering, ClaimRequest};
 
 impl MemStore {
     pub(super) fn claim_now(&self, request: &ClaimRequest) -> Vec<ClaimedTask> {
@@ -57,19 +57,44 @@ impl MemStore {
     pub(super) fn next_due_now(&self, region: Region) -> Option<Duration> {
         let now = self.now();
         let state = self.state.lock();
+        let earliest_of = |d: &crate::domain::Destination| {
+            let mut upcoming = next_due::Upcoming {
+                paused_until: d.paused_until,
+                first_unleased: None,
+                next_unleased: None,
+                next_lease_end: None,
+            };
+            let keep_min = |slot: &mut Option<DateTime<Utc>>, at| {
+                *slot = Some(slot.map_or(at, |s: DateTime<Utc>| s.min(at)));
+            };
+            let rows = state.tasks.iter().filter(|t| {
+                t.destination_id == d.id && t.region == region && !t.state.is_terminal()
+            });
+            for t in rows {
+                match t.state {
+                    TaskState::Leased => {
+                        if let Some(end) = lifecycle::claimable_from(t).filter(|at| *at > now) {
+                            keep_min(&mut upcoming.next_lease_end, end);
+                        }
+                    }
+                    _ => {
+                        keep_min(&mut upcoming.first_unleased, t.available_at);
+                        if t.available_at > now {
+                            keep_min(&mut upcoming.next_unleased, t.available_at);
+                        }
+                    }
+                }
+            }
+            next_due::earliest(now, upcoming)
+        };
         state
-            .tasks
-            .iter()
-            .filter(|t| t.region == region)
-            .filter_map(|t| {
-                let destination = &state.destinations.get(&t.destination_id)?.destination;
-                let from = lifecycle::claimable_from(t)?;
-                destination
-                    .enabled
-                    .then(|| destination.paused_until.map_or(from, |p| from.max(p)))
-            })
+            .destinations
+            .values()
+            .map(|r| &r.destination)
+            .filter(|d| d.region == region && d.enabled)
+            .filter_map(earliest_of)
             .min()
-            .map(|at| (at - now).max(Duration::zero()))
+            .map(|at| at - now)
     }
 }
 

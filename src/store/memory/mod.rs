@@ -316,12 +316,12 @@ impl Store for MemStore {
         Ok(Payload { content_type, body })
     }
 
-    /// Like PostgreSQL's claim, each task comes with its payload opened
-    /// when this store's key can open it.
     async fn next_due(&self, region: Region) -> Result<Option<Duration>, StoreError> {
         Ok(self.next_due_now(region))
     }
 
+    /// Like PostgreSQL's claim, each task comes with its payload opened
+    /// when this store's key can open it.
     async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
         let mut claimed = self.claim_now(request);
         for one in &mut claimed {

@@ -56,12 +56,25 @@ open_destinations AS MATERIALIZED (
                   OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
                       AND t.not_before <= (SELECT now FROM clock)))
              -- Ordering (see the same block in `candidates`).
-             AND (t.ordering_key IS NULL OR NOT EXISTS (
-                  SELECT 1 FROM tasks e
-                  WHERE e.destination_id = t.destination_id
-                    AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                    AND e.finalized_at IS NULL
-                    AND (e.not_before, e.id) < (t.not_before, t.id)))
+             AND (t.ordering_key IS NULL OR CASE
+                  WHEN t.attempt_count > 0 THEN NOT EXISTS (
+                      SELECT 1 FROM tasks e
+                      WHERE e.destination_id = t.destination_id
+                        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                        AND e.finalized_at IS NULL AND e.attempt_count > 0
+                        AND (e.not_before, e.id) < (t.not_before, t.id))
+                  WHEN EXISTS (
+                      SELECT 1 FROM tasks e
+                      WHERE e.destination_id = t.destination_id
+                        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                        AND e.finalized_at IS NULL
+                        AND (e.not_before, e.id) < (t.not_before, t.id)) THEN false
+                  ELSE NOT EXISTS (
+                      SELECT 1 FROM tasks e
+                      WHERE e.destination_id = t.destination_id
+                        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                        AND e.finalized_at IS NULL AND e.attempt_count > 0)
+                  END)
            LIMIT 1)
     LIMIT (SELECT claim_limit FROM params)
 ),
@@ -122,12 +135,25 @@ tenant_walk(destination_id, rows, step, tenant_id, wrapped, due, found) AS (
                        OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
                            AND t.not_before <= clock.now))
                   -- Ordering (see the same block in `candidates`).
-                  AND (t.ordering_key IS NULL OR NOT EXISTS (
-                       SELECT 1 FROM tasks e
-                       WHERE e.destination_id = t.destination_id
-                         AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                         AND e.finalized_at IS NULL
-                         AND (e.not_before, e.id) < (t.not_before, t.id)))
+                  AND (t.ordering_key IS NULL OR CASE
+                       WHEN t.attempt_count > 0 THEN NOT EXISTS (
+                           SELECT 1 FROM tasks e
+                           WHERE e.destination_id = t.destination_id
+                             AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                             AND e.finalized_at IS NULL AND e.attempt_count > 0
+                             AND (e.not_before, e.id) < (t.not_before, t.id))
+                       WHEN EXISTS (
+                           SELECT 1 FROM tasks e
+                           WHERE e.destination_id = t.destination_id
+                             AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                             AND e.finalized_at IS NULL
+                             AND (e.not_before, e.id) < (t.not_before, t.id)) THEN false
+                       ELSE NOT EXISTS (
+                           SELECT 1 FROM tasks e
+                           WHERE e.destination_id = t.destination_id
+                             AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                             AND e.finalized_at IS NULL AND e.attempt_count > 0)
+                       END)
                 LIMIT 1) IS NOT NULL AS due
         OFFSET 0
     ) d
@@ -159,12 +185,25 @@ tenant_rows AS (
                      OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
                          AND t.not_before <= clock.now))
                 -- Ordering (see the same block in `candidates`).
-                AND (t.ordering_key IS NULL OR NOT EXISTS (
-                     SELECT 1 FROM tasks e
-                     WHERE e.destination_id = t.destination_id
-                       AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                       AND e.finalized_at IS NULL
-                       AND (e.not_before, e.id) < (t.not_before, t.id)))
+                AND (t.ordering_key IS NULL OR CASE
+                     WHEN t.attempt_count > 0 THEN NOT EXISTS (
+                         SELECT 1 FROM tasks e
+                         WHERE e.destination_id = t.destination_id
+                           AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                           AND e.finalized_at IS NULL AND e.attempt_count > 0
+                           AND (e.not_before, e.id) < (t.not_before, t.id))
+                     WHEN EXISTS (
+                         SELECT 1 FROM tasks e
+                         WHERE e.destination_id = t.destination_id
+                           AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                           AND e.finalized_at IS NULL
+                           AND (e.not_before, e.id) < (t.not_before, t.id)) THEN false
+                     ELSE NOT EXISTS (
+                         SELECT 1 FROM tasks e
+                         WHERE e.destination_id = t.destination_id
+                           AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                           AND e.finalized_at IS NULL AND e.attempt_count > 0)
+                     END)
               ORDER BY t.available_at
               LIMIT u.rows - u.tenants + 1) t
     ) r
@@ -204,17 +243,33 @@ candidates AS (
                OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
                    AND t.not_before <= clock.now))
           -- Ordering: a row with an ordering key waits while any other row
-          -- of its destination and key that has not ended comes before it
-          -- in (not_before, id), whether that row is pending, leased (an
-          -- expired lease is the head's own, reclaimed here) or in
-          -- retry_wait. One descent of `tasks_ordered_live`; a row without
-          -- a key stops at the first test.
-          AND (t.ordering_key IS NULL OR NOT EXISTS (
-               SELECT 1 FROM tasks e
-               WHERE e.destination_id = t.destination_id
-                 AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                 AND e.finalized_at IS NULL
-                 AND (e.not_before, e.id) < (t.not_before, t.id)))
+          -- of its destination and key that has not ended comes before it:
+          -- rows already attempted first, then in (not_before, id); whether
+          -- that row is pending, leased (an expired lease is the head's own,
+          -- reclaimed here) or in retry_wait. A row not yet attempted is
+          -- checked for an attempted one only once it is first in
+          -- (not_before, id), so a line's waiting rows each cost one descent
+          -- of `tasks_ordered_live`; a row without a key stops at the
+          -- first test.
+          AND (t.ordering_key IS NULL OR CASE
+               WHEN t.attempt_count > 0 THEN NOT EXISTS (
+                   SELECT 1 FROM tasks e
+                   WHERE e.destination_id = t.destination_id
+                     AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                     AND e.finalized_at IS NULL AND e.attempt_count > 0
+                     AND (e.not_before, e.id) < (t.not_before, t.id))
+               WHEN EXISTS (
+                   SELECT 1 FROM tasks e
+                   WHERE e.destination_id = t.destination_id
+                     AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                     AND e.finalized_at IS NULL
+                     AND (e.not_before, e.id) < (t.not_before, t.id)) THEN false
+               ELSE NOT EXISTS (
+                   SELECT 1 FROM tasks e
+                   WHERE e.destination_id = t.destination_id
+                     AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
+                     AND e.finalized_at IS NULL AND e.attempt_count > 0)
+               END)
         ORDER BY t.available_at
         LIMIT q.rows
         FOR UPDATE OF t SKIP LOCKED

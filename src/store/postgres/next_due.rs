@@ -1,19 +1,18 @@
 //! When a claim of a region could next find work, on PostgreSQL.
 //!
-//! The same skip scan of `tasks_live` as the claim walks the region's
-//! destinations with live rows (one index descent per destination, so a
-//! destination with none costs nothing), and per enabled destination reads:
-//! - its earliest unleased row: the first `pending` or `retry_wait` row in
-//!   `available_at` order (the scan steps over at most its rows in flight);
-//! - only when that row is not due yet, its earliest lease to run out. A
-//!   leased row keeps the `available_at` it was claimed at, which was due
-//!   then, so with no unleased row due the leased rows are exactly the rows
-//!   at or before now: a scan bounded by the destination's rows in flight.
-//!   (A leased row with a later `available_at`, which only a hand edit
-//!   could write, is not seen; the Claimer's idle poll still finds it.)
-//!
-//! Either counts no earlier than the row's deadline and the destination's
-//! pause. The answer is a wait in milliseconds on the database's clock,
+//! The rule is `store::next_due`'s: what becomes claimable after now, per
+//! enabled destination. The same skip scan of `tasks_live` as the claim
+//! walks the region's destinations with live rows (one index descent per
+//! destination, so a destination with none costs nothing), and per
+//! destination reads its first unleased row in `available_at` order (the
+//! scan steps over at most its rows in flight); when that is due already,
+//! its first one after now; and only when none is due, its earliest lease
+//! to end after now. A leased row keeps the `available_at` it was claimed
+//! at, which was due then, so with no unleased row due the leased rows are
+//! exactly the rows at or before now: a scan bounded by the destination's
+//! rows in flight. (A leased row with a later `available_at`, which only a
+//! hand edit could write, is not seen; the Claimer's idle poll still finds
+//! it.) The answer is a wait in milliseconds on the database's clock,
 //! rounded up, so a caller that sleeps for it does not wake early.
 
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
@@ -39,32 +38,48 @@ walk(id) AS (
             ORDER BY t.destination_id COLLATE "C" LIMIT 1)
     FROM walk w WHERE w.id IS NOT NULL
 ),
-unleased AS (
-    SELECT w.id, d.paused_until,
+upcoming AS (
+    SELECT w.id,
+           CASE WHEN d.paused_until > (SELECT now FROM params) THEN d.paused_until END AS pause_end,
            (SELECT t.available_at FROM tasks t
             WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
               AND t.destination_id COLLATE "C" = w.id
               AND t.state IN ('pending', 'retry_wait')
-            ORDER BY t.available_at LIMIT 1) AS at
+            ORDER BY t.available_at LIMIT 1) AS first_unleased
     FROM walk w JOIN destinations d ON d.id = (w.id COLLATE "default")
     WHERE w.id IS NOT NULL AND d.enabled
 ),
 earliest AS (
-    -- (greatest and least skip NULLs: no pause, or no lease to wait for.)
-    SELECT greatest(u.paused_until,
-                    CASE WHEN u.at <= (SELECT now FROM params) THEN u.at
-                    ELSE least(u.at,
-                               (SELECT min(greatest(t.lease_expires_at, t.not_before)) FROM tasks t
-                                WHERE t.region = (SELECT region FROM params)
-                                  AND t.finalized_at IS NULL
-                                  AND t.destination_id COLLATE "C" = u.id
-                                  AND t.available_at <= (SELECT now FROM params)
-                                  AND t.state = 'leased'))
-                    END) AS at
-    FROM unleased u
+    SELECT CASE
+        -- Due already and not paused: left out by the claim (held here, in
+        -- a line, or taken); only its next unleased row to fall due counts.
+        WHEN u.first_unleased <= (SELECT now FROM params) AND u.pause_end IS NULL THEN
+            (SELECT t.available_at FROM tasks t
+             WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
+               AND t.destination_id COLLATE "C" = u.id
+               AND t.state IN ('pending', 'retry_wait')
+               AND t.available_at > (SELECT now FROM params)
+             ORDER BY t.available_at LIMIT 1)
+        ELSE (SELECT CASE WHEN x.at IS NOT NULL THEN greatest(u.pause_end, x.at) END
+              FROM (SELECT CASE
+                  WHEN u.first_unleased <= (SELECT now FROM params) THEN u.first_unleased
+                  -- (least skips NULLs: no unleased row, or no lease.)
+                  ELSE least(u.first_unleased,
+                             (SELECT min(greatest(t.lease_expires_at, t.not_before)) FROM tasks t
+                              WHERE t.region = (SELECT region FROM params)
+                                AND t.finalized_at IS NULL
+                                AND t.destination_id COLLATE "C" = u.id
+                                AND t.available_at <= (SELECT now FROM params)
+                                AND t.state = 'leased'
+                                AND greatest(t.lease_expires_at, t.not_before)
+                                    > (SELECT now FROM params)))
+                  END AS at) x)
+        END AS at
+    FROM upcoming u
 )
 SELECT ceil(extract(epoch FROM min(at) - (SELECT now FROM params)) * 1000)::bigint AS wait_ms
 FROM earliest
+WHERE at > (SELECT now FROM params)
 "#;
 
 #[derive(QueryableByName)]

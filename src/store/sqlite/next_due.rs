@@ -1,23 +1,30 @@
 //! When a claim of a region could next find work, on SQLite: per enabled
-//! destination of the region, its earliest unleased row (through
-//! `tasks_due`) and its earliest lease to run out (through
-//! `tasks_expired_leases`), each no earlier than the row's deadline and the
-//! destination's pause.
+//! destination of the region, its unleased rows' earliest `available_at`
+//! and earliest after now (through `tasks_due`) and its earliest lease end
+//! after now (through `tasks_expired_leases`), combined by
+//! `store::next_due`.
 
 use chrono::Duration;
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
-use super::rows::micros;
+use super::rows::{instant, micros};
 use super::Ctx;
 use crate::domain::Region;
+use crate::store::next_due::{self, Upcoming};
 use crate::store::StoreError;
 
 #[derive(diesel::QueryableByName)]
-struct Earliest {
+struct Row {
     #[diesel(sql_type = Nullable<BigInt>)]
-    at: Option<i64>,
+    paused_until: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    first_unleased: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    next_unleased: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    next_lease_end: Option<i64>,
 }
 
 pub(super) fn next_due(
@@ -25,25 +32,36 @@ pub(super) fn next_due(
     ctx: &Ctx,
     region: Region,
 ) -> Result<Option<Duration>, StoreError> {
-    // An unleased row's `available_at` is never before its `not_before` (a
-    // CHECK); a lease may end before it, so the later of the two counts.
-    let earliest: Earliest = diesel::sql_query(
-        "SELECT min(max(coalesce(paused_until, 0), due)) AS at FROM ( \
-           SELECT d.paused_until, \
-                  min(coalesce((SELECT min(t.available_at) FROM tasks t \
-                                WHERE t.destination_id = d.id AND t.region = d.region \
-                                  AND t.state IN ('pending', 'retry_wait')), \
-                               9223372036854775807), \
-                      coalesce((SELECT min(max(t.lease_expires_at, t.not_before)) FROM tasks t \
-                                WHERE t.destination_id = d.id AND t.region = d.region \
-                                  AND t.state = 'leased'), \
-                               9223372036854775807)) AS due \
-           FROM destinations d WHERE d.region = ? AND d.enabled = 1) \
-         WHERE due < 9223372036854775807",
+    let now = micros(ctx.now);
+    let rows: Vec<Row> = diesel::sql_query(
+        "SELECT d.paused_until, \
+           (SELECT min(t.available_at) FROM tasks t \
+            WHERE t.destination_id = d.id AND t.region = d.region \
+              AND t.state IN ('pending', 'retry_wait')) AS first_unleased, \
+           (SELECT min(t.available_at) FROM tasks t \
+            WHERE t.destination_id = d.id AND t.region = d.region \
+              AND t.state IN ('pending', 'retry_wait') AND t.available_at > ?) AS next_unleased, \
+           (SELECT min(max(t.lease_expires_at, t.not_before)) FROM tasks t \
+            WHERE t.destination_id = d.id AND t.region = d.region AND t.state = 'leased' \
+              AND max(t.lease_expires_at, t.not_before) > ?) AS next_lease_end \
+         FROM destinations d WHERE d.region = ? AND d.enabled = 1",
     )
+    .bind::<BigInt, _>(now)
+    .bind::<BigInt, _>(now)
     .bind::<Text, _>(region.as_str())
-    .get_result(conn)?;
-    Ok(earliest
-        .at
-        .map(|at| Duration::microseconds(at - micros(ctx.now)).max(Duration::zero())))
+    .load(conn)?;
+    let at = |column, micros: Option<i64>| micros.map(|m| instant(column, m)).transpose();
+    let mut earliest = None;
+    for row in rows {
+        let upcoming = Upcoming {
+            paused_until: at("destinations.paused_until", row.paused_until)?,
+            first_unleased: at("tasks.available_at", row.first_unleased)?,
+            next_unleased: at("tasks.available_at", row.next_unleased)?,
+            next_lease_end: at("tasks.lease_expires_at", row.next_lease_end)?,
+        };
+        if let Some(next) = next_due::earliest(ctx.now, upcoming) {
+            earliest = Some(earliest.map_or(next, |e: chrono::DateTime<chrono::Utc>| e.min(next)));
+        }
+    }
+    Ok(earliest.map(|at| at - ctx.now))
 }

@@ -220,3 +220,82 @@ pub async fn an_ordering_key_is_kept_and_part_of_a_repeat<H: Harness>(h: &H) {
         Some("patient-3")
     );
 }
+
+/// A task scheduled while its line's head is in flight, with an earlier
+/// `not_before`, is not sent beside that head: a task already attempted
+/// goes before every task of its line not yet attempted.
+pub async fn an_earlier_task_never_goes_beside_a_head_in_flight<H: Harness>(h: &H) {
+    let crm = destination(h, "crm", Region::US).await;
+    let head = keyed(h, "a1", &crm, "patient-1", t0()).await;
+    assert_eq!(claim_ids(h, "c").await, vec![head], "the head is in flight");
+    // Scheduled now, due a minute before the head's deadline.
+    let _earlier = keyed(h, "a0", &crm, "patient-1", t0() - Duration::minutes(1)).await;
+    assert!(
+        claim_ids(h, "c").await.is_empty(),
+        "two tasks of one line in flight at once"
+    );
+}
+
+/// A task scheduled later with an earlier `not_before` than a task of its
+/// line already sent goes after it: here the head was sent once and waits
+/// on a 503's retry.
+pub async fn an_earlier_task_never_overtakes_a_sent_head_in_retry<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::US).await;
+    let head = keyed(h, "a1", &crm, "patient-1", t0()).await;
+    let c = s
+        .claim_due(&claim(Region::US, "c", 10))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(c.task.id, head);
+    let next = t0() + Duration::seconds(90);
+    s.finish(
+        &c.lease(),
+        &c.task.destination_id,
+        &retry_at(h.clock(), next, record(503)),
+    )
+    .await
+    .unwrap();
+    let earlier = keyed(h, "a0", &crm, "patient-1", t0() - Duration::minutes(1)).await;
+    assert!(
+        claim_ids(h, "c").await.is_empty(),
+        "{earlier} overtook the head {head} that was already sent"
+    );
+}
+
+/// A task that waits in its line is not work a claim can take, so it does
+/// not hide another destination's reminder 5 s away from `next_due`.
+pub async fn next_due_ignores_tasks_waiting_in_a_line<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::US).await;
+    let erp = destination(h, "erp", Region::US).await;
+    h.clock().set(t0());
+    let head = keyed(h, "a1", &crm, "patient-1", t0()).await;
+    keyed(h, "a2", &crm, "patient-1", t0()).await;
+    let c = s
+        .claim_due(&claim(Region::US, "c", 10))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(c.task.id, head);
+    s.finish(
+        &c.lease(),
+        &c.task.destination_id,
+        &retry_at(h.clock(), t0() + Duration::hours(1), record(503)),
+    )
+    .await
+    .unwrap();
+    let mut reminder = crate::support::new_task("r", &erp, Region::US);
+    reminder.not_before = t0() + Duration::seconds(5);
+    s.schedule(reminder).await.unwrap();
+    assert!(
+        claim_ids(h, "c").await.is_empty(),
+        "nothing can be claimed now"
+    );
+    assert_eq!(
+        s.next_due(Region::US).await.unwrap(),
+        Some(Duration::seconds(5)),
+        "the next claimable row is erp's reminder"
+    );
+}
