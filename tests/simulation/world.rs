@@ -97,6 +97,9 @@ pub struct World<S = MemStore> {
     /// The tasks scheduled with an ordering key: destination, key and
     /// deadline, for the check that a line goes in order.
     lines: Vec<(TaskId, DestinationId, OrderingKey, DateTime<Utc>)>,
+    /// Per keyed task, at its latest claim: how many tasks `lines` held
+    /// then, and whether it had been attempted before that claim.
+    line_claims: HashMap<TaskId, (usize, bool)>,
     totals: Totals,
 }
 
@@ -188,6 +191,7 @@ impl<S: SimStore> World<S> {
             deadlines: HashMap::new(),
             terminal: HashMap::new(),
             lines: Vec::new(),
+            line_claims: HashMap::new(),
             totals: Totals::default(),
         }
     }

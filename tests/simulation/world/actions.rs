@@ -47,6 +47,11 @@ impl<S: SimStore> World<S> {
                 !self.terminal.contains_key(&t.id),
                 "claimed a terminal task"
             );
+            if t.ordering_key.is_some() {
+                let attempted_before = t.attempt_count > 1;
+                self.line_claims
+                    .insert(t.id, (self.lines.len(), attempted_before));
+            }
             self.consumers[c].in_flight.push(InFlight {
                 claimed,
                 phase: Phase::Claimed,

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use remit::domain::{Task, TaskId, TaskState};
 
 use super::{SimStore, World};
@@ -57,28 +58,42 @@ impl<S: SimStore> World<S> {
         }
     }
 
-    /// Ordering: a task with an ordering key is sent only once every task
-    /// before it in its line (same destination and key, earlier in
-    /// `not_before`, then id) has ended, delivered or failed.
+    /// Ordering: a line (same destination and key) has one task on its way
+    /// at a time: when a keyed task is sent, no other task of its line that
+    /// has not ended has been attempted. And a task sent on its first
+    /// attempt was claimed only once every task before it in its line
+    /// (earlier in `not_before`, then id) that was scheduled by then had
+    /// ended; one scheduled after that claim waits behind it instead.
     pub(super) async fn check_line(&mut self, task: &Task) {
         let Some(key) = &task.ordering_key else {
             return;
         };
-        let earlier: Vec<TaskId> = self
+        let (known_at_claim, attempted_before) = self.line_claims[&task.id];
+        let line: Vec<(usize, TaskId, DateTime<Utc>)> = self
             .lines
             .iter()
-            .filter(|(id, destination, k, not_before)| {
-                destination == &task.destination_id
-                    && k == key
-                    && (*not_before, *id) < (task.not_before, task.id)
+            .enumerate()
+            .filter(|(_, (id, destination, k, _))| {
+                *id != task.id && destination == &task.destination_id && k == key
             })
-            .map(|(id, ..)| *id)
+            .map(|(i, (id, _, _, not_before))| (i, *id, *not_before))
             .collect();
-        for id in earlier {
+        for (index, id, not_before) in line {
             let row = self.store.task(id).await.unwrap().unwrap();
+            if row.state.is_terminal() {
+                continue;
+            }
             check!(
                 self,
-                row.state.is_terminal(),
+                row.attempt_count == 0,
+                "ordering: {} of line {key} sent while {id} of its line is on its way ({:?})",
+                task.id,
+                row.state
+            );
+            let before = (not_before, id) < (task.not_before, task.id);
+            check!(
+                self,
+                attempted_before || !before || index >= known_at_claim,
                 "ordering: {} of line {key} sent while {id}, before it, is {:?}",
                 task.id,
                 row.state
