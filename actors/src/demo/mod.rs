@@ -53,14 +53,14 @@ fn destinations() -> Vec<(&'static str, Behaviour)> {
         (
             "pharmacy",
             Behaviour {
-                per_second: Some(90),
+                per_second: Some(60),
                 ..plain
             },
         ),
         (
             "lab",
             Behaviour {
-                per_second: Some(90),
+                per_second: Some(60),
                 ..plain
             },
         ),
