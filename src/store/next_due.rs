@@ -10,8 +10,17 @@
 //! next unleased row to fall due and, while none is due already, its next
 //! lease to run out (never before the row's deadline). A paused
 //! destination's rows all count, from the pause's end.
+//!
+//! "Already" allows [`JUST_MISSED`]: a row that fell due only that long ago
+//! may have done so after the empty claim read the time (the claim and
+//! this read are two statements), so it counts as coming now (a wait of
+//! zero) rather than as left out, which would cost it a whole backoff.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
+
+/// How long before now a row may have fallen due and still be one the
+/// empty claim that asks did not see due.
+pub(crate) const JUST_MISSED: Duration = Duration::milliseconds(50);
 
 /// One destination's rows as `next_due` needs them.
 #[derive(Debug, Clone, Copy)]
@@ -19,15 +28,17 @@ pub(super) struct Upcoming {
     pub paused_until: Option<DateTime<Utc>>,
     /// The earliest `available_at` of its `pending`/`retry_wait` rows.
     pub first_unleased: Option<DateTime<Utc>>,
-    /// The earliest such `available_at` after now.
+    /// The earliest such `available_at` after now less `JUST_MISSED`.
     pub next_unleased: Option<DateTime<Utc>>,
     /// The earliest end of a lease (no earlier than its row's deadline)
-    /// after now.
+    /// after now less `JUST_MISSED`.
     pub next_lease_end: Option<DateTime<Utc>>,
 }
 
-/// When the destination's next row becomes claimable after `now`, if ever.
+/// When the destination's next row becomes claimable after `now` (less
+/// `JUST_MISSED`), if ever; the caller waits no less than zero.
 pub(super) fn earliest(now: DateTime<Utc>, d: Upcoming) -> Option<DateTime<Utc>> {
+    let now = now - JUST_MISSED;
     let due_already = d.first_unleased.is_some_and(|at| at <= now);
     let at = match d.paused_until.filter(|p| *p > now) {
         Some(pause_end) => {
@@ -83,6 +94,17 @@ mod tests {
             earliest(now, held),
             s(5),
             "due and left: its leases wait too"
+        );
+        let just_missed = Upcoming {
+            first_unleased: Some(now - Duration::milliseconds(10)),
+            next_unleased: Some(now - Duration::milliseconds(10)),
+            next_lease_end: None,
+            ..none
+        };
+        assert_eq!(
+            earliest(now, just_missed),
+            Some(now - Duration::milliseconds(10)),
+            "fell due after the claim may have read the time: comes now"
         );
         let paused = Upcoming {
             paused_until: s(60),

@@ -259,14 +259,15 @@ impl Claimer {
 /// due time the store knows of, when that comes before the idle backoff
 /// ends. Work due already that this claim did not take (its destination
 /// held here, waiting in a line, or taken by another process) is not
-/// reported (`Store::next_due`): that is what the backoff is for, and a
-/// wait of zero is never a reason to claim at once. The backoff (at most
+/// reported (`Store::next_due`): that is what the backoff is for. A wait of
+/// zero is a row that fell due just after the claim read the time: the
+/// next claim goes at once. The backoff (at most
 /// `claim.idle_poll_ms`) stays the safety net for work this process cannot
 /// see coming, such as another process's retries.
 fn idle_wait(backoff: Duration, next_due: Option<chrono::Duration>) -> Duration {
     match next_due.and_then(|wait| wait.to_std().ok()) {
-        Some(wait) if !wait.is_zero() => wait.min(backoff),
-        _ => backoff,
+        Some(wait) => wait.min(backoff),
+        None => backoff,
     }
 }
 
@@ -357,8 +358,8 @@ mod tests {
         assert_eq!(idle_wait(backoff, None), backoff, "nothing live");
         assert_eq!(
             idle_wait(backoff, Some(ms(0))),
-            backoff,
-            "due but not taken here: back off, do not spin"
+            Duration::ZERO,
+            "fell due just after the claim: claim again at once"
         );
     }
 }

@@ -56,6 +56,7 @@ impl MemStore {
 
     pub(super) fn next_due_now(&self, region: Region) -> Option<Duration> {
         let now = self.now();
+        let since = now - next_due::JUST_MISSED;
         let state = self.state.lock();
         let earliest_of = |d: &crate::domain::Destination| {
             let mut upcoming = next_due::Upcoming {
@@ -73,13 +74,13 @@ impl MemStore {
             for t in rows {
                 match t.state {
                     TaskState::Leased => {
-                        if let Some(end) = lifecycle::claimable_from(t).filter(|at| *at > now) {
+                        if let Some(end) = lifecycle::claimable_from(t).filter(|at| *at > since) {
                             keep_min(&mut upcoming.next_lease_end, end);
                         }
                     }
                     _ => {
                         keep_min(&mut upcoming.first_unleased, t.available_at);
-                        if t.available_at > now {
+                        if t.available_at > since {
                             keep_min(&mut upcoming.next_unleased, t.available_at);
                         }
                     }
@@ -94,7 +95,7 @@ impl MemStore {
             .filter(|d| d.region == region && d.enabled)
             .filter_map(earliest_of)
             .min()
-            .map(|at| at - now)
+            .map(|at| (at - now).max(Duration::zero()))
     }
 }
 

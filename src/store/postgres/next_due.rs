@@ -25,7 +25,9 @@ use crate::domain::Region;
 
 const NEXT_DUE_SQL: &str = r#"
 WITH RECURSIVE params AS MATERIALIZED (
-    SELECT coalesce($1, now()) AS now, $2::text AS region
+    -- `since`: now less `store::next_due::JUST_MISSED` (50 ms).
+    SELECT p.now, p.now - interval '50 milliseconds' AS since, p.region
+    FROM (SELECT coalesce($1, now()) AS now, $2::text AS region) p
 ),
 walk(id) AS (
     (SELECT t.destination_id COLLATE "C" FROM tasks t
@@ -53,16 +55,16 @@ earliest AS (
     SELECT CASE
         -- Due already and not paused: left out by the claim (held here, in
         -- a line, or taken); only its next unleased row to fall due counts.
-        WHEN u.first_unleased <= (SELECT now FROM params) AND u.pause_end IS NULL THEN
+        WHEN u.first_unleased <= (SELECT since FROM params) AND u.pause_end IS NULL THEN
             (SELECT t.available_at FROM tasks t
              WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
                AND t.destination_id COLLATE "C" = u.id
                AND t.state IN ('pending', 'retry_wait')
-               AND t.available_at > (SELECT now FROM params)
+               AND t.available_at > (SELECT since FROM params)
              ORDER BY t.available_at LIMIT 1)
         ELSE (SELECT CASE WHEN x.at IS NOT NULL THEN greatest(u.pause_end, x.at) END
               FROM (SELECT CASE
-                  WHEN u.first_unleased <= (SELECT now FROM params) THEN u.first_unleased
+                  WHEN u.first_unleased <= (SELECT since FROM params) THEN u.first_unleased
                   -- (least skips NULLs: no unleased row, or no lease.)
                   ELSE least(u.first_unleased,
                              (SELECT min(greatest(t.lease_expires_at, t.not_before)) FROM tasks t
@@ -72,14 +74,14 @@ earliest AS (
                                 AND t.available_at <= (SELECT now FROM params)
                                 AND t.state = 'leased'
                                 AND greatest(t.lease_expires_at, t.not_before)
-                                    > (SELECT now FROM params)))
+                                    > (SELECT since FROM params)))
                   END AS at) x)
         END AS at
     FROM upcoming u
 )
 SELECT ceil(extract(epoch FROM min(at) - (SELECT now FROM params)) * 1000)::bigint AS wait_ms
 FROM earliest
-WHERE at > (SELECT now FROM params)
+WHERE at > (SELECT since FROM params)
 "#;
 
 #[derive(QueryableByName)]

@@ -1,7 +1,7 @@
 //! When a claim of a region could next find work, on SQLite: per enabled
 //! destination of the region, its unleased rows' earliest `available_at`
-//! and earliest after now (through `tasks_due`) and its earliest lease end
-//! after now (through `tasks_expired_leases`), combined by
+//! and earliest after now less `JUST_MISSED` (through `tasks_due`) and its
+//! earliest lease end after that (through `tasks_expired_leases`), combined by
 //! `store::next_due`.
 
 use chrono::Duration;
@@ -32,7 +32,7 @@ pub(super) fn next_due(
     ctx: &Ctx,
     region: Region,
 ) -> Result<Option<Duration>, StoreError> {
-    let now = micros(ctx.now);
+    let since = micros(ctx.now - next_due::JUST_MISSED);
     let rows: Vec<Row> = diesel::sql_query(
         "SELECT d.paused_until, \
            (SELECT min(t.available_at) FROM tasks t \
@@ -46,8 +46,8 @@ pub(super) fn next_due(
               AND max(t.lease_expires_at, t.not_before) > ?) AS next_lease_end \
          FROM destinations d WHERE d.region = ? AND d.enabled = 1",
     )
-    .bind::<BigInt, _>(now)
-    .bind::<BigInt, _>(now)
+    .bind::<BigInt, _>(since)
+    .bind::<BigInt, _>(since)
     .bind::<Text, _>(region.as_str())
     .load(conn)?;
     let at = |column, micros: Option<i64>| micros.map(|m| instant(column, m)).transpose();
@@ -63,5 +63,5 @@ pub(super) fn next_due(
             earliest = Some(earliest.map_or(next, |e: chrono::DateTime<chrono::Utc>| e.min(next)));
         }
     }
-    Ok(earliest.map(|at| at - ctx.now))
+    Ok(earliest.map(|at| (at - ctx.now).max(Duration::zero())))
 }

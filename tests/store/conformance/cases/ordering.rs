@@ -289,13 +289,16 @@ pub async fn next_due_ignores_tasks_waiting_in_a_line<H: Harness>(h: &H) {
     let mut reminder = crate::support::new_task("r", &erp, Region::US);
     reminder.not_before = t0() + Duration::seconds(5);
     s.schedule(reminder).await.unwrap();
+    // Past the moment a row just fallen due may have been missed by the
+    // claim (`JUST_MISSED`): a2 is left out, not coming.
+    h.clock().set(t0() + Duration::seconds(1));
     assert!(
         claim_ids(h, "c").await.is_empty(),
         "nothing can be claimed now"
     );
     assert_eq!(
         s.next_due(Region::US).await.unwrap(),
-        Some(Duration::seconds(5)),
+        Some(Duration::seconds(4)),
         "the next claimable row is erp's reminder"
     );
 }
