@@ -31,3 +31,4 @@ mod tenant_turns;
 mod tls;
 mod traces;
 mod transfer;
+mod transfer_traces;
