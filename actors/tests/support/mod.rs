@@ -191,6 +191,23 @@ async fn schedule(db: &TestDb, new: NewTask) -> TaskId {
     db.store.schedule(new).await.unwrap().task.id
 }
 
+/// Waits until the runtime's metrics show `line` (a periodic gauge is read
+/// on its own schedule, not when a task moves), and returns the exposition.
+pub async fn wait_for_series(runtime: &Runtime, line: &str, within: Duration) -> String {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let series = runtime.stats().metrics.encode();
+        if series.contains(line) {
+            return series;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {line} after {within:?}:\n{series}"
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Waits until every task is in `state`, checking the database as the
 /// runtime moves them.
 pub async fn wait_for_state(db: &TestDb, tasks: &[TaskId], state: TaskState, within: Duration) {

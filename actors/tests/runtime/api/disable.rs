@@ -227,12 +227,15 @@ async fn a_disabled_destinations_task_fails_at_its_horizon() {
     config.metrics.queue_interval_seconds = 1;
     let runtime = support::start(config, &db.store).await;
     support::wait_for_state(&db, &[late], TaskState::Failed, Duration::from_secs(15)).await;
-    let series = runtime.stats().metrics.encode();
+    // The gauge comes from the periodic queue read, which may not have run
+    // yet when the task fails: wait for it rather than race it.
+    let series = support::wait_for_series(
+        &runtime,
+        r#"remit_destinations_disabled{region="eu"} 1"#,
+        Duration::from_secs(5),
+    )
+    .await;
     runtime.shutdown().await;
-    assert!(
-        series.contains(r#"remit_destinations_disabled{region="eu"} 1"#),
-        "{series}"
-    );
     let task = db.store.task(late).await.unwrap().unwrap();
     assert_eq!(task.failure_reason.as_deref(), Some("destination_disabled"));
     assert!(receiver.requests().is_empty());
