@@ -16,6 +16,7 @@
 //! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
 //! - [`prune`]: the request and report of `remit prune`.
 //! - [`rekey`]: `remit rekey`, and the counts under each payload key.
+//! - [`replay_jobs`]: bulk replays worked to the end, batch by batch.
 //! - [`schedule_file`]: `remit schedule --file`, many webhooks from a file.
 //! - [`words`]: counts as a person reads them ("1 request").
 
@@ -28,6 +29,7 @@ pub mod logging;
 pub mod prune;
 pub mod reconcile;
 pub mod rekey;
+pub mod replay_jobs;
 pub mod runtime;
 pub mod schedule_file;
 pub mod signature;

@@ -108,6 +108,7 @@ mod calls;
 mod claim_turn;
 mod clock;
 mod columns;
+pub mod console;
 mod database;
 mod error;
 mod findings;

@@ -14,6 +14,7 @@
 //!   same way, so the shared files never call a backend and no backend
 //!   calls back into them.
 
+mod console;
 mod url;
 
 use std::time::Duration as StdDuration;

@@ -1,0 +1,134 @@
+//! What the web console and bulk replay read and write beside the `Store`
+//! trait: a task search, each destination's summary, the last hour's
+//! activity, and replay jobs (a bulk replay by filter, recorded so that it
+//! survives a restart and reports its progress). Never a payload.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::domain::{
+    Destination, DestinationId, Region, ReminderId, Task, TaskId, TaskState, TenantId,
+};
+use crate::store::Latency;
+
+/// Which tasks a search lists. Every field that is set narrows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskFilter {
+    pub id: Option<TaskId>,
+    pub tenant: Option<TenantId>,
+    pub reminder: Option<ReminderId>,
+    pub destination: Option<DestinationId>,
+    pub state: Option<TaskState>,
+    /// `not_before` at or after this.
+    pub from: Option<DateTime<Utc>>,
+    /// `not_before` before this.
+    pub until: Option<DateTime<Utc>>,
+    /// A tenant-limited caller's tenants: nothing outside them is listed.
+    pub only_tenants: Option<Vec<TenantId>>,
+}
+
+/// One page of a search, newest task first (task ids are time-ordered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskPage {
+    pub tasks: Vec<Task>,
+    /// Pass as `before` for the next page; `None` on the last.
+    pub next: Option<TaskId>,
+}
+
+/// A destination as the console lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DestinationSummary {
+    pub destination: Destination,
+    /// What its receiver last announced of its quota, if anything.
+    pub learned_quota: Option<LearnedQuota>,
+    /// Tasks leased now.
+    pub in_flight: i64,
+    /// Tasks due now and not leased (pending or retry_wait).
+    pub due_backlog: i64,
+    /// 429 answers in the last hour.
+    pub rate_limited_last_hour: i64,
+    /// Tasks that ended failed in the last hour.
+    pub failed_last_hour: i64,
+}
+
+/// A receiver's announced quota, as the destination's row keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnedQuota {
+    pub limit: Option<i64>,
+    pub remaining: f64,
+    pub resets_at: DateTime<Utc>,
+    pub learned_at: DateTime<Utc>,
+}
+
+/// A region's last hour, minute by minute, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Activity {
+    /// The store's clock when it was read.
+    pub now: DateTime<Utc>,
+    /// Sixty entries, one per minute, the last ending at `now`.
+    pub minutes: Vec<MinuteActivity>,
+    /// Tasks that ended failed in the hour, by reason, most first.
+    pub failures_by_reason: Vec<(String, i64)>,
+}
+
+/// One minute of a region's activity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MinuteActivity {
+    pub start: DateTime<Utc>,
+    /// Tasks delivered in the minute.
+    pub delivered: i64,
+    /// 429 answers received in the minute.
+    pub rate_limited: i64,
+    /// Tasks that ended failed in the minute.
+    pub failed: i64,
+    /// From `not_before` to delivery, over the minute's deliveries.
+    pub deadline_to_delivery: Option<Latency>,
+}
+
+/// Which failed tasks a bulk replay sends round again: every failed task
+/// of the region that matches and ended before the job was made.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplayFilter {
+    pub tenant: Option<TenantId>,
+    pub reminder: Option<ReminderId>,
+    pub destination: Option<DestinationId>,
+    /// `failure_reason` exactly (`max_attempts`, `retry_horizon`, …).
+    pub reason: Option<String>,
+    /// `not_before` at or after this.
+    pub from: Option<DateTime<Utc>>,
+    /// `not_before` before this.
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// A bulk replay to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewReplayJob {
+    pub region: Region,
+    pub filter: ReplayFilter,
+    /// Who asked: a token id, `bootstrap` or `cli`.
+    pub requested_by: String,
+    /// The fresh horizon each replayed task gets.
+    pub horizon: Duration,
+}
+
+/// A recorded bulk replay and how far it has got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayJob {
+    pub id: uuid::Uuid,
+    pub region: Region,
+    pub filter: ReplayFilter,
+    pub requested_by: String,
+    pub horizon: Duration,
+    pub created_at: DateTime<Utc>,
+    /// Tasks replayed so far.
+    pub replayed: i64,
+    /// The last task id looked at; the next batch starts after it.
+    pub cursor: Option<TaskId>,
+    /// When it found nothing more to replay.
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl ReplayJob {
+    pub fn finished(&self) -> bool {
+        self.finished_at.is_some()
+    }
+}
