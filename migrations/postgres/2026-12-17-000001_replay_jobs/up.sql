@@ -39,7 +39,7 @@ CREATE INDEX replay_jobs_by_region ON replay_jobs (region, created_at);
 -- failed rows, so only a failure writes an entry there. Built in the
 -- migration's transaction, which holds inserts into `tasks` until they
 -- are built (docs/operations.md).
-CREATE INDEX tasks_by_tenant ON tasks (tenant_id COLLATE "C", id);
-CREATE INDEX tasks_by_destination ON tasks (destination_id COLLATE "C", id);
+CREATE INDEX tasks_by_tenant ON tasks (tenant_id, id);
+CREATE INDEX tasks_by_destination ON tasks (destination_id, id);
 CREATE INDEX tasks_by_not_before ON tasks (region, not_before);
 CREATE INDEX tasks_failed ON tasks (region, id) WHERE failure_reason IS NOT NULL;
