@@ -102,6 +102,8 @@ pub struct Runtime {
     stats: Arc<RuntimeStats>,
     capacity: Capacity,
     telemetry: Telemetry,
+    /// Works the region's bulk replays; aborted on shutdown.
+    replay_jobs: actix_rt::task::JoinHandle<()>,
     log: slog::Logger,
 }
 
@@ -214,6 +216,8 @@ impl Runtime {
             telemetry: telemetry.clone(),
         };
         let supervisor = RegionSupervisor::new(shared, running).start();
+        // On the API's pool, so a long replay never waits on delivery's.
+        let replay_jobs = crate::replay_jobs::spawn(state.store.clone(), region, log.clone());
         let mut servers = Vec::new();
         let (api_addr, handle) = api_server;
         servers.push(handle);
@@ -231,6 +235,7 @@ impl Runtime {
             stats,
             capacity: progress_capacity,
             telemetry,
+            replay_jobs,
             log,
         })
     }
@@ -267,6 +272,9 @@ impl Runtime {
     /// hands every other lease back, then stops the API and exports the
     /// last spans.
     pub async fn shutdown(self) {
+        // A batch cut off here rolls back whole; the next process carries
+        // on from the cursor it left.
+        self.replay_jobs.abort();
         let _ = self.supervisor.send(Shutdown).await;
         for server in self.servers {
             server.stop(true).await;
