@@ -5,6 +5,7 @@
 //! elsewhere (Chromium); these prove the server's promises.
 
 mod browser;
+mod listeners;
 mod pages;
 mod replays;
 mod sessions;
