@@ -140,7 +140,11 @@ pub(crate) fn page(mut tasks: Vec<Task>, limit: u32) -> TaskPage {
     let more = tasks.len() > limit;
     tasks.truncate(limit);
     TaskPage {
-        next: if more { tasks.last().map(|t| t.id) } else { None },
+        next: if more {
+            tasks.last().map(|t| t.id)
+        } else {
+            None
+        },
         tasks,
     }
 }
@@ -195,15 +199,12 @@ impl TryFrom<JobColumns> for ReplayJob {
                     .transpose()?,
                 reminder: c
                     .reminder_id
-                    .map(|r| {
-                        ReminderId::new(&r).map_err(|e| corrupt("replay_jobs.reminder_id", e))
-                    })
+                    .map(|r| ReminderId::new(&r).map_err(|e| corrupt("replay_jobs.reminder_id", e)))
                     .transpose()?,
                 destination: c
                     .destination_id
                     .map(|d| {
-                        DestinationId::new(&d)
-                            .map_err(|e| corrupt("replay_jobs.destination_id", e))
+                        DestinationId::new(&d).map_err(|e| corrupt("replay_jobs.destination_id", e))
                     })
                     .transpose()?,
                 reason: c.failure_reason,

@@ -2,10 +2,10 @@
 
 use super::Database;
 use crate::domain::{Region, TaskId};
+use crate::store::console::MAX_PAGE;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
 };
-use crate::store::console::MAX_PAGE;
 use crate::store::{postgres, StoreError};
 
 impl Database {

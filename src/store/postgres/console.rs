@@ -11,9 +11,7 @@ use super::console_sql::{self, SearchParam};
 use super::rows::{DestinationRow, TaskRow};
 use super::{PgStore, StoreError};
 use crate::domain::{Destination, Region, Task, TaskId};
-use crate::store::console::{
-    Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage,
-};
+use crate::store::console::{Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage};
 use crate::store::Latency;
 
 pub(in crate::store) async fn search_tasks(
@@ -191,12 +189,11 @@ pub(in crate::store) async fn activity(
                 .bind::<Text, _>(region.as_str())
                 .load(conn)
                 .await?;
-            let limited: Vec<MinuteCount> =
-                diesel::sql_query(console_sql::ACTIVITY_RATE_LIMITED)
-                    .bind::<Nullable<Timestamptz>, _>(now_param)
-                    .bind::<Text, _>(region.as_str())
-                    .load(conn)
-                    .await?;
+            let limited: Vec<MinuteCount> = diesel::sql_query(console_sql::ACTIVITY_RATE_LIMITED)
+                .bind::<Nullable<Timestamptz>, _>(now_param)
+                .bind::<Text, _>(region.as_str())
+                .load(conn)
+                .await?;
             let failures: Vec<ReasonCount> = diesel::sql_query(console_sql::ACTIVITY_FAILURES)
                 .bind::<Nullable<Timestamptz>, _>(now_param)
                 .bind::<Text, _>(region.as_str())
@@ -204,7 +201,10 @@ pub(in crate::store) async fn activity(
                 .await?;
             let mut minutes = crate::store::console::empty_hour(now.now);
             for row in ended {
-                if let Some(m) = usize::try_from(row.minute).ok().and_then(|i| minutes.get_mut(i)) {
+                if let Some(m) = usize::try_from(row.minute)
+                    .ok()
+                    .and_then(|i| minutes.get_mut(i))
+                {
                     m.delivered = row.delivered;
                     m.failed = row.failed;
                     m.deadline_to_delivery = match (row.p50, row.p99) {
@@ -218,7 +218,10 @@ pub(in crate::store) async fn activity(
                 }
             }
             for row in limited {
-                if let Some(m) = usize::try_from(row.minute).ok().and_then(|i| minutes.get_mut(i)) {
+                if let Some(m) = usize::try_from(row.minute)
+                    .ok()
+                    .and_then(|i| minutes.get_mut(i))
+                {
                     m.rate_limited = row.n;
                 }
             }
@@ -230,4 +233,3 @@ pub(in crate::store) async fn activity(
         })
         .await
 }
-

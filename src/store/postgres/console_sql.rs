@@ -52,23 +52,30 @@ pub fn search_tasks(
 ) -> (String, Vec<SearchParam>) {
     let mut sql = String::from("SELECT t.* FROM tasks t WHERE t.region = $1");
     let mut params = vec![SearchParam::Text(region.to_string())];
-    let mut and = |condition: &str, param: Option<SearchParam>| {
-        match param {
-            Some(param) => {
-                params.push(param);
-                sql.push_str(&format!(" AND {}", condition.replace('?', &format!("${}", params.len()))));
-            }
-            None => sql.push_str(&format!(" AND {condition}")),
+    let mut and = |condition: &str, param: Option<SearchParam>| match param {
+        Some(param) => {
+            params.push(param);
+            sql.push_str(&format!(
+                " AND {}",
+                condition.replace('?', &format!("${}", params.len()))
+            ));
         }
+        None => sql.push_str(&format!(" AND {condition}")),
     };
     if let Some(id) = filter.id {
         and("t.id = ?", Some(SearchParam::Uuid(id.0)));
     }
     if let Some(tenant) = &filter.tenant {
-        and("t.tenant_id = ?", Some(SearchParam::Text(tenant.to_string())));
+        and(
+            "t.tenant_id = ?",
+            Some(SearchParam::Text(tenant.to_string())),
+        );
     }
     if let Some(reminder) = &filter.reminder {
-        and("t.reminder_id = ?", Some(SearchParam::Text(reminder.to_string())));
+        and(
+            "t.reminder_id = ?",
+            Some(SearchParam::Text(reminder.to_string())),
+        );
     }
     if let Some(destination) = &filter.destination {
         and(

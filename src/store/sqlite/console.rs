@@ -23,7 +23,12 @@ enum Param {
     Int(i64),
 }
 
-fn search_sql(region: Region, filter: &TaskFilter, before: Option<TaskId>, limit: i64) -> (String, Vec<Param>) {
+fn search_sql(
+    region: Region,
+    filter: &TaskFilter,
+    before: Option<TaskId>,
+    limit: i64,
+) -> (String, Vec<Param>) {
     let mut sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE region = ?");
     let mut params = vec![Param::Text(region.to_string())];
     let mut and = |condition: String, param: Option<Param>| {
@@ -35,13 +40,22 @@ fn search_sql(region: Region, filter: &TaskFilter, before: Option<TaskId>, limit
         and("id = ?".into(), Some(Param::Text(id.0.to_string())));
     }
     if let Some(tenant) = &filter.tenant {
-        and("tenant_id = ?".into(), Some(Param::Text(tenant.to_string())));
+        and(
+            "tenant_id = ?".into(),
+            Some(Param::Text(tenant.to_string())),
+        );
     }
     if let Some(reminder) = &filter.reminder {
-        and("reminder_id = ?".into(), Some(Param::Text(reminder.to_string())));
+        and(
+            "reminder_id = ?".into(),
+            Some(Param::Text(reminder.to_string())),
+        );
     }
     if let Some(destination) = &filter.destination {
-        and("destination_id = ?".into(), Some(Param::Text(destination.to_string())));
+        and(
+            "destination_id = ?".into(),
+            Some(Param::Text(destination.to_string())),
+        );
     }
     if let Some(state) = filter.state {
         // A label of the domain's, never the caller's text.
@@ -137,7 +151,11 @@ struct ReasonCount {
 /// the window (?1 - 1 hour, ?1].
 macro_rules! minute_of {
     ($at:literal) => {
-        concat!("((", $at, " - (?1 - 3600000000) + 59999999) / 60000000 - 1)")
+        concat!(
+            "((",
+            $at,
+            " - (?1 - 3600000000) + 59999999) / 60000000 - 1)"
+        )
     };
 }
 
@@ -278,7 +296,10 @@ fn activity(
     .load(conn)?;
     let mut minutes = empty_hour(now);
     for row in counts {
-        let Some(m) = usize::try_from(row.minute).ok().and_then(|i| minutes.get_mut(i)) else {
+        let Some(m) = usize::try_from(row.minute)
+            .ok()
+            .and_then(|i| minutes.get_mut(i))
+        else {
             continue;
         };
         match row.kind.as_str() {
@@ -289,7 +310,10 @@ fn activity(
     }
     let mut samples: Vec<Vec<i64>> = vec![Vec::new(); minutes.len()];
     for sample in lateness {
-        if let Some(s) = usize::try_from(sample.minute).ok().and_then(|i| samples.get_mut(i)) {
+        if let Some(s) = usize::try_from(sample.minute)
+            .ok()
+            .and_then(|i| samples.get_mut(i))
+        {
             s.push(sample.micros);
         }
     }

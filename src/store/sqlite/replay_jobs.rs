@@ -91,7 +91,10 @@ const BATCH_SQL: &str = "SELECT {COLUMNS} FROM tasks \
      ORDER BY id LIMIT ?10";
 
 impl SqliteStore {
-    pub(crate) async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
+    pub(crate) async fn create_replay_job(
+        &self,
+        new: NewReplayJob,
+    ) -> Result<ReplayJob, StoreError> {
         check_new_job(&new)?;
         self.run(true, move |conn, ctx| {
             let id = uuid::Uuid::now_v7();
@@ -165,14 +168,15 @@ impl SqliteStore {
                     diesel::sql_query(BATCH_SQL.replace("{COLUMNS}", TASK_COLUMNS))
                         .bind::<Text, _>(job.region.as_str())
                         .bind::<Text, _>(
-                            job.cursor.map(|c| c.0).unwrap_or(uuid::Uuid::nil()).to_string(),
+                            job.cursor
+                                .map(|c| c.0)
+                                .unwrap_or(uuid::Uuid::nil())
+                                .to_string(),
                         )
                         .bind::<BigInt, _>(micros(job.created_at))
                         .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
                         .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
-                        .bind::<Nullable<Text>, _>(
-                            f.destination.as_ref().map(ToString::to_string),
-                        )
+                        .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
                         .bind::<Nullable<Text>, _>(f.reason.clone())
                         .bind::<Nullable<BigInt>, _>(f.from.map(micros))
                         .bind::<Nullable<BigInt>, _>(f.until.map(micros))
