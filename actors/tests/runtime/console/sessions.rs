@@ -89,7 +89,12 @@ async fn sign_in_sets_a_strict_http_only_cookie_and_a_bad_token_is_401() {
         .send_form(&[("token", API_TOKEN)])
         .await
         .unwrap();
-    let forwarded = forwarded.headers().get("set-cookie").unwrap().to_str().unwrap();
+    let forwarded = forwarded
+        .headers()
+        .get("set-cookie")
+        .unwrap()
+        .to_str()
+        .unwrap();
     assert!(!forwarded.contains("Secure"), "{forwarded}");
     assert_eq!(
         browser.get("/console").await.header("location"),
