@@ -1,5 +1,7 @@
-//! A whole remit process: the region's actor runtime plus the HTTP API,
-//! started together and stopped gracefully on SIGTERM or SIGINT.
+//! A whole remit process: the region's actor runtime plus the HTTP API
+//! and the web console, started together and stopped gracefully on
+//! SIGTERM or SIGINT. `remit console` serves the console alone
+//! (`console_only`).
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -13,14 +15,17 @@ use remit::store::{Database, DatabaseConfig, StoreError};
 use slog::{info, warn};
 
 use crate::api::{self, ApiState, Progress, TaskRules};
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, ConsoleListener};
+use crate::console::{self, ConsoleState};
 use crate::runtime::{
     buckets, finisher, quotas, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats,
     Shared, Shutdown, Targets, WallClock,
 };
 use crate::telemetry::{Telemetry, TelemetryError};
 
+mod console_only;
 mod payload_key;
+pub use console_only::{run as run_console, ConsoleServer};
 pub use payload_key::payload_key;
 
 #[derive(Debug, thiserror::Error)]
@@ -180,15 +185,37 @@ impl Runtime {
             Some(_) => (api::Listener::Api, Some(api::Listener::Metrics)),
             None => (api::Listener::Everything, None),
         };
-        let api_server = listen(&state, api_listener, "api.bind", &config.api.bind)?;
+        // The console, on the listener `console.listener` names.
+        let console = config.console.enabled.then(|| {
+            ConsoleState::new(
+                &config,
+                region,
+                state.store.clone(),
+                payload_key(&config).ok().as_ref(),
+                log.new(slog::o!("component" => "console")),
+            )
+        });
+        let (api_console, metrics_console) = match config.console.listener {
+            ConsoleListener::Api => (console, None),
+            ConsoleListener::Metrics => (None, console),
+        };
+        let api_server = listen(
+            &state,
+            api_listener,
+            api_console,
+            "api.bind",
+            &config.api.bind,
+        )?;
         let metrics_server = match (metrics_listener, &config.metrics.bind) {
-            (Some(listener), Some(bind)) => match listen(&state, listener, "metrics.bind", bind) {
-                Ok(server) => Some(server),
-                Err(e) => {
-                    api_server.1.stop(false).await;
-                    return Err(e);
+            (Some(listener), Some(bind)) => {
+                match listen(&state, listener, metrics_console, "metrics.bind", bind) {
+                    Ok(server) => Some(server),
+                    Err(e) => {
+                        api_server.1.stop(false).await;
+                        return Err(e);
+                    }
                 }
-            },
+            }
             _ => None,
         };
         if config.api.token.is_none() {
@@ -291,6 +318,7 @@ impl Runtime {
 fn listen(
     state: &ApiState,
     listener: api::Listener,
+    console: Option<ConsoleState>,
     what: &'static str,
     addr: &str,
 ) -> Result<(SocketAddr, actix_web::dev::ServerHandle), AppError> {
@@ -301,9 +329,11 @@ fn listen(
     };
     let state = state.clone();
     let server = HttpServer::new(move || {
-        App::new()
-            .app_data(web::Data::new(state.clone()))
-            .configure(api::routes(listener))
+        let mut app = App::new().app_data(web::Data::new(state.clone()));
+        if let Some(console) = &console {
+            app = app.configure(console::routes(console.clone()));
+        }
+        app.configure(api::routes(listener))
     })
     .workers(1)
     .disable_signals()

@@ -19,9 +19,10 @@ mod sections;
 mod validate;
 
 pub use sections::{
-    ApiConfig, ClaimConfig, DatabaseConfig, DestinationsConfig, EventsConfig, LeaseConfig,
-    LogConfig, LogFormat, MetricsConfig, ReconcileConfig, RetentionConfig, RetryConfig, SendConfig,
-    ShutdownConfig, ThrottleConfig, ThrottleLimits, TracingConfig,
+    ApiConfig, ClaimConfig, ConsoleConfig, ConsoleListener, DatabaseConfig, DestinationsConfig,
+    EventsConfig, LeaseConfig, LogConfig, LogFormat, MetricsConfig, ReconcileConfig,
+    RetentionConfig, RetryConfig, SendConfig, ShutdownConfig, ThrottleConfig, ThrottleLimits,
+    TracingConfig,
 };
 
 /// The configuration as read; every field has a default.
@@ -50,6 +51,7 @@ pub struct Config {
     pub reconcile: ReconcileConfig,
     pub retention: RetentionConfig,
     pub metrics: MetricsConfig,
+    pub console: ConsoleConfig,
     pub destinations: DestinationsConfig,
     pub events: EventsConfig,
     pub tracing: TracingConfig,
@@ -127,6 +129,11 @@ impl Default for Config {
                 bind: None,
                 max_destinations: 100,
                 queue_interval_seconds: 15,
+            },
+            console: ConsoleConfig {
+                enabled: true,
+                listener: ConsoleListener::Api,
+                session_minutes: 60,
             },
             retention: RetentionConfig {
                 enabled: true,
