@@ -151,11 +151,11 @@ fn status_is_ready(port: u16) -> bool {
 
 /// Opens a headless Chromium with a fresh profile, runs `scenario` with it,
 /// and closes it again whether the scenario passed or panicked (the panic
-/// is then passed on).
-pub async fn with_browser<F, Fut>(scenario: F)
+/// is then passed on). Answers what the scenario answered.
+pub async fn with_browser<F, Fut, T>(scenario: F) -> T
 where
     F: FnOnce(Client) -> Fut,
-    Fut: Future<Output = ()>,
+    Fut: Future<Output = T>,
 {
     let driver = ChromeDriver::shared();
     let _turn = BROWSERS
@@ -171,10 +171,9 @@ where
     let closed = client.close().await;
     let _ = std::fs::remove_dir_all(&profile);
     drop(driver);
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    let answer = outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     closed.expect("close the browser session");
+    answer
 }
 
 async fn connect(driver: &ChromeDriver, profile: &Path) -> Client {
