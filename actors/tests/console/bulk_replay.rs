@@ -41,8 +41,8 @@ async fn bulk_replay_by_tenant(backend: Backend) {
 
     let (db, remit, ward_a_ref) = (&db, &remit, &ward_a);
     let job_path = with_browser(|client| async move {
-        pages::sign_in(&client, &remit, ADMIN_TOKEN).await;
-        open(&client, &remit, "/console/tasks", "form#task-search").await;
+        pages::sign_in(&client, remit, ADMIN_TOKEN).await;
+        open(&client, remit, "/console/tasks", "form#task-search").await;
         // From the keyboard: type the tenant and press Enter.
         let tenant = wait_for(&client, r#"form#task-search input[name="tenant"]"#).await;
         tenant.send_keys("clinic-a\u{E007}").await.unwrap();
@@ -84,9 +84,9 @@ async fn bulk_replay_by_tenant(backend: Backend) {
     })
     .await;
 
-    wait_for_state(&db, &ward_a, TaskState::Delivered, Duration::from_secs(10)).await;
+    wait_for_state(db, &ward_a, TaskState::Delivered, Duration::from_secs(10)).await;
     for id in &ward_b {
-        let row = task_row(&db, *id).await;
+        let row = task_row(db, *id).await;
         assert_eq!(
             (row.state, row.attempt_count),
             (TaskState::Failed, 1),

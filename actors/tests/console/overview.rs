@@ -96,7 +96,7 @@ async fn overview_and_destinations(backend: Backend) {
         wait_for(&client, "#sign-in-error").await;
         assert_eq!(count(&client, r#"[data-count]"#).await, 0, "no overview");
 
-        pages::sign_in(&client, &remit, ADMIN_TOKEN).await;
+        pages::sign_in(&client, remit, ADMIN_TOKEN).await;
         let cookies = client.get_all_cookies().await.unwrap();
         let session = cookies
             .iter()
@@ -138,7 +138,7 @@ async fn overview_and_destinations(backend: Backend) {
 
         open(
             &client,
-            &remit,
+            remit,
             "/console/destinations",
             "table#destinations",
         )
@@ -168,7 +168,7 @@ async fn overview_and_destinations(backend: Backend) {
         assert_eq!(secrets.len(), 2, "{secrets:?}");
         open(
             &client,
-            &remit,
+            remit,
             "/console/destinations",
             "table#destinations",
         )

@@ -34,7 +34,7 @@ async fn read_only(backend: Backend) {
 
     let (db, remit) = (&db, &remit);
     with_browser(|client| async move {
-        pages::sign_in(&client, &remit, &token).await;
+        pages::sign_in(&client, remit, &token).await;
         let task_page = format!("/console/tasks/{}", id.0);
         let visits = [
             ("/console/overview", r#"[data-count="failed"]"#),
@@ -46,7 +46,7 @@ async fn read_only(backend: Backend) {
             (task_page.as_str(), r#"dd[data-field="state"]"#),
         ];
         for (path, shown) in visits {
-            open(&client, &remit, path, shown).await;
+            open(&client, remit, path, shown).await;
             assert_eq!(action_forms(&client).await, Vec::<String>::new(), "{path}");
             for button in ["#bulk-replay", "#replay-button"] {
                 assert_eq!(count(&client, button).await, 0, "{button} on {path}");
@@ -66,7 +66,7 @@ async fn read_only(backend: Backend) {
     })
     .await;
 
-    let row = task_row(&db, id).await;
+    let row = task_row(db, id).await;
     assert_eq!((row.state, row.attempt_count), (TaskState::Failed, 1));
     let jobs = db.store.replay_jobs(REGION, false, 10).await.unwrap();
     assert!(jobs.is_empty(), "no replay job was recorded: {jobs:?}");

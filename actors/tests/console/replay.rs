@@ -36,9 +36,9 @@ async fn replay_from_the_task_page(backend: Backend) {
 
     let (db, remit, failed_ref) = (&db, &remit, &failed);
     with_browser(|client| async move {
-        pages::sign_in(&client, &remit, ADMIN_TOKEN).await;
+        pages::sign_in(&client, remit, ADMIN_TOKEN).await;
         let page = format!("/console/tasks/{}", id.0);
-        open(&client, &remit, &page, r#"dd[data-field="state"]"#).await;
+        open(&client, remit, &page, r#"dd[data-field="state"]"#).await;
         assert_eq!(text(&client, r#"dd[data-field="state"]"#).await, "failed");
         assert_eq!(
             text(&client, r#"[data-field="idempotency_key"]"#).await,
@@ -55,16 +55,16 @@ async fn replay_from_the_task_page(backend: Backend) {
         assert_eq!(forged_post(&client, &replay, &[]).await, 403);
         let forged = [("csrf", "not-the-session-value")];
         assert_eq!(forged_post(&client, &replay, &forged).await, 403);
-        assert_eq!(task_row(&db, id).await.state, TaskState::Failed);
+        assert_eq!(task_row(db, id).await.state, TaskState::Failed);
 
         wait_for(&client, "#replay-button")
             .await
             .click()
             .await
             .unwrap();
-        wait_for_state(&db, &[id], TaskState::Delivered, Duration::from_secs(10)).await;
+        wait_for_state(db, &[id], TaskState::Delivered, Duration::from_secs(10)).await;
         // 303 back to the task page, which now says so.
-        open(&client, &remit, &page, r#"dd[data-field="state"]"#).await;
+        open(&client, remit, &page, r#"dd[data-field="state"]"#).await;
         assert_eq!(pages::path(&client).await, page);
         assert_eq!(
             text(&client, r#"dd[data-field="state"]"#).await,
@@ -78,7 +78,7 @@ async fn replay_from_the_task_page(backend: Backend) {
         );
     })
     .await;
-    let delivered = task_row(&db, id).await;
+    let delivered = task_row(db, id).await;
     assert_eq!(delivered.idempotency_key, failed.idempotency_key);
     assert_eq!(receiver.requests_to("/hook").len(), 2);
 }
