@@ -12,6 +12,7 @@
 use base64::Engine as _;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload as AeadInput};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use hkdf::Hkdf;
 use sha2::{Digest, Sha256};
 
 /// The environment variable that holds the key, in standard base64.
@@ -45,6 +46,10 @@ pub struct PayloadKey {
 struct OneKey {
     cipher: XChaCha20Poly1305,
     fingerprint: [u8; FINGERPRINT_LEN],
+    /// Keys for other purposes (the web console's session cookies) come
+    /// from this, never the payload key itself, so one cannot reveal the
+    /// other.
+    derivation: Hkdf<Sha256>,
 }
 
 /// Why a ring of keys was refused: which key (1 = the newest) and why,
@@ -73,6 +78,7 @@ impl PayloadKey {
             ring: vec![OneKey {
                 cipher: XChaCha20Poly1305::new(&bytes.into()),
                 fingerprint,
+                derivation: Hkdf::<Sha256>::new(Some(b"remit derived keys v1"), &bytes),
             }],
         }
     }
@@ -149,6 +155,17 @@ impl PayloadKey {
     /// The newest key's fingerprint: the one new values are sealed with.
     pub fn fingerprint(&self) -> &[u8] {
         &self.newest().fingerprint
+    }
+
+    /// A key for `purpose` derived from the newest key with HKDF-SHA256:
+    /// every process holding the same ring derives the same bytes, and
+    /// they reveal nothing of the payload key.
+    pub fn derive(&self, purpose: &str) -> [u8; 64] {
+        let mut out = [0; 64];
+        // 64 bytes is far below HKDF-SHA256's limit of 255 * 32, so the
+        // expansion cannot fail.
+        let _ = self.newest().derivation.expand(purpose.as_bytes(), &mut out);
+        out
     }
 
     pub fn fingerprint_hex(&self) -> String {
@@ -265,6 +282,17 @@ mod tests {
 
     fn key(byte: u8) -> PayloadKey {
         PayloadKey::from_bytes([byte; KEY_LEN])
+    }
+
+    #[test]
+    fn derived_keys_follow_the_newest_key_and_the_purpose() {
+        let (one, two) = (PayloadKey::generate_base64(), PayloadKey::generate_base64());
+        let ring = PayloadKey::ring([one.as_str(), two.as_str()]).unwrap();
+        let newest = PayloadKey::from_base64(&one).unwrap();
+        let older = PayloadKey::from_base64(&two).unwrap();
+        assert_eq!(ring.derive("console"), newest.derive("console"));
+        assert_ne!(ring.derive("console"), older.derive("console"));
+        assert_ne!(ring.derive("console"), ring.derive("other"));
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! A whole remit process: the region's actor runtime plus the HTTP API,
-//! started together and stopped gracefully on SIGTERM or SIGINT.
+//! A whole remit process: the region's actor runtime plus the HTTP API
+//! and the web console, started together and stopped gracefully on
+//! SIGTERM or SIGINT. `remit console` serves the console alone
+//! (`console_only`).
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -13,14 +15,17 @@ use remit::store::{Database, DatabaseConfig, StoreError};
 use slog::{info, warn};
 
 use crate::api::{self, ApiState, Progress, TaskRules};
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, ConsoleListener};
+use crate::console::{self, ConsoleState};
 use crate::runtime::{
     buckets, finisher, quotas, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats,
     Shared, Shutdown, Targets, WallClock,
 };
 use crate::telemetry::{Telemetry, TelemetryError};
 
+mod console_only;
 mod payload_key;
+pub use console_only::{run as run_console, ConsoleServer};
 pub use payload_key::payload_key;
 
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +102,7 @@ pub async fn connect_to_seal(config: &Config, key: PayloadKey) -> Result<Databas
 pub struct Runtime {
     supervisor: Addr<RegionSupervisor>,
     servers: Vec<actix_web::dev::ServerHandle>,
+    replays: actix_rt::task::JoinHandle<()>,
     api_addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
     stats: Arc<RuntimeStats>,
@@ -178,9 +184,23 @@ impl Runtime {
             Some(_) => (api::Listener::Api, Some(api::Listener::Metrics)),
             None => (api::Listener::Everything, None),
         };
-        let api_server = listen(&state, api_listener, "api.bind", &config.api.bind)?;
+        // The console, on the listener `console.listener` names.
+        let console = config.console.enabled.then(|| {
+            ConsoleState::new(
+                &config,
+                region,
+                state.store.clone(),
+                payload_key(&config).ok().as_ref(),
+                log.new(slog::o!("component" => "console")),
+            )
+        });
+        let (api_console, metrics_console) = match config.console.listener {
+            ConsoleListener::Api => (console, None),
+            ConsoleListener::Metrics => (None, console),
+        };
+        let api_server = listen(&state, api_listener, api_console, "api.bind", &config.api.bind)?;
         let metrics_server = match (metrics_listener, &config.metrics.bind) {
-            (Some(listener), Some(bind)) => match listen(&state, listener, "metrics.bind", bind) {
+            (Some(listener), Some(bind)) => match listen(&state, listener, metrics_console, "metrics.bind", bind) {
                 Ok(server) => Some(server),
                 Err(e) => {
                     api_server.1.stop(false).await;
@@ -214,6 +234,12 @@ impl Runtime {
             telemetry: telemetry.clone(),
         };
         let supervisor = RegionSupervisor::new(shared, running).start();
+        // Bulk replays recorded by the console, the API or the CLI.
+        let replays = crate::replay_jobs::spawn(
+            store.clone(),
+            region,
+            log.new(slog::o!("component" => "replay_jobs")),
+        );
         let mut servers = Vec::new();
         let (api_addr, handle) = api_server;
         servers.push(handle);
@@ -226,6 +252,7 @@ impl Runtime {
         Ok(Self {
             supervisor,
             servers,
+            replays,
             api_addr,
             metrics_addr,
             stats,
@@ -268,6 +295,7 @@ impl Runtime {
     /// last spans.
     pub async fn shutdown(self) {
         let _ = self.supervisor.send(Shutdown).await;
+        self.replays.abort();
         for server in self.servers {
             server.stop(true).await;
         }
@@ -283,6 +311,7 @@ impl Runtime {
 fn listen(
     state: &ApiState,
     listener: api::Listener,
+    console: Option<ConsoleState>,
     what: &'static str,
     addr: &str,
 ) -> Result<(SocketAddr, actix_web::dev::ServerHandle), AppError> {
@@ -293,9 +322,11 @@ fn listen(
     };
     let state = state.clone();
     let server = HttpServer::new(move || {
-        App::new()
-            .app_data(web::Data::new(state.clone()))
-            .configure(api::routes(listener))
+        let mut app = App::new().app_data(web::Data::new(state.clone()));
+        if let Some(console) = &console {
+            app = app.configure(console::routes(console.clone()));
+        }
+        app.configure(api::routes(listener))
     })
     .workers(1)
     .disable_signals()

@@ -7,6 +7,8 @@
 //! - [`egress`]: where webhooks may be sent: refused address ranges, the
 //!   operator's allowlist, and the resolver awc connects through.
 //! - [`api`]: the HTTP API (actix-web) served by the same process.
+//! - [`console`]: the web console under /console, signed in with an API
+//!   token (server-rendered HTML, no payload ever shown).
 //! - [`app`]: starting and stopping a whole process (`remit run`).
 //! - [`demo`]: `remit demo`, the whole job against a local receiver.
 //! - [`signature`]: Standard Webhooks signing.
@@ -23,6 +25,7 @@
 pub mod api;
 pub mod app;
 pub mod config;
+pub mod console;
 pub mod demo;
 pub mod egress;
 pub mod logging;

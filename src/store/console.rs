@@ -132,3 +132,111 @@ impl ReplayJob {
         self.finished_at.is_some()
     }
 }
+
+/// A page of at most `limit` from a search that read one row more than
+/// that: the extra row only says that another page follows.
+pub(crate) fn page(mut tasks: Vec<Task>, limit: u32) -> TaskPage {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let more = tasks.len() > limit;
+    tasks.truncate(limit);
+    TaskPage {
+        next: if more {
+            tasks.last().map(|t| t.id)
+        } else {
+            None
+        },
+        tasks,
+    }
+}
+
+/// The hour ending at `now`, sixty empty minutes, oldest first.
+pub(crate) fn empty_hour(now: DateTime<Utc>) -> Vec<MinuteActivity> {
+    (0..60)
+        .map(|i| MinuteActivity {
+            start: now - Duration::minutes(60 - i),
+            delivered: 0,
+            rate_limited: 0,
+            failed: 0,
+            deadline_to_delivery: None,
+        })
+        .collect()
+}
+
+/// The page size a console search uses unless told otherwise, and the
+/// most a search may ask for.
+pub const MAX_PAGE: u32 = 500;
+
+/// A replay job's columns as either store reads them.
+pub(crate) struct JobColumns {
+    pub id: uuid::Uuid,
+    pub region: String,
+    pub tenant_id: Option<String>,
+    pub reminder_id: Option<String>,
+    pub destination_id: Option<String>,
+    pub failure_reason: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+    pub requested_by: String,
+    pub horizon_seconds: i64,
+    pub created_at: DateTime<Utc>,
+    pub replayed: i64,
+    pub cursor: Option<uuid::Uuid>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<JobColumns> for ReplayJob {
+    type Error = crate::store::StoreError;
+
+    fn try_from(c: JobColumns) -> Result<Self, Self::Error> {
+        use crate::store::columns::{corrupt, region};
+        Ok(ReplayJob {
+            id: c.id,
+            region: region("replay_jobs.region", &c.region)?,
+            filter: ReplayFilter {
+                tenant: c
+                    .tenant_id
+                    .map(|t| TenantId::new(&t).map_err(|e| corrupt("replay_jobs.tenant_id", e)))
+                    .transpose()?,
+                reminder: c
+                    .reminder_id
+                    .map(|r| ReminderId::new(&r).map_err(|e| corrupt("replay_jobs.reminder_id", e)))
+                    .transpose()?,
+                destination: c
+                    .destination_id
+                    .map(|d| {
+                        DestinationId::new(&d).map_err(|e| corrupt("replay_jobs.destination_id", e))
+                    })
+                    .transpose()?,
+                reason: c.failure_reason,
+                from: c.from,
+                until: c.until,
+            },
+            requested_by: c.requested_by,
+            horizon: Duration::seconds(c.horizon_seconds),
+            created_at: c.created_at,
+            replayed: c.replayed,
+            cursor: c.cursor.map(TaskId),
+            finished_at: c.finished_at,
+        })
+    }
+}
+
+/// Refuses a job no store should record, naming the field.
+pub(crate) fn check_new_job(new: &NewReplayJob) -> Result<(), crate::domain::InvalidInput> {
+    use crate::domain::InvalidInput;
+    if new.horizon < Duration::seconds(1) {
+        return Err(InvalidInput::new("horizon", "must be at least one second"));
+    }
+    if new.requested_by.is_empty() {
+        return Err(InvalidInput::new("requested_by", "must not be empty"));
+    }
+    if new.filter.reason.as_deref() == Some("") {
+        return Err(InvalidInput::new("reason", "must not be empty"));
+    }
+    if let (Some(from), Some(until)) = (new.filter.from, new.filter.until) {
+        if from >= until {
+            return Err(InvalidInput::new("until", "must be after from"));
+        }
+    }
+    Ok(())
+}

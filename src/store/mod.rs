@@ -152,6 +152,10 @@ pub use import_rules::{
 };
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
+/// The console's PostgreSQL statements, for the test that checks their
+/// plans.
+#[doc(hidden)]
+pub use postgres::console_sql;
 pub use postgres::{
     ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,
 };

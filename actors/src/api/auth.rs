@@ -18,8 +18,8 @@ use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, HttpRequest};
-use remit::domain::{token_hash, TOKEN_PREFIX};
-use remit::store::Store;
+use remit::domain::{token_hash, TokenHash, TOKEN_PREFIX};
+use remit::store::{Database, Store};
 
 use super::caller::Caller;
 use super::scopes;
@@ -58,7 +58,18 @@ pub async fn authenticate(request: &HttpRequest, state: &ApiState) -> Result<Cal
         .and_then(|v| v.to_str().ok())
         .and_then(bearer_token)
         .ok_or(ApiError::Unauthorized)?;
-    if let Some(bootstrap) = state.token.as_deref() {
+    authenticate_token(given, &state.store, state.token.as_deref()).await
+}
+
+/// Who `given` is, whatever carried it (a bearer header, the console's
+/// sign-in form): the bootstrap token, or a stored token that is neither
+/// revoked nor expired.
+pub async fn authenticate_token(
+    given: &str,
+    store: &Database,
+    bootstrap: Option<&str>,
+) -> Result<Caller, ApiError> {
+    if let Some(bootstrap) = bootstrap {
         if constant_time_eq(given.as_bytes(), bootstrap.as_bytes()) {
             return Ok(Caller::Bootstrap);
         }
@@ -67,9 +78,28 @@ pub async fn authenticate(request: &HttpRequest, state: &ApiState) -> Result<Cal
     if !given.starts_with(TOKEN_PREFIX) {
         return Err(ApiError::Unauthorized);
     }
-    let token = state
-        .store
-        .api_token_by_hash(&token_hash(given))
+    stored_token(&token_hash(given), store).await
+}
+
+/// Who the token with this SHA-256 is, checked again now: what the
+/// console's session keeps instead of the token, so that a revoked or
+/// expired token, or a changed bootstrap token, ends its sessions at once.
+pub async fn authenticate_hash(
+    hash: &TokenHash,
+    store: &Database,
+    bootstrap: Option<&str>,
+) -> Result<Caller, ApiError> {
+    if let Some(bootstrap) = bootstrap {
+        if equal_hashes(hash, &token_hash(bootstrap)) {
+            return Ok(Caller::Bootstrap);
+        }
+    }
+    stored_token(hash, store).await
+}
+
+async fn stored_token(hash: &TokenHash, store: &Database) -> Result<Caller, ApiError> {
+    let token = store
+        .api_token_by_hash(hash)
         .await
         .map_err(ApiError::Unavailable)?
         .ok_or(ApiError::Unauthorized)?;
@@ -128,7 +158,11 @@ fn bearer_token(value: &str) -> Option<&str> {
 /// the comparison always covers the same 32 bytes.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     use sha2::{Digest, Sha256};
-    let (a, b) = (Sha256::digest(a), Sha256::digest(b));
+    equal_hashes(&Sha256::digest(a).into(), &Sha256::digest(b).into())
+}
+
+/// Compares two hashes in full, whatever the first difference.
+fn equal_hashes(a: &TokenHash, b: &TokenHash) -> bool {
     a.iter()
         .zip(b.iter())
         .fold(0u8, |acc, (x, y)| acc | (x ^ y))

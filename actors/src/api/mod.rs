@@ -48,7 +48,7 @@ use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
 use crate::telemetry::{self, Telemetry};
 
-pub use auth::authenticate;
+pub use auth::{authenticate, authenticate_hash, authenticate_token};
 pub use body::read_object;
 pub use caller::Caller;
 pub use destination_switch::DisableDestination;

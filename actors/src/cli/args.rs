@@ -45,6 +45,17 @@ pub enum Command {
         #[arg(long)]
         region: Option<String>,
     },
+    /// Serve the web console (and /healthz) against the configured
+    /// database, with no delivery runtime; bulk replays asked for there
+    /// are worked by this process.
+    Console {
+        /// Where to listen, e.g. 127.0.0.1:8081.
+        #[arg(long)]
+        bind: String,
+        /// The region to show (overrides the configuration).
+        #[arg(long)]
+        region: Option<String>,
+    },
     /// Manage destinations.
     #[command(subcommand)]
     Destination(DestinationCommand),

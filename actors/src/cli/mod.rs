@@ -1,6 +1,7 @@
 //! The `remit` command line: its flags (`args`), its errors and exit
 //! statuses, and one file per command that does one thing against the
-//! database and exits (`remit run` and `remit demo` live in the library).
+//! database and exits (`remit run`, `remit console` and `remit demo` live
+//! in the library).
 //!
 //! # Layout
 //! - `args`: the commands and flags, as clap reads them.
@@ -85,6 +86,13 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
             }
             app::run(config).map_err(CliError::from)
         }
+        Command::Console { bind, region } => {
+            if let Some(region) = region {
+                config.region = region;
+                config.region().map_err(AppError::from)?;
+            }
+            app::run_console(config, bind).map_err(CliError::from)
+        }
         other => actix_rt::System::new().block_on(one_shot(config, other)),
     };
     drop(fail);
@@ -143,7 +151,7 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
         Command::Rekey { batch } => rekey::run(&config, batch).await,
         Command::Export { file } => transfer::export(&config, &file).await,
         Command::Import { file } => transfer::import(&config, &file).await,
-        Command::Keygen | Command::Run { .. } => Ok(()),
+        Command::Keygen | Command::Run { .. } | Command::Console { .. } => Ok(()),
     }
 }
 

@@ -19,7 +19,7 @@ mod sections;
 mod validate;
 
 pub use sections::{
-    ApiConfig, ClaimConfig, DatabaseConfig, DestinationsConfig, EventsConfig, LeaseConfig,
+    ApiConfig, ClaimConfig, ConsoleConfig, ConsoleListener, DatabaseConfig, DestinationsConfig, EventsConfig, LeaseConfig,
     LogConfig, LogFormat, MetricsConfig, ReconcileConfig, RetentionConfig, RetryConfig, SendConfig,
     ShutdownConfig, ThrottleConfig, ThrottleLimits, TracingConfig,
 };
@@ -50,6 +50,7 @@ pub struct Config {
     pub reconcile: ReconcileConfig,
     pub retention: RetentionConfig,
     pub metrics: MetricsConfig,
+    pub console: ConsoleConfig,
     pub destinations: DestinationsConfig,
     pub events: EventsConfig,
     pub tracing: TracingConfig,
@@ -127,6 +128,11 @@ impl Default for Config {
                 bind: None,
                 max_destinations: 100,
                 queue_interval_seconds: 15,
+            },
+            console: ConsoleConfig {
+                enabled: true,
+                listener: ConsoleListener::Api,
+                session_minutes: 60,
             },
             retention: RetentionConfig {
                 enabled: true,

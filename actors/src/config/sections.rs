@@ -215,3 +215,25 @@ pub struct TracingConfig {
     /// The `service.name` of every span.
     pub service_name: String,
 }
+
+/// The web console under /console (docs/operations.md, "Web console").
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleConfig {
+    /// Whether `remit run` serves it.
+    pub enabled: bool,
+    /// Which listener serves it: the API's, or `metrics.bind`'s.
+    pub listener: ConsoleListener,
+    /// How long a sign-in lasts: 1 to 1440.
+    pub session_minutes: u32,
+}
+
+/// Where the console is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsoleListener {
+    /// `api.bind`.
+    Api,
+    /// `metrics.bind`, which must then be set.
+    Metrics,
+}

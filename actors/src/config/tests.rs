@@ -191,3 +191,44 @@ fn tracing_is_off_by_default_and_a_bad_endpoint_is_refused_by_name() {
     let err = config.validate().unwrap_err().to_string();
     assert!(err.contains("tracing.service_name"), "{err}");
 }
+
+#[test]
+fn console_settings_are_bounded_and_named() {
+    let console = Config::default().console;
+    assert!(console.enabled);
+    assert_eq!(console.listener, ConsoleListener::Api);
+    assert_eq!(console.session_minutes, 60);
+    for minutes in [0, 1441] {
+        let mut config = Config::default();
+        config.console.session_minutes = minutes;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("console.session_minutes"), "{minutes}: {err}");
+    }
+    let mut config = Config::default();
+    config.console.listener = ConsoleListener::Metrics;
+    let err = config.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("console.listener") && err.contains("metrics.bind"),
+        "{err}"
+    );
+    config.metrics.bind = Some("127.0.0.1:9464".into());
+    config.validate().unwrap();
+}
+
+#[test]
+fn the_console_is_read_from_a_file_and_a_bad_listener_is_named() {
+    let dir = std::env::temp_dir().join(format!("remit-config-console-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("console.toml");
+    std::fs::write(
+        &path,
+        "[console]\nlistener = \"loopback\"\n",
+    )
+    .unwrap();
+    let err = Config::load(Some(&path)).unwrap_err().to_string();
+    assert!(err.contains("listener"), "{err}");
+    std::fs::write(&path, "[console]\nenabled = false\nsession_minutes = 15\n").unwrap();
+    let config = Config::load(Some(&path)).unwrap();
+    assert!(!config.console.enabled);
+    assert_eq!(config.console.session_minutes, 15);
+}

@@ -100,6 +100,7 @@ impl Config {
                 ));
             }
         }
+        self.console_within_bounds()?;
         if self.metrics.max_destinations > 10_000 {
             return Err(invalid(
                 "metrics.max_destinations",
@@ -178,6 +179,25 @@ impl Config {
 
     /// A run deletes in bounded batches, never right after a task ends, and
     /// never spins.
+    fn console_within_bounds(&self) -> Result<(), ConfigError> {
+        if !(1..=1440).contains(&self.console.session_minutes) {
+            return Err(invalid(
+                "console.session_minutes",
+                "must be between 1 and 1440 (a day)",
+            ));
+        }
+        if self.console.enabled
+            && self.console.listener == super::ConsoleListener::Metrics
+            && self.metrics.bind.is_none()
+        {
+            return Err(invalid(
+                "console.listener",
+                "is \"metrics\" but metrics.bind is not set; set metrics.bind or use \"api\"",
+            ));
+        }
+        Ok(())
+    }
+
     fn retention_within_bounds(&self) -> Result<(), ConfigError> {
         let r = &self.retention;
         let bounds: [(&str, u64, u64); 3] = [

@@ -28,9 +28,31 @@
 //!   the calls `Database` makes beside the trait.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
 
+/// What a replay writes on a failed row (`t`), beside a `clock` CTE: the
+/// one-task replay and the bulk replay's batches share it, so they follow
+/// the same rule. `$horizon` is the parameter holding the fresh horizon in
+/// milliseconds.
+macro_rules! replay_set {
+    ($horizon:literal) => {
+        concat!(
+            "SET state = 'pending',
+    available_at = GREATEST(clock.now, t.not_before),
+    retry_horizon_at = GREATEST(clock.now, t.not_before) + ",
+            $horizon,
+            " * interval '1 millisecond',
+    attempts_before_replay = t.attempt_count,
+    failure_reason = NULL,
+    finalized_at = NULL,
+    updated_at = clock.now"
+        )
+    };
+}
+
 mod api_tokens;
 mod claim;
 mod connect;
+pub(super) mod console;
+pub mod console_sql;
 mod destinations;
 mod enums;
 mod events;
@@ -48,6 +70,7 @@ mod reconcile;
 pub(super) mod refusals;
 pub(super) mod rekey;
 mod replay;
+pub(super) mod replay_jobs;
 mod retention;
 mod rows;
 mod schedule_many;

@@ -15,20 +15,18 @@ use super::rows::TaskRow;
 use super::{PgStore, Replayed, StoreError};
 use crate::domain::TaskId;
 
-const REPLAY_SQL: &str = r#"
+const REPLAY_SQL: &str = concat!(
+    r#"
 WITH clock AS (SELECT coalesce($2, now()) AS now)
 UPDATE tasks t
-SET state = 'pending',
-    available_at = GREATEST(clock.now, t.not_before),
-    retry_horizon_at = GREATEST(clock.now, t.not_before) + $3 * interval '1 millisecond',
-    attempts_before_replay = t.attempt_count,
-    failure_reason = NULL,
-    finalized_at = NULL,
-    updated_at = clock.now
+"#,
+    replay_set!("$3"),
+    r#"
 FROM clock
 WHERE t.id = $1 AND t.state = 'failed'
 RETURNING t.*
-"#;
+"#
+);
 
 pub(super) async fn replay(
     store: &PgStore,

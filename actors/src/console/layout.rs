@@ -1,0 +1,211 @@
+//! The frame of every console page (head, skip link, navigation, the
+//! sign-out form, `<main>`), the error pages, and small helpers that
+//! every page uses. maud escapes every value it is given, so nothing a
+//! receiver or a producer wrote (a reason, an error, a tenant id) can
+//! become markup.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use chrono::{DateTime, SecondsFormat, Utc};
+use maud::{html, Markup, DOCTYPE};
+use remit::store::StoreError;
+
+use super::session::Viewer;
+
+/// Which section of the navigation a page belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    Overview,
+    Destinations,
+    Tasks,
+    None,
+}
+
+/// A page as the console answers it: 200 unless said otherwise.
+#[derive(Debug)]
+pub struct Page<'a> {
+    pub title: &'a str,
+    pub section: Section,
+    pub viewer: Option<&'a Viewer>,
+    /// Re-fetched every few seconds by the script while set.
+    pub refresh: bool,
+    pub body: Markup,
+}
+
+impl Page<'_> {
+    pub fn render(self) -> HttpResponse {
+        self.render_with(StatusCode::OK)
+    }
+
+    pub fn render_with(self, status: StatusCode) -> HttpResponse {
+        let link = |section: Section, href: &str, label: &str| {
+            html! {
+                @if section == self.section {
+                    a href=(href) aria-current="page" { (label) }
+                } @else {
+                    a href=(href) { (label) }
+                }
+            }
+        };
+        let markup = html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    title { (self.title) " · remit" }
+                    link rel="stylesheet" href="/console/assets/console.css";
+                    script src="/console/assets/console.js" defer {}
+                }
+                body {
+                    a.skip href="#main" { "Skip to content" }
+                    header {
+                        nav aria-label="Console" {
+                            span.brand { "remit" }
+                            @if let Some(viewer) = self.viewer {
+                                (link(Section::Overview, "/console/overview", "Overview"))
+                                (link(Section::Destinations, "/console/destinations", "Destinations"))
+                                (link(Section::Tasks, "/console/tasks", "Tasks"))
+                                span.who { (viewer.describe()) }
+                                form.sign-out method="post" action="/console/sign-out" {
+                                    (viewer.csrf_input())
+                                    button type="submit" { "Sign out" }
+                                }
+                            }
+                        }
+                    }
+                    @if self.refresh {
+                        main #main tabindex="-1" data-refresh { (self.body) }
+                    } @else {
+                        main #main tabindex="-1" { (self.body) }
+                    }
+                }
+            }
+        };
+        HttpResponse::build(status)
+            .content_type("text/html; charset=utf-8")
+            .body(markup.into_string())
+    }
+}
+
+/// A 303 to `to`: what a form's POST answers, so a reload does not post
+/// again.
+pub fn see_other(to: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header(("location", to))
+        .finish()
+}
+
+/// An instant as the CLI prints it (RFC 3339, seconds, UTC), in a
+/// `<time>` element.
+pub fn instant(at: DateTime<Utc>) -> Markup {
+    let text = at.to_rfc3339_opts(SecondsFormat::Secs, true);
+    html! { time datetime=(text) { (text) } }
+}
+
+pub fn maybe_instant(at: Option<DateTime<Utc>>) -> Markup {
+    match at {
+        Some(at) => instant(at),
+        None => html! { "—" },
+    }
+}
+
+/// What a page cannot show, as an HTML page with the right status.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    /// No session, an expired one, or its token is no longer good: the
+    /// sign-in form.
+    #[error("sign in to continue")]
+    NotSignedIn,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{field}: {message}")]
+    BadRequest {
+        field: &'static str,
+        message: String,
+    },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("the database did not answer; try again")]
+    Unavailable(#[source] StoreError),
+}
+
+impl ConsoleError {
+    pub fn bad(field: &'static str, message: impl Into<String>) -> Self {
+        Self::BadRequest {
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// What a form's POST gets without the session's CSRF value, or from a
+    /// token that may not act.
+    pub fn may_not_act() -> Self {
+        Self::Forbidden("this token may look but not act: actions need an admin token".into())
+    }
+}
+
+impl From<StoreError> for ConsoleError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound { what, id } => Self::NotFound(format!("no {what} {id}")),
+            StoreError::Invalid(invalid) => Self::BadRequest {
+                field: invalid.field,
+                message: invalid.reason,
+            },
+            other => Self::Unavailable(other),
+        }
+    }
+}
+
+impl From<remit::domain::InvalidInput> for ConsoleError {
+    fn from(invalid: remit::domain::InvalidInput) -> Self {
+        Self::BadRequest {
+            field: invalid.field,
+            message: invalid.reason,
+        }
+    }
+}
+
+impl ResponseError for ConsoleError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::NotSignedIn => StatusCode::SEE_OTHER,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let Self::NotSignedIn = self {
+            return see_other("/console/sign-in");
+        }
+        let title = match self {
+            Self::Forbidden(_) => "Not allowed",
+            Self::NotFound(_) => "Not found",
+            Self::Conflict(_) => "Not possible",
+            Self::Unavailable(_) => "Unavailable",
+            _ => "Not understood",
+        };
+        Page {
+            title,
+            section: Section::None,
+            viewer: None,
+            refresh: false,
+            body: html! {
+                h1 { (title) }
+                p #error { (self.to_string()) }
+                p {
+                    a href="/console/overview" { "Overview" } " · "
+                    a href="/console/tasks" { "Tasks" }
+                }
+            },
+        }
+        .render_with(self.status_code())
+    }
+}

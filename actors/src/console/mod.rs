@@ -1,0 +1,166 @@
+//! The web console under /console: server-rendered pages for the people on
+//! call, signed in with an API token. It shows a region's queue, its
+//! destinations and its tasks, and lets an admin token enable, disable and
+//! rotate destinations and replay failed tasks, one or in bulk. It never
+//! shows a payload.
+//!
+//! # Layout
+//! - `session`: the sealed `remit_console` cookie (who signed in, until
+//!   when, the CSRF value) and the check every page makes with it.
+//! - `sign_in`: the sign-in form, signing in and out.
+//! - `overview`: the region's counts and the last hour's plots.
+//! - `charts`: the plots, as inline SVG.
+//! - `destinations`: each destination's state and counts; enable,
+//!   disable, rotate its secret.
+//! - `tasks`: the task search, a task's page, replaying one task.
+//! - `replays`: bulk replay by filter (a replay job) and its progress.
+//! - `layout`: the page frame, navigation and error pages.
+//! - `headers`: the security headers every answer carries.
+//! - `assets/`: the style sheet and the live-refresh script, compiled in.
+
+mod charts;
+mod destinations;
+mod headers;
+mod layout;
+mod overview;
+mod replays;
+mod session;
+mod sign_in;
+mod tasks;
+
+use std::sync::Arc;
+
+use actix_web::cookie::Key;
+use actix_web::middleware::from_fn;
+use actix_web::{web, HttpResponse};
+use remit::domain::Region;
+use remit::payload_crypto::PayloadKey;
+use remit::store::Database;
+
+use crate::config::{Config, ThrottleConfig};
+
+pub use layout::ConsoleError;
+pub use session::Viewer;
+
+/// What the console's handlers share.
+#[derive(Clone)]
+pub struct ConsoleState {
+    /// A pool apart from delivery's (the API's, or the console's own).
+    pub store: Database,
+    /// The region whose tasks and destinations it shows.
+    pub region: Region,
+    /// The bootstrap token (`api.token`), admin.
+    pub bootstrap: Option<String>,
+    /// Seals the session cookie.
+    pub key: Key,
+    /// How long a sign-in lasts.
+    pub session: chrono::Duration,
+    /// The fresh retry horizon a replayed task gets.
+    pub horizon: chrono::Duration,
+    /// The configured rates, shown beside what receivers announced.
+    pub throttle: Arc<ThrottleConfig>,
+    pub log: slog::Logger,
+}
+
+impl std::fmt::Debug for ConsoleState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsoleState")
+            .field("region", &self.region)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConsoleState {
+    /// The console of `config`'s region on `store`. The session key comes
+    /// from the payload key when there is one, so that every process of a
+    /// deployment accepts the others' cookies; otherwise it is random, and
+    /// sessions last as long as the process.
+    pub fn new(
+        config: &Config,
+        region: Region,
+        store: Database,
+        payload_key: Option<&PayloadKey>,
+        log: slog::Logger,
+    ) -> Self {
+        let key = match payload_key {
+            Some(payload_key) => Key::from(&payload_key.derive("remit console session v1")),
+            None => Key::generate(),
+        };
+        Self {
+            store,
+            region,
+            bootstrap: config.api.token.clone(),
+            key,
+            session: chrono::Duration::minutes(i64::from(config.console.session_minutes)),
+            horizon: config.retry_policy().horizon,
+            throttle: Arc::new(config.throttle.clone()),
+            log,
+        }
+    }
+}
+
+/// The console's routes, to register on an actix-web app beside the API's
+/// (before its default service).
+pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |config| {
+        config.service(
+            web::scope("/console")
+                .app_data(web::Data::new(state))
+                .app_data(web::FormConfig::default().limit(16 * 1024))
+                .wrap(from_fn(headers::secure))
+                .route("", web::get().to(home))
+                .route("/", web::get().to(home))
+                .route("/sign-in", web::get().to(sign_in::form))
+                .route("/sign-in", web::post().to(sign_in::submit))
+                .route("/sign-out", web::post().to(sign_in::sign_out))
+                .route("/overview", web::get().to(overview::page))
+                .route("/destinations", web::get().to(destinations::page))
+                .route(
+                    "/destinations/{id}/{action}",
+                    web::post().to(destinations::act),
+                )
+                .route("/tasks", web::get().to(tasks::search))
+                .route("/tasks/{id}", web::get().to(tasks::page))
+                .route("/tasks/{id}/replay", web::post().to(tasks::replay))
+                .route("/replays", web::post().to(replays::create))
+                .route("/replays/{id}", web::get().to(replays::page))
+                .route("/assets/console.css", web::get().to(style_sheet))
+                .route("/assets/console.js", web::get().to(script))
+                .default_service(web::to(|| async {
+                    Err::<HttpResponse, _>(ConsoleError::NotFound("no such page".into()))
+                })),
+        );
+    }
+}
+
+/// `/console`: the overview, or the sign-in form without a session.
+async fn home(
+    state: web::Data<ConsoleState>,
+    request: actix_web::HttpRequest,
+) -> HttpResponse {
+    let to = match session::viewer(&request, &state).await {
+        Ok(_) => "/console/overview",
+        Err(_) => "/console/sign-in",
+    };
+    layout::see_other(to)
+}
+
+const STYLE_SHEET: &str = include_str!("assets/console.css");
+const SCRIPT: &str = include_str!("assets/console.js");
+
+/// The assets are part of the binary: they change only with a release, so
+/// they may be cached for a day.
+async fn style_sheet() -> HttpResponse {
+    asset("text/css; charset=utf-8", STYLE_SHEET)
+}
+
+async fn script() -> HttpResponse {
+    asset("text/javascript; charset=utf-8", SCRIPT)
+}
+
+fn asset(content_type: &str, body: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header(("cache-control", "public, max-age=86400"))
+        .body(body)
+}

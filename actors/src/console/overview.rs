@@ -1,0 +1,111 @@
+//! The overview: a region's tasks by state, its oldest eligible wait and
+//! expired leases (from the same call as `remit status`, so the numbers
+//! are the same), and the last hour as plots. It refreshes itself.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use maud::html;
+use remit::domain::Region;
+use remit::store::RegionStatus;
+use serde::Deserialize;
+
+use super::charts;
+use super::layout::{Page, Section};
+use super::{session, ConsoleError, ConsoleState};
+
+#[derive(Debug, Deserialize)]
+pub struct Query {
+    region: Option<String>,
+}
+
+/// `GET /console/overview[?region=R]`: this process's region by default.
+pub async fn page(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    query: web::Query<Query>,
+) -> Result<HttpResponse, ConsoleError> {
+    let viewer = session::viewer(&request, &state).await?;
+    viewer.sees_every_tenant()?;
+    let region = match query.region.as_deref().map(str::trim) {
+        None | Some("") => state.region,
+        Some(name) => name.parse::<Region>()?,
+    };
+    let report = state.store.status(Some(region)).await?;
+    let counts = report
+        .regions
+        .iter()
+        .find(|r| r.region == Some(region))
+        .cloned()
+        .unwrap_or_default();
+    let activity = state.store.activity(region).await?;
+    let oldest = counts
+        .oldest_eligible
+        .map_or(0, |d| d.num_seconds().max(0));
+    let title = format!("Overview of {region}");
+    Ok(Page {
+        title: &title,
+        section: Section::Overview,
+        viewer: Some(&viewer),
+        refresh: true,
+        body: html! {
+            h1 { "Region " (region.to_string()) }
+            section aria-labelledby="tasks-by-state" {
+                h2 #tasks-by-state { "Tasks by state" }
+                dl.counts {
+                    @for (name, value) in named_counts(&counts) {
+                        div {
+                            dt { (name) }
+                            dd data-count=(name) { (value) }
+                        }
+                    }
+                    div {
+                        dt { "oldest eligible wait (s)" }
+                        dd data-oldest-eligible-seconds=(oldest) { (oldest) }
+                    }
+                }
+                p.hint { "Updated " (super::layout::instant(report.now)) "; the page refreshes every 5 seconds." }
+            }
+            section aria-labelledby="last-hour" {
+                h2 #last-hour { "The last hour" }
+                div.charts {
+                    (charts::deliveries(&activity))
+                    (charts::rate_limited(&activity))
+                    (charts::failures(&activity))
+                    (charts::latency(&activity))
+                }
+            }
+            section aria-labelledby="failures-by-reason" {
+                h2 #failures-by-reason { "Failures in the last hour, by reason" }
+                @if activity.failures_by_reason.is_empty() {
+                    p { "None." }
+                } @else {
+                    div.scroll {
+                        table #failures {
+                            thead { tr { th scope="col" { "reason" } th scope="col" { "tasks" } } }
+                            tbody {
+                                @for (reason, count) in &activity.failures_by_reason {
+                                    tr {
+                                        td { (reason) }
+                                        td.number { (count) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    }
+    .render())
+}
+
+/// The counts by the names `remit status --format json` gives them.
+fn named_counts(counts: &RegionStatus) -> [(&'static str, i64); 6] {
+    [
+        ("pending", counts.pending),
+        ("leased", counts.leased),
+        ("retry_wait", counts.retry_wait),
+        ("delivered", counts.delivered),
+        ("failed", counts.failed),
+        ("expired_leases", counts.expired_leases),
+    ]
+}

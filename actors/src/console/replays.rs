@@ -1,0 +1,202 @@
+//! Bulk replay from the console: the task search's filter, posted as a
+//! replay job (`Database::create_replay_job`) that the region's replay
+//! job runner works through batch by batch, durably, and the job's page,
+//! which refreshes itself until the job has finished. Only failed tasks
+//! are replayed.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use maud::{html, Markup};
+use remit::domain::{DestinationId, ReminderId, TenantId};
+use remit::store::console::{NewReplayJob, ReplayFilter, ReplayJob};
+use serde::Deserialize;
+use slog::info;
+
+use super::layout::{instant, maybe_instant, see_other, Page, Section};
+use super::session::Viewer;
+use super::tasks::{time, Search};
+use super::{session, ConsoleError, ConsoleState};
+
+/// The bulk replay form under a search's results, carrying its filter.
+pub fn bulk_replay_form(viewer: &Viewer, search: &Search) -> Markup {
+    let value = |field: &Option<String>| {
+        field
+            .as_deref()
+            .map(str::trim)
+            .unwrap_or("")
+            .to_owned()
+    };
+    html! {
+        section aria-labelledby="bulk-replay-heading" {
+            h2 #bulk-replay-heading { "Bulk replay" }
+            p {
+                "Sends every " strong { "failed" } " task that matches this search's tenant, reminder, destination and time range round again (the task id and state fields do not apply). It runs as a job and survives a restart."
+            }
+            form #bulk-replay method="post" action="/console/replays" {
+                (viewer.csrf_input())
+                input type="hidden" name="tenant" value=(value(&search.tenant));
+                input type="hidden" name="reminder" value=(value(&search.reminder));
+                input type="hidden" name="destination" value=(value(&search.destination));
+                input type="hidden" name="reason" value=(value(&search.reason));
+                input type="hidden" name="from" value=(value(&search.from));
+                input type="hidden" name="until" value=(value(&search.until));
+                button #bulk-replay-button type="submit" { "Replay every failed task that matches" }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct BulkReplay {
+    #[serde(default)]
+    csrf: String,
+    tenant: Option<String>,
+    reminder: Option<String>,
+    destination: Option<String>,
+    reason: Option<String>,
+    from: Option<String>,
+    until: Option<String>,
+}
+
+fn given(field: &Option<String>) -> Option<&str> {
+    field.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+impl BulkReplay {
+    fn filter(&self) -> Result<ReplayFilter, ConsoleError> {
+        let reason = given(&self.reason).map(str::to_owned);
+        if reason
+            .as_deref()
+            .is_some_and(|r| r.len() > 200 || r.chars().any(char::is_control))
+        {
+            return Err(ConsoleError::bad(
+                "reason",
+                "must be a failure reason such as max_attempts or http_410",
+            ));
+        }
+        Ok(ReplayFilter {
+            tenant: given(&self.tenant).map(TenantId::new).transpose()?,
+            reminder: given(&self.reminder).map(ReminderId::new).transpose()?,
+            destination: given(&self.destination)
+                .map(DestinationId::new)
+                .transpose()?,
+            reason,
+            from: given(&self.from).map(|v| time(v, "from")).transpose()?,
+            until: given(&self.until).map(|v| time(v, "until")).transpose()?,
+        })
+    }
+}
+
+/// `POST /console/replays`: records the job, then shows it.
+pub async fn create(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    form: web::Form<BulkReplay>,
+) -> Result<HttpResponse, ConsoleError> {
+    let viewer = session::viewer(&request, &state).await?;
+    viewer.check_csrf(&form.csrf)?;
+    viewer.may_act()?;
+    let filter = form.filter()?;
+    // A tenant-limited admin replays only within one of its tenants.
+    if viewer.caller.tenant_limited()
+        && !filter
+            .tenant
+            .as_ref()
+            .is_some_and(|t| viewer.caller.sees_tenant(t))
+    {
+        return Err(ConsoleError::Forbidden(
+            "this token is limited to tenants: search by one of them before a bulk replay".into(),
+        ));
+    }
+    let job = state
+        .store
+        .create_replay_job(NewReplayJob {
+            region: state.region,
+            filter,
+            requested_by: viewer.caller_name(),
+            horizon: state.horizon,
+        })
+        .await?;
+    info!(state.log, "bulk replay requested from the console";
+          "job" => %job.id, "by" => viewer.caller_name());
+    Ok(see_other(&format!("/console/replays/{}", job.id)))
+}
+
+/// `GET /console/replays/{id}`.
+pub async fn page(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ConsoleError> {
+    let viewer = session::viewer(&request, &state).await?;
+    let missing = || ConsoleError::NotFound(format!("no replay job {}", remit::domain::quoted(&id)));
+    let id = uuid::Uuid::parse_str(&id).map_err(|_| missing())?;
+    let job = state
+        .store
+        .replay_job(id)
+        .await?
+        .filter(|job| job.region == state.region && visible(&viewer, job))
+        .ok_or_else(missing)?;
+    let finished = job.finished();
+    Ok(Page {
+        title: "Bulk replay",
+        section: Section::Tasks,
+        viewer: Some(&viewer),
+        refresh: !finished,
+        body: html! {
+            h1 { "Bulk replay" }
+            div #replay-job data-job-state=(if finished { "finished" } else { "running" })
+                data-replayed=(job.replayed) {
+                p.status {
+                    @if finished { "Finished: " } @else { "Running: " }
+                    strong { (job.replayed) } " failed tasks replayed so far."
+                }
+                dl.envelope {
+                    div { dt { "job" } dd { code { (job.id.to_string()) } } }
+                    div { dt { "requested by" } dd { (job.requested_by) } }
+                    div { dt { "requested at" } dd { (instant(job.created_at)) } }
+                    div { dt { "finished at" } dd { (maybe_instant(job.finished_at)) } }
+                    div { dt { "filter" } dd { (describe(&job.filter)) } }
+                }
+            }
+            p { a href="/console/tasks?state=failed" { "Failed tasks" } }
+        },
+    }
+    .render())
+}
+
+/// A tenant-limited token sees only jobs limited to one of its tenants.
+fn visible(viewer: &Viewer, job: &ReplayJob) -> bool {
+    !viewer.caller.tenant_limited()
+        || job
+            .filter
+            .tenant
+            .as_ref()
+            .is_some_and(|t| viewer.caller.sees_tenant(t))
+}
+
+fn describe(filter: &ReplayFilter) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = &filter.tenant {
+        parts.push(format!("tenant {t}"));
+    }
+    if let Some(r) = &filter.reminder {
+        parts.push(format!("reminder {r}"));
+    }
+    if let Some(d) = &filter.destination {
+        parts.push(format!("destination {d}"));
+    }
+    if let Some(r) = &filter.reason {
+        parts.push(format!("reason {r}"));
+    }
+    if let Some(f) = filter.from {
+        parts.push(format!("not before from {}", f.to_rfc3339()));
+    }
+    if let Some(u) = filter.until {
+        parts.push(format!("not before until {}", u.to_rfc3339()));
+    }
+    if parts.is_empty() {
+        "every failed task of the region".into()
+    } else {
+        parts.join(", ")
+    }
+}

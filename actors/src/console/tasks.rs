@@ -1,0 +1,394 @@
+//! Tasks: the search (by id, tenant, reminder, destination, state and
+//! time range, newest first, a page at a time), a task's page (its
+//! envelope and attempts, never its payload) and replaying one failed
+//! task with the same store call as `POST /v1/tasks/{id}/replay`. A
+//! tenant-limited token sees only its tenants' tasks; another's task page
+//! is answered as one that does not exist.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::{DateTime, NaiveDateTime, Utc};
+use maud::{html, Markup};
+use remit::domain::{
+    Attempt, ApiToken, DestinationId, ReminderId, Task, TaskId, TaskState, TenantId,
+};
+use remit::store::console::TaskFilter;
+use remit::store::{Replayed, Store};
+use serde::Deserialize;
+use slog::info;
+
+use super::layout::{instant, maybe_instant, see_other, Page, Section};
+use super::replays::bulk_replay_form;
+use super::session::Viewer;
+use super::{session, ConsoleError, ConsoleState};
+use crate::api::Caller;
+
+/// Tasks listed on one page.
+const PAGE_SIZE: u32 = 50;
+
+/// The search form's fields, as typed (blank is "any").
+#[derive(Debug, Default, Deserialize)]
+pub struct Search {
+    pub id: Option<String>,
+    pub tenant: Option<String>,
+    pub reminder: Option<String>,
+    pub destination: Option<String>,
+    pub state: Option<String>,
+    pub from: Option<String>,
+    pub until: Option<String>,
+    pub before: Option<String>,
+    /// Only carried to the bulk replay form (a failure reason).
+    pub reason: Option<String>,
+}
+
+impl Search {
+    /// The field's value, trimmed, when not blank.
+    fn get(field: &Option<String>) -> Option<&str> {
+        field.as_deref().map(str::trim).filter(|v| !v.is_empty())
+    }
+
+    fn filter(&self, caller: &Caller) -> Result<TaskFilter, ConsoleError> {
+        Ok(TaskFilter {
+            id: Self::get(&self.id).map(|v| task_id(v, "id")).transpose()?,
+            tenant: Self::get(&self.tenant).map(TenantId::new).transpose()?,
+            reminder: Self::get(&self.reminder).map(ReminderId::new).transpose()?,
+            destination: Self::get(&self.destination)
+                .map(DestinationId::new)
+                .transpose()?,
+            state: Self::get(&self.state).map(task_state).transpose()?,
+            from: Self::get(&self.from).map(|v| time(v, "from")).transpose()?,
+            until: Self::get(&self.until).map(|v| time(v, "until")).transpose()?,
+            only_tenants: match caller {
+                Caller::Token(ApiToken {
+                    tenants: Some(tenants),
+                    ..
+                }) => Some(tenants.clone()),
+                _ => None,
+            },
+        })
+    }
+
+    /// This search's query string with `before` set to `next`.
+    fn next_page(&self, next: TaskId) -> String {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        for (name, value) in [
+            ("id", &self.id),
+            ("tenant", &self.tenant),
+            ("reminder", &self.reminder),
+            ("destination", &self.destination),
+            ("state", &self.state),
+            ("from", &self.from),
+            ("until", &self.until),
+        ] {
+            if let Some(value) = Self::get(value) {
+                query.append_pair(name, value);
+            }
+        }
+        query.append_pair("before", &next.0.to_string());
+        format!("/console/tasks?{}", query.finish())
+    }
+}
+
+/// A task id as typed in `field`.
+fn task_id(text: &str, field: &'static str) -> Result<TaskId, ConsoleError> {
+    uuid::Uuid::parse_str(text)
+        .map(TaskId)
+        .map_err(|_| ConsoleError::bad(field, "must be a task id (a UUID)"))
+}
+
+fn task_state(text: &str) -> Result<TaskState, ConsoleError> {
+    [
+        TaskState::Pending,
+        TaskState::Leased,
+        TaskState::RetryWait,
+        TaskState::Delivered,
+        TaskState::Failed,
+    ]
+    .into_iter()
+    .find(|s| s.as_str() == text)
+    .ok_or_else(|| {
+        ConsoleError::bad(
+            "state",
+            "must be one of pending, leased, retry_wait, delivered, failed",
+        )
+    })
+}
+
+/// RFC 3339, or what a browser's date-and-time field sends
+/// (`2026-12-04T09:30`, taken as UTC).
+pub fn time(text: &str, field: &'static str) -> Result<DateTime<Utc>, ConsoleError> {
+    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
+        return Ok(at.with_timezone(&Utc));
+    }
+    ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"]
+        .iter()
+        .find_map(|format| NaiveDateTime::parse_from_str(text, format).ok())
+        .map(|at| at.and_utc())
+        .ok_or_else(|| {
+            ConsoleError::bad(
+                field,
+                "must be a time such as 2026-12-04T09:30:00Z (RFC 3339) or 2026-12-04T09:30 (UTC)",
+            )
+        })
+}
+
+/// `GET /console/tasks?…`.
+pub async fn search(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    query: web::Query<Search>,
+) -> Result<HttpResponse, ConsoleError> {
+    let viewer = session::viewer(&request, &state).await?;
+    let filter = query.filter(&viewer.caller)?;
+    let before = Search::get(&query.before)
+        .map(|v| task_id(v, "before"))
+        .transpose()?;
+    let found = state
+        .store
+        .search_tasks(state.region, &filter, before, PAGE_SIZE)
+        .await?;
+    Ok(Page {
+        title: "Tasks",
+        section: Section::Tasks,
+        viewer: Some(&viewer),
+        refresh: false,
+        body: html! {
+            h1 { "Tasks in " (state.region.to_string()) }
+            (search_form(&query))
+            @if found.tasks.is_empty() {
+                p #no-tasks { "No task matches." }
+            } @else {
+                div.scroll {
+                    table #tasks {
+                        thead {
+                            tr {
+                                th scope="col" { "task" }
+                                th scope="col" { "state" }
+                                th scope="col" { "tenant" }
+                                th scope="col" { "reminder" }
+                                th scope="col" { "destination" }
+                                th scope="col" { "not before" }
+                                th scope="col" { "attempts" }
+                                th scope="col" { "failure" }
+                            }
+                        }
+                        tbody {
+                            @for task in &found.tasks { (row(task)) }
+                        }
+                    }
+                }
+                @if let Some(next) = found.next {
+                    p { a href=(query.next_page(next)) rel="next" { "Older tasks" } }
+                }
+            }
+            @if viewer.admin() {
+                (bulk_replay_form(&viewer, &query))
+            }
+        },
+    }
+    .render())
+}
+
+fn search_form(query: &Search) -> Markup {
+    let value = |field: &Option<String>| Search::get(field).unwrap_or("").to_owned();
+    let field = |name: &str, label: &str, current: String, kind: &str| {
+        html! {
+            div.field {
+                label for=(format!("search-{name}")) { (label) }
+                input id=(format!("search-{name}")) name=(name) type=(kind) value=(current);
+            }
+        }
+    };
+    let selected = value(&query.state);
+    html! {
+        form #task-search method="get" action="/console/tasks" {
+            (field("id", "Task id", value(&query.id), "text"))
+            (field("tenant", "Tenant", value(&query.tenant), "text"))
+            (field("reminder", "Reminder", value(&query.reminder), "text"))
+            (field("destination", "Destination", value(&query.destination), "text"))
+            div.field {
+                label for="search-state" { "State" }
+                select #search-state name="state" {
+                    option value="" { "any" }
+                    @for state in ["pending", "leased", "retry_wait", "delivered", "failed"] {
+                        @if selected == state {
+                            option value=(state) selected { (state) }
+                        } @else {
+                            option value=(state) { (state) }
+                        }
+                    }
+                }
+            }
+            (field("from", "Not before, from (UTC)", value(&query.from), "text"))
+            (field("until", "Not before, until (UTC)", value(&query.until), "text"))
+            input type="hidden" name="before" value="";
+            button #search-button type="submit" { "Search" }
+        }
+    }
+}
+
+fn row(task: &Task) -> Markup {
+    let id = task.id.0.to_string();
+    html! {
+        tr data-task-id=(id) {
+            th scope="row" { a href=(format!("/console/tasks/{id}")) { code { (id) } } }
+            td data-field="state" { (task.state.as_str()) }
+            td { (task.tenant_id.as_str()) }
+            td { (task.reminder_id.as_str()) }
+            td { (task.destination_id.as_str()) }
+            td { (instant(task.not_before)) }
+            td.number { (task.attempt_count) }
+            td { (task.failure_reason.as_deref().unwrap_or("")) }
+        }
+    }
+}
+
+/// The task, if it is this region's and the viewer may see its tenant:
+/// any other is answered as one that does not exist.
+async fn own_task(
+    state: &ConsoleState,
+    viewer: &Viewer,
+    raw: &str,
+) -> Result<Task, ConsoleError> {
+    let missing = || ConsoleError::NotFound(format!("no task with id {}", remit::domain::quoted(raw)));
+    let id = uuid::Uuid::parse_str(raw).map(TaskId).map_err(|_| missing())?;
+    state
+        .store
+        .task(id)
+        .await?
+        .filter(|t| t.region == state.region && viewer.caller.sees_tenant(&t.tenant_id))
+        .ok_or_else(missing)
+}
+
+/// `GET /console/tasks/{id}`.
+pub async fn page(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ConsoleError> {
+    let viewer = session::viewer(&request, &state).await?;
+    let task = own_task(&state, &viewer, &id).await?;
+    let attempts = state.store.attempts(task.id).await?;
+    let title = format!("Task {}", task.id.0);
+    Ok(Page {
+        title: &title,
+        section: Section::Tasks,
+        viewer: Some(&viewer),
+        refresh: !task.state.is_terminal(),
+        body: html! {
+            h1 { "Task " code { (task.id.0.to_string()) } }
+            (envelope(&task))
+            @if viewer.admin() && task.state == TaskState::Failed {
+                form data-action="replay" method="post"
+                    action=(format!("/console/tasks/{}/replay", task.id.0)) {
+                    (viewer.csrf_input())
+                    button #replay-button type="submit" { "Replay this task" }
+                }
+            }
+            h2 { "Attempts" }
+            @if attempts.is_empty() {
+                p { "No attempt yet." }
+            }
+            div.scroll {
+                table #attempts {
+                    thead {
+                        tr {
+                            th scope="col" { "#" }
+                            th scope="col" { "status" }
+                            th scope="col" { "Retry-After (raw)" }
+                            th scope="col" { "Retry-After (deadline)" }
+                            th scope="col" { "received at" }
+                            th scope="col" { "outcome" }
+                            th scope="col" { "lease owner" }
+                        }
+                    }
+                    tbody {
+                        @for attempt in &attempts { (attempt_row(attempt)) }
+                    }
+                }
+            }
+        },
+    }
+    .render())
+}
+
+/// Everything about the task but its payload.
+fn envelope(task: &Task) -> Markup {
+    let item = |name: &str, label: &str, value: Markup| {
+        html! { div { dt { (label) } dd data-field=(name) { (value) } } }
+    };
+    let text = |value: &str| html! { (value) };
+    html! {
+        dl.envelope {
+            (item("state", "state", text(task.state.as_str())))
+            (item("tenant_id", "tenant", text(task.tenant_id.as_str())))
+            (item("reminder_id", "reminder", text(task.reminder_id.as_str())))
+            (item("destination_id", "destination", text(task.destination_id.as_str())))
+            (item("region", "region", text(&task.region.to_string())))
+            (item("idempotency_key", "idempotency key", html! { code { (task.idempotency_key) } }))
+            (item("ordering_key", "ordering key", text(task.ordering_key.as_ref().map_or("—", |k| k.as_str()))))
+            (item("not_before", "not before", instant(task.not_before)))
+            (item("available_at", "next due", instant(task.available_at)))
+            (item("retry_horizon_at", "retry horizon", instant(task.retry_horizon_at)))
+            (item("attempt_count", "attempts", text(&task.attempt_count.to_string())))
+            (item("last_status", "last status", text(&task.last_status.map_or("—".into(), |s| s.to_string()))))
+            (item("failure_reason", "failure reason", text(task.failure_reason.as_deref().unwrap_or("—"))))
+            (item("lease_owner", "lease owner", text(task.lease_owner.as_deref().unwrap_or("—"))))
+            (item("created_at", "created", instant(task.created_at)))
+            (item("delivered_at", "delivered", maybe_instant(task.delivered_at)))
+            (item("finalized_at", "ended", maybe_instant(task.finalized_at)))
+        }
+    }
+}
+
+fn attempt_row(attempt: &Attempt) -> Markup {
+    let seen = &attempt.observed;
+    let status = match (seen.http_status, &seen.transport_error) {
+        (Some(status), _) => status.to_string(),
+        (None, Some(error)) => error.clone(),
+        (None, None) => "—".into(),
+    };
+    html! {
+        tr.attempt {
+            td.number { (attempt.attempt_number) }
+            td data-field="status" { (status) }
+            td data-field="retry_after_raw" { (seen.retry_after_raw.as_deref().unwrap_or("—")) }
+            td data-field="retry_after_deadline" { (maybe_instant(seen.retry_after_deadline)) }
+            td data-field="received_at" { (maybe_instant(seen.received_at.or(Some(attempt.recorded_at)))) }
+            td data-field="outcome" { (attempt.outcome.as_str()) }
+            td { (attempt.lease_owner) }
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ReplayOne {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// `POST /console/tasks/{id}/replay`: the failed task back to `pending`
+/// with a fresh horizon, then its page again.
+pub async fn replay(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    id: web::Path<String>,
+    form: web::Form<ReplayOne>,
+) -> Result<HttpResponse, ConsoleError> {
+    let viewer = session::viewer(&request, &state).await?;
+    viewer.check_csrf(&form.csrf)?;
+    viewer.may_act()?;
+    let task = own_task(&state, &viewer, &id).await?;
+    match state.store.replay(task.id, state.horizon).await? {
+        Replayed::Replayed(_) => {
+            info!(state.log, "task replayed from the console";
+                  "task" => %task.id.0, "by" => viewer.caller_name());
+            Ok(see_other(&format!("/console/tasks/{}", task.id.0)))
+        }
+        Replayed::NotFailed(task) => Err(ConsoleError::Conflict(format!(
+            "task {} is {}; only a failed task can be replayed",
+            task.id.0,
+            task.state.as_str()
+        ))),
+        Replayed::NotFound => Err(ConsoleError::NotFound(format!("no task with id {}", task.id.0))),
+    }
+}

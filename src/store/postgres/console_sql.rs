@@ -1,0 +1,261 @@
+//! The text of the console's and the bulk replay's PostgreSQL queries, in
+//! one place, so that the test that checks their plans (EXPLAIN on a
+//! million tasks) reads the very statements the store runs.
+//!
+//! Every query names only what the indexes serve: the task search one
+//! condition per field that is set (never `$n IS NULL OR …`, which a
+//! generic plan cannot use an index for), and the last hour's counts
+//! `tasks_finalized` and `attempts_rate_limited`.
+
+use chrono::{DateTime, Utc};
+
+use crate::domain::{Region, TaskId, TaskState};
+use crate::store::console::TaskFilter;
+
+/// A value the task search binds, in the order its `$n` appear.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchParam {
+    Text(String),
+    Texts(Vec<String>),
+    Uuid(uuid::Uuid),
+    Time(DateTime<Utc>),
+    BigInt(i64),
+}
+
+impl SearchParam {
+    /// The value as an SQL literal, for `EXECUTE` of the prepared search.
+    pub fn literal(&self) -> String {
+        fn quoted(text: &str) -> String {
+            format!("'{}'", text.replace('\'', "''"))
+        }
+        match self {
+            SearchParam::Text(t) => quoted(t),
+            SearchParam::Texts(ts) => format!(
+                "ARRAY[{}]::text[]",
+                ts.iter().map(|t| quoted(t)).collect::<Vec<_>>().join(", ")
+            ),
+            SearchParam::Uuid(u) => format!("'{u}'::uuid"),
+            SearchParam::Time(t) => format!("'{}'::timestamptz", t.to_rfc3339()),
+            SearchParam::BigInt(n) => n.to_string(),
+        }
+    }
+}
+
+/// The task search: the region's tasks matching `filter`, below `before`,
+/// newest first, `limit` rows (the caller asks one more than a page to
+/// learn whether another follows).
+pub fn search_tasks(
+    region: Region,
+    filter: &TaskFilter,
+    before: Option<TaskId>,
+    limit: i64,
+) -> (String, Vec<SearchParam>) {
+    let mut sql = String::from("SELECT t.* FROM tasks t WHERE t.region = $1");
+    let mut params = vec![SearchParam::Text(region.to_string())];
+    let mut and = |condition: &str, param: Option<SearchParam>| match param {
+        Some(param) => {
+            params.push(param);
+            sql.push_str(&format!(
+                " AND {}",
+                condition.replace('?', &format!("${}", params.len()))
+            ));
+        }
+        None => sql.push_str(&format!(" AND {condition}")),
+    };
+    if let Some(id) = filter.id {
+        and("t.id = ?", Some(SearchParam::Uuid(id.0)));
+    }
+    if let Some(tenant) = &filter.tenant {
+        and(
+            "t.tenant_id = ?",
+            Some(SearchParam::Text(tenant.to_string())),
+        );
+    }
+    if let Some(reminder) = &filter.reminder {
+        and(
+            "t.reminder_id = ?",
+            Some(SearchParam::Text(reminder.to_string())),
+        );
+    }
+    if let Some(destination) = &filter.destination {
+        and(
+            "t.destination_id = ?",
+            Some(SearchParam::Text(destination.to_string())),
+        );
+    }
+    if let Some(state) = filter.state {
+        and(
+            "t.state = ?::task_state",
+            Some(SearchParam::Text(state.as_str().to_owned())),
+        );
+        // Said again in the terms the partial indexes are written in, so
+        // the planner can use them: an ended row has `finalized_at`, a
+        // failed one a reason (`tasks_failed`).
+        match state {
+            TaskState::Failed => and("t.failure_reason IS NOT NULL", None),
+            TaskState::Delivered => and("t.finalized_at IS NOT NULL", None),
+            _ => and("t.finalized_at IS NULL", None),
+        }
+    }
+    if let Some(from) = filter.from {
+        and("t.not_before >= ?", Some(SearchParam::Time(from)));
+    }
+    if let Some(until) = filter.until {
+        and("t.not_before < ?", Some(SearchParam::Time(until)));
+    }
+    if let Some(tenants) = &filter.only_tenants {
+        and(
+            "t.tenant_id = ANY(?::text[])",
+            Some(SearchParam::Texts(
+                tenants.iter().map(ToString::to_string).collect(),
+            )),
+        );
+    }
+    if let Some(before) = before {
+        and("t.id < ?", Some(SearchParam::Uuid(before.0)));
+    }
+    params.push(SearchParam::BigInt(limit));
+    sql.push_str(&format!(" ORDER BY t.id DESC LIMIT ${}", params.len()));
+    (sql, params)
+}
+
+/// Each destination of a region ($2) with its learned quota and its
+/// counts: in flight and due (from the live rows, `tasks_live`), failed in
+/// the last hour (`tasks_finalized`) and 429s in the last hour
+/// (`attempts_rate_limited`). $1 is the pinned clock, or NULL.
+pub const DESTINATION_SUMMARIES: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+live AS (
+    SELECT t.destination_id,
+           count(*) FILTER (WHERE t.state = 'leased') AS in_flight,
+           count(*) FILTER (WHERE t.state IN ('pending', 'retry_wait')
+                              AND GREATEST(t.available_at, t.not_before) <= clock.now) AS due_backlog
+    FROM tasks t, clock
+    WHERE t.region = $2 AND t.finalized_at IS NULL
+    GROUP BY t.destination_id
+),
+failed AS (
+    SELECT t.destination_id, count(*) AS failed
+    FROM tasks t, clock
+    WHERE t.region = $2 AND t.state = 'failed'
+      AND t.finalized_at > clock.now - interval '1 hour' AND t.finalized_at <= clock.now
+    GROUP BY t.destination_id
+),
+limited AS (
+    SELECT t.destination_id, count(*) AS rate_limited
+    FROM attempts a JOIN tasks t ON t.id = a.task_id, clock
+    WHERE a.http_status = 429 AND t.region = $2
+      AND a.recorded_at > clock.now - interval '1 hour' AND a.recorded_at <= clock.now
+    GROUP BY t.destination_id
+)
+SELECT d.id AS destination,
+       d.quota_limit, d.quota_remaining, d.quota_resets_at, d.quota_learned_at,
+       coalesce(live.in_flight, 0) AS in_flight,
+       coalesce(live.due_backlog, 0) AS due_backlog,
+       coalesce(limited.rate_limited, 0) AS rate_limited,
+       coalesce(failed.failed, 0) AS failed
+FROM destinations d
+LEFT JOIN live ON live.destination_id = d.id
+LEFT JOIN failed ON failed.destination_id = d.id
+LEFT JOIN limited ON limited.destination_id = d.id
+WHERE d.region = $2
+ORDER BY d.id
+"#;
+
+/// The minute (0 = the oldest of the hour, 59 = the one ending at `now`)
+/// an instant of the window (now - 1 hour, now] falls in.
+macro_rules! minute_of {
+    ($at:literal) => {
+        concat!(
+            "(ceil(EXTRACT(EPOCH FROM ",
+            $at,
+            " - (clock.now - interval '1 hour')) / 60)::int - 1)"
+        )
+    };
+}
+
+/// The region's ($2) tasks that ended in the last hour, by minute: how
+/// many were delivered and failed, and the deliveries' deadline-to-delivery
+/// percentiles in microseconds.
+pub const ACTIVITY_ENDED: &str = concat!(
+    r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now)
+SELECT "#,
+    minute_of!("t.finalized_at"),
+    r#" AS minute,
+       count(*) FILTER (WHERE t.state = 'delivered') AS delivered,
+       count(*) FILTER (WHERE t.state = 'failed') AS failed,
+       (EXTRACT(EPOCH FROM percentile_disc(0.5) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)
+            FILTER (WHERE t.state = 'delivered')) * 1e6)::int8 AS p50,
+       (EXTRACT(EPOCH FROM percentile_disc(0.99) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)
+            FILTER (WHERE t.state = 'delivered')) * 1e6)::int8 AS p99
+FROM tasks t, clock
+WHERE t.region = $2
+  AND t.finalized_at > clock.now - interval '1 hour' AND t.finalized_at <= clock.now
+GROUP BY 1
+"#
+);
+
+/// The region's ($2) 429 answers of the last hour, by minute.
+pub const ACTIVITY_RATE_LIMITED: &str = concat!(
+    r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now)
+SELECT "#,
+    minute_of!("a.recorded_at"),
+    r#" AS minute, count(*) AS n
+FROM attempts a JOIN tasks t ON t.id = a.task_id, clock
+WHERE a.http_status = 429 AND t.region = $2
+  AND a.recorded_at > clock.now - interval '1 hour' AND a.recorded_at <= clock.now
+GROUP BY 1
+"#
+);
+
+/// The region's ($2) tasks that failed in the last hour, by reason.
+pub const ACTIVITY_FAILURES: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now)
+SELECT t.failure_reason AS reason, count(*) AS n
+FROM tasks t, clock
+WHERE t.region = $2 AND t.state = 'failed'
+  AND t.finalized_at > clock.now - interval '1 hour' AND t.finalized_at <= clock.now
+GROUP BY t.failure_reason
+ORDER BY n DESC, t.failure_reason
+"#;
+
+/// One batch of a bulk replay, under the job's row lock: the region's ($1)
+/// failed tasks after the cursor ($2) that ended by the job's creation
+/// ($3) and match its filter ($4 tenant, $5 reminder, $6 destination,
+/// $7 reason, $8 from, $9 until), at most $10 of them in id order, go back
+/// to `pending` as a one-task replay sends them (fresh horizon $11 ms,
+/// clock $12). Answers how many it looked at, the last id looked at and
+/// how many it replayed. The walk reads `tasks_failed` (region, id).
+pub const REPLAY_BATCH: &str = concat!(
+    r#"
+WITH clock AS (SELECT coalesce($12, now()) AS now),
+picked AS (
+    SELECT t.id
+    FROM tasks t
+    WHERE t.region = $1 AND t.failure_reason IS NOT NULL AND t.state = 'failed'
+      AND t.id > $2 AND t.finalized_at <= $3
+      AND ($4::text IS NULL OR t.tenant_id = $4)
+      AND ($5::text IS NULL OR t.reminder_id = $5)
+      AND ($6::text IS NULL OR t.destination_id = $6)
+      AND ($7::text IS NULL OR t.failure_reason = $7)
+      AND ($8::timestamptz IS NULL OR t.not_before >= $8)
+      AND ($9::timestamptz IS NULL OR t.not_before < $9)
+    ORDER BY t.id
+    LIMIT $10
+),
+replayed AS (
+    UPDATE tasks t
+    "#,
+    replay_set!("$11"),
+    r#"
+    FROM clock
+    WHERE t.id IN (SELECT id FROM picked) AND t.state = 'failed'
+    RETURNING t.id
+)
+SELECT (SELECT count(*) FROM picked) AS picked,
+       (SELECT id FROM picked ORDER BY id DESC LIMIT 1) AS last,
+       (SELECT count(*) FROM replayed) AS replayed
+"#
+);

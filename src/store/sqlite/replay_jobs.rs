@@ -1,0 +1,217 @@
+//! Replay jobs on SQLite (see `store::console`). A batch reads its tasks,
+//! replays each with `lifecycle::replay` (the one-task replay's rule) and
+//! moves the job's cursor and count, all in one `BEGIN IMMEDIATE`
+//! transaction: two processes advancing one job take turns on the file's
+//! write lock, and the second reads the cursor the first left.
+
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
+use diesel::{QueryableByName, RunQueryDsl};
+
+use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
+use super::SqliteStore;
+use crate::domain::Region;
+use crate::store::console::{check_new_job, JobColumns, NewReplayJob, ReplayJob};
+use crate::store::lifecycle;
+use crate::store::notify::Wakeup;
+use crate::store::StoreError;
+
+#[derive(QueryableByName)]
+struct JobRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    tenant_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    reminder_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    destination_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    failure_reason: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    not_before_from: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    not_before_until: Option<i64>,
+    #[diesel(sql_type = Text)]
+    requested_by: String,
+    #[diesel(sql_type = BigInt)]
+    horizon_seconds: i64,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+    #[diesel(sql_type = BigInt)]
+    replayed: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    cursor_task_id: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    finished_at: Option<i64>,
+}
+
+impl TryFrom<JobRow> for ReplayJob {
+    type Error = StoreError;
+
+    fn try_from(r: JobRow) -> Result<Self, StoreError> {
+        ReplayJob::try_from(JobColumns {
+            id: uuid("replay_jobs.id", &r.id)?,
+            region: r.region,
+            tenant_id: r.tenant_id,
+            reminder_id: r.reminder_id,
+            destination_id: r.destination_id,
+            failure_reason: r.failure_reason,
+            from: maybe("replay_jobs.not_before_from", r.not_before_from)?,
+            until: maybe("replay_jobs.not_before_until", r.not_before_until)?,
+            requested_by: r.requested_by,
+            horizon_seconds: r.horizon_seconds,
+            created_at: rows::instant("replay_jobs.created_at", r.created_at)?,
+            replayed: r.replayed,
+            cursor: r
+                .cursor_task_id
+                .map(|c| uuid("replay_jobs.cursor_task_id", &c))
+                .transpose()?,
+            finished_at: maybe("replay_jobs.finished_at", r.finished_at)?,
+        })
+    }
+}
+
+fn job(conn: &mut SqliteConnection, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+    let mut found: Vec<JobRow> = diesel::sql_query("SELECT * FROM replay_jobs WHERE id = ?")
+        .bind::<Text, _>(id.to_string())
+        .load(conn)?;
+    found.pop().map(ReplayJob::try_from).transpose()
+}
+
+/// The next batch: the region's failed tasks after the cursor that ended
+/// by the job's creation and match its filter, in id order (`tasks_failed`).
+const BATCH_SQL: &str = "SELECT {COLUMNS} FROM tasks \
+     WHERE region = ?1 AND state = 'failed' AND id > ?2 AND finalized_at <= ?3 \
+       AND (?4 IS NULL OR tenant_id = ?4) AND (?5 IS NULL OR reminder_id = ?5) \
+       AND (?6 IS NULL OR destination_id = ?6) AND (?7 IS NULL OR failure_reason = ?7) \
+       AND (?8 IS NULL OR not_before >= ?8) AND (?9 IS NULL OR not_before < ?9) \
+     ORDER BY id LIMIT ?10";
+
+impl SqliteStore {
+    pub(crate) async fn create_replay_job(
+        &self,
+        new: NewReplayJob,
+    ) -> Result<ReplayJob, StoreError> {
+        check_new_job(&new)?;
+        self.run(true, move |conn, ctx| {
+            let id = uuid::Uuid::now_v7();
+            let f = &new.filter;
+            diesel::sql_query(
+                "INSERT INTO replay_jobs (id, region, tenant_id, reminder_id, destination_id, \
+                 failure_reason, not_before_from, not_before_until, requested_by, \
+                 horizon_seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind::<Text, _>(id.to_string())
+            .bind::<Text, _>(new.region.as_str())
+            .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
+            .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
+            .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
+            .bind::<Nullable<Text>, _>(f.reason.clone())
+            .bind::<Nullable<BigInt>, _>(f.from.map(micros))
+            .bind::<Nullable<BigInt>, _>(f.until.map(micros))
+            .bind::<Text, _>(&new.requested_by)
+            .bind::<BigInt, _>(new.horizon.num_seconds())
+            .bind::<BigInt, _>(micros(ctx.now))
+            .execute(conn)?;
+            job(conn, id)?.ok_or_else(|| StoreError::NotFound {
+                what: "replay job",
+                id: id.to_string(),
+            })
+        })
+        .await
+    }
+
+    pub(crate) async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+        self.run(false, move |conn, _| job(conn, id)).await
+    }
+
+    pub(crate) async fn replay_jobs(
+        &self,
+        region: Region,
+        unfinished_only: bool,
+        limit: u32,
+    ) -> Result<Vec<ReplayJob>, StoreError> {
+        self.run(false, move |conn, _| {
+            let found: Vec<JobRow> = diesel::sql_query(
+                "SELECT * FROM replay_jobs WHERE region = ? AND (? = 0 OR finished_at IS NULL) \
+                 ORDER BY created_at DESC, id DESC LIMIT ?",
+            )
+            .bind::<Text, _>(region.as_str())
+            .bind::<BigInt, _>(i64::from(unfinished_only))
+            .bind::<BigInt, _>(i64::from(limit))
+            .load(conn)?;
+            found.into_iter().map(ReplayJob::try_from).collect()
+        })
+        .await
+    }
+
+    pub(crate) async fn advance_replay_job(
+        &self,
+        id: uuid::Uuid,
+        batch: u32,
+    ) -> Result<ReplayJob, StoreError> {
+        let batch = batch.max(1);
+        let (job, replayed) = self
+            .run(true, move |conn, ctx| {
+                let job = job(conn, id)?.ok_or_else(|| StoreError::NotFound {
+                    what: "replay job",
+                    id: id.to_string(),
+                })?;
+                if job.finished() {
+                    return Ok((job, 0));
+                }
+                let f = &job.filter;
+                let found: Vec<TaskRow> =
+                    diesel::sql_query(BATCH_SQL.replace("{COLUMNS}", TASK_COLUMNS))
+                        .bind::<Text, _>(job.region.as_str())
+                        .bind::<Text, _>(
+                            job.cursor
+                                .map(|c| c.0)
+                                .unwrap_or(uuid::Uuid::nil())
+                                .to_string(),
+                        )
+                        .bind::<BigInt, _>(micros(job.created_at))
+                        .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
+                        .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
+                        .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
+                        .bind::<Nullable<Text>, _>(f.reason.clone())
+                        .bind::<Nullable<BigInt>, _>(f.from.map(micros))
+                        .bind::<Nullable<BigInt>, _>(f.until.map(micros))
+                        .bind::<BigInt, _>(i64::from(batch))
+                        .load(conn)?;
+                let tasks = rows::tasks(found)?;
+                let picked = tasks.len();
+                let last = tasks.last().map(|t| t.id.0.to_string());
+                let mut replayed = 0_i64;
+                for mut task in tasks {
+                    if lifecycle::replay(&mut task, job.horizon, ctx.now) {
+                        rows::write_task(conn, &task)?;
+                        replayed += 1;
+                    }
+                }
+                let finished = picked < batch as usize;
+                diesel::sql_query(
+                    "UPDATE replay_jobs SET replayed = replayed + ?, \
+                     cursor_task_id = coalesce(?, cursor_task_id), finished_at = ? WHERE id = ?",
+                )
+                .bind::<BigInt, _>(replayed)
+                .bind::<Nullable<Text>, _>(last)
+                .bind::<Nullable<BigInt>, _>(finished.then(|| micros(ctx.now)))
+                .bind::<Text, _>(id.to_string())
+                .execute(conn)?;
+                let job = self::job(conn, id)?.ok_or_else(|| StoreError::NotFound {
+                    what: "replay job",
+                    id: id.to_string(),
+                })?;
+                Ok((job, replayed))
+            })
+            .await?;
+        if replayed > 0 {
+            self.wake(Wakeup::DueWork(job.region));
+        }
+        Ok(job)
+    }
+}
