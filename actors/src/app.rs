@@ -102,12 +102,13 @@ pub async fn connect_to_seal(config: &Config, key: PayloadKey) -> Result<Databas
 pub struct Runtime {
     supervisor: Addr<RegionSupervisor>,
     servers: Vec<actix_web::dev::ServerHandle>,
-    replays: actix_rt::task::JoinHandle<()>,
     api_addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
     stats: Arc<RuntimeStats>,
     capacity: Capacity,
     telemetry: Telemetry,
+    /// Works the region's bulk replays; aborted on shutdown.
+    replay_jobs: actix_rt::task::JoinHandle<()>,
     log: slog::Logger,
 }
 
@@ -234,12 +235,8 @@ impl Runtime {
             telemetry: telemetry.clone(),
         };
         let supervisor = RegionSupervisor::new(shared, running).start();
-        // Bulk replays recorded by the console, the API or the CLI.
-        let replays = crate::replay_jobs::spawn(
-            store.clone(),
-            region,
-            log.new(slog::o!("component" => "replay_jobs")),
-        );
+        // On the API's pool, so a long replay never waits on delivery's.
+        let replay_jobs = crate::replay_jobs::spawn(state.store.clone(), region, log.clone());
         let mut servers = Vec::new();
         let (api_addr, handle) = api_server;
         servers.push(handle);
@@ -252,12 +249,12 @@ impl Runtime {
         Ok(Self {
             supervisor,
             servers,
-            replays,
             api_addr,
             metrics_addr,
             stats,
             capacity: progress_capacity,
             telemetry,
+            replay_jobs,
             log,
         })
     }
@@ -294,8 +291,10 @@ impl Runtime {
     /// hands every other lease back, then stops the API and exports the
     /// last spans.
     pub async fn shutdown(self) {
+        // A batch cut off here rolls back whole; the next process carries
+        // on from the cursor it left.
+        self.replay_jobs.abort();
         let _ = self.supervisor.send(Shutdown).await;
-        self.replays.abort();
         for server in self.servers {
             server.stop(true).await;
         }

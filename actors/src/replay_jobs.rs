@@ -1,12 +1,78 @@
 //! Works a region's bulk replays (replay jobs) to the end, batch by batch,
 //! in whichever process serves the region (`remit run`, `remit console`).
+//!
+//! Jobs are durable: one made by the API, the console or the CLI is picked
+//! up at the next tick by any process of its region, and one left half
+//! done by a stopped process is carried on from its recorded cursor. Each
+//! batch moves the cursor under the job's lock, so several processes of a
+//! region may work one job at once without counting a task twice.
+
+use std::time::Duration;
 
 use remit::domain::Region;
+use remit::store::console::ReplayJob;
 use remit::store::Database;
+use slog::{info, warn};
+
+/// Tasks replayed per transaction: small enough that a batch holds its
+/// locks briefly, large enough that a big replay is not one commit per
+/// task.
+pub const BATCH: u32 = 200;
+
+/// How often the runner looks for jobs when none is left.
+const TICK: Duration = Duration::from_secs(1);
+
+/// Progress is logged once every this many batches of a job, and at its
+/// end.
+const LOG_EVERY: u32 = 25;
 
 /// Starts working the region's unfinished replay jobs; stops when the
 /// handle is aborted or the actix system stops.
 pub fn spawn(store: Database, region: Region, log: slog::Logger) -> actix_rt::task::JoinHandle<()> {
-    let _ = (store, region, log);
-    todo!("replay_jobs::spawn")
+    let log = log.new(slog::o!("component" => "replay_jobs"));
+    actix_rt::spawn(async move {
+        loop {
+            work(&store, region, &log).await;
+            actix_rt::time::sleep(TICK).await;
+        }
+    })
+}
+
+/// Every unfinished job of the region, oldest first, each to its end; an
+/// error ends the round (the next tick tries again).
+async fn work(store: &Database, region: Region, log: &slog::Logger) {
+    let jobs = match store.replay_jobs(region, true, 100).await {
+        Ok(jobs) => jobs,
+        Err(e) => {
+            warn!(log, "could not list the bulk replays; retrying at the next tick";
+                  "error" => remit::error_chain(&e));
+            return;
+        }
+    };
+    for job in jobs.into_iter().rev() {
+        if let Err(e) = finish(store, &job, log).await {
+            warn!(log, "a bulk replay failed; retrying at the next tick";
+                  "job" => %job.id, "error" => remit::error_chain(&e));
+            return;
+        }
+    }
+}
+
+async fn finish(
+    store: &Database,
+    job: &ReplayJob,
+    log: &slog::Logger,
+) -> Result<(), remit::store::StoreError> {
+    let mut batches: u32 = 0;
+    loop {
+        let now = store.advance_replay_job(job.id, BATCH).await?;
+        batches = batches.wrapping_add(1);
+        if now.finished() {
+            info!(log, "bulk replay finished"; "job" => %now.id, "replayed" => now.replayed);
+            return Ok(());
+        }
+        if batches % LOG_EVERY == 0 {
+            info!(log, "bulk replay in progress"; "job" => %now.id, "replayed" => now.replayed);
+        }
+    }
 }

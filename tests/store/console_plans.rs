@@ -46,9 +46,6 @@ const FILL: &[&str] = &[
      SELECT id, 1, 1, 'fill', 'delivered', CASE WHEN random() < 0.1 THEN 429 ELSE 200 END, \
        not_before + interval '1 second' \
      FROM tasks WHERE reminder_id LIKE '%0'",
-    "ANALYZE destinations",
-    "ANALYZE tasks",
-    "ANALYZE attempts",
 ];
 
 /// Every `Seq Scan` of `tasks` or `attempts` in a JSON plan.
@@ -118,8 +115,39 @@ async fn console_queries_use_indexes_on_a_million_tasks() {
     let db = TestDb::new().await;
     let mut conn = db.conn().await;
     let started = Instant::now();
-    for sql in FILL {
-        diesel::sql_query(*sql)
+    // Faster in bulk: the foreign keys' row-by-row checks off (the fill
+    // keeps them by construction), and the indexes that are not unique
+    // dropped and built again afterwards, from their own definitions.
+    #[derive(QueryableByName)]
+    struct Def {
+        #[diesel(sql_type = Text)]
+        name: String,
+        #[diesel(sql_type = Text)]
+        def: String,
+    }
+    let defs: Vec<Def> = diesel::sql_query(
+        "SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def \
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+         WHERE i.indrelid = 'tasks'::regclass AND NOT i.indisunique",
+    )
+    .load(&mut conn)
+    .await
+    .unwrap();
+    assert!(
+        defs.iter().any(|d| d.name == "tasks_failed"),
+        "the console's indexes are there"
+    );
+    let mut steps: Vec<String> = vec![
+        "SET session_replication_role = replica".into(),
+        "SET maintenance_work_mem = '256MB'".into(),
+    ];
+    steps.extend(defs.iter().map(|d| format!("DROP INDEX {}", d.name)));
+    steps.extend(FILL.iter().map(|s| (*s).to_owned()));
+    steps.extend(defs.iter().map(|d| d.def.clone()));
+    steps.push("RESET session_replication_role".into());
+    steps.extend(["ANALYZE destinations", "ANALYZE tasks", "ANALYZE attempts"].map(String::from));
+    for sql in &steps {
+        diesel::sql_query(sql.as_str())
             .execute(&mut conn)
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));

@@ -15,7 +15,7 @@
 //! - `payload`: a task's payload kept byte for byte.
 //! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `destination_switch` (enable, disable), `tasks`,
-//!   `batch`: the handlers, which see only their
+//!   `batch`, `replays` (bulk replay): the handlers, which see only their
 //!   own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
@@ -29,6 +29,7 @@ mod error;
 mod failures;
 mod openapi;
 mod payload;
+mod replays;
 mod scopes;
 mod secrets;
 mod task_views;
@@ -54,6 +55,7 @@ pub use caller::Caller;
 pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
+pub use replays::{requested_by, ReplayJobView, ReplayRequest};
 pub use secrets::{CheckedRotation, RotateSecret};
 pub use tasks::{CreateTask, TaskRules};
 pub use tokens::{CreateToken, TokenView};
@@ -185,6 +187,9 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         )
                         .route(web::post().to(batch::create)),
                 )
+                // Before /tasks/{id}, which would take `replay` for an id.
+                .service(resource("/tasks/replay", "POST").route(web::post().to(replays::create)))
+                .service(resource("/replays/{id}", "GET").route(web::get().to(replays::get)))
                 .service(resource("/tasks/{id}", "GET").route(web::get().to(tasks::get)))
                 .service(
                     resource("/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)),

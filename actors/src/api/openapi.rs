@@ -38,6 +38,8 @@ use utoipa::{Modify, OpenApi};
         super::batch::create,
         super::tasks::get,
         super::tasks::replay,
+        super::replays::create,
+        super::replays::get,
         super::tokens::create,
         super::tokens::list,
         super::tokens::revoke,

@@ -56,6 +56,8 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("POST", "/v1/tasks/batch", Access::SCHEDULE),
     ("GET", "/v1/tasks/{id}", Access::READ_TASKS),
     ("POST", "/v1/tasks/{id}/replay", Access::ADMIN),
+    ("POST", "/v1/tasks/replay", Access::ADMIN),
+    ("GET", "/v1/replays/{id}", Access::ADMIN),
     ("POST", "/v1/tokens", Access::ADMIN),
     ("GET", "/v1/tokens", Access::ADMIN),
     ("DELETE", "/v1/tokens/{id}", Access::ADMIN),

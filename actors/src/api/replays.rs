@@ -1,0 +1,256 @@
+//! /v1/tasks/replay and /v1/replays/{id}: a bulk replay of every failed
+//! task of this region that matches a filter, recorded as a job that the
+//! region's processes work to the end (`replay_jobs`), and its progress.
+
+use actix_web::{web, HttpResponse};
+use chrono::{DateTime, Utc};
+use remit::domain::{DestinationId, InvalidInput, ReminderId, TenantId};
+use remit::store::console::{NewReplayJob, ReplayFilter, ReplayJob};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::body::read_object;
+use super::error::ErrorBody;
+use super::{ApiError, ApiState, Caller};
+
+/// Which failed tasks to replay. At least one field is needed; every field
+/// given narrows the replay.
+#[derive(Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"destination_id": "crm", "reason": "max_attempts",
+    "from": "2026-08-13T00:00:00Z", "until": "2026-08-14T00:00:00Z"}))]
+pub struct ReplayRequest {
+    /// Only this tenant's tasks.
+    #[schema(min_length = 1, max_length = 200)]
+    pub tenant_id: Option<String>,
+    /// Only tasks with this reminder id.
+    #[schema(min_length = 1, max_length = 200)]
+    pub reminder_id: Option<String>,
+    /// Only this destination's tasks.
+    #[schema(min_length = 1, max_length = 200)]
+    pub destination_id: Option<String>,
+    /// Only tasks that failed for this reason, exactly as the task shows
+    /// it (`max_attempts`, `retry_horizon`, …).
+    #[schema(min_length = 1, max_length = 200)]
+    pub reason: Option<String>,
+    /// Only tasks due (`not_before`) at or after this instant, RFC 3339.
+    #[schema(format = DateTime)]
+    pub from: Option<String>,
+    /// Only tasks due (`not_before`) before this instant, RFC 3339.
+    #[schema(format = DateTime)]
+    pub until: Option<String>,
+}
+
+/// The longest reason accepted, in bytes.
+const MAX_REASON_BYTES: usize = 200;
+
+fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, InvalidInput> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| {
+            InvalidInput::new(
+                field,
+                format!("must be RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z ({e})"),
+            )
+        })
+}
+
+impl ReplayRequest {
+    /// The filter, every field checked; names the field at fault.
+    pub fn filter(&self) -> Result<ReplayFilter, InvalidInput> {
+        let filter = ReplayFilter {
+            tenant: self.tenant_id.as_deref().map(TenantId::new).transpose()?,
+            reminder: self
+                .reminder_id
+                .as_deref()
+                .map(ReminderId::new)
+                .transpose()?,
+            destination: self
+                .destination_id
+                .as_deref()
+                .map(DestinationId::new)
+                .transpose()?,
+            reason: match &self.reason {
+                Some(r) if r.trim().is_empty() => {
+                    return Err(InvalidInput::new("reason", "must not be blank when given"))
+                }
+                Some(r) if r.len() > MAX_REASON_BYTES || r.chars().any(char::is_control) => {
+                    return Err(InvalidInput::new(
+                        "reason",
+                        format!(
+                            "must be at most {MAX_REASON_BYTES} bytes, with no control characters"
+                        ),
+                    ))
+                }
+                r => r.clone(),
+            },
+            from: self
+                .from
+                .as_deref()
+                .map(|t| instant("from", t))
+                .transpose()?,
+            until: self
+                .until
+                .as_deref()
+                .map(|t| instant("until", t))
+                .transpose()?,
+        };
+        if filter == ReplayFilter::default() {
+            return Err(InvalidInput::new(
+                "filter",
+                "name at least one of tenant_id, reminder_id, destination_id, reason, from, until",
+            ));
+        }
+        if let (Some(from), Some(until)) = (filter.from, filter.until) {
+            if from >= until {
+                return Err(InvalidInput::new("until", "must be after from"));
+            }
+        }
+        Ok(filter)
+    }
+}
+
+/// A bulk replay's filter as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplayFilterView {
+    pub tenant_id: Option<String>,
+    pub reminder_id: Option<String>,
+    pub destination_id: Option<String>,
+    pub reason: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// A bulk replay and its progress.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplayJobView {
+    #[schema(format = Uuid)]
+    pub id: String,
+    pub region: String,
+    pub filter: ReplayFilterView,
+    /// `bootstrap`, `cli`, or the id of the API token that asked.
+    pub requested_by: String,
+    /// The fresh retry horizon each replayed task gets, in seconds.
+    pub horizon_seconds: i64,
+    /// Only tasks that had failed by then are replayed.
+    pub created_at: DateTime<Utc>,
+    /// `running` until nothing is left to replay, then `finished`.
+    pub state: &'static str,
+    /// Tasks replayed so far.
+    pub replayed: i64,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl From<&ReplayJob> for ReplayJobView {
+    fn from(job: &ReplayJob) -> Self {
+        let f = &job.filter;
+        Self {
+            id: job.id.to_string(),
+            region: job.region.to_string(),
+            filter: ReplayFilterView {
+                tenant_id: f.tenant.as_ref().map(ToString::to_string),
+                reminder_id: f.reminder.as_ref().map(ToString::to_string),
+                destination_id: f.destination.as_ref().map(ToString::to_string),
+                reason: f.reason.clone(),
+                from: f.from,
+                until: f.until,
+            },
+            requested_by: job.requested_by.clone(),
+            horizon_seconds: job.horizon.num_seconds(),
+            created_at: job.created_at,
+            state: if job.finished() {
+                "finished"
+            } else {
+                "running"
+            },
+            replayed: job.replayed,
+            finished_at: job.finished_at,
+        }
+    }
+}
+
+/// Who asked, as a job records it.
+pub fn requested_by(caller: &Caller) -> String {
+    match caller {
+        Caller::Bootstrap => "bootstrap".to_owned(),
+        Caller::Token(token) => token.id.to_string(),
+    }
+}
+
+/// Replay every failed task that matches
+///
+/// Records a bulk replay of this region's failed tasks that match the
+/// filter and had failed by now; the region's processes work it to the
+/// end in batches, each task as `POST /v1/tasks/{id}/replay` would send it
+/// round again. Answers at once; `GET /v1/replays/{id}` reports progress.
+#[utoipa::path(
+    post,
+    path = "/v1/tasks/replay",
+    operation_id = "replay_tasks",
+    tag = "tasks",
+    request_body(content = ReplayRequest, content_type = "application/json"),
+    responses(
+        (status = 202, description = "Recorded; the job as it starts", body = ReplayJobView),
+        (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
+pub async fn create(
+    state: web::Data<ApiState>,
+    caller: Caller,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let text = std::str::from_utf8(&body).map_err(|_| ApiError::BadRequest {
+        field: None,
+        message: "the body is not UTF-8".into(),
+    })?;
+    let request: ReplayRequest = read_object(text)?;
+    let filter = request.filter()?;
+    let job = state
+        .store
+        .create_replay_job(NewReplayJob {
+            region: state.rules.serving,
+            filter,
+            requested_by: requested_by(&caller),
+            horizon: state.rules.horizon,
+        })
+        .await?;
+    Ok(HttpResponse::Accepted().json(ReplayJobView::from(&job)))
+}
+
+/// A bulk replay's progress
+#[utoipa::path(
+    get,
+    path = "/v1/replays/{id}",
+    operation_id = "get_replay",
+    tag = "tasks",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job and how far it has got", body = ReplayJobView),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "No such job in this region, or an id that is not a UUID", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
+pub async fn get(
+    state: web::Data<ApiState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let missing = || {
+        ApiError::NotFound(format!(
+            "no replay job with id {}",
+            remit::domain::quoted(&id)
+        ))
+    };
+    let parsed = uuid::Uuid::parse_str(&id).map_err(|_| missing())?;
+    match state.store.replay_job(parsed).await? {
+        Some(job) if job.region == state.rules.serving => {
+            Ok(HttpResponse::Ok().json(ReplayJobView::from(&job)))
+        }
+        _ => Err(missing()),
+    }
+}
