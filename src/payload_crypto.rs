@@ -164,7 +164,10 @@ impl PayloadKey {
         let mut out = [0; 64];
         // 64 bytes is far below HKDF-SHA256's limit of 255 * 32, so the
         // expansion cannot fail.
-        let _ = self.newest().derivation.expand(purpose.as_bytes(), &mut out);
+        let _ = self
+            .newest()
+            .derivation
+            .expand(purpose.as_bytes(), &mut out);
         out
     }
 

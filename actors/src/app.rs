@@ -199,15 +199,23 @@ impl Runtime {
             ConsoleListener::Api => (console, None),
             ConsoleListener::Metrics => (None, console),
         };
-        let api_server = listen(&state, api_listener, api_console, "api.bind", &config.api.bind)?;
+        let api_server = listen(
+            &state,
+            api_listener,
+            api_console,
+            "api.bind",
+            &config.api.bind,
+        )?;
         let metrics_server = match (metrics_listener, &config.metrics.bind) {
-            (Some(listener), Some(bind)) => match listen(&state, listener, metrics_console, "metrics.bind", bind) {
-                Ok(server) => Some(server),
-                Err(e) => {
-                    api_server.1.stop(false).await;
-                    return Err(e);
+            (Some(listener), Some(bind)) => {
+                match listen(&state, listener, metrics_console, "metrics.bind", bind) {
+                    Ok(server) => Some(server),
+                    Err(e) => {
+                        api_server.1.stop(false).await;
+                        return Err(e);
+                    }
                 }
-            },
+            }
             _ => None,
         };
         if config.api.token.is_none() {

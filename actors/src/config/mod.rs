@@ -19,9 +19,10 @@ mod sections;
 mod validate;
 
 pub use sections::{
-    ApiConfig, ClaimConfig, ConsoleConfig, ConsoleListener, DatabaseConfig, DestinationsConfig, EventsConfig, LeaseConfig,
-    LogConfig, LogFormat, MetricsConfig, ReconcileConfig, RetentionConfig, RetryConfig, SendConfig,
-    ShutdownConfig, ThrottleConfig, ThrottleLimits, TracingConfig,
+    ApiConfig, ClaimConfig, ConsoleConfig, ConsoleListener, DatabaseConfig, DestinationsConfig,
+    EventsConfig, LeaseConfig, LogConfig, LogFormat, MetricsConfig, ReconcileConfig,
+    RetentionConfig, RetryConfig, SendConfig, ShutdownConfig, ThrottleConfig, ThrottleLimits,
+    TracingConfig,
 };
 
 /// The configuration as read; every field has a default.

@@ -220,11 +220,7 @@ fn the_console_is_read_from_a_file_and_a_bad_listener_is_named() {
     let dir = std::env::temp_dir().join(format!("remit-config-console-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("console.toml");
-    std::fs::write(
-        &path,
-        "[console]\nlistener = \"loopback\"\n",
-    )
-    .unwrap();
+    std::fs::write(&path, "[console]\nlistener = \"loopback\"\n").unwrap();
     let err = Config::load(Some(&path)).unwrap_err().to_string();
     assert!(err.contains("listener"), "{err}");
     std::fs::write(&path, "[console]\nenabled = false\nsession_minutes = 15\n").unwrap();

@@ -134,10 +134,7 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
 }
 
 /// `/console`: the overview, or the sign-in form without a session.
-async fn home(
-    state: web::Data<ConsoleState>,
-    request: actix_web::HttpRequest,
-) -> HttpResponse {
+async fn home(state: web::Data<ConsoleState>, request: actix_web::HttpRequest) -> HttpResponse {
     let to = match session::viewer(&request, &state).await {
         Ok(_) => "/console/overview",
         Err(_) => "/console/sign-in",

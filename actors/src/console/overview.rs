@@ -37,9 +37,7 @@ pub async fn page(
         .cloned()
         .unwrap_or_default();
     let activity = state.store.activity(region).await?;
-    let oldest = counts
-        .oldest_eligible
-        .map_or(0, |d| d.num_seconds().max(0));
+    let oldest = counts.oldest_eligible.map_or(0, |d| d.num_seconds().max(0));
     let title = format!("Overview of {region}");
     Ok(Page {
         title: &title,

@@ -18,13 +18,7 @@ use super::{session, ConsoleError, ConsoleState};
 
 /// The bulk replay form under a search's results, carrying its filter.
 pub fn bulk_replay_form(viewer: &Viewer, search: &Search) -> Markup {
-    let value = |field: &Option<String>| {
-        field
-            .as_deref()
-            .map(str::trim)
-            .unwrap_or("")
-            .to_owned()
-    };
+    let value = |field: &Option<String>| field.as_deref().map(str::trim).unwrap_or("").to_owned();
     html! {
         section aria-labelledby="bulk-replay-heading" {
             h2 #bulk-replay-heading { "Bulk replay" }
@@ -128,7 +122,8 @@ pub async fn page(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ConsoleError> {
     let viewer = session::viewer(&request, &state).await?;
-    let missing = || ConsoleError::NotFound(format!("no replay job {}", remit::domain::quoted(&id)));
+    let missing =
+        || ConsoleError::NotFound(format!("no replay job {}", remit::domain::quoted(&id)));
     let id = uuid::Uuid::parse_str(&id).map_err(|_| missing())?;
     let job = state
         .store

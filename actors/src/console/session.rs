@@ -79,7 +79,11 @@ impl Viewer {
             Sha256::digest(given.as_bytes()),
             Sha256::digest(self.csrf.as_bytes()),
         );
-        if a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0 {
+        if a.iter()
+            .zip(b.iter())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+        {
             Ok(())
         } else {
             Err(ConsoleError::Forbidden(

@@ -9,7 +9,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::{DateTime, NaiveDateTime, Utc};
 use maud::{html, Markup};
 use remit::domain::{
-    Attempt, ApiToken, DestinationId, ReminderId, Task, TaskId, TaskState, TenantId,
+    ApiToken, Attempt, DestinationId, ReminderId, Task, TaskId, TaskState, TenantId,
 };
 use remit::store::console::TaskFilter;
 use remit::store::{Replayed, Store};
@@ -56,7 +56,9 @@ impl Search {
                 .transpose()?,
             state: Self::get(&self.state).map(task_state).transpose()?,
             from: Self::get(&self.from).map(|v| time(v, "from")).transpose()?,
-            until: Self::get(&self.until).map(|v| time(v, "until")).transpose()?,
+            until: Self::get(&self.until)
+                .map(|v| time(v, "until"))
+                .transpose()?,
             only_tenants: match caller {
                 Caller::Token(ApiToken {
                     tenants: Some(tenants),
@@ -244,13 +246,12 @@ fn row(task: &Task) -> Markup {
 
 /// The task, if it is this region's and the viewer may see its tenant:
 /// any other is answered as one that does not exist.
-async fn own_task(
-    state: &ConsoleState,
-    viewer: &Viewer,
-    raw: &str,
-) -> Result<Task, ConsoleError> {
-    let missing = || ConsoleError::NotFound(format!("no task with id {}", remit::domain::quoted(raw)));
-    let id = uuid::Uuid::parse_str(raw).map(TaskId).map_err(|_| missing())?;
+async fn own_task(state: &ConsoleState, viewer: &Viewer, raw: &str) -> Result<Task, ConsoleError> {
+    let missing =
+        || ConsoleError::NotFound(format!("no task with id {}", remit::domain::quoted(raw)));
+    let id = uuid::Uuid::parse_str(raw)
+        .map(TaskId)
+        .map_err(|_| missing())?;
     state
         .store
         .task(id)
@@ -389,6 +390,9 @@ pub async fn replay(
             task.id.0,
             task.state.as_str()
         ))),
-        Replayed::NotFound => Err(ConsoleError::NotFound(format!("no task with id {}", task.id.0))),
+        Replayed::NotFound => Err(ConsoleError::NotFound(format!(
+            "no task with id {}",
+            task.id.0
+        ))),
     }
 }

@@ -206,7 +206,22 @@ pub async fn wait_for(client: &Client, css: &str) -> fantoccini::elements::Eleme
         Ok(element) => element,
         Err(e) => {
             let url = client.current_url().await.map(|u| u.to_string());
-            panic!("no `{css}` within {ELEMENT_WAIT:?} on {url:?}: {e}")
+            // What a person would have seen, to tell a wrong page from a
+            // slow one.
+            let shown = client
+                .execute(
+                    "return document.body ? document.body.innerText : ''",
+                    vec![],
+                )
+                .await
+                .map(|text| {
+                    text.as_str()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(600)
+                        .collect::<String>()
+                });
+            panic!("no `{css}` within {ELEMENT_WAIT:?} on {url:?} ({e}); the page said: {shown:?}")
         }
     }
 }

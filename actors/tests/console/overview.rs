@@ -33,8 +33,8 @@ async fn overview_counts_equal_remit_status_on_sqlite() {
     overview_and_destinations(Backend::Sqlite).await;
 }
 
-/// Three delivered, two failed (410 is not retried), one waiting out an
-/// hour-long Retry-After, two due in 2030, and a destination disabled by
+/// Three delivered, two failed (410 is not retried), one waiting out a
+/// half-hour Retry-After, two due in 2030, and a destination disabled by
 /// hand: a region at rest, so the page and `remit status` read the same.
 async fn overview_and_destinations(backend: Backend) {
     let db = TestDb::running_on(backend).await;
@@ -44,7 +44,7 @@ async fn overview_and_destinations(backend: Backend) {
     receiver.script(
         "/busy",
         vec![],
-        Reply::status(503).retry_after(RetryAfter::Seconds(3600)),
+        Reply::status(503).retry_after(RetryAfter::Seconds(1800)),
     );
     let crm = seed::destination(&db, "crm", &receiver.url("/ok")).await;
     let ehr = seed::destination(&db, "ehr", &receiver.url("/gone")).await;

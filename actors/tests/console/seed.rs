@@ -41,7 +41,7 @@ pub async fn task_at(
         destination_id: destination.clone(),
         region: REGION,
         not_before,
-        retry_horizon: chrono::Duration::hours(1),
+        retry_horizon: chrono::Duration::days(1),
         payload: Payload::json(format!(
             r#"{{"reminder":"{reminder}","dob":"{PAYLOAD_MARKER}"}}"#
         )),
