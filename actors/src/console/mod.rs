@@ -115,10 +115,7 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
                 .route("/sign-out", web::post().to(sign_in::sign_out))
                 .route("/overview", web::get().to(overview::page))
                 .route("/destinations", web::get().to(destinations::page))
-                .route(
-                    "/destinations/{id}/{action}",
-                    web::post().to(destinations::act),
-                )
+                .route("/destinations/{action}", web::post().to(destinations::act))
                 .route("/tasks", web::get().to(tasks::search))
                 .route("/tasks/{id}", web::get().to(tasks::page))
                 .route("/tasks/{id}/replay", web::post().to(tasks::replay))

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod console;
 mod database;
 mod demo;
 mod events;

@@ -8,6 +8,7 @@ mod support;
 
 mod announced_quota;
 mod api;
+mod console;
 mod database_crash;
 mod destination_reads;
 mod eviction;

@@ -1,0 +1,161 @@
+//! What the pages show: the overview's counts are `remit status`'s, a
+//! task's page shows its envelope and never its payload, a rotation shows
+//! the new secret once. On both stores.
+
+use remit::domain::Region;
+use remit::store::Store;
+
+use super::browser::{Answer, Browser};
+use super::{console, task};
+use crate::support::{Backend, TestDb, API_TOKEN};
+
+/// The text of the element carrying `attribute`.
+fn text_of(answer: &Answer, attribute: &str) -> String {
+    let at = answer
+        .body
+        .find(attribute)
+        .unwrap_or_else(|| panic!("no {attribute} on the page:\n{}", answer.body));
+    let start = answer.body[at..].find('>').unwrap() + at + 1;
+    let end = answer.body[start..].find('<').unwrap() + start;
+    answer.body[start..end].to_owned()
+}
+
+#[actix_rt::test]
+async fn the_overview_counts_are_those_of_remit_status() {
+    for backend in Backend::ALL {
+        let db = TestDb::running_on(backend).await;
+        let crm = db.destination("crm", Region::EU).await;
+        for i in 0..5 {
+            db.task(&format!("r-{i}"), &crm, Region::EU).await;
+        }
+        // Two leased, three pending; another region's tasks are not counted.
+        db.claim(Region::EU, "eu-1", 2).await;
+        let us = db.destination("us-crm", Region::US).await;
+        db.task("r-us", &us, Region::US).await;
+
+        let console = console(&db, Region::EU).await;
+        let browser = Browser::signed_in(console.addr(), API_TOKEN).await;
+        let page = browser.get("/console/overview").await;
+        assert_eq!(page.status, 200, "{backend:?}: {}", page.body);
+        let report = db.store.status(Some(Region::EU)).await.unwrap();
+        let eu = report
+            .regions
+            .iter()
+            .find(|r| r.region == Some(Region::EU))
+            .unwrap();
+        for (name, expected) in [
+            ("pending", eu.pending),
+            ("leased", eu.leased),
+            ("retry_wait", eu.retry_wait),
+            ("delivered", eu.delivered),
+            ("failed", eu.failed),
+            ("expired_leases", eu.expired_leases),
+        ] {
+            let shown = text_of(&page, &format!(r#"data-count="{name}""#));
+            assert_eq!(shown, expected.to_string(), "{backend:?} {name}");
+        }
+        assert_eq!((eu.pending, eu.leased), (3, 2), "{backend:?}");
+        let oldest = eu.oldest_eligible.map_or(0, |d| d.num_seconds());
+        assert!(
+            page.body
+                .contains(&format!(r#"data-oldest-eligible-seconds="{oldest}""#)),
+            "{backend:?}"
+        );
+        for chart in ["deliveries", "rate_limited", "failures", "latency"] {
+            assert!(
+                page.body
+                    .contains(&format!(r#"<svg class="chart" data-chart="{chart}""#)),
+                "{backend:?} {chart}"
+            );
+        }
+        assert!(page.body.contains("data-refresh"), "{backend:?}");
+        console.stop().await;
+    }
+}
+
+#[actix_rt::test]
+async fn no_page_shows_a_payload() {
+    for backend in Backend::ALL {
+        let db = TestDb::running_on(backend).await;
+        let crm = db.destination("crm", Region::EU).await;
+        let marker = format!("dob-{}", uuid::Uuid::new_v4().simple());
+        let id = task(&db, "clinic-1", "r-1", &crm, Region::EU, &marker).await;
+        let stored = db.store.task(id).await.unwrap().unwrap();
+        let console = console(&db, Region::EU).await;
+        let browser = Browser::signed_in(console.addr(), API_TOKEN).await;
+        let task_page = format!("/console/tasks/{}", id.0);
+        for path in [
+            "/console/overview".to_owned(),
+            "/console/destinations".to_owned(),
+            "/console/tasks".to_owned(),
+            format!("/console/tasks?id={}", id.0),
+            "/console/tasks?tenant=clinic-1&reminder=r-1&destination=crm&state=pending".to_owned(),
+            task_page.clone(),
+        ] {
+            let page = browser.get(&path).await;
+            assert_eq!(page.status, 200, "{backend:?} {path}: {}", page.body);
+            assert!(
+                !page.body.contains(&marker),
+                "{backend:?} {path} shows the payload"
+            );
+        }
+        let page = browser.get(&task_page).await;
+        assert_eq!(text_of(&page, r#"data-field="state""#), "pending");
+        assert!(
+            page.body.contains(&stored.idempotency_key),
+            "{backend:?}: the task's key"
+        );
+        assert!(page.body.contains(r#"<table id="attempts">"#));
+        // A pending task cannot be replayed: no button.
+        assert!(!page.body.contains("replay-button"), "{backend:?}");
+
+        // The search narrows by each field.
+        for (query, listed) in [
+            ("state=pending", true),
+            ("state=failed", false),
+            ("tenant=clinic-2", false),
+            ("destination=crm", true),
+            ("reminder=r-2", false),
+            ("from=2000-01-01T00:00", true),
+            ("until=2000-01-01T00:00:00Z", false),
+        ] {
+            let page = browser.get(&format!("/console/tasks?{query}")).await;
+            assert_eq!(page.status, 200, "{backend:?} {query}");
+            let found = page.body.contains(&format!(r#"data-task-id="{}""#, id.0));
+            assert_eq!(found, listed, "{backend:?} {query}");
+        }
+        let bad = browser.get("/console/tasks?from=yesterday").await;
+        assert_eq!(bad.status, 400);
+        assert!(bad.body.contains("from:"), "{}", bad.body);
+        console.stop().await;
+    }
+}
+
+#[actix_rt::test]
+async fn a_rotation_shows_the_new_secret_once() {
+    let db = TestDb::running_on(Backend::Postgres).await;
+    let crm = db.destination("crm", Region::EU).await;
+    let console = console(&db, Region::EU).await;
+    let browser = Browser::signed_in(console.addr(), API_TOKEN).await;
+    let csrf = browser.get("/console/destinations").await.csrf();
+    let answer = browser
+        .post(
+            "/console/destinations/rotate",
+            &[("destination", "crm"), ("csrf", &csrf)],
+        )
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let secret = text_of(&answer, r#"id="new-secret""#);
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    assert_eq!(db.store.signing_secrets(&crm).await.unwrap().len(), 1);
+    let page = browser.get("/console/destinations").await;
+    assert!(!page.body.contains(&secret));
+    let unknown = browser
+        .post(
+            "/console/destinations/rotate",
+            &[("destination", "nope"), ("csrf", &csrf)],
+        )
+        .await;
+    assert_eq!(unknown.status, 404);
+    console.stop().await;
+}
