@@ -17,4 +17,3 @@ mod bulk_replay;
 mod overview;
 mod read_only;
 mod replay;
-mod scaffold;
