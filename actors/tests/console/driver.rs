@@ -197,10 +197,23 @@ async fn connect(driver: &ChromeDriver, profile: &Path) -> Client {
 
 /// Waits for the element `css` selects, or fails naming it and the page.
 pub async fn wait_for(client: &Client, css: &str) -> fantoccini::elements::Element {
+    wait_for_locator(client, Locator::Css(css), css).await
+}
+
+/// As [`wait_for`], for what only XPath can say (an element's text).
+pub async fn wait_for_xpath(client: &Client, xpath: &str) -> fantoccini::elements::Element {
+    wait_for_locator(client, Locator::XPath(xpath), xpath).await
+}
+
+async fn wait_for_locator(
+    client: &Client,
+    locator: Locator<'_>,
+    what: &str,
+) -> fantoccini::elements::Element {
     match client
         .wait()
         .at_most(ELEMENT_WAIT)
-        .for_element(Locator::Css(css))
+        .for_element(locator)
         .await
     {
         Ok(element) => element,
@@ -221,7 +234,7 @@ pub async fn wait_for(client: &Client, css: &str) -> fantoccini::elements::Eleme
                         .take(600)
                         .collect::<String>()
                 });
-            panic!("no `{css}` within {ELEMENT_WAIT:?} on {url:?} ({e}); the page said: {shown:?}")
+            panic!("no `{what}` within {ELEMENT_WAIT:?} on {url:?} ({e}); the page said: {shown:?}")
         }
     }
 }

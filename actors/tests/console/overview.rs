@@ -7,7 +7,7 @@ use chrono::{TimeZone, Utc};
 use remit::domain::TaskState;
 use remit::store::Store;
 
-use crate::driver::{screenshot, wait_for, with_browser};
+use crate::driver::{screenshot, wait_for, wait_for_xpath, with_browser};
 use crate::pages::{self, assert_no_payload, attr, count, open, text};
 use crate::seed::{self, wait_for_state, SECRET};
 use crate::server::{status_json, RemitRun, ADMIN_TOKEN};
@@ -135,6 +135,34 @@ async fn overview_and_destinations(backend: Backend) {
         }
         assert_no_payload(&client).await;
         screenshot(&client, "overview").await;
+        let styled = client
+            .execute(
+                "return Array.from(document.styleSheets).some(sheet =>
+                   sheet.href && sheet.href.endsWith('/console/assets/console.css')
+                   && sheet.cssRules.length > 0)",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            styled, true,
+            "the embedded style sheet applies under the CSP"
+        );
+
+        // Live refresh: the page's own script (allowed by the CSP) fetches
+        // it again and swaps the counts in, without a navigation.
+        client
+            .execute("window.sameDocument = true", vec![])
+            .await
+            .unwrap();
+        seed::task_at(db, "clinic-a", "later-2", &crm, in_2030).await;
+        wait_for_xpath(
+            &client,
+            r#"//*[@data-count="pending"][normalize-space(.)="3"]"#,
+        )
+        .await;
+        let same = client.execute("return window.sameDocument === true", vec![]);
+        assert_eq!(same.await.unwrap(), true, "refreshed in place");
 
         open(
             &client,
