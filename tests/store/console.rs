@@ -383,7 +383,7 @@ async fn activity_by_minute(backend: Backend) {
             "minute {i}"
         );
     }
-    let latency = activity.minutes[29].deadline_to_delivery.clone().unwrap();
+    let latency = activity.minutes[29].deadline_to_delivery.unwrap();
     assert_eq!(
         (latency.count, latency.p50, latency.p99),
         (2, Duration::seconds(10), Duration::seconds(10))

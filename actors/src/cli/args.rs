@@ -102,6 +102,28 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: ReportFormat,
     },
+    /// Replay every failed task of a region that matches a filter: the
+    /// replay is recorded as a job (a running region works it too), then
+    /// worked here to the end, printing its progress and the count. Only
+    /// tasks that had failed when it was made are replayed.
+    Replay {
+        /// KEY=VALUE, repeatable, at least one: tenant, reminder,
+        /// destination, reason (as the task shows it), from and until
+        /// (RFC 3339; the task's not_before in [from, until)).
+        #[arg(
+            long = "filter",
+            value_name = "KEY=VALUE",
+            required_unless_present = "job"
+        )]
+        filters: Vec<String>,
+        /// Resume the recorded replay with this id, or report it when it
+        /// has finished.
+        #[arg(long, conflicts_with = "filters")]
+        job: Option<String>,
+        /// The region (default: the configured one).
+        #[arg(long)]
+        region: Option<String>,
+    },
     /// Delete delivered and failed tasks that ended longer ago than
     /// --older-than, with their attempts and payloads, in batches of
     /// retention.batch_size. A pruned tenant and reminder can be scheduled,

@@ -7,7 +7,7 @@
 //! - `args`: the commands and flags, as clap reads them.
 //! - `migrate`, `destination`, `schedule`, `reconcile`, `prune`, `status`,
 //!   `rekey`, `transfer` (export and import), `token` (create, list,
-//!   revoke): one command each.
+//!   revoke), `replay` (bulk replay by filter): one command each.
 
 mod args;
 mod destination;
@@ -15,6 +15,7 @@ mod migrate;
 mod prune;
 mod reconcile;
 mod rekey;
+mod replay;
 mod schedule;
 mod status;
 mod token;
@@ -146,6 +147,11 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             reclaim,
             format,
         } => reconcile::run(&config, region, ledger, older_than, reclaim, format).await,
+        Command::Replay {
+            filters,
+            job,
+            region,
+        } => replay::run(&config, filters, job, region).await,
         Command::Prune { region, older_than } => prune::run(&config, region, older_than).await,
         Command::Status { region, format } => status::run(&config, region, format).await,
         Command::Rekey { batch } => rekey::run(&config, batch).await,

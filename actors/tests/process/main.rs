@@ -15,6 +15,7 @@ mod payload_key;
 mod prune;
 mod quota;
 mod rekey;
+mod replay;
 mod rotate_secret;
 mod schedule;
 mod startup;

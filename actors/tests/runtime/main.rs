@@ -21,6 +21,7 @@ mod listener;
 mod on_time;
 mod ordering;
 mod poison;
+mod replay_jobs;
 mod residency;
 mod retention;
 mod retry_after;

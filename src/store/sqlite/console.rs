@@ -106,6 +106,9 @@ struct SummaryRow {
 /// Each destination of the region (?2) with its counts at ?1; each count
 /// reads the partial index of its states (`tasks_due`,
 /// `tasks_expired_leases`, `tasks_finalized`, `attempts_rate_limited`).
+/// SQLite uses a partial index only for a query that repeats its WHERE
+/// clause, hence `state IN ('delivered', 'failed')` beside `state =
+/// 'failed'` here and in the activity's reads.
 const SUMMARIES_SQL: &str = "SELECT d.id AS destination, d.quota_limit, d.quota_remaining, \
        d.quota_resets_at, d.quota_learned_at, \
        (SELECT count(*) FROM tasks t WHERE t.destination_id = d.id AND t.state = 'leased') \

@@ -10,6 +10,7 @@ mod front_door;
 mod openapi;
 mod ordering;
 mod regions;
+mod replays;
 mod routing;
 mod scopes;
 mod secrets;

@@ -154,6 +154,11 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
     let (status, task) = api.post("/v1/tasks", task_body("fixture")).await;
     assert_eq!(status, 201, "{task}");
     let task_id = task["id"].as_str().unwrap().to_owned();
+    let (status, job) = api
+        .post("/v1/tasks/replay", json!({"destination_id": "crm"}))
+        .await;
+    assert_eq!(status, 202, "{job}");
+    let job_id = job["id"].as_str().unwrap().to_owned();
     let (victim, _) = stored(&db, grant("read", &[])).await;
     let callers = callers(&db).await;
 
@@ -166,6 +171,8 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
         let per_task = template.starts_with("/v1/tasks");
         let path = if template.starts_with("/v1/tasks/{id}") {
             template.replace("{id}", &task_id)
+        } else if template.starts_with("/v1/replays/{id}") {
+            template.replace("{id}", &job_id)
         } else if template.starts_with("/v1/tokens/{id}") {
             template.replace("{id}", victim.id.as_str())
         } else {
@@ -190,6 +197,7 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
                         Some(json!({"tasks": [task_body(&format!("batch-{n}"))]}))
                     }
                     ("POST", "/v1/tokens") => Some(json!({"scope": "read"})),
+                    ("POST", "/v1/tasks/replay") => Some(json!({"destination_id": "crm"})),
                     ("POST", _) => Some(json!({})),
                     _ => None,
                 };
