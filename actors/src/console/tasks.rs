@@ -192,21 +192,22 @@ pub async fn search(
 
 fn search_form(query: &Search) -> Markup {
     let value = |field: &Option<String>| Search::get(field).unwrap_or("").to_owned();
-    let field = |name: &str, label: &str, current: String, kind: &str| {
+    let field = |name: &str, label: &str, current: String, hint: &str| {
         html! {
             div.field {
                 label for=(format!("search-{name}")) { (label) }
-                input id=(format!("search-{name}")) name=(name) type=(kind) value=(current);
+                input id=(format!("search-{name}")) name=(name) type="text" value=(current)
+                    placeholder=(hint);
             }
         }
     };
     let selected = value(&query.state);
     html! {
         form #task-search method="get" action="/console/tasks" {
-            (field("id", "Task id", value(&query.id), "text"))
-            (field("tenant", "Tenant", value(&query.tenant), "text"))
-            (field("reminder", "Reminder", value(&query.reminder), "text"))
-            (field("destination", "Destination", value(&query.destination), "text"))
+            (field("id", "Task id", value(&query.id), ""))
+            (field("tenant", "Tenant", value(&query.tenant), ""))
+            (field("reminder", "Reminder", value(&query.reminder), ""))
+            (field("destination", "Destination", value(&query.destination), ""))
             div.field {
                 label for="search-state" { "State" }
                 select #search-state name="state" {
@@ -220,8 +221,8 @@ fn search_form(query: &Search) -> Markup {
                     }
                 }
             }
-            (field("from", "Not before, from (UTC)", value(&query.from), "text"))
-            (field("until", "Not before, until (UTC)", value(&query.until), "text"))
+            (field("from", "Not before, from (UTC)", value(&query.from), "2026-12-04T09:30"))
+            (field("until", "Not before, until (UTC)", value(&query.until), "2026-12-04T18:00"))
             input type="hidden" name="before" value="";
             button #search-button type="submit" { "Search" }
         }

@@ -80,6 +80,22 @@ async fn sign_in_sets_a_strict_http_only_cookie_and_a_bad_token_is_401() {
     assert!(!cookie.contains(API_TOKEN), "{cookie}");
     assert!(!cookie.contains("csrf"), "{cookie}");
 
+    // A forwarded scheme is not the connection's: anyone can send one.
+    let forwarded = awc::Client::builder()
+        .disable_redirects()
+        .finish()
+        .post(format!("http://{}/console/sign-in", console.addr()))
+        .insert_header(("x-forwarded-proto", "https"))
+        .send_form(&[("token", API_TOKEN)])
+        .await
+        .unwrap();
+    let forwarded = forwarded
+        .headers()
+        .get("set-cookie")
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(!forwarded.contains("Secure"), "{forwarded}");
     assert_eq!(
         browser.get("/console").await.header("location"),
         "/console/overview"
