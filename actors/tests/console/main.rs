@@ -17,3 +17,4 @@ mod bulk_replay;
 mod overview;
 mod read_only;
 mod replay;
+mod small_screens;

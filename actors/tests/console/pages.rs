@@ -1,7 +1,9 @@
 //! What every scenario does with a console page: sign in, read the
 //! contract's ids and data attributes, and post as a forger would.
 
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::elements::Element;
+use fantoccini::key::Key;
 use fantoccini::{Client, Locator};
 
 use crate::driver::wait_for;
@@ -118,4 +120,24 @@ pub async fn action_forms(client: &Client) -> Vec<String> {
         actions.push(action);
     }
     actions
+}
+
+/// Presses and releases `key` wherever the keyboard focus is, as a person
+/// at the keyboard would.
+pub async fn press(client: &Client, key: Key) {
+    let key = char::from(key);
+    let actions = KeyActions::new("keyboard".into())
+        .then(KeyAction::Down { value: key })
+        .then(KeyAction::Up { value: key });
+    client.perform_actions(actions).await.unwrap();
+}
+
+/// The `id` of the element with the keyboard focus, if it has one.
+pub async fn focused_id(client: &Client) -> Option<String> {
+    let focused = client.active_element().await.unwrap();
+    focused
+        .attr("id")
+        .await
+        .unwrap()
+        .filter(|id| !id.is_empty())
 }
