@@ -262,12 +262,16 @@ pub fn screenshot_dir() -> PathBuf {
 }
 
 /// Writes what the browser shows now to `<screenshot_dir>/<name>.png`.
+/// Both stores' runs of a scenario write the same names at about the same
+/// time, so each file is written aside and renamed into place whole.
 pub async fn screenshot(client: &Client, name: &str) -> PathBuf {
     let png = client.screenshot().await.expect("take a screenshot");
     assert!(png.starts_with(b"\x89PNG"), "the screenshot is a PNG");
     let dir = screenshot_dir();
     std::fs::create_dir_all(&dir).expect("create the screenshot directory");
     let path = dir.join(format!("{name}.png"));
-    std::fs::write(&path, png).expect("write the screenshot");
+    let aside = dir.join(format!(".{name}-{}.png", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&aside, png).expect("write the screenshot");
+    std::fs::rename(&aside, &path).expect("move the screenshot into place");
     path
 }
