@@ -29,14 +29,18 @@ pub async fn page(
         None | Some("") => state.region,
         Some(name) => name.parse::<Region>()?,
     };
-    let report = state.store.status(Some(region)).await?;
+    // Two reads of their own, at once: the page waits for the slower only.
+    let (report, activity) = futures_util::future::try_join(
+        state.store.status(Some(region)),
+        state.store.activity(region),
+    )
+    .await?;
     let counts = report
         .regions
         .iter()
         .find(|r| r.region == Some(region))
         .cloned()
         .unwrap_or_default();
-    let activity = state.store.activity(region).await?;
     let oldest = counts.oldest_eligible.map_or(0, |d| d.num_seconds().max(0));
     let title = format!("Overview of {region}");
     Ok(Page {

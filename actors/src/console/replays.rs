@@ -23,7 +23,7 @@ pub fn bulk_replay_form(viewer: &Viewer, search: &Search) -> Markup {
         section aria-labelledby="bulk-replay-heading" {
             h2 #bulk-replay-heading { "Bulk replay" }
             p {
-                "Sends every " strong { "failed" } " task that matches this search's tenant, reminder, destination and time range round again (the task id and state fields do not apply). It runs as a job and survives a restart."
+                "Sends every " strong { "failed" } " task that matches this search's tenant, reminder, destination and time range round again (the task id and state fields do not apply; at least one of the others must be set). It runs as a job and survives a restart."
             }
             form #bulk-replay method="post" action="/console/replays" {
                 (viewer.csrf_input())
@@ -67,7 +67,7 @@ impl BulkReplay {
                 "must be a failure reason such as max_attempts or http_410",
             ));
         }
-        Ok(ReplayFilter {
+        let filter = ReplayFilter {
             tenant: given(&self.tenant).map(TenantId::new).transpose()?,
             reminder: given(&self.reminder).map(ReminderId::new).transpose()?,
             destination: given(&self.destination)
@@ -76,7 +76,21 @@ impl BulkReplay {
             reason,
             from: given(&self.from).map(|v| time(v, "from")).transpose()?,
             until: given(&self.until).map(|v| time(v, "until")).transpose()?,
-        })
+        };
+        // As `POST /v1/tasks/replay`: a click must not replay a whole
+        // region's failures by accident.
+        if filter == ReplayFilter::default() {
+            return Err(ConsoleError::bad(
+                "filter",
+                "search by at least one of tenant, reminder, destination or time range first",
+            ));
+        }
+        if let (Some(from), Some(until)) = (filter.from, filter.until) {
+            if from >= until {
+                return Err(ConsoleError::bad("until", "must be after from"));
+            }
+        }
+        Ok(filter)
     }
 }
 

@@ -31,7 +31,7 @@ pub const COOKIE: &str = "remit_console";
 struct Claims {
     /// The token's SHA-256, base64url.
     token: String,
-    /// When the session ends, in Unix seconds.
+    /// When the session ends, in Unix milliseconds.
     expires: i64,
     /// The value every form must carry back.
     csrf: String,
@@ -132,7 +132,7 @@ impl Viewer {
 /// when there is no session, it has ended, or its token no longer signs in.
 pub async fn viewer(request: &HttpRequest, state: &ConsoleState) -> Result<Viewer, ConsoleError> {
     let claims = open(request, state).ok_or(ConsoleError::NotSignedIn)?;
-    if claims.expires <= Utc::now().timestamp() {
+    if claims.expires <= Utc::now().timestamp_millis() {
         return Err(ConsoleError::NotSignedIn);
     }
     let hash: TokenHash = URL_SAFE_NO_PAD
@@ -156,7 +156,7 @@ pub async fn viewer(request: &HttpRequest, state: &ConsoleState) -> Result<Viewe
 pub fn start(request: &HttpRequest, state: &ConsoleState, token: &str) -> Cookie<'static> {
     let claims = Claims {
         token: URL_SAFE_NO_PAD.encode(token_hash(token)),
-        expires: (Utc::now() + state.session).timestamp(),
+        expires: (Utc::now() + state.session).timestamp_millis(),
         csrf: URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>()),
     };
     let value = serde_json::to_string(&claims).unwrap_or_default();

@@ -159,3 +159,37 @@ async fn a_rotation_shows_the_new_secret_once() {
     assert_eq!(unknown.status, 404);
     console.stop().await;
 }
+
+#[actix_rt::test]
+async fn what_producers_and_operators_wrote_is_shown_as_text() {
+    let db = TestDb::running_on(Backend::Postgres).await;
+    let crm = db.destination("crm", Region::EU).await;
+    let tenant = r#"<img src=x onerror="alert(1)">"#;
+    let id = task(&db, tenant, "<b>r</b>", &crm, Region::EU, "x").await;
+    db.store
+        .disable_destination(&crm, Some("<script>alert(2)</script>".into()))
+        .await
+        .unwrap();
+    let console = console(&db, Region::EU).await;
+    let browser = Browser::signed_in(console.addr(), API_TOKEN).await;
+    for path in [
+        "/console/destinations".to_owned(),
+        "/console/tasks".to_owned(),
+        format!("/console/tasks/{}", id.0),
+    ] {
+        let page = browser.get(&path).await;
+        assert_eq!(page.status, 200, "{path}");
+        for raw in ["<img src=x", "<script>alert", "<b>r</b>"] {
+            assert!(!page.body.contains(raw), "{path} renders {raw} as markup");
+        }
+    }
+    let page = browser.get(&format!("/console/tasks/{}", id.0)).await;
+    assert!(page
+        .body
+        .contains("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"));
+    let page = browser.get("/console/destinations").await;
+    assert!(page
+        .body
+        .contains("disabled: &lt;script&gt;alert(2)&lt;/script&gt;"));
+    console.stop().await;
+}

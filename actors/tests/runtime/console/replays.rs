@@ -48,6 +48,16 @@ async fn failed_tasks_are_replayed_one_or_in_bulk_and_delivered() {
         search.body
     );
     assert!(search.body.contains(r#"name="tenant" value="clinic-a""#));
+    // An empty filter would replay the whole region: refused.
+    let csrf = search.csrf();
+    let refused = browser
+        .post(
+            "/console/replays",
+            &[("csrf", csrf.as_str()), ("tenant", "")],
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(refused.body.contains("filter:"), "{}", refused.body);
     let created = browser
         .post(
             "/console/replays",

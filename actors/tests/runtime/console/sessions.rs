@@ -217,3 +217,50 @@ async fn a_revoked_token_s_session_ends_at_once() {
     );
     console.stop().await;
 }
+
+#[actix_rt::test]
+async fn a_session_ends_when_its_time_is_up_whatever_the_browser_keeps() {
+    use actix_web::{App, HttpServer};
+    use remit_actors::console::{self, ConsoleState};
+
+    let db = TestDb::running_on(Backend::Postgres).await;
+    let config = crate::support::config(&db, Region::EU, "console-1");
+    let mut state = ConsoleState::new(
+        &config,
+        Region::EU,
+        db.store.clone(),
+        None,
+        crate::support::logger(),
+    );
+    state.session = chrono::Duration::seconds(1);
+    let server = HttpServer::new(move || App::new().configure(console::routes(state.clone())))
+        .workers(1)
+        .disable_signals()
+        .bind("127.0.0.1:0")
+        .unwrap();
+    let addr = server.addrs()[0];
+    let server = server.run();
+    let handle = server.handle();
+    actix_rt::spawn(server);
+
+    let started = std::time::Instant::now();
+    let mut browser = Browser::new(addr);
+    let signed_in = browser.sign_in(API_TOKEN).await;
+    assert!(signed_in.header("set-cookie").contains("Max-Age=1"));
+    // The browser keeps sending the cookie; the server refuses it once the
+    // sealed expiry has passed.
+    loop {
+        let status = browser.get("/console/overview").await.status;
+        if status == 303 {
+            break;
+        }
+        assert_eq!(status, 200);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "the session outlived its second"
+        );
+        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(started.elapsed() >= std::time::Duration::from_millis(900));
+    handle.stop(true).await;
+}
