@@ -1,0 +1,20 @@
+//! The web console in a real browser: headless Chromium driven over
+//! WebDriver (ChromeDriver) against `remit run` child processes, on
+//! PostgreSQL and on SQLite. Each scenario writes screenshots of the pages
+//! it passes through under `target/console-screenshots/`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod driver;
+mod pages;
+mod seed;
+mod server;
+
+mod bulk_replay;
+mod overview;
+mod read_only;
+mod replay;
+mod small_screens;
