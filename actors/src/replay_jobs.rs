@@ -38,8 +38,9 @@ pub fn spawn(store: Database, region: Region, log: slog::Logger) -> actix_rt::ta
     })
 }
 
-/// Every unfinished job of the region, oldest first, each to its end; an
-/// error ends the round (the next tick tries again).
+/// Every unfinished job of the region, oldest first, each to its end; a
+/// job that fails is left for the next tick, and the round goes on to the
+/// next job, so one job that cannot advance does not hold up the others.
 async fn work(store: &Database, region: Region, log: &slog::Logger) {
     let jobs = match store.replay_jobs(region, true, 100).await {
         Ok(jobs) => jobs,
@@ -53,7 +54,6 @@ async fn work(store: &Database, region: Region, log: &slog::Logger) {
         if let Err(e) = finish(store, &job, log).await {
             warn!(log, "a bulk replay failed; retrying at the next tick";
                   "job" => %job.id, "error" => remit::error_chain(&e));
-            return;
         }
     }
 }

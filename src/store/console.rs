@@ -230,6 +230,15 @@ pub(crate) fn check_new_job(new: &NewReplayJob) -> Result<(), crate::domain::Inv
     if new.requested_by.is_empty() {
         return Err(InvalidInput::new("requested_by", "must not be empty"));
     }
+    // Every failed task of the region is too much to replay by accident;
+    // the API, the console and the CLI refuse it too, and this is the
+    // last line.
+    if new.filter == ReplayFilter::default() {
+        return Err(InvalidInput::new(
+            "filter",
+            "must name at least one of tenant, reminder, destination, reason, from, until",
+        ));
+    }
     if new.filter.reason.as_deref() == Some("") {
         return Err(InvalidInput::new("reason", "must not be empty"));
     }

@@ -243,6 +243,16 @@ async fn refused_with_the_field_named(backend: Backend) {
         Err(remit::store::StoreError::Invalid(e)) => assert_eq!(e.field, "until"),
         other => panic!("expected a refusal naming until, got {other:?}"),
     }
+    // No filter at all would replay every failed task of the region: the
+    // store refuses it, whoever asks.
+    match db
+        .store
+        .create_replay_job(job(Region::EU, ReplayFilter::default()))
+        .await
+    {
+        Err(remit::store::StoreError::Invalid(e)) => assert_eq!(e.field, "filter"),
+        other => panic!("expected a refusal naming filter, got {other:?}"),
+    }
     let missing = db.store.advance_replay_job(uuid::Uuid::now_v7(), 10).await;
     assert!(
         matches!(missing, Err(remit::store::StoreError::NotFound { .. })),
@@ -282,7 +292,13 @@ async fn two_advancers(backend: Backend) {
     db.clock().advance(Duration::seconds(1));
     let created = db
         .store
-        .create_replay_job(job(Region::EU, ReplayFilter::default()))
+        .create_replay_job(job(
+            Region::EU,
+            ReplayFilter {
+                tenant: Some(TenantId::new("clinic-a").unwrap()),
+                ..ReplayFilter::default()
+            },
+        ))
         .await
         .unwrap();
     let one = db.another_store(test_key()).await;
@@ -300,6 +316,14 @@ async fn two_advancers(backend: Backend) {
     let (a, b) = tokio::join!(work(one), work(two));
     let end = db.store.replay_job(created.id).await.unwrap().unwrap();
     assert_eq!(end.replayed, 40, "every task counted once: {a:?} {b:?}");
+    // Each batch moved the count on from what the one before it left: had
+    // two advancers replayed the same tasks, one of them would have seen a
+    // count the other saw too.
+    let mut progress: Vec<i64> = a.iter().chain(&b).copied().filter(|&n| n < 40).collect();
+    progress.sort_unstable();
+    let distinct = progress.len();
+    progress.dedup();
+    assert_eq!(progress.len(), distinct, "a count seen twice: {a:?} {b:?}");
     assert!(end.finished());
     for id in failed {
         assert_eq!(state(&db.store, id).await, TaskState::Pending);

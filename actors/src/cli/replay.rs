@@ -1,6 +1,7 @@
 //! `remit replay`: a bulk replay by filter, recorded as a job and worked
 //! to the end here, a batch at a time; `--job` resumes or reports one.
 
+use remit::domain::Region;
 use remit::store::console::{NewReplayJob, ReplayJob};
 use remit::store::Database;
 use remit_actors::api::ReplayRequest;
@@ -70,7 +71,7 @@ pub async fn run(
     // Replaying opens no payload.
     let store = connect_without_payloads(config).await?;
     let job = match job {
-        Some(id) => resume(&store, &id).await?,
+        Some(id) => resume(&store, region, &id).await?,
         None => {
             let filter = request(&filters)?.filter().map_err(|e| {
                 let key = KEYS
@@ -100,10 +101,17 @@ pub async fn run(
     Ok(())
 }
 
-async fn resume(store: &Database, id: &str) -> Result<ReplayJob, CliError> {
+/// The job `id` of `region`; another region's job is answered as missing,
+/// as the API and the console answer it, so a host never works tasks of a
+/// region it does not serve.
+async fn resume(store: &Database, region: Region, id: &str) -> Result<ReplayJob, CliError> {
     let missing = || CliError::Usage(format!("--job: no bulk replay with id {id:?}"));
     let id = uuid::Uuid::parse_str(id).map_err(|_| missing())?;
-    store.replay_job(id).await?.ok_or_else(missing)
+    store
+        .replay_job(id)
+        .await?
+        .filter(|job| job.region == region)
+        .ok_or_else(missing)
 }
 
 /// Advances `job` to its end, a line on standard error per batch.

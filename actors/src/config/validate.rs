@@ -177,8 +177,8 @@ impl Config {
         Ok(Some(url))
     }
 
-    /// A run deletes in bounded batches, never right after a task ends, and
-    /// never spins.
+    /// A session lasts between a minute and a day, and the console's
+    /// listener exists.
     fn console_within_bounds(&self) -> Result<(), ConfigError> {
         if !(1..=1440).contains(&self.console.session_minutes) {
             return Err(invalid(
@@ -198,6 +198,8 @@ impl Config {
         Ok(())
     }
 
+    /// A run deletes in bounded batches, never right after a task ends, and
+    /// never spins.
     fn retention_within_bounds(&self) -> Result<(), ConfigError> {
         let r = &self.retention;
         let bounds: [(&str, u64, u64); 3] = [

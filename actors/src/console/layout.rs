@@ -130,6 +130,10 @@ pub enum ConsoleError {
     Conflict(String),
     #[error("the database did not answer; try again")]
     Unavailable(#[source] StoreError),
+    /// Anything else the store refused to answer: the cause is logged
+    /// (`failures`), the page says only that it failed.
+    #[error("remit could not answer this page; its log says why")]
+    Internal(#[source] StoreError),
 }
 
 impl ConsoleError {
@@ -155,7 +159,9 @@ impl From<StoreError> for ConsoleError {
                 field: invalid.field,
                 message: invalid.reason,
             },
-            other => Self::Unavailable(other),
+            StoreError::Conflict { .. } => Self::Conflict(e.to_string()),
+            e if e.is_transient() => Self::Unavailable(e),
+            other => Self::Internal(other),
         }
     }
 }
@@ -178,6 +184,7 @@ impl ResponseError for ConsoleError {
             Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -190,6 +197,7 @@ impl ResponseError for ConsoleError {
             Self::NotFound(_) => "Not found",
             Self::Conflict(_) => "Not possible",
             Self::Unavailable(_) => "Unavailable",
+            Self::Internal(_) => "Failed",
             _ => "Not understood",
         };
         Page {

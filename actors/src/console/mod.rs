@@ -16,10 +16,12 @@
 //! - `replays`: bulk replay by filter (a replay job) and its progress.
 //! - `layout`: the page frame, navigation and error pages.
 //! - `headers`: the security headers every answer carries.
+//! - `failures`: server-side failures logged with their cause.
 //! - `assets/`: the style sheet and the live-refresh script, compiled in.
 
 mod charts;
 mod destinations;
+mod failures;
 mod headers;
 mod layout;
 mod overview;
@@ -107,6 +109,9 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
             web::scope("/console")
                 .app_data(web::Data::new(state))
                 .app_data(web::FormConfig::default().limit(16 * 1024))
+                // The last wrap runs first: the headers go on every answer,
+                // failures included, and failures are logged with their cause.
+                .wrap(from_fn(failures::log_server_errors))
                 .wrap(from_fn(headers::secure))
                 .route("", web::get().to(home))
                 .route("/", web::get().to(home))
@@ -133,7 +138,7 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
 /// `/console`: the overview, or the sign-in form without a session.
 async fn home(state: web::Data<ConsoleState>, request: actix_web::HttpRequest) -> HttpResponse {
     let to = match session::viewer(&request, &state).await {
-        Ok(_) => "/console/overview",
+        Ok(viewer) => sign_in::landing(&viewer.caller),
         Err(_) => "/console/sign-in",
     };
     layout::see_other(to)

@@ -4,31 +4,21 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
-use remit::domain::Region;
 use remit::store::RegionStatus;
-use serde::Deserialize;
 
 use super::charts;
 use super::layout::{Page, Section};
 use super::{session, ConsoleError, ConsoleState};
 
-#[derive(Debug, Deserialize)]
-pub struct Query {
-    region: Option<String>,
-}
-
-/// `GET /console/overview[?region=R]`: this process's region by default.
+/// `GET /console/overview`: the region this process serves, and no other
+/// (a region's data stays with the hosts that serve it).
 pub async fn page(
     request: HttpRequest,
     state: web::Data<ConsoleState>,
-    query: web::Query<Query>,
 ) -> Result<HttpResponse, ConsoleError> {
     let viewer = session::viewer(&request, &state).await?;
     viewer.sees_every_tenant()?;
-    let region = match query.region.as_deref().map(str::trim) {
-        None | Some("") => state.region,
-        Some(name) => name.parse::<Region>()?,
-    };
+    let region = state.region;
     // Two reads of their own, at once: the page waits for the slower only.
     let (report, activity) = futures_util::future::try_join(
         state.store.status(Some(region)),

@@ -36,6 +36,11 @@ pub async fn submit(
     state: web::Data<ConsoleState>,
     form: web::Form<SignIn>,
 ) -> Result<HttpResponse, ConsoleError> {
+    if from_another_site(&request) {
+        return Err(ConsoleError::Forbidden(
+            "a sign-in must come from the console's own form".into(),
+        ));
+    }
     let given = form.token.trim();
     match authenticate_token(given, &state.store, state.bootstrap.as_deref()).await {
         Ok(caller) => {
@@ -44,7 +49,7 @@ pub async fn submit(
                 Caller::Token(token) => token.id.to_string(),
             };
             info!(state.log, "console sign-in"; "token" => who);
-            let mut response = see_other("/console/overview");
+            let mut response = see_other(landing(&caller));
             response
                 .add_cookie(&session::start(&request, &state, given))
                 .map_err(|_| ConsoleError::NotSignedIn)?;
@@ -55,6 +60,42 @@ pub async fn submit(
             Some("That token does not sign in: it is unknown, revoked or expired."),
             StatusCode::UNAUTHORIZED,
         )),
+    }
+}
+
+/// Where a session starts: the overview, or the task search for a token
+/// limited to tenants (the overview concerns every tenant).
+pub fn landing(caller: &Caller) -> &'static str {
+    if caller.tenant_limited() {
+        "/console/tasks"
+    } else {
+        "/console/overview"
+    }
+}
+
+/// Whether the browser says the form was posted from another site. The
+/// session cookie is SameSite=Strict, but a sign-in has no session yet:
+/// without this, another site could sign a person into the console with
+/// a token of its own choosing (and read what they then search for). A
+/// client that sends neither header (curl, a test) is let through.
+fn from_another_site(request: &HttpRequest) -> bool {
+    let header = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    if let Some(site) = header("sec-fetch-site") {
+        return !matches!(site.as_str(), "same-origin" | "none");
+    }
+    match (header("origin"), header("host")) {
+        (Some(origin), Some(host)) => {
+            let origin_host = origin.split_once("://").map_or("", |(_, rest)| rest);
+            origin == "null" || origin_host != host
+        }
+        (Some(_), None) => true,
+        _ => false,
     }
 }
 

@@ -63,7 +63,21 @@ impl Browser {
     }
 
     pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Answer {
+        self.post_with(path, form, &[]).await
+    }
+
+    /// A POST with headers of the caller's choosing (what a browser says
+    /// of where the form came from, say).
+    pub async fn post_with(
+        &self,
+        path: &str,
+        form: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Answer {
         let mut request = self.client.post(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.insert_header((*name, *value));
+        }
         if let Some(cookie) = &self.cookie {
             request = request.insert_header(("cookie", cookie.as_str()));
         }

@@ -61,6 +61,37 @@ async fn sign_in_sets_a_strict_http_only_cookie_and_a_bad_token_is_401() {
     }
     assert!(browser.cookie.is_none());
 
+    // A sign-in posted from another site is refused: no page elsewhere may
+    // sign a person in with a token of its own.
+    let form = [("token", API_TOKEN)];
+    for headers in [
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("sec-fetch-site", "same-site")][..],
+        &[("origin", "http://elsewhere.example")][..],
+        &[("origin", "null")][..],
+    ] {
+        let refused = browser.post_with("/console/sign-in", &form, headers).await;
+        assert_eq!(refused.status, 403, "{headers:?}");
+        assert!(refused.headers.get("set-cookie").is_none(), "{headers:?}");
+    }
+    let own_origin = format!("http://{}", console.addr());
+    let same_origin = browser
+        .post_with(
+            "/console/sign-in",
+            &form,
+            &[("sec-fetch-site", "same-origin")],
+        )
+        .await;
+    assert_eq!(same_origin.status, 303);
+    let from_its_page = browser
+        .post_with(
+            "/console/sign-in",
+            &form,
+            &[("origin", own_origin.as_str())],
+        )
+        .await;
+    assert_eq!(from_its_page.status, 303);
+
     let signed_in = browser.sign_in(API_TOKEN).await;
     assert_eq!(signed_in.status, 303);
     assert_eq!(signed_in.header("location"), "/console/overview");

@@ -75,6 +75,14 @@ async fn a_tenant_limited_token_sees_only_its_tenants() {
     let theirs = task(&db, "clinic-2", "r-2", &crm, Region::EU, "x").await;
     let console = console(&db, Region::EU).await;
     let (_, secret) = token(&db, "read", &["clinic-1"]).await;
+    // Its session starts on the task search: the overview is not for it.
+    let mut first = Browser::new(console.addr());
+    let landed = first.sign_in(&secret).await;
+    assert_eq!(landed.header("location"), "/console/tasks");
+    assert_eq!(
+        first.get("/console").await.header("location"),
+        "/console/tasks"
+    );
     let browser = Browser::signed_in(console.addr(), &secret).await;
 
     for path in [
