@@ -117,7 +117,8 @@ pub enum Command {
         )]
         filters: Vec<String>,
         /// Resume the recorded replay with this id, or report it when it
-        /// has finished.
+        /// has finished (a replay of another region than --region's is
+        /// not found).
         #[arg(long, conflicts_with = "filters")]
         job: Option<String>,
         /// The region (default: the configured one).

@@ -69,12 +69,21 @@ async fn replay_by_filter_replays_the_matching_failed_tasks_and_reports_the_job(
     }
     assert_eq!(state(&db, sms).await, TaskState::Failed);
 
-    let again = super::run(super::remit(&db).args(["replay", "--job", &id]));
+    let again = super::run(super::remit(&db).args(["replay", "--region", "eu", "--job", &id]));
     assert_eq!(
         String::from_utf8_lossy(&again.stdout),
         stdout,
         "a finished job is reported"
     );
+    // Another region's host does not see the job: a region's tasks are
+    // worked only where that region is served.
+    let elsewhere = super::remit(&db)
+        .args(["replay", "--region", "us", "--job", &id])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&elsewhere.stderr);
+    assert_eq!(elsewhere.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no bulk replay with id"), "{stderr}");
 }
 
 #[actix_rt::test]
