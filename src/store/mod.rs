@@ -156,6 +156,7 @@ pub use notify::{Wakeup, Wakeups};
 /// plans.
 #[doc(hidden)]
 pub use postgres::console_sql;
+pub use postgres::status_sql;
 pub use postgres::{
     ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,
 };

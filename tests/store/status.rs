@@ -95,6 +95,21 @@ async fn reads_the_queue(backend: Backend) {
 
     let all = db.store.status(None).await.unwrap();
     assert_eq!(all.regions.len(), 2, "every region");
+    assert_eq!(
+        all.regions
+            .iter()
+            .map(|r| r.region.map(|r| r.to_string()))
+            .collect::<Vec<_>>(),
+        vec![Some("eu".to_owned()), Some("us".to_owned())],
+        "in name order"
+    );
+    assert_eq!(&all.regions[0], eu, "a region counts alike either way");
+    assert_eq!(
+        (all.regions[1].pending, all.regions[1].delivered),
+        (1, 0),
+        "the other region's own counts"
+    );
+    assert_eq!(all.top_retry_wait, report.top_retry_wait);
     // Work the claim would skip is not work waiting: with both destinations
     // of the region paused, nothing is eligible.
     s.pause_destination(&crm, Duration::minutes(2))

@@ -79,6 +79,7 @@ mod schema_check;
 pub(super) mod secrets;
 mod send_targets;
 pub(super) mod status;
+pub mod status_sql;
 mod store;
 mod tls;
 mod tls_checks;

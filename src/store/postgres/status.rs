@@ -1,39 +1,17 @@
 //! `status` on PostgreSQL (see `status`).
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::rows::region;
+use super::status_sql::{FAILURES, LATENCY, STATUS_ENDED, STATUS_LIVE, TOP_RATE_LIMITED};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
 use crate::store::status::{Latency, Refused, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP};
-
-/// Tasks by state per region, with terminal counts (a scan of every row,
-/// for `remit status`), the oldest task a claim would take now (due,
-/// unleased, its destination enabled and not paused, as the claim
-/// requires) and the expired leases.
-const STATUS_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($1, now()) AS now)
-SELECT t.region,
-       count(*) FILTER (WHERE t.state = 'pending') AS pending,
-       count(*) FILTER (WHERE t.state = 'leased') AS leased,
-       count(*) FILTER (WHERE t.state = 'retry_wait') AS retry_wait,
-       count(*) FILTER (WHERE t.state = 'delivered') AS delivered,
-       count(*) FILTER (WHERE t.state = 'failed') AS failed,
-       (EXTRACT(EPOCH FROM clock.now - min(GREATEST(t.available_at, t.not_before))
-            FILTER (WHERE t.state IN ('pending', 'retry_wait')
-                      AND GREATEST(t.available_at, t.not_before) <= clock.now
-                      AND d.enabled
-                      AND (d.paused_until IS NULL OR d.paused_until <= clock.now))) * 1e6)::int8
-           AS oldest_micros,
-       count(*) FILTER (WHERE t.state = 'leased' AND t.lease_expires_at <= clock.now) AS expired
-FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
-WHERE ($2::text IS NULL OR t.region = $2)
-GROUP BY t.region, clock.now
-ORDER BY t.region
-"#;
 
 /// One region's live tasks only, for the gauges every process refreshes:
 /// each part asks for rows whose `finalized_at` is unset, as the partial
@@ -79,43 +57,6 @@ WHERE d.refused_at > coalesce($1, now()) - $2 * interval '1 second'
 ORDER BY d.refused_at DESC, d.id
 "#;
 
-const TOP_RETRY_WAIT_SQL: &str = r#"
-SELECT t.destination_id AS destination, count(*) AS n
-FROM tasks t
-WHERE t.state = 'retry_wait' AND ($1::text IS NULL OR t.region = $1)
-GROUP BY t.destination_id
-ORDER BY n DESC, t.destination_id
-LIMIT $2
-"#;
-
-const TOP_RATE_LIMITED_SQL: &str = r#"
-SELECT t.destination_id AS destination, count(*) AS n
-FROM attempts a JOIN tasks t ON t.id = a.task_id
-WHERE a.http_status = 429 AND a.recorded_at > coalesce($1, now()) - interval '1 hour'
-  AND ($2::text IS NULL OR t.region = $2)
-GROUP BY t.destination_id
-ORDER BY n DESC, t.destination_id
-LIMIT $3
-"#;
-
-const FAILURES_SQL: &str = r#"
-SELECT t.failure_reason AS reason, count(*) AS n
-FROM tasks t
-WHERE t.state = 'failed' AND t.finalized_at > coalesce($1, now()) - interval '1 day'
-  AND ($2::text IS NULL OR t.region = $2)
-GROUP BY t.failure_reason
-ORDER BY n DESC, t.failure_reason
-"#;
-
-const LATENCY_SQL: &str = r#"
-SELECT count(*) AS n,
-       (EXTRACT(EPOCH FROM percentile_disc(0.5) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)) * 1e6)::int8 AS p50,
-       (EXTRACT(EPOCH FROM percentile_disc(0.99) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)) * 1e6)::int8 AS p99
-FROM tasks t
-WHERE t.state = 'delivered' AND t.finalized_at > coalesce($1, now()) - interval '1 hour'
-  AND ($2::text IS NULL OR t.region = $2)
-"#;
-
 #[derive(QueryableByName)]
 struct QueueRow {
     #[diesel(sql_type = Text)]
@@ -134,6 +75,36 @@ struct QueueRow {
     oldest_micros: Option<i64>,
     #[diesel(sql_type = BigInt)]
     expired: i64,
+}
+
+/// A destination's live tasks (`STATUS_LIVE`).
+#[derive(QueryableByName)]
+struct LiveRow {
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = Text)]
+    destination: String,
+    #[diesel(sql_type = BigInt)]
+    pending: i64,
+    #[diesel(sql_type = BigInt)]
+    leased: i64,
+    #[diesel(sql_type = BigInt)]
+    retry_wait: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    oldest_micros: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    expired: i64,
+}
+
+/// A region's ended tasks (`STATUS_ENDED`).
+#[derive(QueryableByName)]
+struct EndedRow {
+    #[diesel(sql_type = Text)]
+    region: String,
+    #[diesel(sql_type = BigInt)]
+    delivered: i64,
+    #[diesel(sql_type = BigInt)]
+    failed: i64,
 }
 
 #[derive(QueryableByName)]
@@ -237,6 +208,59 @@ struct DisabledCount {
     n: i64,
 }
 
+/// The destinations with the most tasks waiting for a retry, at most
+/// `TOP`: the first rows of `STATUS_LIVE`, which it orders so.
+fn top_retry_wait(live: &[LiveRow]) -> Result<Vec<(DestinationId, i64)>, StoreError> {
+    live.iter()
+        .filter(|row| row.retry_wait > 0)
+        .take(usize::try_from(TOP).unwrap_or(usize::MAX))
+        .map(|row| {
+            let id = DestinationId::new(&row.destination)
+                .map_err(|e| super::rows::corrupt("tasks.destination_id", e))?;
+            Ok((id, row.retry_wait))
+        })
+        .collect()
+}
+
+/// A region's counts before any row is added.
+fn empty(region: &str) -> QueueRow {
+    QueueRow {
+        region: region.to_owned(),
+        pending: 0,
+        leased: 0,
+        retry_wait: 0,
+        delivered: 0,
+        failed: 0,
+        oldest_micros: None,
+        expired: 0,
+    }
+}
+
+/// Each region that has a task, live or ended, in name order: the live
+/// counts summed over its destinations (the oldest the oldest of theirs)
+/// and its ended counts.
+fn by_region(live: Vec<LiveRow>, ended: Vec<EndedRow>) -> Result<Vec<RegionStatus>, StoreError> {
+    let mut regions: BTreeMap<String, QueueRow> = BTreeMap::new();
+    for row in live {
+        let sum = regions
+            .entry(row.region.clone())
+            .or_insert_with(|| empty(&row.region));
+        sum.pending += row.pending;
+        sum.leased += row.leased;
+        sum.retry_wait += row.retry_wait;
+        sum.expired += row.expired;
+        sum.oldest_micros = sum.oldest_micros.max(row.oldest_micros);
+    }
+    for row in ended {
+        let sum = regions
+            .entry(row.region.clone())
+            .or_insert_with(|| empty(&row.region));
+        sum.delivered = row.delivered;
+        sum.failed = row.failed;
+    }
+    region_statuses(regions.into_values().collect())
+}
+
 fn destinations(rows: Vec<Counted>) -> Result<Vec<(DestinationId, i64)>, StoreError> {
     rows.into_iter()
         .map(|c| {
@@ -277,12 +301,17 @@ async fn read(
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .get_result(conn)
         .await?;
-    let rows: Vec<QueueRow> = diesel::sql_query(STATUS_SQL)
+    let live: Vec<LiveRow> = diesel::sql_query(STATUS_LIVE)
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .bind::<Nullable<Text>, _>(&only_text)
         .load(conn)
         .await?;
-    let regions = region_statuses(rows)?;
+    let ended: Vec<EndedRow> = diesel::sql_query(STATUS_ENDED)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .load(conn)
+        .await?;
+    let top_retry_wait = top_retry_wait(&live)?;
+    let regions = by_region(live, ended)?;
     let paused: Vec<Paused> = diesel::sql_query(PAUSED_SQL)
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .bind::<Nullable<Text>, _>(&only_text)
@@ -294,23 +323,18 @@ async fn read(
         .bind::<Nullable<Text>, _>(&only_text)
         .load(conn)
         .await?;
-    let retry: Vec<Counted> = diesel::sql_query(TOP_RETRY_WAIT_SQL)
-        .bind::<Nullable<Text>, _>(&only_text)
-        .bind::<BigInt, _>(TOP)
-        .load(conn)
-        .await?;
-    let limited: Vec<Counted> = diesel::sql_query(TOP_RATE_LIMITED_SQL)
+    let limited: Vec<Counted> = diesel::sql_query(TOP_RATE_LIMITED)
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .bind::<Nullable<Text>, _>(&only_text)
         .bind::<BigInt, _>(TOP)
         .load(conn)
         .await?;
-    let failures: Vec<Reason> = diesel::sql_query(FAILURES_SQL)
+    let failures: Vec<Reason> = diesel::sql_query(FAILURES)
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .bind::<Nullable<Text>, _>(&only_text)
         .load(conn)
         .await?;
-    let latency: LatencyRow = diesel::sql_query(LATENCY_SQL)
+    let latency: LatencyRow = diesel::sql_query(LATENCY)
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .bind::<Nullable<Text>, _>(&only_text)
         .get_result(conn)
@@ -362,7 +386,7 @@ async fn read(
         paused,
         refused,
         disabled,
-        top_retry_wait: destinations(retry)?,
+        top_retry_wait,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|r| (r.reason, r.n)).collect(),
         deadline_to_delivery: match (latency.n, latency.p50, latency.p99) {
