@@ -47,6 +47,14 @@ impl Search {
     }
 
     fn filter(&self, caller: &Caller) -> Result<TaskFilter, ConsoleError> {
+        // A reminder id names a reminder within its tenant only; searched
+        // alone it would also need an index of its own on every task.
+        if Self::get(&self.reminder).is_some() && Self::get(&self.tenant).is_none() {
+            return Err(ConsoleError::bad(
+                "reminder",
+                "needs the tenant too: a reminder id is unique only within its tenant",
+            ));
+        }
         Ok(TaskFilter {
             id: Self::get(&self.id).map(|v| task_id(v, "id")).transpose()?,
             tenant: Self::get(&self.tenant).map(TenantId::new).transpose()?,

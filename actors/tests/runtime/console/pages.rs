@@ -115,7 +115,8 @@ async fn no_page_shows_a_payload() {
             ("state=failed", false),
             ("tenant=clinic-2", false),
             ("destination=crm", true),
-            ("reminder=r-2", false),
+            ("tenant=clinic-1&reminder=r-2", false),
+            ("tenant=clinic-1&reminder=r-1", true),
             ("from=2000-01-01T00:00", true),
             ("until=2000-01-01T00:00:00Z", false),
         ] {
@@ -124,6 +125,9 @@ async fn no_page_shows_a_payload() {
             let found = page.body.contains(&format!(r#"data-task-id="{}""#, id.0));
             assert_eq!(found, listed, "{backend:?} {query}");
         }
+        let alone = browser.get("/console/tasks?reminder=r-1").await;
+        assert_eq!(alone.status, 400);
+        assert!(alone.body.contains("reminder:"), "{}", alone.body);
         let bad = browser.get("/console/tasks?from=yesterday").await;
         assert_eq!(bad.status, 400);
         assert!(bad.body.contains("from:"), "{}", bad.body);
