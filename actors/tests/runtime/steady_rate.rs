@@ -65,13 +65,16 @@ async fn sends_at_the_rate_steadily(backend: Backend, processes: usize) {
     assert_eq!(times.len(), TASKS, "each task once");
     let (first, last) = (times[0], times[TASKS - 1]);
     // Counted per window at the receiver: never more than the limit allows
-    // (rate plus burst, and one of slack for the receiver's timestamps), and
+    // (rate plus burst, and slack for the receiver's timestamps: the bucket
+    // bounds when requests are granted, and on this loaded machine one
+    // granted just before a window may reach the receiver inside it, up to
+    // about 150 ms later, which is three more at this rate), and
     // over every full window until the backlog ran out at least 60% of the
     // rate (a generous floor: this machine is shared; the load harness
     // measures the real figure). Before, the queue went back whole and the
     // destination got nothing for seconds at a time.
     let window = chrono::Duration::milliseconds(2_000);
-    let ceiling = (RATE * 2.0) as usize + BURST as usize + 1;
+    let ceiling = (RATE * 2.0) as usize + BURST as usize + (RATE * 0.15).ceil() as usize;
     let floor = (RATE * 2.0 * 0.6) as usize;
     let mut start = first;
     let mut counts = Vec::new();
