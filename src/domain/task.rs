@@ -34,6 +34,20 @@ pub enum TaskState {
 }
 
 impl TaskState {
+    /// Every state, in the order a task meets them.
+    pub const ALL: [TaskState; 5] = [
+        TaskState::Pending,
+        TaskState::Leased,
+        TaskState::RetryWait,
+        TaskState::Delivered,
+        TaskState::Failed,
+    ];
+
+    /// The state `label` (as `as_str` writes it) names, if any.
+    pub fn from_label(label: &str) -> Option<TaskState> {
+        TaskState::ALL.into_iter().find(|s| s.as_str() == label)
+    }
+
     pub fn is_terminal(self) -> bool {
         matches!(self, TaskState::Delivered | TaskState::Failed)
     }

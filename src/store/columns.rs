@@ -14,14 +14,7 @@ pub(crate) fn outcome_label(outcome: AttemptOutcome) -> &'static str {
 }
 
 pub(crate) fn state_from_label(label: &[u8]) -> Option<TaskState> {
-    Some(match label {
-        b"pending" => TaskState::Pending,
-        b"leased" => TaskState::Leased,
-        b"retry_wait" => TaskState::RetryWait,
-        b"delivered" => TaskState::Delivered,
-        b"failed" => TaskState::Failed,
-        _ => return None,
-    })
+    TaskState::from_label(std::str::from_utf8(label).ok()?)
 }
 
 pub(crate) fn outcome_from_label(label: &[u8]) -> Option<AttemptOutcome> {

@@ -165,5 +165,5 @@ pub use schema_version::SchemaMismatch;
 pub use secrets::{SecretRecord, StoredValue};
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
-pub use status::{Latency, Refused, RegionStatus, StatusReport};
+pub use status::{Latency, Refused, RegionCounts, RegionStatus, StatusReport};
 pub use transfer::{DestinationRecord, Imported, TaskRecord};

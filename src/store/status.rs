@@ -34,6 +34,27 @@ pub struct StatusReport {
     pub deadline_to_delivery: Option<Latency>,
 }
 
+/// One region's tasks by state, as `status` counts them, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionCounts {
+    pub now: DateTime<Utc>,
+    pub counts: RegionStatus,
+}
+
+impl RegionCounts {
+    /// `region`'s counts among `regions` (all zero when it has no task).
+    pub(crate) fn of(now: DateTime<Utc>, region: Region, regions: Vec<RegionStatus>) -> Self {
+        let counts = regions
+            .into_iter()
+            .find(|r| r.region == Some(region))
+            .unwrap_or(RegionStatus {
+                region: Some(region),
+                ..RegionStatus::default()
+            });
+        Self { now, counts }
+    }
+}
+
 /// A destination a runtime's address policy refuses to send to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
@@ -76,6 +97,19 @@ pub struct Latency {
 }
 
 impl Latency {
+    /// The percentiles a statement computed (in microseconds) over `count`
+    /// tasks; none when it had no task to compute them over.
+    pub(crate) fn from_micros(count: i64, p50: Option<i64>, p99: Option<i64>) -> Option<Self> {
+        match (p50, p99) {
+            (Some(p50), Some(p99)) if count > 0 => Some(Latency {
+                count,
+                p50: Duration::microseconds(p50),
+                p99: Duration::microseconds(p99),
+            }),
+            _ => None,
+        }
+    }
+
     /// The percentiles of `samples` (in microseconds), nearest rank.
     pub(crate) fn of(mut samples: Vec<i64>) -> Option<Self> {
         if samples.is_empty() {

@@ -92,6 +92,9 @@ async fn reads_the_queue(backend: Backend) {
     assert_eq!(report.failures_last_day, vec![("http_410".to_owned(), 1)]);
     let latency = report.deadline_to_delivery.unwrap();
     assert_eq!((latency.count, latency.p50), (1, Duration::seconds(10)));
+    // The counts alone (the console's overview) are the report's.
+    let counts = db.store.region_counts(Region::EU).await.unwrap();
+    assert_eq!((counts.now, &counts.counts), (report.now, eu));
 
     let all = db.store.status(None).await.unwrap();
     assert_eq!(all.regions.len(), 2, "every region");

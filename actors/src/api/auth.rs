@@ -156,7 +156,7 @@ fn bearer_token(value: &str) -> Option<&str> {
 /// not reveal how much of a guessed token was right. Both sides are hashed
 /// first, so the time does not depend on the token's length either, and
 /// the comparison always covers the same 32 bytes.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     use sha2::{Digest, Sha256};
     equal_hashes(&Sha256::digest(a).into(), &Sha256::digest(b).into())
 }

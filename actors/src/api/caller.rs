@@ -24,6 +24,14 @@ impl Caller {
         }
     }
 
+    /// Who it is in logs and records: the token's id, or `bootstrap`.
+    pub fn name(&self) -> String {
+        match self {
+            Caller::Bootstrap => "bootstrap".to_owned(),
+            Caller::Token(token) => token.id.to_string(),
+        }
+    }
+
     /// Whether it is limited to some tenants.
     pub fn tenant_limited(&self) -> bool {
         matches!(

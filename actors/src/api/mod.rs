@@ -49,13 +49,14 @@ use crate::egress::Egress;
 use crate::runtime::{Capacity, Health, RuntimeStats};
 use crate::telemetry::{self, Telemetry};
 
+pub(crate) use auth::constant_time_eq;
 pub use auth::{authenticate, authenticate_hash, authenticate_token};
 pub use body::read_object;
 pub use caller::Caller;
 pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
-pub use replays::{requested_by, ReplayJobView, ReplayRequest};
+pub use replays::{ReplayJobView, ReplayRequest};
 pub use secrets::{CheckedRotation, RotateSecret};
 pub use tasks::{CreateTask, TaskRules};
 pub use tokens::{CreateToken, TokenView};

@@ -169,14 +169,6 @@ impl From<&ReplayJob> for ReplayJobView {
     }
 }
 
-/// Who asked, as a job records it.
-pub fn requested_by(caller: &Caller) -> String {
-    match caller {
-        Caller::Bootstrap => "bootstrap".to_owned(),
-        Caller::Token(token) => token.id.to_string(),
-    }
-}
-
 /// Replay every failed task that matches
 ///
 /// Records a bulk replay of this region's failed tasks that match the
@@ -214,7 +206,7 @@ pub async fn create(
         .create_replay_job(NewReplayJob {
             region: state.rules.serving,
             filter,
-            requested_by: requested_by(&caller),
+            requested_by: caller.name(),
             horizon: state.rules.horizon,
         })
         .await?;

@@ -1,6 +1,7 @@
 //! The overview: a region's tasks by state, its oldest eligible wait and
-//! expired leases (from the same call as `remit status`, so the numbers
-//! are the same), and the last hour as plots. It refreshes itself.
+//! expired leases (counted by the same statements as `remit status`, so
+//! the numbers are the same), and the last hour as plots. It refreshes
+//! itself.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
@@ -20,17 +21,13 @@ pub async fn page(
     viewer.sees_every_tenant()?;
     let region = state.region;
     // Two reads of their own, at once: the page waits for the slower only.
+    // The counts are `remit status`'s own, without the rest of its report.
     let (report, activity) = futures_util::future::try_join(
-        state.store.status(Some(region)),
+        state.store.region_counts(region),
         state.store.activity(region),
     )
     .await?;
-    let counts = report
-        .regions
-        .iter()
-        .find(|r| r.region == Some(region))
-        .cloned()
-        .unwrap_or_default();
+    let counts = report.counts;
     let oldest = counts.oldest_eligible.map_or(0, |d| d.num_seconds().max(0));
     let title = format!("Overview of {region}");
     Ok(Page {

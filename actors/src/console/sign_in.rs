@@ -44,11 +44,7 @@ pub async fn submit(
     let given = form.token.trim();
     match authenticate_token(given, &state.store, state.bootstrap.as_deref()).await {
         Ok(caller) => {
-            let who = match &caller {
-                Caller::Bootstrap => "bootstrap".to_owned(),
-                Caller::Token(token) => token.id.to_string(),
-            };
-            info!(state.log, "console sign-in"; "token" => who);
+            info!(state.log, "console sign-in"; "token" => caller.name());
             let mut response = see_other(landing(&caller));
             response
                 .add_cookie(&session::start(&request, &state, given))

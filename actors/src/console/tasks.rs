@@ -106,16 +106,7 @@ fn task_id(text: &str, field: &'static str) -> Result<TaskId, ConsoleError> {
 }
 
 fn task_state(text: &str) -> Result<TaskState, ConsoleError> {
-    [
-        TaskState::Pending,
-        TaskState::Leased,
-        TaskState::RetryWait,
-        TaskState::Delivered,
-        TaskState::Failed,
-    ]
-    .into_iter()
-    .find(|s| s.as_str() == text)
-    .ok_or_else(|| {
+    TaskState::from_label(text).ok_or_else(|| {
         ConsoleError::bad(
             "state",
             "must be one of pending, leased, retry_wait, delivered, failed",
@@ -220,7 +211,7 @@ fn search_form(query: &Search) -> Markup {
                 label for="search-state" { "State" }
                 select #search-state name="state" {
                     option value="" { "any" }
-                    @for state in ["pending", "leased", "retry_wait", "delivered", "failed"] {
+                    @for state in TaskState::ALL.map(TaskState::as_str) {
                         @if selected == state {
                             option value=(state) selected { (state) }
                         } @else {

@@ -273,16 +273,7 @@ pub(super) fn task_line(record: TaskRecord) -> TaskLine {
 }
 
 fn state(label: &str) -> Result<TaskState, String> {
-    [
-        TaskState::Pending,
-        TaskState::Leased,
-        TaskState::RetryWait,
-        TaskState::Delivered,
-        TaskState::Failed,
-    ]
-    .into_iter()
-    .find(|s| s.as_str() == label)
-    .ok_or_else(|| format!("state: unknown {label:?}"))
+    TaskState::from_label(label).ok_or_else(|| format!("state: unknown {label:?}"))
 }
 
 fn outcome(label: &str) -> Result<AttemptOutcome, String> {

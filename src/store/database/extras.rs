@@ -10,7 +10,7 @@ use crate::domain::{InvalidInput, Region, TaskId};
 use crate::store::import_rules::{check_imported_destination, ImportCheck};
 use crate::store::{payload_keys, postgres, KeyCount, Rekeyed};
 use crate::store::{
-    DestinationRecord, Imported, RegionStatus, StatusReport, StoreError, TaskRecord,
+    DestinationRecord, Imported, RegionCounts, RegionStatus, StatusReport, StoreError, TaskRecord,
 };
 
 impl Database {
@@ -19,6 +19,15 @@ impl Database {
         match self {
             Database::Postgres(pg) => postgres::status::status(pg, region).await,
             Database::Sqlite(lite) => lite.status(region).await,
+        }
+    }
+
+    /// One region's tasks by state, counted exactly as `status` counts
+    /// them, without the rest of the report.
+    pub async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
+        match self {
+            Database::Postgres(pg) => postgres::status::region_counts(pg, region).await,
+            Database::Sqlite(lite) => lite.region_counts(region).await,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The console's reads on PostgreSQL (see `store::console`); the
 //! statements are in `console_sql`.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Double, Integer, Nullable, Text, Timestamptz};
@@ -207,14 +207,7 @@ pub(in crate::store) async fn activity(
                 {
                     m.delivered = row.delivered;
                     m.failed = row.failed;
-                    m.deadline_to_delivery = match (row.p50, row.p99) {
-                        (Some(p50), Some(p99)) if row.delivered > 0 => Some(Latency {
-                            count: row.delivered,
-                            p50: Duration::microseconds(p50),
-                            p99: Duration::microseconds(p99),
-                        }),
-                        _ => None,
-                    };
+                    m.deadline_to_delivery = Latency::from_micros(row.delivered, row.p50, row.p99);
                 }
             }
             for row in limited {

@@ -11,7 +11,9 @@ use super::rows::region;
 use super::status_sql::{FAILURES, LATENCY, STATUS_ENDED, STATUS_LIVE, TOP_RATE_LIMITED};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
-use crate::store::status::{Latency, Refused, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP};
+use crate::store::status::{
+    Latency, Refused, RegionCounts, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP,
+};
 
 /// One region's live tasks only, for the gauges every process refreshes:
 /// each part asks for rows whose `finalized_at` is unset, as the partial
@@ -285,13 +287,32 @@ pub(in crate::store) async fn status(
         .await
 }
 
-async fn read(
+/// One region's tasks by state, as the report counts them (the overview
+/// shows these beside its own plots, and nothing else of the report).
+pub(in crate::store) async fn region_counts(
+    store: &PgStore,
+    only: Region,
+) -> Result<RegionCounts, StoreError> {
+    let mut conn = store.conn().await?;
+    conn.build_transaction()
+        .read_only()
+        .repeatable_read()
+        .run::<_, StoreError, _>(async |conn| {
+            let (now, _, regions) = counted(store, conn, &Some(only.to_string())).await?;
+            Ok(RegionCounts::of(now, only, regions))
+        })
+        .await
+}
+
+/// The report's `now`, the destinations with the most tasks waiting for a
+/// retry, and each region's tasks by state: one pass over the live rows,
+/// and the ended ones counted from the indexes.
+async fn counted(
     store: &PgStore,
     conn: &mut AsyncPgConnection,
-    only: Option<Region>,
-) -> Result<StatusReport, StoreError> {
+    only_text: &Option<String>,
+) -> Result<(DateTime<Utc>, Vec<(DestinationId, i64)>, Vec<RegionStatus>), StoreError> {
     let now_param = store.clock.now_param();
-    let only_text = only.map(|r| r.to_string());
     #[derive(QueryableByName)]
     struct Now {
         #[diesel(sql_type = Timestamptz)]
@@ -303,15 +324,25 @@ async fn read(
         .await?;
     let live: Vec<LiveRow> = diesel::sql_query(STATUS_LIVE)
         .bind::<Nullable<Timestamptz>, _>(now_param)
-        .bind::<Nullable<Text>, _>(&only_text)
+        .bind::<Nullable<Text>, _>(only_text)
         .load(conn)
         .await?;
     let ended: Vec<EndedRow> = diesel::sql_query(STATUS_ENDED)
-        .bind::<Nullable<Text>, _>(&only_text)
+        .bind::<Nullable<Text>, _>(only_text)
         .load(conn)
         .await?;
     let top_retry_wait = top_retry_wait(&live)?;
-    let regions = by_region(live, ended)?;
+    Ok((now.now, top_retry_wait, by_region(live, ended)?))
+}
+
+async fn read(
+    store: &PgStore,
+    conn: &mut AsyncPgConnection,
+    only: Option<Region>,
+) -> Result<StatusReport, StoreError> {
+    let now_param = store.clock.now_param();
+    let only_text = only.map(|r| r.to_string());
+    let (now, top_retry_wait, regions) = counted(store, conn, &only_text).await?;
     let paused: Vec<Paused> = diesel::sql_query(PAUSED_SQL)
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .bind::<Nullable<Text>, _>(&only_text)
@@ -381,7 +412,7 @@ async fn read(
         })
         .collect::<Result<_, StoreError>>()?;
     Ok(StatusReport {
-        now: now.now,
+        now: now,
         regions,
         paused,
         refused,
@@ -389,13 +420,6 @@ async fn read(
         top_retry_wait,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|r| (r.reason, r.n)).collect(),
-        deadline_to_delivery: match (latency.n, latency.p50, latency.p99) {
-            (n, Some(p50), Some(p99)) if n > 0 => Some(Latency {
-                count: n,
-                p50: Duration::microseconds(p50),
-                p99: Duration::microseconds(p99),
-            }),
-            _ => None,
-        },
+        deadline_to_delivery: Latency::from_micros(latency.n, latency.p50, latency.p99),
     })
 }

@@ -102,7 +102,8 @@ impl SqliteStore {
             diesel::sql_query(
                 "INSERT INTO replay_jobs (id, region, tenant_id, reminder_id, destination_id, \
                  failure_reason, not_before_from, not_before_until, requested_by, \
-                 horizon_seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 horizon_seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                 RETURNING *",
             )
             .bind::<Text, _>(id.to_string())
             .bind::<Text, _>(new.region.as_str())
@@ -115,11 +116,8 @@ impl SqliteStore {
             .bind::<Text, _>(&new.requested_by)
             .bind::<BigInt, _>(new.horizon.num_seconds())
             .bind::<BigInt, _>(micros(ctx.now))
-            .execute(conn)?;
-            job(conn, id)?.ok_or_else(|| StoreError::NotFound {
-                what: "replay job",
-                id: id.to_string(),
-            })
+            .get_result::<JobRow>(conn)?
+            .try_into()
         })
         .await
     }
@@ -193,19 +191,17 @@ impl SqliteStore {
                     }
                 }
                 let finished = picked < batch as usize;
-                diesel::sql_query(
+                let job: ReplayJob = diesel::sql_query(
                     "UPDATE replay_jobs SET replayed = replayed + ?, \
-                     cursor_task_id = coalesce(?, cursor_task_id), finished_at = ? WHERE id = ?",
+                     cursor_task_id = coalesce(?, cursor_task_id), finished_at = ? WHERE id = ? \
+                     RETURNING *",
                 )
                 .bind::<BigInt, _>(replayed)
                 .bind::<Nullable<Text>, _>(last)
                 .bind::<Nullable<BigInt>, _>(finished.then(|| micros(ctx.now)))
                 .bind::<Text, _>(id.to_string())
-                .execute(conn)?;
-                let job = self::job(conn, id)?.ok_or_else(|| StoreError::NotFound {
-                    what: "replay job",
-                    id: id.to_string(),
-                })?;
+                .get_result::<JobRow>(conn)?
+                .try_into()?;
                 Ok((job, replayed))
             })
             .await?;

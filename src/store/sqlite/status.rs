@@ -10,7 +10,9 @@ use super::rows::{instant, micros};
 use super::SqliteStore;
 use crate::domain::{DestinationId, Region};
 use crate::store::columns::{corrupt, region};
-use crate::store::status::{Latency, Refused, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP};
+use crate::store::status::{
+    Latency, Refused, RegionCounts, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP,
+};
 use crate::store::StoreError;
 
 const HOUR_MICROS: i64 = 3_600_000_000;
@@ -163,6 +165,15 @@ impl SqliteStore {
     pub(crate) async fn queue(&self, only: Region) -> Result<RegionStatus, StoreError> {
         self.run(false, move |conn, ctx| live(conn, only, micros(ctx.now)))
             .await
+    }
+
+    /// One region's tasks by state, as the report counts them.
+    pub(crate) async fn region_counts(&self, only: Region) -> Result<RegionCounts, StoreError> {
+        self.run(false, move |conn, ctx| {
+            let regions = regions(conn, Some(only), micros(ctx.now))?;
+            Ok(RegionCounts::of(ctx.now, only, regions))
+        })
+        .await
     }
 
     /// Every part of the report from one snapshot: a read transaction,
