@@ -412,7 +412,7 @@ async fn read(
         })
         .collect::<Result<_, StoreError>>()?;
     Ok(StatusReport {
-        now: now,
+        now,
         regions,
         paused,
         refused,
