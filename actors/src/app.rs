@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use actix::prelude::*;
+use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use remit::payload_crypto::{PayloadKey, PAYLOAD_KEY_ENV};
 use remit::store::{Database, DatabaseConfig, StoreError};
@@ -334,6 +335,7 @@ fn listen(
             app = app.configure(console::routes(console.clone()));
         }
         app.configure(api::routes(listener))
+            .wrap(from_fn(api::canonical_path::refuse_non_canonical))
     })
     .workers(1)
     .disable_signals()

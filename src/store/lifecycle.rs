@@ -289,11 +289,18 @@ pub(super) fn fenced_attempt(lease: &Lease, record: &AttemptRecord, now: DateTim
 }
 
 /// Hands a held lease back without counting an attempt. The row is due
-/// again about `after` from now (an estimate, never past the horizon) and
-/// never before its destination's pause ends. When nothing can happen
-/// before the horizon (now, or the pause's end, is at or past it), the task
-/// fails with `retry_horizon` instead, so a task that keeps being handed
-/// back ends rather than looping forever.
+/// again about `after` from now and never before its destination's pause
+/// ends.
+///
+/// A task attempted since it was scheduled (or last replayed) has a retry
+/// horizon to keep: its delay is clamped to the horizon, and when nothing
+/// can happen before the horizon (now, or the pause's end, is at or past
+/// it) it fails with `retry_horizon` instead, so a task that keeps being
+/// handed back ends rather than looping forever. A task not yet attempted
+/// never ends here: whatever made remit hand it back (a full queue, the
+/// in-flight cap, a pause, a refused address, a shutdown) is remit's side,
+/// and a reminder due long ago still gets its first attempt. Its delay is
+/// not clamped, so it comes back when `after` says and not at once.
 pub(super) fn release(
     task: &mut Task,
     after: Option<Duration>,
@@ -301,12 +308,12 @@ pub(super) fn release(
     now: DateTime<Utc>,
 ) -> TransitionOutcome {
     let horizon = task.retry_horizon_at;
-    let expired = paused_until.map_or(now, |p| p.max(now)) >= horizon;
-    // Pending again when the attempt handed back was the first since
-    // scheduling or the last replay; retry_wait when earlier ones were made.
+    // The hand-back takes back the attempt the claim counted.
+    let tried = task.attempt_count - 1 > task.attempts_before_replay;
+    let expired = tried && paused_until.map_or(now, |p| p.max(now)) >= horizon;
     task.state = if expired {
         TaskState::Failed
-    } else if task.attempt_count - 1 > task.attempts_before_replay {
+    } else if tried {
         TaskState::RetryWait
     } else {
         TaskState::Pending
@@ -315,7 +322,15 @@ pub(super) fn release(
     task.lease_token = None;
     task.lease_owner = None;
     task.lease_expires_at = None;
-    task.available_at = [after.map(|d| later(now, d).min(horizon)), paused_until]
+    let again = after.map(|d| {
+        let at = later(now, d);
+        if tried {
+            at.min(horizon)
+        } else {
+            at
+        }
+    });
+    task.available_at = [again, paused_until]
         .into_iter()
         .flatten()
         .fold(task.available_at, DateTime::max);

@@ -4,7 +4,11 @@
 //! `require_token` wraps the whole /v1 scope, so it runs before any
 //! extractor reads or parses the body: a caller without a good token
 //! learns nothing about what the API accepts (no field names, no JSON
-//! errors) and cannot make the server buffer a body.
+//! errors) and cannot make the server buffer a body. `require_access`
+//! wraps each /v1 resource and is given that resource's pattern, so the
+//! scope is decided for the route that will run, whatever spelling of the
+//! path reached it; a request no resource takes is never admitted (it is
+//! answered 404). Admin handlers check again with the [`Admin`] extractor.
 //!
 //! A request's token is either the configured `api.token` (the bootstrap
 //! token: admin, compared in memory in constant time) or a stored API
@@ -25,8 +29,9 @@ use super::caller::Caller;
 use super::scopes;
 use super::{ApiError, ApiState};
 
-/// Middleware for /v1: answers 401, 403 or 503 unless the request's token
-/// may call the route; otherwise hands the [`Caller`] to the handler.
+/// Middleware for the /v1 scope: answers 401 or 503 unless the request
+/// carries a usable token; otherwise hands the [`Caller`] on, for
+/// [`require_access`] and the handler.
 pub async fn require_token<B: MessageBody + 'static>(
     request: ServiceRequest,
     next: Next<B>,
@@ -36,15 +41,29 @@ pub async fn require_token<B: MessageBody + 'static>(
             .error_response(ApiError::Unauthorized)
             .map_into_right_body());
     };
-    let admitted = match authenticate(request.request(), &state).await {
-        Ok(caller) => admit(&request, caller),
-        Err(e) => Err(e),
-    };
-    match admitted {
+    match authenticate(request.request(), &state).await {
         Ok(caller) => {
             request.extensions_mut().insert(caller);
             Ok(next.call(request).await?.map_into_left_body())
         }
+        Err(e) => Ok(request.error_response(e).map_into_right_body()),
+    }
+}
+
+/// Middleware for one /v1 resource, whose pattern (as `scopes::ROUTES`
+/// writes it) is `pattern`: answers 403 unless the caller's scope and
+/// tenant limit admit the request's method there.
+pub async fn require_access<B: MessageBody + 'static>(
+    pattern: &'static str,
+    request: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
+    let admitted = match request.extensions().get::<Caller>() {
+        Some(caller) => admit(request.method().as_str(), pattern, caller),
+        None => Err(ApiError::Unauthorized),
+    };
+    match admitted {
+        Ok(()) => Ok(next.call(request).await?.map_into_left_body()),
         Err(e) => Ok(request.error_response(e).map_into_right_body()),
     }
 }
@@ -110,13 +129,10 @@ async fn stored_token(hash: &TokenHash, store: &Database) -> Result<Caller, ApiE
     }
 }
 
-/// Whether `caller` may call the route the request matched.
-fn admit(request: &ServiceRequest, caller: Caller) -> Result<Caller, ApiError> {
-    let Some(access) = scopes::access(
-        request.method().as_str(),
-        request.match_pattern().as_deref(),
-    ) else {
-        return Ok(caller);
+/// Whether `caller` may call `method` on the route `pattern`.
+fn admit(method: &str, pattern: &str, caller: &Caller) -> Result<(), ApiError> {
+    let Some(access) = scopes::access(method, pattern) else {
+        return Ok(());
     };
     if !access.scopes.contains(&caller.scope()) {
         return Err(ApiError::Forbidden {
@@ -140,7 +156,7 @@ fn admit(request: &ServiceRequest, caller: Caller) -> Result<Caller, ApiError> {
                 .into(),
         });
     }
-    Ok(caller)
+    Ok(())
 }
 
 /// The token of a `Bearer` credential. The scheme is matched without

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use super::body::read_object;
 use super::destinations::DestinationView;
 use super::error::ErrorBody;
-use super::{ApiError, ApiState};
+use super::{Admin, ApiError, ApiState};
 
 /// The longest reason accepted, in bytes.
 pub const MAX_REASON_BYTES: usize = 500;
@@ -81,6 +81,7 @@ impl DisableDestination {
 )]
 pub async fn disable(
     state: web::Data<ApiState>,
+    _admin: Admin,
     id: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
@@ -124,6 +125,7 @@ pub async fn disable(
 )]
 pub async fn enable(
     state: web::Data<ApiState>,
+    _admin: Admin,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = DestinationId::new(&id)?;

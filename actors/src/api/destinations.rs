@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::body::{optional_whole, read_object};
 use super::error::ErrorBody;
-use super::{ApiError, ApiState};
+use super::{Admin, ApiError, ApiState};
 use crate::signature;
 
 /// A receiver of webhooks.
@@ -120,6 +120,7 @@ impl CreateDestination {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
+    _admin: Admin,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     // The bearer token has been checked before the body was read (see

@@ -23,6 +23,7 @@ mod auth;
 mod batch;
 mod body;
 mod caller;
+pub mod canonical_path;
 mod destination_switch;
 mod destinations;
 mod error;
@@ -52,7 +53,7 @@ use crate::telemetry::{self, Telemetry};
 pub(crate) use auth::constant_time_eq;
 pub use auth::{authenticate, authenticate_hash, authenticate_token};
 pub use body::read_object;
-pub use caller::Caller;
+pub use caller::{Admin, Caller};
 pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
@@ -159,28 +160,24 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .wrap(from_fn(auth::require_token))
                 .wrap(from_fn(failures::log_server_errors))
                 .wrap(from_fn(telemetry::trace_request))
+                .service(v1("/v1/destinations", "POST").route(web::post().to(destinations::create)))
                 .service(
-                    resource("/destinations", "POST").route(web::post().to(destinations::create)),
-                )
-                .service(
-                    resource("/destinations/{id}/enable", "POST")
+                    v1("/v1/destinations/{id}/enable", "POST")
                         .route(web::post().to(destination_switch::enable)),
                 )
                 .service(
-                    resource("/destinations/{id}/disable", "POST")
+                    v1("/v1/destinations/{id}/disable", "POST")
                         .route(web::post().to(destination_switch::disable)),
                 )
+                .service(v1("/v1/destinations/{id}", "GET").route(web::get().to(destinations::get)))
                 .service(
-                    resource("/destinations/{id}", "GET").route(web::get().to(destinations::get)),
-                )
-                .service(
-                    resource("/destinations/{id}/secrets", "GET, POST")
+                    v1("/v1/destinations/{id}/secrets", "GET, POST")
                         .route(web::get().to(secrets::list))
                         .route(web::post().to(secrets::rotate)),
                 )
-                .service(resource("/tasks", "POST").route(web::post().to(tasks::create)))
+                .service(v1("/v1/tasks", "POST").route(web::post().to(tasks::create)))
                 .service(
-                    resource("/tasks/batch", "POST")
+                    v1("/v1/tasks/batch", "POST")
                         .app_data(
                             web::JsonConfig::default()
                                 .limit(batch::MAX_BATCH_BODY)
@@ -189,20 +186,41 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         .route(web::post().to(batch::create)),
                 )
                 // Before /tasks/{id}, which would take `replay` for an id.
-                .service(resource("/tasks/replay", "POST").route(web::post().to(replays::create)))
-                .service(resource("/replays/{id}", "GET").route(web::get().to(replays::get)))
-                .service(resource("/tasks/{id}", "GET").route(web::get().to(tasks::get)))
+                .service(v1("/v1/tasks/replay", "POST").route(web::post().to(replays::create)))
+                .service(v1("/v1/replays/{id}", "GET").route(web::get().to(replays::get)))
+                .service(v1("/v1/tasks/{id}", "GET").route(web::get().to(tasks::get)))
+                .service(v1("/v1/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)))
                 .service(
-                    resource("/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)),
-                )
-                .service(
-                    resource("/tokens", "GET, POST")
+                    v1("/v1/tokens", "GET, POST")
                         .route(web::get().to(tokens::list))
                         .route(web::post().to(tokens::create)),
                 )
-                .service(resource("/tokens/{id}", "DELETE").route(web::delete().to(tokens::revoke)))
+                .service(v1("/v1/tokens/{id}", "DELETE").route(web::delete().to(tokens::revoke)))
                 .default_service(web::to(no_route)),
         );
+}
+
+/// The /v1 resource `pattern` (written in full, as `scopes::ROUTES` and
+/// the OpenAPI document write it; registered inside the /v1 scope), which
+/// admits a caller only as its scopes allow, and answers other methods 405.
+fn v1(
+    pattern: &'static str,
+    allow: &'static str,
+) -> actix_web::Resource<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<
+            actix_web::body::EitherBody<actix_web::body::BoxBody>,
+        >,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let within_scope = pattern.strip_prefix("/v1").unwrap_or(pattern);
+    resource(within_scope, allow).wrap(from_fn(move |request, next| {
+        auth::require_access(pattern, request, next)
+    }))
 }
 
 /// A resource whose other methods are answered 405 with `Allow: allow`.

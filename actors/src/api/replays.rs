@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::body::read_object;
 use super::error::ErrorBody;
-use super::{ApiError, ApiState, Caller};
+use super::{Admin, ApiError, ApiState};
 
 /// Which failed tasks to replay. At least one field is needed; every field
 /// given narrows the replay.
@@ -192,7 +192,7 @@ impl From<&ReplayJob> for ReplayJobView {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
-    caller: Caller,
+    Admin(caller): Admin,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let text = std::str::from_utf8(&body).map_err(|_| ApiError::BadRequest {
@@ -230,6 +230,7 @@ pub async fn create(
 )]
 pub async fn get(
     state: web::Data<ApiState>,
+    _admin: Admin,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let missing = || {

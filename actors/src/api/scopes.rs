@@ -63,11 +63,10 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("DELETE", "/v1/tokens/{id}", Access::ADMIN),
 ];
 
-/// What a request to `method` on the matched route `pattern` needs:
-/// `None` when no route has that method and path there (the router
-/// answers 404 or 405 itself); a route not in [`ROUTES`] needs admin.
-pub fn access(method: &str, pattern: Option<&str>) -> Option<Access> {
-    let pattern = pattern?;
+/// What a request to `method` on the resource `pattern` needs: `None`
+/// when the resource does not take that method (it answers 405 itself); a
+/// route not in [`ROUTES`] needs admin.
+pub fn access(method: &str, pattern: &str) -> Option<Access> {
     let declared = ROUTES
         .iter()
         .find(|(m, p, _)| *m == method && *p == pattern)
@@ -207,10 +206,9 @@ mod tests {
 
     #[test]
     fn an_undeclared_route_needs_admin_and_another_method_is_left_to_the_router() {
-        assert_eq!(access("POST", Some("/v1/tasks")), Some(Access::SCHEDULE));
-        assert_eq!(access("PUT", Some("/v1/tasks")), None);
-        assert_eq!(access("GET", None), None);
-        assert_eq!(access("POST", Some("/v1/new/route")), Some(Access::ADMIN));
+        assert_eq!(access("POST", "/v1/tasks"), Some(Access::SCHEDULE));
+        assert_eq!(access("PUT", "/v1/tasks"), None);
+        assert_eq!(access("POST", "/v1/new/route"), Some(Access::ADMIN));
         assert!(Access::ADMIN.scopes == [Scope::Admin]);
     }
 }

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::body::read_object;
 use super::error::ErrorBody;
-use super::{ApiError, ApiState};
+use super::{Admin, ApiError, ApiState};
 use crate::signature;
 
 /// A rotation. `{}` has remit generate the new secret.
@@ -162,6 +162,7 @@ pub struct SecretsView {
 )]
 pub async fn rotate(
     state: web::Data<ApiState>,
+    _admin: Admin,
     id: web::Path<String>,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
@@ -199,6 +200,7 @@ pub async fn rotate(
 )]
 pub async fn list(
     state: web::Data<ApiState>,
+    _admin: Admin,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = in_region(&state, &id).await?;

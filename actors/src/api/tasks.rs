@@ -15,7 +15,7 @@ use super::body::read_object;
 use super::error::ErrorBody;
 use super::payload::RawPayload;
 use super::task_views::{TaskSummary, TaskView};
-use super::{ApiError, ApiState, Caller};
+use super::{Admin, ApiError, ApiState, Caller};
 use crate::telemetry::RequestTrace;
 
 /// One logical webhook to schedule. `tenant_id` and `reminder_id` together
@@ -391,7 +391,7 @@ pub async fn get(
 )]
 pub async fn replay(
     state: web::Data<ApiState>,
-    caller: Caller,
+    Admin(caller): Admin,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     // Only this region's tasks: a task never changes region, so the check

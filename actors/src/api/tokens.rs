@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use super::body::read_object;
 use super::error::ErrorBody;
-use super::{ApiError, ApiState};
+use super::{Admin, ApiError, ApiState};
 
 /// A token to make.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -139,6 +139,7 @@ pub struct CreatedToken {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
+    _admin: Admin,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     let grant = read_object::<CreateToken>(body.get())?.grant()?;
@@ -166,7 +167,7 @@ pub async fn create(
         (status = 500, description = "Internal error", body = ErrorBody),
     ),
 )]
-pub async fn list(state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
+pub async fn list(state: web::Data<ApiState>, _admin: Admin) -> Result<HttpResponse, ApiError> {
     let tokens = state.store.api_tokens().await?;
     Ok(HttpResponse::Ok().json(tokens.iter().map(TokenView::from).collect::<Vec<_>>()))
 }
@@ -191,6 +192,7 @@ pub async fn list(state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> 
 )]
 pub async fn revoke(
     state: web::Data<ApiState>,
+    _admin: Admin,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let missing = || ApiError::NotFound(format!("no token with id {}", quoted(&id)));

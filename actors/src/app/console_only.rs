@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 
+use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use remit::domain::Region;
 use remit::payload_crypto::PayloadKey;
@@ -47,6 +48,7 @@ impl ConsoleServer {
             App::new()
                 .configure(console::routes(state.clone()))
                 .route("/healthz", web::get().to(healthz))
+                .wrap(from_fn(crate::api::canonical_path::refuse_non_canonical))
         })
         .workers(1)
         .disable_signals()

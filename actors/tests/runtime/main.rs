@@ -18,6 +18,7 @@ mod hostile;
 mod in_flight;
 mod keys;
 mod listener;
+mod long_overdue;
 mod on_time;
 mod ordering;
 mod poison;

@@ -13,14 +13,13 @@ use super::StoreStats;
 use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::Lease;
 
-/// Hands the lease back without counting an attempt. The row is due again
-/// about `$4` ms after now (an estimate: clamped to the retry horizon) and
-/// never before its destination's pause ends (`GREATEST` and `LEAST` ignore
-/// NULLs). When nothing can happen before the horizon (now, or the pause's
-/// end, is at or past it), the row fails with `retry_horizon` instead: a
-/// task that keeps being handed back (a payload no process can open, a
-/// destination that stays paused) ends rather than looping forever, judged
-/// on the database's clock.
+/// Hands the lease back without counting an attempt, by the rule of
+/// `lifecycle::release`: due again about `$4` ms after now and never
+/// before its destination's pause ends (`GREATEST` and `LEAST` ignore
+/// NULLs). A task attempted since scheduling or its last replay has its
+/// delay clamped to the retry horizon, and fails with `retry_horizon` when
+/// nothing can happen before the horizon; a task not yet attempted never
+/// fails here and its delay is not clamped. Judged on the database's clock.
 pub(super) const RELEASE_SQL: &str = r#"
 -- Each parameter once, in order (see prepared.rs).
 WITH params AS MATERIALIZED (
@@ -30,20 +29,22 @@ clock AS (SELECT now FROM params),
 target AS (
     SELECT t.id,
            (SELECT d.paused_until FROM destinations d WHERE d.id = t.destination_id) AS paused_until,
-           t.retry_horizon_at AS horizon
+           t.retry_horizon_at AS horizon,
+           -- The claim counted the attempt handed back.
+           t.attempt_count - 1 > t.attempts_before_replay AS tried
     FROM tasks t
     WHERE t.id = (SELECT id FROM params) AND t.state = 'leased'
       AND t.lease_token = (SELECT token FROM params)
 ),
 verdict AS (
-    SELECT target.*, GREATEST(clock.now, target.paused_until) >= target.horizon AS expired
+    SELECT target.*,
+           target.tried AND GREATEST(clock.now, target.paused_until) >= target.horizon AS expired,
+           clock.now + (SELECT delay_ms FROM params) * interval '1 millisecond' AS again
     FROM target, clock
 )
 UPDATE tasks t
--- pending again when the attempt handed back was the first since scheduling
--- or the last replay; retry_wait when earlier ones had been made.
 SET state = CASE WHEN verdict.expired THEN 'failed'
-                 WHEN t.attempt_count - 1 > t.attempts_before_replay THEN 'retry_wait'
+                 WHEN verdict.tried THEN 'retry_wait'
                  ELSE 'pending' END::task_state,
     attempt_count = t.attempt_count - 1,
     lease_token = NULL,
@@ -51,9 +52,9 @@ SET state = CASE WHEN verdict.expired THEN 'failed'
     lease_expires_at = NULL,
     available_at = GREATEST(t.available_at,
                             -- LEAST would turn a NULL delay into the horizon.
-                            CASE WHEN (SELECT delay_ms FROM params) IS NOT NULL
-                                 THEN LEAST(clock.now + (SELECT delay_ms FROM params) * interval '1 millisecond',
-                                       verdict.horizon)
+                            CASE WHEN verdict.again IS NULL THEN NULL
+                                 WHEN verdict.tried THEN LEAST(verdict.again, verdict.horizon)
+                                 ELSE verdict.again
                             END,
                             verdict.paused_until),
     failure_reason = CASE WHEN verdict.expired THEN 'retry_horizon' END,

@@ -130,7 +130,7 @@ every_store!(
     many_buckets_are_taken_from_at_once,
     replay_and_reconcile,
     replay_keeps_attempt_numbers_rising,
-    a_hand_back_waits_for_the_pause_and_ends_at_the_horizon,
+    a_hand_back_waits_for_the_pause_and_ends_a_tried_task_at_the_horizon,
     a_claim_skips_the_destinations_it_names,
     a_batch_answers_each_task_as_schedule_would,
     a_repeat_that_cannot_be_opened_fails_alone,

@@ -9,6 +9,7 @@ mod failures;
 mod front_door;
 mod openapi;
 mod ordering;
+pub(crate) mod path_variants;
 mod regions;
 mod replays;
 mod routing;

@@ -7,6 +7,7 @@
 mod browser;
 mod listeners;
 mod pages;
+mod path_variants;
 mod replays;
 mod sessions;
 mod tokens;

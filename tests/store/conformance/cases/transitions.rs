@@ -172,14 +172,16 @@ pub async fn release_abandon_and_extend<H: Harness>(h: &H) {
     assert_eq!(outcomes, [AttemptOutcome::Abandoned]);
 }
 
-pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>(h: &H) {
+pub async fn a_hand_back_waits_for_the_pause_and_ends_a_tried_task_at_the_horizon<H: Harness>(
+    h: &H,
+) {
     let s = h.store();
     let d = destination(h, "crm", Region::US).await;
     let first = task(h, "r1", &d, Region::US).await;
     let second = task(h, "r2", &d, Region::US).await;
     let third = task(h, "r3", &d, Region::US).await;
     let claimed = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
-    let lease_of = |id| {
+    let lease_of = |claimed: &[remit::domain::ClaimedTask], id| {
         claimed
             .iter()
             .find(|c| c.task.id == id)
@@ -187,23 +189,28 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>
             .unwrap()
     };
 
-    // A delay is an estimate: never past the horizon, and no failure while
-    // something can still happen before it.
+    // Not yet attempted: a delay past the horizon is kept as it is (the
+    // task still gets its first attempt), and the task waits for it.
     let horizon = s.task(third).await.unwrap().unwrap().retry_horizon_at;
     let after = horizon - t0() + Duration::hours(1);
     assert_eq!(
-        s.release(&lease_of(third), Some(after)).await.unwrap(),
+        s.release(&lease_of(&claimed, third), Some(after))
+            .await
+            .unwrap(),
         TransitionOutcome::Applied
     );
     let row = s.task(third).await.unwrap().unwrap();
-    assert_eq!((row.state, row.available_at), (TaskState::Pending, horizon));
+    assert_eq!(
+        (row.state, row.available_at),
+        (TaskState::Pending, t0() + after)
+    );
 
     // Paused by a sibling's receiver: handed back due when the pause ends,
     // not at once, and not counted.
     let pause = Duration::seconds(120);
     s.pause_destination(&d, pause).await.unwrap();
     assert_eq!(
-        s.release(&lease_of(first), None).await.unwrap(),
+        s.release(&lease_of(&claimed, first), None).await.unwrap(),
         TransitionOutcome::Applied
     );
     let row = s.task(first).await.unwrap().unwrap();
@@ -212,15 +219,49 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_at_the_horizon<H: Harness>
         (TaskState::Pending, 0, t0() + pause)
     );
 
-    // A pause that outlasts the horizon: the hand-back ends the task.
-    s.pause_destination(&d, horizon - t0() + Duration::seconds(1))
-        .await
-        .unwrap();
+    // A pause that outlasts the horizon does not end a task never tried:
+    // it waits for the pause's end.
+    let long = horizon - t0() + Duration::seconds(1);
+    s.pause_destination(&d, long).await.unwrap();
     assert_eq!(
-        s.release(&lease_of(second), None).await.unwrap(),
-        TransitionOutcome::PastHorizon
+        s.release(&lease_of(&claimed, second), None).await.unwrap(),
+        TransitionOutcome::Applied
     );
     let row = s.task(second).await.unwrap().unwrap();
+    assert_eq!(
+        (row.state, row.attempt_count, row.available_at),
+        (TaskState::Pending, 0, t0() + long)
+    );
+    assert!(row.finalized_at.is_none());
+
+    // Tried once (the attempt abandoned), then claimed again: the delay is
+    // clamped to the horizon, and a pause past the horizon ends the task.
+    let other = destination(h, "billing", Region::US).await;
+    let fourth = task(h, "r4", &other, Region::US).await;
+    let fifth = task(h, "r5", &other, Region::US).await;
+    for c in s.claim_due(&claim(Region::US, "c", 5)).await.unwrap() {
+        s.abandon(&c.lease(), &record(500)).await.unwrap();
+    }
+    let again = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
+    assert_eq!(again.len(), 2);
+    let horizon = s.task(fourth).await.unwrap().unwrap().retry_horizon_at;
+    assert_eq!(
+        s.release(&lease_of(&again, fourth), Some(after))
+            .await
+            .unwrap(),
+        TransitionOutcome::Applied
+    );
+    let row = s.task(fourth).await.unwrap().unwrap();
+    assert_eq!(
+        (row.state, row.attempt_count, row.available_at),
+        (TaskState::RetryWait, 1, horizon)
+    );
+    s.pause_destination(&other, long).await.unwrap();
+    assert_eq!(
+        s.release(&lease_of(&again, fifth), None).await.unwrap(),
+        TransitionOutcome::PastHorizon
+    );
+    let row = s.task(fifth).await.unwrap().unwrap();
     assert_eq!(row.state, TaskState::Failed);
     assert_eq!(row.failure_reason.as_deref(), Some("retry_horizon"));
     assert!(row.finalized_at.is_some());
