@@ -80,8 +80,8 @@ pub fn access(method: &str, pattern: &str) -> Option<Access> {
 }
 
 /// Sets each /v1 operation's `security` from [`ROUTES`] (one requirement
-/// per scope, any of which admits the call) and documents the 403 and 503
-/// every /v1 operation may answer.
+/// per scope, any of which admits the call) and documents the 400, 403 and
+/// 503 every /v1 operation may answer.
 pub fn declare(openapi: &mut OpenApi) {
     for (path, item) in openapi.paths.paths.iter_mut() {
         if !path.starts_with("/v1/") && path != "/v1" {
@@ -108,6 +108,14 @@ pub fn declare(openapi: &mut OpenApi) {
             };
             let responses = &mut operation.responses.responses;
             responses.insert("403".into(), error_response(refused));
+            // Any path may be spelled in a way remit refuses (see
+            // `canonical_path`); an operation with a body already has a 400.
+            responses.entry("400".into()).or_insert_with(|| {
+                error_response(
+                    "The path is not in its one spelling: an encoded unreserved character, \
+                     a dot segment or an empty segment",
+                )
+            });
             responses.insert(
                 "503".into(),
                 error_response("The token could not be checked: the database did not answer"),

@@ -48,16 +48,15 @@ pub fn variants(template: &str, path: &str) -> Vec<(String, Refused)> {
             continue;
         }
         for (i, c) in segment.char_indices() {
-            for encoded in [
-                format!("%{:02x}", c as u32),
-                format!("%{:02X}", c as u32),
-                format!("%25{:02x}", c as u32),
-            ] {
+            let with = |encoded: String| {
                 let mut changed = owned.clone();
                 changed[n] = format!("{}{encoded}{}", &segment[..i], &segment[i + 1..]);
-                // A percent-encoded %: refused as not canonical, too.
-                out.push((join(&changed), Refused::NotCanonical));
-            }
+                join(&changed)
+            };
+            out.push((with(format!("%{:02x}", c as u32)), Refused::NotCanonical));
+            out.push((with(format!("%{:02X}", c as u32)), Refused::NotCanonical));
+            // Double encoding is decoded once: another path, not this one.
+            out.push((with(format!("%25{:02x}", c as u32)), Refused::OtherPath));
         }
         let mut upper = owned.clone();
         upper[n] = segment.to_uppercase();
