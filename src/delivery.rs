@@ -193,6 +193,7 @@ pub async fn look<S: Store>(
     }
     let seen = BeforeSend {
         task,
+        disabled: !target.destination.enabled,
         pause_left: consumer.pause_left(&task.destination_id, target.pause_left),
         lease_left: consumer.lease_left(),
         lease_needed,

@@ -12,6 +12,9 @@ use crate::domain::{FailureReason, Task};
 #[derive(Debug, Clone, Copy)]
 pub struct BeforeSend<'a> {
     pub task: &'a Task,
+    /// The destination is disabled (by hand or after a failure streak), as
+    /// its row said right before the request.
+    pub disabled: bool,
     /// What is left of the destination's pause: the longer of what the
     /// store's row says (on the store's clock) and what this consumer knows
     /// of (a 429 it got itself, a pause it was told of). `None`: not paused.
@@ -37,12 +40,17 @@ pub enum Gate {
 }
 
 /// The checks, in order: a task whose attempts were used up by consumers
-/// that died with it is not sent again; a paused destination holds it until
-/// the pause ends; a lease too short for the request and its finish hands it
-/// back.
+/// that died with it is not sent again; a disabled destination gets nothing
+/// (its task goes back unsent, and no claim takes it again until the
+/// destination is enabled, or it fails at its horizon); a paused destination
+/// holds it until the pause ends; a lease too short for the request and its
+/// finish hands it back.
 pub fn before_send(seen: &BeforeSend<'_>, policy: &RetryPolicy) -> Gate {
     if seen.task.attempts_since_replay() > policy.max_attempts {
         return Gate::Fail(FailureReason::MaxAttempts);
+    }
+    if seen.disabled {
+        return Gate::HandBack { after: None };
     }
     if let Some(left) = seen.pause_left.filter(|left| *left > Duration::zero()) {
         // The store fails it instead if that is past its retry horizon.

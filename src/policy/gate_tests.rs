@@ -13,6 +13,7 @@ fn task(attempt_count: i32, horizon: Duration) -> Task {
 fn seen(task: &Task, pause_left: Option<Duration>, lease_left: Duration) -> BeforeSend<'_> {
     BeforeSend {
         task,
+        disabled: false,
         pause_left,
         lease_left,
         lease_needed: Duration::seconds(10),
@@ -43,6 +44,19 @@ fn a_pause_holds_it_until_the_pause_ends_without_counting() {
         &RetryPolicy::default(),
     );
     assert_eq!(ended, Gate::Send, "a pause with nothing left holds nothing");
+}
+
+#[test]
+fn a_disabled_destination_gets_nothing_and_the_task_goes_back_at_once() {
+    let t = task(1, Duration::hours(1));
+    let gate = before_send(
+        &BeforeSend {
+            disabled: true,
+            ..seen(&t, Some(Duration::seconds(5)), Duration::seconds(30))
+        },
+        &RetryPolicy::default(),
+    );
+    assert_eq!(gate, Gate::HandBack { after: None });
 }
 
 #[test]

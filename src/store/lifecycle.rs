@@ -373,7 +373,7 @@ pub(super) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> 
 /// Fails an unleased row whose destination is disabled once its retry
 /// horizon has passed: it could not be sent before it. False (and nothing
 /// changed) for any other row.
-pub(super) fn fail_disabled(task: &mut Task, now: DateTime<Utc>) -> bool {
+fn fail_disabled(task: &mut Task, now: DateTime<Utc>) -> bool {
     let waiting = matches!(task.state, TaskState::Pending | TaskState::RetryWait);
     if !waiting || task.retry_horizon_at > now {
         return false;
@@ -383,6 +383,28 @@ pub(super) fn fail_disabled(task: &mut Task, now: DateTime<Utc>) -> bool {
     task.finalized_at = Some(now);
     task.updated_at = now;
     true
+}
+
+/// What settling a row of a disabled destination did.
+pub(super) struct SettledDisabled {
+    /// The expired lease it handed back, logged as `abandoned`.
+    pub abandoned: Option<Attempt>,
+    /// Whether it failed with `destination_disabled`.
+    pub failed: bool,
+}
+
+/// Settles a row whose destination is disabled. No claim takes such a row,
+/// so nothing else would ever touch an expired lease of it: the lease is
+/// handed back as a claim would reclaim it (the lost attempt logged as
+/// `abandoned`, the row `retry_wait`), and the row then fails at its
+/// horizon like any unleased row of a disabled destination. A live lease,
+/// or a row of any other state, is left alone.
+pub(super) fn settle_disabled(task: &mut Task, now: DateTime<Utc>) -> SettledDisabled {
+    let abandoned = lease_expired(task, now).then(|| reclaim(task, now));
+    SettledDisabled {
+        abandoned,
+        failed: fail_disabled(task, now),
+    }
 }
 
 /// Whether a lease has run out: reconciliation hands such rows back.

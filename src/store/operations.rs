@@ -294,10 +294,13 @@ pub trait Store: Sync {
         reason: Option<String>,
     ) -> impl Future<Output = Result<Destination, StoreError>> + Send;
 
-    /// Fails, with `destination_disabled`, up to `limit` unleased tasks of
-    /// the region whose destination is disabled and whose retry horizon
-    /// has passed (the store's now): they could not be sent before it, and
-    /// would otherwise wait forever. Returns how many it failed.
+    /// Settles the tasks of the region's disabled destinations, up to
+    /// `limit` of each kind: an expired lease (which no claim takes, since
+    /// claims pass disabled destinations by) is handed back with its lost
+    /// attempt logged as `abandoned`; a task not leased whose retry horizon
+    /// has passed (the store's now) fails with `destination_disabled`: it
+    /// could not be sent before it, and would otherwise wait forever, and
+    /// an ordering line behind it moves on. Returns how many it failed.
     fn fail_disabled_past_horizon(
         &self,
         region: Region,

@@ -207,12 +207,20 @@ impl Handler<Idle> for RegionSupervisor {
     }
 }
 
+/// How long a process holds a destination it heard was disabled: long
+/// enough for its throttle to hand back what it has queued; the claims
+/// take nothing more of it while it stays disabled.
+const DISABLED_HOLD: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Handler<DestinationChanged> for RegionSupervisor {
     type Result = ();
 
-    /// Another process committed a pause: read what is left of it from the
-    /// row (the authority, on the database's clock) and hold the
-    /// destination here too; its throttle hands queued tasks back.
+    /// Another process committed a pause, or disabled the destination:
+    /// read the row (the authority, on the database's clock) and hold the
+    /// destination here too; its throttle hands queued tasks back. A
+    /// disabled destination is held for [`DISABLED_HOLD`] so that what is
+    /// queued goes back now rather than as each task reaches a sender (which
+    /// would hand it back all the same: the sender checks the row).
     fn handle(&mut self, DestinationChanged(id): DestinationChanged, ctx: &mut Context<Self>) {
         let store = self.shared.store.clone();
         let read = async move { store.send_target(&id).await.map(|t| (id, t)) };
@@ -220,7 +228,12 @@ impl Handler<DestinationChanged> for RegionSupervisor {
             .into_actor(self)
             .map(|result, this, _| match result {
                 Ok(Ok((id, Some(target)))) => {
-                    if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
+                    if !target.destination.enabled {
+                        this.shared.pauses.hold(&id, DISABLED_HOLD);
+                        if let Some(throttle) = this.throttles.get(&id) {
+                            throttle.addr.do_send(Wake::CHANGED);
+                        }
+                    } else if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
                         // Counted once: this process's own 429 was counted
                         // when it arrived, and its NOTIFY extends nothing.
                         let known = this.shared.pauses.left(&id).unwrap_or_default();

@@ -11,6 +11,7 @@ mod api;
 mod console;
 mod database_crash;
 mod destination_reads;
+mod disabled_unsent;
 mod eviction;
 mod failing_claims;
 mod fairness;

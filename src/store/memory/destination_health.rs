@@ -57,17 +57,24 @@ impl MemStore {
         let mut state = self.state.lock();
         let state = &mut *state;
         let mut failed = 0;
+        let mut touched = 0;
         for task in state.tasks.iter_mut() {
-            if failed >= u64::from(limit) {
+            if touched >= limit {
                 break;
             }
             let disabled = state
                 .destinations
                 .get(&task.destination_id)
                 .is_some_and(|d| !d.destination.enabled);
-            if disabled && task.region == region && lifecycle::fail_disabled(task, now) {
-                failed += 1;
+            if !disabled || task.region != region {
+                continue;
             }
+            let settled = lifecycle::settle_disabled(task, now);
+            if settled.abandoned.is_some() || settled.failed {
+                touched += 1;
+            }
+            failed += u64::from(settled.failed);
+            state.attempts.extend(settled.abandoned);
         }
         Ok(failed)
     }

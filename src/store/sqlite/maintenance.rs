@@ -108,8 +108,9 @@ pub(super) fn prune_batch(
     Ok((doomed.len() as u64, attempts, payloads))
 }
 
-/// Fails up to `limit` unleased tasks of the region whose destination is
-/// disabled and whose horizon has passed, by `lifecycle::fail_disabled`.
+/// Settles up to `limit` tasks of the region whose destination is disabled,
+/// by `lifecycle::settle_disabled`: expired leases handed back, and
+/// unleased rows past their horizon failed. Answers how many failed.
 pub(super) fn fail_disabled_past_horizon(
     conn: &mut SqliteConnection,
     region: Region,
@@ -118,8 +119,10 @@ pub(super) fn fail_disabled_past_horizon(
 ) -> Result<u64, StoreError> {
     let rows: Vec<TaskRow> = diesel::sql_query(format!(
         "SELECT {} FROM tasks t JOIN destinations d ON d.id = t.destination_id \
-         WHERE t.region = ? AND t.state IN ('pending', 'retry_wait') AND d.enabled = 0 \
-           AND t.retry_horizon_at <= ? ORDER BY t.retry_horizon_at, t.seq LIMIT ?",
+         WHERE t.region = ?1 AND d.enabled = 0 \
+           AND ((t.state IN ('pending', 'retry_wait') AND t.retry_horizon_at <= ?2) \
+                OR (t.state = 'leased' AND t.lease_expires_at <= ?2)) \
+         ORDER BY t.retry_horizon_at, t.seq LIMIT ?3",
         TASK_COLUMNS
             .split(", ")
             .map(|c| format!("t.{c}"))
@@ -133,10 +136,14 @@ pub(super) fn fail_disabled_past_horizon(
     let mut failed = 0;
     for row in rows {
         let mut task = Task::try_from(row)?;
-        if lifecycle::fail_disabled(&mut task, now) {
-            rows::write_task(conn, &task)?;
-            failed += 1;
+        let settled = lifecycle::settle_disabled(&mut task, now);
+        if let Some(lost) = &settled.abandoned {
+            rows::insert_attempt(conn, lost)?;
         }
+        if settled.abandoned.is_some() || settled.failed {
+            rows::write_task(conn, &task)?;
+        }
+        failed += u64::from(settled.failed);
     }
     Ok(failed)
 }

@@ -159,6 +159,7 @@ every_store!(
     pacing_does_not_count_and_a_success_ends_the_streak,
     an_operator_disables_and_enables_a_destination,
     a_disabled_destinations_tasks_fail_at_their_horizon,
+    a_line_behind_a_disabled_destinations_lapsed_head_moves_on,
     disables_and_enables_leave_events_in_the_outbox,
     next_due_follows_deadlines_leases_pauses_and_regions,
     next_due_never_precedes_a_deadline,

@@ -184,32 +184,54 @@ pub async fn a_disabled_destinations_tasks_fail_at_their_horizon<H: Harness>(h: 
         s.disable_destination(d, None).await.unwrap();
     }
 
-    // Before the horizon nothing fails.
+    // Before the horizon nothing fails, and a live lease is its holder's.
     assert_eq!(
         s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
         0
     );
-    h.clock().advance(Duration::days(3));
+    let state = |id| async move { s.task(id).await.unwrap().unwrap().state };
+    assert_eq!(state(leased).await, TaskState::Leased);
+
+    // Its lease runs out: no claim takes a disabled destination's rows, so
+    // the lease is handed back here, the lost attempt logged as abandoned.
+    h.clock().advance(Duration::seconds(31));
     assert_eq!(
         s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
-        1
+        0
     );
-    let failed = s.task(held).await.unwrap().unwrap();
-    assert_eq!(failed.state, TaskState::Failed);
+    let reclaimed = s.task(leased).await.unwrap().unwrap();
     assert_eq!(
-        failed.failure_reason.as_deref(),
-        Some("destination_disabled")
+        (
+            reclaimed.state,
+            reclaimed.lease_token,
+            reclaimed.attempt_count
+        ),
+        (TaskState::RetryWait, None, 1)
     );
+    let lost: Vec<_> = s
+        .attempts(leased)
+        .await
+        .unwrap()
+        .iter()
+        .map(|a| a.outcome)
+        .collect();
+    assert_eq!(lost, [AttemptOutcome::Abandoned]);
+
+    let past = t0() + Duration::hours(1) + Duration::seconds(31) + Duration::days(3);
+    h.clock().set(past);
     assert_eq!(
-        failed.finalized_at,
-        Some(t0() + Duration::hours(1) + Duration::days(3))
+        s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
+        2
     );
-    let state = |id| async move { s.task(id).await.unwrap().unwrap().state };
-    assert_eq!(
-        state(leased).await,
-        TaskState::Leased,
-        "a lease is its holder's"
-    );
+    for id in [held, leased] {
+        let failed = s.task(id).await.unwrap().unwrap();
+        assert_eq!(failed.state, TaskState::Failed);
+        assert_eq!(
+            failed.failure_reason.as_deref(),
+            Some("destination_disabled")
+        );
+        assert_eq!(failed.finalized_at, Some(past));
+    }
     assert_eq!(
         state(healthy).await,
         TaskState::Pending,
@@ -228,6 +250,55 @@ pub async fn a_disabled_destinations_tasks_fail_at_their_horizon<H: Harness>(h: 
         s.fail_disabled_past_horizon(Region::EU, 10).await.unwrap(),
         1
     );
+}
+
+/// A line's head out on a lease when its destination is disabled: the
+/// lease runs out, the head is handed back and fails at its horizon, and the
+/// line behind it goes on once the destination is enabled again.
+pub async fn a_line_behind_a_disabled_destinations_lapsed_head_moves_on<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::US).await;
+    let key = remit::domain::OrderingKey::new("patient-1").unwrap();
+    let in_line = |reminder: &'static str, not_before| {
+        let crm = crm.clone();
+        let key = key.clone();
+        async move {
+            let new = remit::domain::NewTask {
+                not_before,
+                ordering_key: Some(key),
+                ..new_task(reminder, &crm, Region::US)
+            };
+            s.schedule(new).await.unwrap().task.id
+        }
+    };
+    let head = in_line("r1", t0()).await;
+    // Due days later, so its own horizon is still ahead when the head's
+    // has passed.
+    let next = in_line("r2", t0() + Duration::days(2)).await;
+    let claimed = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].task.id, head);
+    s.disable_destination(&crm, None).await.unwrap();
+
+    h.clock()
+        .set(t0() + Duration::days(3) + Duration::seconds(1));
+    assert_eq!(
+        s.fail_disabled_past_horizon(Region::US, 10).await.unwrap(),
+        1
+    );
+    let ended = s.task(head).await.unwrap().unwrap();
+    assert_eq!(
+        (ended.state, ended.failure_reason.as_deref()),
+        (TaskState::Failed, Some("destination_disabled"))
+    );
+    assert_eq!(
+        s.task(next).await.unwrap().unwrap().state,
+        TaskState::Pending
+    );
+    s.enable_destination(&crm).await.unwrap();
+    let claimed = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
+    let ids: Vec<TaskId> = claimed.iter().map(|c| c.task.id).collect();
+    assert_eq!(ids, [next], "the line moved on");
 }
 
 pub async fn disables_and_enables_leave_events_in_the_outbox<H: Harness>(h: &H) {
