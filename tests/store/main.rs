@@ -19,6 +19,7 @@ mod finish_locks;
 mod hot_claim;
 mod key_ring;
 mod ordering_cost;
+mod ordering_race;
 mod payloads;
 mod reconcile;
 mod recovery;

@@ -233,7 +233,14 @@ candidates AS (
                CASE WHEN t.state = 'leased' THEN t.lease_expires_at ELSE t.available_at END
                    AS due_at,
                t.state::text AS prior_state, t.lease_token AS prior_token,
-               t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts
+               t.lease_owner AS prior_owner, t.attempt_count AS prior_attempts,
+               t.ordering_key AS line_key,
+               -- The line's version as this snapshot saw it (0: never taken).
+               CASE WHEN t.ordering_key IS NOT NULL THEN
+                   coalesce((SELECT l.version FROM ordering_lines l
+                             WHERE l.destination_id = t.destination_id
+                               AND l.ordering_key = t.ordering_key), 0)
+               END AS line_version
         FROM tasks t, clock
         WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
           AND t.destination_id COLLATE "C" = q.destination_id
@@ -284,6 +291,29 @@ chosen AS (
     ORDER BY turn, due_at, id
     LIMIT (SELECT claim_limit FROM params)
 ),
+-- Each chosen keyed row takes its line with a compare-and-set on the
+-- line's version, so that two claims whose snapshots each saw their own
+-- task as the line's head cannot both lease one: the second waits on the
+-- first's row lock and, once that commits, finds the version moved and
+-- leaves the line alone (the next claim judges it afresh). Lines are taken
+-- in (destination, key) order, so two claims never wait on each other in
+-- a circle. Rows without a key skip this entirely.
+lines AS (
+    INSERT INTO ordering_lines AS l (destination_id, ordering_key, version, holder)
+    SELECT DISTINCT ON (c.destination_id, c.line_key)
+           c.destination_id, c.line_key, c.line_version + 1, c.id
+    FROM chosen c
+    WHERE c.line_key IS NOT NULL
+    ORDER BY c.destination_id, c.line_key, c.turn
+    ON CONFLICT (destination_id, ordering_key) DO UPDATE
+        SET version = EXCLUDED.version, holder = EXCLUDED.holder
+        WHERE l.version = EXCLUDED.version - 1
+    RETURNING l.holder
+),
+taken AS (
+    SELECT c.* FROM chosen c
+    WHERE c.line_key IS NULL OR c.id IN (SELECT holder FROM lines)
+),
 claimed AS (
     UPDATE tasks t
     SET state = 'leased',
@@ -292,7 +322,7 @@ claimed AS (
         lease_expires_at = clock.now + (SELECT lease_ms FROM params) * interval '1 millisecond',
         attempt_count = t.attempt_count + 1,
         updated_at = clock.now
-    FROM chosen, clock
+    FROM taken chosen, clock
     WHERE t.id = chosen.id
     -- Named, not t.*: a prepared statement must keep its result's shape when
     -- a newer schema adds a column under a running process.
@@ -307,12 +337,12 @@ abandoned AS (
     INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, outcome, recorded_at)
     SELECT chosen.id, chosen.prior_attempts, chosen.prior_token, chosen.prior_owner,
            'abandoned', clock.now
-    FROM chosen, clock
+    FROM taken chosen, clock
     WHERE chosen.prior_state = 'leased'
 )
 SELECT claimed.*, (chosen.prior_state = 'leased') AS reclaimed,
        p.content_type AS payload_content_type, p.key_fingerprint AS payload_key_fingerprint,
        p.nonce AS payload_nonce, p.ciphertext AS payload_ciphertext
-FROM claimed JOIN chosen ON chosen.id = claimed.id
+FROM claimed JOIN taken chosen ON chosen.id = claimed.id
 LEFT JOIN payloads p ON p.payload_ref = claimed.payload_ref
 ORDER BY chosen.turn, chosen.due_at, chosen.id
