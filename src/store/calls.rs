@@ -136,7 +136,7 @@ pub struct Finish {
 
 /// What a batch of finishes did: one outcome per finish, in order, and
 /// the destinations the batch disabled (a failure that made a streak long
-/// enough), each once.
+/// enough), each once and as the whole batch left it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Finished {
     pub outcomes: Vec<TransitionOutcome>,

@@ -278,7 +278,10 @@ pub trait Store: Sync {
     /// that makes it long enough in both count and time (the destination's
     /// own thresholds, or the store's [`DisableRule`](crate::policy::DisableRule))
     /// disables the destination in the same transaction; a success ends
-    /// it, and writes nothing when there is none.
+    /// it, and writes nothing when there is none. A batch's finishes count
+    /// in the batch's order, exactly as if each came alone (see
+    /// `store/health.rs`); each disabled destination is reported as the
+    /// whole batch left it.
     fn finish_batch(
         &self,
         batch: &[Finish],

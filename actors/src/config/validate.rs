@@ -65,9 +65,13 @@ impl Config {
             ));
         }
         if let Some(url) = &self.events.url {
-            let id = remit::domain::DestinationId::new("remit-events")
-                .map_err(|e| invalid("events.url", e.reason))?;
-            remit::domain::NewDestination::new(id, remit::domain::Region::US, url, None)
+            // The destination the event relay will register, checked now
+            // so a bad URL stops the start rather than every poll.
+            let region = self.region()?;
+            let id =
+                crate::runtime::events_destination_id(region, url, self.events.secret.as_deref())
+                    .map_err(|e| invalid("events.url", e.reason))?;
+            remit::domain::NewDestination::new(id, region, url, None)
                 .map_err(|e| invalid("events.url", e.reason))?;
         }
         if let Some(secret) = &self.events.secret {

@@ -7,15 +7,16 @@
 //! at any point, loses nothing: each event's task has the event's id for
 //! its key, so turning the same event again is a repeat.
 //!
-//! The events receiver is a destination of remit's own, registered at the
-//! first step under an id derived from its URL and secret, and never
-//! disabled by a failure streak (its threshold is out of reach).
+//! The events receiver is a destination of remit's own, one per region,
+//! registered at the first step under an id derived from the region, the
+//! URL and the secret, and never disabled by a failure streak (its
+//! threshold is out of reach).
 
 use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::{
-    DestinationEvent, DestinationId, DisableOverrides, NewDestination, NewTask, Payload,
+    DestinationEvent, DestinationId, DisableOverrides, NewDestination, NewTask, Payload, Region,
     ReminderId, TenantId,
 };
 use remit::store::{Database, Store, StoreError};
@@ -91,10 +92,27 @@ impl EventRelay {
     }
 }
 
-/// The events destination's id: from its URL and secret, so a changed
-/// setting registers a new destination rather than conflicting with the
-/// old one (whose waiting events still go where they were meant to).
+/// The events destination of `region`: `remit-events-<region>-<hash>`,
+/// the hash from its URL and secret, so a changed setting registers a new
+/// destination rather than conflicting with the old one (whose waiting
+/// events still go where they were meant to).
+///
+/// The region is part of the id because a destination belongs to one
+/// region and ids are global: regions sharing a database and an events
+/// receiver each need their own. (A region name is at most 32 characters
+/// of `a-z0-9-`, and the hash is always the last 12, so two regions'
+/// ids never meet.)
+///
+/// Databases from before the region was in the id hold one
+/// `remit-events-<hash>` registered for whichever region came first. It
+/// is left as it is, and harmless: no new event is scheduled for it, the
+/// events already scheduled for it still go out (they are tasks of that
+/// region, which its processes claim like any other, and it is never
+/// disabled), and an event turned again after an upgrade (a crash between
+/// scheduling and forgetting it) finds its webhook under the old id by
+/// its key and counts as on its way (see `turn`).
 pub fn events_destination_id(
+    region: Region,
     url: &str,
     secret: Option<&str>,
 ) -> Result<DestinationId, remit::domain::InvalidInput> {
@@ -104,16 +122,16 @@ pub fn events_destination_id(
     hash.update(secret.unwrap_or("").as_bytes());
     let digest = hash.finalize();
     let short = remit::payload_crypto::hex(&digest[..6]);
-    DestinationId::new(&format!("remit-events-{short}"))
+    DestinationId::new(&format!("remit-events-{}-{short}", region.as_str()))
 }
 
 async fn register(
     store: &Database,
-    region: remit::domain::Region,
+    region: Region,
     url: &str,
     secret: Option<String>,
 ) -> Result<DestinationId, StoreError> {
-    let id = events_destination_id(url, secret.as_deref())?;
+    let id = events_destination_id(region, url, secret.as_deref())?;
     let never = DisableOverrides::new(None, Some(i32::MAX as u32))?;
     let new = NewDestination::new(id.clone(), region, url, secret)?.with_overrides(never);
     store.add_destination(new).await?;
@@ -124,7 +142,7 @@ async fn register(
 /// no events receiver, only drops them), then forgets those scheduled.
 async fn turn(
     store: &Database,
-    region: remit::domain::Region,
+    region: Region,
     target: Option<&DestinationId>,
     horizon: chrono::Duration,
 ) -> Result<usize, StoreError> {

@@ -23,6 +23,7 @@ mod long_overdue;
 mod on_time;
 mod ordering;
 mod poison;
+mod regional_events;
 mod replay_jobs;
 mod residency;
 mod retention;

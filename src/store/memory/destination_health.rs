@@ -10,29 +10,36 @@ use crate::store::{Finish, Finished, StoreError};
 
 impl MemStore {
     /// Counts an applied finish toward its destination's failure streak,
-    /// disabling it (with its event) when the streak is long enough.
-    pub(super) fn judge(&self, one: &Finish, finished: &mut Finished) {
+    /// disabling it (with its event) when the streak is long enough. The
+    /// id of a destination it disabled, for the batch to report once done.
+    pub(super) fn judge(&self, one: &Finish) -> Option<DestinationId> {
         let now = self.now();
         let mut state = self.state.lock();
         let task = state
             .by_id
             .get(&one.lease.task_id)
             .map(|i| &state.tasks[*i]);
-        let Some(id) = task.map(|t| t.destination_id.clone()) else {
-            return;
-        };
-        if let Some(d) = state.destinations.get_mut(&id) {
-            let record = &one.decision.record;
-            if health::after_attempt(&mut d.destination, record, now, self.disable_rule)
-                == Some(true)
-            {
-                let event = DestinationEvent::of(EventKind::Disabled, &d.destination, now);
-                finished.disabled.push(AutoDisabled {
-                    destination: d.destination.clone(),
-                });
-                state.events.push(event);
-            }
+        let id = task.map(|t| t.destination_id.clone())?;
+        let d = state.destinations.get_mut(&id)?;
+        let record = &one.decision.record;
+        if health::after_attempt(&mut d.destination, record, now, self.disable_rule) != Some(true) {
+            return None;
         }
+        let event = DestinationEvent::of(EventKind::Disabled, &d.destination, now);
+        state.events.push(event);
+        Some(id)
+    }
+
+    /// The destinations a batch disabled, as the whole batch left them (a
+    /// later finish of the batch may have changed a streak since).
+    pub(super) fn auto_disabled(&self, ids: Vec<DestinationId>, finished: &mut Finished) {
+        let state = self.state.lock();
+        finished.disabled.extend(ids.iter().filter_map(|id| {
+            let d = state.destinations.get(id)?;
+            Some(AutoDisabled {
+                destination: d.destination.clone(),
+            })
+        }));
     }
 
     pub(super) fn disable(

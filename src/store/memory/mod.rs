@@ -362,6 +362,7 @@ impl Store for MemStore {
     /// nothing to batch.
     async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         let mut finished = Finished::default();
+        let mut tipped = Vec::new();
         for one in batch {
             if let Some(delay) = one.decision.pause_delay() {
                 match self.pause_destination(&one.destination, delay).await {
@@ -374,8 +375,9 @@ impl Store for MemStore {
             if outcome != TransitionOutcome::Applied {
                 continue;
             }
-            self.judge(one, &mut finished);
+            tipped.extend(self.judge(one));
         }
+        self.auto_disabled(tipped, &mut finished);
         Ok(finished)
     }
 

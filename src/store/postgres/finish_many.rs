@@ -71,72 +71,94 @@ logged AS (
            CASE WHEN moved.delay_ms IS NOT NULL THEN moved.available_at END, clock.now
     FROM moved, clock
 ),
--- Each destination's share of the batch, in the batch's order (health:
--- 1 failed, 0 succeeded, NULL neither): a success resets its streak, and
--- only the failures after its last success count on.
-judged AS (SELECT destination_id AS id, health, last_error, n FROM moved WHERE health IS NOT NULL),
-reset AS (SELECT id, max(n) FILTER (WHERE health = 0) AS last_success FROM judged GROUP BY id),
+-- The health rule (store/health.rs) in the batch's order, exactly as if
+-- each finish came on its own (health: 1 failed, 0 succeeded, NULL
+-- neither). The outcomes of a destination fall into runs of failures:
+-- run 0 carries on the streak the row has, run k starts after the
+-- batch's k-th success from nothing.
+judged AS (
+    SELECT destination_id AS id, health, last_error, n,
+           count(*) FILTER (WHERE health = 0) OVER (PARTITION BY destination_id ORDER BY n)
+               AS run
+    FROM moved WHERE health IS NOT NULL
+),
 batch AS (
-    SELECT j.id, r.last_success,
-           count(*) FILTER (WHERE j.health = 1 AND j.n > coalesce(r.last_success, 0)) AS failed,
-           (array_agg(j.last_error ORDER BY j.n DESC)
-               FILTER (WHERE j.health = 1 AND j.n > coalesce(r.last_success, 0)))[1] AS last_error
-    FROM judged j JOIN reset r ON r.id = j.id
-    GROUP BY j.id, r.last_success
+    SELECT id, max(run) AS last_run, count(*) FILTER (WHERE health = 1) AS failed
+    FROM judged GROUP BY id
 ),
 -- Only rows with something to write are locked, in id order (as the token
 -- take locks them): a success on a destination with no streak writes
--- nothing. FOR UPDATE reads the latest committed row.
+-- nothing. FOR NO KEY UPDATE reads the latest committed row.
 locked AS (
-    SELECT d.id, d.enabled, d.failure_streak, d.failure_streak_since,
+    SELECT d.id, d.enabled, d.failure_streak, d.failure_streak_since, d.last_error,
            d.disable_after_seconds, d.disable_after_failures
     FROM destinations d JOIN batch b ON b.id = d.id
     WHERE b.failed > 0 OR d.failure_streak > 0
     ORDER BY d.id
     FOR NO KEY UPDATE OF d
 ),
-streak AS (
-    SELECT l.id, l.enabled, l.disable_after_seconds, l.disable_after_failures, b.last_error,
-           s.count,
-           CASE WHEN s.count = 0 THEN NULL
-                WHEN b.last_success IS NOT NULL OR l.failure_streak = 0 THEN clock.now
-                ELSE l.failure_streak_since END AS since
-    FROM locked l JOIN batch b ON b.id = l.id, clock,
-         LATERAL (SELECT CASE WHEN b.last_success IS NOT NULL THEN b.failed
-                              ELSE l.failure_streak + b.failed END::int AS count) s
+-- The streak as each failure leaves it (policy::Streak::grow).
+steps AS (
+    SELECT j.id, j.n, j.run, j.last_error, c.carried,
+           CASE WHEN c.carried THEN l.failure_streak ELSE 0 END
+               + row_number() OVER (PARTITION BY j.id, j.run ORDER BY j.n) AS count,
+           CASE WHEN c.carried THEN l.failure_streak_since ELSE clock.now END AS since
+    FROM judged j JOIN locked l ON l.id = j.id, clock,
+         LATERAL (SELECT j.run = 0 AND l.failure_streak_since IS NOT NULL AS carried) c
+    WHERE j.health = 1
 ),
--- policy::judge: long enough in both count and time, by the
--- destination's own thresholds or the store's.
+-- policy::judge at each failure, by the destination's own thresholds or
+-- the store's: the first long enough in both count and time disables an
+-- enabled destination, and its streak and error are the event's.
+tip AS (
+    SELECT DISTINCT ON (s.id) s.id, s.count, s.since, s.last_error
+    FROM steps s JOIN locked l ON l.id = s.id, rule, clock
+    WHERE l.enabled
+      AND s.count >= coalesce(l.disable_after_failures, rule.failures)
+      AND clock.now - s.since
+          >= coalesce(l.disable_after_seconds, rule.after_seconds) * interval '1 second'
+    ORDER BY s.id, s.n
+),
+-- What the batch leaves: the streak of its last run (none when a success
+-- ended it) and the error of its last failure (a success keeps the one
+-- before, as a record).
+latest AS (
+    SELECT DISTINCT ON (id) id, run, count, since, last_error FROM steps ORDER BY id, n DESC
+),
 verdict AS (
-    SELECT s.*, s.enabled AND s.count > 0
-               AND s.count >= coalesce(s.disable_after_failures, rule.failures)
-               AND clock.now - s.since
-                   >= coalesce(s.disable_after_seconds, rule.after_seconds) * interval '1 second'
-               AS tips
-    FROM streak s, rule, clock
+    SELECT l.id,
+           CASE WHEN la.run = b.last_run THEN la.count ELSE 0 END::int AS count,
+           CASE WHEN la.run = b.last_run THEN la.since END AS since,
+           coalesce(la.last_error, l.last_error) AS last_error,
+           t.id IS NOT NULL AS tips, t.count AS tip_count, t.since AS tip_since,
+           t.last_error AS tip_error
+    FROM locked l JOIN batch b ON b.id = l.id
+         LEFT JOIN latest la ON la.id = l.id
+         LEFT JOIN tip t ON t.id = l.id
 ),
 healed AS (
     UPDATE destinations d
     SET failure_streak = v.count,
         failure_streak_since = v.since,
-        last_error = coalesce(v.last_error, d.last_error),
+        last_error = v.last_error,
         enabled = d.enabled AND NOT v.tips,
         disabled_reason = CASE WHEN v.tips
-            THEN 'auto: ' || v.count || ' failures over '
-                 || to_char(floor(extract(epoch FROM clock.now - v.since)) / 3600.0,
+            THEN 'auto: ' || v.tip_count || ' failures over '
+                 || to_char(floor(extract(epoch FROM clock.now - v.tip_since)) / 3600.0,
                             'FM999999990.0') || ' hours'
             ELSE d.disabled_reason END,
         disabled_at = CASE WHEN v.tips THEN clock.now ELSE d.disabled_at END,
         updated_at = clock.now
     FROM verdict v, clock
     WHERE d.id = v.id
-    RETURNING d.id, d.region, d.disabled_reason, d.last_error, v.tips
+    RETURNING d.id, d.region, d.disabled_reason, v.tip_error, v.tips
 ),
--- The operational event, in the outbox, with the disable that makes it.
+-- The operational event, in the outbox, with the disable that makes it:
+-- the destination as the tipping failure left it.
 announced AS (
     INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
     SELECT gen_random_uuid(), 'destination.disabled', h.id, h.region, h.disabled_reason,
-           clock.now, h.last_error
+           clock.now, h.tip_error
     FROM healed h, clock
     WHERE h.tips
 )

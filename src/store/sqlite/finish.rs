@@ -100,6 +100,7 @@ pub(super) fn finish_many(
     rule: DisableRule,
 ) -> Result<Finished, StoreError> {
     let mut finished = Finished::default();
+    let mut tipped_ids = Vec::new();
     for one in batch {
         if let Some(delay) = one.decision.pause_delay() {
             // As PostgreSQL's: a destination that is not there has nothing
@@ -128,8 +129,17 @@ pub(super) fn finish_many(
             if tipped {
                 let event = DestinationEvent::of(EventKind::Disabled, &d, now);
                 super::destinations::insert_event(conn, &event)?;
-                finished.disabled.push(AutoDisabled { destination: d });
+                tipped_ids.push(d.id);
             }
+        }
+    }
+    // Each reported as the whole batch left it (a later finish of the
+    // batch may have changed its streak since).
+    for id in tipped_ids {
+        if let Some(row) = destination_row(conn, &id)? {
+            finished.disabled.push(AutoDisabled {
+                destination: row.destination()?,
+            });
         }
     }
     Ok(finished)

@@ -157,6 +157,8 @@ every_store!(
     many_send_targets_carry_each_destinations_secrets,
     a_failure_streak_disables_its_destination_in_the_finish,
     pacing_does_not_count_and_a_success_ends_the_streak,
+    failures_that_tip_then_a_success_in_one_batch_disable,
+    a_success_then_failures_that_tip_in_one_batch_disable,
     an_operator_disables_and_enables_a_destination,
     a_disabled_destinations_tasks_fail_at_their_horizon,
     a_line_behind_a_disabled_destinations_lapsed_head_moves_on,

@@ -44,6 +44,149 @@ async fn answer<H: Harness>(h: &H, d: &DestinationId, status: u16, paced: bool) 
     finished
 }
 
+/// The decision a finish with `status` carries (no Retry-After).
+fn decided(status: u16) -> Decision {
+    let transition = match status {
+        200..=299 => Transition::Deliver,
+        _ => Transition::Fail(FailureReason::Status(status)),
+    };
+    Decision {
+        transition,
+        pause_destination_until: None,
+        record: record(status),
+    }
+}
+
+/// An hour on, claims every due task and finishes them in one batch, the
+/// n-th with the n-th of `statuses`.
+async fn answer_in_one_batch<H: Harness>(h: &H, d: &DestinationId, statuses: &[u16]) -> Finished {
+    h.clock().advance(Duration::hours(1));
+    let claimed = h
+        .store()
+        .claim_due(&claim(Region::US, "c", 10))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), statuses.len(), "one due task per status");
+    let batch: Vec<Finish> = claimed
+        .iter()
+        .zip(statuses)
+        .map(|(c, status)| Finish {
+            lease: c.lease(),
+            destination: d.clone(),
+            decision: decided(*status),
+        })
+        .collect();
+    let finished = h.store().finish_batch(&batch).await.unwrap();
+    assert_eq!(
+        finished.outcomes,
+        vec![TransitionOutcome::Applied; statuses.len()]
+    );
+    finished
+}
+
+/// The outbox as (kind, destination, reason, at, last error).
+async fn outbox<H: Harness>(
+    h: &H,
+) -> Vec<(
+    remit::domain::EventKind,
+    String,
+    Option<String>,
+    chrono::DateTime<chrono::Utc>,
+    Option<String>,
+)> {
+    h.store()
+        .destination_events(Region::US, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            (
+                e.kind,
+                e.destination.as_str().to_owned(),
+                e.reason,
+                e.at,
+                e.last_error,
+            )
+        })
+        .collect()
+}
+
+/// A batch applies its outcomes in its order, exactly as if each finish
+/// came on its own: failures that make the streak long enough disable the
+/// destination there (the event says so, with the tipping failure's
+/// error), a later failure is the last error, and the success after them
+/// ends the streak but does not enable the destination again.
+pub async fn failures_that_tip_then_a_success_in_one_batch_disable<H: Harness>(h: &H) {
+    use remit::domain::EventKind;
+    let s = h.store();
+    let d = fragile(h, "crm", 3).await;
+    for r in ["r1", "r2", "r3", "r4", "r5"] {
+        task(h, r, &d, Region::US).await;
+    }
+    // A streak of one, an hour before the batch.
+    answer(h, &d, 500, false).await;
+
+    let finished = answer_in_one_batch(h, &d, &[502, 504, 404, 204]).await;
+    let now = t0() + Duration::hours(2);
+    let reason = "auto: 3 failures over 1.0 hours";
+    let after = s.destination(&d).await.unwrap().unwrap();
+    assert!(!after.enabled);
+    assert_eq!(after.health.failure_streak, 0);
+    assert_eq!(after.health.failure_streak_since, None);
+    assert_eq!(after.health.last_error.as_deref(), Some("status 404"));
+    assert_eq!(after.health.disabled_reason.as_deref(), Some(reason));
+    assert_eq!(after.health.disabled_at, Some(now));
+    assert_eq!(finished.disabled.len(), 1);
+    assert_eq!(finished.disabled[0].destination, after);
+    assert_eq!(
+        outbox(h).await,
+        vec![(
+            EventKind::Disabled,
+            "crm".to_owned(),
+            Some(reason.to_owned()),
+            now,
+            Some("status 504".to_owned())
+        )]
+    );
+}
+
+/// A success first in a batch ends the streak before the batch's
+/// failures count: they start a streak of their own, from the batch's
+/// now, that disables the destination when long enough by itself.
+pub async fn a_success_then_failures_that_tip_in_one_batch_disable<H: Harness>(h: &H) {
+    use remit::domain::EventKind;
+    let s = h.store();
+    let d = fragile(h, "crm", 2).await;
+    for r in ["r1", "r2", "r3", "r4"] {
+        task(h, r, &d, Region::US).await;
+    }
+    // A streak of one, an hour before the batch.
+    answer(h, &d, 500, false).await;
+
+    let finished = answer_in_one_batch(h, &d, &[204, 502, 504]).await;
+    let now = t0() + Duration::hours(2);
+    let reason = "auto: 2 failures over 0.0 hours";
+    let after = s.destination(&d).await.unwrap().unwrap();
+    assert!(!after.enabled);
+    assert_eq!(after.health.failure_streak, 2);
+    assert_eq!(after.health.failure_streak_since, Some(now));
+    assert_eq!(after.health.last_error.as_deref(), Some("status 504"));
+    assert_eq!(after.health.disabled_reason.as_deref(), Some(reason));
+    assert_eq!(after.health.disabled_at, Some(now));
+    assert_eq!(finished.disabled.len(), 1);
+    assert_eq!(finished.disabled[0].destination, after);
+    assert_eq!(
+        outbox(h).await,
+        vec![(
+            EventKind::Disabled,
+            "crm".to_owned(),
+            Some(reason.to_owned()),
+            now,
+            Some("status 504".to_owned())
+        )]
+    );
+}
+
 pub async fn a_failure_streak_disables_its_destination_in_the_finish<H: Harness>(h: &H) {
     let s = h.store();
     let d = fragile(h, "crm", 3).await;
