@@ -134,6 +134,7 @@ impl Default for Config {
                 enabled: true,
                 listener: ConsoleListener::Api,
                 session_minutes: 60,
+                secure_cookie: false,
             },
             retention: RetentionConfig {
                 enabled: true,

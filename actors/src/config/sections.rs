@@ -226,6 +226,10 @@ pub struct ConsoleConfig {
     pub listener: ConsoleListener,
     /// How long a sign-in lasts: 1 to 1440.
     pub session_minutes: u32,
+    /// Mark the session cookie Secure, for a console reached through a
+    /// proxy that ends TLS: remit itself serves plain HTTP, and does not
+    /// trust a forwarded scheme header, so it cannot tell on its own.
+    pub secure_cookie: bool,
 }
 
 /// Where the console is served.

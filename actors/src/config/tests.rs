@@ -198,6 +198,7 @@ fn console_settings_are_bounded_and_named() {
     assert!(console.enabled);
     assert_eq!(console.listener, ConsoleListener::Api);
     assert_eq!(console.session_minutes, 60);
+    assert!(!console.secure_cookie, "remit serves plain http");
     for minutes in [0, 1441] {
         let mut config = Config::default();
         config.console.session_minutes = minutes;
@@ -223,8 +224,13 @@ fn the_console_is_read_from_a_file_and_a_bad_listener_is_named() {
     std::fs::write(&path, "[console]\nlistener = \"loopback\"\n").unwrap();
     let err = Config::load(Some(&path)).unwrap_err().to_string();
     assert!(err.contains("listener"), "{err}");
-    std::fs::write(&path, "[console]\nenabled = false\nsession_minutes = 15\n").unwrap();
+    std::fs::write(
+        &path,
+        "[console]\nenabled = false\nsession_minutes = 15\nsecure_cookie = true\n",
+    )
+    .unwrap();
     let config = Config::load(Some(&path)).unwrap();
     assert!(!config.console.enabled);
     assert_eq!(config.console.session_minutes, 15);
+    assert!(config.console.secure_cookie);
 }

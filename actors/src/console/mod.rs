@@ -57,6 +57,9 @@ pub struct ConsoleState {
     pub key: Key,
     /// How long a sign-in lasts.
     pub session: chrono::Duration,
+    /// Whether the session cookie is Secure whatever the connection
+    /// (`console.secure_cookie`: a proxy ends TLS in front).
+    pub secure_cookie: bool,
     /// The fresh retry horizon a replayed task gets.
     pub horizon: chrono::Duration,
     /// The configured rates, shown beside what receivers announced.
@@ -94,6 +97,7 @@ impl ConsoleState {
             bootstrap: config.api.token.clone(),
             key,
             session: chrono::Duration::minutes(i64::from(config.console.session_minutes)),
+            secure_cookie: config.console.secure_cookie,
             horizon: config.retry_policy().horizon,
             throttle: Arc::new(config.throttle.clone()),
             log,

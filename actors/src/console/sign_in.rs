@@ -107,7 +107,7 @@ pub async fn sign_out(
     }
     let mut response = see_other("/console/sign-in");
     response
-        .add_cookie(&session::end(&request))
+        .add_cookie(&session::end(&request, &state))
         .map_err(|_| ConsoleError::NotSignedIn)?;
     Ok(response)
 }

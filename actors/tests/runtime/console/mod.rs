@@ -23,8 +23,18 @@ use crate::support::{self, TestDb};
 
 /// `remit console` on the test's database, serving `region`.
 async fn console(db: &TestDb, region: Region) -> ConsoleServer {
+    console_with(db, region, |_| {}).await
+}
+
+/// As [`console`], with settings of the test's choosing.
+async fn console_with(
+    db: &TestDb,
+    region: Region,
+    configure: impl FnOnce(&mut remit_actors::config::Config),
+) -> ConsoleServer {
     remit_actors::app::install_crypto_provider();
-    let config = support::config(db, region, "console-1");
+    let mut config = support::config(db, region, "console-1");
+    configure(&mut config);
     ConsoleServer::start(
         &config,
         region,
