@@ -188,13 +188,17 @@ impl Runtime {
         };
         // The console, on the listener `console.listener` names.
         let console = config.console.enabled.then(|| {
-            ConsoleState::new(
+            let mut console = ConsoleState::new(
                 &config,
                 region,
                 state.store.clone(),
                 payload_key(&config).ok().as_ref(),
                 log.new(slog::o!("component" => "console")),
-            )
+            );
+            console.sign_ins = console
+                .sign_ins
+                .count_refusals_in(stats.metrics.console_sign_ins_refused());
+            console
         });
         let (api_console, metrics_console) = match config.console.listener {
             ConsoleListener::Api => (console, None),

@@ -106,7 +106,7 @@ pub fn to_text(report: &ReconcileReport) -> String {
                 t.destination_id,
                 t.region,
                 t.state.as_str(),
-                t.available_at.to_rfc3339(),
+                crate::words::instant(t.available_at),
                 t.attempt_count,
                 t.lease_owner
                     .as_ref()
@@ -141,7 +141,7 @@ pub fn to_text(report: &ReconcileReport) -> String {
             "  {}/{} due {}\n",
             e.tenant_id,
             e.reminder_id,
-            e.due.to_rfc3339()
+            crate::words::instant(e.due)
         ));
     }
     out.push_str("terminal:");

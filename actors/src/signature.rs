@@ -8,7 +8,9 @@ use sha2::Sha256;
 const SECRET_PREFIX: &str = "whsec_";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("secret: must be whsec_ followed by standard base64 of 24 to 64 bytes")]
+/// Says what is wrong, not which field: the caller names the field (the
+/// API's `secret`, `--secret`, `events.secret`).
+#[error("must be whsec_ followed by standard base64 of 24 to 64 bytes")]
 pub struct BadSecret;
 
 /// The key bytes of a `whsec_<base64>` secret.

@@ -186,9 +186,7 @@ pub fn to_text(report: &StatusReport, database: &str) -> String {
             rows.push(vec![
                 d.id.to_string(),
                 d.region.to_string(),
-                h.disabled_at.map_or("-".into(), |at| {
-                    at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-                }),
+                h.disabled_at.map_or("-".into(), crate::words::instant),
                 h.last_error.clone().unwrap_or_else(|| "-".into()),
                 h.disabled_reason.clone().unwrap_or_else(|| "-".into()),
             ]);

@@ -1,4 +1,14 @@
-//! Counts as a person reads them: "1 request", "2 requests", "3 retries".
+//! Counts and instants as a person reads them, and a script too: "1
+//! request", "2 requests", "3 retries", "2026-12-05T08:05:56Z".
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+/// An instant as every line of the command line's output writes it: RFC
+/// 3339 in UTC, to the second, with `Z` (one form a script can parse, and
+/// the form the flags that take an instant show in their examples).
+pub fn instant(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
 
 /// `n` and the noun, singular for one and plural otherwise.
 pub fn counted(n: impl Into<u64>, noun: &str) -> String {
@@ -25,7 +35,18 @@ fn plural(noun: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::counted;
+    use super::{counted, instant};
+    use chrono::TimeZone as _;
+
+    #[test]
+    fn an_instant_is_rfc_3339_in_utc_with_z() {
+        let at = chrono::Utc
+            .with_ymd_and_hms(2026, 12, 5, 8, 5, 56)
+            .unwrap()
+            .checked_add_signed(chrono::Duration::microseconds(282_193))
+            .unwrap();
+        assert_eq!(instant(at), "2026-12-05T08:05:56Z");
+    }
 
     #[test]
     fn one_is_singular_and_every_other_count_plural() {

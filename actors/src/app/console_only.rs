@@ -13,7 +13,7 @@ use slog::info;
 
 use super::{connect, install_crypto_provider, payload_key, AppError, Signals};
 use crate::config::Config;
-use crate::console::{self, ConsoleState};
+use crate::console::{self, ConsoleState, SignInClock};
 
 /// A console being served.
 #[derive(Debug)]
@@ -32,13 +32,28 @@ impl ConsoleServer {
         bind: &str,
         log: slog::Logger,
     ) -> Result<Self, AppError> {
-        let state = ConsoleState::new(
+        Self::start_with_clock(config, region, store, bind, log, SignInClock::default()).await
+    }
+
+    /// Starts with the limit on failed sign-ins reading `clock` (tests
+    /// move it to the end of a lockout). There is no /metrics here: the
+    /// sign-ins the limit refuses are counted, not exported.
+    pub async fn start_with_clock(
+        config: &Config,
+        region: Region,
+        store: Database,
+        bind: &str,
+        log: slog::Logger,
+        clock: SignInClock,
+    ) -> Result<Self, AppError> {
+        let mut state = ConsoleState::new(
             config,
             region,
             store.clone(),
             payload_key(config).ok().as_ref(),
             log.new(slog::o!("component" => "console")),
         );
+        state.sign_ins = state.sign_ins.with_clock(clock);
         let failed = |source| AppError::Bind {
             what: "--bind",
             addr: bind.to_owned(),

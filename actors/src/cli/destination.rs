@@ -8,6 +8,7 @@ use remit::store::Store;
 use remit_actors::api::{CreateDestination, DisableDestination, RotateSecret};
 use remit_actors::app::AppError;
 use remit_actors::config::Config;
+use remit_actors::words::instant;
 
 use super::{connect_without_payloads, CliError};
 
@@ -51,15 +52,23 @@ pub async fn rotate_secret(
     let store = connect_to_seal(config).await?;
     let ends = checked.rotation.old_expires_at;
     let stored = store.rotate_secret(&id, checked.rotation.clone()).await?;
-    println!(
-        "destination {id}: secret {} added; the secrets valid before sign until {}",
-        stored.id,
-        ends.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    );
+    // Standard output holds the generated secret alone, so that a script
+    // can take it (`secret=$(remit destination rotate-secret crm)`); what
+    // was done goes to standard error, as `token create` does.
     if checked.generated {
         // Shown this once: remit never prints a stored secret again.
         println!("{}", checked.rotation.secret);
     }
+    eprintln!(
+        "destination {id}: secret {} added{}; the secrets valid before sign until {}",
+        stored.id,
+        if checked.generated {
+            " (shown this once, above)"
+        } else {
+            ""
+        },
+        instant(ends)
+    );
     Ok(())
 }
 
@@ -67,15 +76,11 @@ pub async fn secrets(config: &Config, id: String) -> Result<(), CliError> {
     let id = DestinationId::new(&id).map_err(|e| CliError::Usage(e.to_string()))?;
     let store = connect_without_payloads(config).await?;
     for secret in store.signing_secrets(&id).await? {
-        let ends = secret.expires_at.map_or("never".to_owned(), |at| {
-            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        });
+        let ends = secret.expires_at.map_or("never".to_owned(), instant);
         println!(
             "{}  created {}  expires {ends}",
             secret.id,
-            secret
-                .created_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            instant(secret.created_at)
         );
     }
     Ok(())
@@ -105,7 +110,7 @@ fn print_state(d: &Destination) {
             "destination {} ({}) disabled since {}: {reason}",
             d.id,
             d.region,
-            at.to_rfc3339()
+            instant(at)
         ),
         _ if !d.enabled => println!("destination {} ({}) disabled", d.id, d.region),
         _ => println!("destination {} ({}) enabled", d.id, d.region),

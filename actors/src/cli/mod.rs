@@ -38,6 +38,11 @@ pub enum CliError {
     App(#[from] AppError),
     #[error("{0}")]
     Usage(String),
+    /// The store's answer about the data (a conflict with what is stored,
+    /// no such row): the command was refused, the database did not fail,
+    /// so it reads as itself (`conflict: …`), not under `database`.
+    #[error(transparent)]
+    Rejected(remit::store::StoreError),
     /// Reconciliation found something; the report says what.
     #[error("reconciliation found work that needs attention")]
     Findings,
@@ -55,6 +60,7 @@ impl CliError {
         match self {
             CliError::App(e) => e.exit_code(),
             CliError::Usage(_) => 2,
+            CliError::Rejected(_) => 1,
             CliError::Findings => 1,
             CliError::CouldNotCheck(_) => 3,
             CliError::Refused(_) => 1,
@@ -66,6 +72,8 @@ impl From<remit::store::StoreError> for CliError {
     fn from(e: remit::store::StoreError) -> Self {
         match e {
             remit::store::StoreError::Invalid(invalid) => CliError::Usage(invalid.to_string()),
+            e @ (remit::store::StoreError::Conflict { .. }
+            | remit::store::StoreError::NotFound { .. }) => CliError::Rejected(e),
             other => CliError::App(AppError::Store(other)),
         }
     }

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use remit::domain::{quoted, ApiToken, TokenGrant, TokenId};
 use remit::store::Store;
 use remit_actors::api::TokenView;
+use remit_actors::words;
 
 use super::args::ReportFormat;
 use super::{connect_without_payloads, CliError};
@@ -62,7 +63,7 @@ pub async fn list(
                     token.id,
                     describe(token),
                     token.name.as_deref().map_or("-".into(), quoted),
-                    token.created_at.to_rfc3339(),
+                    words::instant(token.created_at),
                     instant(token.expires_at),
                     instant(token.revoked_at),
                 );
@@ -128,5 +129,5 @@ fn describe(token: &ApiToken) -> String {
 }
 
 fn instant(at: Option<DateTime<Utc>>) -> String {
-    at.map_or("-".into(), |at| at.to_rfc3339())
+    at.map_or("-".into(), words::instant)
 }

@@ -134,6 +134,10 @@ impl Default for Config {
                 enabled: true,
                 listener: ConsoleListener::Api,
                 session_minutes: 60,
+                secure_cookie: false,
+                sign_in_failures: 5,
+                sign_in_window_seconds: 300,
+                sign_in_lockout_seconds: 300,
             },
             retention: RetentionConfig {
                 enabled: true,

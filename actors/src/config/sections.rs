@@ -226,6 +226,19 @@ pub struct ConsoleConfig {
     pub listener: ConsoleListener,
     /// How long a sign-in lasts: 1 to 1440.
     pub session_minutes: u32,
+    /// Mark the session cookie Secure, for a console reached through a
+    /// proxy that ends TLS: remit itself serves plain HTTP, and does not
+    /// trust a forwarded scheme header, so it cannot tell on its own.
+    pub secure_cookie: bool,
+    /// Failed sign-ins from one client address, within
+    /// `sign_in_window_seconds` of the first, that lock the address out:
+    /// 1 to 1000.
+    pub sign_in_failures: u32,
+    /// The span the failures must fall in: 1 to 86400.
+    pub sign_in_window_seconds: u64,
+    /// How long sign-ins from a locked-out address are refused (429):
+    /// 1 to 86400.
+    pub sign_in_lockout_seconds: u64,
 }
 
 /// Where the console is served.

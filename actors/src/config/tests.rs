@@ -198,11 +198,34 @@ fn console_settings_are_bounded_and_named() {
     assert!(console.enabled);
     assert_eq!(console.listener, ConsoleListener::Api);
     assert_eq!(console.session_minutes, 60);
+    assert!(!console.secure_cookie, "remit serves plain http");
+    assert_eq!(console.sign_in_failures, 5);
+    assert_eq!(console.sign_in_window_seconds, 300);
+    assert_eq!(console.sign_in_lockout_seconds, 300);
     for minutes in [0, 1441] {
         let mut config = Config::default();
         config.console.session_minutes = minutes;
         let err = config.validate().unwrap_err().to_string();
         assert!(err.contains("console.session_minutes"), "{minutes}: {err}");
+    }
+    for failures in [0, 1001] {
+        let mut config = Config::default();
+        config.console.sign_in_failures = failures;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("console.sign_in_failures"),
+            "{failures}: {err}"
+        );
+    }
+    for seconds in [0, 86_401] {
+        let mut config = Config::default();
+        config.console.sign_in_window_seconds = seconds;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("console.sign_in_window_seconds"), "{err}");
+        let mut config = Config::default();
+        config.console.sign_in_lockout_seconds = seconds;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("console.sign_in_lockout_seconds"), "{err}");
     }
     let mut config = Config::default();
     config.console.listener = ConsoleListener::Metrics;
@@ -223,8 +246,13 @@ fn the_console_is_read_from_a_file_and_a_bad_listener_is_named() {
     std::fs::write(&path, "[console]\nlistener = \"loopback\"\n").unwrap();
     let err = Config::load(Some(&path)).unwrap_err().to_string();
     assert!(err.contains("listener"), "{err}");
-    std::fs::write(&path, "[console]\nenabled = false\nsession_minutes = 15\n").unwrap();
+    std::fs::write(
+        &path,
+        "[console]\nenabled = false\nsession_minutes = 15\nsecure_cookie = true\n",
+    )
+    .unwrap();
     let config = Config::load(Some(&path)).unwrap();
     assert!(!config.console.enabled);
     assert_eq!(config.console.session_minutes, 15);
+    assert!(config.console.secure_cookie);
 }

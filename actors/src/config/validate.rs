@@ -181,14 +181,30 @@ impl Config {
         Ok(Some(url))
     }
 
-    /// A session lasts between a minute and a day, and the console's
-    /// listener exists.
+    /// A session lasts between a minute and a day, the limit on failed
+    /// sign-ins is a limit (at least one failure, at most a day's window
+    /// and lockout), and the console's listener exists.
     fn console_within_bounds(&self) -> Result<(), ConfigError> {
-        if !(1..=1440).contains(&self.console.session_minutes) {
+        let c = &self.console;
+        if !(1..=1440).contains(&c.session_minutes) {
             return Err(invalid(
                 "console.session_minutes",
                 "must be between 1 and 1440 (a day)",
             ));
+        }
+        if !(1..=1000).contains(&c.sign_in_failures) {
+            return Err(invalid(
+                "console.sign_in_failures",
+                "must be between 1 and 1000",
+            ));
+        }
+        for (key, seconds) in [
+            ("console.sign_in_window_seconds", c.sign_in_window_seconds),
+            ("console.sign_in_lockout_seconds", c.sign_in_lockout_seconds),
+        ] {
+            if !(1..=86_400).contains(&seconds) {
+                return Err(invalid(key, "must be between 1 and 86400 (a day)"));
+            }
         }
         if self.console.enabled
             && self.console.listener == super::ConsoleListener::Metrics

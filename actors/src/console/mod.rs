@@ -8,6 +8,10 @@
 //! - `session`: the sealed `remit_console` cookie (who signed in, until
 //!   when, the CSRF value) and the check every page makes with it.
 //! - `sign_in`: the sign-in form, signing in and out.
+//! - `sign_in_limit`: failed sign-ins per client address and lockouts,
+//!   as a pure rule of `now`.
+//! - `sign_in_guard`: that limit shared by every request, its clock and
+//!   its counter of refusals.
 //! - `overview`: the region's counts and the last hour's plots.
 //! - `charts`: the plots, as inline SVG.
 //! - `destinations`: each destination's state and counts; enable,
@@ -28,6 +32,8 @@ mod overview;
 mod replays;
 mod session;
 mod sign_in;
+mod sign_in_guard;
+mod sign_in_limit;
 mod tasks;
 
 use std::sync::Arc;
@@ -43,6 +49,8 @@ use crate::config::{Config, ThrottleConfig};
 
 pub use layout::ConsoleError;
 pub use session::Viewer;
+pub use sign_in_guard::{SignInClock, SignInGuard, MAX_TRACKED_ADDRESSES};
+pub use sign_in_limit::LimitRule;
 
 /// What the console's handlers share.
 #[derive(Clone)]
@@ -57,6 +65,11 @@ pub struct ConsoleState {
     pub key: Key,
     /// How long a sign-in lasts.
     pub session: chrono::Duration,
+    /// Whether the session cookie is Secure whatever the connection
+    /// (`console.secure_cookie`: a proxy ends TLS in front).
+    pub secure_cookie: bool,
+    /// Failed sign-ins per client address, and lockouts.
+    pub sign_ins: SignInGuard,
     /// The fresh retry horizon a replayed task gets.
     pub horizon: chrono::Duration,
     /// The configured rates, shown beside what receivers announced.
@@ -94,6 +107,12 @@ impl ConsoleState {
             bootstrap: config.api.token.clone(),
             key,
             session: chrono::Duration::minutes(i64::from(config.console.session_minutes)),
+            secure_cookie: config.console.secure_cookie,
+            sign_ins: SignInGuard::new(LimitRule {
+                failures: config.console.sign_in_failures,
+                window: std::time::Duration::from_secs(config.console.sign_in_window_seconds),
+                lockout: std::time::Duration::from_secs(config.console.sign_in_lockout_seconds),
+            }),
             horizon: config.retry_policy().horizon,
             throttle: Arc::new(config.throttle.clone()),
             log,

@@ -9,8 +9,9 @@
 //! bootstrap token, ends its sessions at once.
 //!
 //! The cookie is HttpOnly, SameSite=Strict, limited to /console, and
-//! Secure when the connection itself is TLS (a forwarded scheme header
-//! is not trusted: anyone can send one).
+//! Secure when the connection itself is TLS or `console.secure_cookie`
+//! says a proxy ends TLS in front (a forwarded scheme header is not
+//! trusted: anyone can send one).
 
 use actix_web::cookie::{time, Cookie, CookieJar, SameSite};
 use actix_web::HttpRequest;
@@ -153,25 +154,26 @@ pub fn start(request: &HttpRequest, state: &ConsoleState, token: &str) -> Cookie
         .get(COOKIE)
         .cloned()
         .unwrap_or_else(|| Cookie::new(COOKIE, ""));
-    shape(&mut cookie, request);
+    shape(&mut cookie, request, state);
     cookie.set_max_age(time::Duration::seconds(state.session.num_seconds()));
     cookie
 }
 
 /// The cookie that ends the session in the browser.
-pub fn end(request: &HttpRequest) -> Cookie<'static> {
+pub fn end(request: &HttpRequest, state: &ConsoleState) -> Cookie<'static> {
     let mut cookie = Cookie::new(COOKIE, "");
-    shape(&mut cookie, request);
+    shape(&mut cookie, request, state);
     cookie.make_removal();
     cookie
 }
 
-fn shape(cookie: &mut Cookie<'static>, request: &HttpRequest) {
+fn shape(cookie: &mut Cookie<'static>, request: &HttpRequest, state: &ConsoleState) {
     cookie.set_http_only(true);
     cookie.set_same_site(SameSite::Strict);
     cookie.set_path("/console");
-    // The connection's own scheme: true only when this listener is TLS.
-    cookie.set_secure(request.app_config().secure());
+    // The connection's own scheme is TLS only on a TLS listener; behind a
+    // proxy that ends TLS, only the operator knows, and says so.
+    cookie.set_secure(state.secure_cookie || request.app_config().secure());
 }
 
 fn open(request: &HttpRequest, state: &ConsoleState) -> Option<Claims> {

@@ -1,16 +1,19 @@
 //! Signing in with an API token (the bootstrap token or one made with
 //! `remit token create`), checked exactly as /v1 checks a bearer token,
-//! and signing out.
+//! and signing out. Too many failed sign-ins from one client address lock
+//! it out for a while (`sign_in_guard`): then every sign-in from it, with
+//! a good token or not, is refused 429 with Retry-After.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
 use serde::Deserialize;
-use slog::info;
+use slog::{info, warn};
 
 use super::layout::{see_other, Page, Section};
 use super::{session, ConsoleError, ConsoleState};
 use crate::api::{authenticate_token, ApiError, Caller};
+use crate::words::counted;
 
 #[derive(Debug, Deserialize)]
 pub struct SignIn {
@@ -30,7 +33,8 @@ pub async fn form() -> HttpResponse {
 }
 
 /// `POST /console/sign-in`: a good token gets a session and the overview;
-/// any other gets the form again with 401.
+/// any other gets the form again with 401; an address locked out by its
+/// failures gets the form with 429, the token not even looked at.
 pub async fn submit(
     request: HttpRequest,
     state: web::Data<ConsoleState>,
@@ -40,6 +44,9 @@ pub async fn submit(
         return Err(ConsoleError::Forbidden(
             "a sign-in must come from the console's own form".into(),
         ));
+    }
+    if let Err(retry_after) = state.sign_ins.admit(&request) {
+        return Ok(locked_out(retry_after));
     }
     let given = form.token.trim();
     match authenticate_token(given, &state.store, state.bootstrap.as_deref()).await {
@@ -51,12 +58,43 @@ pub async fn submit(
                 .map_err(|_| ConsoleError::NotSignedIn)?;
             Ok(response)
         }
+        // The database did not answer: not the caller's failure.
         Err(ApiError::Unavailable(e)) => Err(ConsoleError::Unavailable(e)),
-        Err(_) => Ok(page(
-            Some("That token does not sign in: it is unknown, revoked or expired."),
-            StatusCode::UNAUTHORIZED,
-        )),
+        Err(_) => {
+            if let Some(lockout) = state.sign_ins.failed(&request) {
+                // Once per lockout, not per refusal: the log stays bounded.
+                warn!(state.log, "console sign-ins locked out after failures";
+                      "address" => request.peer_addr().map(|a| a.ip().to_string()),
+                      "seconds" => lockout.as_secs());
+            }
+            Ok(page(
+                Some("That token does not sign in: it is unknown, revoked or expired."),
+                StatusCode::UNAUTHORIZED,
+            ))
+        }
     }
+}
+
+/// The form again, refused for `retry_after` more.
+fn locked_out(retry_after: std::time::Duration) -> HttpResponse {
+    // Whole seconds, rounded up: a client that waits exactly this long is
+    // let in.
+    let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+    let wait = if seconds > 90 {
+        counted(seconds.div_ceil(60), "minute")
+    } else {
+        counted(seconds, "second")
+    };
+    let message = format!(
+        "Too many failed sign-ins from your address. Sign-in from it is refused \
+         for {wait} more; try again then."
+    );
+    let mut response = page(Some(&message), StatusCode::TOO_MANY_REQUESTS);
+    response.headers_mut().insert(
+        actix_web::http::header::RETRY_AFTER,
+        actix_web::http::header::HeaderValue::from(seconds),
+    );
+    response
 }
 
 /// Where a session starts: the overview, or the task search for a token
@@ -107,7 +145,7 @@ pub async fn sign_out(
     }
     let mut response = see_other("/console/sign-in");
     response
-        .add_cookie(&session::end(&request))
+        .add_cookie(&session::end(&request, &state))
         .map_err(|_| ConsoleError::NotSignedIn)?;
     Ok(response)
 }

@@ -46,6 +46,7 @@ pub struct Metrics {
     disabled_destinations: Gauge,
     queue_read_at: Gauge<f64, std::sync::atomic::AtomicU64>,
     deadline_to_delivery: Histogram,
+    console_sign_ins_refused: Counter,
     named: Mutex<HashSet<DestinationId>>,
     /// Whether `other` has been given out (and its series exported).
     other: std::sync::atomic::AtomicBool,
@@ -90,6 +91,7 @@ impl Metrics {
                 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0,
                 1800.0, 3600.0, 7200.0, 21600.0,
             ]),
+            console_sign_ins_refused: Counter::default(),
             named: Mutex::default(),
             other: std::sync::atomic::AtomicBool::new(false),
             max_destinations,
@@ -199,6 +201,11 @@ impl Metrics {
             "deadline_to_delivery_seconds",
             "From a task's not_before to its confirmed delivery",
             metrics.deadline_to_delivery.clone(),
+        );
+        registry.register(
+            "console_sign_ins_refused",
+            "Console sign-ins refused (429) because their client address failed too many recently (console.sign_in_failures)",
+            metrics.console_sign_ins_refused.clone(),
         );
         // Known label values start at 0, so an alert sees 0, not "absent".
         start_at_zero(
@@ -373,6 +380,11 @@ impl Metrics {
     pub fn delivered_after_deadline(&self, late: chrono::Duration) {
         let seconds = late.num_milliseconds().max(0) as f64 / 1000.0;
         self.deadline_to_delivery.observe(seconds);
+    }
+
+    /// The counter the console's sign-in limit counts its refusals in.
+    pub fn console_sign_ins_refused(&self) -> Counter {
+        self.console_sign_ins_refused.clone()
     }
 
     pub fn set_in_memory(&self, held: usize) {

@@ -8,6 +8,7 @@ mod support;
 mod console;
 mod database;
 mod demo;
+mod destination;
 mod events;
 mod export_file;
 mod import;
@@ -56,6 +57,19 @@ fn run_with_stdin(command: &mut Command, input: &[u8]) -> Output {
         .unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// `text` is an instant as the command line writes every one: RFC 3339,
+/// UTC, to the second, with `Z`.
+fn assert_cli_instant(text: &str) {
+    let at = chrono::DateTime::parse_from_rfc3339(text)
+        .unwrap_or_else(|e| panic!("{text:?} is not RFC 3339: {e}"));
+    assert_eq!(
+        at.with_timezone(&chrono::Utc)
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        text,
+        "not the one form: UTC, seconds, Z"
+    );
 }
 
 fn kill(child: &Child, signal: &str) {

@@ -72,11 +72,28 @@ async fn a_token_revoked_by_one_process_is_refused_by_another_at_once() {
     );
     assert!(listed.contains("revoked -"), "{listed}");
     assert!(!listed.contains(&token), "never the secret: {listed}");
+    let made_at = listed
+        .split("  made ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{listed}"));
+    crate::assert_cli_instant(made_at);
 
     let revoked = run(remit(&db).args(["token", "revoke", &id]));
-    assert!(String::from_utf8(revoked.stdout)
-        .unwrap()
-        .starts_with(&format!("revoked {id} at ")));
+    let revoked = String::from_utf8(revoked.stdout).unwrap();
+    let at = revoked
+        .strip_prefix(&format!("revoked {id} at "))
+        .and_then(|rest| rest.strip_suffix('\n'))
+        .unwrap_or_else(|| panic!("{revoked:?}"));
+    crate::assert_cli_instant(at);
+    let listed = run(remit(&db).args(["token", "list"]));
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    let revoked_at = listed
+        .trim_end()
+        .rsplit_once("  revoked ")
+        .map(|(_, at)| at)
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(revoked_at, at, "{listed}");
     // The very next request, in the other process: no cache outlives it.
     assert_eq!(status(&addr, "/v1/destinations/none", &token).await, 401);
     let listed = run(remit(&db).args(["token", "list", "--format", "json"]));

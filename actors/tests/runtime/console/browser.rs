@@ -44,8 +44,16 @@ pub struct Browser {
 
 impl Browser {
     pub fn new(addr: SocketAddr) -> Self {
+        Self::from_address(addr, std::net::Ipv4Addr::LOCALHOST.into())
+    }
+
+    /// A browser on another machine, as the console sees it: its
+    /// connections come from `local` (any of 127.0.0.0/8 reaches a
+    /// console listening on 127.0.0.1).
+    pub fn from_address(addr: SocketAddr, local: std::net::IpAddr) -> Self {
         Self {
             client: awc::Client::builder()
+                .connector(awc::Connector::new().local_address(local))
                 .disable_redirects()
                 .timeout(std::time::Duration::from_secs(10))
                 .finish(),

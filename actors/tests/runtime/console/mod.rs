@@ -10,6 +10,7 @@ mod pages;
 mod path_variants;
 mod replays;
 mod sessions;
+mod sign_in_limit;
 mod tokens;
 
 use chrono::Utc;
@@ -18,19 +19,41 @@ use remit::domain::{
 };
 use remit::store::Store;
 use remit_actors::app::ConsoleServer;
+use remit_actors::console::SignInClock;
 
 use crate::support::{self, TestDb};
 
 /// `remit console` on the test's database, serving `region`.
 async fn console(db: &TestDb, region: Region) -> ConsoleServer {
+    console_with(db, region, |_| {}).await
+}
+
+/// As [`console`], with settings of the test's choosing.
+async fn console_with(
+    db: &TestDb,
+    region: Region,
+    configure: impl FnOnce(&mut remit_actors::config::Config),
+) -> ConsoleServer {
+    console_with_clock(db, region, configure, SignInClock::default()).await
+}
+
+/// As [`console_with`], its limit on failed sign-ins reading `clock`.
+async fn console_with_clock(
+    db: &TestDb,
+    region: Region,
+    configure: impl FnOnce(&mut remit_actors::config::Config),
+    clock: SignInClock,
+) -> ConsoleServer {
     remit_actors::app::install_crypto_provider();
-    let config = support::config(db, region, "console-1");
-    ConsoleServer::start(
+    let mut config = support::config(db, region, "console-1");
+    configure(&mut config);
+    ConsoleServer::start_with_clock(
         &config,
         region,
         db.store.clone(),
         "127.0.0.1:0",
         support::logger(),
+        clock,
     )
     .await
     .expect("the console starts")

@@ -5,7 +5,7 @@ use remit::domain::Region;
 use remit::store::Store;
 
 use super::browser::{Answer, Browser};
-use super::{console, token};
+use super::{console, console_with, token};
 use crate::support::{Backend, TestDb, API_TOKEN};
 
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -160,6 +160,44 @@ async fn sign_in_sets_a_strict_http_only_cookie_and_a_bad_token_is_401() {
     assert!(cleared.starts_with("remit_console=;"), "{cleared}");
     assert!(cleared.contains("Max-Age=0"), "{cleared}");
     console.stop().await;
+}
+
+#[actix_rt::test]
+async fn behind_a_tls_proxy_the_session_cookie_is_secure() {
+    let db = TestDb::running_on(Backend::Postgres).await;
+    // Plain http and no setting: the browser would drop a Secure cookie.
+    let plain = console(&db, Region::EU).await;
+    let mut browser = Browser::new(plain.addr());
+    let cookie = browser
+        .sign_in(API_TOKEN)
+        .await
+        .header("set-cookie")
+        .to_owned();
+    assert!(cookie.starts_with("remit_console="), "{cookie}");
+    assert!(!cookie.contains("Secure"), "{cookie}");
+    plain.stop().await;
+
+    // Still plain http to remit, but the proxy in front speaks TLS.
+    let proxied = console_with(&db, Region::EU, |config| {
+        config.console.secure_cookie = true;
+    })
+    .await;
+    let mut browser = Browser::new(proxied.addr());
+    let signed_in = browser.sign_in(API_TOKEN).await;
+    assert_eq!(signed_in.status, 303);
+    let cookie = signed_in.header("set-cookie").to_owned();
+    assert!(cookie.starts_with("remit_console="), "{cookie}");
+    for attribute in ["Secure", "HttpOnly", "SameSite=Strict", "Path=/console"] {
+        assert!(cookie.contains(attribute), "{attribute} missing: {cookie}");
+    }
+    // The cookie that ends the session has the same attributes, or the
+    // browser would keep the Secure one.
+    let csrf = browser.get("/console/overview").await.csrf();
+    let out = browser.post("/console/sign-out", &[("csrf", &csrf)]).await;
+    let cleared = out.header("set-cookie");
+    assert!(cleared.starts_with("remit_console=;"), "{cleared}");
+    assert!(cleared.contains("Secure"), "{cleared}");
+    proxied.stop().await;
 }
 
 #[actix_rt::test]
