@@ -1,9 +1,12 @@
 //! A randomized round: two consumers per region, a receiver answering a
 //! seeded mix of 2xx, 429 (both Retry-After forms), 503 and slow answers,
 //! and SIGKILL at random moments followed by restarts; half the tasks wait
-//! in lines of an ordering key. Afterwards every promise is checked, and
-//! that each line went in order. A failure prints `seed=N`; rerun it with
-//! `REMIT_SEED=N`.
+//! in lines of an ordering key, and while the consumers run, more tasks
+//! join those lines with a `not_before` earlier than the lines' own (so a
+//! claim of a line's head may be running when its new head commits).
+//! Afterwards every promise is checked, that no line ever had two
+//! requests open at the receiver at once, and that each line's first tasks
+//! went in order. A failure prints `seed=N`; rerun it with `REMIT_SEED=N`.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -94,7 +97,27 @@ async fn kills_at_random_moments_lose_nothing_on(backend: Backend) {
         .collect();
     let started = Instant::now();
     let mut kills = 0;
+    let original = tasks.clone();
+    let mut joined = 0;
     while started.elapsed() < KILLING_FOR {
+        // Newcomers due earlier than what waits in their lines, scheduled
+        // while the lines are being claimed.
+        for _ in 0..rng.random_range(1..4) {
+            let region = if rng.random_bool(0.5) {
+                Region::US
+            } else {
+                Region::EU
+            };
+            let dest =
+                remit::domain::DestinationId::new(&format!("{region}-{}", rng.random_range(0..3)))
+                    .unwrap();
+            let key = format!("line-{}", 2 * rng.random_range(0..4));
+            let not_before = Utc::now() - chrono::Duration::milliseconds(rng.random_range(0..2000));
+            let reminder = format!("{region}-joined-{joined}");
+            joined += 1;
+            let id = support::task_in_line(&db, &reminder, &dest, region, not_before, &key).await;
+            tasks.push((id, region));
+        }
         actix_rt::time::sleep(Duration::from_millis(rng.random_range(150..500))).await;
         let victim = rng.random_range(0..slots.len());
         consumers[victim].kill();
@@ -116,7 +139,10 @@ async fn kills_at_random_moments_lose_nothing_on(backend: Backend) {
     assert!(kills >= 15, "seed={seed}: only {kills} kills");
 
     let requests = receiver.requests();
-    lines_went_in_order(&db, &tasks, &requests, seed).await;
+    one_request_of_a_line_open_at_a_time(&db, &tasks, &requests, seed).await;
+    // The tasks known from the start keep their order; a newcomer goes
+    // after any task of its line already attempted when it joined.
+    lines_went_in_order(&db, &original, &requests, seed).await;
     let mut by_key: HashMap<&str, Vec<&crate::support::receiver::Received>> = HashMap::new();
     for r in &requests {
         by_key
@@ -181,6 +207,48 @@ async fn kills_at_random_moments_lose_nothing_on(backend: Backend) {
                     );
                 }
             }
+        }
+    }
+}
+
+/// Within each line (same destination and ordering key), no request
+/// arrived while another request of the line had not been answered:
+/// newcomers, kills and retries included.
+async fn one_request_of_a_line_open_at_a_time(
+    db: &TestDb,
+    tasks: &[(TaskId, Region)],
+    requests: &[crate::support::receiver::Received],
+    seed: u64,
+) {
+    let mut line_of: HashMap<String, (String, String)> = HashMap::new();
+    for (id, _) in tasks {
+        let task = db.store.task(*id).await.unwrap().unwrap();
+        if let Some(key) = &task.ordering_key {
+            line_of.insert(
+                task.idempotency_key.as_str().to_owned(),
+                (task.destination_id.to_string(), key.to_string()),
+            );
+        }
+    }
+    let mut lines: HashMap<&(String, String), Vec<&crate::support::receiver::Received>> =
+        HashMap::new();
+    for r in requests {
+        if let Some(line) = r.header("idempotency-key").and_then(|k| line_of.get(k)) {
+            lines.entry(line).or_default().push(r);
+        }
+    }
+    assert!(!lines.is_empty(), "seed={seed}: no line was sent to");
+    for ((destination, key), mut sent) in lines {
+        sent.sort_by_key(|r| r.at);
+        for pair in sent.windows(2) {
+            assert!(
+                pair[1].at >= pair[0].answered_at,
+                "seed={seed}: line {key} of {destination}: a request arrived at {} while \
+                 one sent at {} was open until {}",
+                pair[1].at,
+                pair[0].at,
+                pair[0].answered_at
+            );
         }
     }
 }

@@ -55,7 +55,10 @@ impl Reply {
 #[derive(Debug, Clone)]
 pub struct Received {
     pub path: String,
+    /// When the request arrived.
     pub at: DateTime<Utc>,
+    /// When the receiver answered it (after any scripted delay).
+    pub answered_at: DateTime<Utc>,
     pub headers: HashMap<String, String>,
     pub body: Vec<u8>,
     pub status: u16,
@@ -217,6 +220,7 @@ async fn answer(request: HttpRequest, body: web::Bytes, state: web::Data<State>)
     state.log.lock().push(Received {
         path,
         at,
+        answered_at: Utc::now(),
         headers,
         body: body.to_vec(),
         status: reply.status,
