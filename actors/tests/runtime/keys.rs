@@ -40,13 +40,16 @@ async fn a_wrong_key_hands_the_task_back_unsent() {
     assert_eq!(restarts, 0, "no crash loop");
 }
 
+/// A hand-back never ends a task that was never attempted, even one whose
+/// horizon has passed: the process with the wrong key hands it back for
+/// its minute, and a process with the right key sends it once it is due.
 #[actix_rt::test]
-async fn a_task_handed_back_past_its_horizon_fails_instead_of_looping() {
+async fn a_task_never_attempted_outlives_its_horizon_until_a_process_can_send_it() {
     let db = TestDb::with_database_clock().await;
     let receiver = Receiver::start();
     let dest = support::destination(&db, "crm", Region::US, &receiver.url("/hook"), None).await;
-    // Its horizon ends with its deadline: the minute it would be handed
-    // back for lies past it.
+    // Its horizon ends with its deadline: the minute it is handed back for
+    // lies past it.
     let id = db
         .store
         .schedule(remit::domain::NewTask {
@@ -66,10 +69,27 @@ async fn a_task_handed_back_past_its_horizon_fails_instead_of_looping() {
         .id;
     let wrong = db.another_store(PayloadKey::from_bytes([9; 32])).await;
     let runtime = support::start(support::config(&db, Region::US, "us-1"), &wrong).await;
-    support::wait_for_state(&db, &[id], TaskState::Failed, Duration::from_secs(10)).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let task = db.store.task(id).await.unwrap().unwrap();
+        assert_ne!(task.state, TaskState::Failed, "ended untried: {task:?}");
+        if task.state == TaskState::Pending && task.available_at > chrono::Utc::now() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never handed back: {task:?}");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
     runtime.shutdown().await;
-
-    let task = db.store.task(id).await.unwrap().unwrap();
-    assert_eq!(task.failure_reason.as_deref(), Some("retry_horizon"));
     assert!(receiver.requests().is_empty(), "nothing was sent");
+
+    // Its minute, passed (the row backdated), and a process with the key.
+    db.execute(&format!(
+        "UPDATE tasks SET available_at = not_before WHERE id = '{}'",
+        id.0
+    ))
+    .await;
+    let runtime = support::start(support::config(&db, Region::US, "us-2"), &db.store).await;
+    support::wait_for_state(&db, &[id], TaskState::Delivered, Duration::from_secs(10)).await;
+    runtime.shutdown().await;
+    assert_eq!(receiver.requests().len(), 1);
 }
