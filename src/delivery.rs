@@ -131,10 +131,10 @@ pub enum Stop {
 }
 
 /// Gets a claimed task ready for its request, or carries out why not:
-/// reads what the request needs and runs the checks before it ([`look`]),
+/// reads what the request needs and runs the checks before it (`look`),
 /// tried again through a short fault of the store while a request would
 /// still fit in the lease, then, when the checks say "not now", carries
-/// that out once ([`carry_out`]) and never looks again, so a task handed
+/// that out once (`carry_out`) and never looks again, so a task handed
 /// back is never sent.
 ///
 /// `lease_needed` is what a request needs of the lease: the send timeout
