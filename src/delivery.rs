@@ -1,13 +1,21 @@
-//! The store-side steps of one delivery, generic over the store, so the
-//! runtime and the simulation run the same code: [`prepare`] gets what a
-//! request needs in the order the promises want (the payload, which the
-//! claim usually brought along, then the destination's row right before the
-//! request, or the consumer's trusted copy of it), runs the checks before a
-//! request ([`policy::before_send`]) and, when they say "not now", applies
-//! that to the store ([`apply`]). The request itself and the finish are
-//! the caller's: the runtime sends over HTTP, the simulation answers from
-//! its seeded receiver, and both commit the policy's decision with
-//! [`Store::finish`].
+//! The store-side steps of one delivery before its request, generic over
+//! the store, so the runtime and the simulation run the same code:
+//! [`before_request`] gets what a request needs in the order the promises
+//! want (the payload, which the claim usually brought along, then the
+//! destination's row right before the request, or the consumer's trusted
+//! copy of it), runs the checks before a request ([`policy::before_send`])
+//! and, when they say "not now", carries that out in the store. A store
+//! call that fails for a moment (a restart, a failover, a dropped
+//! connection) is tried again while the lease has time for it, waiting
+//! [`RETRY_FIRST`], doubling, at most [`RETRY_LONGEST`], on the consumer's
+//! clock ([`Consumer::wait`]): real time in the runtime, the simulation's
+//! fake clock there. The request itself and the finish are the caller's:
+//! the runtime sends over HTTP, the simulation answers from its seeded
+//! receiver, and both commit the policy's decision with [`Store::finish`];
+//! a request the address policy stops at the exchange goes back with
+//! [`hand_back_refused`].
+
+use std::future::Future;
 
 use chrono::Duration;
 
@@ -26,7 +34,20 @@ pub const UNREADABLE_HAND_BACK: Duration = Duration::minutes(1);
 /// by a restart) or their horizon passes.
 pub const REFUSED_HAND_BACK: Duration = Duration::minutes(1);
 
-/// What a consumer knows that the store does not.
+/// The first wait before a store call that failed for a moment is tried
+/// again; each wait doubles up to [`RETRY_LONGEST`].
+pub const RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The longest wait between two tries: a database that is back is found
+/// within about this long.
+pub const RETRY_LONGEST: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The wait after `wait`.
+pub fn next_retry(wait: std::time::Duration) -> std::time::Duration {
+    wait.saturating_mul(2).min(RETRY_LONGEST)
+}
+
+/// What a consumer knows that the store does not, and its clock.
 pub trait Consumer {
     /// Takes in the store's word on what is left of the destination's
     /// pause and returns what is left of the longest pause this consumer
@@ -37,17 +58,31 @@ pub trait Consumer {
         store_says: Option<Duration>,
     ) -> Option<Duration>;
 
-    /// What is left of its lease on the task, by its own reckoning.
+    /// What is left of its lease on the task, by its own clock.
     fn lease_left(&self) -> Duration;
 
+    /// Waits `wait` on the same clock before a store call that failed with
+    /// `error` is tried again (`call` names it, for a log).
+    fn wait(
+        &self,
+        call: &'static str,
+        error: &StoreError,
+        wait: std::time::Duration,
+    ) -> impl Future<Output = ()>;
+
     /// The destination as this consumer last read it, when it still trusts
-    /// that reading (its pause aside: [`Consumer::pause_left`] is asked
-    /// either way). `None` makes [`prepare`] read the row.
-    fn known_target(&self, _destination: &DestinationId) -> Option<SendTarget> {
-        None
+    /// that reading, or as it reads it right now with other requests' reads
+    /// (its pause aside: [`Consumer::pause_left`] is asked either way).
+    /// Asked at every try; `None` makes [`before_request`] read the row.
+    fn known_target(
+        &self,
+        _destination: &DestinationId,
+    ) -> impl Future<Output = Option<SendTarget>> {
+        std::future::ready(None)
     }
 
-    /// Called with every row [`prepare`] read, so the consumer can keep it.
+    /// Called with every row [`before_request`] read, so the consumer can
+    /// keep it.
     fn read_target(&self, _target: &SendTarget) {}
 
     /// Why this consumer's address policy refuses the destination's URL,
@@ -57,8 +92,8 @@ pub trait Consumer {
     }
 }
 
-/// What [`prepare`] found. Made once per send and moved once, so the
-/// size of its ready variant costs nothing worth a box.
+/// What [`before_request`] found. Made once per send and moved once, so
+/// the size of its ready variant costs nothing worth a box.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Prepared {
@@ -95,12 +130,59 @@ pub enum Stop {
     },
 }
 
+/// Gets a claimed task ready for its request, or carries out why not:
+/// reads what the request needs and runs the checks before it (`look`),
+/// tried again through a short fault of the store while a request would
+/// still fit in the lease, then, when the checks say "not now", carries
+/// that out once (`carry_out`) and never looks again, so a task handed
+/// back is never sent.
+///
+/// `lease_needed` is what a request needs of the lease: the send timeout
+/// plus a margin for the finish. An error is the store's, after the tries
+/// the lease had time for: nothing was sent, and whether a hand-back the
+/// checks asked for was written is unknown (the lease guard makes one more
+/// harmless).
+pub async fn before_request<S: Store>(
+    store: &S,
+    claimed: &ClaimedTask,
+    policy: &RetryPolicy,
+    lease_needed: Duration,
+    consumer: &impl Consumer,
+) -> Result<Prepared, StoreError> {
+    // The look writes nothing, so trying it again cannot send a task that
+    // an earlier try handed back.
+    let looked = retried(consumer, "look", lease_needed, || {
+        look(store, claimed, policy, lease_needed, consumer)
+    })
+    .await?;
+    match looked {
+        Look::Ready { payload, target } => Ok(Prepared::Ready { payload, target }),
+        Look::NotNow { gate, why } => {
+            let outcome = carry_out(store, claimed, &gate, consumer).await?;
+            Ok(Prepared::Stopped(why.stopped(gate, outcome)))
+        }
+    }
+}
+
+/// Hands back a task whose request the address policy stopped at the
+/// exchange (its host resolved only to addresses the policy refuses):
+/// nothing was sent, so it goes back as a refused URL's task does, for
+/// [`REFUSED_HAND_BACK`], retried like any hand-back.
+pub async fn hand_back_refused<S: Store>(
+    store: &S,
+    claimed: &ClaimedTask,
+    consumer: &impl Consumer,
+) -> Result<TransitionOutcome, StoreError> {
+    let gate = Gate::HandBack {
+        after: Some(REFUSED_HAND_BACK),
+    };
+    carry_out(store, claimed, &gate, consumer).await
+}
+
 /// What the reads and checks before a request decided, before anything
-/// was written: a caller may try [`look`] again after a fault of the
-/// database, but must carry out a "not now" ([`apply`]) once, with no look
-/// after it, or a task handed back could still be sent.
+/// was written.
 #[derive(Debug)]
-pub enum Look {
+enum Look {
     Ready {
         payload: Payload,
         target: SendTarget,
@@ -113,7 +195,7 @@ pub enum Look {
 
 /// Why the checks said "not now".
 #[derive(Debug)]
-pub enum NotNow {
+enum NotNow {
     Unreadable(PayloadCryptoError),
     Refused(String),
     /// `paused` when the destination's pause was the reason.
@@ -124,7 +206,7 @@ pub enum NotNow {
 
 impl NotNow {
     /// What the stop was, once the store carried `gate` out.
-    pub fn stopped(self, gate: Gate, outcome: TransitionOutcome) -> Stop {
+    fn stopped(self, gate: Gate, outcome: TransitionOutcome) -> Stop {
         match self {
             NotNow::Unreadable(error) => Stop::Unreadable { error, outcome },
             NotNow::Refused(why) => Stop::Refused { why, outcome },
@@ -137,12 +219,60 @@ impl NotNow {
     }
 }
 
+/// Calls `call` until it succeeds, until its error is not a short fault of
+/// the store, or until the next try would not leave `keep` of the lease.
+async fn retried<T, F, Fut>(
+    consumer: &impl Consumer,
+    what: &'static str,
+    keep: Duration,
+    mut call: F,
+) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let mut wait = RETRY_FIRST;
+    loop {
+        match call().await {
+            Ok(done) => return Ok(done),
+            Err(e) if e.is_transient() && consumer.lease_left() - keep > chrono_of(wait) => {
+                consumer.wait(what, &e, wait).await;
+                wait = next_retry(wait);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn chrono_of(wait: std::time::Duration) -> Duration {
+    Duration::from_std(wait).unwrap_or(Duration::MAX)
+}
+
+/// Carries out a gate that says "not now", retried through a short fault
+/// of the store while the lease lasts: the task goes back unsent (not
+/// counted; past its retry horizon the store fails it instead), or ends
+/// unsent with the gate's reason. A try whose answer was lost may have
+/// committed; the next is then refused by the lease guard and changes
+/// nothing.
+async fn carry_out<S: Store>(
+    store: &S,
+    claimed: &ClaimedTask,
+    gate: &Gate,
+    consumer: &impl Consumer,
+) -> Result<TransitionOutcome, StoreError> {
+    let what = match gate {
+        Gate::Fail(_) => "fail",
+        _ => "hand back",
+    };
+    retried(consumer, what, Duration::zero(), || {
+        apply(store, claimed, gate)
+    })
+    .await
+}
+
 /// Reads what the request needs and runs the checks before it; writes
 /// nothing.
-///
-/// `lease_needed` is what a request needs of the lease: the send timeout
-/// plus a margin for the finish.
-pub async fn look<S: Store>(
+async fn look<S: Store>(
     store: &S,
     claimed: &ClaimedTask,
     policy: &RetryPolicy,
@@ -169,7 +299,7 @@ pub async fn look<S: Store>(
     // Read last, right before the request: the row is the authority on a
     // pause another consumer committed, unless the consumer hears of every
     // pause as it is committed and so can trust what it read before.
-    let target = match consumer.known_target(&task.destination_id) {
+    let target = match consumer.known_target(&task.destination_id).await {
         Some(known) => known,
         None => {
             let target = store
@@ -209,27 +339,8 @@ pub async fn look<S: Store>(
     Ok(Look::Ready { payload, target })
 }
 
-/// [`look`], then [`apply`] when it says "not now".
-pub async fn prepare<S: Store>(
-    store: &S,
-    claimed: &ClaimedTask,
-    policy: &RetryPolicy,
-    lease_needed: Duration,
-    consumer: &impl Consumer,
-) -> Result<Prepared, StoreError> {
-    match look(store, claimed, policy, lease_needed, consumer).await? {
-        Look::Ready { payload, target } => Ok(Prepared::Ready { payload, target }),
-        Look::NotNow { gate, why } => {
-            let outcome = apply(store, claimed, &gate).await?;
-            Ok(Prepared::Stopped(why.stopped(gate, outcome)))
-        }
-    }
-}
-
-/// Carries out a gate that says "not now": the task goes back unsent (not
-/// counted; past its retry horizon the store fails it instead), or ends
-/// unsent with the gate's reason.
-pub async fn apply<S: Store>(
+/// Carries out a gate that says "not now", once.
+async fn apply<S: Store>(
     store: &S,
     claimed: &ClaimedTask,
     gate: &Gate,

@@ -9,9 +9,11 @@
 //!   transition, and the IP ranges no webhook may be sent to.
 //! - [`payload_crypto`]: sealing payloads at rest with an AEAD under a key
 //!   that never enters the database.
-//! - [`delivery`]: the store-side steps of one delivery (what a request
-//!   needs, the checks before it), generic over the store, so the runtime
-//!   and the simulation run the same code.
+//! - [`delivery`]: the store-side steps of one delivery before its request
+//!   (what the request needs, the checks before it, a "not now" carried
+//!   out, each retried through a short store fault on the caller's clock),
+//!   generic over the store, so the runtime and the simulation run the same
+//!   function.
 //! - [`store`]: the durable schedule. The only module that names diesel: the
 //!   [`store::Store`] trait, its PostgreSQL implementation, and the embedded
 //!   migrations.

@@ -1,8 +1,11 @@
-//! A seeded simulation of the schedule: consumers claim, send through a
-//! fake transport (2xx, 429 with either Retry-After form, 5xx, timeouts),
-//! finish through the real policy, release, extend and crash, all on a fake
-//! clock over `MemStore` (which the conformance suite holds to PostgreSQL's
-//! behaviour), and the same worlds over the embedded SQLite store. The five
+//! A seeded simulation of the schedule: consumers claim, get each task
+//! ready through the runtime's own step (`delivery::before_request`)
+//! while store faults hit its reads and hand-backs, send
+//! through a fake transport (2xx, 429 with either Retry-After form, 5xx,
+//! timeouts, refused addresses), finish through the real policy, release,
+//! extend and crash, all on a fake clock over `MemStore` (which the
+//! conformance suite holds to PostgreSQL's behaviour), and the same worlds
+//! over the embedded SQLite store. The five
 //! promises are checked after every step, and at every send that no task
 //! of an ordering key goes while an earlier one of its line has not ended.
 //!
@@ -70,7 +73,7 @@ async fn seeded_schedules_keep_every_promise_on_sqlite() {
 fn report(store: &str, first: u64, runs: u64, totals: &world::Totals, started: Instant) {
     let elapsed = started.elapsed().as_secs_f64();
     eprintln!(
-        "simulation on {store}: seeds {first}..{}: {} steps ({:.0}/s), {} tasks, {} sends, {} crashes, {} fenced finishes, {} answers lost to crashes (each resent under the same key), 0 violations",
+        "simulation on {store}: seeds {first}..{}: {} steps ({:.0}/s), {} tasks, {} sends, {} crashes, {} fenced finishes, {} answers lost to crashes (each resent under the same key), {} store faults before a request ({} outlasting the lease), 0 violations",
         first + runs,
         totals.steps,
         totals.steps as f64 / elapsed,
@@ -79,5 +82,7 @@ fn report(store: &str, first: u64, runs: u64, totals: &world::Totals, started: I
         totals.crashes,
         totals.fenced,
         totals.duplicates,
+        totals.store_faults,
+        totals.gave_up,
     );
 }

@@ -28,6 +28,7 @@ macro_rules! check {
 }
 
 mod actions;
+mod faults;
 mod invariants;
 
 #[derive(Debug, Default)]
@@ -38,6 +39,11 @@ pub struct Totals {
     pub crashes: u64,
     pub fenced: u64,
     pub duplicates: u64,
+    /// Store faults a delivery step met before its request.
+    pub store_faults: u64,
+    /// Delivery steps that gave up on a store fault the lease could not
+    /// outlast.
+    pub gave_up: u64,
 }
 
 impl Totals {
@@ -48,6 +54,8 @@ impl Totals {
         self.crashes += other.crashes;
         self.fenced += other.fenced;
         self.duplicates += other.duplicates;
+        self.store_faults += other.store_faults;
+        self.gave_up += other.gave_up;
     }
 }
 
@@ -82,7 +90,8 @@ pub struct World<S = MemStore> {
     step: u64,
     rng: StdRng,
     clock: Clock,
-    store: S,
+    /// The store, with the faults a delivery step may meet.
+    store: faults::Faulty<S>,
     policy: RetryPolicy,
     consumers: Vec<Consumer>,
     destinations: Vec<(DestinationId, Region)>,
@@ -174,7 +183,7 @@ impl<S: SimStore> World<S> {
             seed,
             step: 0,
             rng,
-            store,
+            store: faults::Faulty::new(store),
             clock,
             policy: RetryPolicy {
                 backoff_base: Duration::seconds(1),

@@ -1,9 +1,9 @@
 //! What a sender knows that the store does not, as
 //! [`remit::delivery::Consumer`] asks it before a request: the pauses this
-//! process holds, what is left of the lease on its own clock, the
-//! destinations it keeps or has just read in a batch with others, and
-//! whether its address policy refuses a URL, with the hold that follows a
-//! refusal.
+//! process holds, what is left of the lease on its own clock (and how it
+//! waits on that clock before a store call is tried again), the
+//! destinations it keeps or reads in a batch with others, and whether its
+//! address policy refuses a URL, with the hold that follows a refusal.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use remit::delivery;
 use remit::domain::{DestinationId, SendTarget};
+use remit::store::StoreError;
 use slog::warn;
 
 use super::Shared;
@@ -20,31 +21,8 @@ use super::Shared;
 pub(super) struct RuntimeConsumer<'a> {
     pub(super) shared: &'a Shared,
     pub(super) lease_ends: &'a Rc<Cell<Instant>>,
-    /// The destination's row, read just now with other deliveries' (see
-    /// [`read_target`]).
-    pub(super) read: Option<SendTarget>,
-}
-
-/// The destination's row, read right before the request together with
-/// whatever other deliveries ask for at the same moment, unless a trusted
-/// copy is kept. `None` leaves the read to `delivery::look`, which reads
-/// the row on its own: there is a kept copy, the destination is gone (the
-/// look says so), or the batch failed (the look's own read then fails or
-/// is retried as any read before a request is).
-pub(super) async fn read_target(
-    shared: &Shared,
-    destination: &DestinationId,
-) -> Option<SendTarget> {
-    if shared.targets.get(destination).is_some() {
-        return None;
-    }
-    let target = shared
-        .targets
-        .read(&shared.store, &shared.log, destination)
-        .await
-        .ok()??;
-    shared.targets.keep(&target);
-    Some(target)
+    /// The delivery's logger, for the store calls tried again.
+    pub(super) log: &'a slog::Logger,
 }
 
 impl delivery::Consumer for RuntimeConsumer<'_> {
@@ -69,11 +47,30 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
         )
     }
 
-    fn known_target(&self, destination: &DestinationId) -> Option<SendTarget> {
-        // A reading taken just now carries the row's pause as well.
-        self.read
-            .clone()
-            .or_else(|| self.shared.targets.get(destination))
+    async fn wait(&self, call: &'static str, error: &StoreError, wait: Duration) {
+        warn!(self.log, "a store call failed; trying again"; "call" => call,
+              "error" => %crate::error_chain(error));
+        actix_rt::time::sleep(wait).await;
+    }
+
+    /// A copy kept while listening, or else the row read right now
+    /// together with whatever other deliveries ask for at the same moment
+    /// (which carries the row's pause as well). `None` leaves the read to
+    /// the delivery step, which reads the row on its own: the destination
+    /// is gone (the step says so), or the batch failed (the step's own read
+    /// then fails or is tried again as any read before a request is).
+    async fn known_target(&self, destination: &DestinationId) -> Option<SendTarget> {
+        if let Some(kept) = self.shared.targets.get(destination) {
+            return Some(kept);
+        }
+        let shared = self.shared;
+        let target = shared
+            .targets
+            .read(&shared.store, &shared.log, destination)
+            .await
+            .ok()??;
+        shared.targets.keep(&target);
+        Some(target)
     }
 
     fn read_target(&self, target: &SendTarget) {

@@ -1,23 +1,24 @@
 //! One task's delivery, from the claim to the committed next state: what
-//! the request needs and the checks before it ([`delivery::look`], the
-//! same code the simulation runs), the request under one deadline, the
-//! policy, and the finish (retried and kept alive by a lease heartbeat
-//! until it commits or the lease is gone).
+//! the request needs and the checks before it, retried through a short
+//! fault of the database ([`delivery::before_request`], the same code the
+//! simulation runs), the request under one deadline, the policy, and the
+//! finish (retried and kept alive by a lease heartbeat until it commits or
+//! the lease is gone).
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use remit::delivery::{self, Look, NotNow, Stop};
+use remit::delivery::{self, Prepared, Stop};
 use remit::domain::{AttemptOutcome, ClaimedTask, DestinationId, Lease, Task};
 use remit::policy::{decide, Decision, Gate, Observed, Transition, TransportError};
 use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
-use super::consumer::{chrono_saturating, hold_refused, read_target, RuntimeConsumer};
+use super::consumer::{chrono_saturating, hold_refused, RuntimeConsumer};
 use super::failpoint::{self, Injected};
 use super::release::count_hand_back;
-use super::{quotas, retry, transport, BatchError, Shared};
+use super::{quotas, transport, BatchError, Shared};
 use crate::signature;
 use crate::telemetry::AttemptSpan;
 
@@ -75,60 +76,29 @@ pub async fn deliver(
 
     let lease_ends = Rc::new(Cell::new(claimed_at + shared.lease()));
     let needed = chrono_saturating(shared.send_timeout() + shared.finish_margin());
-    // The reads and checks retried through a short fault of the database
-    // while a send would still fit in the lease. They write nothing, so a
-    // retry cannot send a task already handed back.
-    let usable = lease_ends
-        .get()
-        .checked_sub(shared.send_timeout() + shared.finish_margin())
-        .unwrap_or_else(Instant::now);
-    let transient = |what: &'static str| {
-        let log = log.clone();
-        move |e: &StoreError| {
-            let transient = e.is_transient();
-            if transient {
-                warn!(log, "a store call failed; trying again"; "call" => what,
-                      "error" => %crate::error_chain(e));
-            }
-            transient
-        }
+    let consumer = RuntimeConsumer {
+        shared: &shared,
+        lease_ends: &lease_ends,
+        log: &log,
     };
-    let looked = retry::until(
-        usable,
-        || async {
-            let consumer = RuntimeConsumer {
-                shared: &shared,
-                lease_ends: &lease_ends,
-                read: read_target(&shared, &task.destination_id).await,
-            };
-            delivery::look(&shared.store, &claimed, &shared.policy, needed, &consumer).await
-        },
-        transient("look"),
-    )
-    .await
-    .map_err(|e| match e {
-        StoreError::NotFound {
-            what: "destination",
-            id,
-        } => DeliveryFailure::NoDestination(id),
-        e => DeliveryFailure::Store(e),
-    })?;
-    let (payload, target) = match looked {
-        Look::Ready { payload, target } => (payload, target),
-        Look::NotNow { gate, why } => {
-            if let NotNow::Refused(reason) = &why {
-                hold_refused(&shared, &task.destination_id, reason, &log).await;
-            }
-            // Once, then never a look again: retried only as itself, which
-            // the lease guard makes harmless when an earlier try committed.
-            let outcome = retry::until(
-                lease_ends.get(),
-                || delivery::apply(&shared.store, &claimed, &gate),
-                transient("hand back"),
-            )
+    let prepared =
+        delivery::before_request(&shared.store, &claimed, &shared.policy, needed, &consumer)
             .await
-            .map_err(DeliveryFailure::Store)?;
-            let stop = why.stopped(gate, outcome);
+            .map_err(|e| match e {
+                StoreError::NotFound {
+                    what: "destination",
+                    id,
+                } => DeliveryFailure::NoDestination(id),
+                e => DeliveryFailure::Store(e),
+            })?;
+    let (payload, target) = match prepared {
+        Prepared::Ready { payload, target } => (payload, target),
+        Prepared::Stopped(stop) => {
+            // The task is back already; the hold keeps this process's other
+            // tasks of the destination from being looked at meanwhile.
+            if let Stop::Refused { why, .. } = &stop {
+                hold_refused(&shared, &task.destination_id, why, &log).await;
+            }
             let delivered = stopped(&shared, &stop, task, &log);
             span.unsent(match delivered {
                 Delivered::Finished => "failed",
@@ -175,17 +145,9 @@ pub async fn deliver(
         sent.set(false);
         let why = "its host resolves only to addresses the address policy refuses";
         hold_refused(&shared, &task.destination_id, why, &log).await;
-        let outcome = retry::until(
-            lease_ends.get(),
-            || {
-                shared
-                    .store
-                    .release(&lease, Some(delivery::REFUSED_HAND_BACK))
-            },
-            transient("hand back"),
-        )
-        .await
-        .map_err(DeliveryFailure::Store)?;
+        let outcome = delivery::hand_back_refused(&shared.store, &claimed, &consumer)
+            .await
+            .map_err(DeliveryFailure::Store)?;
         span.unsent("handed_back");
         return Ok(count_hand_back(&shared, outcome, &log));
     }

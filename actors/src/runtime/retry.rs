@@ -5,18 +5,12 @@
 //! of waiting in the database for its lease to run out.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// The first wait after a failed call; it doubles up to [`LONGEST`].
-pub const FIRST: Duration = Duration::from_millis(50);
-/// The longest wait between two tries: a database that is back is found
-/// within about this long.
-pub const LONGEST: Duration = Duration::from_millis(500);
-
-/// The next wait after `wait`.
-pub fn next(wait: Duration) -> Duration {
-    wait.saturating_mul(2).min(LONGEST)
-}
+/// The first wait after a failed call and the next after one: the schedule
+/// a delivery's own store calls are retried on (`remit::delivery`), so
+/// every store call a held task makes waits alike.
+pub use remit::delivery::{next_retry as next, RETRY_FIRST as FIRST};
 
 /// Calls `call` until it succeeds, until the next try would start after
 /// `deadline`, or until `retry` says a failure is not worth another try
@@ -45,6 +39,8 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[actix_rt::test]
@@ -80,6 +76,7 @@ mod tests {
         .await;
         assert_eq!(given_up, Err(()));
         assert!((1..=3).contains(&failures), "{failures} retries");
-        assert_eq!(next(LONGEST), LONGEST);
+        let longest = remit::delivery::RETRY_LONGEST;
+        assert_eq!(next(longest), longest);
     }
 }

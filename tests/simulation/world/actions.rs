@@ -1,16 +1,17 @@
-//! What a consumer does in one step: claim, send, finish, release,
-//! extend a lease, or crash.
+//! What a consumer does in one step: claim, get a task ready (through
+//! store faults) and send it, finish, release, extend a lease, or crash.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
-use remit::delivery::{prepare, Consumer, Prepared};
+use remit::delivery::{before_request, hand_back_refused, Consumer, Prepared, Stop};
 use remit::domain::DestinationId;
-use remit::domain::{ClaimedTask, TaskState};
+use remit::domain::{ClaimedTask, Task, TaskState};
 use remit::policy::{decide, parse_retry_after, Observed, Transition, TransportError};
-use remit::store::{ClaimRequest, TransitionOutcome};
+use remit::store::{ClaimRequest, Clock, Store, StoreError, TransitionOutcome};
 
+use super::faults::{Fault, Fired};
 use super::{InFlight, Phase, SimStore, World, FINISH_MARGIN, LEASE, SEND_TIMEOUT};
 
 impl<S: SimStore> World<S> {
@@ -34,7 +35,12 @@ impl<S: SimStore> World<S> {
             },
         };
         let now = self.now();
-        for claimed in self.store.claim_due(&request).await.unwrap() {
+        for mut claimed in self.store.claim_due(&request).await.unwrap() {
+            // Now and then the claim could not bring the payload along, so
+            // the delivery step reads it itself (and may meet a fault).
+            if self.rng.random_range(0..10) == 0 {
+                claimed.payload = None;
+            }
             let t = &claimed.task;
             check!(
                 self,
@@ -79,6 +85,7 @@ impl<S: SimStore> World<S> {
             75..80 => (500, None),
             80..82 => (404, None),
             82..84 => (429, Some("garbage".into())),
+            84..86 => return Err(TransportError::BlockedAddress),
             _ => return Err(TransportError::Timeout),
         })
     }
@@ -87,23 +94,80 @@ impl<S: SimStore> World<S> {
         let Some((c, i)) = self.pick_in_flight() else {
             return;
         };
-        let now = self.now();
         match &self.consumers[c].in_flight[i].phase {
             Phase::Claimed => {
                 let claimed = self.consumers[c].in_flight[i].claimed.clone();
+                let id = claimed.task.id;
+                let before = self.store.task(id).await.unwrap().unwrap();
+                let outage = self.arm_faults(&claimed);
                 // What the runtime's sender runs: the reads and the checks
-                // before a request, applied to the store when they say no.
+                // before a request, tried again through the faults on the
+                // consumer's clock, and carried out in the store when they
+                // say no.
                 let consumer = SimConsumer {
                     pauses: &self.consumers[c].pauses,
-                    now,
+                    clock: &self.clock,
                     lease_expires_at: claimed.lease_expires_at,
                 };
                 let needed = Duration::seconds(SEND_TIMEOUT + FINISH_MARGIN);
-                let prepared = prepare(&self.store, &claimed, &self.policy, needed, &consumer)
-                    .await
-                    .unwrap();
-                if let Prepared::Stopped(_) = prepared {
+                let prepared =
+                    before_request(&self.store, &claimed, &self.policy, needed, &consumer).await;
+                let fired = self.store.disarm();
+                self.totals.store_faults += fired.faults;
+                match prepared {
+                    Ok(Prepared::Ready { .. }) => {}
+                    Ok(Prepared::Stopped(stop)) => {
+                        self.consumers[c].in_flight.remove(i);
+                        self.check_stop(&claimed, &before, stop_outcome(&stop), fired)
+                            .await;
+                        return;
+                    }
+                    Err(e) => {
+                        self.consumers[c].in_flight.remove(i);
+                        self.gave_up(&claimed, outage, &e);
+                        return;
+                    }
+                }
+                // Time passed while the step waited out the faults.
+                let now = self.now();
+                // Promise 2: a request goes out only under the lease that
+                // holds the row, while it lasts.
+                let row = self.store.task(id).await.unwrap().unwrap();
+                check!(
+                    self,
+                    ours(&row, &claimed) && row.lease_expires_at > Some(now),
+                    "promise 2: {id} sent at {now} while the row was {:?}/{:?} until {:?}",
+                    row.state,
+                    row.lease_token,
+                    row.lease_expires_at
+                );
+                let response = self.random_response(now);
+                if response == Err(TransportError::BlockedAddress) {
+                    // The host resolved only to addresses the policy
+                    // refuses: nothing reached the receiver, and the task
+                    // goes back as the runtime's does, through a fault or
+                    // two, which the lease (still long enough for a
+                    // request) outlasts.
                     self.consumers[c].in_flight.remove(i);
+                    let n = self.rng.random_range(0..=2);
+                    let write_faults = self.faults(n);
+                    self.store.arm(Vec::new(), write_faults);
+                    let consumer = SimConsumer {
+                        pauses: &self.consumers[c].pauses,
+                        clock: &self.clock,
+                        lease_expires_at: claimed.lease_expires_at,
+                    };
+                    let outcome = hand_back_refused(&self.store, &claimed, &consumer).await;
+                    let fired = self.store.disarm();
+                    self.totals.store_faults += fired.faults;
+                    check!(
+                        self,
+                        outcome.is_ok(),
+                        "a short store fault ({n} calls) ended the hand-back of {id}: {:?}",
+                        outcome
+                    );
+                    let outcome = outcome.unwrap();
+                    self.check_stop(&claimed, &row, outcome, fired).await;
                     return;
                 }
                 // Promise 4, destination-wide: no request starts inside a
@@ -122,7 +186,6 @@ impl<S: SimStore> World<S> {
                         destination.id
                     );
                 }
-                let id = claimed.task.id;
                 let (key, not_before) = self.scheduled[&id].clone();
                 check!(
                     self,
@@ -145,7 +208,6 @@ impl<S: SimStore> World<S> {
                 let sends = self.sends.entry(id).or_default();
                 sends.push((now, claimed.task.idempotency_key.clone()));
                 self.totals.sends += 1;
-                let response = self.random_response(now);
                 self.consumers[c].in_flight[i].phase = Phase::Sent {
                     started_at: now,
                     response,
@@ -331,13 +393,121 @@ impl<S: SimStore> World<S> {
     }
 }
 
+/// What the faults armed around a delivery step leave it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Outage {
+    faults: usize,
+    /// Few enough faults, and lease enough left, that the step must
+    /// outlast them.
+    short: bool,
+    lease_left: Duration,
+}
+
+impl<S: SimStore> World<S> {
+    /// Arms the store faults the next delivery step meets: mostly none; a
+    /// few (before or after a call) in its reads and in its write, which
+    /// it must outlast; now and then an outage longer than the lease.
+    fn arm_faults(&mut self, claimed: &ClaimedTask) -> Outage {
+        let (reads, writes) = match self.rng.random_range(0..100) {
+            0..75 => (0, 0),
+            75..95 => (self.rng.random_range(0..=3), self.rng.random_range(0..=3)),
+            95..98 => (40, 0),
+            _ => (self.rng.random_range(0..=1), 40),
+        };
+        let (read_faults, write_faults) = (self.faults(reads), self.faults(writes));
+        self.store.arm(read_faults, write_faults);
+        // At most three faults in a row cost 350 ms of waits.
+        let lease_left = claimed.lease_expires_at - self.now();
+        let room = Duration::seconds(SEND_TIMEOUT + FINISH_MARGIN + 2);
+        Outage {
+            faults: reads + writes,
+            short: reads <= 3 && writes <= 3 && lease_left >= room,
+            lease_left,
+        }
+    }
+
+    /// `n` faults, each before or after its call.
+    fn faults(&mut self, n: usize) -> Vec<Fault> {
+        (0..n)
+            .map(|_| match self.rng.random_bool(0.5) {
+                true => Fault::Before,
+                false => Fault::After,
+            })
+            .collect()
+    }
+
+    /// A delivery step that gave up on a store fault: as the runtime's
+    /// sender, the consumer lets the task go (its hand-back of it may fail
+    /// as well; the lease then runs out). Only an outage the lease could
+    /// not outlast may end a step this way.
+    fn gave_up(&mut self, claimed: &ClaimedTask, outage: Outage, error: &StoreError) {
+        self.totals.gave_up += 1;
+        check!(
+            self,
+            !outage.short,
+            "a short store fault ({} calls) ended the delivery step of {} with \"{error}\" though {} of its lease was left",
+            outage.faults,
+            claimed.task.id,
+            outage.lease_left
+        );
+    }
+
+    /// A task stopped unsent: the store has it back (or ended), and with no
+    /// answer lost the step reports what its one write did.
+    async fn check_stop(
+        &mut self,
+        claimed: &ClaimedTask,
+        before: &Task,
+        outcome: TransitionOutcome,
+        fired: Fired,
+    ) {
+        let id = claimed.task.id;
+        let after = self.store.task(id).await.unwrap().unwrap();
+        check!(
+            self,
+            !ours(&after, claimed),
+            "{id} stopped unsent ({outcome:?}) but still held under its lease"
+        );
+        if ours(before, claimed) && fired.lost_answers == 0 {
+            check!(
+                self,
+                matches!(
+                    outcome,
+                    TransitionOutcome::Applied | TransitionOutcome::PastHorizon
+                ),
+                "{id} was held and stopped unsent, yet the step reports {outcome:?}"
+            );
+        }
+    }
+}
+
+/// Whether `row` is held under the claim's lease.
+fn ours(row: &Task, claimed: &ClaimedTask) -> bool {
+    row.state == TaskState::Leased && row.lease_token == Some(claimed.lease_token)
+}
+
+fn stop_outcome(stop: &Stop) -> TransitionOutcome {
+    match stop {
+        Stop::Unreadable { outcome, .. }
+        | Stop::Refused { outcome, .. }
+        | Stop::Checks { outcome, .. } => *outcome,
+    }
+}
+
 /// What a simulated consumer knows that the store does not, as the
 /// runtime's sender does: the pauses it learned from its own 429s, and its
-/// lease's expiry.
+/// lease's expiry, on the world's clock, on which it also waits before a
+/// store call is tried again.
 struct SimConsumer<'a> {
     pauses: &'a HashMap<DestinationId, DateTime<Utc>>,
-    now: DateTime<Utc>,
+    clock: &'a Clock,
     lease_expires_at: DateTime<Utc>,
+}
+
+impl SimConsumer<'_> {
+    fn now(&self) -> DateTime<Utc> {
+        self.clock.now_param().unwrap()
+    }
 }
 
 impl Consumer for SimConsumer<'_> {
@@ -346,7 +516,8 @@ impl Consumer for SimConsumer<'_> {
         destination: &DestinationId,
         store_says: Option<Duration>,
     ) -> Option<Duration> {
-        let known = self.pauses.get(destination).map(|until| *until - self.now);
+        let now = self.now();
+        let known = self.pauses.get(destination).map(|until| *until - now);
         [store_says, known]
             .into_iter()
             .flatten()
@@ -355,6 +526,11 @@ impl Consumer for SimConsumer<'_> {
     }
 
     fn lease_left(&self) -> Duration {
-        self.lease_expires_at - self.now
+        self.lease_expires_at - self.now()
+    }
+
+    /// Waits on the fake clock: the whole world moves on meanwhile.
+    async fn wait(&self, _call: &'static str, _error: &StoreError, wait: std::time::Duration) {
+        self.clock.advance(Duration::from_std(wait).unwrap());
     }
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use remit::domain::{Task, TaskId, TaskState};
+use remit::store::Store;
 
 use super::{SimStore, World};
 
