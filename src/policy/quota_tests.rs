@@ -34,6 +34,15 @@ fn quota(remaining: u64, resets_in_ms: i64, limit: Option<u64>) -> Option<Quota>
         remaining,
         resets_in: Duration::milliseconds(resets_in_ms),
         limit,
+        window: None,
+    })
+}
+
+/// The same quota over a window its policy named.
+fn over(quota: Option<Quota>, window_s: i64) -> Option<Quota> {
+    quota.map(|q| Quota {
+        window: Some(Duration::seconds(window_s)),
+        ..q
     })
 }
 
@@ -49,7 +58,7 @@ fn the_draft_fields_give_what_remains_until_the_reset_and_the_policy_limit() {
         Some(r#""default";q=100;w=60"#),
         Some(r#""default";r=50;t=30"#),
     ));
-    assert_eq!(got.quota, quota(50, 30_000, Some(100)));
+    assert_eq!(got.quota, over(quota(50, 30_000, Some(100)), 60));
     assert!(got.problems.is_empty(), "{:?}", got.problems);
 }
 
@@ -59,9 +68,9 @@ fn a_reset_left_out_is_the_policy_window_and_a_policy_alone_is_its_whole_quota()
         Some(r#""default";q=100;w=10"#),
         Some(r#""default";r=40"#),
     ));
-    assert_eq!(no_t.quota, quota(40, 10_000, Some(100)));
+    assert_eq!(no_t.quota, over(quota(40, 10_000, Some(100)), 10));
     let policy_only = read(structured(Some(r#""default";q=100;w=10"#), None));
-    assert_eq!(policy_only.quota, quota(100, 10_000, Some(100)));
+    assert_eq!(policy_only.quota, over(quota(100, 10_000, Some(100)), 10));
     // Nothing says when it resets: nothing to pace by.
     let no_reset = read(structured(None, Some(r#""default";r=40"#)));
     assert_eq!(no_reset.quota, None);
@@ -73,7 +82,8 @@ fn of_several_quotas_the_slowest_pace_wins() {
         Some(r#""minute";q=100;w=60, "day";q=1000;w=86400"#),
         Some(r#""minute";r=90;t=30, "day";r=10;t=300"#),
     ));
-    // 10 over 300 s is slower than 90 over 30 s.
+    // 10 over 300 s is slower than 90 over 30 s. Its day-long window is
+    // longer than a receiver may hold remit, so it is not kept.
     assert_eq!(got.quota, quota(10, 300_000, Some(1000)));
     let exhausted = read(structured(
         None,
@@ -126,7 +136,10 @@ fn hostile_values_are_clamped_and_reported() {
         Some(r#""d";r=999999999999999;t=999999999999999"#),
     ));
     // A reset years away waits the longest a Retry-After may: 10 minutes.
-    assert_eq!(huge.quota, quota(MAX_UNITS, 600_000, Some(MAX_UNITS)));
+    assert_eq!(
+        huge.quota,
+        over(quota(MAX_UNITS, 600_000, Some(MAX_UNITS)), 10)
+    );
     assert_eq!(huge.problems.len(), 3, "{:?}", huge.problems);
 
     let years_away = received().timestamp() + 3 * 365 * 86_400;
