@@ -1,11 +1,12 @@
 //! A receiver that enforces a quota, as rate-limited APIs do: at most
-//! `quota` requests per fixed window of `window`, counted from its start,
-//! and a 429 with Retry-After (whole seconds to the window's end) past
-//! that. When it announces, every answer, 200s included, carries the
+//! `quota` requests per fixed window of `window`, counted from its start
+//! for each path on its own (each destination has a path, so each has its
+//! own quota), and a 429 with Retry-After (whole seconds to the window's
+//! end) past that. When it announces, every answer, 200s included, carries the
 //! draft IETF fields `RateLimit-Policy: "default";q=Q;w=W` and `RateLimit:
 //! "default";r=R;t=T`, with integer seconds as the draft writes them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,12 +18,11 @@ use super::receiver::serve;
 
 #[derive(Default)]
 struct Counts {
-    window: u64,
-    used: u32,
+    /// Each path's current window and the requests it accepted in it.
+    used: HashMap<String, (u64, u32)>,
     delivered: HashSet<String>,
     refused: u64,
-    /// The window of each request accepted, to check none took more than
-    /// the quota.
+    /// The requests accepted in each window, over every path.
     per_window: Vec<u32>,
 }
 
@@ -47,7 +47,8 @@ pub struct Seen {
     pub delivered: usize,
     /// 429s it answered.
     pub refused: u64,
-    /// Requests accepted in each window, none above the quota.
+    /// Requests accepted in each window, over every path (with one path,
+    /// none above the quota).
     pub per_window: Vec<u32>,
 }
 
@@ -125,20 +126,28 @@ async fn answer(request: HttpRequest, state: web::Data<Quota>) -> HttpResponse {
         .to_owned();
     let (accepted, remaining) = {
         let mut counts = state.counts.lock();
-        if counts.window != window || counts.per_window.is_empty() {
-            counts.window = window;
-            counts.used = 0;
+        if counts.per_window.len() <= window as usize {
             counts.per_window.resize(window as usize + 1, 0);
         }
-        let accepted = counts.used < state.quota;
+        let used = counts
+            .used
+            .entry(request.path().to_owned())
+            .or_insert((window, 0));
+        if used.0 != window {
+            *used = (window, 0);
+        }
+        let accepted = used.1 < state.quota;
         if accepted {
-            counts.used += 1;
+            used.1 += 1;
+        }
+        let remaining = state.quota - used.1;
+        if accepted {
             counts.per_window[window as usize] += 1;
             counts.delivered.insert(key);
         } else {
             counts.refused += 1;
         }
-        (accepted, state.quota - counts.used)
+        (accepted, remaining)
     };
     let mut response = if accepted {
         HttpResponse::Ok()
