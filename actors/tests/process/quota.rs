@@ -25,6 +25,8 @@ struct Run {
     quota: u32,
     window: Duration,
     announce: bool,
+    /// The longest the receiver takes to answer.
+    slowest: Duration,
     throttle: Throttle,
 }
 
@@ -40,7 +42,7 @@ struct Throttle {
 /// start.
 async fn deliver_through_two_processes(run: Run) -> (Seen, Duration) {
     let db = TestDb::with_database_clock().await;
-    let receiver = QuotaReceiver::start(run.quota, run.window, run.announce);
+    let receiver = QuotaReceiver::start_slow(run.quota, run.window, run.announce, run.slowest);
     let mut destinations = Vec::new();
     for n in 0..run.destinations {
         let id = format!("crm-{n}");
@@ -99,6 +101,7 @@ fn one_destination(announce: bool) -> Run {
         quota: QUOTA,
         window: WINDOW,
         announce,
+        slowest: Duration::ZERO,
         // Configured far above the quota, so only what the receiver says
         // can keep the destination within it.
         throttle: Throttle {
@@ -155,18 +158,24 @@ async fn requests_on_their_way_count_against_an_announced_quota() {
         quota: 20,
         window: Duration::from_secs(2),
         announce: true,
-        // Five times the quota's 10 a second. Before the first answer
-        // nothing is known, so what goes out first must fit in a window:
-        // a burst of 10, and 50 a second while the first announcement is
-        // on its way to the database.
+        // Answers take up to 400 ms and overtake one another, so at 10 a
+        // second a few requests are on their way at every answer. (Before
+        // they were counted, runs here saw 15 to 32 refused; with up to
+        // 200 ms, 4 to 32.)
+        slowest: Duration::from_millis(400),
+        // Configured far above the quota, so only what the receiver says
+        // can keep the destinations within it. Before the first answer
+        // nothing is known: what goes out first must fit in a window, and
+        // the in-flight cap (8 a process) is what keeps it there.
         throttle: Throttle {
-            rate: 50,
-            burst: 10,
+            rate: 2000,
+            burst: 50,
             in_flight: 8,
         },
     })
     .await;
     eprintln!("two destinations at 20 per 2 s: {seen:?} in {took:?}");
+    assert_eq!(seen.delivered, 400);
     let sent = seen.delivered as u64 + seen.refused;
     assert!(
         seen.refused * 100 <= sent,

@@ -2,7 +2,10 @@
 //! `quota` requests per fixed window of `window`, counted from its start
 //! for each path on its own (each destination has a path, so each has its
 //! own quota), and a 429 with Retry-After (whole seconds to the window's
-//! end) past that. When it announces, every answer, 200s included, carries the
+//! end) past that. It may answer slowly: each request is counted when it
+//! arrives and answered after a delay that varies from one to the next, so
+//! answers overtake one another. When it announces, every answer, 200s
+//! included, carries the
 //! draft IETF fields `RateLimit-Policy: "default";q=Q;w=W` and `RateLimit:
 //! "default";r=R;t=T`, with integer seconds as the draft writes them.
 
@@ -22,6 +25,8 @@ struct Counts {
     used: HashMap<String, (u64, u32)>,
     delivered: HashSet<String>,
     refused: u64,
+    /// Requests that arrived, which spreads the delays.
+    arrived: u64,
     /// The requests accepted in each window, over every path.
     per_window: Vec<u32>,
 }
@@ -30,6 +35,8 @@ struct Quota {
     quota: u32,
     window: Duration,
     announce: bool,
+    /// The longest an answer waits after its request is counted.
+    slowest: Duration,
     started: Instant,
     counts: Mutex<Counts>,
 }
@@ -54,10 +61,17 @@ pub struct Seen {
 
 impl QuotaReceiver {
     pub fn start(quota: u32, window: Duration, announce: bool) -> Self {
+        Self::start_slow(quota, window, announce, Duration::ZERO)
+    }
+
+    /// A receiver whose answers take up to `slowest` each, spread evenly
+    /// over sixteen steps in an order that jumps about.
+    pub fn start_slow(quota: u32, window: Duration, announce: bool, slowest: Duration) -> Self {
         let state = Arc::new(Quota {
             quota,
             window,
             announce,
+            slowest,
             started: Instant::now(),
             counts: Mutex::default(),
         });
@@ -124,8 +138,11 @@ async fn answer(request: HttpRequest, state: web::Data<Quota>) -> HttpResponse {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let (accepted, remaining) = {
+    let (accepted, remaining, delay) = {
         let mut counts = state.counts.lock();
+        counts.arrived += 1;
+        let step = (counts.arrived * 7) % 16;
+        let delay = state.slowest * step as u32 / 15;
         if counts.per_window.len() <= window as usize {
             counts.per_window.resize(window as usize + 1, 0);
         }
@@ -147,8 +164,12 @@ async fn answer(request: HttpRequest, state: web::Data<Quota>) -> HttpResponse {
         } else {
             counts.refused += 1;
         }
-        (accepted, remaining)
+        (accepted, remaining, delay)
     };
+    // What it counted on arrival is what it announces, however late.
+    if !delay.is_zero() {
+        actix_rt::time::sleep(delay).await;
+    }
     let mut response = if accepted {
         HttpResponse::Ok()
     } else {
