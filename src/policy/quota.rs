@@ -55,8 +55,9 @@ impl QuotaFields {
 
 /// What a receiver announced: `remaining` requests until `resets_in` after
 /// the response arrived, out of `limit` when it said, over a `window` when
-/// its policy named one (`RateLimit-Policy`'s `w`, when no longer than
-/// `max_server_delay`): past the reset, a new window of `limit` begins.
+/// its policy named one (`RateLimit-Policy`'s `w`, when the reset and one
+/// window fit in `max_server_delay`): past the reset, a new window of
+/// `limit` begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quota {
     pub remaining: u64,
@@ -294,14 +295,17 @@ impl Reader {
     }
 
     /// The quota with the window its policy named, kept only when it is
-    /// positive and no longer than `max_server_delay`: what a longer one
-    /// would renew, remit does not assume (the configured rate returns
-    /// after the reset instead). Not a clamp, so nothing is reported.
+    /// positive and the reset and one window after it together last no
+    /// longer than `max_server_delay`: the quota renews once, for one
+    /// window, and what it holds back must stay within what a Retry-After
+    /// may (a longer one is not assumed; the configured rate returns after
+    /// the reset instead). Not a clamp, so nothing is reported.
     fn over(&self, quota: Quota, window: Option<f64>) -> Quota {
         let max_ms = self.max_delay.num_milliseconds() as f64;
+        let reset_ms = quota.resets_in.num_milliseconds() as f64;
         let window = window
             .map(|seconds| (seconds * 1000.0).ceil())
-            .filter(|&ms| ms >= 1.0 && ms <= max_ms)
+            .filter(|&ms| ms >= 1.0 && reset_ms + ms <= max_ms)
             .map(|ms| Duration::milliseconds(ms as i64));
         Quota { window, ..quota }
     }

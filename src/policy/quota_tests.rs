@@ -83,7 +83,7 @@ fn of_several_quotas_the_slowest_pace_wins() {
         Some(r#""minute";r=90;t=30, "day";r=10;t=300"#),
     ));
     // 10 over 300 s is slower than 90 over 30 s. Its day-long window is
-    // longer than a receiver may hold remit, so it is not kept.
+    // longer than a receiver may hold remit back, so it is not kept.
     assert_eq!(got.quota, quota(10, 300_000, Some(1000)));
     let exhausted = read(structured(
         None,
@@ -135,11 +135,9 @@ fn hostile_values_are_clamped_and_reported() {
         Some(r#""d";q=999999999999999;w=10"#),
         Some(r#""d";r=999999999999999;t=999999999999999"#),
     ));
-    // A reset years away waits the longest a Retry-After may: 10 minutes.
-    assert_eq!(
-        huge.quota,
-        over(quota(MAX_UNITS, 600_000, Some(MAX_UNITS)), 10)
-    );
+    // A reset years away waits the longest a Retry-After may: 10 minutes,
+    // and no window renews after it (that would hold longer).
+    assert_eq!(huge.quota, quota(MAX_UNITS, 600_000, Some(MAX_UNITS)));
     assert_eq!(huge.problems.len(), 3, "{:?}", huge.problems);
 
     let years_away = received().timestamp() + 3 * 365 * 86_400;
@@ -181,4 +179,22 @@ fn unreadable_fields_are_reported_and_ignored() {
     // Raw field text never reaches a problem's sentence.
     let odd = read(structured(None, Some(r#""secret-name";r=?1;t=5"#)));
     assert!(odd.problems.iter().all(|p| !p.contains("secret-name")));
+}
+
+#[test]
+fn a_window_is_kept_only_while_the_reset_and_one_window_fit_in_the_cap() {
+    // 5 minutes to the reset and a 5-minute window: 10 minutes, the cap.
+    let fits = read(structured(
+        Some(r#""d";q=5;w=300"#),
+        Some(r#""d";r=0;t=300"#),
+    ));
+    assert_eq!(fits.quota, over(quota(0, 300_000, Some(5)), 300));
+    // A second longer would let one announcement hold remit back for
+    // longer than a Retry-After may.
+    let longer = read(structured(
+        Some(r#""d";q=5;w=301"#),
+        Some(r#""d";r=0;t=300"#),
+    ));
+    assert_eq!(longer.quota, quota(0, 300_000, Some(5)));
+    assert!(longer.problems.is_empty(), "{:?}", longer.problems);
 }
