@@ -54,12 +54,16 @@ impl QuotaFields {
 }
 
 /// What a receiver announced: `remaining` requests until `resets_in` after
-/// the response arrived, out of `limit` when it said.
+/// the response arrived, out of `limit` when it said, over a `window` when
+/// its policy named one (`RateLimit-Policy`'s `w`, when the reset and one
+/// window fit in `max_server_delay`): past the reset, a new window of
+/// `limit` begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quota {
     pub remaining: u64,
     pub resets_in: Duration,
     pub limit: Option<u64>,
+    pub window: Option<Duration>,
 }
 
 /// What one response's fields gave: the quota to pace by (the most
@@ -131,15 +135,18 @@ impl Reader {
             for item in &current {
                 let policy = policies.iter().find(|p| p.name == item.name);
                 let limit = policy.and_then(|p| p.count);
-                let seconds = item.seconds.or_else(|| policy.and_then(|p| p.seconds));
+                let window = policy.and_then(|p| p.seconds);
+                let seconds = item.seconds.or(window);
                 if let (Some(remaining), Some(seconds)) = (item.count, seconds) {
-                    candidates.push(self.quota("RateLimit", remaining, seconds, limit));
+                    let read = self.quota("RateLimit", remaining, seconds, limit);
+                    candidates.push(self.over(read, window));
                 }
             }
         } else {
             for policy in &policies {
                 if let (Some(quota), Some(seconds)) = (policy.count, policy.seconds) {
-                    candidates.push(self.quota("RateLimit-Policy", quota, seconds, Some(quota)));
+                    let read = self.quota("RateLimit-Policy", quota, seconds, Some(quota));
+                    candidates.push(self.over(read, Some(seconds)));
                 }
             }
         }
@@ -283,7 +290,24 @@ impl Reader {
             remaining,
             resets_in: Duration::milliseconds(clamped as i64),
             limit,
+            window: None,
         }
+    }
+
+    /// The quota with the window its policy named, kept only when it is
+    /// positive and the reset and one window after it together last no
+    /// longer than `max_server_delay`: the quota renews once, for one
+    /// window, and what it holds back must stay within what a Retry-After
+    /// may (a longer one is not assumed; the configured rate returns after
+    /// the reset instead). Not a clamp, so nothing is reported.
+    fn over(&self, quota: Quota, window: Option<f64>) -> Quota {
+        let max_ms = self.max_delay.num_milliseconds() as f64;
+        let reset_ms = quota.resets_in.num_milliseconds() as f64;
+        let window = window
+            .map(|seconds| (seconds * 1000.0).ceil())
+            .filter(|&ms| ms >= 1.0 && reset_ms + ms <= max_ms)
+            .map(|ms| Duration::milliseconds(ms as i64));
+        Quota { window, ..quota }
     }
 }
 

@@ -34,6 +34,15 @@ fn quota(remaining: u64, resets_in_ms: i64, limit: Option<u64>) -> Option<Quota>
         remaining,
         resets_in: Duration::milliseconds(resets_in_ms),
         limit,
+        window: None,
+    })
+}
+
+/// The same quota over a window its policy named.
+fn over(quota: Option<Quota>, window_s: i64) -> Option<Quota> {
+    quota.map(|q| Quota {
+        window: Some(Duration::seconds(window_s)),
+        ..q
     })
 }
 
@@ -49,7 +58,7 @@ fn the_draft_fields_give_what_remains_until_the_reset_and_the_policy_limit() {
         Some(r#""default";q=100;w=60"#),
         Some(r#""default";r=50;t=30"#),
     ));
-    assert_eq!(got.quota, quota(50, 30_000, Some(100)));
+    assert_eq!(got.quota, over(quota(50, 30_000, Some(100)), 60));
     assert!(got.problems.is_empty(), "{:?}", got.problems);
 }
 
@@ -59,9 +68,9 @@ fn a_reset_left_out_is_the_policy_window_and_a_policy_alone_is_its_whole_quota()
         Some(r#""default";q=100;w=10"#),
         Some(r#""default";r=40"#),
     ));
-    assert_eq!(no_t.quota, quota(40, 10_000, Some(100)));
+    assert_eq!(no_t.quota, over(quota(40, 10_000, Some(100)), 10));
     let policy_only = read(structured(Some(r#""default";q=100;w=10"#), None));
-    assert_eq!(policy_only.quota, quota(100, 10_000, Some(100)));
+    assert_eq!(policy_only.quota, over(quota(100, 10_000, Some(100)), 10));
     // Nothing says when it resets: nothing to pace by.
     let no_reset = read(structured(None, Some(r#""default";r=40"#)));
     assert_eq!(no_reset.quota, None);
@@ -73,7 +82,8 @@ fn of_several_quotas_the_slowest_pace_wins() {
         Some(r#""minute";q=100;w=60, "day";q=1000;w=86400"#),
         Some(r#""minute";r=90;t=30, "day";r=10;t=300"#),
     ));
-    // 10 over 300 s is slower than 90 over 30 s.
+    // 10 over 300 s is slower than 90 over 30 s. Its day-long window is
+    // longer than a receiver may hold remit back, so it is not kept.
     assert_eq!(got.quota, quota(10, 300_000, Some(1000)));
     let exhausted = read(structured(
         None,
@@ -125,7 +135,8 @@ fn hostile_values_are_clamped_and_reported() {
         Some(r#""d";q=999999999999999;w=10"#),
         Some(r#""d";r=999999999999999;t=999999999999999"#),
     ));
-    // A reset years away waits the longest a Retry-After may: 10 minutes.
+    // A reset years away waits the longest a Retry-After may: 10 minutes,
+    // and no window renews after it (that would hold longer).
     assert_eq!(huge.quota, quota(MAX_UNITS, 600_000, Some(MAX_UNITS)));
     assert_eq!(huge.problems.len(), 3, "{:?}", huge.problems);
 
@@ -168,4 +179,22 @@ fn unreadable_fields_are_reported_and_ignored() {
     // Raw field text never reaches a problem's sentence.
     let odd = read(structured(None, Some(r#""secret-name";r=?1;t=5"#)));
     assert!(odd.problems.iter().all(|p| !p.contains("secret-name")));
+}
+
+#[test]
+fn a_window_is_kept_only_while_the_reset_and_one_window_fit_in_the_cap() {
+    // 5 minutes to the reset and a 5-minute window: 10 minutes, the cap.
+    let fits = read(structured(
+        Some(r#""d";q=5;w=300"#),
+        Some(r#""d";r=0;t=300"#),
+    ));
+    assert_eq!(fits.quota, over(quota(0, 300_000, Some(5)), 300));
+    // A second longer would let one announcement hold remit back for
+    // longer than a Retry-After may.
+    let longer = read(structured(
+        Some(r#""d";q=5;w=301"#),
+        Some(r#""d";r=0;t=300"#),
+    ));
+    assert_eq!(longer.quota, quota(0, 300_000, Some(5)));
+    assert!(longer.problems.is_empty(), "{:?}", longer.problems);
 }

@@ -8,10 +8,23 @@
 //! the reset (never above the configured rate), the bucket holds no more
 //! than remain, and with none left nothing is granted until the reset.
 //! Every grant is taken off what remains, so every process of the region
-//! paces by the same count until a response announces a newer one. Once
-//! the reset has passed the configured rate applies again.
+//! paces by the same count until a response announces a newer one.
+//!
+//! At the reset, a quota whose receiver named its limit and window renews
+//! once: the limit remains for the window that holds `now` (windows follow
+//! one another from the reset). Without it, every process would take a
+//! whole burst at the configured rate the moment the reset passed, all
+//! into a window the receiver allows only its limit in; with it, they pace
+//! at the limit over the window until an answer says more. Renewed once
+//! only, so a receiver that stops announcing is not paced by what it said
+//! long ago: past the renewed window (or at a reset without a window) the
+//! configured rate applies again.
+//!
+//! The bucket numbers the tokens it grants (`granted` counts them), so an
+//! answer can be placed among them: `store::quota` takes the tokens
+//! granted after the answered request's own off what its answer announced.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 use super::Tokens;
 
@@ -22,19 +35,52 @@ pub(super) struct Bucket {
     pub tokens: Option<f64>,
     pub refilled_at: Option<DateTime<Utc>>,
     pub quota: Option<Learned>,
+    /// Tokens granted so far, ever: the number of the last one.
+    pub granted: u64,
 }
 
 /// What a receiver last announced of its quota, as the destination's row
 /// keeps it: requests left (less those granted since) until `resets_at`,
-/// on the store's clock.
+/// on the store's clock, and the window it renews to at the reset.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Learned {
     pub remaining: f64,
     pub resets_at: DateTime<Utc>,
+    pub renews: Option<Renewal>,
+}
+
+/// The window that follows a reset and the limit it holds, as the
+/// receiver's policy named them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Renewal {
+    pub limit: u64,
+    pub window: Duration,
+}
+
+/// The quota in force at `now`: the one learned until its reset; then,
+/// when it renews, its limit until the end of the window that holds `now`
+/// (renewed once: that quota does not renew again).
+fn in_force(quota: Option<Learned>, now: DateTime<Utc>) -> Option<Learned> {
+    let q = quota?;
+    if q.resets_at > now {
+        return Some(q);
+    }
+    let renewal = q.renews?;
+    let window = renewal.window.num_microseconds()?.max(1);
+    let past = (now - q.resets_at).num_microseconds().unwrap_or(i64::MAX);
+    let windows = past / window + 1;
+    Some(Learned {
+        remaining: renewal.limit as f64,
+        resets_at: q
+            .resets_at
+            .checked_add_signed(Duration::microseconds(window.saturating_mul(windows)))?,
+        renews: None,
+    })
 }
 
 /// The pace a take uses at `now`: the rate, the most the bucket may hold,
-/// and the quota it is paced by (none once the quota has reset).
+/// and the quota it is paced by (none once the quota has reset and not
+/// renewed).
 fn pace(
     rate_per_second: f64,
     burst: u32,
@@ -43,7 +89,7 @@ fn pace(
 ) -> (f64, f64, Option<Learned>) {
     let rate = rate_per_second.max(1e-3);
     let burst = f64::from(burst.max(1));
-    match quota.filter(|q| q.resets_at > now) {
+    match in_force(quota, now) {
         None => (rate, burst, None),
         Some(q) => {
             let remaining = if q.remaining.is_finite() {
@@ -58,7 +104,7 @@ fn pace(
     }
 }
 
-fn seconds(d: chrono::Duration) -> f64 {
+fn seconds(d: Duration) -> f64 {
     d.num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
 }
 
@@ -78,9 +124,11 @@ pub(super) fn take_tokens(
     let elapsed = seconds(now - refilled).max(0.0);
     let tokens = (bucket.tokens.unwrap_or(cap) + elapsed * rate).min(cap);
     let granted = tokens.floor().min(f64::from(want.max(1))).max(0.0);
+    let count = granted as u32;
     let after = Bucket {
         tokens: Some(tokens - granted),
         refilled_at: Some(now.max(refilled)),
+        granted: bucket.granted.saturating_add(u64::from(count)),
         quota: match (bucket.quota, paced_by) {
             (_, Some(q)) => Some(Learned {
                 remaining: (q.remaining - granted).max(0.0),
@@ -90,7 +138,10 @@ pub(super) fn take_tokens(
         },
     };
     let answer = match paced_by {
-        _ if granted >= 1.0 => Tokens::Granted(granted as u32),
+        _ if count >= 1 => Tokens::Granted {
+            tokens: count,
+            last: after.granted,
+        },
         // Nothing remains: nothing until the reset, which the reading of
         // the announcement capped at `retry.max_server_delay_seconds`.
         Some(q) if q.remaining < 1.0 => {
@@ -118,24 +169,29 @@ mod tests {
             .unwrap_or_default()
     }
 
+    fn granted(tokens: u32, last: u64) -> Tokens {
+        Tokens::Granted { tokens, last }
+    }
+
     #[test]
     fn a_bucket_never_runs_time_backwards() {
         let now = t0();
         let (first, bucket) = take_tokens(Bucket::default(), 1.0, 2, 2, now);
-        assert_eq!(first, Tokens::Granted(2));
+        assert_eq!(first, granted(2, 2));
         // A taker whose now is a minute older refills nothing and does not
         // move the bucket's time back.
         let (second, after) = take_tokens(bucket, 1.0, 2, 1, now - Duration::minutes(1));
         assert!(matches!(second, Tokens::WaitFor(_)), "{second:?}");
         assert_eq!(after.refilled_at, Some(now));
         let (third, _) = take_tokens(after, 1.0, 2, 1, now + Duration::seconds(1));
-        assert_eq!(third, Tokens::Granted(1));
+        assert_eq!(third, granted(1, 3));
     }
 
     fn quota(remaining: f64, resets_in: Duration) -> Option<Learned> {
         Some(Learned {
             remaining,
             resets_at: t0() + resets_in,
+            renews: None,
         })
     }
 
@@ -148,15 +204,15 @@ mod tests {
             ..Bucket::default()
         };
         let (first, after) = take_tokens(bucket, 100.0, 4, 10, t0());
-        assert_eq!(first, Tokens::Granted(4));
+        assert_eq!(first, granted(4, 4));
         assert_eq!(after.quota.map(|q| q.remaining), Some(6.0));
         // 6 left for 10 s: 0.6/s, so one more token after about 1.7 s.
         match take_tokens(after, 100.0, 4, 10, t0()).0 {
             Tokens::WaitFor(wait) => assert!((1.6..1.7).contains(&wait.as_secs_f64()), "{wait:?}"),
-            granted => panic!("{granted:?}"),
+            other => panic!("{other:?}"),
         }
         let (later, _) = take_tokens(after, 100.0, 4, 10, t0() + Duration::seconds(2));
-        assert_eq!(later, Tokens::Granted(1));
+        assert_eq!(later, granted(1, 5));
     }
 
     #[test]
@@ -166,14 +222,16 @@ mod tests {
             tokens: Some(0.0),
             refilled_at: Some(t0()),
             quota: quota(1000.0, Duration::seconds(10)),
+            granted: 0,
         };
         let (tokens, _) = take_tokens(plenty, 2.0, 10, 10, t0() + Duration::seconds(1));
-        assert_eq!(tokens, Tokens::Granted(2));
+        assert_eq!(tokens, granted(2, 2));
 
         let spent = Bucket {
             tokens: Some(10.0),
             refilled_at: Some(t0()),
             quota: quota(0.0, Duration::seconds(30)),
+            granted: 0,
         };
         let (held, after) = take_tokens(spent, 100.0, 10, 10, t0());
         assert_eq!(held, Tokens::WaitFor(std::time::Duration::from_secs(30)));
@@ -186,7 +244,50 @@ mod tests {
         // its burst) and the spent quota no longer counts.
         let reset = t0() + Duration::seconds(30);
         let (again, after) = take_tokens(after, 100.0, 10, 10, reset + Duration::milliseconds(50));
-        assert_eq!(again, Tokens::Granted(10));
+        assert_eq!(again, granted(10, 10));
         assert_eq!(after.quota.map(|q| q.remaining), Some(0.0));
+    }
+}
+
+#[cfg(test)]
+mod renewal_tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn a_renewed_quota_lasts_to_the_end_of_the_window_that_holds_now() {
+        let reset = Utc
+            .with_ymd_and_hms(2026, 8, 13, 9, 0, 0)
+            .single()
+            .unwrap_or_default();
+        let learned = Learned {
+            remaining: 0.0,
+            resets_at: reset,
+            renews: Some(Renewal {
+                limit: 20,
+                window: Duration::seconds(2),
+            }),
+        };
+        assert_eq!(
+            in_force(Some(learned), reset - Duration::seconds(1)),
+            Some(learned)
+        );
+        let renewed =
+            |at| in_force(Some(learned), at).map(|q| (q.remaining, q.resets_at, q.renews));
+        assert_eq!(
+            renewed(reset),
+            Some((20.0, reset + Duration::seconds(2), None))
+        );
+        // Two windows and a half past the reset: the third window.
+        assert_eq!(
+            renewed(reset + Duration::milliseconds(4_500)),
+            Some((20.0, reset + Duration::seconds(6), None))
+        );
+        let once = Learned {
+            renews: None,
+            ..learned
+        };
+        assert_eq!(in_force(Some(once), reset), None, "renewed once only");
     }
 }

@@ -124,6 +124,12 @@ pub struct TokenRequest {
 pub struct QuotaNote {
     pub destination: DestinationId,
     pub quota: Quota,
+    /// The number of the token the answered request was sent with (see
+    /// [`Tokens::Granted`]): the tokens numbered above it went out after
+    /// it, uncounted in what the receiver announced, and a note with a
+    /// lower number than the stored one is an older view of the
+    /// receiver's window.
+    pub token: u64,
 }
 
 /// One attempt's end, as a batch of [`Store::finish_many`] carries it.
@@ -146,7 +152,13 @@ pub struct Finished {
 /// What a take returned: tokens granted now, or how long until one is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Tokens {
-    Granted(u32),
+    /// `tokens` granted, numbered up to `last`: a destination's bucket
+    /// numbers every token it grants, from 1, across every process, so
+    /// these are `last - tokens + 1 ..= last`.
+    Granted {
+        tokens: u32,
+        last: u64,
+    },
     WaitFor(std::time::Duration),
 }
 

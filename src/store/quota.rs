@@ -1,48 +1,84 @@
 //! What a receiver announced of its quota, as every store records it: the
 //! rule that turns a response's announcement into the destination's
 //! learned quota, written once. The token take paces by it (`bucket.rs`,
-//! and PostgreSQL's `TAKE_SQL`).
+//! and PostgreSQL's `TAKE_SQL`); PostgreSQL's `LEARN_SQL` states the same
+//! rule in SQL, and the conformance suite holds the stores to it.
+//!
+//! Two facts place an answer among the requests: the number of the token
+//! its request was sent with (`QuotaNote::token`), and the destination's
+//! count of tokens granted (`Bucket::granted`), both kept in the
+//! database, so they hold across every process of the region.
+//! - What remains is what the receiver announced less the tokens granted
+//!   after the answered request's own: those requests went out after it,
+//!   so the receiver had not counted them when it answered (or they are
+//!   about to go). Without this every answer would hand back the quota
+//!   the requests on their way have already spent.
+//! - An announcement placed before the stored one (a lower token number:
+//!   a slow answer to an earlier request) is an older view of the
+//!   receiver's window and is ignored; of two with the same number, the
+//!   later write wins.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use super::bucket::Learned;
+use super::bucket::{Learned, Renewal};
 use super::QuotaNote;
 
 /// A destination's learned quota as its row keeps it: what paces the
-/// bucket, the limit the receiver named, and when it was learned.
+/// bucket, the limit the receiver named, when it was learned, and the
+/// number of the token whose answer announced it (none for a quota
+/// learned before tokens were numbered).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct LearnedRow {
     pub pace: Learned,
     pub limit: Option<u64>,
     pub learned_at: DateTime<Utc>,
+    pub token: Option<u64>,
 }
 
-/// The row a note writes at the store's `now`: the reset is measured on
-/// the store's clock, as every delay a receiver asks for is.
-pub(super) fn learned(note: &QuotaNote, now: DateTime<Utc>) -> LearnedRow {
+/// Whether a note replaces the stored quota, announced on the answer to
+/// the request sent with token `stored`: not when its own request was sent
+/// with an earlier token.
+pub(super) fn supersedes(note: &QuotaNote, stored: Option<u64>) -> bool {
+    stored.is_none_or(|token| note.token >= token)
+}
+
+/// The row a note writes at the store's `now`, when the bucket has granted
+/// `granted` tokens so far: what was announced less the tokens granted
+/// after the answered request's, the reset measured on the store's clock,
+/// as every delay a receiver asks for is, and the window it renews to when
+/// the receiver named its limit and window.
+pub(super) fn learned(note: &QuotaNote, granted: u64, now: DateTime<Utc>) -> LearnedRow {
+    let since = granted.saturating_sub(note.token);
     LearnedRow {
         pace: Learned {
-            remaining: note.quota.remaining as f64,
+            remaining: note.quota.remaining.saturating_sub(since) as f64,
             resets_at: now
                 .checked_add_signed(note.quota.resets_in)
                 .unwrap_or(DateTime::<Utc>::MAX_UTC),
+            renews: note
+                .quota
+                .limit
+                .zip(note.quota.window)
+                .map(|(limit, window)| Renewal { limit, window }),
         },
         limit: note.quota.limit,
         learned_at: now,
+        token: Some(note.token),
     }
 }
 
-/// The notes a batch writes: the last one for each destination (the
-/// newest response this process saw), in the order destinations first
-/// appear.
+/// The notes a batch writes: for each destination the one with the
+/// highest token number (of equals, the last), in the order destinations
+/// first appear.
 pub(super) fn latest(notes: &[QuotaNote]) -> Vec<&QuotaNote> {
     let mut at: HashMap<&str, usize> = HashMap::new();
     let mut kept: Vec<&QuotaNote> = Vec::new();
     for note in notes {
         match at.get(note.destination.as_str()) {
-            Some(&i) => kept[i] = note,
+            Some(&i) if kept[i].token <= note.token => kept[i] = note,
+            Some(_) => {}
             None => {
                 at.insert(note.destination.as_str(), kept.len());
                 kept.push(note);

@@ -53,13 +53,15 @@ pub enum DeliveryFailure {
     NoDestination(String),
 }
 
-/// Carries one task through. `sent` is set just before the request goes
-/// out: from then on the receiver may have it.
+/// Carries one task through, its request sent with the token numbered
+/// `token`. `sent` is set just before the request goes out: from then on
+/// the receiver may have it.
 pub async fn deliver(
     shared: Shared,
     client: awc::Client,
     claimed: ClaimedTask,
     claimed_at: Instant,
+    token: u64,
     sent: Rc<Cell<bool>>,
 ) -> Result<Delivered, DeliveryFailure> {
     let task = &claimed.task;
@@ -132,7 +134,7 @@ pub async fn deliver(
     span.response(&response);
     quotas::learn(
         &shared,
-        &task.destination_id,
+        (&task.destination_id, token),
         &quota,
         (received_at, server_date),
         &log,

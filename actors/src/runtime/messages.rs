@@ -41,6 +41,8 @@ pub struct Admit(pub Work);
 #[rtype(result = "()")]
 pub struct Deliver {
     pub work: Work,
+    /// The number of the token the request goes out with.
+    pub token: u64,
     pub in_flight: InFlight,
     pub throttle: Recipient<Wake>,
 }
@@ -61,12 +63,13 @@ pub struct InFlight {
 #[rtype(result = "()")]
 pub struct Wake {
     /// A task it dispatched went back without its request: the token it
-    /// took is still unspent (tokens pay for requests sent, not claims).
-    pub unsent: bool,
+    /// went with (by number) is still unspent (tokens pay for requests
+    /// sent, not claims).
+    pub unsent: Option<u64>,
 }
 
 impl Wake {
-    pub const CHANGED: Wake = Wake { unsent: false };
+    pub const CHANGED: Wake = Wake { unsent: None };
 }
 
 /// Throttle → Supervisor: nothing has been queued or in flight here for a

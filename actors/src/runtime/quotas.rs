@@ -40,10 +40,11 @@ pub fn start(store: Database, log: slog::Logger) -> Quotas {
 
 /// Reads what one response announced, logs what had to be clamped or
 /// could not be read, and hands the quota to be written without waiting
-/// for it.
+/// for it, with the number of the token its request went out with (which
+/// places it among the destination's requests).
 pub fn learn(
     shared: &Shared,
-    destination: &DestinationId,
+    (destination, token): (&DestinationId, u64),
     fields: &QuotaFields,
     received: (DateTime<Utc>, Option<DateTime<Utc>>),
     log: &slog::Logger,
@@ -71,6 +72,7 @@ pub fn learn(
     let note = QuotaNote {
         destination: destination.clone(),
         quota,
+        token,
     };
     let quotas = shared.quotas.clone();
     let log = log.clone();

@@ -43,6 +43,8 @@ pub struct Sender {
 /// memory and its destination's in-flight slot.
 struct Held {
     work: Work,
+    /// The number of the token the request goes out with.
+    token: u64,
     _in_flight: InFlight,
     /// The throttle to wake when the request is over.
     throttle: Recipient<Wake>,
@@ -94,7 +96,7 @@ impl Sender {
         let failure = match result {
             Ok(Ok(delivered)) => {
                 self.shared.health.recovered(&self.name);
-                let unsent = delivered == Delivered::HandedBack;
+                let unsent = (delivered == Delivered::HandedBack).then_some(held.token);
                 held.throttle.do_send(Wake { unsent });
                 return;
             }
@@ -168,6 +170,7 @@ fn keep_pausing(shared: &Shared, destination: DestinationId, until: Instant) {
 fn hand_back(shared: &Shared, held: Held) {
     let Held {
         work,
+        token,
         _in_flight,
         throttle,
         sent,
@@ -181,7 +184,7 @@ fn hand_back(shared: &Shared, held: Held) {
     // The throttle hears before its permit is back, so it never looks
     // idle (and is evicted) with the news of an unspent token on its way.
     throttle.do_send(Wake {
-        unsent: !sent.get(),
+        unsent: (!sent.get()).then_some(token),
     });
     drop(_in_flight);
     if !sent.get() {
@@ -277,12 +280,15 @@ impl Sender {
     fn start(&mut self, message: Deliver, ctx: &mut Context<Self>) {
         let Deliver {
             work,
+            token,
             in_flight,
             throttle,
         } = message;
         if self.abandoned {
             // Told before the permit is back, as in `hand_back`.
-            throttle.do_send(Wake { unsent: true });
+            throttle.do_send(Wake {
+                unsent: Some(token),
+            });
             drop(in_flight);
             release(&self.shared, vec![work], None);
             return;
@@ -295,12 +301,14 @@ impl Sender {
             self.client.clone(),
             work.claimed.clone(),
             work.claimed_at,
+            token,
             sent.clone(),
         );
         self.held.insert(
             number,
             Held {
                 work,
+                token,
                 _in_flight: in_flight,
                 throttle,
                 sent,

@@ -1,8 +1,8 @@
 //! Tokens a throttle took from its destination's bucket and had not spent
 //! when it was evicted (a task went back unsent, or the destination was
 //! paused after the take). The database already counted them as taken, so
-//! they are kept here for the destination's next throttle rather than
-//! taken twice.
+//! they are kept here, each by its number, for the destination's next
+//! throttle rather than taken twice.
 //!
 //! A token is kept only as long as the bucket would take to refill it
 //! (`burst / rate`, within bounds): past that the bucket has it back to
@@ -33,23 +33,26 @@ pub struct SpareTokens {
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// Tokens and until when they are kept.
-    kept: HashMap<DestinationId, (u32, Instant)>,
+    /// Tokens (by number) and until when they are kept.
+    kept: HashMap<DestinationId, (Vec<u64>, Instant)>,
     /// The size at which the next deposit sweeps out lapsed entries.
     sweep_at: usize,
 }
 
 impl SpareTokens {
-    /// Keeps `tokens` for the destination's next throttle.
-    pub fn deposit(&self, destination: &DestinationId, tokens: u32, limits: &ThrottleLimits) {
-        if tokens == 0 {
+    /// Keeps `tokens` (their numbers) for the destination's next throttle.
+    pub fn deposit(&self, destination: &DestinationId, tokens: Vec<u64>, limits: &ThrottleLimits) {
+        if tokens.is_empty() {
             return;
         }
         let now = Instant::now();
         let until = now + refill_time(limits);
         let mut inner = self.inner.borrow_mut();
-        let entry = inner.kept.entry(destination.clone()).or_insert((0, until));
-        entry.0 = entry.0.saturating_add(tokens);
+        let entry = inner
+            .kept
+            .entry(destination.clone())
+            .or_insert((Vec::new(), until));
+        entry.0.extend(tokens);
         entry.1 = entry.1.max(until);
         if inner.kept.len() >= inner.sweep_at.max(SWEEP_FROM) {
             inner.kept.retain(|_, (_, until)| *until > now);
@@ -59,11 +62,11 @@ impl SpareTokens {
 
     /// The destination's spare tokens, if any are still good; they are
     /// the caller's from now on.
-    pub fn withdraw(&self, destination: &DestinationId) -> u32 {
+    pub fn withdraw(&self, destination: &DestinationId) -> Vec<u64> {
         let mut inner = self.inner.borrow_mut();
         match inner.kept.remove(destination) {
             Some((tokens, until)) if until > Instant::now() => tokens,
-            _ => 0,
+            _ => Vec::new(),
         }
     }
 
@@ -98,12 +101,12 @@ mod tests {
     fn tokens_pass_to_the_next_taker_once() {
         let spare = SpareTokens::default();
         let crm = DestinationId::new("crm").unwrap();
-        spare.deposit(&crm, 0, &limits(5.0, 5));
+        spare.deposit(&crm, Vec::new(), &limits(5.0, 5));
         assert_eq!(spare.len(), 0, "nothing to keep");
-        spare.deposit(&crm, 2, &limits(5.0, 5));
-        spare.deposit(&crm, 1, &limits(5.0, 5));
-        assert_eq!(spare.withdraw(&crm), 3);
-        assert_eq!(spare.withdraw(&crm), 0, "taken already");
+        spare.deposit(&crm, vec![7, 8], &limits(5.0, 5));
+        spare.deposit(&crm, vec![11], &limits(5.0, 5));
+        assert_eq!(spare.withdraw(&crm), vec![7, 8, 11]);
+        assert!(spare.withdraw(&crm).is_empty(), "taken already");
         assert_eq!(spare.len(), 0);
     }
 

@@ -19,6 +19,7 @@
 
 mod hold;
 mod idle;
+mod unspent;
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -39,13 +40,14 @@ use super::retry;
 use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
 pub use idle::Keeper;
+use unspent::Unspent;
 
 pub struct Throttle {
     shared: Shared,
     destination: DestinationId,
     limits: ThrottleLimits,
     /// Tokens taken from the shared bucket and not yet used.
-    tokens: u32,
+    tokens: Unspent,
     /// A take is under way; one at a time.
     asking: bool,
     senders: SenderPool,
@@ -93,7 +95,7 @@ impl Throttle {
         let limits = shared.config.throttle_for(&destination);
         shared.stats.throttles.fetch_add(1, Ordering::Relaxed);
         Self {
-            tokens: 0,
+            tokens: Unspent::default(),
             asking: false,
             in_flight: Arc::new(Semaphore::new(limits.max_in_flight as usize)),
             shared,
@@ -139,11 +141,13 @@ impl Throttle {
             self.release_all(Some(left));
             return;
         }
-        if self.tokens == 0 && !self.queue.is_empty() {
+        if self.tokens.is_empty() && !self.queue.is_empty() {
             // What an evicted throttle of this destination left unspent.
-            self.tokens = self.keeper.spare.withdraw(&self.destination);
+            for number in self.keeper.spare.withdraw(&self.destination) {
+                self.tokens.put_back(number);
+            }
         }
-        while self.tokens > 0 && !self.queue.is_empty() {
+        while !self.tokens.is_empty() && !self.queue.is_empty() {
             let Ok(destination) = self.in_flight.clone().try_acquire_owned() else {
                 self.shared.stats.metrics.throttle_wait(&self.destination);
                 break;
@@ -159,9 +163,13 @@ impl Throttle {
             let Some(work) = self.queue.pop_front() else {
                 return;
             };
-            self.tokens -= 1;
+            let Some(token) = self.tokens.spend() else {
+                self.queue.push_front(work);
+                return;
+            };
             self.senders.next().do_send(Deliver {
                 work,
+                token,
                 in_flight: InFlight {
                     destination,
                     process,
@@ -231,10 +239,10 @@ impl Throttle {
                     }
                 };
                 guard::step(this, ctx, |this, ctx| match result {
-                    Ok(Some(Tokens::Granted(n))) => {
+                    Ok(Some(Tokens::Granted { tokens, last })) => {
                         this.take_retry = None;
                         this.shared.health.recovered(&this.name());
-                        this.tokens += n;
+                        this.tokens.granted(tokens, last);
                         this.pump(ctx);
                     }
                     Ok(Some(Tokens::WaitFor(wait))) => {
@@ -333,7 +341,7 @@ impl Supervised for Throttle {
         // themselves.
         self.release_all(None);
         self.asking = false;
-        self.tokens = 0;
+        self.tokens = Unspent::default();
         self.wake = None;
         self.take_retry = None;
         // The wait for a slot and the idle check died with the old
@@ -358,9 +366,9 @@ impl Handler<Wake> for Throttle {
 
     fn handle(&mut self, wake: Wake, ctx: &mut Context<Self>) {
         self.last_freed = Some(Instant::now());
-        if wake.unsent {
+        if let Some(token) = wake.unsent {
             // Kept for the next request: the bucket charges requests sent.
-            self.tokens = self.tokens.saturating_add(1);
+            self.tokens.put_back(token);
         }
         guard::step(self, ctx, |this, ctx| this.pump(ctx));
     }

@@ -1,11 +1,15 @@
 //! A receiver that enforces a quota, as rate-limited APIs do: at most
-//! `quota` requests per fixed window of `window`, counted from its start,
-//! and a 429 with Retry-After (whole seconds to the window's end) past
-//! that. When it announces, every answer, 200s included, carries the
+//! `quota` requests per fixed window of `window`, counted from its start
+//! for each path on its own (each destination has a path, so each has its
+//! own quota), and a 429 with Retry-After (whole seconds to the window's
+//! end) past that. It may answer slowly: each request is counted when it
+//! arrives and answered after a delay that varies from one to the next, so
+//! answers overtake one another. When it announces, every answer, 200s
+//! included, carries the
 //! draft IETF fields `RateLimit-Policy: "default";q=Q;w=W` and `RateLimit:
 //! "default";r=R;t=T`, with integer seconds as the draft writes them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,12 +21,13 @@ use super::receiver::serve;
 
 #[derive(Default)]
 struct Counts {
-    window: u64,
-    used: u32,
+    /// Each path's current window and the requests it accepted in it.
+    used: HashMap<String, (u64, u32)>,
     delivered: HashSet<String>,
     refused: u64,
-    /// The window of each request accepted, to check none took more than
-    /// the quota.
+    /// Requests that arrived, which spreads the delays.
+    arrived: u64,
+    /// The requests accepted in each window, over every path.
     per_window: Vec<u32>,
 }
 
@@ -30,6 +35,8 @@ struct Quota {
     quota: u32,
     window: Duration,
     announce: bool,
+    /// The longest an answer waits after its request is counted.
+    slowest: Duration,
     started: Instant,
     counts: Mutex<Counts>,
 }
@@ -47,16 +54,24 @@ pub struct Seen {
     pub delivered: usize,
     /// 429s it answered.
     pub refused: u64,
-    /// Requests accepted in each window, none above the quota.
+    /// Requests accepted in each window, over every path (with one path,
+    /// none above the quota).
     pub per_window: Vec<u32>,
 }
 
 impl QuotaReceiver {
     pub fn start(quota: u32, window: Duration, announce: bool) -> Self {
+        Self::start_slow(quota, window, announce, Duration::ZERO)
+    }
+
+    /// A receiver whose answers take up to `slowest` each, spread evenly
+    /// over sixteen steps in an order that jumps about.
+    pub fn start_slow(quota: u32, window: Duration, announce: bool, slowest: Duration) -> Self {
         let state = Arc::new(Quota {
             quota,
             window,
             announce,
+            slowest,
             started: Instant::now(),
             counts: Mutex::default(),
         });
@@ -123,23 +138,38 @@ async fn answer(request: HttpRequest, state: web::Data<Quota>) -> HttpResponse {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let (accepted, remaining) = {
+    let (accepted, remaining, delay) = {
         let mut counts = state.counts.lock();
-        if counts.window != window || counts.per_window.is_empty() {
-            counts.window = window;
-            counts.used = 0;
+        counts.arrived += 1;
+        let step = (counts.arrived * 7) % 16;
+        let delay = state.slowest * step as u32 / 15;
+        if counts.per_window.len() <= window as usize {
             counts.per_window.resize(window as usize + 1, 0);
         }
-        let accepted = counts.used < state.quota;
+        let used = counts
+            .used
+            .entry(request.path().to_owned())
+            .or_insert((window, 0));
+        if used.0 != window {
+            *used = (window, 0);
+        }
+        let accepted = used.1 < state.quota;
         if accepted {
-            counts.used += 1;
+            used.1 += 1;
+        }
+        let remaining = state.quota - used.1;
+        if accepted {
             counts.per_window[window as usize] += 1;
             counts.delivered.insert(key);
         } else {
             counts.refused += 1;
         }
-        (accepted, state.quota - counts.used)
+        (accepted, remaining, delay)
     };
+    // What it counted on arrival is what it announces, however late.
+    if !delay.is_zero() {
+        actix_rt::time::sleep(delay).await;
+    }
     let mut response = if accepted {
         HttpResponse::Ok()
     } else {

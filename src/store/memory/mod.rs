@@ -136,6 +136,7 @@ impl Store for MemStore {
             secrets: Vec::new(),
             rate_tokens: None,
             rate_refilled_at: None,
+            rate_granted: 0,
             quota: None,
         };
         if let Some(secret) = new.signing_secret {

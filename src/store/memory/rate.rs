@@ -27,10 +27,12 @@ impl MemStore {
             tokens: record.rate_tokens,
             refilled_at: record.rate_refilled_at,
             quota: record.quota.map(|q| q.pace),
+            granted: record.rate_granted,
         };
         let (tokens, after) = bucket::take_tokens(bucket, rate_per_second, burst, want, now);
         record.rate_tokens = after.tokens;
         record.rate_refilled_at = after.refilled_at;
+        record.rate_granted = after.granted;
         if let (Some(row), Some(pace)) = (record.quota.as_mut(), after.quota) {
             row.pace = pace;
         }
@@ -42,7 +44,9 @@ impl MemStore {
         let mut state = self.state.lock();
         for note in quota::latest(notes) {
             if let Some(record) = state.destinations.get_mut(&note.destination) {
-                record.quota = Some(quota::learned(note, now));
+                if quota::supersedes(note, record.quota.and_then(|q| q.token)) {
+                    record.quota = Some(quota::learned(note, record.rate_granted, now));
+                }
             }
         }
     }

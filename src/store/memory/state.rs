@@ -21,6 +21,8 @@ pub(super) struct DestinationRecord {
     pub(super) secrets: Vec<(SigningSecret, String)>,
     pub(super) rate_tokens: Option<f64>,
     pub(super) rate_refilled_at: Option<DateTime<Utc>>,
+    /// Tokens the bucket has granted, ever.
+    pub(super) rate_granted: u64,
     /// What the receiver last announced of its quota.
     pub(super) quota: Option<LearnedRow>,
 }

@@ -10,8 +10,12 @@ use super::prepared::prepared;
 use super::{PgStore, StoreError};
 use crate::store::{quota, QuotaNote};
 
-/// Writes each destination's newest announcement: what remains, its reset
-/// on the database's clock, the limit and when it was learned. Rows are
+/// Writes each destination's newest announcement (`store::quota` states
+/// the rule): what remains, less the tokens granted after the answered
+/// request's own (`$6`, its token's number); its reset on the database's
+/// clock; the limit, when it was learned, the token's number, and the
+/// window it renews to (`$7`, when the limit is known too). An
+/// announcement placed before the stored one is left out. Rows are
 /// locked in id order, as every statement that locks several destinations
 /// does, so a batch never deadlocks with a token take or a finish. Like a
 /// take it does not wait for the disk flush: a crash forgets at most the
@@ -22,8 +26,9 @@ WITH clock AS (
            set_config('synchronous_commit', 'off', true) AS synchronous_commit
 ),
 learned AS (
-    SELECT * FROM unnest($2::text[], $3::float8[], $4::int8[], $5::int8[])
-        AS l(id, remaining, resets_in_ms, quota_limit)
+    SELECT * FROM unnest($2::text[], $3::float8[], $4::int8[], $5::int8[], $6::int8[],
+                         $7::int8[])
+        AS l(id, remaining, resets_in_ms, quota_limit, token, window_ms)
 ),
 locked AS (
     SELECT d.id FROM destinations d JOIN learned l ON l.id = d.id
@@ -31,12 +36,15 @@ locked AS (
     FOR NO KEY UPDATE OF d
 )
 UPDATE destinations d
-SET quota_remaining = l.remaining,
+SET quota_remaining = GREATEST(0, l.remaining - GREATEST(0, d.rate_granted - l.token)),
     quota_resets_at = clock.now + l.resets_in_ms * interval '1 millisecond',
     quota_limit = l.quota_limit,
-    quota_learned_at = clock.now
+    quota_learned_at = clock.now,
+    quota_token = l.token,
+    quota_window_ms = l.window_ms
 FROM learned l, locked, clock
 WHERE d.id = l.id AND locked.id = d.id
+  AND (d.quota_token IS NULL OR l.token >= d.quota_token)
 "#;
 
 pub(super) async fn learn_quotas(store: &PgStore, notes: &[QuotaNote]) -> Result<(), StoreError> {
@@ -54,6 +62,19 @@ pub(super) async fn learn_quotas(store: &PgStore, notes: &[QuotaNote]) -> Result
         .iter()
         .map(|n| n.quota.limit.and_then(|l| i64::try_from(l).ok()))
         .collect();
+    let tokens: Vec<i64> = latest
+        .iter()
+        .map(|n| i64::try_from(n.token).unwrap_or(i64::MAX))
+        .collect();
+    let windows: Vec<Option<i64>> = latest
+        .iter()
+        .map(|n| {
+            n.quota
+                .limit
+                .and(n.quota.window)
+                .map(|w| w.num_milliseconds().max(1))
+        })
+        .collect();
     let mut conn = store.conn().await?;
     prepared(LEARN_SQL)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
@@ -61,6 +82,8 @@ pub(super) async fn learn_quotas(store: &PgStore, notes: &[QuotaNote]) -> Result
         .bind::<Array<Double>, _>(remaining)
         .bind::<Array<BigInt>, _>(resets_in)
         .bind::<Array<Nullable<BigInt>>, _>(limits)
+        .bind::<Array<BigInt>, _>(tokens)
+        .bind::<Array<Nullable<BigInt>>, _>(windows)
         .execute(&mut conn)
         .await?;
     Ok(())

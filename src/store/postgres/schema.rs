@@ -37,6 +37,9 @@ diesel::table! {
         quota_resets_at -> Nullable<Timestamptz>,
         quota_limit -> Nullable<Int8>,
         quota_learned_at -> Nullable<Timestamptz>,
+        rate_granted -> Int8,
+        quota_token -> Nullable<Int8>,
+        quota_window_ms -> Nullable<Int8>,
     }
 }
 

@@ -9,7 +9,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{maybe, micros};
-use crate::store::bucket::{self, Bucket, Learned};
+use crate::store::bucket::{self, Bucket, Learned, Renewal};
+use crate::store::columns::corrupt;
 use crate::store::{quota, QuotaNote, StoreError, TokenRequest, Tokens};
 
 /// The columns a take reads.
@@ -23,11 +24,27 @@ struct BucketRow {
     quota_remaining: Option<f64>,
     #[diesel(sql_type = Nullable<BigInt>)]
     quota_resets_at: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    quota_limit: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    quota_window_ms: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    rate_granted: i64,
 }
 
 impl BucketRow {
     fn bucket(&self) -> Result<Bucket, StoreError> {
         let resets_at = maybe("destinations.quota_resets_at", self.quota_resets_at)?;
+        let limit = self
+            .quota_limit
+            .map(|l| count("destinations.quota_limit", l))
+            .transpose()?;
+        let renews = limit
+            .zip(self.quota_window_ms.filter(|&ms| ms > 0))
+            .map(|(limit, ms)| Renewal {
+                limit,
+                window: chrono::Duration::milliseconds(ms),
+            });
         Ok(Bucket {
             tokens: self.rate_tokens,
             refilled_at: maybe("destinations.rate_refilled_at", self.rate_refilled_at)?,
@@ -37,9 +54,27 @@ impl BucketRow {
                 .map(|(remaining, resets_at)| Learned {
                     remaining,
                     resets_at,
+                    renews,
                 }),
+            granted: count("destinations.rate_granted", self.rate_granted)?,
         })
     }
+}
+
+/// A count (of tokens, or requests) as SQLite keeps it: an INTEGER, never
+/// negative.
+fn count(column: &'static str, n: i64) -> Result<u64, StoreError> {
+    u64::try_from(n).map_err(|_| corrupt(column, "negative"))
+}
+
+/// A count of tokens as SQLite keeps it; past `i64::MAX` (never reached at
+/// any rate) it stays there.
+fn stored(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn window_ms(renewal: Renewal) -> i64 {
+    renewal.window.num_milliseconds().max(1)
 }
 
 pub(super) fn take_tokens_many(
@@ -50,8 +85,8 @@ pub(super) fn take_tokens_many(
     let mut answers = Vec::with_capacity(asks.len());
     for ask in asks {
         let mut rows: Vec<BucketRow> = diesel::sql_query(
-            "SELECT rate_tokens, rate_refilled_at, quota_remaining, quota_resets_at \
-             FROM destinations WHERE id = ?",
+            "SELECT rate_tokens, rate_refilled_at, quota_remaining, quota_resets_at, \
+             quota_limit, quota_window_ms, rate_granted FROM destinations WHERE id = ?",
         )
         .bind::<Text, _>(ask.destination.as_str())
         .load(conn)?;
@@ -61,18 +96,33 @@ pub(super) fn take_tokens_many(
         };
         let (tokens, after) =
             bucket::take_tokens(row.bucket()?, ask.rate_per_second, ask.burst, ask.want, now);
+        // The quota's columns as the take leaves them (a row without a
+        // quota reads as none and is written back as none).
         diesel::sql_query(
             "UPDATE destinations SET rate_tokens = ?, rate_refilled_at = ?, \
-             quota_remaining = coalesce(?, quota_remaining) WHERE id = ?",
+             quota_remaining = ?, quota_resets_at = ?, quota_window_ms = ?, rate_granted = ? \
+             WHERE id = ?",
         )
         .bind::<Nullable<Double>, _>(after.tokens)
         .bind::<Nullable<BigInt>, _>(after.refilled_at.map(micros))
         .bind::<Nullable<Double>, _>(after.quota.map(|q| q.remaining))
+        .bind::<Nullable<BigInt>, _>(after.quota.map(|q| micros(q.resets_at)))
+        .bind::<Nullable<BigInt>, _>(after.quota.and_then(|q| q.renews).map(window_ms))
+        .bind::<BigInt, _>(stored(after.granted))
         .bind::<Text, _>(ask.destination.as_str())
         .execute(conn)?;
         answers.push(Some(tokens));
     }
     Ok(answers)
+}
+
+/// The columns an announcement is placed by.
+#[derive(QueryableByName)]
+struct Placed {
+    #[diesel(sql_type = BigInt)]
+    rate_granted: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    quota_token: Option<i64>,
 }
 
 pub(super) fn learn_quotas(
@@ -81,15 +131,32 @@ pub(super) fn learn_quotas(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     for note in quota::latest(notes) {
-        let row = quota::learned(note, now);
+        let mut rows: Vec<Placed> =
+            diesel::sql_query("SELECT rate_granted, quota_token FROM destinations WHERE id = ?")
+                .bind::<Text, _>(note.destination.as_str())
+                .load(conn)?;
+        let Some(placed) = rows.pop() else {
+            continue;
+        };
+        let stored_token = placed
+            .quota_token
+            .map(|t| count("destinations.quota_token", t))
+            .transpose()?;
+        if !quota::supersedes(note, stored_token) {
+            continue;
+        }
+        let granted = count("destinations.rate_granted", placed.rate_granted)?;
+        let row = quota::learned(note, granted, now);
         diesel::sql_query(
             "UPDATE destinations SET quota_remaining = ?, quota_resets_at = ?, quota_limit = ?, \
-             quota_learned_at = ? WHERE id = ?",
+             quota_learned_at = ?, quota_token = ?, quota_window_ms = ? WHERE id = ?",
         )
         .bind::<Double, _>(row.pace.remaining)
         .bind::<BigInt, _>(micros(row.pace.resets_at))
         .bind::<Nullable<BigInt>, _>(row.limit.and_then(|l| i64::try_from(l).ok()))
         .bind::<BigInt, _>(micros(row.learned_at))
+        .bind::<Nullable<BigInt>, _>(row.token.map(stored))
+        .bind::<Nullable<BigInt>, _>(row.pace.renews.map(window_ms))
         .bind::<Text, _>(note.destination.as_str())
         .execute(conn)?;
     }

@@ -178,4 +178,10 @@ every_store!(
     a_generous_quota_never_raises_the_configured_rate,
     a_spent_quota_holds_until_its_reset_then_the_configured_rate_returns,
     the_newest_announcement_wins_and_unknown_destinations_are_skipped,
+    requests_sent_after_the_answered_one_count_against_its_announcement,
+    requests_sent_before_the_answered_one_are_not_counted_again,
+    an_answer_to_an_earlier_request_never_replaces_a_later_ones,
+    in_one_batch_the_answer_to_the_latest_request_wins,
+    a_quota_with_a_window_renews_once_at_its_reset,
+    a_quota_renews_to_the_window_that_holds_now,
 );

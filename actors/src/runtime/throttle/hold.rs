@@ -84,7 +84,7 @@ impl Throttle {
     /// finishes that free the destination's slots, and the destination
     /// then sits at its in-flight cap with tasks past their hold.
     pub(super) fn hold_claims_while_queued(&self) {
-        let waiting = self.queue.len().saturating_sub(self.tokens as usize);
+        let waiting = self.queue.len().saturating_sub(self.tokens.len());
         let covers =
             per_token(&self.limits).saturating_mul(u32::try_from(waiting).unwrap_or(u32::MAX));
         let lead = self.claim_lead();

@@ -100,10 +100,10 @@ impl Handler<Evict> for Throttle {
                        "destination" => %this.destination, "queued" => this.queue.len());
                 this.release_all(None);
             }
+            let unspent = this.tokens.take_all();
             this.keeper
                 .spare
-                .deposit(&this.destination, this.tokens, &this.limits);
-            this.tokens = 0;
+                .deposit(&this.destination, unspent, &this.limits);
             // The row is read again with the next throttle: kept rows
             // follow the destinations in flight too.
             this.shared.targets.forget(&this.destination);

@@ -32,13 +32,11 @@ pub async fn pauses_hold_a_destination<H: Harness>(h: &H) {
 pub async fn the_token_bucket_is_shared<H: Harness>(h: &H) {
     let s = h.store();
     let d = destination(h, "crm", Region::US).await;
+    assert_eq!(s.take_tokens(&d, 5.0, 3, 2).await.unwrap(), granted(2, 2));
     assert_eq!(
         s.take_tokens(&d, 5.0, 3, 2).await.unwrap(),
-        Tokens::Granted(2)
-    );
-    assert_eq!(
-        s.take_tokens(&d, 5.0, 3, 2).await.unwrap(),
-        Tokens::Granted(1)
+        granted(1, 3),
+        "numbered on from the last grant"
     );
     let wait = std::time::Duration::from_millis(200);
     assert_eq!(
@@ -46,10 +44,7 @@ pub async fn the_token_bucket_is_shared<H: Harness>(h: &H) {
         Tokens::WaitFor(wait)
     );
     h.clock().advance(Duration::hours(1));
-    assert_eq!(
-        s.take_tokens(&d, 5.0, 3, 10).await.unwrap(),
-        Tokens::Granted(3)
-    );
+    assert_eq!(s.take_tokens(&d, 5.0, 3, 10).await.unwrap(), granted(3, 6));
 }
 
 pub async fn many_buckets_are_taken_from_at_once<H: Harness>(h: &H) {
@@ -70,12 +65,12 @@ pub async fn many_buckets_are_taken_from_at_once<H: Harness>(h: &H) {
     assert_eq!(
         answers,
         vec![
-            Some(Tokens::Granted(2)),
-            Some(Tokens::Granted(3)),
-            Some(Tokens::Granted(1)),
+            Some(granted(2, 2)),
+            Some(granted(3, 3)),
+            Some(granted(1, 3)),
             None
         ],
-        "asks for one bucket share it in order"
+        "asks for one bucket share it (and its numbers) in order"
     );
     let wait = std::time::Duration::from_millis(200);
     assert_eq!(

@@ -27,6 +27,11 @@ async fn task<H: Harness>(h: &H, reminder: &str, d: &DestinationId, region: Regi
         .id
 }
 
+/// A grant of `tokens`, numbered up to `last`.
+fn granted(tokens: u32, last: u64) -> Tokens {
+    Tokens::Granted { tokens, last }
+}
+
 fn record(status: u16) -> AttemptRecord {
     AttemptRecord {
         http_status: Some(status),

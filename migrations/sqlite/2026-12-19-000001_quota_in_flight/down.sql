@@ -1,0 +1,3 @@
+ALTER TABLE destinations DROP COLUMN quota_window_ms;
+ALTER TABLE destinations DROP COLUMN quota_token;
+ALTER TABLE destinations DROP COLUMN rate_granted;
