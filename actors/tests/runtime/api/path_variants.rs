@@ -7,12 +7,11 @@
 //! a parameter's route that refuses them). The canonical form
 //! still admits exactly the scopes `scopes.rs` checks.
 
-use chrono::{Duration, Utc};
 use remit::domain::Region;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::client::Api;
-use super::scopes::{grant, stored};
+use super::scopes::{checked_in, fixture, grant, stored};
 use crate::support::{self, Receiver, TestDb, API_TOKEN};
 
 /// How a spelling must be refused.
@@ -85,21 +84,7 @@ async fn no_spelling_of_a_route_gets_past_its_scope() {
     let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
     let api = Api::new(&runtime);
     let hook = receiver.url("/hook");
-    let (status, body) = api
-        .post(
-            "/v1/destinations",
-            json!({"id": "crm", "region": "eu", "url": hook}),
-        )
-        .await;
-    assert_eq!(status, 201, "{body}");
-    let task = json!({
-        "tenant_id": "clinic-1", "reminder_id": "fixture", "destination_id": "crm",
-        "region": "eu", "not_before": (Utc::now() + Duration::days(1)).to_rfc3339(),
-        "payload": {"reminder": "fixture"},
-    });
-    let (status, task) = api.post("/v1/tasks", task).await;
-    assert_eq!(status, 201, "{task}");
-    let task_id = task["id"].as_str().unwrap().to_owned();
+    let task_id = fixture(&api, &hook).await;
     let (victim, _) = stored(&db, grant("read", &[])).await;
     let tokens = [
         ("read", stored(&db, grant("read", &[])).await.1),
@@ -115,11 +100,7 @@ async fn no_spelling_of_a_route_gets_past_its_scope() {
         ("admin", API_TOKEN.to_owned()),
     ];
 
-    let document: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/openapi.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let document = checked_in();
     let mut tried = 0;
     for (template, operations) in document["paths"].as_object().unwrap() {
         if !template.starts_with("/v1/") {

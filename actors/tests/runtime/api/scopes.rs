@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::client::Api;
 use crate::support::{self, Backend, Receiver, TestDb, API_TOKEN};
 
-fn checked_in() -> Value {
+pub(super) fn checked_in() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/openapi.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -128,6 +128,21 @@ fn task_body(reminder: &str) -> Value {
     })
 }
 
+/// Registers `crm` (eu) at `hook` and schedules a task for tomorrow there;
+/// the task's id.
+pub(super) async fn fixture(api: &Api, hook: &str) -> String {
+    let (status, body) = api
+        .post(
+            "/v1/destinations",
+            json!({"id": "crm", "region": "eu", "url": hook}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, task) = api.post("/v1/tasks", task_body("fixture")).await;
+    assert_eq!(status, 201, "{task}");
+    task["id"].as_str().unwrap().to_owned()
+}
+
 #[actix_rt::test]
 async fn every_operation_admits_exactly_its_scopes_on_postgres() {
     every_operation_admits_exactly_its_scopes(Backend::Postgres).await;
@@ -144,16 +159,7 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
     let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
     let api = Api::new(&runtime);
     let hook = receiver.url("/hook");
-    let (status, body) = api
-        .post(
-            "/v1/destinations",
-            json!({"id": "crm", "region": "eu", "url": hook}),
-        )
-        .await;
-    assert_eq!(status, 201, "{body}");
-    let (status, task) = api.post("/v1/tasks", task_body("fixture")).await;
-    assert_eq!(status, 201, "{task}");
-    let task_id = task["id"].as_str().unwrap().to_owned();
+    let task_id = fixture(&api, &hook).await;
     let (status, job) = api
         .post("/v1/tasks/replay", json!({"destination_id": "crm"}))
         .await;
