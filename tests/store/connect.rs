@@ -204,3 +204,33 @@ async fn the_pool_serves_again_once_a_crashed_server_is_back() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[derive(diesel::QueryableByName)]
+struct Jit {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    jit: String,
+}
+
+/// remit's sessions plan without JIT whatever the server's default, unless
+/// the URL's own `options` set `jit`.
+#[tokio::test]
+async fn sessions_run_without_jit_unless_the_url_says_otherwise() {
+    use diesel_async::RunQueryDsl;
+    let base = database_url();
+    let with = |options: &str| {
+        let separator = if base.contains('?') { '&' } else { '?' };
+        format!("{base}{separator}options={options}")
+    };
+    for (url, expected) in [
+        (base.clone(), "off"),
+        (with("-c%20statement_timeout%3D5000"), "off"),
+        (with("-c%20jit%3Don"), "on"),
+    ] {
+        let mut conn = crate::support::connect(&url).await;
+        let shown: Jit = diesel::sql_query("SELECT current_setting('jit') AS jit")
+            .get_result(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(shown.jit, expected, "{url}");
+    }
+}

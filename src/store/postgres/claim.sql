@@ -126,14 +126,14 @@ tenant_walk(destination_id, rows, step, tenant_id, wrapped, due, found) AS (
         OFFSET 0
     ) n
     CROSS JOIN LATERAL (
-        SELECT (SELECT true FROM tasks t, clock
+        SELECT (SELECT true FROM tasks t
                 WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
                   AND t.destination_id COLLATE "C" = w.destination_id
                   AND t.tenant_id COLLATE "C" = n.tenant_id
-                  AND t.available_at <= clock.now
+                  AND t.available_at <= (SELECT now FROM clock)
                   AND (t.state IN ('pending', 'retry_wait')
-                       OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
-                           AND t.not_before <= clock.now))
+                       OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
+                           AND t.not_before <= (SELECT now FROM clock)))
                   -- Ordering (see the same block in `candidates`).
                   AND (t.ordering_key IS NULL OR CASE
                        WHEN t.attempt_count > 0 THEN NOT EXISTS (
@@ -171,19 +171,23 @@ turns AS (
     WHERE w.due
 ),
 -- Each tenant's oldest claimable rows, read without a lock: at most what it
--- could take (every other tenant takes at least one).
+-- could take (every other tenant takes at least one). Here and below the
+-- clock is a scalar, not a join: a nested loop over a one-row CTE keeps the
+-- CTE's order, so the planner would read every live row of the tenant and
+-- sort them; as a scalar, `tasks_tenant_turns` hands the rows over in
+-- `available_at` order and the scan stops at the limit.
 tenant_rows AS (
     SELECT u.destination_id, u.tenant_id, u.rows, u.pos, r.k
     FROM turns u CROSS JOIN LATERAL (
         SELECT row_number() OVER (ORDER BY t.available_at) AS k
-        FROM (SELECT t.available_at FROM tasks t, clock
+        FROM (SELECT t.available_at FROM tasks t
               WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
                 AND t.destination_id COLLATE "C" = u.destination_id
                 AND t.tenant_id COLLATE "C" = u.tenant_id
-                AND t.available_at <= clock.now
+                AND t.available_at <= (SELECT now FROM clock)
                 AND (t.state IN ('pending', 'retry_wait')
-                     OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
-                         AND t.not_before <= clock.now))
+                     OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
+                         AND t.not_before <= (SELECT now FROM clock)))
                 -- Ordering (see the same block in `candidates`).
                 AND (t.ordering_key IS NULL OR CASE
                      WHEN t.attempt_count > 0 THEN NOT EXISTS (
@@ -241,14 +245,14 @@ candidates AS (
                              WHERE l.destination_id = t.destination_id
                                AND l.ordering_key = t.ordering_key), 0)
                END AS line_version
-        FROM tasks t, clock
+        FROM tasks t
         WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
           AND t.destination_id COLLATE "C" = q.destination_id
           AND t.tenant_id COLLATE "C" = q.tenant_id
-          AND t.available_at <= clock.now
+          AND t.available_at <= (SELECT now FROM clock)
           AND (t.state IN ('pending', 'retry_wait')
-               OR (t.state = 'leased' AND t.lease_expires_at <= clock.now
-                   AND t.not_before <= clock.now))
+               OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
+                   AND t.not_before <= (SELECT now FROM clock)))
           -- Ordering: a row with an ordering key waits while any other row
           -- of its destination and key that has not ended comes before it:
           -- rows already attempted first, then in (not_before, id); whether

@@ -86,6 +86,27 @@ impl std::fmt::Debug for PgConnector {
     }
 }
 
+/// Asks the server, in the startup packet, to plan remit's sessions
+/// without JIT compilation. Every statement remit runs is short; on a
+/// server where `jit = on` (Debian's default, and many managed services')
+/// a statement the planner overestimates is compiled by LLVM for seconds
+/// before it runs for milliseconds. The statements are written to stay
+/// under `jit_above_cost` anyway (`tests/store/hot_path_plans.rs`); this is
+/// insurance. Options the URL gives come first, and one that sets `jit`
+/// itself wins.
+fn without_jit(config: &mut tokio_postgres::Config) {
+    let given = config.get_options().unwrap_or("").to_owned();
+    if given.contains("jit=") || given.contains("jit =") {
+        return;
+    }
+    let options = if given.is_empty() {
+        "-c jit=off".to_owned()
+    } else {
+        format!("{given} -c jit=off")
+    };
+    config.options(&options);
+}
+
 impl PgConnector {
     /// Reads `url`'s connection and TLS settings (and the files these
     /// name). A connection attempt gives up after `timeout`.
@@ -100,9 +121,10 @@ impl PgConnector {
         let tls = settings
             .client_config()
             .map_err(|e| failed(ConnectFailure::Settings(e)))?;
-        let config = wire_url
+        let mut config = wire_url
             .parse::<tokio_postgres::Config>()
             .map_err(|e| failed(ConnectFailure::Url(e)))?;
+        without_jit(&mut config);
         Ok(Self {
             config: Arc::new(config),
             mode: settings.mode(),

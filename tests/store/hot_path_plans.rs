@@ -1,0 +1,238 @@
+//! The hot path's statements on a table in the first user's shape: a
+//! million reminders over 10,000 tenants and 1,000 destinations, most of
+//! them ended, many due in the months ahead, a thousand due now, and some
+//! ordering lines; and one busy destination where 20,000 tenants have a
+//! reminder due tomorrow beside 5,000 due now. Each statement is the store's own, planned as the store
+//! prepares it: no plan reads `tasks`, `attempts` or `payloads` from end to
+//! end (a `Seq Scan`), and the planner's estimate stays below the server's
+//! default `jit_above_cost` (100,000), so a stock server with `jit = on`
+//! never compiles it. Times and buffers are printed (`--nocapture`), not
+//! asserted: they depend on the machine.
+
+use std::time::Instant;
+
+use diesel::sql_types::Text;
+use diesel::QueryableByName;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use crate::support::TestDb;
+
+/// The server's default `jit_above_cost`: a plan estimated above it is
+/// compiled by LLVM on a server where `jit = on`.
+const JIT_ABOVE_COST: f64 = 100_000.0;
+
+/// A million tasks of region `us`: 70 % delivered over the last month, 1 %
+/// failed, 28.9 % pending and due over the next year, and 1,000 (0.1 %)
+/// due now; every hundredth in one of 500 ordering lines. One payload row
+/// serves them all.
+const FILL: &[&str] = &[
+    "INSERT INTO destinations (id, region, url) \
+     SELECT 'd' || g, 'us', 'http://127.0.0.1:9/h' FROM generate_series(1, 1000) g",
+    "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext) \
+     VALUES ('00000000-0000-7000-8000-000000000000', 'application/json', '\\x00', '\\x00', '\\x00')",
+    "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before, \
+       available_at, retry_horizon_at, idempotency_key, payload_ref, failure_reason, \
+       delivered_at, finalized_at, attempt_count, ordering_key) \
+     SELECT (lpad(to_hex(g), 12, '0') || '70008000' || lpad(to_hex(g), 12, '0'))::uuid, \
+       'tenant-' || (g % 10000), 'r' || g, 'd' || (g % 1000 + 1), 'us', \
+       (CASE WHEN kind < 70 THEN 'delivered' WHEN kind = 70 THEN 'failed' ELSE 'pending' END)::task_state, \
+       nb, nb, nb + interval '3 days', 'k' || g, '00000000-0000-7000-8000-000000000000', \
+       CASE WHEN kind = 70 THEN 'max_attempts' END, \
+       CASE WHEN kind < 70 THEN nb + interval '1 second' END, \
+       CASE WHEN kind <= 70 THEN nb + interval '1 second' END, \
+       CASE WHEN kind <= 70 THEN 1 ELSE 0 END, \
+       CASE WHEN g % 100 = 0 THEN 'line-' || (g % 500) END \
+     FROM generate_series(1, 1000000) g, \
+       LATERAL (SELECT g % 100 AS kind) k, \
+       LATERAL (SELECT CASE \
+           WHEN k.kind <= 70 THEN now() - interval '30 days' + g * interval '2 seconds' \
+           WHEN g % 997 = 0 THEN now() - interval '1 minute' \
+           ELSE now() + interval '1 hour' + (g % 365) * interval '1 day' END AS nb) t",
+    // One busy destination: 20,000 tenants with a reminder due tomorrow
+    // beside 5,000 due now for 50 tenants.
+    "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before, \
+       available_at, retry_horizon_at, idempotency_key, payload_ref) \
+     SELECT (lpad(to_hex(g), 12, '0') || '70008000' || lpad(to_hex(g), 12, '0'))::uuid, \
+       CASE WHEN g <= 3020000 THEN 'later-' || g ELSE 'busy-' || (g % 50) END, 'r' || g, 'd1', 'us', \
+       'pending', nb, nb, nb + interval '3 days', 'k' || g, '00000000-0000-7000-8000-000000000000' \
+     FROM generate_series(3000001, 3025000) g, \
+       LATERAL (SELECT CASE WHEN g <= 3020000 THEN now() + interval '1 day' \
+                            ELSE now() - interval '1 minute' END AS nb) t",
+];
+
+#[derive(QueryableByName)]
+struct Plan {
+    #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+    plan: String,
+}
+
+/// Every `Seq Scan` of a big table in a JSON plan.
+fn seq_scans(node: &serde_json::Value, found: &mut Vec<String>) {
+    match node {
+        serde_json::Value::Object(map) => {
+            if map.get("Node Type").and_then(|t| t.as_str()) == Some("Seq Scan") {
+                let relation = map
+                    .get("Relation Name")
+                    .and_then(|r| r.as_str())
+                    .unwrap_or("");
+                if ["tasks", "attempts", "payloads"].contains(&relation) {
+                    found.push(relation.to_owned());
+                }
+            }
+            map.values().for_each(|v| seq_scans(v, found));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| seq_scans(v, found)),
+        _ => {}
+    }
+}
+
+/// Fills the schema in bulk: the foreign keys' row-by-row checks off and
+/// the indexes that are not unique built afterwards, from their own
+/// definitions; then VACUUM (ANALYZE), as autovacuum would.
+async fn fill(conn: &mut AsyncPgConnection, rows: &[&str]) {
+    #[derive(QueryableByName)]
+    struct Def {
+        #[diesel(sql_type = Text)]
+        name: String,
+        #[diesel(sql_type = Text)]
+        def: String,
+    }
+    let defs: Vec<Def> = diesel::sql_query(
+        "SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def \
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+         WHERE i.indrelid = 'tasks'::regclass AND NOT i.indisunique",
+    )
+    .load(conn)
+    .await
+    .unwrap();
+    let mut steps: Vec<String> = vec![
+        "SET session_replication_role = replica".into(),
+        "SET maintenance_work_mem = '256MB'".into(),
+    ];
+    steps.extend(defs.iter().map(|d| format!("DROP INDEX {}", d.name)));
+    steps.extend(rows.iter().map(|s| (*s).to_owned()));
+    steps.extend(defs.iter().map(|d| d.def.clone()));
+    steps.push("RESET session_replication_role".into());
+    steps.extend(["VACUUM (ANALYZE) destinations", "VACUUM (ANALYZE) tasks"].map(String::from));
+    for sql in &steps {
+        diesel::sql_query(sql.as_str())
+            .execute(conn)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// Plans (and runs, inside a transaction rolled back) the prepared
+/// statement `sql` with `args`; fails on a sequential scan of a big table
+/// or an estimate at or above [`JIT_ABOVE_COST`].
+async fn assert_cheap(
+    conn: &mut AsyncPgConnection,
+    name: &str,
+    sql: &str,
+    types: &str,
+    args: &str,
+) {
+    let run = |sql: String| diesel::sql_query(sql);
+    run("BEGIN".into()).execute(conn).await.unwrap();
+    run(format!("PREPARE q ({types}) AS {sql}"))
+        .execute(conn)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let explained: Plan = run(format!(
+        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE q ({args})"
+    ))
+    .get_result(conn)
+    .await
+    .unwrap();
+    run("ROLLBACK".into()).execute(conn).await.unwrap();
+    run("DEALLOCATE q".into()).execute(conn).await.unwrap();
+    let json: serde_json::Value = serde_json::from_str(&explained.plan).unwrap();
+    if let Ok(dir) = std::env::var("REMIT_PLANS_DIR") {
+        std::fs::write(format!("{dir}/{name}.json"), &explained.plan).unwrap();
+    }
+    let top = &json[0]["Plan"];
+    let cost = top["Total Cost"].as_f64().unwrap();
+    let buffers = top["Shared Hit Blocks"].as_u64().unwrap_or(0)
+        + top["Shared Read Blocks"].as_u64().unwrap_or(0);
+    eprintln!(
+        "{name}: estimated cost {cost:.0}, {:.1} ms, {buffers} buffers, {} rows",
+        json[0]["Execution Time"].as_f64().unwrap_or(0.0),
+        top["Actual Rows"]
+    );
+    let mut found = Vec::new();
+    seq_scans(&json, &mut found);
+    assert!(
+        found.is_empty(),
+        "{name} reads {found:?} from end to end:\n{}",
+        explained.plan
+    );
+    assert!(
+        cost < JIT_ABOVE_COST,
+        "{name} is estimated at {cost:.0}, which a server with jit = on compiles:\n{}",
+        explained.plan
+    );
+}
+
+#[tokio::test]
+async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
+    let _turn = crate::support::BIG_TABLES.lock().await;
+    let db = TestDb::with_database_clock().await;
+    let mut conn = db.conn().await;
+    let started = Instant::now();
+    fill(&mut conn, FILL).await;
+    eprintln!("filled in {:?}", started.elapsed());
+    assert_cheap(
+        &mut conn,
+        "claim",
+        include_str!("../../src/store/postgres/claim.sql"),
+        "timestamptz, text, text, bigint, int, int, text[], text, text",
+        "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''",
+    )
+    .await;
+    // The turn over the busy destination's tenants resuming past its last
+    // busy tenant: next in byte order come the 20,000 with nothing due.
+    assert_cheap(
+        &mut conn,
+        "claim resuming before idle tenants",
+        include_str!("../../src/store/postgres/claim.sql"),
+        "timestamptz, text, text, bigint, int, int, text[], text, text",
+        "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', 'busy-9'",
+    )
+    .await;
+}
+
+/// A drain under way: 300,000 tasks due now over 50 destinations and 1,000
+/// tenants, 100,000 of them delivered already.
+const DRAIN: &[&str] = &[
+    "INSERT INTO destinations (id, region, url) \
+     SELECT 'd' || g, 'us', 'http://127.0.0.1:9/h' FROM generate_series(1, 50) g",
+    "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext) \
+     VALUES ('00000000-0000-7000-8000-000000000000', 'application/json', '\\x00', '\\x00', '\\x00')",
+    "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before, \
+       available_at, retry_horizon_at, idempotency_key, payload_ref, delivered_at, finalized_at, \
+       attempt_count) \
+     SELECT (lpad(to_hex(g), 12, '0') || '70008000' || lpad(to_hex(g), 12, '0'))::uuid, \
+       'tenant-' || (g % 1000), 'r' || g, 'd' || (g % 50 + 1), 'us', \
+       (CASE WHEN g <= 100000 THEN 'delivered' ELSE 'pending' END)::task_state, \
+       now() - interval '1 hour', now() - interval '1 hour', now() + interval '3 days', 'k' || g, \
+       '00000000-0000-7000-8000-000000000000', \
+       CASE WHEN g <= 100000 THEN now() END, CASE WHEN g <= 100000 THEN now() END, \
+       CASE WHEN g <= 100000 THEN 1 ELSE 0 END \
+     FROM generate_series(1, 300000) g",
+];
+
+#[tokio::test]
+async fn the_claim_is_cheap_in_a_long_drain() {
+    let _turn = crate::support::BIG_TABLES.lock().await;
+    let db = TestDb::with_database_clock().await;
+    let mut conn = db.conn().await;
+    fill(&mut conn, DRAIN).await;
+    assert_cheap(
+        &mut conn,
+        "claim in a drain",
+        include_str!("../../src/store/postgres/claim.sql"),
+        "timestamptz, text, text, bigint, int, int, text[], text, text",
+        "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''",
+    )
+    .await;
+}
