@@ -90,46 +90,37 @@ share AS (
          (SELECT count(*)::int AS open FROM open_destinations) n
 ),
 -- The turn over each open destination's tenants, all destinations in step:
--- one index descent per step to the next tenant with a live row there, in
--- byte order, starting after `tenant_after` and wrapping round to the
--- start (the first tenant when the resume point is past the last). A
--- destination's walk stops once as many of its tenants have a
--- claimable row as its share has rows, or when it is back where it began.
--- A tenant with nothing live at the destination is never stepped on.
-tenant_walk(destination_id, rows, step, tenant_id, wrapped, due, found) AS (
+-- each step finds the next tenant, in byte order, with a row the claim may
+-- take there, starting after `tenant_after` and wrapping round to the
+-- start once (the resume point's own tenant comes last). A destination's
+-- walk stops once as many of its tenants have taken part as its share has
+-- rows, or when it is back where it began.
+--
+-- A step is one range read of `tasks_tenant_turns` from the cursor on, in
+-- tenant order: entries not yet due fail the index's `available_at` test
+-- without a heap read, so tenants with nothing due cost a few index
+-- entries each (about 200 to a page) rather than a descent and a probe of
+-- their own.
+tenant_walk(destination_id, rows, step, cursor, wrapped, due, found) AS (
     -- Step 0 stands at the resume point; it is no tenant's turn.
     SELECT s.id, s.rows, 0, (SELECT tenant_after FROM params), false, false, 0
     FROM share s
     UNION ALL
     -- Each lateral is computed once per step (OFFSET 0 keeps the planner
     -- from copying a subquery into every place its result is used).
-    SELECT w.destination_id, w.rows, w.step + 1, n.tenant_id, n.wrapped, d.due,
-           w.found + d.due::int
+    SELECT w.destination_id, w.rows, w.step + 1, n.tenant_id, b.wrapped,
+           n.tenant_id IS NOT NULL, w.found + (n.tenant_id IS NOT NULL)::int
     FROM tenant_walk w
+    -- Past the last tenant (no cursor): round to the start, once.
+    CROSS JOIN LATERAL (
+        SELECT coalesce(w.cursor, '') AS bound, w.wrapped OR w.cursor IS NULL AS wrapped
+        OFFSET 0
+    ) b
     CROSS JOIN LATERAL (
         SELECT (SELECT t.tenant_id COLLATE "C" FROM tasks t
                 WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
                   AND t.destination_id COLLATE "C" = w.destination_id
-                  AND t.tenant_id COLLATE "C" > w.tenant_id
-                ORDER BY t.tenant_id COLLATE "C" LIMIT 1) AS after
-        OFFSET 0
-    ) x
-    CROSS JOIN LATERAL (
-        SELECT coalesce(x.after,
-                        CASE WHEN NOT w.wrapped THEN
-                            (SELECT t.tenant_id COLLATE "C" FROM tasks t
-                             WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-                               AND t.destination_id COLLATE "C" = w.destination_id
-                             ORDER BY t.tenant_id COLLATE "C" LIMIT 1)
-                        END) AS tenant_id,
-               w.wrapped OR x.after IS NULL AS wrapped
-        OFFSET 0
-    ) n
-    CROSS JOIN LATERAL (
-        SELECT (SELECT true FROM tasks t
-                WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-                  AND t.destination_id COLLATE "C" = w.destination_id
-                  AND t.tenant_id COLLATE "C" = n.tenant_id
+                  AND t.tenant_id COLLATE "C" > b.bound
                   AND t.available_at <= (SELECT now FROM clock)
                   AND (t.state IN ('pending', 'retry_wait')
                        OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
@@ -154,17 +145,18 @@ tenant_walk(destination_id, rows, step, tenant_id, wrapped, due, found) AS (
                              AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
                              AND e.finalized_at IS NULL AND e.attempt_count > 0)
                        END)
-                LIMIT 1) IS NOT NULL AS due
+                ORDER BY t.tenant_id COLLATE "C" LIMIT 1) AS tenant_id
         OFFSET 0
-    ) d
+    ) n
     WHERE w.found < w.rows
-      AND n.tenant_id IS NOT NULL
-      AND (NOT n.wrapped OR n.tenant_id <= (SELECT tenant_after FROM params))
+      AND NOT (w.cursor IS NULL AND w.wrapped)
+      AND (NOT b.wrapped OR n.tenant_id IS NULL
+           OR n.tenant_id <= (SELECT tenant_after FROM params))
 ),
 -- The tenants that take part, in turn order, and how many of them each
 -- destination has.
 turns AS (
-    SELECT w.destination_id, w.rows, w.tenant_id,
+    SELECT w.destination_id, w.rows, w.cursor AS tenant_id,
            row_number() OVER (PARTITION BY w.destination_id ORDER BY w.step) AS pos,
            count(*) OVER (PARTITION BY w.destination_id) AS tenants
     FROM tenant_walk w
