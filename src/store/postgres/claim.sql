@@ -318,8 +318,13 @@ claimed AS (
         lease_expires_at = clock.now + (SELECT lease_ms FROM params) * interval '1 millisecond',
         attempt_count = t.attempt_count + 1,
         updated_at = clock.now
-    FROM taken chosen, clock
-    WHERE t.id = chosen.id
+    FROM clock
+    -- By primary key, one probe a row. A join with `taken` would be planned
+    -- on an estimate of its size, and a generic plan (the one a prepared
+    -- statement settles on) cannot know the limit: it guessed thousands of
+    -- rows and hashed the whole table, a sequential scan once `tasks` held
+    -- some 300,000 rows (2.7 s a claim).
+    WHERE t.id = ANY (ARRAY(SELECT id FROM taken))
     -- Named, not t.*: a prepared statement must keep its result's shape when
     -- a newer schema adds a column under a running process.
     RETURNING t.id, t.tenant_id, t.reminder_id, t.destination_id, t.region, t.state, t.not_before,
@@ -340,5 +345,9 @@ SELECT claimed.*, (chosen.prior_state = 'leased') AS reclaimed,
        p.content_type AS payload_content_type, p.key_fingerprint AS payload_key_fingerprint,
        p.nonce AS payload_nonce, p.ciphertext AS payload_ciphertext
 FROM claimed JOIN taken chosen ON chosen.id = claimed.id
-LEFT JOIN payloads p ON p.payload_ref = claimed.payload_ref
+-- A lateral probe per row, for the same reason: never a scan of payloads.
+LEFT JOIN LATERAL (
+    SELECT p.content_type, p.key_fingerprint, p.nonce, p.ciphertext
+    FROM payloads p WHERE p.payload_ref = claimed.payload_ref
+) p ON true
 ORDER BY chosen.turn, chosen.due_at, chosen.id
