@@ -16,6 +16,7 @@ use remit::domain::{DestinationId, Region, ReminderId, TaskId, TaskState, Tenant
 use remit::store::console::TaskFilter;
 use remit::store::{console_sql, status_sql};
 
+use crate::big_tables::{self, seq_scans};
 use crate::support::TestDb;
 
 const TASKS: i64 = 1_000_000;
@@ -28,8 +29,7 @@ const TASKS: i64 = 1_000_000;
 const FILL: &[&str] = &[
     "INSERT INTO destinations (id, region, url) \
      SELECT 'd' || g, 'eu', 'http://127.0.0.1:9/h' FROM generate_series(1, 50) g",
-    "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext) \
-     VALUES ('00000000-0000-7000-8000-000000000000', 'application/json', '\\x00', '\\x00', '\\x00')",
+    big_tables::ONE_PAYLOAD,
     "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before, \
        available_at, retry_horizon_at, idempotency_key, payload_ref, failure_reason, \
        delivered_at, finalized_at, attempt_count) \
@@ -49,26 +49,6 @@ const FILL: &[&str] = &[
        not_before + interval '1 second' \
      FROM tasks WHERE reminder_id LIKE '%0'",
 ];
-
-/// Every `Seq Scan` of `tasks` or `attempts` in a JSON plan.
-fn seq_scans(node: &serde_json::Value, found: &mut Vec<String>) {
-    match node {
-        serde_json::Value::Object(map) => {
-            if map.get("Node Type").and_then(|t| t.as_str()) == Some("Seq Scan") {
-                let relation = map
-                    .get("Relation Name")
-                    .and_then(|r| r.as_str())
-                    .unwrap_or("");
-                if relation == "tasks" || relation == "attempts" {
-                    found.push(relation.to_owned());
-                }
-            }
-            map.values().for_each(|v| seq_scans(v, found));
-        }
-        serde_json::Value::Array(items) => items.iter().for_each(|v| seq_scans(v, found)),
-        _ => {}
-    }
-}
 
 /// Plans `sql` with `args` (SQL literals) and fails on a sequential scan.
 async fn assert_indexed(conn: &mut AsyncPgConnection, name: &str, sql: &str, args: &[String]) {
@@ -125,60 +105,18 @@ fn search(filter: TaskFilter) -> (String, Vec<String>) {
 
 #[tokio::test]
 async fn console_queries_use_indexes_on_a_million_tasks() {
-    let _turn = crate::support::BIG_TABLES.lock().await;
+    let _turn = big_tables::TURN.lock().await;
     // The database's clock, as the fill's times are the database's now:
     // the report's last-hour and last-day windows then hold what they
     // would in service.
     let db = TestDb::with_database_clock().await;
     let mut conn = db.conn().await;
     let started = Instant::now();
-    // Faster in bulk: the foreign keys' row-by-row checks off (the fill
-    // keeps them by construction), and the indexes that are not unique
-    // dropped and built again afterwards, from their own definitions.
-    #[derive(QueryableByName)]
-    struct Def {
-        #[diesel(sql_type = Text)]
-        name: String,
-        #[diesel(sql_type = Text)]
-        def: String,
-    }
-    let defs: Vec<Def> = diesel::sql_query(
-        "SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def \
-         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
-         WHERE i.indrelid = 'tasks'::regclass AND NOT i.indisunique",
-    )
-    .load(&mut conn)
-    .await
-    .unwrap();
+    let rebuilt = big_tables::fill(&mut conn, FILL).await;
     assert!(
-        defs.iter().any(|d| d.name == "tasks_failed"),
+        rebuilt.iter().any(|name| name == "tasks_failed"),
         "the console's indexes are there"
     );
-    let mut steps: Vec<String> = vec![
-        "SET session_replication_role = replica".into(),
-        "SET maintenance_work_mem = '256MB'".into(),
-    ];
-    steps.extend(defs.iter().map(|d| format!("DROP INDEX {}", d.name)));
-    steps.extend(FILL.iter().map(|s| (*s).to_owned()));
-    steps.extend(defs.iter().map(|d| d.def.clone()));
-    steps.push("RESET session_replication_role".into());
-    // VACUUM as well as ANALYZE: autovacuum does so after a million
-    // inserts, and it marks the pages all-visible, which the index-only
-    // counts of `status` need to stay off the heap.
-    steps.extend(
-        [
-            "VACUUM (ANALYZE) destinations",
-            "VACUUM (ANALYZE) tasks",
-            "VACUUM (ANALYZE) attempts",
-        ]
-        .map(String::from),
-    );
-    for sql in &steps {
-        diesel::sql_query(sql.as_str())
-            .execute(&mut conn)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
     eprintln!("filled {TASKS} tasks in {:?}", started.elapsed());
 
     let id = TaskId(uuid::Uuid::parse_str("00000000-1234-7000-8000-000000001234").unwrap());

@@ -15,6 +15,7 @@ use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use crate::big_tables::{self, seq_scans};
 use crate::support::TestDb;
 
 /// The server's default `jit_above_cost`: a plan estimated above it is
@@ -28,8 +29,7 @@ const JIT_ABOVE_COST: f64 = 100_000.0;
 const FILL: &[&str] = &[
     "INSERT INTO destinations (id, region, url) \
      SELECT 'd' || g, 'us', 'http://127.0.0.1:9/h' FROM generate_series(1, 1000) g",
-    "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext) \
-     VALUES ('00000000-0000-7000-8000-000000000000', 'application/json', '\\x00', '\\x00', '\\x00')",
+    big_tables::ONE_PAYLOAD,
     "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before, \
        available_at, retry_horizon_at, idempotency_key, payload_ref, failure_reason, \
        delivered_at, finalized_at, attempt_count, ordering_key) \
@@ -64,62 +64,6 @@ const FILL: &[&str] = &[
 struct Plan {
     #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
     plan: String,
-}
-
-/// Every `Seq Scan` of a big table in a JSON plan.
-fn seq_scans(node: &serde_json::Value, found: &mut Vec<String>) {
-    match node {
-        serde_json::Value::Object(map) => {
-            if map.get("Node Type").and_then(|t| t.as_str()) == Some("Seq Scan") {
-                let relation = map
-                    .get("Relation Name")
-                    .and_then(|r| r.as_str())
-                    .unwrap_or("");
-                if ["tasks", "attempts", "payloads"].contains(&relation) {
-                    found.push(relation.to_owned());
-                }
-            }
-            map.values().for_each(|v| seq_scans(v, found));
-        }
-        serde_json::Value::Array(items) => items.iter().for_each(|v| seq_scans(v, found)),
-        _ => {}
-    }
-}
-
-/// Fills the schema in bulk: the foreign keys' row-by-row checks off and
-/// the indexes that are not unique built afterwards, from their own
-/// definitions; then VACUUM (ANALYZE), as autovacuum would.
-async fn fill(conn: &mut AsyncPgConnection, rows: &[&str]) {
-    #[derive(QueryableByName)]
-    struct Def {
-        #[diesel(sql_type = Text)]
-        name: String,
-        #[diesel(sql_type = Text)]
-        def: String,
-    }
-    let defs: Vec<Def> = diesel::sql_query(
-        "SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def \
-         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
-         WHERE i.indrelid = 'tasks'::regclass AND NOT i.indisunique",
-    )
-    .load(conn)
-    .await
-    .unwrap();
-    let mut steps: Vec<String> = vec![
-        "SET session_replication_role = replica".into(),
-        "SET maintenance_work_mem = '256MB'".into(),
-    ];
-    steps.extend(defs.iter().map(|d| format!("DROP INDEX {}", d.name)));
-    steps.extend(rows.iter().map(|s| (*s).to_owned()));
-    steps.extend(defs.iter().map(|d| d.def.clone()));
-    steps.push("RESET session_replication_role".into());
-    steps.extend(["VACUUM (ANALYZE) destinations", "VACUUM (ANALYZE) tasks"].map(String::from));
-    for sql in &steps {
-        diesel::sql_query(sql.as_str())
-            .execute(conn)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
 }
 
 /// Plans (and runs, inside a transaction rolled back) the prepared
@@ -202,11 +146,11 @@ async fn planned(
 
 #[tokio::test]
 async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
-    let _turn = crate::support::BIG_TABLES.lock().await;
+    let _turn = big_tables::TURN.lock().await;
     let db = TestDb::with_database_clock().await;
     let mut conn = db.conn().await;
     let started = Instant::now();
-    fill(&mut conn, FILL).await;
+    big_tables::fill(&mut conn, FILL).await;
     eprintln!("filled in {:?}", started.elapsed());
     let from_the_start = assert_cheap(
         &mut conn,
@@ -241,8 +185,7 @@ async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
 const DRAIN: &[&str] = &[
     "INSERT INTO destinations (id, region, url) \
      SELECT 'd' || g, 'us', 'http://127.0.0.1:9/h' FROM generate_series(1, 50) g",
-    "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext) \
-     VALUES ('00000000-0000-7000-8000-000000000000', 'application/json', '\\x00', '\\x00', '\\x00')",
+    big_tables::ONE_PAYLOAD,
     "INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before, \
        available_at, retry_horizon_at, idempotency_key, payload_ref, delivered_at, finalized_at, \
        attempt_count) \
@@ -261,10 +204,10 @@ const DRAINED: &str = "UPDATE tasks SET state = 'delivered', delivered_at = now(
 
 #[tokio::test]
 async fn the_claim_is_cheap_in_a_long_drain() {
-    let _turn = crate::support::BIG_TABLES.lock().await;
+    let _turn = big_tables::TURN.lock().await;
     let db = TestDb::with_database_clock().await;
     let mut conn = db.conn().await;
-    fill(&mut conn, DRAIN).await;
+    big_tables::fill(&mut conn, DRAIN).await;
     diesel::sql_query(DRAINED).execute(&mut conn).await.unwrap();
     assert_cheap(
         &mut conn,

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod audit;
+mod big_tables;
 mod claim_cost;
 mod cluster;
 mod concurrency;

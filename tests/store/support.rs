@@ -67,12 +67,6 @@ enum Place {
     Dir(std::path::PathBuf),
 }
 
-/// Held by each test that fills a table of a million rows and reads its
-/// plans: a long fill elsewhere holds back the horizon VACUUM may mark
-/// pages all-visible up to, so the other test's index-only plans would
-/// turn into heap reads. They take turns instead.
-pub static BIG_TABLES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// A connection to `url`, with TLS as the URL asks.
 pub async fn connect(url: &str) -> AsyncPgConnection {
     remit::store::PgConnector::new(url, std::time::Duration::from_secs(5))
