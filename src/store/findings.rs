@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::lifecycle;
+use super::lapsed;
 use crate::domain::{Finding, ReconcileReport, ReconcileRequest, Task, TaskState, TaskSummary};
 
 /// The report's findings over `tasks` (every task the request can see;
@@ -45,7 +45,7 @@ pub(super) fn findings(
     let mut report = ReconcileReport::default();
     let mut expired: Vec<&Task> = tasks
         .iter()
-        .filter(|t| in_region(t) && lifecycle::lease_expired(t, now))
+        .filter(|t| in_region(t) && lapsed::lease_expired(t, now))
         .collect();
     expired.sort_by_key(|t| t.lease_expires_at);
     report.expired_leases = summarize(expired);

@@ -100,7 +100,7 @@ pub(super) fn holds(task: &Task, lease: &Lease) -> bool {
 }
 
 /// The lease a row carries now, as its lease owner would present it.
-fn current_lease(task: &Task) -> Lease {
+pub(super) fn current_lease(task: &Task) -> Lease {
     Lease {
         task_id: task.id,
         token: task.lease_token.unwrap_or_default(),
@@ -368,68 +368,6 @@ pub(super) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> 
     task.finalized_at = None;
     task.updated_at = now;
     true
-}
-
-/// Fails an unleased row whose destination is disabled once its retry
-/// horizon has passed: it could not be sent before it. False (and nothing
-/// changed) for any other row.
-fn fail_disabled(task: &mut Task, now: DateTime<Utc>) -> bool {
-    let waiting = matches!(task.state, TaskState::Pending | TaskState::RetryWait);
-    if !waiting || task.retry_horizon_at > now {
-        return false;
-    }
-    task.state = TaskState::Failed;
-    task.failure_reason = Some(FailureReason::DestinationDisabled.code());
-    task.finalized_at = Some(now);
-    task.updated_at = now;
-    true
-}
-
-/// What settling a row of a disabled destination did.
-pub(super) struct SettledDisabled {
-    /// The expired lease it handed back, logged as `abandoned`.
-    pub abandoned: Option<Attempt>,
-    /// Whether it failed with `destination_disabled`.
-    pub failed: bool,
-}
-
-/// Settles a row whose destination is disabled. No claim takes such a row,
-/// so nothing else would ever touch an expired lease of it: the lease is
-/// handed back as a claim would reclaim it (the lost attempt logged as
-/// `abandoned`, the row `retry_wait`), and the row then fails at its
-/// horizon like any unleased row of a disabled destination. A live lease,
-/// or a row of any other state, is left alone.
-pub(super) fn settle_disabled(task: &mut Task, now: DateTime<Utc>) -> SettledDisabled {
-    let abandoned = lease_expired(task, now).then(|| reclaim(task, now));
-    SettledDisabled {
-        abandoned,
-        failed: fail_disabled(task, now),
-    }
-}
-
-/// Whether a lease has run out: reconciliation hands such rows back.
-pub(super) fn lease_expired(task: &Task, now: DateTime<Utc>) -> bool {
-    task.state == TaskState::Leased && task.lease_expires_at.is_some_and(|at| at <= now)
-}
-
-/// Hands an expired lease back (reconciliation): the lost attempt is logged
-/// as `abandoned` and the row is due again at once.
-pub(super) fn reclaim(task: &mut Task, now: DateTime<Utc>) -> Attempt {
-    let old = current_lease(task);
-    task.state = TaskState::RetryWait;
-    task.lease_token = None;
-    task.lease_owner = None;
-    task.lease_expires_at = None;
-    task.available_at = now.max(task.not_before);
-    task.updated_at = now;
-    attempt(
-        &old,
-        AttemptOutcome::Abandoned,
-        &AttemptRecord::default(),
-        None,
-        now,
-        old.attempt,
-    )
 }
 
 /// A destination's pause after asking for `pause` more: an existing later

@@ -13,6 +13,7 @@
 //! │   ├── store.rs        the Store trait, passed to the backend
 //! │   └── extras.rs       status, export/import, refusals, key check
 //! ├── lifecycle.rs    each transition's rules, written once
+//! ├── lapsed.rs       rows no lease holder will finish: reclaim, disabled
 //! ├── bucket.rs  quota.rs  claim_turn.rs  findings.rs  rules.rs  import_rules.rs
 //! ├── ordering.rs     which keyed rows wait in their line
 //! ├── columns.rs      state and outcome labels, corrupt-column errors
@@ -48,7 +49,9 @@
 //!   streak, and the disable it may tip (`policy::health` holds the rule);
 //! - `lifecycle`: each transition's rules, written once (the states it
 //!   leaves, the lease guard, what it writes and logs, what a repeat or a
-//!   stale lease gets); `bucket`: the shared token bucket, paced by the
+//!   stale lease gets); `lapsed`: the same for rows no lease holder will
+//!   finish (an expired lease handed back, a disabled destination's rows
+//!   settled); `bucket`: the shared token bucket, paced by the
 //!   quota a receiver announced (`quota`: how that is recorded);
 //!   `claim_turn`: which rows a claim takes (turns over destinations and
 //!   their tenants); `ordering`: which keyed rows wait behind an earlier row
@@ -116,6 +119,7 @@ mod findings;
 mod finish_failpoint;
 mod health;
 mod import_rules;
+mod lapsed;
 mod lifecycle;
 mod memory;
 mod next_due;

@@ -28,6 +28,7 @@ macro_rules! check {
 }
 
 mod actions;
+mod delivery_step;
 mod faults;
 mod invariants;
 

@@ -5,7 +5,7 @@
 use super::MemStore;
 use crate::domain::{Destination, DestinationEvent, DestinationId, EventKind, Region};
 use crate::store::health::{self, AutoDisabled};
-use crate::store::lifecycle;
+use crate::store::lapsed;
 use crate::store::{Finish, Finished, StoreError};
 
 impl MemStore {
@@ -76,7 +76,7 @@ impl MemStore {
             if !disabled || task.region != region {
                 continue;
             }
-            let settled = lifecycle::settle_disabled(task, now);
+            let settled = lapsed::settle_disabled(task, now);
             if settled.abandoned.is_some() || settled.failed {
                 touched += 1;
             }

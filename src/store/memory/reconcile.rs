@@ -1,9 +1,9 @@
 //! Reconciliation over the model: the findings of `findings`, with the
-//! expired leases handed back by `lifecycle::reclaim` when asked.
+//! expired leases handed back by `lapsed::reclaim` when asked.
 
 use super::{MemStore, State};
 use crate::domain::{ReconcileReport, ReconcileRequest};
-use crate::store::{findings, lifecycle};
+use crate::store::{findings, lapsed};
 
 impl MemStore {
     pub(super) fn reconcile_now(&self, request: &ReconcileRequest) -> ReconcileReport {
@@ -20,9 +20,9 @@ impl MemStore {
             tasks, attempts, ..
         } = &mut *state;
         for task in tasks.iter_mut().filter(|t| {
-            request.region.is_none_or(|r| t.region == r) && lifecycle::lease_expired(t, now)
+            request.region.is_none_or(|r| t.region == r) && lapsed::lease_expired(t, now)
         }) {
-            attempts.push(lifecycle::reclaim(task, now));
+            attempts.push(lapsed::reclaim(task, now));
             reclaimed += 1;
         }
         ReconcileReport {

@@ -226,7 +226,7 @@ async fn changed(
 }
 
 /// $1 the store's now (NULL: the database's), $2 the region, $3 the most
-/// rows of each kind. As `lifecycle::settle_disabled`: an expired lease of
+/// rows of each kind. As `lapsed::settle_disabled`: an expired lease of
 /// a disabled destination (no claim would ever reclaim it) is handed back
 /// with its lost attempt logged as `abandoned`, and fails at once when its
 /// horizon has passed; an unleased row past its horizon fails. SKIP LOCKED

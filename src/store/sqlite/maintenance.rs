@@ -12,7 +12,7 @@ use diesel::RunQueryDsl;
 
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use crate::domain::{ReconcileReport, ReconcileRequest, Region, Task};
-use crate::store::{findings, lifecycle, StoreError};
+use crate::store::{findings, lapsed, StoreError};
 
 pub(super) fn reconcile(
     conn: &mut SqliteConnection,
@@ -38,10 +38,11 @@ pub(super) fn reconcile(
     // everything else as it stands after it.
     let expired_leases = findings::findings(&tasks, request, now).expired_leases;
     let mut reclaimed = 0;
-    for task in tasks.iter_mut().filter(|t| {
-        request.region.is_none_or(|r| t.region == r) && lifecycle::lease_expired(t, now)
-    }) {
-        let lost = lifecycle::reclaim(task, now);
+    for task in tasks
+        .iter_mut()
+        .filter(|t| request.region.is_none_or(|r| t.region == r) && lapsed::lease_expired(t, now))
+    {
+        let lost = lapsed::reclaim(task, now);
         rows::write_task(conn, task)?;
         rows::insert_attempt(conn, &lost)?;
         reclaimed += 1;
@@ -109,7 +110,7 @@ pub(super) fn prune_batch(
 }
 
 /// Settles up to `limit` tasks of the region whose destination is disabled,
-/// by `lifecycle::settle_disabled`: expired leases handed back, and
+/// by `lapsed::settle_disabled`: expired leases handed back, and
 /// unleased rows past their horizon failed. Answers how many failed.
 pub(super) fn fail_disabled_past_horizon(
     conn: &mut SqliteConnection,
@@ -136,7 +137,7 @@ pub(super) fn fail_disabled_past_horizon(
     let mut failed = 0;
     for row in rows {
         let mut task = Task::try_from(row)?;
-        let settled = lifecycle::settle_disabled(&mut task, now);
+        let settled = lapsed::settle_disabled(&mut task, now);
         if let Some(lost) = &settled.abandoned {
             rows::insert_attempt(conn, lost)?;
         }

@@ -53,6 +53,7 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 mod api_tokens;
 mod claims;
 mod destinations;
+mod disabled_tasks;
 mod finishes;
 mod health;
 mod next_due;
@@ -70,6 +71,7 @@ mod transitions;
 pub use api_tokens::*;
 pub use claims::*;
 pub use destinations::*;
+pub use disabled_tasks::*;
 pub use finishes::*;
 pub use health::*;
 pub use next_due::*;
