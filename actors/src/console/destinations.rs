@@ -115,10 +115,9 @@ pub fn state_text(d: &Destination) -> String {
         return format!("disabled: {reason}");
     }
     match d.paused_until {
-        Some(until) if until > Utc::now() => format!(
-            "paused until {}",
-            until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        ),
+        Some(until) if until > Utc::now() => {
+            format!("paused until {}", crate::words::instant(until))
+        }
         _ => "active".into(),
     }
 }

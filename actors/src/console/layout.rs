@@ -6,7 +6,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use maud::{html, Markup, DOCTYPE};
 use remit::store::StoreError;
 
@@ -99,7 +99,7 @@ pub fn see_other(to: &str) -> HttpResponse {
 /// An instant as the CLI prints it (RFC 3339, seconds, UTC), in a
 /// `<time>` element.
 pub fn instant(at: DateTime<Utc>) -> Markup {
-    let text = at.to_rfc3339_opts(SecondsFormat::Secs, true);
+    let text = crate::words::instant(at);
     html! { time datetime=(text) { (text) } }
 }
 
