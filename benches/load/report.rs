@@ -59,6 +59,9 @@ pub struct Report {
     /// WAL the server wrote over the window (`pg_current_wal_lsn()` before
     /// and after, the whole cluster), per delivery.
     pub wal_bytes_per_delivery: Option<f64>,
+    /// The measured window's first and last WAL positions, for
+    /// `pg_waldump --stats=record -s FROM -e TO` (docs/benchmarks.md).
+    pub wal_window: Option<[String; 2]>,
     /// `n_tup_hot_upd / n_tup_upd` of `tasks` at the end: the share of row
     /// updates that wrote no index entry.
     pub hot_update_share: Option<f64>,

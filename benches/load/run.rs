@@ -186,7 +186,8 @@ impl<'a> Run<'a> {
         // Every process has exited, so its backends have reported.
         self.db.settle().await;
         let transactions = self.db.transactions().await? - driven.transactions_before;
-        let wal = self.db.wal_position().await? - driven.wal_before;
+        let wal_after = self.db.wal_position().await?;
+        let wal = wal_after - driven.wal_before;
         let hot_update_share = self.db.hot_update_share().await?;
         let statements_after = self.db.statements().await?;
         let dead_tuples = self.db.dead_tuples().await?;
@@ -243,6 +244,7 @@ impl<'a> Run<'a> {
             top_statements,
             wal_bytes_per_delivery: (tally.delivered > 0 && !self.db.is_sqlite())
                 .then(|| wal as f64 / tally.delivered as f64),
+            wal_window: (!self.db.is_sqlite()).then(|| [lsn(driven.wal_before), lsn(wal_after)]),
             hot_update_share,
             round_trips_scope: match self.db.isolation() {
                 Isolation::Database => "own_database",
@@ -324,4 +326,9 @@ fn per_window(at_ms: &[f64], start: f64, end: f64) -> Vec<u64> {
         }
     }
     counts
+}
+
+/// A WAL position as PostgreSQL writes one (`16/B374D848`).
+fn lsn(position: i64) -> String {
+    format!("{:X}/{:X}", position >> 32, position & 0xFFFF_FFFF)
 }

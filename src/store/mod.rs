@@ -159,6 +159,10 @@ pub use operations::Store;
 /// plans.
 #[doc(hidden)]
 pub use postgres::console_sql;
+/// The statements of a delivery's path, for the test that checks their
+/// plans.
+#[doc(hidden)]
+pub use postgres::hot_path_sql;
 pub use postgres::status_sql;
 pub use postgres::{
     ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,

@@ -1,9 +1,15 @@
 //! What the tests that plan statements on a million rows share: filling a
-//! schema in bulk, finding sequential scans in a plan, and taking turns.
+//! schema in bulk, planning a prepared statement and checking the plan
+//! (no sequential scan of a big table, an estimate a stock server does not
+//! compile), and taking turns.
 
 use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+/// The server's default `jit_above_cost`: a plan estimated above it is
+/// compiled by LLVM on a server where `jit = on`.
+pub const JIT_ABOVE_COST: f64 = 100_000.0;
 
 /// Held by each test that fills a table of a million rows and reads its
 /// plans: a long fill elsewhere holds back the horizon VACUUM may mark
@@ -83,4 +89,88 @@ pub fn seq_scans(node: &serde_json::Value, found: &mut Vec<String>) {
         serde_json::Value::Array(items) => items.iter().for_each(|v| seq_scans(v, found)),
         _ => {}
     }
+}
+
+#[derive(QueryableByName)]
+struct Plan {
+    #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+    plan: String,
+}
+
+/// Plans (and runs, inside a transaction rolled back) the prepared
+/// statement `sql` with `args`; fails on a sequential scan of a big table
+/// or an estimate at or above [`JIT_ABOVE_COST`]. Answers the buffers it
+/// read.
+pub async fn assert_cheap(
+    conn: &mut AsyncPgConnection,
+    name: &str,
+    sql: &str,
+    types: &str,
+    args: &str,
+) -> u64 {
+    let mut buffers = 0;
+    // The plan for the values, and the generic one a prepared statement may
+    // settle on after five runs, which cannot see them.
+    for mode in ["force_custom_plan", "force_generic_plan"] {
+        diesel::sql_query(format!("SET plan_cache_mode = {mode}"))
+            .execute(conn)
+            .await
+            .unwrap();
+        buffers = planned(conn, &format!("{name} ({mode})"), sql, types, args).await;
+    }
+    diesel::sql_query("RESET plan_cache_mode")
+        .execute(conn)
+        .await
+        .unwrap();
+    buffers
+}
+
+/// One plan of [`assert_cheap`]'s, checked; the buffers it read.
+async fn planned(
+    conn: &mut AsyncPgConnection,
+    name: &str,
+    sql: &str,
+    types: &str,
+    args: &str,
+) -> u64 {
+    let run = |sql: String| diesel::sql_query(sql);
+    run("BEGIN".into()).execute(conn).await.unwrap();
+    run(format!("PREPARE q ({types}) AS {sql}"))
+        .execute(conn)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let explained: Plan = run(format!(
+        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE q ({args})"
+    ))
+    .get_result(conn)
+    .await
+    .unwrap();
+    run("ROLLBACK".into()).execute(conn).await.unwrap();
+    run("DEALLOCATE q".into()).execute(conn).await.unwrap();
+    let json: serde_json::Value = serde_json::from_str(&explained.plan).unwrap();
+    if let Ok(dir) = std::env::var("REMIT_PLANS_DIR") {
+        std::fs::write(format!("{dir}/{name}.json"), &explained.plan).unwrap();
+    }
+    let top = &json[0]["Plan"];
+    let cost = top["Total Cost"].as_f64().unwrap();
+    let buffers = top["Shared Hit Blocks"].as_u64().unwrap_or(0)
+        + top["Shared Read Blocks"].as_u64().unwrap_or(0);
+    eprintln!(
+        "{name}: estimated cost {cost:.0}, {:.1} ms, {buffers} buffers, {} rows",
+        json[0]["Execution Time"].as_f64().unwrap_or(0.0),
+        top["Actual Rows"]
+    );
+    let mut found = Vec::new();
+    seq_scans(&json, &mut found);
+    assert!(
+        found.is_empty(),
+        "{name} reads {found:?} from end to end:\n{}",
+        explained.plan
+    );
+    assert!(
+        cost < JIT_ABOVE_COST,
+        "{name} is estimated at {cost:.0}, which a server with jit = on compiles:\n{}",
+        explained.plan
+    );
+    buffers
 }

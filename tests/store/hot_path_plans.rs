@@ -11,16 +11,11 @@
 
 use std::time::Instant;
 
-use diesel::sql_types::Text;
-use diesel::QueryableByName;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
+use remit::store::hot_path_sql;
 
-use crate::big_tables::{self, seq_scans};
+use crate::big_tables::{self, assert_cheap};
 use crate::support::TestDb;
-
-/// The server's default `jit_above_cost`: a plan estimated above it is
-/// compiled by LLVM on a server where `jit = on`.
-const JIT_ABOVE_COST: f64 = 100_000.0;
 
 /// A million tasks of region `us`: 70 % delivered over the last month, 1 %
 /// failed, 28.9 % pending and due over the next year, and 1,000 (0.1 %)
@@ -60,90 +55,6 @@ const FILL: &[&str] = &[
                             ELSE now() - interval '1 minute' END AS nb) t",
 ];
 
-#[derive(QueryableByName)]
-struct Plan {
-    #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
-    plan: String,
-}
-
-/// Plans (and runs, inside a transaction rolled back) the prepared
-/// statement `sql` with `args`; fails on a sequential scan of a big table
-/// or an estimate at or above [`JIT_ABOVE_COST`]. Answers the buffers it
-/// read.
-async fn assert_cheap(
-    conn: &mut AsyncPgConnection,
-    name: &str,
-    sql: &str,
-    types: &str,
-    args: &str,
-) -> u64 {
-    let mut buffers = 0;
-    // The plan for the values, and the generic one a prepared statement may
-    // settle on after five runs, which cannot see them.
-    for mode in ["force_custom_plan", "force_generic_plan"] {
-        diesel::sql_query(format!("SET plan_cache_mode = {mode}"))
-            .execute(conn)
-            .await
-            .unwrap();
-        buffers = planned(conn, &format!("{name} ({mode})"), sql, types, args).await;
-    }
-    diesel::sql_query("RESET plan_cache_mode")
-        .execute(conn)
-        .await
-        .unwrap();
-    buffers
-}
-
-/// One plan of [`assert_cheap`]'s, checked; the buffers it read.
-async fn planned(
-    conn: &mut AsyncPgConnection,
-    name: &str,
-    sql: &str,
-    types: &str,
-    args: &str,
-) -> u64 {
-    let run = |sql: String| diesel::sql_query(sql);
-    run("BEGIN".into()).execute(conn).await.unwrap();
-    run(format!("PREPARE q ({types}) AS {sql}"))
-        .execute(conn)
-        .await
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let explained: Plan = run(format!(
-        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE q ({args})"
-    ))
-    .get_result(conn)
-    .await
-    .unwrap();
-    run("ROLLBACK".into()).execute(conn).await.unwrap();
-    run("DEALLOCATE q".into()).execute(conn).await.unwrap();
-    let json: serde_json::Value = serde_json::from_str(&explained.plan).unwrap();
-    if let Ok(dir) = std::env::var("REMIT_PLANS_DIR") {
-        std::fs::write(format!("{dir}/{name}.json"), &explained.plan).unwrap();
-    }
-    let top = &json[0]["Plan"];
-    let cost = top["Total Cost"].as_f64().unwrap();
-    let buffers = top["Shared Hit Blocks"].as_u64().unwrap_or(0)
-        + top["Shared Read Blocks"].as_u64().unwrap_or(0);
-    eprintln!(
-        "{name}: estimated cost {cost:.0}, {:.1} ms, {buffers} buffers, {} rows",
-        json[0]["Execution Time"].as_f64().unwrap_or(0.0),
-        top["Actual Rows"]
-    );
-    let mut found = Vec::new();
-    seq_scans(&json, &mut found);
-    assert!(
-        found.is_empty(),
-        "{name} reads {found:?} from end to end:\n{}",
-        explained.plan
-    );
-    assert!(
-        cost < JIT_ABOVE_COST,
-        "{name} is estimated at {cost:.0}, which a server with jit = on compiles:\n{}",
-        explained.plan
-    );
-    buffers
-}
-
 #[tokio::test]
 async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
     let _turn = big_tables::TURN.lock().await;
@@ -155,7 +66,7 @@ async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
     let from_the_start = assert_cheap(
         &mut conn,
         "claim",
-        include_str!("../../src/store/postgres/claim.sql"),
+        hot_path_sql::CLAIM,
         "timestamptz, text, text, bigint, int, int, text[], text, text",
         "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''",
     )
@@ -167,7 +78,7 @@ async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
     let past_idle_tenants = assert_cheap(
         &mut conn,
         "claim resuming before idle tenants",
-        include_str!("../../src/store/postgres/claim.sql"),
+        hot_path_sql::CLAIM,
         "timestamptz, text, text, bigint, int, int, text[], text, text",
         "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', 'busy-9'",
     )
@@ -212,9 +123,149 @@ async fn the_claim_is_cheap_in_a_long_drain() {
     assert_cheap(
         &mut conn,
         "claim in a drain",
-        include_str!("../../src/store/postgres/claim.sql"),
+        hot_path_sql::CLAIM,
         "timestamptz, text, text, bigint, int, int, text[], text, text",
         "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''",
     )
     .await;
+}
+
+/// The ids (`g` of the fill) of `n` tasks due now, outside any ordering
+/// line.
+fn due_now(n: usize) -> Vec<u64> {
+    (1..1_000_000u64)
+        .filter(|g| g % 100 > 70 && g % 997 == 0)
+        .take(n)
+        .collect()
+}
+
+/// The task id the fill gives row `g`.
+fn task_id(g: u64) -> String {
+    let hex = format!("{g:012x}");
+    format!("{}-{}-7000-8000-{hex}", &hex[..8], &hex[8..])
+}
+
+/// A PostgreSQL array literal of `items`, each quoted, cast to `of`.
+fn array(items: impl IntoIterator<Item = String>, of: &str) -> String {
+    let quoted: Vec<String> = items.into_iter().map(|i| format!("\"{i}\"")).collect();
+    format!("'{{{}}}'::{of}", quoted.join(","))
+}
+
+/// `n` NULLs of type `of`, as an array.
+fn nulls(of: &str, n: usize) -> String {
+    format!("array_fill(NULL::{of}, ARRAY[{n}])")
+}
+
+/// `n` copies of `value`, as an array.
+fn copies(value: &str, n: usize) -> String {
+    format!("array_fill({value}, ARRAY[{n}])")
+}
+
+#[tokio::test]
+async fn every_statement_of_a_delivery_is_cheap_on_a_million_reminders() {
+    let _turn = big_tables::TURN.lock().await;
+    let db = TestDb::with_database_clock().await;
+    let mut conn = db.conn().await;
+    big_tables::fill(&mut conn, FILL).await;
+    // 64 of the due tasks in flight, as a claim leaves them (token = g).
+    let leased = due_now(64);
+    assert_eq!(leased.len(), 64, "the fill has 64 due tasks without a line");
+    let ids = array(leased.iter().map(|g| task_id(*g)), "uuid[]");
+    let tokens = array(leased.iter().map(|g| g.to_string()), "int8[]");
+    diesel::sql_query(format!(
+        "UPDATE tasks t SET state = 'leased', lease_token = l.token, lease_owner = 'plans', \
+           lease_expires_at = now() + interval '30 seconds', attempt_count = 1 \
+         FROM unnest({ids}, {tokens}) AS l(id, token) WHERE t.id = l.id"
+    ))
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let n = leased.len();
+    let one = task_id(leased[0]);
+    let destinations = array((1..=50).map(|d| format!("d{d}")), "text[]");
+
+    let statements: Vec<(&str, &str, String, String)> = vec![
+        (
+            "finish (64 delivered)",
+            hot_path_sql::FINISH,
+            "timestamptz, uuid[], int8[], text[], text[], text[], int8[], text[], int2[], \
+             timestamptz[], timestamptz[], text[], text[], timestamptz[], int2[], text[], int8, int4"
+                .into(),
+            format!(
+                "NULL, {ids}, {tokens}, {owners}, {targets}, {targets}, {no_delay}, {no_text}, \
+                 {ok}, {at}, {at}, {no_text}, {no_text}, {no_at}, {healthy}, {no_text}, 3600, 10",
+                owners = copies("'plans'::text", n),
+                targets = copies("'delivered'::text", n),
+                no_delay = nulls("int8", n),
+                no_text = nulls("text", n),
+                ok = copies("200::int2", n),
+                at = copies("now()", n),
+                no_at = nulls("timestamptz", n),
+                healthy = copies("0::int2", n),
+            ),
+        ),
+        (
+            "pause (50 destinations)",
+            hot_path_sql::PAUSE,
+            "timestamptz, text[], int8[], text[], text".into(),
+            format!(
+                "NULL, {destinations}, {}, {destinations}, 'plans'",
+                copies("1000::int8", 50)
+            ),
+        ),
+        (
+            "hand-back",
+            hot_path_sql::HAND_BACK,
+            "uuid, bigint, timestamptz, bigint".into(),
+            format!("'{one}', {}, NULL, 1000", leased[0]),
+        ),
+        (
+            "lease extension",
+            hot_path_sql::EXTEND,
+            "uuid, bigint, timestamptz, bigint".into(),
+            format!("'{one}', {}, NULL, 30000", leased[0]),
+        ),
+        (
+            "token take (50 destinations)",
+            hot_path_sql::TAKE,
+            "timestamptz, text[], float8[], float8[], int4[]".into(),
+            format!(
+                "NULL, {destinations}, {rate}, {rate}, {want}",
+                rate = copies("100::float8", 50),
+                want = copies("4", 50)
+            ),
+        ),
+        (
+            "schedule (100 tasks)",
+            hot_path_sql::SCHEDULE,
+            "uuid[], text[], text[], text[], text[], timestamptz[], timestamptz[], text[], \
+             uuid[], text[], bytea[], bytea[], bytea[], text[], text[], text"
+                .into(),
+            format!(
+                "{new_ids}, {tenants}, {reminders}, {dests}, {regions}, {due}, {horizon}, \
+                 {keys}, {refs}, {types}, {bytes}, {bytes}, {bytes}, {no_text}, {no_text}, 'plans'",
+                new_ids = array((0..100).map(|i| task_id(9_000_000 + i)), "uuid[]"),
+                tenants = array((0..100).map(|i| format!("tenant-{i}")), "text[]"),
+                reminders = array((0..100).map(|i| format!("new-{i}")), "text[]"),
+                dests = array((0..100).map(|i| format!("d{}", i % 1000 + 1)), "text[]"),
+                regions = copies("'us'::text", 100),
+                due = copies("now() + interval '90 days'", 100),
+                horizon = copies("now() + interval '93 days'", 100),
+                keys = array((0..100).map(|i| format!("new-key-{i}")), "text[]"),
+                refs = array((0..100).map(|i| task_id(8_000_000 + i)), "uuid[]"),
+                types = copies("'application/json'::text", 100),
+                bytes = copies("'\\x00'::bytea", 100),
+                no_text = nulls("text", 100),
+            ),
+        ),
+        (
+            "next due",
+            hot_path_sql::NEXT_DUE,
+            "timestamptz, text".into(),
+            "NULL, 'us'".into(),
+        ),
+    ];
+    for (name, sql, types, args) in &statements {
+        assert_cheap(&mut conn, name, sql, types, args).await;
+    }
 }

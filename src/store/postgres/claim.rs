@@ -78,7 +78,7 @@ use crate::payload_crypto::SealedPayload;
 ///
 /// The text is a file of its own (`claim.sql`), so the tests that measure
 /// what a claim reads run the very statement the store runs.
-pub(super) const CLAIM_SQL: &str = include_str!("claim.sql");
+pub const CLAIM_SQL: &str = include_str!("claim.sql");
 
 #[derive(QueryableByName)]
 struct ClaimedRow {

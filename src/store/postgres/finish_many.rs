@@ -29,7 +29,7 @@ use crate::store::AutoDisabled;
 /// Moves every row whose lease token still matches, and logs its attempt.
 /// `available_at` is the decision's delay after the database's now (never
 /// before the task's deadline), or unchanged when there is none.
-pub(super) const END_MANY_SQL: &str = r#"
+pub const END_MANY_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 input AS (
     SELECT * FROM unnest($2::uuid[], $3::int8[], $4::text[], $5::text[], $6::text[],
@@ -175,7 +175,7 @@ SELECT NULL, NULL, id FROM healed WHERE tips
 /// that follows in the same transaction may lock a destination for its
 /// failure streak, and a second pass would take locks out of order and
 /// could deadlock with a take or another finish.
-pub(super) const PAUSE_MANY_SQL: &str = r#"
+pub const PAUSE_MANY_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 asked AS (
     SELECT id, max(ms) AS ms FROM unnest($2::text[], $3::int8[]) AS a(id, ms) GROUP BY id

@@ -20,7 +20,7 @@ use crate::domain::Lease;
 /// delay clamped to the retry horizon, and fails with `retry_horizon` when
 /// nothing can happen before the horizon; a task not yet attempted never
 /// fails here and its delay is not clamped. Judged on the database's clock.
-pub(super) const RELEASE_SQL: &str = r#"
+pub const RELEASE_SQL: &str = r#"
 -- Each parameter once, in order (see prepared.rs).
 WITH params AS MATERIALIZED (
     SELECT $1::uuid AS id, $2::bigint AS token, coalesce($3, now()) AS now, $4::bigint AS delay_ms
@@ -71,7 +71,7 @@ struct Released {
     expired: bool,
 }
 
-const EXTEND_SQL: &str = r#"
+pub const EXTEND_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($3, now()) AS now)
 UPDATE tasks t
 SET lease_expires_at = GREATEST(t.lease_expires_at, clock.now + $4 * interval '1 millisecond'),

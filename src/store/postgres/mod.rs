@@ -19,7 +19,7 @@
 //!   payload, ping); `reconcile`; `replay`; `retention` (prune);
 //!   `api_tokens` (add, look up by hash, list, revoke).
 //! - `prepared`: the hot statements, built so each connection prepares
-//!   them once.
+//!   them once; `hot_path_sql` names them for the test that plans them.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations (`migrations/postgres`);
@@ -57,6 +57,7 @@ mod destinations;
 mod enums;
 mod events;
 mod finish_many;
+pub mod hot_path_sql;
 mod lease;
 pub(super) mod migrate;
 mod next_due;

@@ -23,7 +23,7 @@ use super::prepared::prepared;
 use super::{PgStore, StoreError};
 use crate::domain::Region;
 
-const NEXT_DUE_SQL: &str = r#"
+pub const NEXT_DUE_SQL: &str = r#"
 WITH RECURSIVE params AS MATERIALIZED (
     -- `since`: now less `store::next_due::JUST_MISSED` (50 ms).
     SELECT p.now, p.now - interval '50 milliseconds' AS since, p.region

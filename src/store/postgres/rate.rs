@@ -40,7 +40,7 @@ use super::{PgStore, StoreError, TokenRequest, Tokens};
 /// transaction only): should the database crash, the bucket's last moments
 /// are forgotten and it grants a few tokens twice, while a take waiting on
 /// a flush would halve what a destination can be sent.
-pub(super) const TAKE_SQL: &str = r#"
+pub const TAKE_SQL: &str = r#"
 WITH clock AS (
     SELECT coalesce($1, now()) AS now,
            set_config('synchronous_commit', 'off', true) AS synchronous_commit

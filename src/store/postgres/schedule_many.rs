@@ -110,7 +110,7 @@ async fn schedule_chunk(
 /// tasks that were. The tasks' foreign key to their payloads is checked at
 /// the end of the statement, when both are in. Each region with new work
 /// gets one wake-up, delivered with the commit.
-const INSERT_MANY_SQL: &str = r#"
+pub const INSERT_MANY_SQL: &str = r#"
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[],
                          $6::timestamptz[], $7::timestamptz[], $8::text[], $9::uuid[],

@@ -1,0 +1,10 @@
+//! The statements every delivery runs through, by what they do, for the
+//! test that plans each one on a table of a million tasks
+//! (`tests/store/hot_path_plans.rs`). Each is prepared by its own file.
+
+pub use super::claim::CLAIM_SQL as CLAIM;
+pub use super::finish_many::{END_MANY_SQL as FINISH, PAUSE_MANY_SQL as PAUSE};
+pub use super::lease::{EXTEND_SQL as EXTEND, RELEASE_SQL as HAND_BACK};
+pub use super::next_due::NEXT_DUE_SQL as NEXT_DUE;
+pub use super::rate::TAKE_SQL as TAKE;
+pub use super::schedule_many::INSERT_MANY_SQL as SCHEDULE;
