@@ -102,7 +102,7 @@ async fn a_claim_reads_no_more_with_many_idle_destinations() {
          FROM numbered"
     ))
     .await;
-    db.execute("VACUUM ANALYZE tasks, destinations, payloads")
+    db.execute("VACUUM ANALYZE tasks, task_queue, destinations, payloads")
         .await;
     let few = claim_buffers(&db).await;
 
@@ -117,7 +117,7 @@ async fn a_claim_reads_no_more_with_many_idle_destinations() {
     .await;
     // The first measurement's rolled-back lease left dead versions on the
     // task pages; a vacuum gives the second the same room to update in.
-    db.execute("VACUUM ANALYZE tasks, destinations, payloads")
+    db.execute("VACUUM ANALYZE tasks, task_queue, destinations, payloads")
         .await;
     let many = claim_buffers(&db).await;
 
@@ -210,29 +210,32 @@ async fn a_claim_reads_no_more_with_many_tenants_without_live_work_at_a_destinat
     // level deeper would cost a buffer per lookup): as many other tenants
     // to begin with, whose ids sort after the busy ones.
     idle_tenants(&db, "z-").await;
-    db.execute("VACUUM ANALYZE tasks, destinations, payloads")
+    db.execute("VACUUM ANALYZE tasks, task_queue, destinations, payloads")
         .await;
     let (few, walk_few) = claim_plan(&db).await;
 
     // Tenants whose ids lie between the busy ones ('t-00000150-idle' sorts
     // between 't-00000100' and 't-00000200').
     idle_tenants(&db, "t-").await;
-    db.execute("VACUUM ANALYZE tasks, destinations, payloads")
+    db.execute("VACUUM ANALYZE tasks, task_queue, destinations, payloads")
         .await;
     let (many, walk_many) = claim_plan(&db).await;
 
-    // The turn over the tenants reads exactly what it read before: it never
-    // stepped on the new tenants. The claim as a whole may read a few more,
-    // since the twice larger table's indexes can be a level deeper for the
-    // lookups it makes per row leased (lock, update, payload), as for
-    // destinations.
-    assert_eq!(
-        walk_many, walk_few,
+    // The turn over the tenants never stepped on the new tenants: it reads
+    // what it read before but for the task rows it checks, one lookup by
+    // primary key per tenant it takes, whose index may be a level deeper in
+    // the larger table (stepping on 20,000 tenants would cost thousands).
+    // The claim as a whole may likewise read a few more for the lookups it
+    // makes per row leased: in the queue's indexes and the tasks' primary
+    // key (the row read, checked again when locked, updated), and the
+    // payload, each of which may be a level deeper now.
+    assert!(
+        walk_many <= walk_few + LIMIT as u64,
         "the tenant walk read {walk_many} buffers with {IDLE_TENANTS} more idle tenants between \
          the busy ones, {walk_few} without"
     );
     assert!(
-        many <= few + 6 * LIMIT as u64,
+        many <= few + 10 * LIMIT as u64,
         "{many} buffers with {IDLE_TENANTS} more idle tenants between the busy ones, {few} without"
     );
 }

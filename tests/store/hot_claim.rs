@@ -1,6 +1,7 @@
-//! The claim writes no index entry: PostgreSQL updates each claimed row in
-//! place (HOT), which the row's page shows, and an ended row leaves the live
-//! index: its new version gets no entry there.
+//! The claim and the finish write no index entry of `tasks`: PostgreSQL
+//! updates the row in place (HOT), which the row's page shows; an ended
+//! task leaves the queue (a delete, which writes no index entry either)
+//! and enters the end log.
 
 use diesel::sql_types::{BigInt, Bool, Text};
 use diesel::QueryableByName;
@@ -108,7 +109,7 @@ async fn a_claimed_row_is_updated_in_place_without_an_index_entry() {
             "a new row has its index entries"
         );
     }
-    assert_eq!(index_entries(&db, "tasks_live").await, 2);
+    assert_eq!(index_entries(&db, "task_queue_due").await, 2);
     assert_eq!(index_entries(&db, "tasks_pkey").await, 2);
 
     let claimed = db.claim(Region::US, "owner-1", 10).await;
@@ -120,7 +121,7 @@ async fn a_claimed_row_is_updated_in_place_without_an_index_entry() {
         );
     }
     assert_eq!(
-        index_entries(&db, "tasks_live").await,
+        index_entries(&db, "task_queue_due").await,
         2,
         "the claim added entries"
     );
@@ -130,9 +131,9 @@ async fn a_claimed_row_is_updated_in_place_without_an_index_entry() {
         "the claim added entries"
     );
 
-    // Delivering ends the row: an update that sets `finalized_at` cannot be
-    // HOT, and its new version gets no entry in the live index, whose
-    // predicate it fails (the old entry goes with the next vacuum).
+    // Delivering ends the row in place too: no index of `tasks` names a
+    // column the finish writes. The task's queue row is deleted (its entry
+    // goes with the next vacuum) and one end row is appended.
     let lease = claimed[0].lease();
     let outcome = db
         .store
@@ -151,7 +152,16 @@ async fn a_claimed_row_is_updated_in_place_without_an_index_entry() {
         .await
         .unwrap();
     assert_eq!(outcome, [TransitionOutcome::Applied]);
-    assert!(!heap_only(&db, claimed[0].task.id.0).await);
-    assert_eq!(index_entries(&db, "tasks_live").await, 2);
-    assert_eq!(index_entries(&db, "tasks_pkey").await, 3);
+    assert!(
+        heap_only(&db, claimed[0].task.id.0).await,
+        "the finish's update was not HOT"
+    );
+    assert_eq!(index_entries(&db, "tasks_pkey").await, 2);
+    assert_eq!(index_entries(&db, "task_queue_due").await, 2);
+    assert_eq!(db.count("SELECT count(*) AS n FROM task_queue").await, 1);
+    assert_eq!(
+        db.count("SELECT count(*) AS n FROM task_ends").await,
+        1,
+        "the end was not logged"
+    );
 }

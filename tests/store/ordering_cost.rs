@@ -1,7 +1,7 @@
 //! What ordering keys cost the claim on PostgreSQL, measured with EXPLAIN
 //! (ANALYZE, BUFFERS) of the store's own claim statement: tasks without a
 //! key read exactly what they read without the ordering blocks, and never
-//! enter the partial index `tasks_ordered_live`; a keyed task's wait is a
+//! enter the partial index `task_queue_lines`; a keyed task's wait is a
 //! probe of that index.
 
 use crate::claim_cost::{explain_claim, LIMIT};
@@ -56,7 +56,7 @@ async fn seed(db: &TestDb, destinations: usize, per_destination: usize, key: Opt
          FROM numbered"
     ))
     .await;
-    db.execute("VACUUM ANALYZE tasks, destinations, payloads")
+    db.execute("VACUUM ANALYZE tasks, task_queue, destinations, payloads")
         .await;
 }
 
@@ -71,11 +71,11 @@ fn buffers_and_rows(plan: &serde_json::Value) -> (u64, u64) {
 async fn tasks_without_a_key_pay_nothing_for_ordering() {
     let db = TestDb::with_database_clock().await;
     let empty_index = db
-        .count("SELECT pg_relation_size('tasks_ordered_live') AS n")
+        .count("SELECT pg_relation_size('task_queue_lines') AS n")
         .await;
     seed(&db, 500, 1, None).await;
     assert_eq!(
-        db.count("SELECT pg_relation_size('tasks_ordered_live') AS n")
+        db.count("SELECT pg_relation_size('task_queue_lines') AS n")
             .await,
         empty_index,
         "a task without a key entered the ordering index"
@@ -85,12 +85,12 @@ async fn tasks_without_a_key_pay_nothing_for_ordering() {
     assert_eq!(claimed, LIMIT as u64, "the claim leased a full batch");
     // The rolled-back lease left dead versions; a vacuum gives the second
     // measurement the same room to update in.
-    db.execute("VACUUM ANALYZE tasks").await;
+    db.execute("VACUUM ANALYZE tasks, task_queue").await;
     let (without, claimed) = buffers_and_rows(&explain_claim(&db, &claim_without_ordering()).await);
     assert_eq!(claimed, LIMIT as u64);
     // And the store's claim once more, measured after a vacuum as the
     // variant was, so the order of the runs does not decide the comparison.
-    db.execute("VACUUM ANALYZE tasks").await;
+    db.execute("VACUUM ANALYZE tasks, task_queue").await;
     let (again, _) = buffers_and_rows(&explain_claim(&db, CLAIM_SQL).await);
     let with = with.min(again);
     eprintln!("a claim of tasks without a key: {with} buffers, {without} without ordering");
@@ -112,7 +112,7 @@ async fn a_line_takes_only_its_head_through_the_ordering_index() {
     assert_eq!(claimed, LIMIT as u64, "one head of each of the first lines");
     assert!(
         plan.to_string()
-            .contains(r#""Index Name":"tasks_ordered_live""#),
+            .contains(r#""Index Name":"task_queue_lines""#),
         "the wait is not a probe of the ordering index"
     );
     eprintln!("a claim of {claimed} heads of lines of five: {buffers} buffers");

@@ -13,13 +13,19 @@ use super::{ClaimRequest, PgStore, StoreError};
 use crate::domain::{ClaimedTask, Payload, Task};
 use crate::payload_crypto::SealedPayload;
 
+/// Rows are found through `task_queue` (one row per task not yet ended,
+/// with the keys the claim orders by) and checked on their task row,
+/// which holds the state and the lease; both are the same snapshot's, and
+/// the row locked in step 6 is checked again on its latest version.
+///
 /// How it works, from the inside out:
 /// 1. `after_turn` and `before_turn`: the region's destinations that have
 ///    live tasks, in byte order, starting after `resume_after` ($8) and
 ///    wrapping round to the start, so successive claims take turns over
-///    them. Each step is one descent of `tasks_live` to the next
-///    destination (a skip scan), so a destination with no live task is
-///    never visited, however many the region has registered.
+///    them. Each step is one descent of `task_queue_due` to the next
+///    destination (a skip scan of the queue, which holds only the tasks
+///    not yet ended), so a destination with no live task is never visited,
+///    however many the region has registered.
 /// 2. `open_destinations`: the first `limit` of those that are enabled,
 ///    not paused, not skipped by the caller, and have a claimable row: due
 ///    and unleased, or leased with the lease run out, and in both cases
@@ -30,7 +36,7 @@ use crate::payload_crypto::SealedPayload;
 ///    add up to at most the limit.
 /// 4. `tenant_walk` and `turns`: per destination, a turn over the tenants
 ///    with live tasks there, in byte order, starting after `tenant_after`
-///    ($9) and wrapping round, one descent of `tasks_tenant_turns` per
+///    ($9) and wrapping round, one range read of `task_queue_tenant_turns` per
 ///    step (a tenant with nothing live there is never visited); it stops
 ///    once as many tenants with a claimable row are found as the share has
 ///    rows.
@@ -53,16 +59,14 @@ use crate::payload_crypto::SealedPayload;
 ///    `retry_wait` or leased holds the rest. The probes of steps 2 and 4,
 ///    the reads of step 5 and the scan here all apply it, so a destination
 ///    or tenant whose only due rows wait in a line is not counted. The
-///    probe is one descent of the partial index `tasks_ordered_live` (keyed
+///    probe is one descent of the partial index `task_queue_lines` (keyed
 ///    rows that have not ended); a row without a key never reaches it.
 /// 7. `chosen`: round-robin across destinations (every destination's first
 ///    row, then every second row, ...) up to `limit`.
 /// 8. `claimed`: the lease, with a fresh fencing token from the sequence.
-///    It writes no indexed column (`tasks_live` keys region, destination
-///    and `available_at`, `tasks_tenant_turns` the same with the tenant
-///    before `available_at`, and both hold rows whose `finalized_at` is
-///    unset), so PostgreSQL can update the row in place (HOT) without a
-///    new index entry.
+///    No index of `tasks` names a column it writes (the claim finds rows
+///    through `task_queue`, whose rows it leaves alone), so PostgreSQL can
+///    update the row in place (HOT) without a new index entry.
 /// 9. `abandoned`: one attempt row per reclaimed expired lease, so the log
 ///    shows the attempt whose lease owner vanished.
 /// 10. Each row comes back with its sealed payload, so the sender needs

@@ -9,26 +9,26 @@ clock AS (SELECT now FROM params),
 -- One index descent per step: the next destination of the region, in byte
 -- order, with a row that has not ended.
 after_turn(id) AS (
-    (SELECT t.destination_id COLLATE "C" FROM tasks t
-     WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-       AND t.destination_id COLLATE "C" > (SELECT resume_after FROM params)
-     ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    (SELECT live.destination_id COLLATE "C" FROM task_queue live
+     WHERE live.region = (SELECT region FROM params)
+       AND live.destination_id COLLATE "C" > (SELECT resume_after FROM params)
+     ORDER BY live.destination_id COLLATE "C" LIMIT 1)
     UNION ALL
-    SELECT (SELECT t.destination_id COLLATE "C" FROM tasks t
-            WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-              AND t.destination_id COLLATE "C" > a.id
-            ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    SELECT (SELECT live.destination_id COLLATE "C" FROM task_queue live
+            WHERE live.region = (SELECT region FROM params)
+              AND live.destination_id COLLATE "C" > a.id
+            ORDER BY live.destination_id COLLATE "C" LIMIT 1)
     FROM after_turn a WHERE a.id IS NOT NULL
 ),
 before_turn(id) AS (
-    (SELECT t.destination_id COLLATE "C" FROM tasks t
-     WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-     ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    (SELECT live.destination_id COLLATE "C" FROM task_queue live
+     WHERE live.region = (SELECT region FROM params)
+     ORDER BY live.destination_id COLLATE "C" LIMIT 1)
     UNION ALL
-    SELECT (SELECT t.destination_id COLLATE "C" FROM tasks t
-            WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-              AND t.destination_id COLLATE "C" > b.id
-            ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    SELECT (SELECT live.destination_id COLLATE "C" FROM task_queue live
+            WHERE live.region = (SELECT region FROM params)
+              AND live.destination_id COLLATE "C" > b.id
+            ORDER BY live.destination_id COLLATE "C" LIMIT 1)
     FROM before_turn b
     WHERE b.id IS NOT NULL AND b.id <= (SELECT resume_after FROM params)
 ),
@@ -48,32 +48,28 @@ open_destinations AS MATERIALIZED (
            FROM destinations d WHERE d.id = (w.id COLLATE "default"))
       -- (available_at >= not_before is a CHECK, so an unleased row due now
       -- is past its deadline too; a lease carries no such promise.)
-      AND (SELECT true FROM tasks t
-           WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-             AND t.destination_id COLLATE "C" = w.id
-             AND t.available_at <= (SELECT now FROM clock)
+      AND (SELECT true FROM task_queue live JOIN tasks t ON t.id = live.task_id
+           WHERE live.region = (SELECT region FROM params)
+             AND live.destination_id COLLATE "C" = w.id
+             AND live.available_at <= (SELECT now FROM clock)
              AND (t.state IN ('pending', 'retry_wait')
                   OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
                       AND t.not_before <= (SELECT now FROM clock)))
              -- Ordering (see the same block in `candidates`).
              AND (t.ordering_key IS NULL OR CASE
                   WHEN t.attempt_count > 0 THEN NOT EXISTS (
-                      SELECT 1 FROM tasks e
-                      WHERE e.destination_id = t.destination_id
-                        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                        AND e.finalized_at IS NULL AND e.attempt_count > 0
-                        AND (e.not_before, e.id) < (t.not_before, t.id))
+                      SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
+                      WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                        AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)
+                        AND e.attempt_count > 0)
                   WHEN EXISTS (
-                      SELECT 1 FROM tasks e
-                      WHERE e.destination_id = t.destination_id
-                        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                        AND e.finalized_at IS NULL
-                        AND (e.not_before, e.id) < (t.not_before, t.id)) THEN false
+                      SELECT 1 FROM task_queue ahead
+                      WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                        AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false
                   ELSE NOT EXISTS (
-                      SELECT 1 FROM tasks e
-                      WHERE e.destination_id = t.destination_id
-                        AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                        AND e.finalized_at IS NULL AND e.attempt_count > 0)
+                      SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
+                      WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                        AND e.attempt_count > 0)
                   END)
            LIMIT 1)
     LIMIT (SELECT claim_limit FROM params)
@@ -96,7 +92,7 @@ share AS (
 -- walk stops once as many of its tenants have taken part as its share has
 -- rows, or when it is back where it began.
 --
--- A step is one range read of `tasks_tenant_turns` from the cursor on, in
+-- A step is one range read of `task_queue_tenant_turns` from the cursor on, in
 -- tenant order: entries not yet due fail the index's `available_at` test
 -- without a heap read, so tenants with nothing due cost a few index
 -- entries each (about 200 to a page) rather than a descent and a probe of
@@ -117,35 +113,32 @@ tenant_walk(destination_id, rows, step, cursor, wrapped, due, found) AS (
         OFFSET 0
     ) b
     CROSS JOIN LATERAL (
-        SELECT (SELECT t.tenant_id COLLATE "C" FROM tasks t
-                WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-                  AND t.destination_id COLLATE "C" = w.destination_id
-                  AND t.tenant_id COLLATE "C" > b.bound
-                  AND t.available_at <= (SELECT now FROM clock)
+        SELECT (SELECT live.tenant_id COLLATE "C"
+                FROM task_queue live JOIN tasks t ON t.id = live.task_id
+                WHERE live.region = (SELECT region FROM params)
+                  AND live.destination_id COLLATE "C" = w.destination_id
+                  AND live.tenant_id COLLATE "C" > b.bound
+                  AND live.available_at <= (SELECT now FROM clock)
                   AND (t.state IN ('pending', 'retry_wait')
                        OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
                            AND t.not_before <= (SELECT now FROM clock)))
                   -- Ordering (see the same block in `candidates`).
                   AND (t.ordering_key IS NULL OR CASE
                        WHEN t.attempt_count > 0 THEN NOT EXISTS (
-                           SELECT 1 FROM tasks e
-                           WHERE e.destination_id = t.destination_id
-                             AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                             AND e.finalized_at IS NULL AND e.attempt_count > 0
-                             AND (e.not_before, e.id) < (t.not_before, t.id))
+                           SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
+                           WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                             AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)
+                             AND e.attempt_count > 0)
                        WHEN EXISTS (
-                           SELECT 1 FROM tasks e
-                           WHERE e.destination_id = t.destination_id
-                             AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                             AND e.finalized_at IS NULL
-                             AND (e.not_before, e.id) < (t.not_before, t.id)) THEN false
+                           SELECT 1 FROM task_queue ahead
+                           WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                             AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false
                        ELSE NOT EXISTS (
-                           SELECT 1 FROM tasks e
-                           WHERE e.destination_id = t.destination_id
-                             AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                             AND e.finalized_at IS NULL AND e.attempt_count > 0)
+                           SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
+                           WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                             AND e.attempt_count > 0)
                        END)
-                ORDER BY t.tenant_id COLLATE "C" LIMIT 1) AS tenant_id
+                ORDER BY live.tenant_id COLLATE "C" LIMIT 1) AS tenant_id
         OFFSET 0
     ) n
     WHERE w.found < w.rows
@@ -166,41 +159,38 @@ turns AS (
 -- could take (every other tenant takes at least one). Here and below the
 -- clock is a scalar, not a join: a nested loop over a one-row CTE keeps the
 -- CTE's order, so the planner would read every live row of the tenant and
--- sort them; as a scalar, `tasks_tenant_turns` hands the rows over in
+-- sort them; as a scalar, `task_queue_tenant_turns` hands the rows over in
 -- `available_at` order and the scan stops at the limit.
 tenant_rows AS (
     SELECT u.destination_id, u.tenant_id, u.rows, u.pos, r.k
     FROM turns u CROSS JOIN LATERAL (
         SELECT row_number() OVER (ORDER BY t.available_at) AS k
-        FROM (SELECT t.available_at FROM tasks t
-              WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-                AND t.destination_id COLLATE "C" = u.destination_id
-                AND t.tenant_id COLLATE "C" = u.tenant_id
-                AND t.available_at <= (SELECT now FROM clock)
+        FROM (SELECT live.available_at
+              FROM task_queue live JOIN tasks t ON t.id = live.task_id
+              WHERE live.region = (SELECT region FROM params)
+                AND live.destination_id COLLATE "C" = u.destination_id
+                AND live.tenant_id COLLATE "C" = u.tenant_id
+                AND live.available_at <= (SELECT now FROM clock)
                 AND (t.state IN ('pending', 'retry_wait')
                      OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
                          AND t.not_before <= (SELECT now FROM clock)))
                 -- Ordering (see the same block in `candidates`).
                 AND (t.ordering_key IS NULL OR CASE
                      WHEN t.attempt_count > 0 THEN NOT EXISTS (
-                         SELECT 1 FROM tasks e
-                         WHERE e.destination_id = t.destination_id
-                           AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                           AND e.finalized_at IS NULL AND e.attempt_count > 0
-                           AND (e.not_before, e.id) < (t.not_before, t.id))
+                         SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
+                         WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                           AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)
+                           AND e.attempt_count > 0)
                      WHEN EXISTS (
-                         SELECT 1 FROM tasks e
-                         WHERE e.destination_id = t.destination_id
-                           AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                           AND e.finalized_at IS NULL
-                           AND (e.not_before, e.id) < (t.not_before, t.id)) THEN false
+                         SELECT 1 FROM task_queue ahead
+                         WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                           AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false
                      ELSE NOT EXISTS (
-                         SELECT 1 FROM tasks e
-                         WHERE e.destination_id = t.destination_id
-                           AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                           AND e.finalized_at IS NULL AND e.attempt_count > 0)
+                         SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
+                         WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                           AND e.attempt_count > 0)
                      END)
-              ORDER BY t.available_at
+              ORDER BY live.available_at
               LIMIT u.rows - u.tenants + 1) t
     ) r
 ),
@@ -237,10 +227,16 @@ candidates AS (
                              WHERE l.destination_id = t.destination_id
                                AND l.ordering_key = t.ordering_key), 0)
                END AS line_version
-        FROM tasks t
-        WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-          AND t.destination_id COLLATE "C" = q.destination_id
-          AND t.tenant_id COLLATE "C" = q.tenant_id
+        FROM task_queue live JOIN tasks t ON t.id = live.task_id
+        WHERE live.region = (SELECT region FROM params)
+          AND live.destination_id COLLATE "C" = q.destination_id
+          AND live.tenant_id COLLATE "C" = q.tenant_id
+          AND live.available_at <= (SELECT now FROM clock)
+          -- The queue row and the task row agree in a snapshot. Here the
+          -- task row is locked, and when it changed since the snapshot the
+          -- conditions are checked again on its latest version (the queue
+          -- row stays the snapshot's), so its own `available_at` is asked
+          -- too: a retry committed meanwhile moved it.
           AND t.available_at <= (SELECT now FROM clock)
           AND (t.state IN ('pending', 'retry_wait')
                OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
@@ -252,28 +248,24 @@ candidates AS (
           -- reclaimed here) or in retry_wait. A row not yet attempted is
           -- checked for an attempted one only once it is first in
           -- (not_before, id), so a line's waiting rows each cost one descent
-          -- of `tasks_ordered_live`; a row without a key stops at the
+          -- of `task_queue_lines`; a row without a key stops at the
           -- first test.
           AND (t.ordering_key IS NULL OR CASE
                WHEN t.attempt_count > 0 THEN NOT EXISTS (
-                   SELECT 1 FROM tasks e
-                   WHERE e.destination_id = t.destination_id
-                     AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                     AND e.finalized_at IS NULL AND e.attempt_count > 0
-                     AND (e.not_before, e.id) < (t.not_before, t.id))
+                   SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
+                   WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                     AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)
+                     AND e.attempt_count > 0)
                WHEN EXISTS (
-                   SELECT 1 FROM tasks e
-                   WHERE e.destination_id = t.destination_id
-                     AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                     AND e.finalized_at IS NULL
-                     AND (e.not_before, e.id) < (t.not_before, t.id)) THEN false
+                   SELECT 1 FROM task_queue ahead
+                   WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                     AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false
                ELSE NOT EXISTS (
-                   SELECT 1 FROM tasks e
-                   WHERE e.destination_id = t.destination_id
-                     AND e.ordering_key IS NOT NULL AND e.ordering_key = t.ordering_key
-                     AND e.finalized_at IS NULL AND e.attempt_count > 0)
+                   SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
+                   WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
+                     AND e.attempt_count > 0)
                END)
-        ORDER BY t.available_at
+        ORDER BY live.available_at
         LIMIT q.rows
         FOR UPDATE OF t SKIP LOCKED
     ) due

@@ -5,7 +5,7 @@
 //! Every query names only what the indexes serve: the task search one
 //! condition per field that is set (never `$n IS NULL OR …`, which a
 //! generic plan cannot use an index for), and the last hour's counts
-//! `tasks_finalized` and `attempts_rate_limited`.
+//! `task_ends_by_time` and `attempts_rate_limited`.
 
 use chrono::{DateTime, Utc};
 
@@ -88,13 +88,16 @@ pub fn search_tasks(
             "t.state = ?::task_state",
             Some(SearchParam::Text(state.as_str().to_owned())),
         );
-        // Said again in the terms the partial indexes are written in, so
-        // the planner can use them: an ended row has `finalized_at`, a
-        // failed one a reason (`tasks_failed`).
+        // Said again in terms an index serves: a failed row has a reason
+        // (the partial `tasks_failed`), a row not yet ended is in the
+        // queue; a delivered one is read newest first by id.
         match state {
             TaskState::Failed => and("t.failure_reason IS NOT NULL", None),
             TaskState::Delivered => and("t.finalized_at IS NOT NULL", None),
-            _ => and("t.finalized_at IS NULL", None),
+            _ => and(
+                "t.id IN (SELECT live.task_id FROM task_queue live WHERE live.region = $1)",
+                None,
+            ),
         }
     }
     if let Some(from) = filter.from {
@@ -120,25 +123,35 @@ pub fn search_tasks(
 }
 
 /// Each destination of a region ($2) with its learned quota and its
-/// counts: in flight and due (from the live rows, `tasks_live`), failed in
-/// the last hour (`tasks_finalized`) and 429s in the last hour
+/// counts: in flight and due (from the live rows, `task_queue`), failed in
+/// the last hour (`task_ends_by_time`) and 429s in the last hour
 /// (`attempts_rate_limited`). $1 is the pinned clock, or NULL.
-pub const DESTINATION_SUMMARIES: &str = r#"
+pub const DESTINATION_SUMMARIES: &str = concat!(
+    r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 live AS (
     SELECT t.destination_id,
            count(*) FILTER (WHERE t.state = 'leased') AS in_flight,
            count(*) FILTER (WHERE t.state IN ('pending', 'retry_wait')
                               AND GREATEST(t.available_at, t.not_before) <= clock.now) AS due_backlog
-    FROM tasks t, clock
-    WHERE t.region = $2 AND t.finalized_at IS NULL
+    FROM task_queue live JOIN tasks t ON t.id = live.task_id, clock
+    -- In flight or due: a leased row keeps the `available_at` it was
+    -- claimed at, so both are at or before now and the rows due later are
+    -- never read. The lower bound excludes nothing; with it the planner
+    -- sees a range, which it estimates as narrow (as it is next to the
+    -- rows due later), and probes the task rows one by one.
+    WHERE live.region = $2 AND live.available_at <= clock.now
+      AND live.available_at >= '-infinity'::timestamptz + (clock.now - clock.now)
     GROUP BY t.destination_id
 ),
 failed AS (
     SELECT t.destination_id, count(*) AS failed
-    FROM tasks t, clock
-    WHERE t.region = $2 AND t.state = 'failed'
-      AND t.finalized_at > clock.now - interval '1 hour' AND t.finalized_at <= clock.now
+    FROM task_ends e"#,
+    ended_task!(),
+    r#"
+    WHERE e.region = $2 AND t.state = 'failed'
+      AND e.finalized_at > (SELECT now FROM clock) - interval '1 hour'
+      AND e.finalized_at <= (SELECT now FROM clock)
     GROUP BY t.destination_id
 ),
 limited AS (
@@ -160,7 +173,8 @@ LEFT JOIN failed ON failed.destination_id = d.id
 LEFT JOIN limited ON limited.destination_id = d.id
 WHERE d.region = $2
 ORDER BY d.id
-"#;
+"#
+);
 
 /// The minute (0 = the oldest of the hour, 59 = the one ending at `now`)
 /// an instant of the window (now - 1 hour, now] falls in.
@@ -189,9 +203,11 @@ SELECT "#,
             FILTER (WHERE t.state = 'delivered')) * 1e6)::int8 AS p50,
        (EXTRACT(EPOCH FROM percentile_disc(0.99) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)
             FILTER (WHERE t.state = 'delivered')) * 1e6)::int8 AS p99
-FROM tasks t, clock
-WHERE t.region = $2
-  AND t.finalized_at > clock.now - interval '1 hour' AND t.finalized_at <= clock.now
+FROM task_ends e"#,
+    ended_task!(),
+    r#", clock
+WHERE e.region = $2
+  AND e.finalized_at > clock.now - interval '1 hour' AND e.finalized_at <= clock.now
 GROUP BY 1
 "#
 );
@@ -211,15 +227,19 @@ GROUP BY 1
 );
 
 /// The region's ($2) tasks that failed in the last hour, by reason.
-pub const ACTIVITY_FAILURES: &str = r#"
+pub const ACTIVITY_FAILURES: &str = concat!(
+    r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now)
 SELECT t.failure_reason AS reason, count(*) AS n
-FROM tasks t, clock
-WHERE t.region = $2 AND t.state = 'failed'
-  AND t.finalized_at > clock.now - interval '1 hour' AND t.finalized_at <= clock.now
+FROM task_ends e"#,
+    ended_task!(),
+    r#", clock
+WHERE e.region = $2 AND t.state = 'failed'
+  AND e.finalized_at > clock.now - interval '1 hour' AND e.finalized_at <= clock.now
 GROUP BY t.failure_reason
 ORDER BY n DESC, t.failure_reason
-"#;
+"#
+);
 
 /// One batch of a bulk replay, under the job's row lock: the region's ($1)
 /// failed tasks after the cursor ($2) that ended by the job's creation

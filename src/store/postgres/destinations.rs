@@ -236,8 +236,9 @@ WITH clock AS (SELECT coalesce($1, now()) AS now),
 lapsed AS (
     SELECT t.id, t.attempt_count, t.lease_token, t.lease_owner,
            t.retry_horizon_at <= clock.now AS expired
-    FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
-    WHERE t.region = $2 AND t.finalized_at IS NULL AND t.state = 'leased'
+    FROM task_queue live JOIN tasks t ON t.id = live.task_id
+         JOIN destinations d ON d.id = t.destination_id, clock
+    WHERE live.region = $2 AND t.finalized_at IS NULL AND t.state = 'leased'
       AND NOT d.enabled AND t.lease_expires_at <= clock.now
     ORDER BY t.lease_expires_at
     LIMIT $3
@@ -261,8 +262,10 @@ reclaimed AS (
     RETURNING l.expired
 ),
 doomed AS (
-    SELECT t.id FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
-    WHERE t.region = $2 AND t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait')
+    SELECT t.id
+    FROM task_queue live JOIN tasks t ON t.id = live.task_id
+         JOIN destinations d ON d.id = t.destination_id, clock
+    WHERE live.region = $2 AND t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait')
       AND NOT d.enabled AND t.retry_horizon_at <= clock.now
     ORDER BY t.retry_horizon_at
     LIMIT $3

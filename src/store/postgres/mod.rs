@@ -48,6 +48,21 @@ macro_rules! replay_set {
     };
 }
 
+/// The task behind each end row `e` of `task_ends`, as `t` (the columns the
+/// reports read): one probe by primary key per end row, and only while the
+/// end row is its task's latest (a replayed task that ended again has a
+/// newer one). OFFSET 0 keeps the planner from making it a join, which over
+/// a long window it would answer by reading all of `tasks`.
+macro_rules! ended_task {
+    () => {
+        " CROSS JOIN LATERAL (
+    SELECT t.state, t.failure_reason, t.destination_id, t.not_before, t.delivered_at,
+           t.finalized_at
+    FROM tasks t WHERE t.id = e.task_id AND t.finalized_at = e.finalized_at
+    OFFSET 0) t"
+    };
+}
+
 mod api_tokens;
 mod claim;
 mod connect;

@@ -1,7 +1,7 @@
 //! When a claim of a region could next find work, on PostgreSQL.
 //!
 //! The rule is `store::next_due`'s: what becomes claimable after now, per
-//! enabled destination. The same skip scan of `tasks_live` as the claim
+//! enabled destination. The same skip scan of `task_queue_due` as the claim
 //! walks the region's destinations with live rows (one index descent per
 //! destination, so a destination with none costs nothing), and per
 //! destination reads its first unleased row in `available_at` order (the
@@ -26,56 +26,66 @@ use crate::domain::Region;
 pub const NEXT_DUE_SQL: &str = r#"
 WITH RECURSIVE params AS MATERIALIZED (
     -- `since`: now less `store::next_due::JUST_MISSED` (50 ms).
-    SELECT p.now, p.now - interval '50 milliseconds' AS since, p.region
+    SELECT p.now, p.now - interval '50 milliseconds' AS since, p.region,
+           '-infinity'::timestamptz AS never
     FROM (SELECT coalesce($1, now()) AS now, $2::text AS region) p
 ),
 walk(id) AS (
-    (SELECT t.destination_id COLLATE "C" FROM tasks t
-     WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-     ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    (SELECT live.destination_id COLLATE "C" FROM task_queue live
+     WHERE live.region = (SELECT region FROM params)
+     ORDER BY live.destination_id COLLATE "C" LIMIT 1)
     UNION ALL
-    SELECT (SELECT t.destination_id COLLATE "C" FROM tasks t
-            WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-              AND t.destination_id COLLATE "C" > w.id
-            ORDER BY t.destination_id COLLATE "C" LIMIT 1)
+    SELECT (SELECT live.destination_id COLLATE "C" FROM task_queue live
+            WHERE live.region = (SELECT region FROM params)
+              AND live.destination_id COLLATE "C" > w.id
+            ORDER BY live.destination_id COLLATE "C" LIMIT 1)
     FROM walk w WHERE w.id IS NOT NULL
 ),
-upcoming AS (
+upcoming AS MATERIALIZED (
     SELECT w.id,
            CASE WHEN d.paused_until > (SELECT now FROM params) THEN d.paused_until END AS pause_end,
-           (SELECT t.available_at FROM tasks t
-            WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-              AND t.destination_id COLLATE "C" = w.id
+           (SELECT live.available_at FROM task_queue live JOIN tasks t ON t.id = live.task_id
+            WHERE live.region = (SELECT region FROM params)
+              AND live.destination_id COLLATE "C" = w.id
               AND t.state IN ('pending', 'retry_wait')
-            ORDER BY t.available_at LIMIT 1) AS first_unleased
+            ORDER BY live.available_at LIMIT 1) AS first_unleased
     FROM walk w JOIN destinations d ON d.id = (w.id COLLATE "default")
     WHERE w.id IS NOT NULL AND d.enabled
 ),
-earliest AS (
+earliest AS MATERIALIZED (
     SELECT CASE
         -- Due already and not paused: left out by the claim (held here, in
         -- a line, or taken); only its next unleased row to fall due counts.
         WHEN u.first_unleased <= (SELECT since FROM params) AND u.pause_end IS NULL THEN
-            (SELECT t.available_at FROM tasks t
-             WHERE t.region = (SELECT region FROM params) AND t.finalized_at IS NULL
-               AND t.destination_id COLLATE "C" = u.id
+            (SELECT live.available_at FROM task_queue live JOIN tasks t ON t.id = live.task_id
+             WHERE live.region = (SELECT region FROM params)
+               AND live.destination_id COLLATE "C" = u.id
+               AND live.available_at > (SELECT since FROM params)
                AND t.state IN ('pending', 'retry_wait')
-               AND t.available_at > (SELECT since FROM params)
-             ORDER BY t.available_at LIMIT 1)
+             ORDER BY live.available_at LIMIT 1)
+        -- Due and paused: when the pause ends.
+        WHEN u.first_unleased <= (SELECT since FROM params) THEN
+            greatest(u.pause_end, u.first_unleased)
+        -- Nothing unleased due: the first to fall due, or the first lease
+        -- to end (least skips NULLs: no unleased row, or no lease), and not
+        -- before the pause ends. OFFSET 0 computes it once.
         ELSE (SELECT CASE WHEN x.at IS NOT NULL THEN greatest(u.pause_end, x.at) END
-              FROM (SELECT CASE
-                  WHEN u.first_unleased <= (SELECT since FROM params) THEN u.first_unleased
-                  -- (least skips NULLs: no unleased row, or no lease.)
-                  ELSE least(u.first_unleased,
-                             (SELECT min(greatest(t.lease_expires_at, t.not_before)) FROM tasks t
-                              WHERE t.region = (SELECT region FROM params)
-                                AND t.finalized_at IS NULL
-                                AND t.destination_id COLLATE "C" = u.id
-                                AND t.available_at <= (SELECT now FROM params)
-                                AND t.state = 'leased'
-                                AND greatest(t.lease_expires_at, t.not_before)
-                                    > (SELECT since FROM params)))
-                  END AS at) x)
+              FROM (SELECT least(u.first_unleased, (
+                  -- Every row due here is leased, so this reads at most the
+                  -- destination's rows in flight. The lower bound excludes
+                  -- nothing; with it the planner sees a range, which it
+                  -- estimates as narrow (as it is), rather than a third of
+                  -- the destination's rows.
+                  SELECT min(greatest(t.lease_expires_at, t.not_before))
+                  FROM task_queue live JOIN tasks t ON t.id = live.task_id
+                  WHERE live.region = (SELECT region FROM params)
+                    AND live.destination_id COLLATE "C" = u.id
+                    AND live.available_at <= (SELECT now FROM params)
+                    AND live.available_at >= (SELECT never FROM params)
+                    AND t.state = 'leased'
+                    AND greatest(t.lease_expires_at, t.not_before) > (SELECT since FROM params)
+                  )) AS at
+                  OFFSET 0) x)
         END AS at
     FROM upcoming u
 )

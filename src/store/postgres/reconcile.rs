@@ -19,8 +19,8 @@ use crate::domain::{
 const EXPIRED_LEASES_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now)
 SELECT t.*, count(*) OVER () AS total
-FROM tasks t, clock
-WHERE ($2::text IS NULL OR t.region = $2)
+FROM task_queue live JOIN tasks t ON t.id = live.task_id, clock
+WHERE ($2::text IS NULL OR live.region = $2)
   AND t.finalized_at IS NULL AND t.state = 'leased' AND t.lease_expires_at <= clock.now
 ORDER BY t.lease_expires_at
 LIMIT $4
@@ -29,8 +29,8 @@ LIMIT $4
 const OLD_ELIGIBLE_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now)
 SELECT t.*, count(*) OVER () AS total
-FROM tasks t, clock
-WHERE ($2::text IS NULL OR t.region = $2)
+FROM task_queue live JOIN tasks t ON t.id = live.task_id, clock
+WHERE ($2::text IS NULL OR live.region = $2)
   AND t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait')
   AND GREATEST(t.available_at, t.not_before) <= clock.now - $3 * interval '1 millisecond'
 ORDER BY GREATEST(t.available_at, t.not_before)
@@ -40,8 +40,8 @@ LIMIT $4
 const PAST_HORIZON_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now)
 SELECT t.*, count(*) OVER () AS total
-FROM tasks t, clock
-WHERE ($2::text IS NULL OR t.region = $2)
+FROM task_queue live JOIN tasks t ON t.id = live.task_id, clock
+WHERE ($2::text IS NULL OR live.region = $2)
   AND t.finalized_at IS NULL AND t.state IN ('pending', 'leased', 'retry_wait')
   AND t.retry_horizon_at < clock.now
 ORDER BY t.retry_horizon_at
@@ -63,8 +63,8 @@ const RECLAIM_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 expired AS (
     SELECT t.id, t.lease_token, t.lease_owner, t.attempt_count
-    FROM tasks t, clock
-    WHERE ($2::text IS NULL OR t.region = $2)
+    FROM task_queue live JOIN tasks t ON t.id = live.task_id, clock
+    WHERE ($2::text IS NULL OR live.region = $2)
       AND t.finalized_at IS NULL AND t.state = 'leased' AND t.lease_expires_at <= clock.now
     FOR UPDATE OF t SKIP LOCKED
 ),

@@ -24,27 +24,43 @@ SELECT coalesce($1, now()) - $2 * interval '1 millisecond' AS cutoff
 
 /// One batch: $1 the cutoff, $2 the region, $3 the batch size.
 ///
-/// `doomed` names only delivered and failed rows (read through the partial
-/// index `tasks_finalized`), so a pending, leased or waiting row is never
-/// touched. FOR UPDATE re-checks the state of a row changed since the
-/// statement began (a replay makes a failed row pending again), and SKIP
-/// LOCKED passes over a row another transaction holds, such as a replay in
-/// progress or a late fenced finish logging against the task.
+/// `ends` reads the region's oldest end rows before the cutoff (the log
+/// `task_ends`, by region and time), and `doomed` the tasks they name that
+/// are still delivered or failed and ended before the cutoff, so a
+/// pending, leased or waiting row is never touched. FOR UPDATE re-checks
+/// the state of a row changed since the statement began (a replay makes a
+/// failed row pending again), and SKIP LOCKED passes over a row another
+/// transaction holds, such as a replay in progress or a late fenced finish
+/// logging against the task. An end row goes with its task, or once it no
+/// longer matches its task's end (the task was replayed, or is gone); one
+/// whose task was passed over stays for the next run.
 ///
 /// The deletes go attempts, tasks, then payloads (tasks reference payloads;
 /// PostgreSQL checks the key at the end of the statement, when all three
 /// deletes are done). A payload belongs to one task only: its reference is
 /// a fresh UUID written with that task.
 const BATCH_SQL: &str = r#"
-WITH doomed AS (
-    SELECT t.id
-    FROM tasks t
-    WHERE t.region = $2
-      AND t.finalized_at IS NOT NULL AND t.state IN ('delivered', 'failed')
-      AND t.finalized_at < $1
-    ORDER BY t.finalized_at
+WITH ends AS MATERIALIZED (
+    SELECT e.ctid AS end_row, e.task_id, e.finalized_at
+    FROM task_ends e
+    WHERE e.region = $2 AND e.finalized_at < $1
+    ORDER BY e.finalized_at
     LIMIT $3
+),
+doomed AS (
+    SELECT t.id
+    FROM ends JOIN tasks t ON t.id = ends.task_id
+    WHERE t.finalized_at IS NOT NULL AND t.state IN ('delivered', 'failed')
+      AND t.finalized_at < $1
     FOR UPDATE OF t SKIP LOCKED
+),
+ends_gone AS (
+    DELETE FROM task_ends e USING ends
+    WHERE e.ctid = ends.end_row
+      AND (ends.task_id IN (SELECT id FROM doomed)
+           OR NOT EXISTS (SELECT 1 FROM tasks t
+                          WHERE t.id = ends.task_id AND t.finalized_at = ends.finalized_at))
+    RETURNING e.task_id
 ),
 attempts_gone AS (
     DELETE FROM attempts a USING doomed WHERE a.task_id = doomed.id
@@ -60,7 +76,9 @@ payloads_gone AS (
 )
 SELECT (SELECT count(*) FROM tasks_gone) AS tasks,
        (SELECT count(*) FROM attempts_gone) AS attempts,
-       (SELECT count(*) FROM payloads_gone) AS payloads
+       (SELECT count(*) FROM payloads_gone) AS payloads,
+       (SELECT count(*) FROM ends) AS looked,
+       (SELECT count(*) FROM ends_gone) AS ends
 "#;
 
 #[derive(QueryableByName)]
@@ -77,11 +95,16 @@ struct Batch {
     attempts: i64,
     #[diesel(sql_type = BigInt)]
     payloads: i64,
+    /// End rows read, and deleted.
+    #[diesel(sql_type = BigInt)]
+    looked: i64,
+    #[diesel(sql_type = BigInt)]
+    ends: i64,
 }
 
-/// Prunes batch after batch, region by region, until a batch comes back
-/// short. A short batch may also mean rows were locked by others; they are
-/// left for the next run.
+/// Prunes batch after batch, region by region, until a batch reads fewer
+/// end rows than its size or deletes none (every row it read was locked by
+/// others: they are left for the next run).
 pub(super) async fn prune(
     store: &PgStore,
     request: &PruneRequest,
@@ -130,7 +153,7 @@ pub(super) async fn prune(
                 count(batch.attempts),
                 count(batch.payloads),
             );
-            if batch.tasks < i64::from(size) {
+            if batch.looked < i64::from(size) || batch.ends == 0 {
                 break;
             }
         }

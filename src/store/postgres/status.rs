@@ -15,33 +15,46 @@ use crate::store::status::{
     Latency, Refused, RegionCounts, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP,
 };
 
-/// One region's live tasks only, for the gauges every process refreshes:
-/// each part asks for rows whose `finalized_at` is unset, as the partial
-/// index the claim reads (`tasks_live`) holds them, so delivered and
-/// failed rows are never read.
+/// One region's live tasks only, for the gauges every process refreshes.
+/// How many wait, and whether for a retry, comes from the region's rows
+/// of `task_queue` alone; task rows are read only for the tasks due or in
+/// flight (a leased task keeps the `available_at` it was claimed at, so
+/// both are at or before now), which give the leases, the expired ones
+/// and the oldest eligible task. A leased task still carries the mark it
+/// had when claimed, so the leased ones are taken off the count they
+/// were in. Delivered and failed rows are never read.
 const LIVE_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($1, now()) AS now),
-due AS (
-    SELECT count(*) FILTER (WHERE t.state = 'pending') AS pending,
-           count(*) FILTER (WHERE t.state = 'retry_wait') AS retry_wait,
-           min(GREATEST(t.available_at, t.not_before)) FILTER (
-               WHERE GREATEST(t.available_at, t.not_before) <= clock.now
-                 AND d.enabled
-                 AND (d.paused_until IS NULL OR d.paused_until <= clock.now)) AS oldest
-    FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
-    WHERE t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait') AND t.region = $2
+WITH clock AS (SELECT coalesce($1, now()) AS now, '-infinity'::timestamptz AS never),
+waiting AS (
+    SELECT count(*) FILTER (WHERE NOT live.retrying) AS fresh,
+           count(*) FILTER (WHERE live.retrying) AS retrying
+    FROM task_queue live
+    WHERE live.region = $2
 ),
-leased AS (
-    SELECT count(*) AS leased,
-           count(*) FILTER (WHERE t.lease_expires_at <= clock.now) AS expired
-    FROM tasks t, clock
-    WHERE t.finalized_at IS NULL AND t.state = 'leased' AND t.region = $2
+due AS (
+    SELECT count(*) FILTER (WHERE t.state = 'leased') AS leased,
+           count(*) FILTER (WHERE t.state = 'leased' AND live.retrying) AS leased_retrying,
+           count(*) FILTER (WHERE t.state = 'leased'
+                              AND t.lease_expires_at <= (SELECT now FROM clock)) AS expired,
+           min(t.available_at) FILTER (
+               WHERE t.state IN ('pending', 'retry_wait')
+                 AND d.enabled
+                 AND (d.paused_until IS NULL OR d.paused_until <= (SELECT now FROM clock)))
+               AS oldest
+    FROM task_queue live JOIN tasks t ON t.id = live.task_id
+         JOIN destinations d ON d.id = t.destination_id
+    -- The lower bound excludes nothing; with it the planner sees a range,
+    -- which it estimates as narrow (as it is next to the rows due later),
+    -- and reads the task rows one by one.
+    WHERE live.region = $2 AND live.available_at <= (SELECT now FROM clock)
+      AND live.available_at >= (SELECT never FROM clock)
 )
-SELECT $2 AS region, due.pending, leased.leased, due.retry_wait,
+SELECT $2 AS region, waiting.fresh - (due.leased - due.leased_retrying) AS pending,
+       due.leased, waiting.retrying - due.leased_retrying AS retry_wait,
        0::int8 AS delivered, 0::int8 AS failed,
        (EXTRACT(EPOCH FROM clock.now - due.oldest) * 1e6)::int8 AS oldest_micros,
-       leased.expired
-FROM due, leased, clock
+       due.expired
+FROM waiting, due, clock
 "#;
 
 const PAUSED_SQL: &str = r#"

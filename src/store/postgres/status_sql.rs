@@ -2,11 +2,11 @@
 //! that checks their plans (EXPLAIN on a million tasks) reads the very
 //! statements the store runs.
 //!
-//! Nothing here reads every row of `tasks`: the schema's CHECKs tie the
-//! states to columns the indexes hold (a row has `finalized_at` exactly
-//! when it is delivered or failed, and `failure_reason` exactly when it
-//! failed), so the ended rows are counted from the indexes alone, and the
-//! live rows, the ones a claim may still take, are read once.
+//! Nothing here reads every row of `tasks`: the live tasks are counted
+//! from `task_queue`, with their task rows read only where due or in
+//! flight, and the ended ones from the indexes alone (the schema's CHECKs
+//! tie the states to columns: a row has `finalized_at` exactly when it is
+//! delivered or failed, and `failure_reason` exactly when it failed).
 
 /// The live tasks by region and destination (a region's, $2, or all when
 /// NULL): how many are pending, leased and waiting for a retry, the oldest
@@ -14,41 +14,74 @@
 /// paused, as the claim requires) in microseconds, and the expired leases.
 /// $1 is the pinned clock, or NULL.
 ///
-/// One pass over the rows whose `finalized_at` is unset, as the partial
-/// index the claim reads (`tasks_live`) holds them; the region's counts and
-/// the destinations with the most tasks waiting for a retry both come from
-/// it. Ordered by retry waits (most first), then destination, so the top
-/// of the list is the one the report shows.
+/// As `status`'s gauges count them: how many wait, and whether for a
+/// retry, from `task_queue` alone; the leases, the expired ones and the
+/// oldest eligible task from the task rows of those due or in flight (a
+/// leased task keeps the `available_at` it was claimed at, at or before
+/// now), the leased ones taken off the count their queue mark puts them
+/// in. The region's counts and the destinations with the most tasks
+/// waiting for a retry both come from it. Ordered by retry waits (most
+/// first), then destination, so the top of the list is the one the
+/// report shows.
 pub const STATUS_LIVE: &str = r#"
-WITH clock AS (SELECT coalesce($1, now()) AS now)
-SELECT t.region, t.destination_id AS destination,
-       count(*) FILTER (WHERE t.state = 'pending') AS pending,
-       count(*) FILTER (WHERE t.state = 'leased') AS leased,
-       count(*) FILTER (WHERE t.state = 'retry_wait') AS retry_wait,
-       (EXTRACT(EPOCH FROM clock.now - min(GREATEST(t.available_at, t.not_before)) FILTER (
-            WHERE t.state IN ('pending', 'retry_wait')
-              AND GREATEST(t.available_at, t.not_before) <= clock.now
-              AND d.enabled
-              AND (d.paused_until IS NULL OR d.paused_until <= clock.now))) * 1e6)::int8
-           AS oldest_micros,
-       count(*) FILTER (WHERE t.state = 'leased' AND t.lease_expires_at <= clock.now)
-           AS expired
-FROM tasks t JOIN destinations d ON d.id = t.destination_id, clock
-WHERE t.finalized_at IS NULL AND ($2::text IS NULL OR t.region = $2)
-GROUP BY t.region, t.destination_id, clock.now
-ORDER BY retry_wait DESC, t.destination_id
+WITH clock AS (SELECT coalesce($1, now()) AS now, '-infinity'::timestamptz AS never),
+waiting AS (
+    SELECT live.region, live.destination_id,
+           count(*) FILTER (WHERE NOT live.retrying) AS fresh,
+           count(*) FILTER (WHERE live.retrying) AS retrying
+    FROM task_queue live
+    WHERE ($2::text IS NULL OR live.region = $2)
+    GROUP BY live.region, live.destination_id
+),
+due AS (
+    SELECT live.region, live.destination_id,
+           count(*) FILTER (WHERE t.state = 'leased') AS leased,
+           count(*) FILTER (WHERE t.state = 'leased' AND live.retrying) AS leased_retrying,
+           count(*) FILTER (WHERE t.state = 'leased'
+                              AND t.lease_expires_at <= (SELECT now FROM clock)) AS expired,
+           min(t.available_at) FILTER (WHERE t.state IN ('pending', 'retry_wait')) AS oldest
+    FROM task_queue live JOIN tasks t ON t.id = live.task_id
+    -- The lower bound excludes nothing; with it the planner sees a range,
+    -- which it estimates as narrow (as it is next to the rows due later),
+    -- and reads the task rows one by one.
+    WHERE ($2::text IS NULL OR live.region = $2)
+      AND live.available_at <= (SELECT now FROM clock)
+      AND live.available_at >= (SELECT never FROM clock)
+    GROUP BY live.region, live.destination_id
+)
+SELECT w.region, w.destination_id AS destination,
+       w.fresh - coalesce(due.leased - due.leased_retrying, 0) AS pending,
+       coalesce(due.leased, 0) AS leased,
+       w.retrying - coalesce(due.leased_retrying, 0) AS retry_wait,
+       CASE WHEN d.enabled AND (d.paused_until IS NULL OR d.paused_until <= clock.now)
+            THEN (EXTRACT(EPOCH FROM clock.now - due.oldest) * 1e6)::int8 END AS oldest_micros,
+       coalesce(due.expired, 0) AS expired
+FROM waiting w
+JOIN destinations d ON d.id = w.destination_id
+LEFT JOIN due ON due.region = w.region AND due.destination_id = w.destination_id
+CROSS JOIN clock
+ORDER BY retry_wait DESC, w.destination_id
 "#;
 
-/// The ended tasks by region (a region's, $1, or all when NULL): every row
-/// with `finalized_at` (an index-only scan of `tasks_finalized`) and every
-/// row with a `failure_reason` (of the partial `tasks_failed`); delivered
-/// is the one minus the other.
+/// The ended tasks by region (a region's, $1, or all when NULL): every
+/// task (an index-only scan of `tasks_by_not_before`) less those not yet
+/// ended (of `task_queue_due`) is every ended one, and every row with a
+/// `failure_reason` (of the partial `tasks_failed`) is a failed one;
+/// delivered is the rest. No index of `tasks` keys the time a task ended
+/// (a finish would then write a new index entry), so counting ended rows
+/// directly would read the table.
 pub const STATUS_ENDED: &str = r#"
-WITH ended AS (
+WITH everything AS (
     SELECT t.region, count(*) AS n
     FROM tasks t
-    WHERE t.finalized_at IS NOT NULL AND ($1::text IS NULL OR t.region = $1)
+    WHERE ($1::text IS NULL OR t.region = $1)
     GROUP BY t.region
+),
+live AS (
+    SELECT live.region, count(*) AS n
+    FROM task_queue live
+    WHERE ($1::text IS NULL OR live.region = $1)
+    GROUP BY live.region
 ),
 failed AS (
     SELECT t.region, count(*) AS n
@@ -56,9 +89,13 @@ failed AS (
     WHERE t.failure_reason IS NOT NULL AND ($1::text IS NULL OR t.region = $1)
     GROUP BY t.region
 )
-SELECT ended.region, ended.n - coalesce(failed.n, 0) AS delivered,
+SELECT everything.region,
+       everything.n - coalesce(live.n, 0) - coalesce(failed.n, 0) AS delivered,
        coalesce(failed.n, 0) AS failed
-FROM ended LEFT JOIN failed ON failed.region = ended.region
+FROM everything
+LEFT JOIN live ON live.region = everything.region
+LEFT JOIN failed ON failed.region = everything.region
+WHERE everything.n > coalesce(live.n, 0)
 "#;
 
 /// The destinations with the most 429 answers in the last hour (at most
@@ -76,8 +113,8 @@ LIMIT $3
 
 /// The regions asked for: $2, or every region a destination is in (a
 /// task's region is its destination's), so that the windows below walk
-/// `tasks_finalized` (region, finalized_at) one region at a time, for all
-/// regions too.
+/// `task_ends_by_time` (region, finalized_at) one region at a time, for
+/// all regions too, and read each task by `ended_task!`.
 macro_rules! regions {
     () => {
         "(SELECT DISTINCT d.region FROM destinations d \
@@ -92,8 +129,10 @@ pub const FAILURES: &str = concat!(
 SELECT t.failure_reason AS reason, count(*) AS n
 FROM "#,
     regions!(),
-    r#" JOIN tasks t ON t.region = r.region
-WHERE t.state = 'failed' AND t.finalized_at > coalesce($1, now()) - interval '1 day'
+    r#" JOIN task_ends e ON e.region = r.region"#,
+    ended_task!(),
+    r#"
+WHERE e.finalized_at > coalesce($1, now()) - interval '1 day' AND t.state = 'failed'
 GROUP BY t.failure_reason
 ORDER BY n DESC, t.failure_reason
 "#
@@ -109,7 +148,9 @@ SELECT count(*) AS n,
        (EXTRACT(EPOCH FROM percentile_disc(0.99) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)) * 1e6)::int8 AS p99
 FROM "#,
     regions!(),
-    r#" JOIN tasks t ON t.region = r.region
-WHERE t.state = 'delivered' AND t.finalized_at > coalesce($1, now()) - interval '1 hour'
+    r#" JOIN task_ends e ON e.region = r.region"#,
+    ended_task!(),
+    r#"
+WHERE e.finalized_at > coalesce($1, now()) - interval '1 hour' AND t.state = 'delivered'
 "#
 );
