@@ -1,3 +1,4 @@
+ALTER TABLE tasks SET (fillfactor = 70);
 CREATE INDEX tasks_live ON tasks (region, destination_id COLLATE "C", available_at)
     WHERE finalized_at IS NULL;
 CREATE INDEX tasks_tenant_turns

@@ -161,3 +161,8 @@ DROP INDEX tasks_live;
 DROP INDEX tasks_tenant_turns;
 DROP INDEX tasks_ordered_live;
 DROP INDEX tasks_finalized;
+
+-- A delivery now writes two versions of its task row in place (the claim's
+-- and the finish's), and a page's rows are claimed and finished about
+-- together: half of each page is kept free for them (new pages only).
+ALTER TABLE tasks SET (fillfactor = 50);
