@@ -18,7 +18,9 @@
 //! - `settings`: the `LOAD_*` knobs over those defaults.
 //! - `cluster`: a throwaway PostgreSQL when DATABASE_URL is not set.
 //! - `database`: the run's own empty database and PostgreSQL's counts.
-//! - `statements`: round trips per statement, where pg_stat_statements is.
+//! - `server`: the server's settings a report names (`jit`).
+//! - `statements`: round trips per statement and the claim's buffers per
+//!   task, where pg_stat_statements is.
 //! - `receiver`: the local receiver that counts, deduplicates and times.
 //! - `process`: the `remit` binary as child processes, their memory and CPU.
 //! - `enqueue`: `POST /v1/tasks/batch`, all at once or at a fixed rate.
@@ -55,6 +57,8 @@ mod receiver;
 mod report;
 #[path = "load/run.rs"]
 mod run;
+#[path = "load/server.rs"]
+mod server;
 #[path = "load/settings.rs"]
 mod settings;
 #[path = "load/statements.rs"]

@@ -56,6 +56,14 @@ pub struct Report {
     pub statements_per_delivery: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top_statements: Vec<StatementShare>,
+    /// Where pg_stat_statements answers: the claim's calls over the
+    /// window, the tasks they returned, and the buffers (shared blocks hit
+    /// or read) they touched per task returned, empty claims included.
+    pub claim_calls: Option<i64>,
+    pub claim_tasks: Option<i64>,
+    pub claim_buffers_per_task: Option<f64>,
+    /// The server's `jit` as a session on the run's URL gets it.
+    pub jit: Option<String>,
     /// WAL the server wrote over the window (`pg_current_wal_lsn()` before
     /// and after, the whole cluster), per delivery.
     pub wal_bytes_per_delivery: Option<f64>,
@@ -192,6 +200,18 @@ impl Report {
                         format!("{r:.2}")
                     }),
             ),
+            (
+                "claim buffers/task",
+                match (self.claim_calls, self.claim_tasks) {
+                    (Some(calls), Some(tasks)) => format!(
+                        "{} ({calls} claims returned {tasks} tasks)",
+                        self.claim_buffers_per_task
+                            .map_or("-".to_owned(), |b| format!("{b:.1}"))
+                    ),
+                    _ => "- (no pg_stat_statements)".to_owned(),
+                },
+            ),
+            ("jit", self.jit.clone().unwrap_or_else(|| "-".to_owned())),
             ("drain", format!("{:.1} s", self.drain_s)),
         ];
         if self.rejected_429 > 0 || self.throttle_limit_per_s.is_some() {
