@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::backdrop::Filled;
 use crate::ceiling::Ceiling;
 use crate::process::Usage;
 use crate::settings::RemitSettings;
@@ -31,6 +32,11 @@ pub struct Report {
     pub processes: usize,
     pub tasks: usize,
     pub destinations: usize,
+    pub tenants: usize,
+    /// The rows the table held before the window (renewals), and how long
+    /// writing them took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backdrop: Option<Filled>,
     pub deliveries_per_s: f64,
     pub ceiling_per_s: Option<f64>,
     pub ratio: Option<f64>,
@@ -214,6 +220,23 @@ impl Report {
             ("jit", self.jit.clone().unwrap_or_else(|| "-".to_owned())),
             ("drain", format!("{:.1} s", self.drain_s)),
         ];
+        if let Some(b) = &self.backdrop {
+            rows.push((
+                "backdrop",
+                format!(
+                    "{} tasks of {} tenants ({} delivered, {} pending, {} lines of {}), \
+                     written in {:.1} s + vacuum {:.1} s",
+                    b.tasks,
+                    b.tenants,
+                    b.delivered,
+                    b.pending,
+                    b.lines,
+                    b.line_length,
+                    b.insert_s,
+                    b.vacuum_s
+                ),
+            ));
+        }
         if self.rejected_429 > 0 || self.throttle_limit_per_s.is_some() {
             rows.push((
                 "429s",
@@ -241,11 +264,12 @@ impl Report {
             rows.push(("no Idempotency-Key", self.unkeyed.to_string()));
         }
         let mut text = format!(
-            "── {} · {} process(es) · {} tasks over {} destinations{}\n",
+            "── {} · {} process(es) · {} tasks over {} destinations, {} tenant(s){}\n",
             self.workload,
             self.processes,
             self.tasks,
             self.destinations,
+            self.tenants,
             if self.binary_stale {
                 " · STALE BINARY"
             } else {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use remit::payload_crypto::PayloadKey;
 
+use crate::backdrop::Filled;
 use crate::ceiling::{self, Ceiling, CeilingSetup};
 use crate::clock::now_ms;
 use crate::database::{Isolation, RunDatabase};
@@ -57,6 +58,8 @@ pub struct Driven {
     pub lag_from: &'static str,
     pub target_rate: Option<f64>,
     pub samples: Vec<Sample>,
+    /// The rows the table held before the window, if any.
+    pub backdrop: Option<Filled>,
 }
 
 /// The processes' logs: removed after a run that delivered everything,
@@ -117,7 +120,12 @@ impl<'a> Run<'a> {
                 remove: false,
             },
             client: awc::Client::default(),
-            shape: TaskShape::new(settings.destinations, settings.payload_bytes),
+            shape: TaskShape::new(
+                settings.destinations,
+                settings.tenants,
+                settings.lines,
+                settings.payload_bytes,
+            ),
             jit,
         })
     }
@@ -225,7 +233,9 @@ impl<'a> Run<'a> {
             let lowest = per_10s.iter().min()?;
             Some(*lowest as f64 / 10.0 / limit)
         });
-        let db_delivered = task_states.get("delivered").copied().unwrap_or(0);
+        // The backdrop's delivered rows were there before the window.
+        let db_delivered = task_states.get("delivered").copied().unwrap_or(0)
+            - driven.backdrop.as_ref().map_or(0, |b| b.delivered);
         let tasks = driven.enqueue.tasks;
         let report = Report {
             workload: settings.workload.to_string(),
@@ -256,6 +266,8 @@ impl<'a> Run<'a> {
             claim_tasks: claim.map(|c| c.tasks),
             claim_buffers_per_task: claim.and_then(|c| c.buffers_per_task),
             jit: self.jit.clone(),
+            tenants: settings.tenants,
+            backdrop: driven.backdrop,
             wal_bytes_per_delivery: (tally.delivered > 0 && !self.db.is_sqlite())
                 .then(|| wal as f64 / tally.delivered as f64),
             wal_window: (!self.db.is_sqlite()).then(|| [lsn(driven.wal_before), lsn(wal_after)]),
