@@ -1,12 +1,14 @@
 //! The load harness: the real `remit run` binary of one region, fed
 //! through its batch API, delivering to a local receiver, on an empty
-//! database; and, in the same run, the SQL-only ceiling of the same claim
-//! and finish statements for comparison.
+//! database (renewals: on a million reminders written first); and, in the
+//! same run, the SQL-only ceiling of the same claim and finish statements
+//! for comparison.
 //!
 //!     cargo build --release -p remit-actors --bin remit
 //!     cargo bench --bench load -- <workload> [<workload> ...]
 //!
-//! Workloads: burst, steady, throttled, many-destinations, soak, scale-out.
+//! Workloads: burst, steady, throttled, many-destinations, soak, scale-out,
+//! renewals.
 //! Sizes and settings are `LOAD_*` variables (see `load/settings.rs`);
 //! PostgreSQL is DATABASE_URL, else a throwaway cluster; `DATABASE_URL=sqlite://`
 //! runs on a SQLite file of its own instead. One JSON line per
@@ -18,7 +20,11 @@
 //! - `settings`: the `LOAD_*` knobs over those defaults.
 //! - `cluster`: a throwaway PostgreSQL when DATABASE_URL is not set.
 //! - `database`: the run's own empty database and PostgreSQL's counts.
-//! - `statements`: round trips per statement, where pg_stat_statements is.
+//! - `server`: the server's settings a report names (`jit`).
+//! - `statements`: round trips per statement and the claim's buffers per
+//!   task, where pg_stat_statements is.
+//! - `backdrop`: the month of history and year of future reminders a
+//!   renewals run starts on, written in SQL.
 //! - `receiver`: the local receiver that counts, deduplicates and times.
 //! - `process`: the `remit` binary as child processes, their memory and CPU.
 //! - `enqueue`: `POST /v1/tasks/batch`, all at once or at a fixed rate.
@@ -29,6 +35,8 @@
 
 use std::process::ExitCode;
 
+#[path = "load/backdrop.rs"]
+mod backdrop;
 #[path = "load/ceiling.rs"]
 mod ceiling;
 #[path = "load/clock.rs"]
@@ -55,6 +63,8 @@ mod receiver;
 mod report;
 #[path = "load/run.rs"]
 mod run;
+#[path = "load/server.rs"]
+mod server;
 #[path = "load/settings.rs"]
 mod settings;
 #[path = "load/statements.rs"]

@@ -75,6 +75,7 @@ pub async fn drain(
         lag_from: "runtime_start",
         target_rate: None,
         samples: Vec::new(),
+        backdrop: None,
     };
     run.conclude(driven, ceiling).await
 }

@@ -16,6 +16,7 @@ use tokio::sync::Semaphore;
 use crate::clock::{due_at, now_ms};
 use crate::error::LoadError;
 use crate::process::API_TOKEN;
+use crate::workloads::Lines;
 
 /// Every run's tasks and destinations belong to region eu.
 pub const REGION: &str = "eu";
@@ -31,6 +32,11 @@ pub struct Api {
 #[derive(Debug, Clone)]
 pub struct TaskShape {
     pub destinations: usize,
+    /// Task `i` belongs to tenant `i` mod this; one tenant is `load`, as
+    /// the ceiling's tasks are.
+    tenants: usize,
+    /// The arrivals that join an ordering line (key `stream-<n>`), if any.
+    lines: Option<Lines>,
     /// Filler that brings each payload to about the configured size.
     pad: String,
 }
@@ -63,19 +69,40 @@ struct TaskAnswer {
 }
 
 impl TaskShape {
-    pub fn new(destinations: usize, payload_bytes: usize) -> Self {
+    pub fn new(
+        destinations: usize,
+        tenants: usize,
+        lines: Option<Lines>,
+        payload_bytes: usize,
+    ) -> Self {
         // The rest of the payload ({"i":…,"due_ms":…,"pad":""}) is about 45
         // bytes.
         let pad = "x".repeat(payload_bytes.saturating_sub(45));
-        Self { destinations, pad }
+        Self {
+            destinations,
+            tenants,
+            lines,
+            pad,
+        }
     }
 
     /// Task `i` as the API takes it, due at `due_ms`.
     fn task_json(&self, i: usize, due_ms: i64) -> String {
         let not_before = due_at(due_ms).to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let tenant = match self.tenants {
+            1 => "load".to_owned(),
+            n => format!("tenant-{}", i % n),
+        };
+        let (destination, key) = match self.lines {
+            Some(lines) if i % lines.every == 0 => {
+                let line = (i / lines.every) % lines.keys;
+                let key = format!(r#","ordering_key":"stream-{line}""#);
+                (line_destination(line, lines.keys, self.destinations), key)
+            }
+            _ => (i % self.destinations, String::new()),
+        };
         format!(
-            r#"{{"tenant_id":"load","reminder_id":"r{i}","destination_id":"d{}","region":"{REGION}","not_before":"{not_before}","payload":{{"i":{i},"due_ms":{due_ms},"pad":"{}"}}}}"#,
-            i % self.destinations,
+            r#"{{"tenant_id":"{tenant}","reminder_id":"r{i}","destination_id":"d{destination}","region":"{REGION}","not_before":"{not_before}"{key},"payload":{{"i":{i},"due_ms":{due_ms},"pad":"{}"}}}}"#,
             self.pad
         )
     }
@@ -85,6 +112,12 @@ impl TaskShape {
         let tasks: Vec<String> = range.map(|i| self.task_json(i, due_ms)).collect();
         format!(r#"{{"tasks":[{}]}}"#, tasks.join(","))
     }
+}
+
+/// The destination of ordering line `line` of `lines`: spread evenly over
+/// the destinations, so no two lines share one while there are enough.
+pub fn line_destination(line: usize, lines: usize, destinations: usize) -> usize {
+    line * destinations / lines.max(1) % destinations
 }
 
 impl Api {

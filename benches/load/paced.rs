@@ -1,13 +1,15 @@
-//! The paced workloads (steady, soak): the region's processes run from the
-//! start and take the enqueue on their own API while they deliver, as in
-//! production; tasks arrive at a fixed rate for a fixed time, each due
-//! when it arrives (plus LOAD_LEAD_MS). The soak also samples throughput,
-//! lag, dead tuples and memory every LOAD_SAMPLE_SECONDS.
+//! The paced workloads (steady, soak, renewals): the region's processes
+//! run from the start and take the enqueue on their own API while they
+//! deliver, as in production; tasks arrive at a fixed rate for a fixed
+//! time, each due when it arrives (plus LOAD_LEAD_MS). Renewals first
+//! writes its backdrop under them (`backdrop`). The soak also samples
+//! throughput, lag, dead tuples and memory every LOAD_SAMPLE_SECONDS.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::backdrop;
 use crate::ceiling::Ceiling;
 use crate::clock::now_ms;
 use crate::enqueue::{self, Api, Pace, REGION};
@@ -32,6 +34,12 @@ pub async fn paced(
     let api = Api::new(running[0].api());
     api.add_destinations(&run.destination_urls(), s.enqueue_connections)
         .await?;
+    // After the destinations, which the backdrop's rows reference; while
+    // the region runs, as a schedule's rows are written under it.
+    let backdrop = match s.backdrop {
+        0 => None,
+        _ => Some(backdrop::fill(&run.db, s).await?),
+    };
     run.db.settle().await;
     let transactions_before = run.db.transactions().await?;
     let wal_before = run.db.wal_position().await?;
@@ -111,6 +119,7 @@ pub async fn paced(
         lag_from: "due",
         target_rate: Some(s.rate),
         samples,
+        backdrop,
     };
     run.conclude(driven, ceiling).await
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::backdrop::Filled;
 use crate::ceiling::Ceiling;
 use crate::process::Usage;
 use crate::settings::RemitSettings;
@@ -31,6 +32,11 @@ pub struct Report {
     pub processes: usize,
     pub tasks: usize,
     pub destinations: usize,
+    pub tenants: usize,
+    /// The rows the table held before the window (renewals), and how long
+    /// writing them took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backdrop: Option<Filled>,
     pub deliveries_per_s: f64,
     pub ceiling_per_s: Option<f64>,
     pub ratio: Option<f64>,
@@ -56,6 +62,14 @@ pub struct Report {
     pub statements_per_delivery: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top_statements: Vec<StatementShare>,
+    /// Where pg_stat_statements answers: the claim's calls over the
+    /// window, the tasks they returned, and the buffers (shared blocks hit
+    /// or read) they touched per task returned, empty claims included.
+    pub claim_calls: Option<i64>,
+    pub claim_tasks: Option<i64>,
+    pub claim_buffers_per_task: Option<f64>,
+    /// The server's `jit` as a session on the run's URL gets it.
+    pub jit: Option<String>,
     /// WAL the server wrote over the window (`pg_current_wal_lsn()` before
     /// and after, the whole cluster), per delivery.
     pub wal_bytes_per_delivery: Option<f64>,
@@ -192,8 +206,37 @@ impl Report {
                         format!("{r:.2}")
                     }),
             ),
+            (
+                "claim buffers/task",
+                match (self.claim_calls, self.claim_tasks) {
+                    (Some(calls), Some(tasks)) => format!(
+                        "{} ({calls} claims returned {tasks} tasks)",
+                        self.claim_buffers_per_task
+                            .map_or("-".to_owned(), |b| format!("{b:.1}"))
+                    ),
+                    _ => "- (no pg_stat_statements)".to_owned(),
+                },
+            ),
+            ("jit", self.jit.clone().unwrap_or_else(|| "-".to_owned())),
             ("drain", format!("{:.1} s", self.drain_s)),
         ];
+        if let Some(b) = &self.backdrop {
+            rows.push((
+                "backdrop",
+                format!(
+                    "{} tasks of {} tenants ({} delivered, {} pending, {} lines of {}), \
+                     written in {:.1} s + vacuum {:.1} s",
+                    b.tasks,
+                    b.tenants,
+                    b.delivered,
+                    b.pending,
+                    b.lines,
+                    b.line_length,
+                    b.insert_s,
+                    b.vacuum_s
+                ),
+            ));
+        }
         if self.rejected_429 > 0 || self.throttle_limit_per_s.is_some() {
             rows.push((
                 "429s",
@@ -221,11 +264,12 @@ impl Report {
             rows.push(("no Idempotency-Key", self.unkeyed.to_string()));
         }
         let mut text = format!(
-            "── {} · {} process(es) · {} tasks over {} destinations{}\n",
+            "── {} · {} process(es) · {} tasks over {} destinations, {} tenant(s){}\n",
             self.workload,
             self.processes,
             self.tasks,
             self.destinations,
+            self.tenants,
             if self.binary_stale {
                 " · STALE BINARY"
             } else {

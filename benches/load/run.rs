@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use remit::payload_crypto::PayloadKey;
 
+use crate::backdrop::Filled;
 use crate::ceiling::{self, Ceiling, CeilingSetup};
 use crate::clock::now_ms;
 use crate::database::{Isolation, RunDatabase};
@@ -16,6 +17,7 @@ use crate::error::LoadError;
 use crate::process::{self, Binary, RemitProcess, Usage};
 use crate::receiver::{Limit, Receiver};
 use crate::report::{percentile, Report, Sample};
+use crate::server;
 use crate::settings::Settings;
 use crate::statements::Snapshot;
 
@@ -36,6 +38,8 @@ pub struct Run<'a> {
     /// For health checks.
     client: awc::Client,
     pub shape: TaskShape,
+    /// The server's `jit`, as the run's URL gets it (PostgreSQL only).
+    jit: Option<String>,
 }
 
 /// What a workload hands over once its tasks are delivered (or it gave up).
@@ -54,6 +58,8 @@ pub struct Driven {
     pub lag_from: &'static str,
     pub target_rate: Option<f64>,
     pub samples: Vec<Sample>,
+    /// The rows the table held before the window, if any.
+    pub backdrop: Option<Filled>,
 }
 
 /// The processes' logs: removed after a run that delivered everything,
@@ -81,6 +87,11 @@ impl<'a> Run<'a> {
         base_url: &str,
     ) -> Result<Run<'a>, LoadError> {
         let db = RunDatabase::create(base_url, settings.keep_database).await?;
+        let jit = if db.is_sqlite() {
+            None
+        } else {
+            Some(server::jit(db.url()).await?)
+        };
         let env = process::environment(&settings.remit, db.url(), &PayloadKey::generate_base64());
         binary.run_once(&env, &["migrate"])?;
         let limit = match settings.receiver_rate {
@@ -109,7 +120,13 @@ impl<'a> Run<'a> {
                 remove: false,
             },
             client: awc::Client::default(),
-            shape: TaskShape::new(settings.destinations, settings.payload_bytes),
+            shape: TaskShape::new(
+                settings.destinations,
+                settings.tenants,
+                settings.lines,
+                settings.payload_bytes,
+            ),
+            jit,
         })
     }
 
@@ -193,13 +210,14 @@ impl<'a> Run<'a> {
         let dead_tuples = self.db.dead_tuples().await?;
         let task_states = self.db.states().await?;
         let tally = self.receiver.tally();
-        let (statements, top_statements) = match (&driven.statements_before, &statements_after) {
-            (Some(before), Some(after)) => {
-                let (total, top) = after.since(before, tally.delivered, TOP_STATEMENTS);
-                (Some(total), top)
-            }
-            _ => (None, Vec::new()),
-        };
+        let (statements, top_statements, claim) =
+            match (&driven.statements_before, &statements_after) {
+                (Some(before), Some(after)) => {
+                    let (total, top) = after.since(before, tally.delivered, TOP_STATEMENTS);
+                    (Some(total), top, Some(after.claim_since(before)))
+                }
+                _ => (None, Vec::new(), None),
+            };
 
         let ceiling = match ceiling {
             Some(known) => Some(known),
@@ -215,7 +233,9 @@ impl<'a> Run<'a> {
             let lowest = per_10s.iter().min()?;
             Some(*lowest as f64 / 10.0 / limit)
         });
-        let db_delivered = task_states.get("delivered").copied().unwrap_or(0);
+        // The backdrop's delivered rows were there before the window.
+        let db_delivered = task_states.get("delivered").copied().unwrap_or(0)
+            - driven.backdrop.as_ref().map_or(0, |b| b.delivered);
         let tasks = driven.enqueue.tasks;
         let report = Report {
             workload: settings.workload.to_string(),
@@ -242,6 +262,12 @@ impl<'a> Run<'a> {
                 .filter(|_| tally.delivered > 0)
                 .map(|n| n as f64 / tally.delivered as f64),
             top_statements,
+            claim_calls: claim.map(|c| c.calls),
+            claim_tasks: claim.map(|c| c.tasks),
+            claim_buffers_per_task: claim.and_then(|c| c.buffers_per_task),
+            jit: self.jit.clone(),
+            tenants: settings.tenants,
+            backdrop: driven.backdrop,
             wal_bytes_per_delivery: (tally.delivered > 0 && !self.db.is_sqlite())
                 .then(|| wal as f64 / tally.delivered as f64),
             wal_window: (!self.db.is_sqlite()).then(|| [lsn(driven.wal_before), lsn(wal_after)]),

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::error::LoadError;
-use crate::workloads::Workload;
+use crate::workloads::{Lines, Workload};
 
 /// remit's own settings for the processes of a run (passed as `REMIT_*`).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -27,6 +27,12 @@ pub struct Settings {
     pub workload: Workload,
     pub tasks: usize,
     pub destinations: usize,
+    /// Tasks the table holds before arrivals start (paced workloads).
+    pub backdrop: usize,
+    /// Tenants the tasks are spread over (one: every task is tenant `load`).
+    pub tenants: usize,
+    /// Arrivals that carry an ordering key.
+    pub lines: Option<Lines>,
     /// Arrivals per second and for how long (paced workloads).
     pub rate: f64,
     pub seconds: f64,
@@ -72,6 +78,9 @@ impl Settings {
                 knob("LOAD_TASKS", d.tasks)?
             },
             destinations: knob("LOAD_DESTINATIONS", d.destinations)?,
+            backdrop: knob("LOAD_BACKDROP", d.backdrop)?,
+            tenants: knob("LOAD_TENANTS", d.tenants)?,
+            lines: d.lines,
             rate,
             seconds,
             sample_seconds: knob("LOAD_SAMPLE_SECONDS", 10.0)?,
@@ -113,8 +122,11 @@ impl Settings {
 
     fn check(&self) -> Result<(), LoadError> {
         let bad = |what: &str| Err(LoadError::Setup(format!("knob {what}")));
-        if self.tasks == 0 || self.destinations == 0 {
-            return bad("LOAD_TASKS and LOAD_DESTINATIONS must be at least 1");
+        if self.tasks == 0 || self.destinations == 0 || self.tenants == 0 {
+            return bad("LOAD_TASKS, LOAD_DESTINATIONS and LOAD_TENANTS must be at least 1");
+        }
+        if self.backdrop > 0 && !self.workload.is_paced() {
+            return bad("LOAD_BACKDROP applies to paced workloads (steady, soak, renewals)");
         }
         if !(1..=MAX_BATCH).contains(&self.enqueue_batch) {
             return bad("LOAD_ENQUEUE_BATCH must be between 1 and 1000 (the API's limit)");

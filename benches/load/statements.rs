@@ -6,6 +6,10 @@
 //! Every statement a client sends is one round trip (BEGIN and COMMIT
 //! included, as `track_utility` counts them), so the difference says how
 //! many the runtime needed per delivery, and for what.
+//!
+//! The same readings give the claim's cost: the buffers (shared blocks hit
+//! or read) its statements touched over the window, per task they
+//! returned.
 
 use std::collections::HashMap;
 
@@ -16,12 +20,40 @@ use serde::Serialize;
 
 use crate::error::LoadError;
 
-/// Calls per statement (normalized text) at one moment, and how many of
-/// them the harness itself had made by then.
+/// What marks the claim among the statements: its compare-and-set on an
+/// ordering line's row. No other statement of remit writes that table
+/// under that alias (the claim's opening `WITH RECURSIVE params` is shared
+/// with the next-due query).
+pub const CLAIM_MARKER: &str = "ordering_lines AS l";
+
+/// A statement's counters, summed over its entries.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    calls: i64,
+    /// shared_blks_hit + shared_blks_read.
+    blocks: i64,
+    rows: i64,
+}
+
+/// The counters per statement (normalized text) at one moment, those of
+/// the claim's statements together, and how many calls the harness itself
+/// had made by then.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    calls: HashMap<String, i64>,
+    statements: HashMap<String, Counts>,
+    claim: Counts,
     own: i64,
+}
+
+/// The claim over a window.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ClaimCost {
+    pub calls: i64,
+    /// Tasks the claims returned.
+    pub tasks: i64,
+    /// Buffers the claims touched, per task they returned; `None` when
+    /// they returned none.
+    pub buffers_per_task: Option<f64>,
 }
 
 /// One statement's share of a window.
@@ -38,6 +70,10 @@ struct Row {
     query: String,
     #[diesel(sql_type = BigInt)]
     calls: i64,
+    #[diesel(sql_type = BigInt)]
+    blocks: i64,
+    #[diesel(sql_type = BigInt)]
+    rows: i64,
 }
 
 /// Creates the extension in the database at `url` and checks that it
@@ -55,23 +91,50 @@ pub async fn enable(url: &str) -> bool {
     created.is_ok() && answers.is_ok()
 }
 
-/// The calls of every statement run in database `datname`, read in the
-/// observer database at `observer` so the reading is not among them.
+/// The counters of every statement run in database `datname`, read in
+/// the observer database at `observer` so the reading is not among them.
 pub async fn snapshot(observer: &str, datname: &str, own: i64) -> Result<Snapshot, LoadError> {
     let mut conn = AsyncPgConnection::establish(observer).await?;
     let rows = diesel::sql_query(
-        "SELECT min(s.query) AS query, sum(s.calls)::int8 AS calls
+        "SELECT min(s.query) AS query, sum(s.calls)::int8 AS calls,
+                sum(s.shared_blks_hit + s.shared_blks_read)::int8 AS blocks,
+                sum(s.rows)::int8 AS rows
          FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
          WHERE d.datname = $1 GROUP BY s.queryid",
     )
     .bind::<Text, _>(datname)
     .load::<Row>(&mut conn)
     .await?;
-    let mut calls = HashMap::new();
+    let mut snapshot = Snapshot {
+        own,
+        ..Snapshot::default()
+    };
     for row in rows {
-        *calls.entry(shorten(&row.query)).or_insert(0) += row.calls;
+        let counts = Counts {
+            calls: row.calls,
+            blocks: row.blocks,
+            rows: row.rows,
+        };
+        // Told apart on the whole text: the shortened one ends long
+        // before the marker.
+        if row.query.contains(CLAIM_MARKER) {
+            snapshot.claim.add(counts);
+        }
+        snapshot
+            .statements
+            .entry(shorten(&row.query))
+            .or_default()
+            .add(counts);
     }
-    Ok(Snapshot { calls, own })
+    Ok(snapshot)
+}
+
+impl Counts {
+    fn add(&mut self, other: Counts) {
+        self.calls += other.calls;
+        self.blocks += other.blocks;
+        self.rows += other.rows;
+    }
 }
 
 impl Snapshot {
@@ -84,10 +147,11 @@ impl Snapshot {
         top: usize,
     ) -> (i64, Vec<StatementShare>) {
         let mut shares: Vec<StatementShare> = self
-            .calls
+            .statements
             .iter()
-            .map(|(query, calls)| {
-                let calls = calls - before.calls.get(query).copied().unwrap_or(0);
+            .map(|(query, counts)| {
+                let earlier = before.statements.get(query).map_or(0, |c| c.calls);
+                let calls = counts.calls - earlier;
                 StatementShare {
                     query: query.clone(),
                     calls,
@@ -100,6 +164,17 @@ impl Snapshot {
         shares.sort_by_key(|s| std::cmp::Reverse(s.calls));
         shares.truncate(top);
         (total, shares)
+    }
+
+    /// The claim's calls, tasks and buffers since `before`.
+    pub fn claim_since(&self, before: &Snapshot) -> ClaimCost {
+        let tasks = self.claim.rows - before.claim.rows;
+        let blocks = self.claim.blocks - before.claim.blocks;
+        ClaimCost {
+            calls: self.claim.calls - before.claim.calls,
+            tasks,
+            buffers_per_task: (tasks > 0).then(|| blocks as f64 / tasks as f64),
+        }
     }
 }
 

@@ -24,6 +24,20 @@ pub enum Workload {
     Soak,
     /// The burst drained by 1, 2 and 4 processes of the region.
     ScaleOut,
+    /// The first user's shape: account-renewal reminders of many tenants
+    /// over many destinations, a steady stream due now arriving on a
+    /// table that already holds a month of history and a year of future
+    /// reminders (see `backdrop`): whether the stream stays on time when
+    /// most of the table is not due.
+    Renewals,
+}
+
+/// Arrivals that join an ordering line: every `every`th arrival, on one of
+/// `keys` lines in turn, each line at a destination of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Lines {
+    pub every: usize,
+    pub keys: usize,
 }
 
 /// Sizes a workload starts from when no knob overrides them.
@@ -43,16 +57,24 @@ pub struct Defaults {
     pub receiver_rate: Option<f64>,
     /// remit's per-destination in-flight cap.
     pub destination_in_flight: u32,
+    /// Tasks written into the table in SQL before arrivals start (paced
+    /// workloads; see `backdrop`).
+    pub backdrop: usize,
+    /// Tenants the arrivals (and the backdrop) are spread over.
+    pub tenants: usize,
+    /// Arrivals that carry an ordering key.
+    pub lines: Option<Lines>,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 7] = [
         Workload::Burst,
         Workload::Steady,
         Workload::Throttled,
         Workload::ManyDestinations,
         Workload::Soak,
         Workload::ScaleOut,
+        Workload::Renewals,
     ];
 
     pub fn name(self) -> &'static str {
@@ -63,6 +85,7 @@ impl Workload {
             Workload::ManyDestinations => "many-destinations",
             Workload::Soak => "soak",
             Workload::ScaleOut => "scale-out",
+            Workload::Renewals => "renewals",
         }
     }
 
@@ -73,7 +96,7 @@ impl Workload {
     /// Paced workloads enqueue while the runtime delivers; the others
     /// enqueue everything first and then time the drain.
     pub fn is_paced(self) -> bool {
-        matches!(self, Workload::Steady | Workload::Soak)
+        matches!(self, Workload::Steady | Workload::Soak | Workload::Renewals)
     }
 
     pub fn defaults(self) -> Defaults {
@@ -86,6 +109,9 @@ impl Workload {
             destination_rate: None,
             receiver_rate: None,
             destination_in_flight: 64,
+            backdrop: 0,
+            tenants: 1,
+            lines: None,
         };
         match self {
             Workload::Burst | Workload::Steady => open,
@@ -106,6 +132,21 @@ impl Workload {
             },
             Workload::ScaleOut => Defaults {
                 processes: vec![1, 2, 4],
+                ..open
+            },
+            // A million reminders of 10,000 tenants over 1,000 receivers,
+            // and 300 new ones due each second. Every hundredth joins one
+            // of five ordering lines of the stream's own: joining one of
+            // the backdrop's would hold it behind a head due months ahead.
+            Workload::Renewals => Defaults {
+                destinations: 1_000,
+                rate: 300.0,
+                backdrop: 1_000_000,
+                tenants: 10_000,
+                lines: Some(Lines {
+                    every: 100,
+                    keys: 5,
+                }),
                 ..open
             },
         }
