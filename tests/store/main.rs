@@ -23,6 +23,7 @@ mod key_ring;
 mod ordering_cost;
 mod ordering_race;
 mod payloads;
+mod queue_mirror;
 mod reconcile;
 mod recovery;
 mod regions;
