@@ -90,12 +90,13 @@ async fn the_queue_tables_leave_room_for_updates_and_keep_their_vacuum_settings(
         )
     };
     let tasks = [
-        "fillfactor=70",
+        "fillfactor=50",
         "autovacuum_vacuum_scale_factor=0",
         "autovacuum_vacuum_threshold=20000",
         "autovacuum_vacuum_cost_delay=0",
     ];
     assert_eq!(db.count(&options("tasks", &tasks)).await, 1);
+    assert_eq!(db.count(&options("task_queue", &tasks[1..])).await, 1);
     assert_eq!(
         db.count(&options("destinations", &["fillfactor=50"])).await,
         1

@@ -16,8 +16,9 @@
 --
 -- Triggers keep both tables true to `tasks`, whichever statement changes
 -- it (schedule, claim, finish, hand-back, replay, import, retention, a hand
--- edit): one call per statement, over the rows it changed (transition
--- tables), so a claim or finish of 64 rows costs one call, not 64.
+-- edit). Inserts and deletes call theirs once per statement, over the rows
+-- it wrote (transition tables); updates, per row that changes something
+-- here.
 
 -- One row per task that has not ended, with the columns a claim orders and
 -- filters by. `available_at` follows the task's (a retry or hand-back
@@ -37,6 +38,12 @@ CREATE TABLE task_queue (
     not_before TIMESTAMPTZ NOT NULL,
     ordering_key TEXT,
     retrying BOOLEAN NOT NULL
+) WITH (
+    -- Every delivery deletes a row here: vacuum after a fixed number of
+    -- dead rows, however many are live, as for `tasks`.
+    autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 20000,
+    autovacuum_vacuum_cost_delay = 0
 );
 
 -- The destination walk and each destination's due rows, oldest first.
@@ -76,42 +83,37 @@ BEGIN
 END
 $$;
 
--- Most updates (a claim, an extension) change none of the queue's columns
--- and end nothing: each query below then reads the statement's rows and
--- writes nothing.
+-- A row trigger, so that the updates that change nothing here (a claim,
+-- an extension: the bulk of them) cost only its WHEN test, which
+-- PostgreSQL evaluates without calling the function; the rest (an end, a
+-- retry, a hand-back, a replay, a hand edit) run it once per row.
 CREATE FUNCTION task_queue_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    -- Ended: out of the queue, into the log.
-    DELETE FROM task_queue q USING new_rows n
-    WHERE q.task_id = n.id AND n.finalized_at IS NOT NULL;
-    INSERT INTO task_ends (task_id, region, finalized_at)
-    SELECT n.id, n.region, n.finalized_at
-    FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE n.finalized_at IS NOT NULL AND o.finalized_at IS DISTINCT FROM n.finalized_at;
-    -- Live and moved (a retry, a hand-back), or waiting for a retry now
-    -- and not before, or the other way round (a leased task keeps its
-    -- mark: the claim changes nothing here).
-    UPDATE task_queue q
-    SET region = n.region, destination_id = n.destination_id, tenant_id = n.tenant_id,
-        available_at = n.available_at, not_before = n.not_before,
-        ordering_key = n.ordering_key,
-        retrying = CASE WHEN n.state = 'leased' THEN q.retrying
-                        ELSE n.state = 'retry_wait' END
-    FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE q.task_id = n.id AND n.finalized_at IS NULL
-      AND ((o.region, o.destination_id, o.tenant_id, o.available_at, o.not_before,
-            o.ordering_key)
-           IS DISTINCT FROM (n.region, n.destination_id, n.tenant_id, n.available_at,
-                             n.not_before, n.ordering_key)
-           OR (n.state <> 'leased' AND q.retrying <> (n.state = 'retry_wait')));
-    -- Live again (a replay).
-    INSERT INTO task_queue (task_id, region, destination_id, tenant_id, available_at,
-                            not_before, ordering_key, retrying)
-    SELECT n.id, n.region, n.destination_id, n.tenant_id, n.available_at, n.not_before,
-           n.ordering_key, n.state = 'retry_wait'
-    FROM new_rows n JOIN old_rows o ON o.id = n.id
-    WHERE n.finalized_at IS NULL AND o.finalized_at IS NOT NULL
-    ON CONFLICT (task_id) DO NOTHING;
+    IF NEW.finalized_at IS NOT NULL THEN
+        -- Ended: out of the queue, into the log.
+        DELETE FROM task_queue WHERE task_id = NEW.id;
+        IF OLD.finalized_at IS DISTINCT FROM NEW.finalized_at THEN
+            INSERT INTO task_ends (task_id, region, finalized_at)
+            VALUES (NEW.id, NEW.region, NEW.finalized_at);
+        END IF;
+    ELSIF OLD.finalized_at IS NOT NULL THEN
+        -- Live again (a replay).
+        INSERT INTO task_queue (task_id, region, destination_id, tenant_id, available_at,
+                                not_before, ordering_key, retrying)
+        VALUES (NEW.id, NEW.region, NEW.destination_id, NEW.tenant_id, NEW.available_at,
+                NEW.not_before, NEW.ordering_key, NEW.state = 'retry_wait')
+        ON CONFLICT (task_id) DO NOTHING;
+    ELSE
+        -- Moved, or waiting for a retry now and not before (or the other
+        -- way round); a leased task keeps its mark.
+        UPDATE task_queue q
+        SET region = NEW.region, destination_id = NEW.destination_id,
+            tenant_id = NEW.tenant_id, available_at = NEW.available_at,
+            not_before = NEW.not_before, ordering_key = NEW.ordering_key,
+            retrying = CASE WHEN NEW.state = 'leased' THEN q.retrying
+                            ELSE NEW.state = 'retry_wait' END
+        WHERE q.task_id = NEW.id;
+    END IF;
     RETURN NULL;
 END
 $$;
@@ -137,8 +139,14 @@ CREATE TRIGGER task_queue_inserted AFTER INSERT ON tasks
     REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION task_queue_inserted();
 CREATE TRIGGER task_queue_updated AFTER UPDATE ON tasks
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION task_queue_updated();
+    FOR EACH ROW
+    WHEN (OLD.finalized_at IS DISTINCT FROM NEW.finalized_at
+          OR (OLD.region, OLD.destination_id, OLD.tenant_id, OLD.available_at,
+              OLD.not_before, OLD.ordering_key)
+             IS DISTINCT FROM (NEW.region, NEW.destination_id, NEW.tenant_id,
+                               NEW.available_at, NEW.not_before, NEW.ordering_key)
+          OR (NEW.state <> 'leased' AND OLD.state IS DISTINCT FROM NEW.state))
+    EXECUTE FUNCTION task_queue_updated();
 CREATE TRIGGER task_queue_deleted AFTER DELETE ON tasks
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION task_queue_deleted();
