@@ -279,10 +279,10 @@ impl Report {
         for (name, value) in rows {
             text.push_str(&format!("  {name:<20} {value}\n"));
         }
-        for s in self.top_statements.iter().take(5) {
+        for s in self.top_statements.iter().take(8) {
             text.push_str(&format!(
-                "    {:>6.2}/deliv.  {}\n",
-                s.per_delivery, s.query
+                "    {:>6.2}/deliv. {:>7.1} µs/deliv.  {}\n",
+                s.per_delivery, s.exec_us_per_delivery, s.query
             ));
         }
         if !self.samples.is_empty() {

@@ -33,6 +33,8 @@ struct Counts {
     /// shared_blks_hit + shared_blks_read.
     blocks: i64,
     rows: i64,
+    /// total_exec_time, in milliseconds.
+    exec_ms: f64,
 }
 
 /// The counters per statement (normalized text) at one moment, those of
@@ -62,6 +64,9 @@ pub struct StatementShare {
     pub query: String,
     pub calls: i64,
     pub per_delivery: f64,
+    /// The server's time executing it, per delivery, in microseconds:
+    /// where PostgreSQL's share of a delivery goes.
+    pub exec_us_per_delivery: f64,
 }
 
 #[derive(QueryableByName)]
@@ -74,6 +79,8 @@ struct Row {
     blocks: i64,
     #[diesel(sql_type = BigInt)]
     rows: i64,
+    #[diesel(sql_type = diesel::sql_types::Double)]
+    exec_ms: f64,
 }
 
 /// Creates the extension in the database at `url` and checks that it
@@ -98,7 +105,7 @@ pub async fn snapshot(observer: &str, datname: &str, own: i64) -> Result<Snapsho
     let rows = diesel::sql_query(
         "SELECT min(s.query) AS query, sum(s.calls)::int8 AS calls,
                 sum(s.shared_blks_hit + s.shared_blks_read)::int8 AS blocks,
-                sum(s.rows)::int8 AS rows
+                sum(s.rows)::int8 AS rows, sum(s.total_exec_time)::float8 AS exec_ms
          FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
          WHERE d.datname = $1 GROUP BY s.queryid",
     )
@@ -114,6 +121,7 @@ pub async fn snapshot(observer: &str, datname: &str, own: i64) -> Result<Snapsho
             calls: row.calls,
             blocks: row.blocks,
             rows: row.rows,
+            exec_ms: row.exec_ms,
         };
         // Told apart on the whole text: the shortened one ends long
         // before the marker.
@@ -134,6 +142,7 @@ impl Counts {
         self.calls += other.calls;
         self.blocks += other.blocks;
         self.rows += other.rows;
+        self.exec_ms += other.exec_ms;
     }
 }
 
@@ -150,12 +159,14 @@ impl Snapshot {
             .statements
             .iter()
             .map(|(query, counts)| {
-                let earlier = before.statements.get(query).map_or(0, |c| c.calls);
-                let calls = counts.calls - earlier;
+                let earlier = before.statements.get(query).copied().unwrap_or_default();
+                let calls = counts.calls - earlier.calls;
+                let per = |n: f64| n / deliveries.max(1) as f64;
                 StatementShare {
                     query: query.clone(),
                     calls,
-                    per_delivery: calls as f64 / deliveries.max(1) as f64,
+                    per_delivery: per(calls as f64),
+                    exec_us_per_delivery: per((counts.exec_ms - earlier.exec_ms) * 1000.0),
                 }
             })
             .filter(|s| s.calls > 0)
