@@ -193,6 +193,9 @@ tenant_rows AS (
               ORDER BY live.available_at
               LIMIT u.rows - u.tenants + 1) t
     ) r
+    -- A destination whose turn found one tenant needs no split: its share is
+    -- that tenant's quota (`quotas`), and its rows are read once, locked.
+    WHERE u.tenants > 1
 ),
 -- Round-robin over the tenants (every tenant's oldest row, then every
 -- tenant's second oldest, ...) up to the destination's share: how many
@@ -206,6 +209,8 @@ quotas AS (
     ) ranked
     WHERE n <= rows
     GROUP BY destination_id, tenant_id
+    UNION ALL
+    SELECT destination_id, tenant_id, rows FROM turns WHERE tenants = 1
 ),
 -- Per tenant, its quota of claimable rows, oldest `available_at` first,
 -- each locked with SKIP LOCKED so concurrent claimers never wait on or
