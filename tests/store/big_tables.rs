@@ -123,17 +123,19 @@ struct Plan {
     plan: String,
 }
 
-/// Plans (and runs, inside a transaction rolled back) the prepared
-/// statement `sql` with `args`; fails on a sequential scan of a big table
-/// or an estimate at or above [`JIT_ABOVE_COST`]. Answers the buffers it
-/// read.
-pub async fn assert_cheap(
-    conn: &mut AsyncPgConnection,
-    name: &str,
-    sql: &str,
-    types: &str,
-    args: &str,
-) -> u64 {
+/// A statement to plan: its name in messages, its text, its parameters'
+/// types and the values to run it with (SQL expressions).
+pub struct Statement<'a> {
+    pub name: &'a str,
+    pub sql: &'a str,
+    pub types: &'a str,
+    pub args: &'a str,
+}
+
+/// Plans (and runs, inside a transaction rolled back) `statement`
+/// prepared; fails on a sequential scan of a big table or an estimate at or
+/// above [`JIT_ABOVE_COST`]. Answers the buffers it read.
+pub async fn assert_cheap(conn: &mut AsyncPgConnection, statement: &Statement<'_>) -> u64 {
     let mut buffers = 0;
     // The plan for the values, and the generic one a prepared statement may
     // settle on after five runs, which cannot see them.
@@ -142,7 +144,7 @@ pub async fn assert_cheap(
             .execute(conn)
             .await
             .unwrap();
-        buffers = planned(conn, &format!("{name} ({mode})"), sql, types, args).await;
+        buffers = planned(conn, mode, statement).await;
     }
     diesel::sql_query("RESET plan_cache_mode")
         .execute(conn)
@@ -151,14 +153,13 @@ pub async fn assert_cheap(
     buffers
 }
 
-/// One plan of [`assert_cheap`]'s, checked; the buffers it read.
-async fn planned(
-    conn: &mut AsyncPgConnection,
-    name: &str,
-    sql: &str,
-    types: &str,
-    args: &str,
-) -> u64 {
+/// One plan of [`assert_cheap`]'s, in plan cache mode `mode`, checked; the
+/// buffers it read.
+async fn planned(conn: &mut AsyncPgConnection, mode: &str, statement: &Statement<'_>) -> u64 {
+    let Statement {
+        sql, types, args, ..
+    } = statement;
+    let name = format!("{} ({mode})", statement.name);
     let run = |sql: String| diesel::sql_query(sql);
     run("BEGIN".into()).execute(conn).await.unwrap();
     run(format!("PREPARE q ({types}) AS {sql}"))

@@ -14,7 +14,7 @@ use std::time::Instant;
 use diesel_async::RunQueryDsl;
 use remit::store::hot_path_sql;
 
-use crate::big_tables::{self, assert_cheap};
+use crate::big_tables::{self, assert_cheap, Statement};
 use crate::support::TestDb;
 
 /// A million tasks of region `us`: 70 % delivered over the last month, 1 %
@@ -55,6 +55,17 @@ const FILL: &[&str] = &[
                             ELSE now() - interval '1 minute' END AS nb) t",
 ];
 
+/// The claim of 64 (at most 16 a destination) for region `us`, resuming
+/// after tenant `tenant_after`.
+fn claim_of_64(name: &'static str, args: &'static str) -> Statement<'static> {
+    Statement {
+        name,
+        sql: hot_path_sql::CLAIM,
+        types: "timestamptz, text, text, bigint, int, int, text[], text, text",
+        args,
+    }
+}
+
 #[tokio::test]
 async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
     let _turn = big_tables::TURN.lock().await;
@@ -65,10 +76,7 @@ async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
     eprintln!("filled in {:?}", started.elapsed());
     let from_the_start = assert_cheap(
         &mut conn,
-        "claim",
-        hot_path_sql::CLAIM,
-        "timestamptz, text, text, bigint, int, int, text[], text, text",
-        "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''",
+        &claim_of_64("claim", "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''"),
     )
     .await;
     // The turn over the busy destination's tenants resuming past its last
@@ -77,10 +85,10 @@ async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
     // about 124,000 buffers here).
     let past_idle_tenants = assert_cheap(
         &mut conn,
-        "claim resuming before idle tenants",
-        hot_path_sql::CLAIM,
-        "timestamptz, text, text, bigint, int, int, text[], text, text",
-        "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', 'busy-9'",
+        &claim_of_64(
+            "claim resuming before idle tenants",
+            "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', 'busy-9'",
+        ),
     )
     .await;
     assert!(
@@ -122,10 +130,10 @@ async fn the_claim_is_cheap_in_a_long_drain() {
     diesel::sql_query(DRAINED).execute(&mut conn).await.unwrap();
     assert_cheap(
         &mut conn,
-        "claim in a drain",
-        hot_path_sql::CLAIM,
-        "timestamptz, text, text, bigint, int, int, text[], text, text",
-        "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''",
+        &claim_of_64(
+            "claim in a drain",
+            "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''",
+        ),
     )
     .await;
 }
@@ -266,6 +274,12 @@ async fn every_statement_of_a_delivery_is_cheap_on_a_million_reminders() {
         ),
     ];
     for (name, sql, types, args) in &statements {
-        assert_cheap(&mut conn, name, sql, types, args).await;
+        let statement = Statement {
+            name,
+            sql,
+            types,
+            args,
+        };
+        assert_cheap(&mut conn, &statement).await;
     }
 }

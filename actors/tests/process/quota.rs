@@ -177,8 +177,10 @@ async fn requests_on_their_way_count_against_an_announced_quota() {
     eprintln!("two destinations at 20 per 2 s: {seen:?} in {took:?}");
     assert_eq!(seen.delivered, 400);
     let sent = seen.delivered as u64 + seen.refused;
+    // Counted, runs see 0 to 5 refused (5 with the machine loaded by other
+    // builds and tests); not counted, 15 to 32.
     assert!(
-        seen.refused * 100 <= sent,
-        "at most 1% of the {sent} requests refused: {seen:?}"
+        seen.refused * 100 <= 2 * sent,
+        "at most 2% of the {sent} requests refused: {seen:?}"
     );
 }

@@ -25,7 +25,9 @@ use crate::payload_crypto::SealedPayload;
 ///    them. Each step is one descent of `task_queue_due` to the next
 ///    destination (a skip scan of the queue, which holds only the tasks
 ///    not yet ended), so a destination with no live task is never visited,
-///    however many the region has registered.
+///    however many the region has registered; the same descent reads the
+///    destination's earliest `available_at`, so one whose tasks are all due
+///    later costs that step and nothing more.
 /// 2. `open_destinations`: the first `limit` of those that are enabled,
 ///    not paused, not skipped by the caller, and have a claimable row: due
 ///    and unleased, or leased with the lease run out, and in both cases

@@ -7,42 +7,50 @@ WITH RECURSIVE params AS MATERIALIZED (
 ),
 clock AS (SELECT now FROM params),
 -- One index descent per step: the next destination of the region, in byte
--- order, with a row that has not ended.
-after_turn(id) AS (
-    (SELECT live.destination_id COLLATE "C" FROM task_queue live
+-- order, with a task not yet ended, and the earliest `available_at` of its
+-- tasks (the first entry of the destination in `task_queue_due`), which
+-- the same descent reads. A destination whose tasks are all due later is
+-- passed over on that alone.
+after_turn(id, earliest) AS (
+    (SELECT live.destination_id COLLATE "C", live.available_at FROM task_queue live
      WHERE live.region = (SELECT region FROM params)
        AND live.destination_id COLLATE "C" > (SELECT resume_after FROM params)
-     ORDER BY live.destination_id COLLATE "C" LIMIT 1)
+     ORDER BY live.destination_id COLLATE "C", live.available_at LIMIT 1)
     UNION ALL
-    SELECT (SELECT live.destination_id COLLATE "C" FROM task_queue live
-            WHERE live.region = (SELECT region FROM params)
-              AND live.destination_id COLLATE "C" > a.id
-            ORDER BY live.destination_id COLLATE "C" LIMIT 1)
-    FROM after_turn a WHERE a.id IS NOT NULL
+    SELECT n.id, n.earliest
+    FROM after_turn a CROSS JOIN LATERAL (
+        SELECT live.destination_id COLLATE "C" AS id, live.available_at AS earliest
+        FROM task_queue live
+        WHERE live.region = (SELECT region FROM params)
+          AND live.destination_id COLLATE "C" > a.id
+        ORDER BY live.destination_id COLLATE "C", live.available_at LIMIT 1) n
 ),
-before_turn(id) AS (
-    (SELECT live.destination_id COLLATE "C" FROM task_queue live
+before_turn(id, earliest) AS (
+    (SELECT live.destination_id COLLATE "C", live.available_at FROM task_queue live
      WHERE live.region = (SELECT region FROM params)
-     ORDER BY live.destination_id COLLATE "C" LIMIT 1)
+     ORDER BY live.destination_id COLLATE "C", live.available_at LIMIT 1)
     UNION ALL
-    SELECT (SELECT live.destination_id COLLATE "C" FROM task_queue live
-            WHERE live.region = (SELECT region FROM params)
-              AND live.destination_id COLLATE "C" > b.id
-            ORDER BY live.destination_id COLLATE "C" LIMIT 1)
-    FROM before_turn b
-    WHERE b.id IS NOT NULL AND b.id <= (SELECT resume_after FROM params)
+    SELECT n.id, n.earliest
+    FROM before_turn b CROSS JOIN LATERAL (
+        SELECT live.destination_id COLLATE "C" AS id, live.available_at AS earliest
+        FROM task_queue live
+        WHERE live.region = (SELECT region FROM params)
+          AND live.destination_id COLLATE "C" > b.id
+        ORDER BY live.destination_id COLLATE "C", live.available_at LIMIT 1) n
+    WHERE b.id <= (SELECT resume_after FROM params)
 ),
 walk AS (
-    SELECT id FROM after_turn WHERE id IS NOT NULL
+    SELECT id, earliest FROM after_turn
     UNION ALL
-    SELECT id FROM before_turn WHERE id IS NOT NULL AND id <= (SELECT resume_after FROM params)
+    SELECT id, earliest FROM before_turn WHERE id <= (SELECT resume_after FROM params)
 ),
 open_destinations AS MATERIALIZED (
     -- Scalar subqueries, not joins: the planner keeps the walk's order and
     -- stops stepping once the LIMIT is reached.
     SELECT w.id
     FROM walk w
-    WHERE (SELECT d.enabled
+    WHERE w.earliest <= (SELECT now FROM clock)
+      AND (SELECT d.enabled
                   AND d.id <> ALL((SELECT skip FROM params)::text[])
                   AND (d.paused_until IS NULL OR d.paused_until <= (SELECT now FROM clock))
            FROM destinations d WHERE d.id = (w.id COLLATE "default"))
