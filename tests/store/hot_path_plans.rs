@@ -267,6 +267,12 @@ async fn every_statement_of_a_delivery_is_cheap_on_a_million_reminders() {
             ),
         ),
         (
+            "settle of disabled destinations' tasks",
+            hot_path_sql::SETTLE_DISABLED,
+            "timestamptz, text, int".into(),
+            "NULL, 'us', 100".into(),
+        ),
+        (
             "next due",
             hot_path_sql::NEXT_DUE,
             "timestamptz, text".into(),

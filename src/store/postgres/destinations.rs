@@ -231,7 +231,7 @@ async fn changed(
 /// with its lost attempt logged as `abandoned`, and fails at once when its
 /// horizon has passed; an unleased row past its horizon fails. SKIP LOCKED
 /// passes a row a claim or a finish holds. Answers how many failed.
-const FAIL_DISABLED_SQL: &str = r#"
+pub const FAIL_DISABLED_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 lapsed AS (
     SELECT t.id, t.attempt_count, t.lease_token, t.lease_owner,

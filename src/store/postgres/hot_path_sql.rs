@@ -1,8 +1,11 @@
-//! The statements every delivery runs through, by what they do, for the
-//! test that plans each one on a table of a million tasks
-//! (`tests/store/hot_path_plans.rs`). Each is prepared by its own file.
+//! The statements every delivery runs through, by what they do, and the
+//! one each process runs over its region every few seconds (the settle of
+//! disabled destinations' tasks), for the test that plans each one on a
+//! table of a million tasks (`tests/store/hot_path_plans.rs`). Each is
+//! prepared by its own file.
 
 pub use super::claim::CLAIM_SQL as CLAIM;
+pub use super::destinations::FAIL_DISABLED_SQL as SETTLE_DISABLED;
 pub use super::finish_many::{END_MANY_SQL as FINISH, PAUSE_MANY_SQL as PAUSE};
 pub use super::lease::{EXTEND_SQL as EXTEND, RELEASE_SQL as HAND_BACK};
 pub use super::next_due::NEXT_DUE_SQL as NEXT_DUE;
