@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::lifecycle::{attempt, current_lease};
-use crate::domain::{Attempt, AttemptOutcome, AttemptRecord, FailureReason, Task, TaskState};
+use super::lifecycle::{abandoned, current_lease};
+use crate::domain::{Attempt, FailureReason, Task, TaskState};
 
 /// Fails an unleased row whose destination is disabled once its retry
 /// horizon has passed: it could not be sent before it. False (and nothing
@@ -62,12 +62,5 @@ pub(super) fn reclaim(task: &mut Task, now: DateTime<Utc>) -> Attempt {
     task.lease_expires_at = None;
     task.available_at = now.max(task.not_before);
     task.updated_at = now;
-    attempt(
-        &old,
-        AttemptOutcome::Abandoned,
-        &AttemptRecord::default(),
-        None,
-        now,
-        old.attempt,
-    )
+    abandoned(&old, now)
 }

@@ -110,6 +110,19 @@ pub(super) fn current_lease(task: &Task) -> Lease {
 }
 
 /// The attempt row for `lease`.
+/// The attempt row of a lease that ran out before its owner finished it:
+/// logged as `abandoned`, with nothing known of the request.
+pub(super) fn abandoned(lease: &Lease, now: DateTime<Utc>) -> Attempt {
+    attempt(
+        lease,
+        AttemptOutcome::Abandoned,
+        &AttemptRecord::default(),
+        None,
+        now,
+        lease.attempt,
+    )
+}
+
 pub(super) fn attempt(
     lease: &Lease,
     outcome: AttemptOutcome,
@@ -141,17 +154,7 @@ pub(super) fn lease(
     now: DateTime<Utc>,
 ) -> (ClaimedTask, Option<Attempt>) {
     let reclaimed = task.state == TaskState::Leased;
-    let lost = reclaimed.then(|| {
-        let old = current_lease(task);
-        attempt(
-            &old,
-            AttemptOutcome::Abandoned,
-            &AttemptRecord::default(),
-            None,
-            now,
-            old.attempt,
-        )
-    });
+    let lost = reclaimed.then(|| abandoned(&current_lease(task), now));
     let expires = later(now, lease.max(Duration::milliseconds(1)));
     task.state = TaskState::Leased;
     task.lease_token = Some(token);
