@@ -49,6 +49,11 @@ impl Cluster {
         if cluster.bin.join("../lib/pg_stat_statements.so").exists() {
             options.push_str(" -c shared_preload_libraries=pg_stat_statements");
         }
+        // An experiment's settings (`-c auto_explain.…`, say), after ours.
+        if let Ok(extra) = std::env::var("LOAD_PG_OPTIONS") {
+            options.push(' ');
+            options.push_str(&extra);
+        }
         run(cluster
             .tool("pg_ctl")
             .arg("-D")
@@ -87,6 +92,10 @@ impl Drop for Cluster {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+        // The server's log outlives the cluster where asked (LOAD_PG_LOG).
+        if let Ok(keep) = std::env::var("LOAD_PG_LOG") {
+            let _ = std::fs::copy(self.dir.join("log"), keep);
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

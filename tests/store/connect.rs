@@ -206,31 +206,41 @@ async fn the_pool_serves_again_once_a_crashed_server_is_back() {
 }
 
 #[derive(diesel::QueryableByName)]
-struct Jit {
+struct Planning {
     #[diesel(sql_type = diesel::sql_types::Text)]
     jit: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    seqscan: String,
 }
 
-/// remit's sessions plan without JIT whatever the server's default, unless
-/// the URL's own `options` set `jit`.
+/// A store's sessions plan without JIT and without sequential scans where
+/// an index serves, whatever the server's defaults, unless the URL's own
+/// `options` set them.
 #[tokio::test]
-async fn sessions_run_without_jit_unless_the_url_says_otherwise() {
+async fn store_sessions_plan_without_jit_or_sequential_scans_unless_the_url_says_otherwise() {
     use diesel_async::RunQueryDsl;
     let base = database_url();
     let with = |options: &str| {
         let separator = if base.contains('?') { '&' } else { '?' };
         format!("{base}{separator}options={options}")
     };
-    for (url, expected) in [
-        (base.clone(), "off"),
-        (with("-c%20statement_timeout%3D5000"), "off"),
-        (with("-c%20jit%3Don"), "on"),
+    for (url, jit, seqscan) in [
+        (base.clone(), "off", "off"),
+        (with("-c%20statement_timeout%3D5000"), "off", "off"),
+        (with("-c%20jit%3Don"), "on", "off"),
+        (with("-c%20enable_seqscan%3Don"), "off", "on"),
     ] {
         let mut conn = crate::support::connect(&url).await;
-        let shown: Jit = diesel::sql_query("SELECT current_setting('jit') AS jit")
-            .get_result(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(shown.jit, expected, "{url}");
+        let shown: Planning = diesel::sql_query(
+            "SELECT current_setting('jit') AS jit, current_setting('enable_seqscan') AS seqscan",
+        )
+        .get_result(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(
+            (shown.jit.as_str(), shown.seqscan.as_str()),
+            (jit, seqscan),
+            "{url}"
+        );
     }
 }

@@ -13,6 +13,7 @@ mod connect;
 mod console;
 mod console_plans;
 mod destinations;
+mod empty_start;
 mod fairness;
 mod fencing;
 mod file_modes;

@@ -67,10 +67,13 @@ enum Place {
     Dir(std::path::PathBuf),
 }
 
-/// A connection to `url`, with TLS as the URL asks.
+/// A connection to `url`, with TLS as the URL asks and the session
+/// settings of a store's pool, so a plan a test reads is the one the store
+/// would run.
 pub async fn connect(url: &str) -> AsyncPgConnection {
     remit::store::PgConnector::new(url, std::time::Duration::from_secs(5))
         .unwrap()
+        .for_store()
         .establish()
         .await
         .unwrap_or_else(|e| panic!("{}", remit::error_chain(&e)))

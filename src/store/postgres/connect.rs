@@ -86,23 +86,19 @@ impl std::fmt::Debug for PgConnector {
     }
 }
 
-/// Asks the server, in the startup packet, to plan remit's sessions
-/// without JIT compilation. Every statement remit runs is short; on a
-/// server where `jit = on` (Debian's default, and many managed services')
-/// a statement the planner overestimates is compiled by LLVM for seconds
-/// before it runs for milliseconds. The statements are written to stay
-/// under `jit_above_cost` anyway (`tests/store/hot_path_plans.rs`); this is
-/// insurance. Options the URL gives come first, and one that sets `jit`
-/// itself wins.
-fn without_jit(config: &mut tokio_postgres::Config) {
+/// Asks the server, in the startup packet, for `setting` (`name=value`)
+/// in this session, unless the URL's own options set `name`: those come
+/// first, and theirs wins.
+fn ask_for(config: &mut tokio_postgres::Config, setting: &str) {
     let given = config.get_options().unwrap_or("").to_owned();
-    if given.contains("jit=") || given.contains("jit =") {
+    let name = setting.split('=').next().unwrap_or(setting);
+    if given.contains(&format!("{name}=")) || given.contains(&format!("{name} =")) {
         return;
     }
     let options = if given.is_empty() {
-        "-c jit=off".to_owned()
+        format!("-c {setting}")
     } else {
-        format!("{given} -c jit=off")
+        format!("{given} -c {setting}")
     };
     config.options(&options);
 }
@@ -124,7 +120,13 @@ impl PgConnector {
         let mut config = wire_url
             .parse::<tokio_postgres::Config>()
             .map_err(|e| failed(ConnectFailure::Url(e)))?;
-        without_jit(&mut config);
+        // Every statement remit runs is short; on a server where `jit = on`
+        // (Debian's default, and many managed services') a statement the
+        // planner overestimates is compiled by LLVM for seconds before it
+        // runs for milliseconds. The statements are written to stay under
+        // `jit_above_cost` anyway (`tests/store/hot_path_plans.rs`); this
+        // is insurance.
+        ask_for(&mut config, "jit=off");
         Ok(Self {
             config: Arc::new(config),
             mode: settings.mode(),
@@ -132,6 +134,26 @@ impl PgConnector {
             described: described.clone(),
             timeout,
         })
+    }
+
+    /// The connector of a store's pool, whose sessions also plan without
+    /// sequential scans where an index serves.
+    ///
+    /// A prepared statement settles on a generic plan after five runs and
+    /// keeps it until a table it reads is analyzed. Planned while
+    /// `task_queue` was empty (a new install, a drained queue), that plan
+    /// reads the queue from end to end at every step of the claim's walk,
+    /// and a bulk schedule of 300,000 reminders made each claim take 12 s
+    /// until autovacuum analyzed the queue, up to a minute later
+    /// (`tests/store/empty_start.rs`). No statement of remit's wants a
+    /// sequential scan of a table that can grow (the plan tests hold
+    /// this), and where no index serves the planner still takes one.
+    /// Migrations and sandboxes keep the server's setting.
+    pub fn for_store(mut self) -> Self {
+        let mut config = (*self.config).clone();
+        ask_for(&mut config, "enable_seqscan=off");
+        self.config = Arc::new(config);
+        self
     }
 
     /// The URL without its password.

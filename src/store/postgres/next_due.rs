@@ -14,12 +14,19 @@
 //! hand edit could write, is not seen; the Claimer's idle poll still finds
 //! it.) The answer is a wait in milliseconds on the database's clock,
 //! rounded up, so a caller that sleeps for it does not wake early.
+//!
+//! Planned at each call, not prepared: a generic plan made while the
+//! queue was empty (a new install, a drained queue) read all of
+//! `task_queue_pkey` for every destination once a bulk schedule had filled
+//! the queue (3.8 s over 60,000 tasks, `tests/store/empty_start.rs`), and
+//! a prepared statement keeps its plan until the queue is next analyzed.
+//! Planning costs under a millisecond; the Claimer asks only when a claim
+//! came back short.
 
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::prepared::prepared;
 use super::{PgStore, StoreError};
 use crate::domain::Region;
 
@@ -105,7 +112,7 @@ pub(super) async fn next_due(
     region: Region,
 ) -> Result<Option<chrono::Duration>, StoreError> {
     let mut conn = store.conn().await?;
-    let wait: Wait = prepared(NEXT_DUE_SQL)
+    let wait: Wait = diesel::sql_query(NEXT_DUE_SQL)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Text, _>(region.as_str())
         .get_result(&mut conn)

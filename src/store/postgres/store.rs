@@ -75,7 +75,7 @@ impl PgStore {
     /// that cannot be reached says why at once (rather than when the
     /// pool's wait runs out), and checks that the schema is this build's.
     pub async fn connect(config: &PgConfig, key: PayloadKey) -> Result<Self, StoreError> {
-        let connector = PgConnector::new(&config.url, config.connect_timeout)?;
+        let connector = PgConnector::new(&config.url, config.connect_timeout)?.for_store();
         let mut first = connector.establish().await?;
         let embedded = super::migrate::embedded_versions()?;
         schema_check::check(&mut first, &embedded, config.allow_newer_schema).await?;
