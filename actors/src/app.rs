@@ -12,6 +12,7 @@ use actix::prelude::*;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use remit::payload_crypto::{PayloadKey, PAYLOAD_KEY_ENV};
+use remit::store::Keys;
 use remit::store::{Database, DatabaseConfig, StoreError};
 use slog::{info, warn};
 

@@ -3,6 +3,7 @@
 //! forget the keys nothing is sealed under; and the counts under each key
 //! that `remit rekey` and `remit status` show.
 
+use remit::store::Keys;
 use remit::store::{Database, KeyCount, StoreError};
 use serde_json::{json, Value};
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 use remit::domain::Region;
 use remit::store::console::ReplayJob;
 use remit::store::Database;
+use remit::store::ReplayJobs;
 use slog::{info, warn};
 
 /// Tasks replayed per transaction: small enough that a batch holds its

@@ -1,5 +1,5 @@
 //! What an imported row must be before any store writes it (`remit
-//! import`, [`Database::import_tasks`](super::Database::import_tasks)):
+//! import`, [`Transfer::import_tasks`](super::Transfer::import_tasks)):
 //! every promise the schedule makes about its own rows, checked one record
 //! at a time, so a hand-edited or damaged export is refused with the field
 //! that is wrong and what is accepted instead of being written and then
@@ -34,10 +34,10 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::transfer::{DestinationRecord, TaskRecord};
+use super::{DestinationRecord, SecretRecord, StoreError, StoredValue, TaskRecord};
 use crate::domain::{
-    idempotency_key, legacy_idempotency_key, quoted, InvalidInput, ReminderId, Task, TaskId,
-    TaskState, TenantId,
+    idempotency_key, legacy_idempotency_key, quoted, Destination, InvalidInput, ReminderId, Task,
+    TaskId, TaskState, TenantId,
 };
 
 /// The highest fencing token an import accepts: 2^53. Tokens are drawn one
@@ -320,6 +320,93 @@ impl ImportCheck {
                 .insert((t.tenant_id.clone(), t.reminder_id.clone()), position),
         )?;
         seen("payload_ref", self.payloads.insert(t.payload_ref, position))
+    }
+}
+
+/// Every destination of an import checked before any store writes one:
+/// the first that breaks a rule is `Invalid`, naming the destination and
+/// the field. Each backend's `import_destinations` starts here.
+pub(crate) fn check_imported_destinations(records: &[DestinationRecord]) -> Result<(), StoreError> {
+    for record in records {
+        check_imported_destination(record).map_err(|e| {
+            InvalidInput::new(
+                e.field,
+                format!("destination {}: {}", record.destination.id, e.reason),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Every task of an import checked on its own and against the others
+/// ([`ImportCheck`]) before any store writes one: the first that breaks a
+/// rule is `Invalid`, naming the task and the field. Each backend's
+/// `import_tasks` starts here.
+pub(crate) fn check_imported_tasks(records: &[TaskRecord]) -> Result<(), StoreError> {
+    let mut check = ImportCheck::new("record");
+    for (i, record) in records.iter().enumerate() {
+        check.task(record, i + 1).map_err(|e| {
+            InvalidInput::new(e.field, format!("task {}: {}", record.task.id, e.reason))
+        })?;
+    }
+    Ok(())
+}
+
+/// The `Conflict` for an imported task whose id belongs to another
+/// reminder.
+pub(crate) fn id_taken(task: &Task) -> StoreError {
+    StoreError::Conflict {
+        what: format!("task {}", task.id),
+        differs: "tenant_id, reminder_id".into(),
+    }
+}
+
+/// The `Conflict` for an imported task whose (tenant, reminder) belongs to
+/// another task.
+pub(crate) fn taken(task: &Task) -> StoreError {
+    StoreError::Conflict {
+        what: format!(
+            "task for tenant {} reminder {}",
+            crate::domain::quoted(task.tenant_id.as_str()),
+            crate::domain::quoted(task.reminder_id.as_str())
+        ),
+        differs: "id".into(),
+    }
+}
+
+/// An imported destination that exists already: a repeat when region, URL
+/// and secrets are the same (each of the record's secrets is one of the
+/// destination's, by id, or by value for a secret an old export carried
+/// in clear), a `Conflict` naming what differs otherwise.
+pub(crate) fn same_imported_or_conflict(
+    existing: &Destination,
+    existing_secrets: &[SecretRecord],
+    record: &DestinationRecord,
+) -> Result<(), StoreError> {
+    let d = &record.destination;
+    let mut differs = Vec::new();
+    if existing.region != d.region {
+        differs.push("region");
+    }
+    if existing.url != d.url {
+        differs.push("url");
+    }
+    let held = |s: &SecretRecord| {
+        existing_secrets.iter().any(|e| {
+            e.id == s.id
+                || matches!((&e.value, &s.value), (StoredValue::Clear(a), StoredValue::Clear(b)) if a == b)
+        })
+    };
+    if existing_secrets.len() != record.secrets.len() || !record.secrets.iter().all(held) {
+        differs.push("secret");
+    }
+    if differs.is_empty() {
+        Ok(())
+    } else {
+        Err(StoreError::Conflict {
+            what: format!("destination {}", d.id),
+            differs: differs.join(", "),
+        })
     }
 }
 

@@ -108,11 +108,11 @@
 //! batch of pauses) locks them in id order, so two of them never deadlock.
 
 mod bucket;
-mod calls;
 mod claim_turn;
 mod clock;
 mod columns;
 pub mod console;
+mod contract;
 mod database;
 mod error;
 mod findings;
@@ -124,7 +124,6 @@ mod lifecycle;
 mod memory;
 mod next_due;
 mod notify;
-mod operations;
 mod ordering;
 mod payload_keys;
 mod postgres;
@@ -138,13 +137,13 @@ mod sqlite;
 mod stats;
 mod status;
 mod token_rows;
-mod transfer;
 
-pub use calls::{
-    ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled, TokenRequest,
-    Tokens, TransitionOutcome,
-};
 pub use clock::Clock;
+pub use contract::{
+    ClaimRequest, Finish, Finished, Keys, QuotaNote, ReplayJobs, Replayed, Reports, ResumePoint,
+    Scheduled, Store, TokenRequest, Tokens, Transfer, TransitionOutcome,
+};
+pub use contract::{DestinationRecord, Imported, TaskRecord};
 pub use database::{migrate, Database, DatabaseConfig, DatabaseUrl, DEFAULT_DATABASE_URL};
 pub use error::StoreError;
 pub use finish_failpoint::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
@@ -154,7 +153,6 @@ pub use import_rules::{
 };
 pub use memory::MemStore;
 pub use notify::{Wakeup, Wakeups};
-pub use operations::Store;
 /// The console's PostgreSQL statements, for the test that checks their
 /// plans.
 #[doc(hidden)]
@@ -174,4 +172,3 @@ pub use secrets::{SecretRecord, StoredValue};
 pub use sqlite::SqliteStore;
 pub use stats::StoreStats;
 pub use status::{Latency, Refused, RegionCounts, RegionStatus, StatusReport};
-pub use transfer::{DestinationRecord, Imported, TaskRecord};

@@ -11,6 +11,7 @@ use remit::domain::{
 };
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{RetryPolicy, TransportError};
+use remit::store::Transfer;
 use remit::store::{Clock, Database, MemStore, Store};
 
 const LEASE: i64 = 30;

@@ -7,6 +7,7 @@ use remit::domain::{
     AttemptRecord, DestinationId, FailureReason, Region, ReminderId, TaskId, TaskState, TenantId,
 };
 use remit::store::console::TaskFilter;
+use remit::store::Reports;
 use remit::store::Store;
 
 use crate::support::{delivered, new_task, retry_at, t0, Backend, TestDb};

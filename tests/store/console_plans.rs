@@ -14,6 +14,7 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use remit::domain::{DestinationId, Region, ReminderId, TaskId, TaskState, TenantId};
 use remit::store::console::TaskFilter;
+use remit::store::Reports;
 use remit::store::{console_sql, status_sql};
 
 use crate::big_tables::{self, seq_scans};

@@ -5,6 +5,7 @@
 use base64::Engine as _;
 use remit::domain::{DestinationId, NewDestination, Region};
 use remit::payload_crypto::PayloadKey;
+use remit::store::{Keys, Transfer};
 use remit::store::{Store, StoreError};
 
 use crate::support::{new_task, Backend, TestDb};

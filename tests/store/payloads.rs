@@ -2,6 +2,7 @@
 
 use remit::domain::{Region, TaskState};
 use remit::payload_crypto::{PayloadCryptoError, PayloadKey};
+use remit::store::Keys;
 use remit::store::{Store, StoreError};
 
 use crate::support::{new_task, TestDb};

@@ -7,6 +7,7 @@ use remit::domain::{
     AttemptRecord, DestinationId, FailureReason, Region, TaskId, TaskState, TenantId,
 };
 use remit::store::console::{NewReplayJob, ReplayFilter};
+use remit::store::ReplayJobs;
 use remit::store::{Database, Store};
 
 use crate::support::{new_task, test_key, Backend, TestDb};

@@ -2,6 +2,7 @@
 
 use chrono::Duration;
 use remit::domain::{AttemptRecord, FailureReason, Region};
+use remit::store::Reports;
 use remit::store::Store;
 
 use crate::support::{claim, delivered, retry_at, t0, Backend, TestDb};

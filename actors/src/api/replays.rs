@@ -6,6 +6,7 @@ use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{DestinationId, InvalidInput, ReminderId, TenantId};
 use remit::store::console::{NewReplayJob, ReplayFilter, ReplayJob};
+use remit::store::ReplayJobs;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

@@ -4,6 +4,7 @@
 use remit::domain::Region;
 use remit::store::console::{NewReplayJob, ReplayJob};
 use remit::store::Database;
+use remit::store::ReplayJobs;
 use remit_actors::api::ReplayRequest;
 use remit_actors::app::AppError;
 use remit_actors::config::Config;

@@ -1,5 +1,6 @@
 //! `remit status`: the schedule's health from the database alone.
 
+use remit::store::{Keys, Reports};
 use remit_actors::config::Config;
 
 use super::args::ReportFormat;

@@ -10,6 +10,7 @@ use chrono::Utc;
 use maud::{html, Markup};
 use remit::domain::{Destination, DestinationId, Rotation};
 use remit::store::console::DestinationSummary;
+use remit::store::Reports;
 use remit::store::Store;
 use serde::Deserialize;
 use slog::info;

@@ -6,6 +6,7 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
 use remit::store::RegionStatus;
+use remit::store::Reports;
 
 use super::charts;
 use super::layout::{Page, Section};

@@ -8,6 +8,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use remit::domain::{DestinationId, ReminderId, TenantId};
 use remit::store::console::{NewReplayJob, ReplayFilter, ReplayJob};
+use remit::store::ReplayJobs;
 use serde::Deserialize;
 use slog::info;
 

@@ -12,6 +12,7 @@ use remit::domain::{
     ApiToken, Attempt, DestinationId, ReminderId, Task, TaskId, TaskState, TenantId,
 };
 use remit::store::console::TaskFilter;
+use remit::store::Reports;
 use remit::store::{Replayed, Store};
 use serde::Deserialize;
 use slog::info;

@@ -25,6 +25,7 @@ use remit::domain::{
     TenantId,
 };
 use remit::payload_crypto::PayloadKey;
+use remit::store::Reports;
 use remit::store::{Database, Sandbox, Store};
 
 use crate::app::{self, AppError, Runtime};

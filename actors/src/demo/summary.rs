@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
+use remit::store::Reports;
 use remit::store::{Database, Latency, Store};
 
 use super::receiver::Seen;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use remit::delivery;
 use remit::domain::{DestinationId, SendTarget};
+use remit::store::Store;
 use remit::store::StoreError;
 use slog::warn;
 

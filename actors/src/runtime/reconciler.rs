@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::ReconcileRequest;
+use remit::store::Reports;
 use remit::store::Store;
 use slog::{info, warn};
 

@@ -15,6 +15,7 @@
 use std::io::{BufRead, Write};
 
 use remit::domain::InvalidInput;
+use remit::store::Transfer;
 use remit::store::{
     check_imported_destination, Database, DestinationRecord, ImportCheck, Imported, StoreError,
     TaskRecord,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use remit::domain::{TaskId, TaskState};
 use remit::store::console::ReplayFilter;
+use remit::store::ReplayJobs;
 
 use crate::driver::{screenshot, wait_for, with_browser};
 use crate::pages::{self, assert_no_payload, attr, open};

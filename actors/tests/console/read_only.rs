@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use remit::domain::TaskState;
+use remit::store::ReplayJobs;
 
 use crate::driver::with_browser;
 use crate::pages::{self, action_forms, assert_no_payload, count, csrf, forged_post, open};

@@ -9,6 +9,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use remit::domain::{Region, TaskState};
 use remit::payload_crypto::PayloadKey;
+use remit::store::Keys;
 
 use super::{remit, run, terminate};
 use crate::support::{self, Receiver, Reply, TestDb};

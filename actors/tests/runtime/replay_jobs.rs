@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use remit::domain::{Region, TaskState, TenantId};
 use remit::store::console::{NewReplayJob, ReplayFilter};
+use remit::store::ReplayJobs;
 use remit::store::Store;
 
 use crate::support::{self, Backend, Receiver, Reply, TestDb};

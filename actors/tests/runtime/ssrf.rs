@@ -9,6 +9,7 @@
 use std::time::{Duration, Instant};
 
 use remit::domain::{AttemptOutcome, Region, TaskState};
+use remit::store::Reports;
 use remit::store::Store;
 use serde_json::{json, Value};
 

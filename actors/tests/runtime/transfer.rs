@@ -5,6 +5,7 @@ use chrono::Duration;
 use remit::domain::{
     AttemptRecord, DestinationId, FailureReason, NewDestination, OrderingKey, Region,
 };
+use remit::store::Keys;
 use remit::store::{Store, TransitionOutcome};
 use remit_actors::transfer;
 

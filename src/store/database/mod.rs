@@ -9,12 +9,10 @@
 //! - `url`: [`DatabaseUrl`], which backend a URL names;
 //! - `store`: the [`Store`](super::Store) trait on `Database`, each call
 //!   passed to the backend;
-//! - `extras`: the calls beside the trait (status, export and import,
-//!   refusals, the payload key check), each passed to the backend the
-//!   same way, so the shared files never call a backend and no backend
-//!   calls back into them.
+//! - `contract`: the contract's other traits (`Reports`, `Transfer`,
+//!   `Keys`, `ReplayJobs`) on `Database`, each call passed on the same
+//!   way.
 
-mod console;
 mod url;
 
 use std::time::Duration as StdDuration;
@@ -97,7 +95,7 @@ macro_rules! on_store {
 }
 
 // After the macro, which they use.
-mod extras;
+mod contract;
 mod store;
 
 impl Database {

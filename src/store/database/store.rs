@@ -16,6 +16,10 @@ use crate::store::{
 };
 
 impl Store for Database {
+    async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
+        on_store!(self, s => Store::mark_refused(s, id, why).await)
+    }
+
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
         on_store!(self, s => s.add_destination(new).await)
     }

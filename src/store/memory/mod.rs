@@ -138,6 +138,7 @@ impl Store for MemStore {
             rate_refilled_at: None,
             rate_granted: 0,
             quota: None,
+            refused: None,
         };
         if let Some(secret) = new.signing_secret {
             let id = state.secret_id();
@@ -380,6 +381,14 @@ impl Store for MemStore {
         }
         self.auto_disabled(tipped, &mut finished);
         Ok(finished)
+    }
+
+    async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
+        let now = self.now();
+        if let Some(record) = self.state.lock().destinations.get_mut(id) {
+            record.refused = Some((why, now));
+        }
+        Ok(())
     }
 
     async fn disable_destination(

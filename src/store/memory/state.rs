@@ -25,6 +25,8 @@ pub(super) struct DestinationRecord {
     pub(super) rate_granted: u64,
     /// What the receiver last announced of its quota.
     pub(super) quota: Option<LearnedRow>,
+    /// Why the address policy last refused it, and when.
+    pub(super) refused: Option<(String, DateTime<Utc>)>,
 }
 
 #[derive(Debug, Default)]

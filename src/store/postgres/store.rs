@@ -11,9 +11,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{
     api_tokens, claim, destinations, events, finish_many, lease, next_due, quota, rate, reads,
-    reconcile, replay, retention, schedule_many, schema_check, secrets, send_targets, transitions,
-    ClaimRequest, Clock, Finish, Finished, PgConnector, QuotaNote, Replayed, Scheduled, Store,
-    StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
+    reconcile, refusals, replay, retention, schedule_many, schema_check, secrets, send_targets,
+    transitions, ClaimRequest, Clock, Finish, Finished, PgConnector, QuotaNote, Replayed,
+    Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
@@ -308,6 +308,10 @@ impl Store for PgStore {
 
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         api_tokens::revoke(self, id).await
+    }
+
+    async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
+        refusals::mark_refused(self, id, why).await
     }
 
     async fn disable_destination(

@@ -9,9 +9,8 @@ use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
 use super::{secrets, PgStore, StoreError};
 use crate::domain::{Attempt, Task, TaskId};
-use crate::store::transfer::{
-    id_taken, same_imported_or_conflict, taken, DestinationRecord, Imported, TaskRecord,
-};
+use crate::store::import_rules::{id_taken, same_imported_or_conflict, taken};
+use crate::store::{DestinationRecord, Imported, TaskRecord};
 
 pub(in crate::store) async fn destinations(
     store: &PgStore,

@@ -163,7 +163,7 @@ macro_rules! minute_of {
 }
 
 impl SqliteStore {
-    pub(crate) async fn search_tasks(
+    pub(super) async fn search_tasks(
         &self,
         region: Region,
         filter: TaskFilter,
@@ -185,7 +185,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn destination_summaries(
+    pub(super) async fn destination_summaries(
         &self,
         region: Region,
     ) -> Result<Vec<DestinationSummary>, StoreError> {
@@ -195,7 +195,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
+    pub(super) async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
         self.run(false, move |conn, ctx| {
             let now = ctx.now;
             diesel::Connection::transaction(conn, |conn| activity(conn, region, now))

@@ -20,6 +20,7 @@ mod attempt_rows;
 mod claim;
 mod connection;
 mod console;
+mod contract;
 mod destinations;
 mod finish;
 mod maintenance;

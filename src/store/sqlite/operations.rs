@@ -296,6 +296,10 @@ impl Store for SqliteStore {
         Ok(finished)
     }
 
+    async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
+        self.record_refusal(id.clone(), why).await
+    }
+
     async fn disable_destination(
         &self,
         id: &DestinationId,

@@ -18,7 +18,7 @@ impl SqliteStore {
     /// Records the ring's newest key when the ring holds every key
     /// recorded (on an empty record, at once), under the write lock, and
     /// returns every recorded fingerprint.
-    pub(crate) async fn record_payload_key(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+    pub(super) async fn record_payload_key(&self) -> Result<Vec<Vec<u8>>, StoreError> {
         self.run(true, |conn, ctx| {
             let rows: Vec<Recorded> =
                 diesel::sql_query("SELECT fingerprint FROM payload_keys").load(conn)?;
@@ -39,7 +39,7 @@ impl SqliteStore {
     }
 
     /// Seals the signing secrets still in clear, in one write transaction.
-    pub(crate) async fn seal_clear_secrets(&self) -> Result<u64, StoreError> {
+    pub(super) async fn seal_clear_secrets(&self) -> Result<u64, StoreError> {
         self.run(true, |conn, ctx| super::secrets::seal_clear(conn, &ctx.key))
             .await
     }

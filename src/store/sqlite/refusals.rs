@@ -9,7 +9,8 @@ use super::{SqliteStore, StoreError};
 use crate::domain::DestinationId;
 
 impl SqliteStore {
-    pub(crate) async fn mark_refused(
+    /// See `Store::mark_refused`.
+    pub(super) async fn record_refusal(
         &self,
         id: DestinationId,
         why: String,

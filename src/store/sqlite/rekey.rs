@@ -44,7 +44,7 @@ impl Sealed {
 
 impl SqliteStore {
     /// Rows sealed under each key.
-    pub(crate) async fn sealed_counts(&self) -> Result<Vec<KeyCount>, StoreError> {
+    pub(super) async fn sealed_counts(&self) -> Result<Vec<KeyCount>, StoreError> {
         self.run(false, |conn, _| {
             let pairs = |rows: Vec<Count>| rows.into_iter().map(|c| (c.fingerprint, c.n)).collect();
             let by_payload: Vec<Count> = diesel::sql_query(
@@ -63,7 +63,7 @@ impl SqliteStore {
 
     /// Re-seals up to `limit` payloads after `after`, and up to `limit`
     /// secrets, that are not under the newest key.
-    pub(crate) async fn rekey_batch(
+    pub(super) async fn rekey_batch(
         &self,
         after: Option<uuid::Uuid>,
         limit: u32,
@@ -124,7 +124,7 @@ impl SqliteStore {
 
     /// Forgets the recorded keys, other than the newest, that nothing is
     /// sealed under any more; returns their fingerprints.
-    pub(crate) async fn forget_unused_keys(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+    pub(super) async fn forget_unused_keys(&self) -> Result<Vec<Vec<u8>>, StoreError> {
         self.run(true, |conn, ctx| {
             #[derive(QueryableByName)]
             struct Forgotten {

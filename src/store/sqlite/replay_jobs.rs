@@ -91,7 +91,7 @@ const BATCH_SQL: &str = "SELECT {COLUMNS} FROM tasks \
      ORDER BY id LIMIT ?10";
 
 impl SqliteStore {
-    pub(crate) async fn create_replay_job(
+    pub(super) async fn create_replay_job(
         &self,
         new: NewReplayJob,
     ) -> Result<ReplayJob, StoreError> {
@@ -122,11 +122,11 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+    pub(super) async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
         self.run(false, move |conn, _| job(conn, id)).await
     }
 
-    pub(crate) async fn replay_jobs(
+    pub(super) async fn replay_jobs(
         &self,
         region: Region,
         unfinished_only: bool,
@@ -146,7 +146,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn advance_replay_job(
+    pub(super) async fn advance_replay_job(
         &self,
         id: uuid::Uuid,
         batch: u32,

@@ -162,13 +162,13 @@ fn destinations(rows: Vec<Counted>) -> Result<Vec<(DestinationId, i64)>, StoreEr
 }
 
 impl SqliteStore {
-    pub(crate) async fn queue(&self, only: Region) -> Result<RegionStatus, StoreError> {
+    pub(super) async fn queue(&self, only: Region) -> Result<RegionStatus, StoreError> {
         self.run(false, move |conn, ctx| live(conn, only, micros(ctx.now)))
             .await
     }
 
     /// One region's tasks by state, as the report counts them.
-    pub(crate) async fn region_counts(&self, only: Region) -> Result<RegionCounts, StoreError> {
+    pub(super) async fn region_counts(&self, only: Region) -> Result<RegionCounts, StoreError> {
         self.run(false, move |conn, ctx| {
             let regions = regions(conn, Some(only), micros(ctx.now))?;
             Ok(RegionCounts::of(ctx.now, only, regions))
@@ -178,7 +178,7 @@ impl SqliteStore {
 
     /// Every part of the report from one snapshot: a read transaction,
     /// which in WAL mode sees the file as of its first read.
-    pub(crate) async fn status(&self, only: Option<Region>) -> Result<StatusReport, StoreError> {
+    pub(super) async fn status(&self, only: Option<Region>) -> Result<StatusReport, StoreError> {
         self.run(false, move |conn, ctx| {
             diesel::Connection::transaction(conn, |conn| read(conn, ctx, only))
         })

@@ -10,13 +10,12 @@ use super::rows::{
 };
 use super::{secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
-use crate::store::transfer::{
-    id_taken, same_imported_or_conflict, taken, DestinationRecord, Imported, TaskRecord,
-};
+use crate::store::import_rules::{id_taken, same_imported_or_conflict, taken};
 use crate::store::StoreError;
+use crate::store::{DestinationRecord, Imported, TaskRecord};
 
 impl SqliteStore {
-    pub(crate) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
+    pub(super) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
         self.run(false, |conn, _| {
             let found: Vec<DestinationRow> = diesel::sql_query(format!(
                 "SELECT {DESTINATION_COLUMNS} FROM destinations ORDER BY id"
@@ -38,7 +37,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn export_tasks(
+    pub(super) async fn export_tasks(
         &self,
         after: Option<TaskId>,
         limit: u32,
@@ -81,7 +80,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn import_destinations(
+    pub(super) async fn import_destinations(
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
@@ -129,7 +128,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn import_tasks(
+    pub(super) async fn import_tasks(
         &self,
         records: Vec<TaskRecord>,
     ) -> Result<Imported, StoreError> {

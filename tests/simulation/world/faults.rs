@@ -259,6 +259,10 @@ impl<S: Store> Store for Faulty<S> {
         self.inner.finish_batch(batch).await
     }
 
+    async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
+        self.inner.mark_refused(id, why).await
+    }
+
     async fn disable_destination(
         &self,
         id: &DestinationId,

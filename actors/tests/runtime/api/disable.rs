@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
+use remit::store::Reports;
 use remit::store::{Database, Store};
 use serde_json::{json, Value};
 

@@ -3,6 +3,7 @@
 //! the new secret once. On both stores.
 
 use remit::domain::Region;
+use remit::store::Reports;
 use remit::store::Store;
 
 use super::browser::{Answer, Browser};

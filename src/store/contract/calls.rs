@@ -3,9 +3,9 @@
 
 use chrono::Duration;
 
-use super::AutoDisabled;
 use crate::domain::{ClaimedTask, DestinationId, Lease, Region, Task, TenantId};
 use crate::policy::{Decision, Quota};
+use crate::store::AutoDisabled;
 
 /// What a guarded transition did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,14 +80,14 @@ impl ClaimRequest {
     }
 
     /// The destination a claim's turn over destinations starts after.
-    pub(super) fn destination_after(&self) -> &str {
+    pub(in crate::store) fn destination_after(&self) -> &str {
         self.resume_after
             .as_ref()
             .map_or("", |p| p.destination.as_str())
     }
 
     /// The tenant each turn over a destination's tenants starts after.
-    pub(super) fn tenant_after(&self) -> &str {
+    pub(in crate::store) fn tenant_after(&self) -> &str {
         self.resume_after.as_ref().map_or("", |p| p.tenant.as_str())
     }
 }

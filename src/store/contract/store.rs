@@ -6,10 +6,6 @@ use std::future::Future;
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{
-    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, StoreError, TokenRequest,
-    Tokens, TransitionOutcome,
-};
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
     FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
@@ -17,6 +13,10 @@ use crate::domain::{
     TokenHash, TokenId,
 };
 use crate::policy::Decision;
+use crate::store::{
+    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, StoreError, TokenRequest,
+    Tokens, TransitionOutcome,
+};
 
 /// The durable schedule's operations. Each is said once: a one-item call
 /// (`take_tokens`, `schedule`, `finish`) is its batch call with one item,
@@ -291,6 +291,14 @@ pub trait Store: Sync {
     /// wait, unsent, until it is enabled or their horizon passes. One
     /// already disabled keeps its reason and time. `NotFound` when there
     /// is no such destination.
+    /// Records why the address policy refuses `id`, now (`remit status`
+    /// lists it).
+    fn mark_refused(
+        &self,
+        id: &DestinationId,
+        why: String,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     fn disable_destination(
         &self,
         id: &DestinationId,

@@ -15,9 +15,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{SecretRecord, StoreError, StoredValue};
 use crate::domain::{Attempt, Destination, Task};
 use crate::payload_crypto::SealedPayload;
+use crate::store::{SecretRecord, StoreError};
 
 /// A destination as exported: what the API shows, plus what it keeps.
 #[derive(Clone, PartialEq)]
@@ -57,60 +57,40 @@ pub struct Imported {
     pub already: u64,
 }
 
-/// The `Conflict` for an imported task whose id belongs to another
-/// reminder.
-pub(crate) fn id_taken(task: &Task) -> StoreError {
-    StoreError::Conflict {
-        what: format!("task {}", task.id),
-        differs: "tenant_id, reminder_id".into(),
-    }
-}
+/// `remit export` and `import`: every destination and task, with payloads
+/// (sealed as stored), attempts and signing secrets, read in pages and
+/// written back whole.
+pub trait Transfer: Sync {
+    /// Every destination, by id.
+    fn export_destinations(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Vec<DestinationRecord>, StoreError>> + Send;
 
-/// The `Conflict` for an imported task whose (tenant, reminder) belongs to
-/// another task.
-pub(crate) fn taken(task: &Task) -> StoreError {
-    StoreError::Conflict {
-        what: format!(
-            "task for tenant {} reminder {}",
-            crate::domain::quoted(task.tenant_id.as_str()),
-            crate::domain::quoted(task.reminder_id.as_str())
-        ),
-        differs: "id".into(),
-    }
-}
+    /// Up to `limit` tasks after `after`, by id, with payloads and attempts.
+    fn export_tasks(
+        &self,
+        after: Option<crate::domain::TaskId>,
+        limit: u32,
+    ) -> impl std::future::Future<Output = Result<Vec<TaskRecord>, StoreError>> + Send;
 
-/// An imported destination that exists already: a repeat when region, URL
-/// and secrets are the same (each of the record's secrets is one of the
-/// destination's, by id, or by value for a secret an old export carried
-/// in clear), a `Conflict` naming what differs otherwise.
-pub(crate) fn same_imported_or_conflict(
-    existing: &Destination,
-    existing_secrets: &[SecretRecord],
-    record: &DestinationRecord,
-) -> Result<(), StoreError> {
-    let d = &record.destination;
-    let mut differs = Vec::new();
-    if existing.region != d.region {
-        differs.push("region");
-    }
-    if existing.url != d.url {
-        differs.push("url");
-    }
-    let held = |s: &SecretRecord| {
-        existing_secrets.iter().any(|e| {
-            e.id == s.id
-                || matches!((&e.value, &s.value), (StoredValue::Clear(a), StoredValue::Clear(b)) if a == b)
-        })
-    };
-    if existing_secrets.len() != record.secrets.len() || !record.secrets.iter().all(held) {
-        differs.push("secret");
-    }
-    if differs.is_empty() {
-        Ok(())
-    } else {
-        Err(StoreError::Conflict {
-            what: format!("destination {}", d.id),
-            differs: differs.join(", "),
-        })
-    }
+    /// Adds the destinations in one transaction, once each is checked
+    /// (`check_imported_destinations`). One that exists with the same id,
+    /// region, URL and secret is left as it is; one that differs is a
+    /// `Conflict`, and nothing is written.
+    fn import_destinations(
+        &self,
+        records: Vec<DestinationRecord>,
+    ) -> impl std::future::Future<Output = Result<Imported, StoreError>> + Send;
+
+    /// Adds the tasks, their payloads and attempts in one transaction, and
+    /// moves the fencing tokens past theirs, once every record is checked
+    /// (`check_imported_tasks`: one that breaks an invariant is `Invalid`,
+    /// naming the task and the field, and nothing is written). A task
+    /// already there with the same id is left as it is; another task with
+    /// the same (tenant, reminder), or another reminder with the same id,
+    /// is a `Conflict`, and nothing is written.
+    fn import_tasks(
+        &self,
+        records: Vec<TaskRecord>,
+    ) -> impl std::future::Future<Output = Result<Imported, StoreError>> + Send;
 }

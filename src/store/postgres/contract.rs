@@ -1,0 +1,133 @@
+//! The contract's traits beside `Store` on PostgreSQL, each call passed to
+//! the module that holds its statements.
+
+use super::{console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore};
+use crate::domain::{Region, TaskId};
+use crate::payload_crypto::PayloadKey;
+use crate::store::console::{
+    Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage, MAX_PAGE,
+};
+use crate::store::import_rules::{check_imported_destinations, check_imported_tasks};
+use crate::store::{
+    DestinationRecord, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
+    Reports, StatusReport, StoreError, TaskRecord, Transfer,
+};
+
+impl Reports for PgStore {
+    async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
+        status::status(self, region).await
+    }
+
+    async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
+        status::region_counts(self, region).await
+    }
+
+    async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
+        status::queue(self, region).await
+    }
+
+    async fn search_tasks(
+        &self,
+        region: Region,
+        filter: &TaskFilter,
+        before: Option<TaskId>,
+        limit: u32,
+    ) -> Result<TaskPage, StoreError> {
+        console::search_tasks(self, region, filter, before, limit.clamp(1, MAX_PAGE)).await
+    }
+
+    async fn destination_summaries(
+        &self,
+        region: Region,
+    ) -> Result<Vec<DestinationSummary>, StoreError> {
+        console::destination_summaries(self, region).await
+    }
+
+    async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
+        console::activity(self, region).await
+    }
+}
+
+impl Transfer for PgStore {
+    async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
+        transfer::destinations(self).await
+    }
+
+    async fn export_tasks(
+        &self,
+        after: Option<TaskId>,
+        limit: u32,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        transfer::tasks(self, after, limit).await
+    }
+
+    async fn import_destinations(
+        &self,
+        records: Vec<DestinationRecord>,
+    ) -> Result<Imported, StoreError> {
+        check_imported_destinations(&records)?;
+        transfer::import_destinations(self, records).await
+    }
+
+    async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
+        check_imported_tasks(&records)?;
+        transfer::import_tasks(self, records).await
+    }
+}
+
+impl Keys for PgStore {
+    fn payload_key(&self) -> &PayloadKey {
+        &self.key
+    }
+
+    async fn record_payload_key(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+        payload_keys::record(self).await
+    }
+
+    async fn seal_clear_secrets(&self) -> Result<u64, StoreError> {
+        secrets::seal_clear(self).await
+    }
+
+    async fn sealed_counts(&self) -> Result<Vec<KeyCount>, StoreError> {
+        rekey::counts(self).await
+    }
+
+    async fn rekey_batch(
+        &self,
+        after: Option<uuid::Uuid>,
+        limit: u32,
+    ) -> Result<Rekeyed, StoreError> {
+        rekey::batch(self, after, limit).await
+    }
+
+    async fn forget_unused_keys(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+        rekey::forget_unused(self).await
+    }
+}
+
+impl ReplayJobs for PgStore {
+    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
+        replay_jobs::create(self, new).await
+    }
+
+    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+        replay_jobs::get(self, id).await
+    }
+
+    async fn replay_jobs(
+        &self,
+        region: Region,
+        unfinished_only: bool,
+        limit: u32,
+    ) -> Result<Vec<ReplayJob>, StoreError> {
+        replay_jobs::list(self, region, unfinished_only, limit).await
+    }
+
+    async fn advance_replay_job(
+        &self,
+        id: uuid::Uuid,
+        batch: u32,
+    ) -> Result<ReplayJob, StoreError> {
+        replay_jobs::advance(self, id, batch).await
+    }
+}
