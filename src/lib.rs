@@ -1,4 +1,5 @@
-//! remit: durable, rate-limited webhook delivery on PostgreSQL.
+//! remit: durable, rate-limited webhook delivery on PostgreSQL or an
+//! embedded SQLite file.
 //!
 //! # Layout
 //! - [`domain`]: what a webhook task is: ids, regions, payloads, states and
@@ -15,8 +16,10 @@
 //!   generic over the store, so the runtime and the simulation run the same
 //!   function.
 //! - [`store`]: the durable schedule. The only module that names diesel: the
-//!   [`store::Store`] trait, its PostgreSQL implementation, and the embedded
-//!   migrations.
+//!   contract every backend implements ([`store::Store`] and the other
+//!   traits), the rules they share, the PostgreSQL and SQLite backends with
+//!   their migrations, the in-memory model, and [`store::Database`], which
+//!   picks a backend by URL.
 
 pub mod delivery;
 pub mod domain;

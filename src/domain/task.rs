@@ -7,7 +7,7 @@ use super::{
 };
 
 /// Where a task stands. The database enforces which columns each state
-/// needs; the store's guarded transitions (`store::lifecycle`) are the only
+/// needs; the store's guarded transitions (`store::rules::lifecycle`) are the only
 /// way between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TaskState {

@@ -3,9 +3,8 @@
 
 use chrono::Duration;
 
-use crate::domain::{ClaimedTask, DestinationId, Lease, Region, Task, TenantId};
+use crate::domain::{ClaimedTask, Destination, DestinationId, Lease, Region, Task, TenantId};
 use crate::policy::{Decision, Quota};
-use crate::store::AutoDisabled;
 
 /// What a guarded transition did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,4 +177,10 @@ pub struct Scheduled {
     pub task: Task,
     /// False when the same request had been scheduled before.
     pub created: bool,
+}
+
+/// A destination a finish disabled, as the runtime reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoDisabled {
+    pub destination: Destination,
 }

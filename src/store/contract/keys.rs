@@ -5,8 +5,8 @@
 
 use std::future::Future;
 
-use crate::payload_crypto::PayloadKey;
-use crate::store::{payload_keys, KeyCount, Rekeyed, StoreError};
+use crate::payload_crypto::{hex, PayloadKey};
+use crate::store::{KeyCount, Rekeyed, StoreError};
 
 pub trait Keys: Sync {
     /// The ring this store seals and opens with.
@@ -23,7 +23,7 @@ pub trait Keys: Sync {
     fn check_payload_key(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
         async move {
             let recorded = self.record_payload_key().await?;
-            payload_keys::judge(self.payload_key(), &recorded)?;
+            judge(self.payload_key(), &recorded)?;
             self.seal_clear_secrets().await.map(|_| ())
         }
     }
@@ -48,4 +48,28 @@ pub trait Keys: Sync {
     /// sealed under any more (so a ring without them starts); answers
     /// their fingerprints.
     fn forget_unused_keys(&self) -> impl Future<Output = Result<Vec<Vec<u8>>, StoreError>> + Send;
+}
+
+/// The configured ring passes when it holds every recorded key; the
+/// fingerprints it lacks are named.
+pub(in crate::store) fn judge(key: &PayloadKey, recorded: &[Vec<u8>]) -> Result<(), StoreError> {
+    let missing: Vec<String> = recorded
+        .iter()
+        .filter(|f| !key.holds(f))
+        .map(|f| hex(f))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::OtherPayloadKey {
+        configured: key.fingerprints_hex(),
+        missing: missing.join(", "),
+    })
+}
+
+/// Whether a process with `key` may record its newest key: only when its
+/// ring holds every key recorded already (a rotation), so a wrong key is
+/// refused rather than recorded beside the right one.
+pub(in crate::store) fn may_record(key: &PayloadKey, recorded: &[Vec<u8>]) -> bool {
+    recorded.iter().all(|f| key.holds(f))
 }

@@ -10,24 +10,47 @@
 //! - `reports`: [`Reports`], what `remit status`, the gauges and the
 //!   console read;
 //! - `transfer`: [`Transfer`], `remit export` and `import`;
-//! - `keys`: [`Keys`], the payload key ring: the check at start, `remit
-//!   rekey`;
+//! - `keys`: [`Keys`], the payload key ring: the check at start (which
+//!   keys a database records, and whether a ring may open what it
+//!   holds), `remit rekey`;
 //! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs;
-//! - `calls`: the values the runtime's calls carry and return.
+//! - `calls`: the values the runtime's calls carry and return; `status`
+//!   and `console`: what the reports answer; `error`: [`StoreError`], what
+//!   every call may fail with; `clock`: [`Clock`], the single authority
+//!   for "now" every store is built with; `stats`: [`StoreStats`], the
+//!   counters each keeps; `url`: [`DatabaseUrl`], which backend a URL
+//!   names; `wakeup`: [`Wakeup`], what a wake-up says; `secrets`: a
+//!   signing secret as a row holds it and an export carries it.
 
 mod calls;
+mod clock;
+pub mod console;
+mod error;
 mod keys;
 mod replay_jobs;
 mod reports;
+mod secrets;
+mod stats;
+pub(in crate::store) mod status;
 mod store;
 mod transfer;
+mod url;
+mod wakeup;
 
 pub use calls::{
-    ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled, TokenRequest,
-    Tokens, TransitionOutcome,
+    AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
+    TokenRequest, Tokens, TransitionOutcome,
 };
+pub use clock::Clock;
+pub use error::{SchemaMismatch, StoreError};
+pub(in crate::store) use keys::may_record;
 pub use keys::Keys;
 pub use replay_jobs::ReplayJobs;
 pub use reports::Reports;
+pub use secrets::{SecretRecord, StoredValue};
+pub use stats::StoreStats;
+pub use status::{Latency, Refused, RegionCounts, RegionStatus, StatusReport};
 pub use store::Store;
 pub use transfer::{DestinationRecord, Imported, TaskRecord, Transfer};
+pub use url::DatabaseUrl;
+pub use wakeup::Wakeup;

@@ -280,7 +280,7 @@ pub trait Store: Sync {
     /// disables the destination in the same transaction; a success ends
     /// it, and writes nothing when there is none. A batch's finishes count
     /// in the batch's order, exactly as if each came alone (see
-    /// `store/health.rs`); each disabled destination is reported as the
+    /// `store/rules/health.rs`); each disabled destination is reported as the
     /// whole batch left it.
     fn finish_batch(
         &self,

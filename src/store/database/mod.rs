@@ -13,15 +13,17 @@
 //!   `Keys`, `ReplayJobs`) on `Database`, each call passed on the same
 //!   way.
 
-mod url;
+mod notify;
+mod sandbox;
 
 use std::time::Duration as StdDuration;
 
-pub use url::DatabaseUrl;
+pub use notify::Wakeups;
+pub use sandbox::{create_schema, drop_schema, Sandbox};
 
 use super::postgres;
 use super::sqlite::{self, SqliteStore};
-use super::{Clock, PgConfig, PgStore, StoreError, StoreStats};
+use super::{Clock, DatabaseUrl, PgConfig, PgStore, StoreError, StoreStats};
 use crate::payload_crypto::PayloadKey;
 
 /// The URL remit uses when none is configured: a SQLite file in the

@@ -4,7 +4,7 @@ use chrono::SubsecRound;
 
 use super::MemStore;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
-use crate::store::token_rows::token_conflict;
+use crate::store::rules::token_rows::token_conflict;
 use crate::store::StoreError;
 
 impl MemStore {

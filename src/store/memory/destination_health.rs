@@ -4,8 +4,9 @@
 
 use super::MemStore;
 use crate::domain::{Destination, DestinationEvent, DestinationId, EventKind, Region};
-use crate::store::health::{self, AutoDisabled};
-use crate::store::lapsed;
+use crate::store::rules::health;
+use crate::store::rules::lapsed;
+use crate::store::AutoDisabled;
 use crate::store::{Finish, Finished, StoreError};
 
 impl MemStore {

@@ -4,7 +4,7 @@ use chrono::Duration;
 
 use super::MemStore;
 use crate::domain::Lease;
-use crate::store::{lifecycle, TransitionOutcome};
+use crate::store::{rules::lifecycle, TransitionOutcome};
 
 impl MemStore {
     pub(super) fn release_now(&self, lease: &Lease, after: Option<Duration>) -> TransitionOutcome {

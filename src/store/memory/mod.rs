@@ -24,9 +24,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
-use super::lifecycle::{self, EndAttempt};
+use super::rules::lifecycle::{self, EndAttempt};
 use super::{
-    rules, ClaimRequest, Clock, Finish, Finished, QuotaNote, Replayed, Scheduled, Store,
+    rules::requests, ClaimRequest, Clock, Finish, Finished, QuotaNote, Replayed, Scheduled, Store,
     StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
@@ -114,7 +114,7 @@ impl Store for MemStore {
         let now = self.now();
         let mut state = self.state.lock();
         if let Some(existing) = state.destinations.get(&new.id) {
-            return rules::same_destination_or_conflict(
+            return requests::same_destination_or_conflict(
                 existing.destination.clone(),
                 &existing.valid_values(now),
                 &new,

@@ -3,8 +3,8 @@
 
 use super::MemStore;
 use crate::domain::DestinationId;
-use crate::store::bucket::{self, Bucket};
-use crate::store::{quota, QuotaNote, StoreError, Tokens};
+use crate::store::rules::bucket::{self, Bucket};
+use crate::store::{rules::quota, QuotaNote, StoreError, Tokens};
 
 impl MemStore {
     pub(super) fn take_now(

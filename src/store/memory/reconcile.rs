@@ -3,7 +3,7 @@
 
 use super::{MemStore, State};
 use crate::domain::{ReconcileReport, ReconcileRequest};
-use crate::store::{findings, lapsed};
+use crate::store::{rules::findings, rules::lapsed};
 
 impl MemStore {
     pub(super) fn reconcile_now(&self, request: &ReconcileRequest) -> ReconcileReport {

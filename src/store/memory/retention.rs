@@ -3,12 +3,12 @@
 
 use std::collections::HashSet;
 
-use super::{rules, MemStore, StoreError};
+use super::{requests, MemStore, StoreError};
 use crate::domain::{PruneReport, PruneRequest, Region, TaskId};
 
 impl MemStore {
     pub(super) fn prune_now(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
-        rules::check_prune(request)?;
+        requests::check_prune(request)?;
         let cutoff = self
             .now()
             .checked_sub_signed(request.older_than)

@@ -6,14 +6,14 @@ use super::*;
 impl MemStore {
     /// What `schedule` does, once the lock is the only thing to wait for.
     pub(super) fn schedule_now(&self, new: NewTask) -> Result<Scheduled, StoreError> {
-        let new = rules::validate(new)?;
+        let new = requests::validate(new)?;
         let now = self.now();
         let mut state = self.state.lock();
         let region = state
             .destinations
             .get(&new.destination_id)
             .map(|d| d.destination.region);
-        rules::check_destination(region, &new)?;
+        requests::check_destination(region, &new)?;
         let existing = state
             .tasks
             .iter()
@@ -31,7 +31,7 @@ impl MemStore {
             let body = self
                 .key
                 .open(existing.payload_ref, &content_type, &sealed)?;
-            return rules::same_or_conflict(existing, &Payload { content_type, body }, &new);
+            return requests::same_or_conflict(existing, &Payload { content_type, body }, &new);
         }
         state.next_id += 1;
         let id = TaskId(uuid::Uuid::from_u128(state.next_id));

@@ -10,8 +10,8 @@ use crate::domain::{
     SigningSecret, Task, TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
-use crate::store::lifecycle::{self, EndAttempt};
-use crate::store::quota::LearnedRow;
+use crate::store::rules::lifecycle::{self, EndAttempt};
+use crate::store::rules::quota::LearnedRow;
 use crate::store::TransitionOutcome;
 
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use diesel_async::RunQueryDsl;
 
 use super::{PgStore, StoreError};
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
-use crate::store::token_rows::{token_conflict, TokenColumns};
+use crate::store::rules::token_rows::{token_conflict, TokenColumns};
 
 const COLUMNS: &str = "id, name, scope, tenants, created_at, expires_at, revoked_at";
 

@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use super::notify::DESTINATION_CHANNEL;
 use super::rows::DestinationRow;
 use super::schema::destinations;
-use super::{rules, secrets, PgStore, StoreError};
+use super::{requests, secrets, PgStore, StoreError};
 use crate::domain::{Destination, DestinationId, NewDestination};
 
 pub(super) async fn add_destination(
@@ -52,7 +52,7 @@ pub(super) async fn add_destination(
             .await?;
         let valid = secrets::valid(conn, &store.key, &[new.id.as_str()], Some(now)).await?;
         let values: Vec<String> = valid.into_values().flatten().map(|s| s.secret).collect();
-        rules::same_destination_or_conflict(row.try_into()?, &values, &new)
+        requests::same_destination_or_conflict(row.try_into()?, &values, &new)
     })
     .await
 }

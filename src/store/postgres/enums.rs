@@ -9,7 +9,7 @@ use diesel::serialize::{self, IsNull, Output, ToSql};
 
 use super::schema::sql_types;
 use crate::domain::{AttemptOutcome, TaskState};
-pub(crate) use crate::store::columns::{
+pub(crate) use crate::store::rules::columns::{
     outcome_from_label, outcome_label, state_from_label, state_label,
 };
 

@@ -110,7 +110,7 @@ pub use tls::{SslMode, TlsSettingsError};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{
-    lifecycle, rules, schema_version, ClaimRequest, Clock, DatabaseUrl, Finish, Finished,
-    QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens,
-    TransitionOutcome,
+    rules::lifecycle, rules::requests, rules::schema_version, ClaimRequest, Clock, DatabaseUrl,
+    Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest,
+    Tokens, TransitionOutcome,
 };

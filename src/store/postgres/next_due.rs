@@ -1,6 +1,6 @@
 //! When a claim of a region could next find work, on PostgreSQL.
 //!
-//! The rule is `store::next_due`'s: what becomes claimable after now, per
+//! The rule is `store::rules::next_due`'s: what becomes claimable after now, per
 //! enabled destination. The same skip scan of `task_queue_due` as the claim
 //! walks the region's destinations with live rows (one index descent per
 //! destination, so a destination with none costs nothing), and per
@@ -32,7 +32,7 @@ use crate::domain::Region;
 
 pub const NEXT_DUE_SQL: &str = r#"
 WITH RECURSIVE params AS MATERIALIZED (
-    -- `since`: now less `store::next_due::JUST_MISSED` (50 ms).
+    -- `since`: now less `store::rules::next_due::JUST_MISSED` (50 ms).
     SELECT p.now, p.now - interval '50 milliseconds' AS since, p.region,
            '-infinity'::timestamptz AS never
     FROM (SELECT coalesce($1, now()) AS now, $2::text AS region) p

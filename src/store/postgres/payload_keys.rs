@@ -6,7 +6,7 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::{PgStore, StoreError};
-use crate::store::payload_keys::may_record;
+use crate::store::contract::may_record;
 
 #[derive(QueryableByName)]
 struct Recorded {

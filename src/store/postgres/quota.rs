@@ -1,5 +1,5 @@
 //! What receivers announced of their quotas, written to their
-//! destinations' rows in one statement per batch (`store::quota` holds the
+//! destinations' rows in one statement per batch (`store::rules::quota` holds the
 //! rule). Only a response that announced something is written, so a
 //! receiver that announces nothing costs no statement at all.
 
@@ -8,9 +8,9 @@ use diesel_async::RunQueryDsl;
 
 use super::prepared::prepared;
 use super::{PgStore, StoreError};
-use crate::store::{quota, QuotaNote};
+use crate::store::{rules::quota, QuotaNote};
 
-/// Writes each destination's newest announcement (`store::quota` states
+/// Writes each destination's newest announcement (`store::rules::quota` states
 /// the rule): what remains, less the tokens granted after the answered
 /// request's own (`$6`, its token's number); its reset on the database's
 /// clock; the limit, when it was learned, the token's number, and the

@@ -7,7 +7,7 @@
 //! below zero.
 //!
 //! A quota the receiver announced (`quota.rs` writes it) paces the bucket
-//! until it resets, by the rule `store::bucket` states for the other
+//! until it resets, by the rule `store::rules::bucket` states for the other
 //! stores: the rate at which what remains lasts until the reset, never
 //! above the configured one, the bucket capped at what remains, and
 //! nothing granted while nothing remains. At the reset a quota with a

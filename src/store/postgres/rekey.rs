@@ -1,5 +1,5 @@
 //! Re-sealing under the newest payload key on PostgreSQL (see
-//! `store::rekey`): a batch of payloads after a cursor, by `payload_ref`
+//! `store::rules::rekey`): a batch of payloads after a cursor, by `payload_ref`
 //! (the primary key, so the whole table is walked once), and the secrets
 //! not yet under the newest key, in one short transaction that locks only
 //! the rows it rewrites.
@@ -11,7 +11,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use super::schema::{destination_secrets, payloads};
 use super::{PgStore, StoreError};
 use crate::payload_crypto::SealedPayload;
-use crate::store::rekey::{merge_counts, KeyCount, Rekeyed};
+use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
 
 /// A row's key fingerprint, nonce and ciphertext.
 type Sealed = (Vec<u8>, Vec<u8>, Vec<u8>);

@@ -13,7 +13,7 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::schema::destinations;
-use super::{rules, PgStore, StoreError};
+use super::{requests, PgStore, StoreError};
 use crate::domain::{PruneReport, PruneRequest};
 
 /// The run's cutoff, fixed once: $1 now, $2 the age kept in milliseconds.
@@ -109,7 +109,7 @@ pub(super) async fn prune(
     store: &PgStore,
     request: &PruneRequest,
 ) -> Result<PruneReport, StoreError> {
-    rules::check_prune(request)?;
+    requests::check_prune(request)?;
     let cutoff = {
         let mut conn = store.conn().await?;
         diesel::sql_query(CUTOFF_SQL)

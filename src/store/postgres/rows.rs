@@ -12,7 +12,7 @@ use crate::domain::{
     OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent,
 };
 use crate::payload_crypto::SealedPayload;
-pub(crate) use crate::store::columns::{corrupt, count, region, status};
+pub(crate) use crate::store::rules::columns::{corrupt, count, region, status};
 
 #[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = tasks)]

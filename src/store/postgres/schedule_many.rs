@@ -16,7 +16,7 @@ use super::notify::DUE_WORK_CHANNEL;
 use super::prepared::prepared;
 use super::rows::TaskRow;
 use super::schema::{destinations, tasks};
-use super::{reads, rules, PgStore, Scheduled, StoreError};
+use super::{reads, requests, PgStore, Scheduled, StoreError};
 use crate::domain::{idempotency_key, NewTask, Region, TaskId};
 
 /// Tasks per statement: arrays have no bind limit, but a chunk bounds how
@@ -70,9 +70,9 @@ async fn schedule_chunk(
     let regions = destination_regions(conn, &chunk).await?;
     let mut candidates = Vec::new();
     for (index, new) in chunk.into_iter().enumerate() {
-        let checked = rules::validate(new).and_then(|new| {
+        let checked = requests::validate(new).and_then(|new| {
             let region = regions.get(new.destination_id.as_str()).copied();
-            rules::check_destination(region, &new).map(|()| new)
+            requests::check_destination(region, &new).map(|()| new)
         });
         match checked {
             Ok(new) => candidates.push(Candidate {
@@ -277,5 +277,5 @@ async fn repeat_or_conflict(
         .await?;
     let existing: crate::domain::Task = existing.try_into()?;
     let stored = reads::open_payload(store, conn, existing.payload_ref).await?;
-    rules::same_or_conflict(existing, &stored, new)
+    requests::same_or_conflict(existing, &stored, new)
 }

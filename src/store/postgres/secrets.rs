@@ -14,7 +14,7 @@ use super::schema::{destination_secrets, destinations};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
-use crate::store::secrets::{SecretRecord, StoredValue};
+use crate::store::contract::{SecretRecord, StoredValue};
 
 #[derive(QueryableByName)]
 struct Now {

@@ -11,7 +11,7 @@ use super::rows::region;
 use super::status_sql::{FAILURES, LATENCY, STATUS_ENDED, STATUS_LIVE, TOP_RATE_LIMITED};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
-use crate::store::status::{
+use crate::store::contract::status::{
     Latency, Refused, RegionCounts, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP,
 };
 

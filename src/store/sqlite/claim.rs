@@ -15,9 +15,9 @@ use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{next_token, Ctx};
 use crate::domain::{ClaimedTask, DestinationId, Payload, Task, TenantId};
 use crate::payload_crypto::PayloadKey;
-use crate::store::claim_turn::{self, Lookups, Row};
-use crate::store::ordering::SQL_MAY_GO as MAY_GO;
-use crate::store::{lifecycle, ClaimRequest, StoreError};
+use crate::store::rules::claim_turn::{self, Lookups, Row};
+use crate::store::rules::ordering::SQL_MAY_GO as MAY_GO;
+use crate::store::{rules::lifecycle, ClaimRequest, StoreError};
 
 pub(super) fn claim_due(
     conn: &mut SqliteConnection,

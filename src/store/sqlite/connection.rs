@@ -101,8 +101,9 @@ pub fn check_schema(path: &Path, allow_newer: bool) -> Result<(), StoreError> {
         .iter()
         .map(ToString::to_string)
         .collect();
-    let embedded =
-        crate::store::schema_version::embedded_versions::<diesel::sqlite::Sqlite>(&MIGRATIONS)?;
-    crate::store::schema_version::compare(&applied, &embedded, allow_newer)
+    let embedded = crate::store::rules::schema_version::embedded_versions::<diesel::sqlite::Sqlite>(
+        &MIGRATIONS,
+    )?;
+    crate::store::rules::schema_version::compare(&applied, &embedded, allow_newer)
         .map_err(StoreError::Schema)
 }

@@ -7,7 +7,7 @@ use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage, MAX_PAGE,
 };
-use crate::store::import_rules::{check_imported_destinations, check_imported_tasks};
+use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
     DestinationRecord, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
     Reports, StatusReport, StoreError, TaskRecord, Transfer,

@@ -13,8 +13,8 @@ use crate::domain::{
     SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
-use crate::store::lifecycle;
-use crate::store::{rules, StoreError};
+use crate::store::rules::lifecycle;
+use crate::store::{rules::requests, StoreError};
 
 pub(super) fn add(
     conn: &mut SqliteConnection,
@@ -24,7 +24,7 @@ pub(super) fn add(
 ) -> Result<Destination, StoreError> {
     if let Some(existing) = destination_row(conn, &new.id)? {
         let valid = secrets::valid_values(conn, key, &new.id, now)?;
-        return rules::same_destination_or_conflict(existing.destination()?, &valid, &new);
+        return requests::same_destination_or_conflict(existing.destination()?, &valid, &new);
     }
     diesel::sql_query(
         "INSERT INTO destinations (id, region, url, disable_after_seconds, \
@@ -182,7 +182,7 @@ pub(super) fn events(
     region: crate::domain::Region,
     limit: u32,
 ) -> Result<Vec<DestinationEvent>, StoreError> {
-    use crate::store::columns::{corrupt, region as region_of};
+    use crate::store::rules::columns::{corrupt, region as region_of};
     let rows: Vec<EventRow> = diesel::sql_query(
         "SELECT id, kind, destination_id, region, reason, at, last_error \
          FROM destination_events WHERE region = ? ORDER BY rowid LIMIT ?",

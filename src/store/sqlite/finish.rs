@@ -14,9 +14,10 @@ use crate::domain::{
     Task, TaskId,
 };
 use crate::policy::DisableRule;
-use crate::store::columns::outcome_label;
-use crate::store::health::{self, AutoDisabled};
-use crate::store::lifecycle::{self, EndAttempt};
+use crate::store::rules::columns::outcome_label;
+use crate::store::rules::health;
+use crate::store::rules::lifecycle::{self, EndAttempt};
+use crate::store::AutoDisabled;
 use crate::store::{Finish, Finished, Replayed, StoreError, TransitionOutcome};
 
 /// Which end a single transition asks for (owned, to cross to the

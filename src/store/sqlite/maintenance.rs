@@ -12,7 +12,7 @@ use diesel::RunQueryDsl;
 
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use crate::domain::{ReconcileReport, ReconcileRequest, Region, Task};
-use crate::store::{findings, lapsed, StoreError};
+use crate::store::{rules::findings, rules::lapsed, StoreError};
 
 pub(super) fn reconcile(
     conn: &mut SqliteConnection,
@@ -65,7 +65,7 @@ pub(super) fn regions(conn: &mut SqliteConnection) -> Result<Vec<Region>, StoreE
         diesel::sql_query("SELECT DISTINCT region FROM tasks ORDER BY region").load(conn)?;
     names
         .iter()
-        .map(|n| crate::store::columns::region("tasks.region", &n.region))
+        .map(|n| crate::store::rules::columns::region("tasks.region", &n.region))
         .collect()
 }
 

@@ -47,7 +47,7 @@ use parking_lot::Mutex;
 
 pub(super) use connection::{check_schema, migrate};
 
-use super::notify::Wakeup;
+use super::Wakeup;
 use super::{Clock, StoreError, StoreStats};
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;

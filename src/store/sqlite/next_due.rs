@@ -2,7 +2,7 @@
 //! destination of the region, its unleased rows' earliest `available_at`
 //! and earliest after now less `JUST_MISSED` (through `tasks_due`) and its
 //! earliest lease end after that (through `tasks_expired_leases`), combined by
-//! `store::next_due`.
+//! `store::rules::next_due`.
 
 use chrono::Duration;
 use diesel::sql_types::{BigInt, Nullable, Text};
@@ -12,7 +12,7 @@ use diesel::RunQueryDsl;
 use super::rows::{instant, micros};
 use super::Ctx;
 use crate::domain::Region;
-use crate::store::next_due::{self, Upcoming};
+use crate::store::rules::next_due::{self, Upcoming};
 use crate::store::StoreError;
 
 #[derive(diesel::QueryableByName)]

@@ -15,7 +15,7 @@ use crate::domain::{
     ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
 };
-use crate::store::notify::Wakeup;
+use crate::store::Wakeup;
 use crate::store::{
     ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats,
     TokenRequest, Tokens, TransitionOutcome,
@@ -155,7 +155,7 @@ impl Store for SqliteStore {
     }
 
     async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
-        crate::store::rules::check_prune(request)?;
+        crate::store::rules::requests::check_prune(request)?;
         // The cutoff is fixed once per run, as the other stores fix it, so
         // a run ends however fast tasks keep ending.
         let now = self.run(false, |_, ctx| Ok(ctx.now)).await?;
@@ -309,7 +309,7 @@ impl Store for SqliteStore {
         let disabled = self
             .run(true, move |conn, ctx| {
                 destinations::set_health(conn, &id, ctx.now, |d, now| {
-                    crate::store::health::disable(d, reason, now)
+                    crate::store::rules::health::disable(d, reason, now)
                 })
             })
             .await?;
@@ -332,7 +332,7 @@ impl Store for SqliteStore {
         let id = id.clone();
         let enabled = self
             .run(true, move |conn, ctx| {
-                destinations::set_health(conn, &id, ctx.now, crate::store::health::enable)
+                destinations::set_health(conn, &id, ctx.now, crate::store::rules::health::enable)
             })
             .await?;
         self.wake(Wakeup::Destination(enabled.id.clone()));

@@ -1,12 +1,12 @@
 //! The embedded store's record of the payload keys its payloads are
-//! sealed with (see `store::payload_keys`).
+//! sealed with (see `store::contract`).
 
 use diesel::sql_types::{BigInt, Binary};
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::micros;
 use super::{SqliteStore, StoreError};
-use crate::store::payload_keys::may_record;
+use crate::store::contract::may_record;
 
 #[derive(QueryableByName)]
 struct Recorded {

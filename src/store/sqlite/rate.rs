@@ -1,6 +1,6 @@
 //! A destination's shared token bucket on SQLite, paced by the quota its
 //! receiver announced, and the announcements themselves: the rules of
-//! `store::bucket` and `store::quota`, applied to the row inside the
+//! `store::rules::bucket` and `store::rules::quota`, applied to the row inside the
 //! write transaction.
 
 use chrono::{DateTime, Utc};
@@ -9,9 +9,9 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{maybe, micros};
-use crate::store::bucket::{self, Bucket, Learned, Renewal};
-use crate::store::columns::corrupt;
-use crate::store::{quota, QuotaNote, StoreError, TokenRequest, Tokens};
+use crate::store::rules::bucket::{self, Bucket, Learned, Renewal};
+use crate::store::rules::columns::corrupt;
+use crate::store::{rules::quota, QuotaNote, StoreError, TokenRequest, Tokens};
 
 /// The columns a take reads.
 #[derive(QueryableByName)]

@@ -1,12 +1,12 @@
 //! Re-sealing under the newest payload key on SQLite (see
-//! `store::rekey`), each batch one write transaction.
+//! `store::rules::rekey`), each batch one write transaction.
 
 use diesel::sql_types::{BigInt, Binary, Text};
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::{SqliteStore, StoreError};
 use crate::payload_crypto::SealedPayload;
-use crate::store::rekey::{merge_counts, KeyCount, Rekeyed};
+use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
 
 #[derive(QueryableByName)]
 struct Count {

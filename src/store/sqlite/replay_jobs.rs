@@ -12,9 +12,9 @@ use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
 use super::SqliteStore;
 use crate::domain::Region;
 use crate::store::console::{check_new_job, JobColumns, NewReplayJob, ReplayJob};
-use crate::store::lifecycle;
-use crate::store::notify::Wakeup;
+use crate::store::rules::lifecycle;
 use crate::store::StoreError;
+use crate::store::Wakeup;
 
 #[derive(QueryableByName)]
 struct JobRow {

@@ -13,7 +13,7 @@ use crate::domain::{
     TaskId, TenantId, TraceParent,
 };
 use crate::payload_crypto::SealedPayload;
-use crate::store::columns::{corrupt, count, region, state_from_label, status};
+use crate::store::rules::columns::{corrupt, count, region, state_from_label, status};
 use crate::store::StoreError;
 
 pub(super) use super::attempt_rows::{insert_attempt, AttemptRow, ATTEMPT_COLUMNS};

@@ -9,7 +9,7 @@ use diesel::RunQueryDsl;
 use super::rows::{self, destination_row, TaskRow, TASK_COLUMNS};
 use super::Ctx;
 use crate::domain::{NewTask, Payload, TaskId};
-use crate::store::{lifecycle, rules, Scheduled, StoreError};
+use crate::store::{rules::lifecycle, rules::requests, Scheduled, StoreError};
 
 pub(super) fn schedule_many(
     conn: &mut SqliteConnection,
@@ -36,12 +36,12 @@ fn schedule_one(
     ctx: &Ctx,
     new: NewTask,
 ) -> Result<Scheduled, StoreError> {
-    let new = rules::validate(new)?;
+    let new = requests::validate(new)?;
     let region = destination_row(conn, &new.destination_id)?
         .map(|row| row.destination())
         .transpose()?
         .map(|d| d.region);
-    rules::check_destination(region, &new)?;
+    requests::check_destination(region, &new)?;
     let existing: Vec<TaskRow> = diesel::sql_query(format!(
         "SELECT {TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND reminder_id = ?"
     ))
@@ -50,7 +50,7 @@ fn schedule_one(
     .load(conn)?;
     if let Some(existing) = rows::tasks(existing)?.pop() {
         let stored = open(conn, ctx, existing.payload_ref)?;
-        return rules::same_or_conflict(existing, &stored, &new);
+        return requests::same_or_conflict(existing, &stored, &new);
     }
     let id = TaskId::generate();
     let payload_ref = uuid::Uuid::now_v7();

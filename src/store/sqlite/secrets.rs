@@ -10,7 +10,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{destination_row, instant, maybe, micros};
 use crate::domain::{DestinationId, Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
-use crate::store::secrets::{SecretRecord, StoredValue};
+use crate::store::contract::{SecretRecord, StoredValue};
 use crate::store::StoreError;
 
 #[derive(QueryableByName)]

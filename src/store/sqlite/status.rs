@@ -9,10 +9,10 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{instant, micros};
 use super::SqliteStore;
 use crate::domain::{DestinationId, Region};
-use crate::store::columns::{corrupt, region};
-use crate::store::status::{
+use crate::store::contract::status::{
     Latency, Refused, RegionCounts, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP,
 };
+use crate::store::rules::columns::{corrupt, region};
 use crate::store::StoreError;
 
 const HOUR_MICROS: i64 = 3_600_000_000;

@@ -10,7 +10,7 @@ use super::rows::{
 };
 use super::{secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
-use crate::store::import_rules::{id_taken, same_imported_or_conflict, taken};
+use crate::store::rules::imports::{id_taken, same_imported_or_conflict, taken};
 use crate::store::StoreError;
 use crate::store::{DestinationRecord, Imported, TaskRecord};
 

@@ -1,9 +1,9 @@
 //! What can go wrong in the store, as typed causes. A stale lease is not an
 //! error: transitions report it as [`super::TransitionOutcome::Fenced`].
 
-use super::{ConnectFailure, SchemaMismatch};
 use crate::domain::InvalidInput;
 use crate::payload_crypto::PayloadCryptoError;
+use crate::store::ConnectFailure;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -124,4 +124,15 @@ impl From<diesel_async::pooled_connection::bb8::RunError> for StoreError {
     fn from(e: diesel_async::pooled_connection::bb8::RunError) -> Self {
         StoreError::Pool(e)
     }
+}
+
+/// How a schema differs from the binary's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaMismatch {
+    #[error("the database has no remit schema: run `remit migrate`")]
+    Empty,
+    #[error("the schema is older than this build of remit (migrations {} are not applied): run `remit migrate`", .missing.join(", "))]
+    Older { missing: Vec<String> },
+    #[error("the schema is newer than this build of remit (it has migrations {} this binary does not know): this binary is older than the schema, so run the release that migrated it", .unknown.join(", "))]
+    Newer { unknown: Vec<String> },
 }

@@ -30,7 +30,7 @@ pub struct Rekeyed {
 
 /// Counts by fingerprint from the two tables' groupings: every key that
 /// holds something, sorted by fingerprint.
-pub(super) fn merge_counts(
+pub(in crate::store) fn merge_counts(
     payloads: Vec<(Vec<u8>, i64)>,
     secrets: Vec<(Vec<u8>, i64)>,
 ) -> Vec<KeyCount> {

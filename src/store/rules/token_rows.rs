@@ -3,22 +3,22 @@
 
 use chrono::{DateTime, Utc};
 
-use super::StoreError;
 use crate::domain::{ApiToken, TenantId, TokenId};
+use crate::store::StoreError;
 
 /// A stored token's columns, before they are checked.
-pub(super) struct TokenColumns {
-    pub(super) id: String,
-    pub(super) name: Option<String>,
-    pub(super) scope: String,
-    pub(super) tenants: Option<Vec<String>>,
-    pub(super) created_at: DateTime<Utc>,
-    pub(super) expires_at: Option<DateTime<Utc>>,
-    pub(super) revoked_at: Option<DateTime<Utc>>,
+pub(in crate::store) struct TokenColumns {
+    pub(in crate::store) id: String,
+    pub(in crate::store) name: Option<String>,
+    pub(in crate::store) scope: String,
+    pub(in crate::store) tenants: Option<Vec<String>>,
+    pub(in crate::store) created_at: DateTime<Utc>,
+    pub(in crate::store) expires_at: Option<DateTime<Utc>>,
+    pub(in crate::store) revoked_at: Option<DateTime<Utc>>,
 }
 
 impl TokenColumns {
-    pub(super) fn into_token(self) -> Result<ApiToken, StoreError> {
+    pub(in crate::store) fn into_token(self) -> Result<ApiToken, StoreError> {
         let corrupt = |column: &'static str| {
             move |e: crate::domain::InvalidInput| StoreError::Corrupt {
                 column,
@@ -48,7 +48,7 @@ impl TokenColumns {
 
 /// The conflict of a token whose id or hash is already stored (two
 /// random values colliding: in practice, a token stored twice).
-pub(super) fn token_conflict() -> StoreError {
+pub(in crate::store) fn token_conflict() -> StoreError {
     StoreError::Conflict {
         what: "api token".into(),
         differs: "id or secret hash".into(),

@@ -4,15 +4,15 @@
 
 use chrono::SubsecRound;
 
-use super::{Scheduled, StoreError};
 use crate::domain::{
     quoted, Destination, InvalidInput, NewDestination, NewTask, Payload, PruneRequest, Region,
     Task, MAX_PAYLOAD_BYTES,
 };
+use crate::store::{Scheduled, StoreError};
 
 /// Checks what can be checked without the database, and normalises the
 /// deadline to the microseconds PostgreSQL keeps, so repeats compare equal.
-pub(super) fn validate(new: NewTask) -> Result<NewTask, InvalidInput> {
+pub(in crate::store) fn validate(new: NewTask) -> Result<NewTask, InvalidInput> {
     if new.payload.content_type.trim().is_empty() {
         return Err(InvalidInput::new("content_type", "must not be empty"));
     }
@@ -39,7 +39,10 @@ pub(super) fn validate(new: NewTask) -> Result<NewTask, InvalidInput> {
 }
 
 /// The destination must exist and live in the task's region.
-pub(super) fn check_destination(region: Option<Region>, new: &NewTask) -> Result<(), InvalidInput> {
+pub(in crate::store) fn check_destination(
+    region: Option<Region>,
+    new: &NewTask,
+) -> Result<(), InvalidInput> {
     match region {
         None => Err(InvalidInput::new(
             "destination_id",
@@ -63,7 +66,7 @@ pub(super) fn check_destination(region: Option<Region>, new: &NewTask) -> Result
 
 /// A pruning run deletes in bounded batches, and the age it keeps is
 /// neither negative nor too large to subtract from now.
-pub(super) fn check_prune(request: &PruneRequest) -> Result<(), InvalidInput> {
+pub(in crate::store) fn check_prune(request: &PruneRequest) -> Result<(), InvalidInput> {
     if !(1..=PruneRequest::MAX_BATCH_SIZE).contains(&request.batch_size) {
         return Err(InvalidInput::new(
             "batch_size",
@@ -83,7 +86,7 @@ pub(super) fn check_prune(request: &PruneRequest) -> Result<(), InvalidInput> {
 
 /// A repeat of the same request returns the existing task; anything else
 /// that reuses its ids is a conflict naming the fields, never their values.
-pub(super) fn same_or_conflict(
+pub(in crate::store) fn same_or_conflict(
     existing: Task,
     stored_payload: &Payload,
     new: &NewTask,
@@ -125,7 +128,7 @@ pub(super) fn same_or_conflict(
 /// secrets still valid: a registration repeats the secrets when it names
 /// one of them (the destination may have been rotated since), or names
 /// none and the destination has none.
-pub(super) fn same_destination_or_conflict(
+pub(in crate::store) fn same_destination_or_conflict(
     existing: Destination,
     valid_secrets: &[String],
     new: &NewDestination,

@@ -34,11 +34,11 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::{DestinationRecord, SecretRecord, StoreError, StoredValue, TaskRecord};
 use crate::domain::{
     idempotency_key, legacy_idempotency_key, quoted, Destination, InvalidInput, ReminderId, Task,
     TaskId, TaskState, TenantId,
 };
+use crate::store::{DestinationRecord, SecretRecord, StoreError, StoredValue, TaskRecord};
 
 /// The highest fencing token an import accepts: 2^53. Tokens are drawn one
 /// per claim, so a real store is far below it; above it a crafted token

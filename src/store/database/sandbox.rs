@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use diesel_async::RunQueryDsl;
 
-use super::{DatabaseUrl, PgConnector, StoreError};
+use crate::store::{DatabaseUrl, PgConnector, StoreError};
 
 /// How long a schema's creation or removal waits for a new connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

@@ -6,18 +6,7 @@
 
 use diesel::migration::MigrationSource;
 
-use super::StoreError;
-
-/// How a schema differs from the binary's.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SchemaMismatch {
-    #[error("the database has no remit schema: run `remit migrate`")]
-    Empty,
-    #[error("the schema is older than this build of remit (migrations {} are not applied): run `remit migrate`", .missing.join(", "))]
-    Older { missing: Vec<String> },
-    #[error("the schema is newer than this build of remit (it has migrations {} this binary does not know): this binary is older than the schema, so run the release that migrated it", .unknown.join(", "))]
-    Newer { unknown: Vec<String> },
-}
+use crate::store::{SchemaMismatch, StoreError};
 
 /// Compares the applied migrations with the binary's. A newer schema
 /// passes with `allow_newer` (a rollback onto a schema whose new parts

@@ -12,26 +12,26 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::TransitionOutcome;
 use crate::domain::{
     idempotency_key, Attempt, AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Lease,
     NewTask, Task, TaskId, TaskState,
 };
 use crate::policy::{Decision, Transition};
+use crate::store::TransitionOutcome;
 
 /// The longest delay a store honours: PostgreSQL's statements clamp to it
 /// so `now() + delay` cannot overflow, and the others clamp the same way.
-pub(super) const LONGEST_DELAY_DAYS: i64 = 100 * 366;
+pub(in crate::store) const LONGEST_DELAY_DAYS: i64 = 100 * 366;
 
 /// `now + delay`, the delay clamped to between zero and a century.
-pub(super) fn later(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+pub(in crate::store) fn later(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
     let delay = delay.clamp(Duration::zero(), Duration::days(LONGEST_DELAY_DAYS));
     now.checked_add_signed(delay)
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// A fresh `pending` row for a validated request.
-pub(super) fn new_task(
+pub(in crate::store) fn new_task(
     id: TaskId,
     payload_ref: uuid::Uuid,
     new: NewTask,
@@ -69,7 +69,7 @@ pub(super) fn new_task(
 /// it became available, a `leased` row since its lease expired. Never
 /// before `not_before`, whatever else the row says (a row written by an
 /// import, or by hand, may carry a lease that ends before its deadline).
-pub(super) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+pub(in crate::store) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     if task.not_before > now {
         return None;
     }
@@ -85,7 +85,7 @@ pub(super) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Option<DateTim
 /// From when a live row can be claimed, whatever the time is now: the
 /// later of its deadline and the moment it is available (unleased) or its
 /// lease runs out (leased). `None` for a row that has ended.
-pub(super) fn claimable_from(task: &Task) -> Option<DateTime<Utc>> {
+pub(in crate::store) fn claimable_from(task: &Task) -> Option<DateTime<Utc>> {
     let from = match task.state {
         TaskState::Pending | TaskState::RetryWait => task.available_at,
         TaskState::Leased => task.lease_expires_at?,
@@ -95,12 +95,12 @@ pub(super) fn claimable_from(task: &Task) -> Option<DateTime<Utc>> {
 }
 
 /// The guard of every transition out of `leased`.
-pub(super) fn holds(task: &Task, lease: &Lease) -> bool {
+pub(in crate::store) fn holds(task: &Task, lease: &Lease) -> bool {
     task.state == TaskState::Leased && task.lease_token == Some(lease.token)
 }
 
 /// The lease a row carries now, as its lease owner would present it.
-pub(super) fn current_lease(task: &Task) -> Lease {
+pub(in crate::store) fn current_lease(task: &Task) -> Lease {
     Lease {
         task_id: task.id,
         token: task.lease_token.unwrap_or_default(),
@@ -112,7 +112,7 @@ pub(super) fn current_lease(task: &Task) -> Lease {
 /// The attempt row for `lease`.
 /// The attempt row of a lease that ran out before its owner finished it:
 /// logged as `abandoned`, with nothing known of the request.
-pub(super) fn abandoned(lease: &Lease, now: DateTime<Utc>) -> Attempt {
+pub(in crate::store) fn abandoned(lease: &Lease, now: DateTime<Utc>) -> Attempt {
     attempt(
         lease,
         AttemptOutcome::Abandoned,
@@ -123,7 +123,7 @@ pub(super) fn abandoned(lease: &Lease, now: DateTime<Utc>) -> Attempt {
     )
 }
 
-pub(super) fn attempt(
+pub(in crate::store) fn attempt(
     lease: &Lease,
     outcome: AttemptOutcome,
     record: &AttemptRecord,
@@ -146,7 +146,7 @@ pub(super) fn attempt(
 /// Leases a claimable row to `lease_owner` with `token` until `now + lease`.
 /// Taking over an expired lease logs the lost attempt as `abandoned`, under
 /// the old lease's token, so its holder's late report is fenced.
-pub(super) fn lease(
+pub(in crate::store) fn lease(
     task: &mut Task,
     token: i64,
     lease_owner: &str,
@@ -175,7 +175,7 @@ pub(super) fn lease(
 /// One attempt's end: the state it moves the row to, the outcome it logs,
 /// when the row is due again and why it failed.
 #[derive(Debug, Clone)]
-pub(super) struct EndAttempt<'a> {
+pub(in crate::store) struct EndAttempt<'a> {
     pub target: (TaskState, AttemptOutcome),
     /// Due again this long after the store's now; without it the row keeps
     /// the `available_at` it was claimed at.
@@ -238,7 +238,7 @@ impl<'a> EndAttempt<'a> {
 /// Ends the attempt on a row `lease` holds ([`holds`]): moves it to the
 /// target state, never due before its deadline, and returns the attempt
 /// row to append.
-pub(super) fn end_attempt(
+pub(in crate::store) fn end_attempt(
     task: &mut Task,
     lease: &Lease,
     end: &EndAttempt<'_>,
@@ -264,13 +264,13 @@ pub(super) fn end_attempt(
 /// harmless repeat. An `abandoned` row for the token is also what a reclaim
 /// writes, so it proves nothing about the caller: an abandon is never a
 /// repeat. A hand-back or an extension logs nothing, so none is either.
-pub(super) fn repeat_of(outcome: Option<AttemptOutcome>) -> Option<AttemptOutcome> {
+pub(in crate::store) fn repeat_of(outcome: Option<AttemptOutcome>) -> Option<AttemptOutcome> {
     outcome.filter(|o| *o != AttemptOutcome::Abandoned)
 }
 
 /// What a guarded transition that found no row it holds answers: the task
 /// is gone, this lease already did the same (a repeat), or it is fenced.
-pub(super) fn refusal(found: bool, repeated: bool) -> TransitionOutcome {
+pub(in crate::store) fn refusal(found: bool, repeated: bool) -> TransitionOutcome {
     match (found, repeated) {
         (false, _) => TransitionOutcome::NotFound,
         (true, true) => TransitionOutcome::Applied,
@@ -280,7 +280,11 @@ pub(super) fn refusal(found: bool, repeated: bool) -> TransitionOutcome {
 
 /// A report from a lease owner that lost its lease still tells what the
 /// receiver saw: it is logged as `fenced` and changes nothing else.
-pub(super) fn fenced_attempt(lease: &Lease, record: &AttemptRecord, now: DateTime<Utc>) -> Attempt {
+pub(in crate::store) fn fenced_attempt(
+    lease: &Lease,
+    record: &AttemptRecord,
+    now: DateTime<Utc>,
+) -> Attempt {
     attempt(
         lease,
         AttemptOutcome::Fenced,
@@ -304,7 +308,7 @@ pub(super) fn fenced_attempt(lease: &Lease, record: &AttemptRecord, now: DateTim
 /// in-flight cap, a pause, a refused address, a shutdown) is remit's side,
 /// and a reminder due long ago still gets its first attempt. Its delay is
 /// not clamped, so it comes back when `after` says and not at once.
-pub(super) fn release(
+pub(in crate::store) fn release(
     task: &mut Task,
     after: Option<Duration>,
     paused_until: Option<DateTime<Utc>>,
@@ -348,7 +352,7 @@ pub(super) fn release(
 }
 
 /// Pushes a held lease's expiry to `by` from now, never earlier than it is.
-pub(super) fn extend(task: &mut Task, by: Duration, now: DateTime<Utc>) {
+pub(in crate::store) fn extend(task: &mut Task, by: Duration, now: DateTime<Utc>) {
     task.lease_expires_at = task.lease_expires_at.map(|at| at.max(later(now, by)));
     task.updated_at = now;
 }
@@ -358,7 +362,7 @@ pub(super) fn extend(task: &mut Task, by: Duration, now: DateTime<Utc>) {
 /// counts only the attempts since. False when the row is not `failed`:
 /// replaying anything else would resend a delivered webhook or race a live
 /// lease.
-pub(super) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> bool {
+pub(in crate::store) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> bool {
     if task.state != TaskState::Failed {
         return false;
     }
@@ -375,7 +379,7 @@ pub(super) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> 
 
 /// A destination's pause after asking for `pause` more: an existing later
 /// pause wins.
-pub(super) fn pause(
+pub(in crate::store) fn pause(
     current: Option<DateTime<Utc>>,
     pause: Duration,
     now: DateTime<Utc>,

@@ -21,17 +21,17 @@
 //! configured rate applies again.
 //!
 //! The bucket numbers the tokens it grants (`granted` counts them), so an
-//! answer can be placed among them: `store::quota` takes the tokens
+//! answer can be placed among them: `store::rules::quota` takes the tokens
 //! granted after the answered request's own off what its answer announced.
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::Tokens;
+use crate::store::Tokens;
 
 /// A destination's shared token bucket as stored: `None` until first used,
 /// which means full.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(super) struct Bucket {
+pub(in crate::store) struct Bucket {
     pub tokens: Option<f64>,
     pub refilled_at: Option<DateTime<Utc>>,
     pub quota: Option<Learned>,
@@ -43,7 +43,7 @@ pub(super) struct Bucket {
 /// keeps it: requests left (less those granted since) until `resets_at`,
 /// on the store's clock, and the window it renews to at the reset.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Learned {
+pub(in crate::store) struct Learned {
     pub remaining: f64,
     pub resets_at: DateTime<Utc>,
     pub renews: Option<Renewal>,
@@ -52,7 +52,7 @@ pub(super) struct Learned {
 /// The window that follows a reset and the limit it holds, as the
 /// receiver's policy named them.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Renewal {
+pub(in crate::store) struct Renewal {
     pub limit: u64,
     pub window: Duration,
 }
@@ -112,7 +112,7 @@ fn seconds(d: Duration) -> f64 {
 /// `want` of the whole tokens there. A taker carrying an older `now` than
 /// the last one never runs the bucket's time backwards, and nothing is
 /// granted below zero.
-pub(super) fn take_tokens(
+pub(in crate::store) fn take_tokens(
     bucket: Bucket,
     rate_per_second: f64,
     burst: u32,

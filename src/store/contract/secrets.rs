@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::StoreError;
 use crate::payload_crypto::{PayloadKey, SealedPayload};
+use crate::store::StoreError;
 
 /// A secret's value as a row holds it.
 #[derive(Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ impl std::fmt::Debug for StoredValue {
 
 impl StoredValue {
     /// The row's columns: the value in clear, or the sealed parts.
-    pub(super) fn from_columns(
+    pub(in crate::store) fn from_columns(
         secret: Option<String>,
         key_fingerprint: Option<Vec<u8>>,
         nonce: Option<Vec<u8>>,
@@ -55,7 +55,7 @@ impl StoredValue {
     }
 
     /// The value, opened with `key` when sealed.
-    pub(super) fn open(
+    pub(in crate::store) fn open(
         &self,
         key: &PayloadKey,
         id: &str,

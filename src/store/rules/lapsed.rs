@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::lifecycle::{abandoned, current_lease};
 use crate::domain::{Attempt, FailureReason, Task, TaskState};
+use crate::store::rules::lifecycle::{abandoned, current_lease};
 
 /// Fails an unleased row whose destination is disabled once its retry
 /// horizon has passed: it could not be sent before it. False (and nothing
@@ -26,7 +26,7 @@ fn fail_disabled(task: &mut Task, now: DateTime<Utc>) -> bool {
 }
 
 /// What settling a row of a disabled destination did.
-pub(super) struct SettledDisabled {
+pub(in crate::store) struct SettledDisabled {
     /// The expired lease it handed back, logged as `abandoned`.
     pub abandoned: Option<Attempt>,
     /// Whether it failed with `destination_disabled`.
@@ -39,7 +39,7 @@ pub(super) struct SettledDisabled {
 /// `abandoned`, the row `retry_wait`), and the row then fails at its
 /// horizon like any unleased row of a disabled destination. A live lease,
 /// or a row of any other state, is left alone.
-pub(super) fn settle_disabled(task: &mut Task, now: DateTime<Utc>) -> SettledDisabled {
+pub(in crate::store) fn settle_disabled(task: &mut Task, now: DateTime<Utc>) -> SettledDisabled {
     let abandoned = lease_expired(task, now).then(|| reclaim(task, now));
     SettledDisabled {
         abandoned,
@@ -48,13 +48,13 @@ pub(super) fn settle_disabled(task: &mut Task, now: DateTime<Utc>) -> SettledDis
 }
 
 /// Whether a lease has run out: reconciliation hands such rows back.
-pub(super) fn lease_expired(task: &Task, now: DateTime<Utc>) -> bool {
+pub(in crate::store) fn lease_expired(task: &Task, now: DateTime<Utc>) -> bool {
     task.state == TaskState::Leased && task.lease_expires_at.is_some_and(|at| at <= now)
 }
 
 /// Hands an expired lease back (reconciliation): the lost attempt is logged
 /// as `abandoned` and the row is due again at once.
-pub(super) fn reclaim(task: &mut Task, now: DateTime<Utc>) -> Attempt {
+pub(in crate::store) fn reclaim(task: &mut Task, now: DateTime<Utc>) -> Attempt {
     let old = current_lease(task);
     task.state = TaskState::RetryWait;
     task.lease_token = None;

@@ -12,18 +12,8 @@
 //! On SQLite the same wake-ups travel inside the process only: there is no
 //! LISTEN, so [`Wakeups::reaches_every_process`] is false there.
 
-use super::postgres::Listener;
-use super::{Database, StoreError};
-use crate::domain::{DestinationId, Region};
-
-/// What a notification said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Wakeup {
-    /// Work was scheduled for this region.
-    DueWork(Region),
-    /// This destination changed (it was paused).
-    Destination(DestinationId),
-}
+use crate::store::postgres::Listener;
+use crate::store::{Database, StoreError, Wakeup};
 
 /// Where wake-ups come from: a dedicated connection that LISTENs on both
 /// channels, or the embedded store's in-process broadcast.

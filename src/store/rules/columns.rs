@@ -2,8 +2,8 @@
 //! of task states and attempt outcomes (PostgreSQL's ENUM values, SQLite's
 //! text), and the error for a column that holds what no build wrote.
 
-use super::StoreError;
 use crate::domain::{AttemptOutcome, Region, TaskState};
+use crate::store::StoreError;
 
 pub(crate) fn state_label(state: TaskState) -> &'static str {
     state.as_str()

@@ -22,15 +22,15 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use super::bucket::{Learned, Renewal};
-use super::QuotaNote;
+use crate::store::rules::bucket::{Learned, Renewal};
+use crate::store::QuotaNote;
 
 /// A destination's learned quota as its row keeps it: what paces the
 /// bucket, the limit the receiver named, when it was learned, and the
 /// number of the token whose answer announced it (none for a quota
 /// learned before tokens were numbered).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct LearnedRow {
+pub(in crate::store) struct LearnedRow {
     pub pace: Learned,
     pub limit: Option<u64>,
     pub learned_at: DateTime<Utc>,
@@ -40,7 +40,7 @@ pub(super) struct LearnedRow {
 /// Whether a note replaces the stored quota, announced on the answer to
 /// the request sent with token `stored`: not when its own request was sent
 /// with an earlier token.
-pub(super) fn supersedes(note: &QuotaNote, stored: Option<u64>) -> bool {
+pub(in crate::store) fn supersedes(note: &QuotaNote, stored: Option<u64>) -> bool {
     stored.is_none_or(|token| note.token >= token)
 }
 
@@ -49,7 +49,7 @@ pub(super) fn supersedes(note: &QuotaNote, stored: Option<u64>) -> bool {
 /// after the answered request's, the reset measured on the store's clock,
 /// as every delay a receiver asks for is, and the window it renews to when
 /// the receiver named its limit and window.
-pub(super) fn learned(note: &QuotaNote, granted: u64, now: DateTime<Utc>) -> LearnedRow {
+pub(in crate::store) fn learned(note: &QuotaNote, granted: u64, now: DateTime<Utc>) -> LearnedRow {
     let since = granted.saturating_sub(note.token);
     LearnedRow {
         pace: Learned {
@@ -72,7 +72,7 @@ pub(super) fn learned(note: &QuotaNote, granted: u64, now: DateTime<Utc>) -> Lea
 /// The notes a batch writes: for each destination the one with the
 /// highest token number (of equals, the last), in the order destinations
 /// first appear.
-pub(super) fn latest(notes: &[QuotaNote]) -> Vec<&QuotaNote> {
+pub(in crate::store) fn latest(notes: &[QuotaNote]) -> Vec<&QuotaNote> {
     let mut at: HashMap<&str, usize> = HashMap::new();
     let mut kept: Vec<&QuotaNote> = Vec::new();
     for note in notes {

@@ -25,7 +25,7 @@ use crate::domain::Task;
 
 /// Whether `earlier` holds `task` back: both in the same line, `earlier`
 /// not ended and before `task`.
-pub(super) fn holds_back(earlier: &Task, task: &Task) -> bool {
+pub(in crate::store) fn holds_back(earlier: &Task, task: &Task) -> bool {
     let before = (earlier.not_before, earlier.id) < (task.not_before, task.id);
     task.ordering_key.is_some()
         && earlier.id != task.id
@@ -41,13 +41,13 @@ pub(super) fn holds_back(earlier: &Task, task: &Task) -> bool {
 
 /// Whether `task` waits in its line behind one of `tasks` (which may
 /// include `task` itself).
-pub(super) fn waits<'a>(task: &Task, tasks: impl IntoIterator<Item = &'a Task>) -> bool {
+pub(in crate::store) fn waits<'a>(task: &Task, tasks: impl IntoIterator<Item = &'a Task>) -> bool {
     task.ordering_key.is_some() && tasks.into_iter().any(|earlier| holds_back(earlier, task))
 }
 
 /// The same rule as SQL over the SQLite `tasks` table, for a row named
 /// `t`: true when the row may go. Binds nothing.
-pub(super) const SQL_MAY_GO: &str = "(t.ordering_key IS NULL OR CASE \
+pub(in crate::store) const SQL_MAY_GO: &str = "(t.ordering_key IS NULL OR CASE \
     WHEN t.attempt_count > 0 THEN NOT EXISTS ( \
       SELECT 1 FROM tasks e \
       WHERE e.destination_id = t.destination_id \

@@ -18,15 +18,9 @@ use chrono::{DateTime, Duration, Utc};
 use crate::domain::{AttemptRecord, Destination, DestinationEvent, DestinationHealth, EventKind};
 use crate::policy::{self, DisableRule, Health, Streak};
 
-/// A destination a finish disabled, as the runtime reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AutoDisabled {
-    pub destination: Destination,
-}
-
 /// The thresholds in force for `d`: its own where it has them, else the
 /// store's.
-pub(super) fn rule_for(d: &DestinationHealth, default: DisableRule) -> DisableRule {
+pub(in crate::store) fn rule_for(d: &DestinationHealth, default: DisableRule) -> DisableRule {
     DisableRule {
         after: d
             .overrides
@@ -38,7 +32,7 @@ pub(super) fn rule_for(d: &DestinationHealth, default: DisableRule) -> DisableRu
 
 /// Applies one ended attempt to its destination. `None` when the row is
 /// unchanged (nothing to write); otherwise whether it was disabled now.
-pub(super) fn after_attempt(
+pub(in crate::store) fn after_attempt(
     d: &mut Destination,
     record: &AttemptRecord,
     now: DateTime<Utc>,
@@ -75,7 +69,7 @@ pub(super) fn after_attempt(
 /// Disables `d` by hand: `reason`, or `manual`. An already disabled
 /// destination keeps its first reason and time. The event to record, when
 /// it changed.
-pub(super) fn disable(
+pub(in crate::store) fn disable(
     d: &mut Destination,
     reason: Option<String>,
     now: DateTime<Utc>,
@@ -91,7 +85,10 @@ pub(super) fn disable(
 
 /// Enables `d`: the streak and the reason are cleared (the last error
 /// stays, as a record). The event to record, when it was disabled.
-pub(super) fn enable(d: &mut Destination, now: DateTime<Utc>) -> Option<DestinationEvent> {
+pub(in crate::store) fn enable(
+    d: &mut Destination,
+    now: DateTime<Utc>,
+) -> Option<DestinationEvent> {
     let was_disabled = !d.enabled;
     d.enabled = true;
     d.health.failure_streak = 0;

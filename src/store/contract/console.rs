@@ -188,7 +188,7 @@ impl TryFrom<JobColumns> for ReplayJob {
     type Error = crate::store::StoreError;
 
     fn try_from(c: JobColumns) -> Result<Self, Self::Error> {
-        use crate::store::columns::{corrupt, region};
+        use crate::store::rules::columns::{corrupt, region};
         Ok(ReplayJob {
             id: c.id,
             region: region("replay_jobs.region", &c.region)?,

@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::lapsed;
 use crate::domain::{Finding, ReconcileReport, ReconcileRequest, Task, TaskState, TaskSummary};
+use crate::store::rules::lapsed;
 
 /// The report's findings over `tasks` (every task the request can see;
 /// with a ledger, every task of every region, since a ledger's reminder
 /// may have been scheduled anywhere). Reclaiming is the caller's.
-pub(super) fn findings(
+pub(in crate::store) fn findings(
     tasks: &[Task],
     request: &ReconcileRequest,
     now: DateTime<Utc>,

@@ -24,7 +24,7 @@ pub(crate) const JUST_MISSED: Duration = Duration::milliseconds(50);
 
 /// One destination's rows as `next_due` needs them.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Upcoming {
+pub(in crate::store) struct Upcoming {
     pub paused_until: Option<DateTime<Utc>>,
     /// The earliest `available_at` of its `pending`/`retry_wait` rows.
     pub first_unleased: Option<DateTime<Utc>>,
@@ -37,7 +37,7 @@ pub(super) struct Upcoming {
 
 /// When the destination's next row becomes claimable after `now` (less
 /// `JUST_MISSED`), if ever; the caller waits no less than zero.
-pub(super) fn earliest(now: DateTime<Utc>, d: Upcoming) -> Option<DateTime<Utc>> {
+pub(in crate::store) fn earliest(now: DateTime<Utc>, d: Upcoming) -> Option<DateTime<Utc>> {
     let now = now - JUST_MISSED;
     let due_already = d.first_unleased.is_some_and(|at| at <= now);
     let at = match d.paused_until.filter(|p| *p > now) {

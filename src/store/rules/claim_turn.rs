@@ -17,12 +17,12 @@
 
 use chrono::{DateTime, Utc};
 
-use super::ClaimRequest;
 use crate::domain::{DestinationId, TenantId};
+use crate::store::ClaimRequest;
 
 /// One claimable row as the choice sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Row<K> {
+pub(in crate::store) struct Row<K> {
     /// The order rows of one tenant are taken in (PostgreSQL reads them
     /// through an index on it): when the row became due.
     pub available_at: DateTime<Utc>,
@@ -34,7 +34,7 @@ pub(super) struct Row<K> {
 }
 
 /// What a store looks up while a claim chooses.
-pub(super) trait Lookups<K> {
+pub(in crate::store) trait Lookups<K> {
     type Error;
     /// Whether the destination has a claimable row.
     fn has_work(&mut self, destination: &DestinationId) -> Result<bool, Self::Error>;
@@ -58,7 +58,7 @@ pub(super) trait Lookups<K> {
 /// The rows to lease, in the order the claim leases them. `open` are the
 /// region's destinations a claim may take from (enabled, not paused), in
 /// byte order (PostgreSQL's `COLLATE "C"`).
-pub(super) fn choose<K: Ord + Copy, L: Lookups<K>>(
+pub(in crate::store) fn choose<K: Ord + Copy, L: Lookups<K>>(
     request: &ClaimRequest,
     open: &[DestinationId],
     lookups: &mut L,
