@@ -11,8 +11,7 @@ use diesel::sql_types::Text;
 use diesel::QueryableByName;
 
 use crate::support::TestDb;
-
-const CLAIM_SQL: &str = include_str!("../../src/store/postgres/claim.sql");
+use remit::store::hot_path_sql;
 
 /// Busy destinations, each with one due task.
 const BUSY: usize = 500;
@@ -61,7 +60,7 @@ async fn claim_buffers(db: &TestDb) -> u64 {
 /// The store's claim's buffers, and those of its turn over the
 /// destinations' tenants (the `tenant_walk` step).
 async fn claim_plan(db: &TestDb) -> (u64, u64) {
-    let json = explain_claim(db, CLAIM_SQL).await;
+    let json = explain_claim(db, hot_path_sql::claim()).await;
     let top = &json[0]["Plan"];
     let claimed = top["Actual Rows"].as_u64().unwrap();
     assert_eq!(claimed, LIMIT as u64, "the claim leased a full batch");

@@ -28,22 +28,30 @@ const TASKS: usize = 60_000;
 
 /// The statements that walk the region's destinations, each with how the
 /// store plans it, its parameters' types and the values it is run with.
-const WALKS: &[(&str, &str, &str, &str, &str)] = &[
-    (
-        "claim",
-        "force_generic_plan",
-        hot_path_sql::CLAIM,
-        "timestamptz, text, text, bigint, int, int, text[], text, text",
-        "NULL, 'us', 'empty-start', 30000, 64, 16, '{}', '', ''",
-    ),
-    (
-        "next_due",
-        "force_custom_plan",
-        hot_path_sql::NEXT_DUE,
-        "timestamptz, text",
-        "NULL, 'us'",
-    ),
-];
+fn walks() -> [(
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+); 2] {
+    [
+        (
+            "claim",
+            "force_generic_plan",
+            hot_path_sql::claim(),
+            "timestamptz, text, text, bigint, int, int, text[], text, text",
+            "NULL, 'us', 'empty-start', 30000, 64, 16, '{}', '', ''",
+        ),
+        (
+            "next_due",
+            "force_custom_plan",
+            hot_path_sql::NEXT_DUE,
+            "timestamptz, text",
+            "NULL, 'us'",
+        ),
+    ]
+}
 
 #[derive(QueryableByName)]
 struct Plan {
@@ -71,7 +79,7 @@ async fn a_plan_made_on_an_empty_queue_walks_the_indexes_once_the_queue_is_full(
         )
         .await;
     }
-    for (name, mode, sql, types, args) in WALKS {
+    for (name, mode, sql, types, args) in walks() {
         run(&mut conn, &format!("SET plan_cache_mode = {mode}")).await;
         run(&mut conn, &format!("PREPARE {name} ({types}) AS {sql}")).await;
         // The generic plan is made at the first run, on the empty tables.
@@ -105,7 +113,7 @@ async fn a_plan_made_on_an_empty_queue_walks_the_indexes_once_the_queue_is_full(
     )
     .await;
 
-    for (name, mode, _, _, args) in WALKS {
+    for (name, mode, _, _, args) in walks() {
         run(&mut conn, &format!("SET plan_cache_mode = {mode}")).await;
         run(&mut conn, "BEGIN").await;
         let explained: Plan = diesel::sql_query(format!(

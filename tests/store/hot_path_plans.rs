@@ -60,7 +60,7 @@ const FILL: &[&str] = &[
 fn claim_of_64(name: &'static str, args: &'static str) -> Statement<'static> {
     Statement {
         name,
-        sql: hot_path_sql::CLAIM,
+        sql: hot_path_sql::claim(),
         types: "timestamptz, text, text, bigint, int, int, text[], text, text",
         args,
     }

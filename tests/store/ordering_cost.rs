@@ -6,8 +6,7 @@
 
 use crate::claim_cost::{explain_claim, LIMIT};
 use crate::support::TestDb;
-
-const CLAIM_SQL: &str = include_str!("../../src/store/postgres/claim.sql");
+use remit::store::hot_path_sql;
 
 /// Where each ordering block of the claim starts; each ends with `END)`.
 const ORDERING_BLOCK: &str = "AND (t.ordering_key IS NULL OR CASE";
@@ -15,7 +14,7 @@ const ORDERING_BLOCK: &str = "AND (t.ordering_key IS NULL OR CASE";
 /// The claim statement as it was before ordering keys: every ordering
 /// block cut out.
 fn claim_without_ordering() -> String {
-    let mut sql = CLAIM_SQL.to_owned();
+    let mut sql = hot_path_sql::claim().to_owned();
     let mut cut = 0;
     while let Some(start) = sql.find(ORDERING_BLOCK) {
         let end = start + sql[start..].find("END)").unwrap() + 4;
@@ -81,7 +80,7 @@ async fn tasks_without_a_key_pay_nothing_for_ordering() {
         "a task without a key entered the ordering index"
     );
 
-    let (with, claimed) = buffers_and_rows(&explain_claim(&db, CLAIM_SQL).await);
+    let (with, claimed) = buffers_and_rows(&explain_claim(&db, hot_path_sql::claim()).await);
     assert_eq!(claimed, LIMIT as u64, "the claim leased a full batch");
     // The rolled-back lease left dead versions; a vacuum gives the second
     // measurement the same room to update in.
@@ -91,7 +90,7 @@ async fn tasks_without_a_key_pay_nothing_for_ordering() {
     // And the store's claim once more, measured after a vacuum as the
     // variant was, so the order of the runs does not decide the comparison.
     db.execute("VACUUM ANALYZE tasks, task_queue").await;
-    let (again, _) = buffers_and_rows(&explain_claim(&db, CLAIM_SQL).await);
+    let (again, _) = buffers_and_rows(&explain_claim(&db, hot_path_sql::claim()).await);
     let with = with.min(again);
     eprintln!("a claim of tasks without a key: {with} buffers, {without} without ordering");
     // Had a task without a key probed the ordering index, each of the 64
@@ -107,7 +106,7 @@ async fn a_line_takes_only_its_head_through_the_ordering_index() {
     let db = TestDb::with_database_clock().await;
     // Four hundred destinations, each with one line of five due tasks.
     seed(&db, 400, 5, Some("patient-1")).await;
-    let plan = explain_claim(&db, CLAIM_SQL).await;
+    let plan = explain_claim(&db, hot_path_sql::claim()).await;
     let (buffers, claimed) = buffers_and_rows(&plan);
     assert_eq!(claimed, LIMIT as u64, "one head of each of the first lines");
     assert!(

@@ -11,11 +11,10 @@ use chrono::Duration;
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use remit::domain::{NewTask, OrderingKey, Region, TaskState};
+use remit::store::hot_path_sql;
 use remit::store::Store;
 
 use crate::support::{claim, new_task, t0, TestDb};
-
-const CLAIM_SQL: &str = include_str!("../../src/store/postgres/claim.sql");
 
 #[derive(diesel::QueryableByName)]
 struct Pid {
@@ -49,7 +48,7 @@ async fn a_line_never_has_two_tasks_leased_whatever_commits_between_claims() {
         .await
         .unwrap()
         .pid;
-    let taken = diesel::sql_query(CLAIM_SQL)
+    let taken = diesel::sql_query(hot_path_sql::claim())
         .bind::<Nullable<Timestamptz>, _>(Some(t0()))
         .bind::<Text, _>("eu")
         .bind::<Text, _>("first")

@@ -2,6 +2,8 @@
 //! region, a bounded number per destination, and logs the attempts it took
 //! over from lease owners whose leases ran out.
 
+use std::sync::LazyLock;
+
 use diesel::sql_types::{Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
@@ -82,9 +84,55 @@ use crate::payload_crypto::SealedPayload;
 /// `open_destinations`, the tenant walk's check, `tenant_rows` and
 /// `candidates`.
 ///
-/// The text is a file of its own (`claim.sql`), so the tests that measure
-/// what a claim reads run the very statement the store runs.
-pub const CLAIM_SQL: &str = include_str!("claim.sql");
+/// The text is a file of its own (`claim.sql`), with the two tests a row
+/// passes to be taken ([`CLAIMABLE`] and [`MAY_GO`]) named where they
+/// apply and written once here; the tests that measure what a claim reads
+/// run the very statement the store runs ([`claim_sql`]).
+const CLAIM_TEMPLATE: &str = include_str!("claim.sql");
+
+/// A task row `t` the claim may lease, on the claim's `clock`: waiting
+/// (`pending`, `retry_wait`), or leased with the lease run out and past
+/// its deadline. (`available_at >= not_before` is a CHECK, so an unleased
+/// row due now is past its deadline too; a lease carries no such
+/// promise.) The same states as `lifecycle::claimable_since`.
+const CLAIMABLE: &str = "(t.state IN ('pending', 'retry_wait') \
+    OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock) \
+        AND t.not_before <= (SELECT now FROM clock)))";
+
+/// Whether task row `t` may go, by its ordering line: a row with an
+/// `ordering_key` waits while any other row of its destination and key
+/// that has not ended comes before it, rows already attempted first, then
+/// in (`not_before`, `id`). A row not yet attempted is checked for an
+/// attempted one only once it is first in (`not_before`, `id`), so a
+/// line's waiting rows each cost one descent of `task_queue_lines`; a row
+/// without a key stops at the first test. The same rule as
+/// `ordering::waits`, and as `ordering::SQL_MAY_GO` over SQLite's table.
+const MAY_GO: &str = "(t.ordering_key IS NULL OR CASE \
+    WHEN t.attempt_count > 0 THEN NOT EXISTS ( \
+        SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id \
+        WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key \
+          AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id) \
+          AND e.attempt_count > 0) \
+    WHEN EXISTS ( \
+        SELECT 1 FROM task_queue ahead \
+        WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key \
+          AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false \
+    ELSE NOT EXISTS ( \
+        SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id \
+        WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key \
+          AND e.attempt_count > 0) \
+    END)";
+
+static CLAIM_SQL: LazyLock<String> = LazyLock::new(|| {
+    CLAIM_TEMPLATE
+        .replace("{{claimable}}", CLAIMABLE)
+        .replace("{{may_go}}", MAY_GO)
+});
+
+/// The claim as the store prepares it.
+pub fn claim_sql() -> &'static str {
+    &CLAIM_SQL
+}
 
 #[derive(QueryableByName)]
 struct ClaimedRow {
@@ -125,7 +173,7 @@ pub(super) async fn claim_due(
         return Ok(Vec::new());
     }
     let mut conn = store.conn().await?;
-    let rows: Vec<ClaimedRow> = prepared(CLAIM_SQL)
+    let rows: Vec<ClaimedRow> = prepared(claim_sql())
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Text, _>(request.region.as_str())
         .bind::<Text, _>(&request.lease_owner)
@@ -169,4 +217,19 @@ pub(super) async fn claim_due(
 
 fn clamp(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_test_is_put_in_and_each_where_the_claim_needs_it() {
+        let sql = claim_sql();
+        assert!(!sql.contains("{{"), "a name left in the claim");
+        // Each in the destination probe, the tenant walk, the tenants'
+        // rows and the locked candidates.
+        assert_eq!(sql.matches(CLAIMABLE).count(), 4);
+        assert_eq!(sql.matches(MAY_GO).count(), 4);
+    }
 }

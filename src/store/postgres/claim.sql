@@ -1,4 +1,6 @@
 -- Each parameter once, in order (see prepared.rs); the rest read them here.
+-- The two tests a row passes to be taken, named in double braces below, are
+-- written once in claim.rs and put in where they are named.
 WITH RECURSIVE params AS MATERIALIZED (
     SELECT coalesce($1, now()) AS now, $2::text AS region, $3::text AS lease_owner,
            $4::bigint AS lease_ms, $5::int AS claim_limit, $6::int AS cap,
@@ -54,31 +56,12 @@ open_destinations AS MATERIALIZED (
                   AND d.id <> ALL((SELECT skip FROM params)::text[])
                   AND (d.paused_until IS NULL OR d.paused_until <= (SELECT now FROM clock))
            FROM destinations d WHERE d.id = (w.id COLLATE "default"))
-      -- (available_at >= not_before is a CHECK, so an unleased row due now
-      -- is past its deadline too; a lease carries no such promise.)
       AND (SELECT true FROM task_queue live JOIN tasks t ON t.id = live.task_id
            WHERE live.region = (SELECT region FROM params)
              AND live.destination_id COLLATE "C" = w.id
              AND live.available_at <= (SELECT now FROM clock)
-             AND (t.state IN ('pending', 'retry_wait')
-                  OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
-                      AND t.not_before <= (SELECT now FROM clock)))
-             -- Ordering (see the same block in `candidates`).
-             AND (t.ordering_key IS NULL OR CASE
-                  WHEN t.attempt_count > 0 THEN NOT EXISTS (
-                      SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
-                      WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                        AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)
-                        AND e.attempt_count > 0)
-                  WHEN EXISTS (
-                      SELECT 1 FROM task_queue ahead
-                      WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                        AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false
-                  ELSE NOT EXISTS (
-                      SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
-                      WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                        AND e.attempt_count > 0)
-                  END)
+             AND {{claimable}}
+             AND {{may_go}}
            LIMIT 1)
     LIMIT (SELECT claim_limit FROM params)
 ),
@@ -127,25 +110,8 @@ tenant_walk(destination_id, rows, step, cursor, wrapped, due, found) AS (
                   AND live.destination_id COLLATE "C" = w.destination_id
                   AND live.tenant_id COLLATE "C" > b.bound
                   AND live.available_at <= (SELECT now FROM clock)
-                  AND (t.state IN ('pending', 'retry_wait')
-                       OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
-                           AND t.not_before <= (SELECT now FROM clock)))
-                  -- Ordering (see the same block in `candidates`).
-                  AND (t.ordering_key IS NULL OR CASE
-                       WHEN t.attempt_count > 0 THEN NOT EXISTS (
-                           SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
-                           WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                             AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)
-                             AND e.attempt_count > 0)
-                       WHEN EXISTS (
-                           SELECT 1 FROM task_queue ahead
-                           WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                             AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false
-                       ELSE NOT EXISTS (
-                           SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
-                           WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                             AND e.attempt_count > 0)
-                       END)
+                  AND {{claimable}}
+                  AND {{may_go}}
                 ORDER BY live.tenant_id COLLATE "C" LIMIT 1) AS tenant_id
         OFFSET 0
     ) n
@@ -179,25 +145,8 @@ tenant_rows AS (
                 AND live.destination_id COLLATE "C" = u.destination_id
                 AND live.tenant_id COLLATE "C" = u.tenant_id
                 AND live.available_at <= (SELECT now FROM clock)
-                AND (t.state IN ('pending', 'retry_wait')
-                     OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
-                         AND t.not_before <= (SELECT now FROM clock)))
-                -- Ordering (see the same block in `candidates`).
-                AND (t.ordering_key IS NULL OR CASE
-                     WHEN t.attempt_count > 0 THEN NOT EXISTS (
-                         SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
-                         WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                           AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)
-                           AND e.attempt_count > 0)
-                     WHEN EXISTS (
-                         SELECT 1 FROM task_queue ahead
-                         WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                           AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false
-                     ELSE NOT EXISTS (
-                         SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
-                         WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                           AND e.attempt_count > 0)
-                     END)
+                AND {{claimable}}
+                AND {{may_go}}
               ORDER BY live.available_at
               LIMIT u.rows - u.tenants + 1) t
     ) r
@@ -251,33 +200,11 @@ candidates AS (
           -- row stays the snapshot's), so its own `available_at` is asked
           -- too: a retry committed meanwhile moved it.
           AND t.available_at <= (SELECT now FROM clock)
-          AND (t.state IN ('pending', 'retry_wait')
-               OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock)
-                   AND t.not_before <= (SELECT now FROM clock)))
-          -- Ordering: a row with an ordering key waits while any other row
-          -- of its destination and key that has not ended comes before it:
-          -- rows already attempted first, then in (not_before, id); whether
-          -- that row is pending, leased (an expired lease is the head's own,
-          -- reclaimed here) or in retry_wait. A row not yet attempted is
-          -- checked for an attempted one only once it is first in
-          -- (not_before, id), so a line's waiting rows each cost one descent
-          -- of `task_queue_lines`; a row without a key stops at the
-          -- first test.
-          AND (t.ordering_key IS NULL OR CASE
-               WHEN t.attempt_count > 0 THEN NOT EXISTS (
-                   SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
-                   WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                     AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)
-                     AND e.attempt_count > 0)
-               WHEN EXISTS (
-                   SELECT 1 FROM task_queue ahead
-                   WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                     AND (ahead.not_before, ahead.task_id) < (t.not_before, t.id)) THEN false
-               ELSE NOT EXISTS (
-                   SELECT 1 FROM task_queue ahead JOIN tasks e ON e.id = ahead.task_id
-                   WHERE ahead.destination_id = t.destination_id AND ahead.ordering_key = t.ordering_key
-                     AND e.attempt_count > 0)
-               END)
+          AND {{claimable}}
+          -- A row that waits in its line is left out whatever the state of
+          -- the row ahead (pending, leased: an expired lease is the head's
+          -- own, reclaimed here, or retry_wait).
+          AND {{may_go}}
         ORDER BY live.available_at
         LIMIT q.rows
         FOR UPDATE OF t SKIP LOCKED

@@ -4,7 +4,7 @@
 //! table of a million tasks (`tests/store/hot_path_plans.rs`). Each is
 //! prepared by its own file.
 
-pub use super::claim::CLAIM_SQL as CLAIM;
+pub use super::claim::claim_sql as claim;
 pub use super::destinations::FAIL_DISABLED_SQL as SETTLE_DISABLED;
 pub use super::finish_many::{END_MANY_SQL as FINISH, PAUSE_MANY_SQL as PAUSE};
 pub use super::lease::{EXTEND_SQL as EXTEND, RELEASE_SQL as HAND_BACK};
