@@ -30,6 +30,7 @@ mod headers;
 mod layout;
 mod overview;
 mod replays;
+mod search;
 mod session;
 mod sign_in;
 mod sign_in_guard;

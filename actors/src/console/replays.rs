@@ -13,8 +13,8 @@ use serde::Deserialize;
 use slog::info;
 
 use super::layout::{instant, maybe_instant, see_other, Page, Section};
+use super::search::{time, Search};
 use super::session::Viewer;
-use super::tasks::{time, Search};
 use super::{session, ConsoleError, ConsoleState};
 
 /// The bulk replay form under a search's results, carrying its filter.

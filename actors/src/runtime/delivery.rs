@@ -16,21 +16,11 @@ use remit::store::{Finish, Store, StoreError, TransitionOutcome};
 use slog::{error, info, warn};
 
 use super::consumer::{chrono_saturating, hold_refused, RuntimeConsumer};
+use super::delivered::{count_hand_back, Delivered};
 use super::failpoint::{self, Injected};
-use super::release::count_hand_back;
 use super::{quotas, transport, BatchError, Shared};
 use crate::signature;
 use crate::telemetry::AttemptSpan;
-
-/// How one delivery ended, for the sender's bookkeeping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Delivered {
-    /// The next state is committed (or the lease had moved on).
-    Finished,
-    /// Handed back unsent: the lease was too short, the destination is
-    /// paused, or the payload cannot be opened here.
-    HandedBack,
-}
 
 /// Why one delivery could not be carried through.
 #[derive(Debug, thiserror::Error)]

@@ -25,6 +25,7 @@ pub mod buckets;
 mod capacity;
 mod claimer;
 mod consumer;
+mod delivered;
 mod delivery;
 mod event_relay;
 pub mod failpoint;

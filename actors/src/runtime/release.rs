@@ -5,11 +5,10 @@
 
 use std::time::Duration;
 
-use remit::domain::FailureReason;
-use remit::store::{Store, TransitionOutcome};
-use slog::{info, warn};
+use remit::store::Store;
+use slog::warn;
 
-use super::delivery::Delivered;
+use super::delivered::count_hand_back;
 use super::messages::Work;
 use super::{retry, Shared};
 
@@ -59,37 +58,5 @@ pub fn release_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
             }
             drop(work);
         });
-    }
-}
-
-/// Counts what the store did with a task handed back.
-pub(super) fn count_hand_back(
-    shared: &Shared,
-    outcome: TransitionOutcome,
-    log: &slog::Logger,
-) -> Delivered {
-    match outcome {
-        TransitionOutcome::Applied => {
-            shared.stats.metrics.released();
-            Delivered::HandedBack
-        }
-        TransitionOutcome::PastHorizon => {
-            shared
-                .stats
-                .metrics
-                .failed(&FailureReason::RetryHorizon.code());
-            warn!(log, "nothing could happen before the retry horizon; failed unsent";
-                  "outcome" => "failed", "reason" => "retry_horizon");
-            Delivered::Finished
-        }
-        TransitionOutcome::Fenced | TransitionOutcome::NotFound => {
-            let why = if outcome == TransitionOutcome::Fenced {
-                "fenced"
-            } else {
-                "not_found"
-            };
-            info!(log, "hand-back refused: the lease had moved on"; "outcome" => why);
-            Delivered::HandedBack
-        }
     }
 }

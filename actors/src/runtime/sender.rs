@@ -18,7 +18,8 @@ use remit::domain::DestinationId;
 use remit::store::Store;
 use slog::{error, warn};
 
-use super::delivery::{deliver, Delivered, DeliveryFailure};
+use super::delivered::Delivered;
+use super::delivery::{deliver, DeliveryFailure};
 use super::guard::{self, Guarded};
 use super::messages::{Abandon, Crash, Deliver, InFlight, Wake, Work};
 use super::release::release;
