@@ -12,8 +12,8 @@
 //! fake clock there. The request itself and the finish are the caller's:
 //! the runtime sends over HTTP, the simulation answers from its seeded
 //! receiver, and both commit the policy's decision with [`Store::finish`];
-//! a request the address policy stops at the exchange goes back with
-//! [`hand_back_refused`].
+//! a request the address policy stops at the exchange goes back through
+//! [`carry_out`], as every "not now" does.
 
 use std::future::Future;
 
@@ -164,21 +164,6 @@ pub async fn before_request<S: Store>(
     }
 }
 
-/// Hands back a task whose request the address policy stopped at the
-/// exchange (its host resolved only to addresses the policy refuses):
-/// nothing was sent, so it goes back as a refused URL's task does, for
-/// [`REFUSED_HAND_BACK`], retried like any hand-back.
-pub async fn hand_back_refused<S: Store>(
-    store: &S,
-    claimed: &ClaimedTask,
-    consumer: &impl Consumer,
-) -> Result<TransitionOutcome, StoreError> {
-    let gate = Gate::HandBack {
-        after: Some(REFUSED_HAND_BACK),
-    };
-    carry_out(store, claimed, &gate, consumer).await
-}
-
 /// What the reads and checks before a request decided, before anything
 /// was written.
 #[derive(Debug)]
@@ -254,7 +239,7 @@ fn chrono_of(wait: std::time::Duration) -> Duration {
 /// unsent with the gate's reason. A try whose answer was lost may have
 /// committed; the next is then refused by the lease guard and changes
 /// nothing.
-async fn carry_out<S: Store>(
+pub async fn carry_out<S: Store>(
     store: &S,
     claimed: &ClaimedTask,
     gate: &Gate,

@@ -27,7 +27,7 @@ pub use ids::{
     quoted, DestinationId, InvalidInput, OrderingKey, Region, ReminderId, TaskId, TenantId,
 };
 pub use payload::{Payload, MAX_PAYLOAD_BYTES};
-pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, TaskSummary};
+pub use reconcile::{Finding, LedgerEntry, ReconcileReport, ReconcileRequest, ReportedTask};
 pub use retention::{PruneReport, PruneRequest};
 pub use signing_secret::{
     valid_at, Rotation, SigningSecret, TargetSecret, DEFAULT_OVERLAP, EXPIRY_TOLERANCE,

@@ -7,7 +7,7 @@ use super::{DestinationId, Region, ReminderId, TaskId, TaskState, TenantId};
 
 /// One task named in a report (no payload, ever).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskSummary {
+pub struct ReportedTask {
     pub id: TaskId,
     pub tenant_id: TenantId,
     pub reminder_id: ReminderId,
@@ -48,7 +48,7 @@ pub struct ReconcileRequest {
 pub struct Finding {
     pub count: i64,
     /// Up to the request's list limit, oldest first.
-    pub tasks: Vec<TaskSummary>,
+    pub tasks: Vec<ReportedTask>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,9 +1,12 @@
-//! How one delivery ended, for the sender's bookkeeping, and what a task
-//! handed back counts as once the store has answered.
+//! How one delivery ended, for the sender's bookkeeping, counted and
+//! logged: a task sent and finished (`report`), stopped before its request
+//! (`stopped`), or handed back (`count_hand_back`).
 
-use remit::domain::FailureReason;
+use remit::delivery::Stop;
+use remit::domain::{AttemptOutcome, FailureReason, Task};
+use remit::policy::{Decision, Gate, Transition};
 use remit::store::TransitionOutcome;
-use slog::{info, warn};
+use slog::{error, info, warn};
 
 use super::Shared;
 
@@ -46,5 +49,89 @@ pub(super) fn count_hand_back(
             info!(log, "hand-back refused: the lease had moved on"; "outcome" => why);
             Delivered::HandedBack
         }
+    }
+}
+
+/// Counts and logs a task that was not sent; the store has it already.
+pub(super) fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Logger) -> Delivered {
+    let stats = &shared.stats;
+    let outcome = match stop {
+        Stop::Unreadable { error, outcome } => {
+            error!(log, "cannot open the payload; handing the task back"; "error" => %error);
+            *outcome
+        }
+        Stop::Refused { outcome, .. } => *outcome,
+        Stop::Checks {
+            gate,
+            paused,
+            outcome,
+        } => {
+            if let (Gate::Fail(reason), TransitionOutcome::Applied) = (gate, outcome) {
+                stats.metrics.failed(&reason.code());
+                stats
+                    .metrics
+                    .attempt(&task.destination_id, AttemptOutcome::Failed);
+                warn!(log, "failed unsent"; "outcome" => "failed", "reason" => reason.code());
+                return Delivered::Finished;
+            }
+            if let Gate::HandBack { after } = gate {
+                info!(log, "handing back unsent"; "paused" => paused,
+                      "after_ms" => after.map(|a| a.num_milliseconds()));
+            }
+            *outcome
+        }
+    };
+    count_hand_back(shared, outcome, log)
+}
+
+/// Counts and logs what the finish did.
+pub(super) fn report(
+    shared: &Shared,
+    log: &slog::Logger,
+    task: &Task,
+    outcome: TransitionOutcome,
+    decision: &Decision,
+) {
+    let status = decision.record.http_status;
+    let stats = &shared.stats;
+    let metrics = &stats.metrics;
+    let destination = &task.destination_id;
+    if status.is_some() || decision.record.transport_error.is_some() {
+        metrics.response(destination, status);
+    }
+    match (outcome, &decision.transition) {
+        (TransitionOutcome::Applied, Transition::Deliver) => {
+            metrics.attempt(destination, AttemptOutcome::Delivered);
+            // On the store's side of the exchange: the answer's arrival.
+            if let Some(received) = decision.record.received_at {
+                if task.attempts_before_replay == 0 {
+                    metrics.delivered_after_deadline(received - task.not_before);
+                }
+            }
+            info!(log, "delivered"; "status" => status, "outcome" => "delivered");
+        }
+        (TransitionOutcome::Applied, Transition::RetryWait { available_at }) => {
+            metrics.attempt(destination, AttemptOutcome::RetryWait);
+            info!(log, "will retry"; "status" => status, "outcome" => "retry_wait",
+                  "error" => decision.record.transport_error.as_deref(),
+                  "retry_after" => decision.record.retry_after_raw.as_deref(),
+                  "available_at" => %available_at);
+        }
+        (TransitionOutcome::Applied, Transition::Fail(reason)) => {
+            metrics.attempt(destination, AttemptOutcome::Failed);
+            metrics.failed(&reason.code());
+            warn!(log, "failed"; "status" => status, "outcome" => "failed", "reason" => reason.code());
+        }
+        (TransitionOutcome::Fenced, _) => {
+            metrics.attempt(destination, AttemptOutcome::Fenced);
+            metrics.fenced(destination);
+            warn!(log, "lease was lost before the finish; another consumer owns the task";
+                  "status" => status, "outcome" => "fenced");
+        }
+        (TransitionOutcome::NotFound, _) => {
+            warn!(log, "task vanished before the finish"; "outcome" => "not_found");
+        }
+        // Only a hand-back answers this; a finish never does.
+        (TransitionOutcome::PastHorizon, _) => {}
     }
 }

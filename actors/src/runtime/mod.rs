@@ -24,6 +24,7 @@ mod batcher;
 pub mod buckets;
 mod capacity;
 mod claimer;
+mod commit;
 mod consumer;
 mod delivered;
 mod delivery;

@@ -10,7 +10,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use super::rows::TaskRow;
 use super::{PgStore, StoreError};
 use crate::domain::{
-    Finding, LedgerEntry, ReconcileReport, ReconcileRequest, ReminderId, Task, TaskSummary,
+    Finding, LedgerEntry, ReconcileReport, ReconcileRequest, ReminderId, ReportedTask, Task,
     TenantId,
 };
 
@@ -136,8 +136,8 @@ fn finding(rows: Vec<FoundRow>) -> Result<Finding, StoreError> {
     Ok(Finding { count, tasks })
 }
 
-fn summary(task: Task) -> TaskSummary {
-    TaskSummary {
+fn summary(task: Task) -> ReportedTask {
+    ReportedTask {
         id: task.id,
         tenant_id: task.tenant_id,
         reminder_id: task.reminder_id,

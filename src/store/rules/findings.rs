@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::{Finding, ReconcileReport, ReconcileRequest, Task, TaskState, TaskSummary};
+use crate::domain::{Finding, ReconcileReport, ReconcileRequest, ReportedTask, Task, TaskState};
 use crate::store::rules::lapsed;
 
 /// The report's findings over `tasks` (every task the request can see;
@@ -27,7 +27,7 @@ pub(in crate::store) fn findings(
         tasks: tasks
             .into_iter()
             .take(usize::try_from(request.list_limit).unwrap_or(0))
-            .map(|t| TaskSummary {
+            .map(|t| ReportedTask {
                 id: t.id,
                 tenant_id: t.tenant_id.clone(),
                 reminder_id: t.reminder_id.clone(),

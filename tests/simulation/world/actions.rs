@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
-use remit::delivery::{before_request, hand_back_refused, Prepared};
+use remit::delivery::{before_request, carry_out, Prepared, REFUSED_HAND_BACK};
 use remit::domain::{ClaimedTask, TaskState};
-use remit::policy::{decide, parse_retry_after, Observed, Transition, TransportError};
+use remit::policy::{decide, parse_retry_after, Gate, Observed, Transition, TransportError};
 use remit::store::{ClaimRequest, Store, TransitionOutcome};
 
 use super::delivery_step::{ours, stop_outcome, SimConsumer};
@@ -154,7 +154,10 @@ impl<S: SimStore> World<S> {
                         clock: &self.clock,
                         lease_expires_at: claimed.lease_expires_at,
                     };
-                    let outcome = hand_back_refused(&self.store, &claimed, &consumer).await;
+                    let gate = Gate::HandBack {
+                        after: Some(REFUSED_HAND_BACK),
+                    };
+                    let outcome = carry_out(&self.store, &claimed, &gate, &consumer).await;
                     let fired = self.store.disarm();
                     self.totals.store_faults += fired.faults;
                     check!(
