@@ -13,7 +13,8 @@
 //! - `keys`: [`Keys`], the payload key ring: the check at start (which
 //!   keys a database records, and whether a ring may open what it
 //!   holds), `remit rekey`;
-//! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs;
+//! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs (the
+//!   model implements it too);
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority

@@ -12,6 +12,7 @@ mod destination_health;
 mod lease;
 mod rate;
 mod reconcile;
+mod replay_jobs;
 mod retention;
 mod schedule;
 mod secrets;

@@ -10,6 +10,7 @@ use crate::domain::{
     SigningSecret, Task, TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
+use crate::store::console::ReplayJob;
 use crate::store::rules::lifecycle::{self, EndAttempt};
 use crate::store::rules::quota::LearnedRow;
 use crate::store::TransitionOutcome;
@@ -45,6 +46,9 @@ pub(super) struct State {
     /// API tokens, each with the hash it is looked up by.
     pub(super) api_tokens: Vec<(TokenHash, ApiToken)>,
     pub(super) next_secret_id: u128,
+    /// Bulk replays, in the order they were made.
+    pub(super) replay_jobs: Vec<ReplayJob>,
+    pub(super) next_replay_job_id: u128,
 }
 
 impl State {

@@ -8,13 +8,13 @@ mod cases;
 use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Task, TaskId};
 use remit::payload_crypto::PayloadKey;
-use remit::store::{Clock, Database, MemStore, Store};
+use remit::store::{Clock, Database, MemStore, ReplayJobs, Store};
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness {
-    type S: Store + Sync;
+    type S: Store + ReplayJobs + Sync;
     fn store(&self) -> &Self::S;
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
@@ -184,4 +184,8 @@ every_store!(
     in_one_batch_the_answer_to_the_latest_request_wins,
     a_quota_with_a_window_renews_once_at_its_reset,
     a_quota_renews_to_the_window_that_holds_now,
+    a_replay_job_replays_exactly_the_matching_failed_tasks,
+    a_replay_job_filters_by_reason_and_time,
+    a_replay_job_is_refused_with_the_field_named,
+    replay_jobs_are_listed_newest_first_and_count_only_what_they_replay,
 );

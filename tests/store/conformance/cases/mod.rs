@@ -1,5 +1,5 @@
-//! The cases every store must pass, in a file per area. Only the `Store`
-//! trait is used here.
+//! The cases every store must pass, in a file per area. Only the store
+//! traits are used here.
 
 use chrono::Duration;
 use remit::domain::{
@@ -62,6 +62,7 @@ mod quotas;
 mod reads;
 mod reconcile;
 mod replay;
+mod replay_jobs;
 mod retention;
 mod scheduling;
 mod secrets;
@@ -80,6 +81,7 @@ pub use quotas::*;
 pub use reads::*;
 pub use reconcile::*;
 pub use replay::*;
+pub use replay_jobs::*;
 pub use retention::*;
 pub use scheduling::*;
 pub use secrets::*;
