@@ -5,16 +5,16 @@
 //!
 //! - `store`: [`Store`], the runtime's calls (schedule, claim, finish,
 //!   destinations, tokens), each one short transaction; the model
-//!   ([`MemStore`](super::MemStore)) implements it too, and the
-//!   conformance suite holds all three to one behaviour;
+//!   ([`MemStore`](super::MemStore)) implements it too, and `Transfer`,
+//!   `Keys` and `ReplayJobs` besides, and the conformance suite holds all
+//!   three to one behaviour;
 //! - `reports`: [`Reports`], what `remit status`, the gauges and the
 //!   console read;
 //! - `transfer`: [`Transfer`], `remit export` and `import`;
 //! - `keys`: [`Keys`], the payload key ring: the check at start (which
 //!   keys a database records, and whether a ring may open what it
 //!   holds), `remit rekey`;
-//! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs (the
-//!   model implements it too);
+//! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs;
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
