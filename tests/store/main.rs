@@ -20,7 +20,6 @@ mod file_modes;
 mod finish_locks;
 mod hot_claim;
 mod hot_path_plans;
-mod key_ring;
 mod ordering_cost;
 mod ordering_race;
 mod payloads;

@@ -9,13 +9,16 @@
 mod api_tokens;
 mod claim;
 mod destination_health;
+mod keys;
 mod lease;
 mod rate;
 mod reconcile;
+mod replay_jobs;
 mod retention;
 mod schedule;
 mod secrets;
 mod state;
+mod transfer;
 
 use state::{DestinationRecord, State};
 
@@ -42,6 +45,9 @@ use crate::policy::DisableRule;
 #[derive(Debug, Clone)]
 pub struct MemStore {
     state: Arc<Mutex<State>>,
+    /// This handle's key ring, as a process's: what it seals and opens
+    /// with. The keys recorded as ones the data is sealed with are in
+    /// `state`, shared by every handle.
     key: PayloadKey,
     clock: Clock,
     disable_rule: DisableRule,
@@ -116,7 +122,7 @@ impl Store for MemStore {
         if let Some(existing) = state.destinations.get(&new.id) {
             return requests::same_destination_or_conflict(
                 existing.destination.clone(),
-                &existing.valid_values(now),
+                &existing.valid_values(&self.key, now)?,
                 &new,
             );
         }
@@ -142,7 +148,7 @@ impl Store for MemStore {
         };
         if let Some(secret) = new.signing_secret {
             let id = state.secret_id();
-            record.add_secret(id, secret, now);
+            record.add_secret(&self.key, id, &secret, now);
         }
         let destination = record.destination.clone();
         state.destinations.insert(new.id, record);
@@ -161,7 +167,7 @@ impl Store for MemStore {
             .destinations
             .get_mut(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
-        Ok(record.rotate(secret_id, rotation, now))
+        Ok(record.rotate(&self.key, secret_id, rotation, now))
     }
 
     async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
@@ -170,7 +176,7 @@ impl Store for MemStore {
             .destinations
             .get(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
-        Ok(record.secrets.iter().map(|(s, _)| s.clone()).collect())
+        Ok(record.listed_secrets())
     }
 
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
@@ -189,17 +195,23 @@ impl Store for MemStore {
         let now = self.now();
         let state = self.state.lock();
         let target = |id| {
-            state.destinations.get(id).map(|record| SendTarget {
-                destination: record.destination.clone(),
-                signing_secrets: record.valid_secrets(now),
-                pause_left: record
-                    .destination
-                    .paused_until
-                    .map(|until| until - now)
-                    .filter(|left| *left > Duration::zero()),
-            })
+            state
+                .destinations
+                .get(id)
+                .map(|record| {
+                    Ok(SendTarget {
+                        destination: record.destination.clone(),
+                        signing_secrets: record.valid_secrets(&self.key, now)?,
+                        pause_left: record
+                            .destination
+                            .paused_until
+                            .map(|until| until - now)
+                            .filter(|left| *left > Duration::zero()),
+                    })
+                })
+                .transpose()
         };
-        Ok(ids.iter().map(target).collect())
+        ids.iter().map(target).collect()
     }
 
     async fn pause_destination(

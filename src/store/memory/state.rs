@@ -6,19 +6,20 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    ApiToken, Attempt, AttemptOutcome, Destination, DestinationEvent, DestinationId, Lease,
-    SigningSecret, Task, TaskId, TokenHash,
+    ApiToken, Attempt, AttemptOutcome, Destination, DestinationEvent, DestinationId, Lease, Task,
+    TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
+use crate::store::console::ReplayJob;
 use crate::store::rules::lifecycle::{self, EndAttempt};
 use crate::store::rules::quota::LearnedRow;
-use crate::store::TransitionOutcome;
+use crate::store::{SecretRecord, TransitionOutcome};
 
 #[derive(Debug, Clone)]
 pub(super) struct DestinationRecord {
     pub(super) destination: Destination,
-    /// Oldest first, each with its value.
-    pub(super) secrets: Vec<(SigningSecret, String)>,
+    /// Oldest first, each sealed as a database row holds it.
+    pub(super) secrets: Vec<SecretRecord>,
     pub(super) rate_tokens: Option<f64>,
     pub(super) rate_refilled_at: Option<DateTime<Utc>>,
     /// Tokens the bucket has granted, ever.
@@ -29,7 +30,7 @@ pub(super) struct DestinationRecord {
     pub(super) refused: Option<(String, DateTime<Utc>)>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct State {
     pub(super) destinations: BTreeMap<DestinationId, DestinationRecord>,
     /// Tasks in insertion order; ids are handed out from a counter so a
@@ -45,6 +46,12 @@ pub(super) struct State {
     /// API tokens, each with the hash it is looked up by.
     pub(super) api_tokens: Vec<(TokenHash, ApiToken)>,
     pub(super) next_secret_id: u128,
+    /// Bulk replays, in the order they were made.
+    pub(super) replay_jobs: Vec<ReplayJob>,
+    pub(super) next_replay_job_id: u128,
+    /// The fingerprints of the keys recorded as ones its payloads and
+    /// secrets are sealed with, in the order they were recorded.
+    pub(super) payload_keys: Vec<Vec<u8>>,
 }
 
 impl State {

@@ -264,6 +264,7 @@ async fn insert(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Result<(),
                 tasks::delivered_at.eq(t.delivered_at),
                 tasks::finalized_at.eq(t.finalized_at),
                 tasks::ordering_key.eq(t.ordering_key.as_ref().map(|k| k.as_str())),
+                tasks::traceparent.eq(t.traceparent.as_ref().map(|p| p.as_str())),
             ),
         ))
         .execute(conn)

@@ -8,17 +8,20 @@ mod cases;
 use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Task, TaskId};
 use remit::payload_crypto::PayloadKey;
-use remit::store::{Clock, Database, MemStore, Store};
+use remit::store::{Clock, Database, Keys, MemStore, ReplayJobs, Store, Transfer};
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
-pub trait Harness {
-    type S: Store + Sync;
+pub trait Harness: Sized {
+    type S: Store + ReplayJobs + Transfer + Keys + Sync;
     fn store(&self) -> &Self::S;
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
     fn with_key(&self, key: PayloadKey) -> impl std::future::Future<Output = Self::S>;
+    /// Another store of the same kind, empty, with its own clock pinned
+    /// at `t0`: where an export is imported.
+    fn another_empty(&self) -> impl std::future::Future<Output = Self>;
     /// Moves a task's deadline (`not_before`, and `available_at` and the
     /// horizon with it) to `at`, whatever its state, bypassing every rule:
     /// the row a hand edit or an import from an older remit could leave.
@@ -36,6 +39,9 @@ impl Harness for TestDb {
     }
     async fn with_key(&self, key: PayloadKey) -> Database {
         self.another_store(key).await
+    }
+    async fn another_empty(&self) -> Self {
+        TestDb::on(self.backend()).await
     }
     async fn move_deadline(&self, id: TaskId, at: DateTime<Utc>) {
         let horizon = at + Duration::days(3);
@@ -79,6 +85,9 @@ impl Harness for Memory {
     }
     async fn with_key(&self, key: PayloadKey) -> MemStore {
         self.0.with_key(key)
+    }
+    async fn another_empty(&self) -> Self {
+        Memory::new().await
     }
     async fn move_deadline(&self, id: TaskId, at: DateTime<Utc>) {
         let task = self.0.task(id).await.unwrap().unwrap();
@@ -184,4 +193,13 @@ every_store!(
     in_one_batch_the_answer_to_the_latest_request_wins,
     a_quota_with_a_window_renews_once_at_its_reset,
     a_quota_renews_to_the_window_that_holds_now,
+    a_replay_job_replays_exactly_the_matching_failed_tasks,
+    a_replay_job_filters_by_reason_and_time,
+    a_replay_job_is_refused_with_the_field_named,
+    replay_jobs_are_listed_newest_first_and_count_only_what_they_replay,
+    an_export_imports_into_an_empty_store_unchanged,
+    an_import_that_breaks_a_rule_or_conflicts_writes_nothing,
+    a_ring_opens_the_old_and_seals_with_the_new,
+    rekey_reseals_in_batches_and_forgets_the_old_key,
+    an_imported_secret_records_its_key,
 );

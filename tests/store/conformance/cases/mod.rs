@@ -1,5 +1,5 @@
-//! The cases every store must pass, in a file per area. Only the `Store`
-//! trait is used here.
+//! The cases every store must pass, in a file per area. Only the store
+//! traits are used here.
 
 use chrono::Duration;
 use remit::domain::{
@@ -56,16 +56,19 @@ mod destinations;
 mod disabled_tasks;
 mod finishes;
 mod health;
+mod key_ring;
 mod next_due;
 mod ordering;
 mod quotas;
 mod reads;
 mod reconcile;
 mod replay;
+mod replay_jobs;
 mod retention;
 mod scheduling;
 mod secrets;
 mod trace_parents;
+mod transfer;
 mod transitions;
 
 pub use api_tokens::*;
@@ -74,14 +77,17 @@ pub use destinations::*;
 pub use disabled_tasks::*;
 pub use finishes::*;
 pub use health::*;
+pub use key_ring::*;
 pub use next_due::*;
 pub use ordering::*;
 pub use quotas::*;
 pub use reads::*;
 pub use reconcile::*;
 pub use replay::*;
+pub use replay_jobs::*;
 pub use retention::*;
 pub use scheduling::*;
 pub use secrets::*;
 pub use trace_parents::*;
+pub use transfer::*;
 pub use transitions::*;

@@ -1,0 +1,148 @@
+//! Replay jobs in the model, as SQLite and PostgreSQL keep them: a job is
+//! recorded, then advanced a batch at a time, each batch replaying its
+//! tasks with `lifecycle::replay` (the one-task replay's rule) and moving
+//! the job's cursor and count under the one lock, so two callers
+//! advancing one job take turns as they do on a database.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::state::State;
+use super::MemStore;
+use crate::domain::{Region, Task, TaskId, TaskState};
+use crate::store::console::{check_new_job, NewReplayJob, ReplayJob};
+use crate::store::rules::lifecycle;
+use crate::store::{ReplayJobs, StoreError};
+
+impl State {
+    /// A fresh job id; ids come from a counter, so a seeded run is
+    /// reproducible, and rise with creation as `now_v7` ids do.
+    fn replay_job_id(&mut self) -> uuid::Uuid {
+        self.next_replay_job_id += 1;
+        uuid::Uuid::from_u128(self.next_replay_job_id | (1 << 125))
+    }
+
+    fn replay_job_mut(&mut self, id: uuid::Uuid) -> Result<&mut ReplayJob, StoreError> {
+        self.replay_jobs
+            .iter_mut()
+            .find(|j| j.id == id)
+            .ok_or_else(|| StoreError::NotFound {
+                what: "replay job",
+                id: id.to_string(),
+            })
+    }
+
+    /// The job's next batch: up to `batch` of the region's failed tasks
+    /// after its cursor that ended by the job's creation and match its
+    /// filter, in id order.
+    fn replay_batch(&self, job: &ReplayJob, batch: usize) -> Vec<TaskId> {
+        let mut picked: Vec<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|t| in_job(job, t))
+            .map(|t| t.id)
+            .collect();
+        picked.sort_unstable();
+        picked.truncate(batch);
+        picked
+    }
+}
+
+/// Whether the job's batches take `task` (the databases' batch query).
+fn in_job(job: &ReplayJob, task: &Task) -> bool {
+    let f = &job.filter;
+    task.region == job.region
+        && task.state == TaskState::Failed
+        && task.failure_reason.is_some()
+        && job.cursor.is_none_or(|c| task.id > c)
+        && task.finalized_at.is_some_and(|at| at <= job.created_at)
+        && f.tenant.as_ref().is_none_or(|t| *t == task.tenant_id)
+        && f.reminder.as_ref().is_none_or(|r| *r == task.reminder_id)
+        && f.destination
+            .as_ref()
+            .is_none_or(|d| *d == task.destination_id)
+        && f.reason
+            .as_ref()
+            .is_none_or(|r| task.failure_reason.as_ref() == Some(r))
+        && f.from.is_none_or(|from| task.not_before >= from)
+        && f.until.is_none_or(|until| task.not_before < until)
+}
+
+/// The job as a database records it: the horizon is kept in whole seconds.
+fn recorded(new: NewReplayJob, id: uuid::Uuid, now: DateTime<Utc>) -> ReplayJob {
+    ReplayJob {
+        id,
+        region: new.region,
+        filter: new.filter,
+        requested_by: new.requested_by,
+        horizon: Duration::seconds(new.horizon.num_seconds()),
+        created_at: now,
+        replayed: 0,
+        cursor: None,
+        finished_at: None,
+    }
+}
+
+impl ReplayJobs for MemStore {
+    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
+        check_new_job(&new)?;
+        let now = self.now();
+        let mut state = self.state.lock();
+        let job = recorded(new, state.replay_job_id(), now);
+        state.replay_jobs.push(job.clone());
+        Ok(job)
+    }
+
+    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+        let state = self.state.lock();
+        Ok(state.replay_jobs.iter().find(|j| j.id == id).cloned())
+    }
+
+    async fn replay_jobs(
+        &self,
+        region: Region,
+        unfinished_only: bool,
+        limit: u32,
+    ) -> Result<Vec<ReplayJob>, StoreError> {
+        let state = self.state.lock();
+        let mut jobs: Vec<ReplayJob> = state
+            .replay_jobs
+            .iter()
+            .filter(|j| j.region == region && !(unfinished_only && j.finished()))
+            .cloned()
+            .collect();
+        jobs.sort_by_key(|j| std::cmp::Reverse((j.created_at, j.id)));
+        jobs.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(jobs)
+    }
+
+    async fn advance_replay_job(
+        &self,
+        id: uuid::Uuid,
+        batch: u32,
+    ) -> Result<ReplayJob, StoreError> {
+        let batch = usize::try_from(batch.max(1)).unwrap_or(usize::MAX);
+        let now = self.now();
+        let mut state = self.state.lock();
+        let job = state.replay_job_mut(id)?.clone();
+        if job.finished() {
+            return Ok(job);
+        }
+        let picked = state.replay_batch(&job, batch);
+        let mut replayed = 0;
+        for &task_id in &picked {
+            let task = state.task_mut(task_id).expect("a picked task is there");
+            if lifecycle::replay(task, job.horizon, now) {
+                replayed += 1;
+            }
+        }
+        let job = state.replay_job_mut(id)?;
+        job.replayed += replayed;
+        if let Some(&last) = picked.last() {
+            job.cursor = Some(last);
+        }
+        if picked.len() < batch {
+            job.finished_at = Some(now);
+        }
+        Ok(job.clone())
+    }
+}

@@ -1,0 +1,171 @@
+//! Export and import in the model (see `transfer`), with the databases'
+//! rules: each import is checked whole first (`rules::imports`), a record
+//! already there is a repeat or a `Conflict`, the keys that sealed what
+//! comes in are recorded, and the fencing tokens move past the imported
+//! ones.
+
+use super::state::{DestinationRecord as Held, State};
+use super::MemStore;
+use crate::domain::{Destination, Task, TaskId};
+use crate::store::rules::imports::{
+    check_imported_destinations, check_imported_tasks, id_taken, same_imported_or_conflict, taken,
+};
+use crate::store::{DestinationRecord, Imported, StoreError, StoredValue, TaskRecord, Transfer};
+
+impl State {
+    /// True when the task is here already; a `Conflict` when its (tenant,
+    /// reminder) belongs to another task, or its id to another reminder.
+    fn imported_already(&self, t: &Task) -> Result<bool, StoreError> {
+        let holder = self
+            .tasks
+            .iter()
+            .find(|held| held.tenant_id == t.tenant_id && held.reminder_id == t.reminder_id);
+        match holder {
+            Some(held) if held.id == t.id => Ok(true),
+            Some(_) => Err(taken(t)),
+            None if self.by_id.contains_key(&t.id) => Err(id_taken(t)),
+            None => Ok(false),
+        }
+    }
+
+    fn insert_imported(&mut self, record: TaskRecord) {
+        let t = record.task;
+        self.record_key(&record.sealed.key_fingerprint);
+        self.payloads
+            .insert(t.payload_ref, (record.content_type, record.sealed));
+        self.attempts.extend(record.attempts);
+        // Ids handed out afterwards come after every imported one, as a
+        // database's time-ordered ids do.
+        self.next_id = self.next_id.max(t.id.0.as_u128());
+        self.by_id.insert(t.id, self.tasks.len());
+        self.tasks.push(t);
+    }
+}
+
+impl Transfer for MemStore {
+    async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
+        let state = self.state.lock();
+        Ok(state
+            .destinations
+            .values()
+            .map(|held| DestinationRecord {
+                destination: held.destination.clone(),
+                secrets: held.secrets.clone(),
+                rate_tokens: held.rate_tokens,
+                rate_refilled_at: held.rate_refilled_at,
+            })
+            .collect())
+    }
+
+    async fn export_tasks(
+        &self,
+        after: Option<TaskId>,
+        limit: u32,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let state = self.state.lock();
+        let mut tasks: Vec<&Task> = state
+            .tasks
+            .iter()
+            .filter(|t| after.is_none_or(|a| t.id > a))
+            .collect();
+        tasks.sort_unstable_by_key(|t| t.id);
+        tasks.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        tasks
+            .into_iter()
+            .map(|task| {
+                let (content_type, sealed) = state
+                    .payloads
+                    .get(&task.payload_ref)
+                    .cloned()
+                    .ok_or_else(|| StoreError::NotFound {
+                        what: "payload",
+                        id: task.payload_ref.to_string(),
+                    })?;
+                Ok(TaskRecord {
+                    task: task.clone(),
+                    content_type,
+                    sealed,
+                    attempts: state
+                        .attempts
+                        .iter()
+                        .filter(|a| a.task_id == task.id)
+                        .cloned()
+                        .collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// Written to a copy that replaces the state only once every record
+    /// went in: a conflict on any leaves nothing written, as the
+    /// databases' transaction does.
+    async fn import_destinations(
+        &self,
+        records: Vec<DestinationRecord>,
+    ) -> Result<Imported, StoreError> {
+        check_imported_destinations(&records)?;
+        let mut state = self.state.lock();
+        let mut staged = state.clone();
+        let mut imported = Imported::default();
+        for record in records {
+            if let Some(held) = staged.destinations.get(&record.destination.id) {
+                same_imported_or_conflict(&held.destination, &held.secrets, &record)?;
+                imported.already += 1;
+                continue;
+            }
+            // A secret sealed under a key this store has not seen records
+            // it, so a process without that key is refused at start.
+            for secret in &record.secrets {
+                if let StoredValue::Sealed(sealed) = &secret.value {
+                    staged.record_key(&sealed.key_fingerprint);
+                }
+            }
+            let destination = Destination {
+                has_signing_secret: !record.secrets.is_empty(),
+                ..record.destination
+            };
+            staged.destinations.insert(
+                destination.id.clone(),
+                Held {
+                    destination,
+                    secrets: record.secrets,
+                    rate_tokens: record.rate_tokens,
+                    rate_refilled_at: record.rate_refilled_at,
+                    rate_granted: 0,
+                    quota: None,
+                    refused: None,
+                },
+            );
+            imported.added += 1;
+        }
+        *state = staged;
+        Ok(imported)
+    }
+
+    /// Written to a copy, as `import_destinations` is.
+    async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
+        check_imported_tasks(&records)?;
+        let mut state = self.state.lock();
+        let mut staged = state.clone();
+        let mut imported = Imported::default();
+        let mut highest_token = 0;
+        for record in records {
+            if staged.imported_already(&record.task)? {
+                imported.already += 1;
+                continue;
+            }
+            highest_token = record
+                .attempts
+                .iter()
+                .map(|a| a.lease_token)
+                .chain(record.task.lease_token)
+                .fold(highest_token, i64::max);
+            staged.insert_imported(record);
+            imported.added += 1;
+        }
+        // A new lease must outrank every imported one; only ever forward.
+        staged.next_token = staged.next_token.max(highest_token);
+        *state = staged;
+        Ok(imported)
+    }
+}
