@@ -103,7 +103,7 @@ async fn run(consumers: u32, batch: u32) {
                             },
                         })
                         .collect();
-                    done += store.finish_many(&finishes).await.unwrap().len();
+                    done += store.finish_many(&finishes).await.unwrap().outcomes.len();
                 }
             })
         })

@@ -333,7 +333,7 @@ async fn apply<S: Store>(
     let lease = claimed.lease();
     match gate {
         Gate::Send => Ok(TransitionOutcome::Applied),
-        Gate::HandBack { after } => store.release(&lease, *after).await,
+        Gate::HandBack { after } => store.hand_back(&lease, *after).await,
         Gate::Fail(reason) => store.fail(&lease, reason, &AttemptRecord::default()).await,
     }
 }

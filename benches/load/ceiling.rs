@@ -139,7 +139,7 @@ async fn consume(store: &PgStore, mut request: ClaimRequest) -> Result<usize, Lo
                 },
             })
             .collect();
-        let outcomes = store.finish_many(&batch).await?;
+        let outcomes = store.finish_many(&batch).await?.outcomes;
         done += outcomes
             .iter()
             .filter(|o| **o == TransitionOutcome::Applied)

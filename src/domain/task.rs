@@ -11,24 +11,24 @@ use super::{
 /// way between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TaskState {
-    /// In: `schedule`; a `replay` of a failed task; a `release` (a lease
+    /// In: `schedule`; a `replay` of a failed task; a `hand_back` (a lease
     /// handed back unsent) of the first attempt since either. Out: a claim,
     /// once `not_before` and `available_at` have passed.
     Pending,
     /// In: a claim, of a due row or of an expired lease (the lost attempt
     /// is logged `abandoned`). Out, under the lease's token: the holder's
     /// finish (`finish` with the policy's decision, `fail`, `abandon`) or
-    /// hand-back (`release`); another lease owner's claim once the lease
+    /// hand-back (`hand_back`); another lease owner's claim once the lease
     /// has expired; reconciliation's reclaim of an expired lease.
     Leased,
     /// In: a `finish` that retries after a retryable outcome; `abandon` (the
-    /// outcome is unknown); a `release` after earlier attempts;
+    /// outcome is unknown); a `hand_back` after earlier attempts;
     /// reconciliation's reclaim. Out: a claim once `available_at` has
     /// passed.
     RetryWait,
     /// In: a `finish` that delivers. Terminal: nothing moves it.
     Delivered,
-    /// In: `fail`, with a reason; a `release` past the retry horizon. Out:
+    /// In: `fail`, with a reason; a `hand_back` past the retry horizon. Out:
     /// only an operator's `replay`, back to `pending`.
     Failed,
 }

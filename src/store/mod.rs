@@ -49,7 +49,7 @@
 //! So the hot calls are one statement each, which PostgreSQL commits or
 //! rolls back on its own: the claim, the token take (`postgres/rate`,
 //! which turns off the commit's flush for itself with
-//! `set_config(…, true)`), a finish batch without pauses, release and the
+//! `set_config(…, true)`), a finish batch without pauses, the hand-back and the
 //! other single-row transitions.
 //! The explicit transactions left are short and wait on nothing but SQL:
 //! a finish batch with pauses (`postgres/finish_many`: the pauses and the

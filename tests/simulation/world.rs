@@ -254,7 +254,7 @@ impl<S: SimStore> World<S> {
             12..18 if chaos && self.scheduled.len() < 60 => self.schedule().await,
             18..38 => self.claim().await,
             38..75 => self.progress().await,
-            75..82 => self.release().await,
+            75..82 => self.hand_back().await,
             82..85 => self.extend().await,
             85..88 if chaos => self.crash(),
             _ => self.clock.advance(Duration::milliseconds(200)),

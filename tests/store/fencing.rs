@@ -66,7 +66,7 @@ async fn after_a_reclaim_the_old_token_can_do_nothing() {
         TransitionOutcome::Fenced
     );
     assert_eq!(
-        db.store.release(&stale, None).await.unwrap(),
+        db.store.hand_back(&stale, None).await.unwrap(),
         TransitionOutcome::Fenced
     );
 

@@ -81,7 +81,7 @@ async fn a_pausing_finish_never_deadlocks_with_a_take() {
         .unwrap()
         .pid;
     let store = db.store.clone();
-    let finishing = tokio::spawn(async move { store.finish_batch(&batch).await });
+    let finishing = tokio::spawn(async move { store.finish_many(&batch).await });
     // Wait until the finish waits on the take.
     let blocked = format!(
         "SELECT count(*) AS n FROM pg_stat_activity WHERE {take_pid} = ANY(pg_blocking_pids(pid))"

@@ -150,7 +150,8 @@ async fn a_claimed_row_is_updated_in_place_without_an_index_entry() {
             },
         }])
         .await
-        .unwrap();
+        .unwrap()
+        .outcomes;
     assert_eq!(outcome, [TransitionOutcome::Applied]);
     assert!(
         heap_only(&db, claimed[0].task.id.0).await,

@@ -89,7 +89,8 @@ async fn the_queue_and_the_end_log_follow_every_write_of_a_task() {
             ),
         ])
         .await
-        .unwrap();
+        .unwrap()
+        .outcomes;
     assert_eq!(outcomes, [TransitionOutcome::Applied; 2]);
     assert_mirrored(&db, "a delivery and a retry").await;
 
@@ -113,7 +114,7 @@ async fn the_queue_and_the_end_log_follow_every_write_of_a_task() {
     assert_eq!(extended, TransitionOutcome::Applied);
     let released = db
         .store
-        .release(&lease(4), Some(Duration::minutes(5)))
+        .hand_back(&lease(4), Some(Duration::minutes(5)))
         .await
         .unwrap();
     assert_eq!(released, TransitionOutcome::Applied);

@@ -44,7 +44,7 @@ async fn rows_in_a_state_added_later_are_left_alone() {
         TransitionOutcome::Fenced
     );
     assert_eq!(
-        db.store.release(&guess, None).await.unwrap(),
+        db.store.hand_back(&guess, None).await.unwrap(),
         TransitionOutcome::Fenced
     );
     let reconciled = db
@@ -113,7 +113,12 @@ async fn prepared_statements_outlive_a_column_added_by_a_newer_schema() {
     let round = async || {
         let claimed = db.claim(Region::US, "us-1", 1).await;
         assert_eq!(claimed.len(), 1);
-        let outcomes = db.store.finish_many(&[deliver(&claimed[0])]).await.unwrap();
+        let outcomes = db
+            .store
+            .finish_many(&[deliver(&claimed[0])])
+            .await
+            .unwrap()
+            .outcomes;
         assert_eq!(outcomes, vec![TransitionOutcome::Applied]);
         db.store
             .take_tokens_many(std::slice::from_ref(&ask))

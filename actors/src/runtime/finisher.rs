@@ -37,7 +37,7 @@ pub fn start(store: Database, log: slog::Logger, stats: Arc<RuntimeStats>) -> Fi
             let log = told.clone();
             let stats = stats.clone();
             async move {
-                let finished = store.finish_batch(&batch).await?;
+                let finished = store.finish_many(&batch).await?;
                 for d in &finished.disabled {
                     let d = &d.destination;
                     stats.metrics.auto_disabled();

@@ -21,8 +21,8 @@ use slog::{error, warn};
 use super::delivered::Delivered;
 use super::delivery::{deliver, DeliveryFailure};
 use super::guard::{self, Guarded};
+use super::hand_back::hand_back;
 use super::messages::{Abandon, Crash, Deliver, InFlight, Wake, Work};
-use super::release::release;
 use super::{retry, transport, Shared};
 
 pub struct Sender {
@@ -84,7 +84,7 @@ impl Sender {
     /// are abandoned, which counts the attempt.
     fn release_held(&mut self) {
         for (_, held) in self.held.drain() {
-            hand_back(&self.shared, held);
+            give_back(&self.shared, held);
         }
     }
 
@@ -105,7 +105,7 @@ impl Sender {
             Err(panic) => {
                 error!(self.shared.log, "a delivery panicked; restarting the sender";
                        "sender" => &self.name, "task" => %task, "panic" => %panic);
-                hand_back(&self.shared, held);
+                give_back(&self.shared, held);
                 ctx.stop();
                 return;
             }
@@ -116,7 +116,7 @@ impl Sender {
             DeliveryFailure::Store(e) => {
                 warn!(self.shared.log, "could not carry the task through; handing it back";
                       "task" => %task, "error" => %crate::error_chain(&e));
-                hand_back(&self.shared, held);
+                give_back(&self.shared, held);
             }
             // The outcome could not be written: leave the lease to expire
             // rather than hand the task back due before a receiver's
@@ -133,7 +133,7 @@ impl Sender {
             e => {
                 error!(self.shared.log, "send failed; restarting the sender";
                        "task" => %task, "error" => %crate::error_chain(&e));
-                hand_back(&self.shared, held);
+                give_back(&self.shared, held);
                 ctx.stop();
             }
         }
@@ -168,7 +168,7 @@ fn keep_pausing(shared: &Shared, destination: DestinationId, until: Instant) {
 /// Gives one held task back to the database: released if its request never
 /// went out, abandoned (the attempt counts) if it may have. Its slot in
 /// memory is freed once the database has it back.
-fn hand_back(shared: &Shared, held: Held) {
+fn give_back(shared: &Shared, held: Held) {
     let Held {
         work,
         token,
@@ -189,7 +189,7 @@ fn hand_back(shared: &Shared, held: Held) {
     });
     drop(_in_flight);
     if !sent.get() {
-        release(shared, vec![work], None);
+        hand_back(shared, vec![work], None);
         return;
     }
     let shared = shared.clone();
@@ -286,12 +286,12 @@ impl Sender {
             throttle,
         } = message;
         if self.abandoned {
-            // Told before the permit is back, as in `hand_back`.
+            // Told before the permit is back, as in `give_back`.
             throttle.do_send(Wake {
                 unsent: Some(token),
             });
             drop(in_flight);
-            release(&self.shared, vec![work], None);
+            hand_back(&self.shared, vec![work], None);
             return;
         }
         let number = self.next_delivery;

@@ -15,10 +15,10 @@ use remit::store::Store;
 use slog::{info, warn};
 
 use super::guard::{self, Guarded};
+use super::hand_back::hand_back;
 use super::messages::{
     Abandon, Admit, Crash, DestinationChanged, Drain, Evict, Idle, Route, Shutdown, Wake,
 };
-use super::release::release;
 use super::spare::SpareTokens;
 use super::throttle::Keeper;
 use super::{Claimer, EventRelay, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle};
@@ -172,7 +172,7 @@ impl Handler<Route> for RegionSupervisor {
     fn handle(&mut self, Route(work): Route, ctx: &mut Context<Self>) {
         guard::survive(self, ctx, |this, ctx| {
             if this.draining {
-                release(&this.shared, vec![work], None);
+                hand_back(&this.shared, vec![work], None);
                 return;
             }
             let destination = work.destination().clone();
@@ -181,7 +181,7 @@ impl Handler<Route> for RegionSupervisor {
                     throttle.sent += 1;
                     throttle.addr.do_send(Admit(work));
                 }
-                None => release(&this.shared, vec![work], None),
+                None => hand_back(&this.shared, vec![work], None),
             }
         });
     }

@@ -34,8 +34,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::failpoint;
 use super::guard::{self, Guarded};
+use super::hand_back::hand_back;
 use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
-use super::release::release;
 use super::retry;
 use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
@@ -305,7 +305,7 @@ impl Throttle {
         let tasks: Vec<Work> = self.queue.drain(..).collect();
         debug!(self.shared.log, "handing tasks back"; "destination" => %self.destination,
                "count" => tasks.len(), "after_ms" => after.map(|d| d.as_millis()));
-        release(&self.shared, tasks, after);
+        hand_back(&self.shared, tasks, after);
     }
 }
 

@@ -15,7 +15,7 @@ pub enum TransitionOutcome {
     /// row, or it was finished or released. Nothing changed.
     Fenced,
     NotFound,
-    /// A hand-back (`release`) found nothing could happen before the task's
+    /// A hand-back (`hand_back`) found nothing could happen before the task's
     /// retry horizon: the task failed with `retry_horizon` instead.
     PastHorizon,
 }

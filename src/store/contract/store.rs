@@ -224,7 +224,7 @@ pub trait Store: Sync {
     /// before its destination's pause ends. When nothing can happen before
     /// the horizon (it has passed, or the destination's pause outlasts it),
     /// the task fails with `retry_horizon` and the answer is `PastHorizon`.
-    fn release(
+    fn hand_back(
         &self,
         lease: &Lease,
         after: Option<Duration>,
@@ -250,7 +250,7 @@ pub trait Store: Sync {
             decision: decision.clone(),
         };
         async move {
-            let mut outcomes = self.finish_many(std::slice::from_ref(&one)).await?;
+            let mut outcomes = self.finish_many(std::slice::from_ref(&one)).await?.outcomes;
             outcomes
                 .pop()
                 .ok_or_else(|| StoreError::Thread("no answer for the finish".into()))
@@ -265,15 +265,8 @@ pub trait Store: Sync {
     /// own and changes nothing). A store with transactions commits the
     /// whole batch, pauses included, at once; when it fails, nothing of
     /// the batch is written.
-    fn finish_many(
-        &self,
-        batch: &[Finish],
-    ) -> impl Future<Output = Result<Vec<TransitionOutcome>, StoreError>> + Send {
-        async move { Ok(self.finish_batch(batch).await?.outcomes) }
-    }
-
-    /// [`Store::finish_many`], telling also which destinations the batch
-    /// disabled. Each applied finish counts toward its destination's
+    ///
+    /// It tells also which destinations the batch disabled. Each applied finish counts toward its destination's
     /// failure streak (`policy::Health`): a failure grows it, and the one
     /// that makes it long enough in both count and time (the destination's
     /// own thresholds, or the store's [`DisableRule`](crate::policy::DisableRule))
@@ -282,15 +275,11 @@ pub trait Store: Sync {
     /// in the batch's order, exactly as if each came alone (see
     /// `store/rules/health.rs`); each disabled destination is reported as the
     /// whole batch left it.
-    fn finish_batch(
+    fn finish_many(
         &self,
         batch: &[Finish],
     ) -> impl Future<Output = Result<Finished, StoreError>> + Send;
 
-    /// Disables a destination by hand (`reason`, or `manual`): its tasks
-    /// wait, unsent, until it is enabled or their horizon passes. One
-    /// already disabled keeps its reason and time. `NotFound` when there
-    /// is no such destination.
     /// Records why the address policy refuses `id`, now (`remit status`
     /// lists it).
     fn mark_refused(
@@ -299,6 +288,10 @@ pub trait Store: Sync {
         why: String,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Disables a destination by hand (`reason`, or `manual`): its tasks
+    /// wait, unsent, until it is enabled or their horizon passes. One
+    /// already disabled keeps its reason and time. `NotFound` when there
+    /// is no such destination.
     fn disable_destination(
         &self,
         id: &DestinationId,

@@ -126,12 +126,12 @@ impl Store for Database {
         on_store!(self, s => s.abandon(lease, record).await)
     }
 
-    async fn release(
+    async fn hand_back(
         &self,
         lease: &Lease,
         after: Option<Duration>,
     ) -> Result<TransitionOutcome, StoreError> {
-        on_store!(self, s => s.release(lease, after).await)
+        on_store!(self, s => s.hand_back(lease, after).await)
     }
 
     async fn extend_lease(
@@ -142,8 +142,8 @@ impl Store for Database {
         on_store!(self, s => s.extend_lease(lease, by).await)
     }
 
-    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
-        on_store!(self, s => s.finish_batch(batch).await)
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+        on_store!(self, s => s.finish_many(batch).await)
     }
 
     async fn disable_destination(

@@ -1,4 +1,4 @@
-//! Handing a lease back over the model, by `lifecycle::release`.
+//! Handing a lease back over the model, by `lifecycle::hand_back`.
 
 use chrono::Duration;
 
@@ -18,7 +18,7 @@ impl MemStore {
             .get(&destination)
             .and_then(|d| d.destination.paused_until);
         match state.held(lease) {
-            Some(task) => lifecycle::release(task, after, paused_until, now),
+            Some(task) => lifecycle::hand_back(task, after, paused_until, now),
             None => state.refused(lease, None),
         }
     }

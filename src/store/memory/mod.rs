@@ -361,7 +361,7 @@ impl Store for MemStore {
         Ok(self.end(lease, &EndAttempt::abandoned(record)))
     }
 
-    async fn release(
+    async fn hand_back(
         &self,
         lease: &Lease,
         after: Option<Duration>,
@@ -374,7 +374,7 @@ impl Store for MemStore {
     /// destination that is not there has nothing to pause, and the finish
     /// itself still applies. One finish after another: the model has
     /// nothing to batch.
-    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         let mut finished = Finished::default();
         let mut tipped = Vec::new();
         for one in batch {

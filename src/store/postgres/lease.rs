@@ -14,13 +14,13 @@ use super::{PgStore, StoreError, TransitionOutcome};
 use crate::domain::Lease;
 
 /// Hands the lease back without counting an attempt, by the rule of
-/// `lifecycle::release`: due again about `$4` ms after now and never
+/// `lifecycle::hand_back`: due again about `$4` ms after now and never
 /// before its destination's pause ends (`GREATEST` and `LEAST` ignore
 /// NULLs). A task attempted since scheduling or its last replay has its
 /// delay clamped to the retry horizon, and fails with `retry_horizon` when
 /// nothing can happen before the horizon; a task not yet attempted never
 /// fails here and its delay is not clamped. Judged on the database's clock.
-pub const RELEASE_SQL: &str = r#"
+pub const HAND_BACK_SQL: &str = r#"
 -- Each parameter once, in order (see prepared.rs).
 WITH params AS MATERIALIZED (
     SELECT $1::uuid AS id, $2::bigint AS token, coalesce($3, now()) AS now, $4::bigint AS delay_ms
@@ -80,13 +80,13 @@ FROM clock
 WHERE t.id = $1 AND t.state = 'leased' AND t.lease_token = $2
 "#;
 
-pub(super) async fn release(
+pub(super) async fn hand_back(
     store: &PgStore,
     lease: &Lease,
     after: Option<Duration>,
 ) -> Result<TransitionOutcome, StoreError> {
     let mut conn = store.conn().await?;
-    let released: Vec<Released> = prepared(RELEASE_SQL)
+    let released: Vec<Released> = prepared(HAND_BACK_SQL)
         .bind::<Uuid, _>(lease.task_id.0)
         .bind::<BigInt, _>(lease.token)
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())

@@ -13,7 +13,7 @@
 //!   than `verify-full` accept.
 //! - The calls, a file per group: `claim`; `transitions` (`fail`,
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
-//!   `lease` (release, extend); `schedule_many`; `destinations` (add, read,
+//!   `lease` (hand back, extend); `schedule_many`; `destinations` (add, read,
 //!   pause); `quota` (what receivers announced of their quotas); `secrets` (signing secrets: add, rotate, list, the valid ones
 //!   of many destinations); `rate` (token takes); `reads` (task, attempts,
 //!   payload, ping); `reconcile`; `replay`; `retention` (prune);

@@ -181,7 +181,7 @@ mod tests {
             ("end many", super::super::finish_many::END_MANY_SQL, 18),
             ("pause many", super::super::finish_many::PAUSE_MANY_SQL, 5),
             ("take tokens", super::super::rate::TAKE_SQL, 5),
-            ("release", super::super::lease::RELEASE_SQL, 4),
+            ("hand back", super::super::lease::HAND_BACK_SQL, 4),
         ] {
             assert_eq!(placeholders(sql), (1..=count).collect::<Vec<_>>(), "{name}");
         }

@@ -274,12 +274,12 @@ impl Store for PgStore {
         transitions::abandon(self, lease, record).await
     }
 
-    async fn release(
+    async fn hand_back(
         &self,
         lease: &Lease,
         after: Option<Duration>,
     ) -> Result<TransitionOutcome, StoreError> {
-        lease::release(self, lease, after).await
+        lease::hand_back(self, lease, after).await
     }
 
     async fn extend_lease(
@@ -290,7 +290,7 @@ impl Store for PgStore {
         lease::extend_lease(self, lease, by).await
     }
 
-    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         finish_many::finish_many(self, batch).await
     }
 

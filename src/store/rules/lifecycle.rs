@@ -308,7 +308,7 @@ pub(in crate::store) fn fenced_attempt(
 /// in-flight cap, a pause, a refused address, a shutdown) is remit's side,
 /// and a reminder due long ago still gets its first attempt. Its delay is
 /// not clamped, so it comes back when `after` says and not at once.
-pub(in crate::store) fn release(
+pub(in crate::store) fn hand_back(
     task: &mut Task,
     after: Option<Duration>,
     paused_until: Option<DateTime<Utc>>,

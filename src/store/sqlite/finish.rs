@@ -146,7 +146,7 @@ pub(super) fn finish_many(
     Ok(finished)
 }
 
-pub(super) fn release(
+pub(super) fn hand_back(
     conn: &mut SqliteConnection,
     lease: &Lease,
     after: Option<Duration>,
@@ -160,7 +160,7 @@ pub(super) fn release(
         .map(|row| row.destination())
         .transpose()?
         .and_then(|d| d.paused_until);
-    let outcome = lifecycle::release(&mut task, after, paused_until, now);
+    let outcome = lifecycle::hand_back(&mut task, after, paused_until, now);
     rows::write_task(conn, &task)?;
     Ok(outcome)
 }

@@ -241,7 +241,7 @@ impl Store for SqliteStore {
         self.end(lease, finish::End::Abandoned, record).await
     }
 
-    async fn release(
+    async fn hand_back(
         &self,
         lease: &Lease,
         after: Option<Duration>,
@@ -249,7 +249,7 @@ impl Store for SqliteStore {
         let lease = lease.clone();
         let outcome = self
             .run(true, move |conn, ctx| {
-                finish::release(conn, &lease, after, ctx.now)
+                finish::hand_back(conn, &lease, after, ctx.now)
             })
             .await?;
         self.count_fenced(outcome);
@@ -268,7 +268,7 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         let batch = batch.to_vec();
         let rule = self.disable_rule;
         let paused: Vec<DestinationId> = batch

@@ -328,7 +328,7 @@ impl<S: SimStore> World<S> {
         }
     }
 
-    pub(super) async fn release(&mut self) {
+    pub(super) async fn hand_back(&mut self) {
         let Some((c, i)) = self.pick_in_flight() else {
             return;
         };
@@ -342,7 +342,7 @@ impl<S: SimStore> World<S> {
                 .unwrap();
             let outcome = self
                 .store
-                .release(&entry.claimed.lease(), None)
+                .hand_back(&entry.claimed.lease(), None)
                 .await
                 .unwrap();
             if outcome == TransitionOutcome::Applied {

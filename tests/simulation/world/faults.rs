@@ -238,12 +238,12 @@ impl<S: Store> Store for Faulty<S> {
         self.inner.abandon(lease, record).await
     }
 
-    async fn release(
+    async fn hand_back(
         &self,
         lease: &Lease,
         after: Option<Duration>,
     ) -> Result<TransitionOutcome, StoreError> {
-        self.faulted(Call::Write, self.inner.release(lease, after))
+        self.faulted(Call::Write, self.inner.hand_back(lease, after))
             .await
     }
 
@@ -255,8 +255,8 @@ impl<S: Store> Store for Faulty<S> {
         self.inner.extend_lease(lease, by).await
     }
 
-    async fn finish_batch(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
-        self.inner.finish_batch(batch).await
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+        self.inner.finish_many(batch).await
     }
 
     async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {

@@ -13,8 +13,8 @@ use slog::debug;
 use super::Throttle;
 use crate::config::ThrottleLimits;
 use crate::runtime::guard;
+use crate::runtime::hand_back::{hand_back, hand_back_each};
 use crate::runtime::messages::Work;
-use crate::runtime::release::{release, release_each};
 
 impl Throttle {
     /// Waits for the next token, keeping only the tasks whose turn comes
@@ -58,7 +58,7 @@ impl Throttle {
                 &self.destination,
                 turn(keep).saturating_sub(self.claim_lead()),
             );
-            release_each(&self.shared, later);
+            hand_back_each(&self.shared, later);
         }
         if self.queue.is_empty() {
             self.process_slot = None;
@@ -118,7 +118,7 @@ impl Throttle {
                     .take_while(|work| now.saturating_duration_since(work.claimed_at) >= max_hold)
                     .count();
                 let tasks: Vec<Work> = self.queue.drain(..overstayed).collect();
-                release(&self.shared, tasks, None);
+                hand_back(&self.shared, tasks, None);
                 self.pump(ctx);
                 return;
             }

@@ -69,7 +69,7 @@ pub async fn a_batch_of_finishes_is_fenced_row_by_row<H: Harness>(h: &H) {
             decision: decision(Transition::Fail(FailureReason::Status(400)), 400, None),
         },
     ];
-    let outcomes = s.finish_many(&batch).await.unwrap();
+    let outcomes = s.finish_many(&batch).await.unwrap().outcomes;
     use TransitionOutcome::{Applied, Fenced};
     assert_eq!(outcomes, vec![Applied, Applied, Fenced, Applied]);
 
@@ -113,14 +113,14 @@ pub async fn a_batch_of_finishes_is_fenced_row_by_row<H: Harness>(h: &H) {
     assert_eq!(outcomes_logged(failed).await, vec![AttemptOutcome::Failed]);
 
     // The same batch again: its own finishes are repeats, nothing moves.
-    let again = s.finish_many(&batch).await.unwrap();
+    let again = s.finish_many(&batch).await.unwrap().outcomes;
     assert_eq!(again, vec![Applied, Applied, Fenced, Applied]);
     assert_eq!(
         outcomes_logged(delivered).await,
         vec![AttemptOutcome::Delivered],
         "a repeat writes no second attempt row"
     );
-    assert!(s.finish_many(&[]).await.unwrap().is_empty());
+    assert!(s.finish_many(&[]).await.unwrap().outcomes.is_empty());
 }
 
 /// A finish that asks to pause a destination that is not there still
@@ -143,7 +143,7 @@ pub async fn a_pause_of_an_unknown_destination_does_not_stop_the_finish<H: Harne
         ),
     };
     assert_eq!(
-        s.finish_many(&[finish]).await.unwrap(),
+        s.finish_many(&[finish]).await.unwrap().outcomes,
         vec![TransitionOutcome::Applied]
     );
     let row = s.task(id).await.unwrap().unwrap();

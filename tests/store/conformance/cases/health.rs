@@ -39,7 +39,7 @@ async fn answer<H: Harness>(h: &H, d: &DestinationId, status: u16, paced: bool) 
         destination: d.clone(),
         decision,
     };
-    let finished = h.store().finish_batch(&[finish]).await.unwrap();
+    let finished = h.store().finish_many(&[finish]).await.unwrap();
     assert_eq!(finished.outcomes, vec![TransitionOutcome::Applied]);
     finished
 }
@@ -76,7 +76,7 @@ async fn answer_in_one_batch<H: Harness>(h: &H, d: &DestinationId, statuses: &[u
             decision: decided(*status),
         })
         .collect();
-    let finished = h.store().finish_batch(&batch).await.unwrap();
+    let finished = h.store().finish_many(&batch).await.unwrap();
     assert_eq!(
         finished.outcomes,
         vec![TransitionOutcome::Applied; statuses.len()]

@@ -76,7 +76,7 @@ pub async fn replay_keeps_attempt_numbers_rising<H: Harness>(h: &H) {
     // A lease handed back unsent after the replay is not an attempt: the
     // task is pending again, as a fresh one would be.
     let handed_back = claim_one(h).await;
-    s.release(&handed_back.lease(), None).await.unwrap();
+    s.hand_back(&handed_back.lease(), None).await.unwrap();
     assert_eq!(s.task(id).await.unwrap().unwrap().state, TaskState::Pending);
     let third = claim_one(h).await;
     assert_eq!(third.lease().attempt, 3);

@@ -34,7 +34,7 @@ pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
     let reason = FailureReason::Status(400);
     assert_eq!(s.fail(&stale, &reason, &record(400)).await.unwrap(), fenced);
     assert_eq!(s.abandon(&stale, &record(200)).await.unwrap(), fenced);
-    assert_eq!(s.release(&stale, None).await.unwrap(), fenced);
+    assert_eq!(s.hand_back(&stale, None).await.unwrap(), fenced);
     assert_eq!(
         s.extend_lease(&stale, Duration::hours(1)).await.unwrap(),
         fenced
@@ -127,7 +127,7 @@ pub async fn release_abandon_and_extend<H: Harness>(h: &H) {
         .remove(0);
     let later = t0() + Duration::seconds(10);
     assert_eq!(
-        s.release(&c.lease(), Some(later - t0())).await.unwrap(),
+        s.hand_back(&c.lease(), Some(later - t0())).await.unwrap(),
         TransitionOutcome::Applied
     );
     let row = s.task(id).await.unwrap().unwrap();
@@ -194,7 +194,7 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_a_tried_task_at_the_horizo
     let horizon = s.task(third).await.unwrap().unwrap().retry_horizon_at;
     let after = horizon - t0() + Duration::hours(1);
     assert_eq!(
-        s.release(&lease_of(&claimed, third), Some(after))
+        s.hand_back(&lease_of(&claimed, third), Some(after))
             .await
             .unwrap(),
         TransitionOutcome::Applied
@@ -210,7 +210,7 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_a_tried_task_at_the_horizo
     let pause = Duration::seconds(120);
     s.pause_destination(&d, pause).await.unwrap();
     assert_eq!(
-        s.release(&lease_of(&claimed, first), None).await.unwrap(),
+        s.hand_back(&lease_of(&claimed, first), None).await.unwrap(),
         TransitionOutcome::Applied
     );
     let row = s.task(first).await.unwrap().unwrap();
@@ -224,7 +224,9 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_a_tried_task_at_the_horizo
     let long = horizon - t0() + Duration::seconds(1);
     s.pause_destination(&d, long).await.unwrap();
     assert_eq!(
-        s.release(&lease_of(&claimed, second), None).await.unwrap(),
+        s.hand_back(&lease_of(&claimed, second), None)
+            .await
+            .unwrap(),
         TransitionOutcome::Applied
     );
     let row = s.task(second).await.unwrap().unwrap();
@@ -246,7 +248,7 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_a_tried_task_at_the_horizo
     assert_eq!(again.len(), 2);
     let horizon = s.task(fourth).await.unwrap().unwrap().retry_horizon_at;
     assert_eq!(
-        s.release(&lease_of(&again, fourth), Some(after))
+        s.hand_back(&lease_of(&again, fourth), Some(after))
             .await
             .unwrap(),
         TransitionOutcome::Applied
@@ -258,7 +260,7 @@ pub async fn a_hand_back_waits_for_the_pause_and_ends_a_tried_task_at_the_horizo
     );
     s.pause_destination(&other, long).await.unwrap();
     assert_eq!(
-        s.release(&lease_of(&again, fifth), None).await.unwrap(),
+        s.hand_back(&lease_of(&again, fifth), None).await.unwrap(),
         TransitionOutcome::PastHorizon
     );
     let row = s.task(fifth).await.unwrap().unwrap();

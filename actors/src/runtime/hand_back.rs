@@ -1,4 +1,4 @@
-//! Handing claimed tasks back to the database unsent (released, not
+//! Handing claimed tasks back to the database unsent (not
 //! counted as an attempt): in the background, detached from any actor so
 //! that a stopping actor cannot cancel them, retried while the lease is
 //! still this process's to give, and counted once the store has them.
@@ -15,15 +15,15 @@ use super::{retry, Shared};
 /// Releases tasks in the background, detached from any actor so that a
 /// stopping actor cannot cancel them; each frees its slot in memory once
 /// the database has it back.
-pub fn release(shared: &Shared, tasks: Vec<Work>, after: Option<Duration>) {
-    release_each(
+pub fn hand_back(shared: &Shared, tasks: Vec<Work>, after: Option<Duration>) {
+    hand_back_each(
         shared,
         tasks.into_iter().map(|work| (work, after)).collect(),
     );
 }
 
-/// As [`release`], each task due again after a delay of its own.
-pub fn release_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
+/// As [`hand_back`], each task due again after a delay of its own.
+pub fn hand_back_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
     for (work, after) in tasks {
         // Saturates: a wait too long for chrono is as good as forever.
         let after = after.map(|d| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX));
@@ -35,17 +35,17 @@ pub fn release_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
                 .claimed_at
                 .checked_add(shared.lease().saturating_sub(shared.finish_margin()))
                 .unwrap_or(work.claimed_at);
-            let released = retry::until(
+            let handed_back = retry::until(
                 deadline,
-                || shared.store.release(&lease, after),
+                || shared.store.hand_back(&lease, after),
                 |e| {
-                    warn!(shared.log, "release failed; trying again";
+                    warn!(shared.log, "hand-back failed; trying again";
                           "task" => %lease.task_id, "error" => %crate::error_chain(e));
                     true
                 },
             )
             .await;
-            match released {
+            match handed_back {
                 Ok(outcome) => {
                     let log = shared
                         .log
@@ -53,7 +53,7 @@ pub fn release_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
                     count_hand_back(&shared, outcome, &log);
                 }
                 // The lease expires on its own; nothing is lost.
-                Err(e) => warn!(shared.log, "release failed; the lease will expire";
+                Err(e) => warn!(shared.log, "hand-back failed; the lease will expire";
                                 "task" => %lease.task_id, "error" => %crate::error_chain(&e)),
             }
             drop(work);
