@@ -179,10 +179,17 @@ fn existing(conn: &mut SqliteConnection, t: &Task) -> Result<bool, StoreError> {
     {
         return Ok(true);
     }
+    // When the id is one task's and the (tenant, reminder) another's, the
+    // reminder is named, as PostgreSQL names it, whichever row comes first.
+    if found
+        .iter()
+        .any(|f| f.tenant_id == t.tenant_id && f.reminder_id == t.reminder_id)
+    {
+        return Err(taken(t));
+    }
     match found.first() {
         None => Ok(false),
-        Some(f) if f.id == t.id => Err(id_taken(t)),
-        Some(_) => Err(taken(t)),
+        Some(_) => Err(id_taken(t)),
     }
 }
 

@@ -185,4 +185,15 @@ pub async fn an_import_that_breaks_a_rule_or_conflicts_writes_nothing<H: Harness
         vec![other_b.task.id],
         "nothing of either import is written"
     );
+
+    // An id that is one task's (`a`'s) and a (tenant, reminder) that is
+    // another's (`b`'s): every store names the reminder.
+    t.import_tasks(vec![tasks[0].clone()]).await.unwrap();
+    let mut crossed = other_b.clone();
+    crossed.task.id = tasks[0].task.id;
+    crossed.task.payload_ref = uuid::Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0b0d);
+    match t.import_tasks(vec![crossed]).await {
+        Err(StoreError::Conflict { differs, .. }) => assert_eq!(differs, "id"),
+        other => panic!("expected the reminder named, got {other:?}"),
+    }
 }
