@@ -20,7 +20,7 @@ use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError, ConsoleListener};
 use crate::console::{self, ConsoleState};
 use crate::runtime::{
-    buckets, finisher, quotas, Capacity, Health, Holds, Metrics, RegionSupervisor, RuntimeStats,
+    buckets, finisher, quotas, Capacity, Holds, Metrics, RegionSupervisor, Restarts, RuntimeStats,
     Shared, Shutdown, Targets, WallClock,
 };
 use crate::telemetry::{Telemetry, TelemetryError};
@@ -157,7 +157,7 @@ impl Runtime {
         // way: the next are claimed and queued while these are sent.
         let max_in_flight = config.send.max_in_flight as usize;
         let capacity = Capacity::new(max_in_flight.saturating_mul(2));
-        let health = Health::default();
+        let restarts = Restarts::default();
         let egress = Arc::new(config.egress()?);
         let progress_capacity = capacity.clone();
         let telemetry = Telemetry::start(&config, &lease_owner, &log)?;
@@ -173,7 +173,7 @@ impl Runtime {
             egress: egress.clone(),
             running: running.clone(),
             progress: Progress {
-                health: health.clone(),
+                restarts: restarts.clone(),
                 capacity: capacity.clone(),
                 lease: std::time::Duration::from_secs(config.lease.seconds),
             },
@@ -242,7 +242,7 @@ impl Runtime {
             buckets: buckets::start(store.clone(), log.clone()),
             quotas: quotas::start(store.clone(), log.clone()),
             requests: Arc::new(tokio::sync::Semaphore::new(max_in_flight.max(1))),
-            health: health.clone(),
+            restarts: restarts.clone(),
             wall,
             stats: stats.clone(),
             config: Rc::new(config.clone()),

@@ -47,7 +47,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::egress::Egress;
-use crate::runtime::{Capacity, Health, RuntimeStats};
+use crate::runtime::{Capacity, Restarts, RuntimeStats};
 use crate::telemetry::{self, Telemetry};
 
 pub(crate) use auth::constant_time_eq;
@@ -89,7 +89,7 @@ pub struct ApiState {
 /// restart-looping, and no claimed task has sat in memory past a lease.
 #[derive(Debug, Clone)]
 pub struct Progress {
-    pub health: Health,
+    pub restarts: Restarts,
     pub capacity: Capacity,
     pub lease: std::time::Duration,
 }
@@ -97,7 +97,7 @@ pub struct Progress {
 impl Progress {
     /// Why the runtime cannot make progress, if it cannot.
     pub fn stuck(&self) -> Option<String> {
-        if let Some(actor) = self.health.looping() {
+        if let Some(actor) = self.restarts.looping() {
             return Some(format!("{actor} is restart-looping"));
         }
         match self.capacity.oldest_held_for() {

@@ -173,7 +173,7 @@ impl Claimer {
                             // The database answers again: a streak of
                             // failed claims is over.
                             this.failures = 0;
-                            this.shared.health.recovered("claimer");
+                            this.shared.restarts.recovered("claimer");
                         }
                         let routed = guard::step(this, ctx, |this, ctx| {
                             this.route(claimed, claimed_at, next_due, ctx)
@@ -231,7 +231,7 @@ impl Claimer {
         // Work claimed and handed on: whatever failed before is over.
         self.failures = 0;
         self.failed_routing = false;
-        self.shared.health.recovered("claimer");
+        self.shared.restarts.recovered("claimer");
         if slots.len() < claimed.len() {
             // Never happens while the claimer is the only taker of slots;
             // if it did, the leases would expire and the tasks be reclaimed.
@@ -314,7 +314,7 @@ impl Guarded for Claimer {
 impl Supervised for Claimer {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.failures += 1;
-        self.shared.health.restarted("claimer");
+        self.shared.restarts.restarted("claimer");
         self.shared.stats.restarted("claimer");
         warn!(self.shared.log, "claimer restarting"; "consecutive_failures" => self.failures);
         self.claiming = false;

@@ -237,7 +237,7 @@ impl Guarded for EventRelay {
 impl Supervised for EventRelay {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.shared.stats.restarted("event_relay");
-        self.shared.health.restarted("event_relay");
+        self.shared.restarts.restarted("event_relay");
         warn!(self.shared.log, "event relay restarting");
     }
 }

@@ -120,7 +120,7 @@ pub struct Shutdown;
 pub struct Poll;
 
 /// To a Sender: fail now, as a panic in a delivery would (a drill, and the
-/// demo's crash): every task it holds goes back to the database (released
+/// demo's crash): every task it holds goes back to the database (handed back
 /// if unsent, abandoned if its request may have gone out) and the sender
 /// stops, so its supervisor restarts it. Answers the tasks it held.
 #[derive(Debug, Message)]

@@ -160,7 +160,7 @@ impl Guarded for Reconciler {
 impl Supervised for Reconciler {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.shared.stats.restarted("reconciler");
-        self.shared.health.restarted("reconciler");
+        self.shared.restarts.restarted("reconciler");
         warn!(self.shared.log, "reconciler restarting");
     }
 }

@@ -80,9 +80,9 @@ impl Sender {
     }
 
     /// Hands back everything held (shutdown past its grace period): tasks
-    /// not yet sent are released; tasks that may have reached the receiver
+    /// not yet sent are handed back; tasks that may have reached the receiver
     /// are abandoned, which counts the attempt.
-    fn release_held(&mut self) {
+    fn give_back_held(&mut self) {
         for (_, held) in self.held.drain() {
             give_back(&self.shared, held);
         }
@@ -96,7 +96,7 @@ impl Sender {
         let task = held.work.claimed.task.id;
         let failure = match result {
             Ok(Ok(delivered)) => {
-                self.shared.health.recovered(&self.name);
+                self.shared.restarts.recovered(&self.name);
                 let unsent = (delivered == Delivered::HandedBack).then_some(held.token);
                 held.throttle.do_send(Wake { unsent });
                 return;
@@ -165,7 +165,7 @@ fn keep_pausing(shared: &Shared, destination: DestinationId, until: Instant) {
     });
 }
 
-/// Gives one held task back to the database: released if its request never
+/// Gives one held task back to the database: handed back if its request never
 /// went out, abandoned (the attempt counts) if it may have. Its slot in
 /// memory is freed once the database has it back.
 fn give_back(shared: &Shared, held: Held) {
@@ -248,7 +248,7 @@ impl Guarded for Sender {
 impl Supervised for Sender {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.shared.stats.restarted("sender");
-        self.backoff = Some(self.shared.health.restarted(&self.name));
+        self.backoff = Some(self.shared.restarts.restarted(&self.name));
         // Deliveries under way run on by themselves and report back to the
         // restarted actor; only the failed one was handed back.
         warn!(self.shared.log, "sender restarting"; "sender" => &self.name,
@@ -263,7 +263,7 @@ impl Handler<Crash> for Sender {
         let held: Vec<_> = self.held.values().map(|h| h.work.claimed.task.id).collect();
         error!(self.shared.log, "sender crashing on request; its tasks go back";
                "sender" => &self.name, "held" => held.len());
-        self.release_held();
+        self.give_back_held();
         ctx.stop();
         MessageResult(held)
     }
@@ -353,6 +353,6 @@ impl Handler<Abandon> for Sender {
     /// way; a delivery that ends later finds its entry gone.
     fn handle(&mut self, _: Abandon, _: &mut Context<Self>) {
         self.abandoned = true;
-        self.release_held();
+        self.give_back_held();
     }
 }

@@ -10,7 +10,7 @@ use remit::policy::RetryPolicy;
 use remit::store::Database;
 use tokio::sync::Semaphore;
 
-use super::{Buckets, Capacity, Finisher, Health, Holds, Metrics, Quotas, Targets, WallClock};
+use super::{Buckets, Capacity, Finisher, Holds, Metrics, Quotas, Restarts, Targets, WallClock};
 use crate::config::Config;
 use crate::egress::Egress;
 use crate::telemetry::Telemetry;
@@ -79,7 +79,7 @@ pub struct Shared {
     /// (`send.max_in_flight`); the capacity holds more tasks than this, so
     /// the next ones are claimed while these are sent.
     pub requests: Arc<Semaphore>,
-    pub health: Health,
+    pub restarts: Restarts,
     pub wall: WallClock,
     /// The tracer of claim and attempt spans, when tracing is on.
     pub telemetry: Telemetry,

@@ -134,11 +134,11 @@ impl Throttle {
             return;
         }
         if self.draining {
-            self.release_all(None);
+            self.hand_back_all(None);
             return;
         }
         if let Some(left) = self.shared.pauses.left(&self.destination) {
-            self.release_all(Some(left));
+            self.hand_back_all(Some(left));
             return;
         }
         if self.tokens.is_empty() && !self.queue.is_empty() {
@@ -241,7 +241,7 @@ impl Throttle {
                 guard::step(this, ctx, |this, ctx| match result {
                     Ok(Some(Tokens::Granted { tokens, last })) => {
                         this.take_retry = None;
-                        this.shared.health.recovered(&this.name());
+                        this.shared.restarts.recovered(&this.name());
                         this.tokens.granted(tokens, last);
                         this.pump(ctx);
                     }
@@ -255,7 +255,7 @@ impl Throttle {
                         // say why when they read it.
                         warn!(this.shared.log, "the destination's bucket is gone; handing tasks back";
                               "destination" => %this.destination);
-                        this.release_all(None);
+                        this.hand_back_all(None);
                     }
                     Err(e) => this.take_failed(&e, ctx),
                 });
@@ -291,12 +291,12 @@ impl Throttle {
         }
         warn!(self.shared.log, "could not take a token; handing tasks back";
               "destination" => %self.destination, "error" => %crate::error_chain(e));
-        self.release_all(None);
+        self.hand_back_all(None);
     }
 
     /// Hands every queued task back to the database, eligible again
     /// `after` from the database's now (or at once).
-    fn release_all(&mut self, after: Option<Duration>) {
+    fn hand_back_all(&mut self, after: Option<Duration>) {
         // Nothing queued here needs a slot under the process's cap.
         self.process_slot = None;
         if self.queue.is_empty() {
@@ -334,12 +334,12 @@ impl Guarded for Throttle {
 impl Supervised for Throttle {
     fn restarting(&mut self, _ctx: &mut Context<Self>) {
         self.shared.stats.restarted("throttle");
-        self.backoff = Some(self.shared.health.restarted(&self.name()));
+        self.backoff = Some(self.shared.restarts.restarted(&self.name()));
         warn!(self.shared.log, "throttle restarting"; "destination" => %self.destination);
         // Whatever was queued goes back rather than being forgotten; the
         // in-flight slots are owned by the senders and come back by
         // themselves.
-        self.release_all(None);
+        self.hand_back_all(None);
         self.asking = false;
         self.tokens = Unspent::default();
         self.wake = None;

@@ -124,7 +124,7 @@ impl Throttle {
             }
             let timeout = self.shared.send_timeout();
             self.shared.busy.hold(&self.destination, timeout);
-            self.release_all(Some(timeout));
+            self.hand_back_all(Some(timeout));
             return;
         };
         self.wake = Some(ctx.run_later(left, |this, ctx| {

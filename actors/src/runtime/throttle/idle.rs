@@ -98,7 +98,7 @@ impl Handler<Evict> for Throttle {
                 // nothing routes to.
                 error!(this.shared.log, "an evicted throttle still had work; handing it back";
                        "destination" => %this.destination, "queued" => this.queue.len());
-                this.release_all(None);
+                this.hand_back_all(None);
             }
             let unspent = this.tokens.take_all();
             this.keeper

@@ -18,7 +18,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone, Default)]
-pub struct Health {
+pub struct Restarts {
     streaks: Arc<Mutex<HashMap<String, Streak>>>,
 }
 
@@ -28,7 +28,7 @@ struct Streak {
     last: Instant,
 }
 
-impl Health {
+impl Restarts {
     /// Records a restart of `actor` and returns how long it should wait
     /// before taking work again.
     pub fn restarted(&self, actor: &str) -> Duration {
@@ -75,16 +75,16 @@ mod tests {
 
     #[test]
     fn restarts_back_off_and_a_loop_is_reported_until_recovery() {
-        let health = Health::default();
-        assert_eq!(health.restarted("sender-0"), Duration::from_millis(50));
-        assert_eq!(health.restarted("sender-0"), Duration::from_millis(100));
-        assert_eq!(health.looping(), None);
-        health.restarted("sender-0");
-        assert_eq!(health.looping().as_deref(), Some("sender-0"));
+        let restarts = Restarts::default();
+        assert_eq!(restarts.restarted("sender-0"), Duration::from_millis(50));
+        assert_eq!(restarts.restarted("sender-0"), Duration::from_millis(100));
+        assert_eq!(restarts.looping(), None);
+        restarts.restarted("sender-0");
+        assert_eq!(restarts.looping().as_deref(), Some("sender-0"));
         for _ in 0..40 {
-            assert!(health.restarted("sender-0") <= MAX_BACKOFF);
+            assert!(restarts.restarted("sender-0") <= MAX_BACKOFF);
         }
-        health.recovered("sender-0");
-        assert_eq!(health.looping(), None);
+        restarts.recovered("sender-0");
+        assert_eq!(restarts.looping(), None);
     }
 }
