@@ -247,11 +247,11 @@ async fn every_statement_of_a_delivery_is_cheap_on_a_million_reminders() {
             "schedule (100 tasks)",
             hot_path_sql::SCHEDULE,
             "uuid[], text[], text[], text[], text[], timestamptz[], timestamptz[], text[], \
-             uuid[], text[], bytea[], bytea[], bytea[], text[], text[], text"
+             uuid[], text[], bytea[], bytea[], bytea[], text[], text[], timestamptz, text"
                 .into(),
             format!(
                 "{new_ids}, {tenants}, {reminders}, {dests}, {regions}, {due}, {horizon}, \
-                 {keys}, {refs}, {types}, {bytes}, {bytes}, {bytes}, {no_text}, {no_text}, 'plans'",
+                 {keys}, {refs}, {types}, {bytes}, {bytes}, {bytes}, {no_text}, {no_text}, NULL, 'plans'",
                 new_ids = array((0..100).map(|i| task_id(9_000_000 + i)), "uuid[]"),
                 tenants = array((0..100).map(|i| format!("tenant-{i}")), "text[]"),
                 reminders = array((0..100).map(|i| format!("new-{i}")), "text[]"),

@@ -120,14 +120,17 @@ WITH input AS (
              idempotency_key, payload_ref, content_type, key_fingerprint, nonce, ciphertext,
              ordering_key, traceparent)
 ),
+-- The store's clock (the database's unless a test pinned it), as every
+-- transition stamps its rows.
+clock AS (SELECT coalesce($16::timestamptz, now()) AS now),
 inserted AS (
     INSERT INTO tasks (id, tenant_id, reminder_id, destination_id, region, state, not_before,
                        available_at, retry_horizon_at, idempotency_key, payload_ref,
-                       ordering_key, traceparent)
+                       ordering_key, traceparent, created_at, updated_at)
     SELECT i.id, i.tenant_id, i.reminder_id, i.destination_id, i.region, 'pending',
            i.not_before, i.not_before, i.retry_horizon_at, i.idempotency_key, i.payload_ref,
-           i.ordering_key, i.traceparent
-    FROM input i
+           i.ordering_key, i.traceparent, clock.now, clock.now
+    FROM input i, clock
     ON CONFLICT (tenant_id, reminder_id) DO NOTHING
     RETURNING id, tenant_id, reminder_id, destination_id, region, state, not_before,
               available_at, retry_horizon_at, lease_token, lease_owner, lease_expires_at,
@@ -141,7 +144,7 @@ sealed AS (
     FROM input i JOIN inserted USING (payload_ref)
 )
 SELECT inserted.*,
-       (SELECT count(pg_notify($16, r.region)) FROM (SELECT DISTINCT region FROM inserted) r)
+       (SELECT count(pg_notify($17, r.region)) FROM (SELECT DISTINCT region FROM inserted) r)
            AS woken
 FROM inserted
 "#;
@@ -239,6 +242,7 @@ async fn insert(
         .bind::<Array<Bytea>, _>(c.ciphertexts)
         .bind::<Array<Nullable<Text>>, _>(c.ordering_keys)
         .bind::<Array<Nullable<Text>>, _>(c.traceparents)
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Text, _>(DUE_WORK_CHANNEL)
         .load(conn)
         .await?;

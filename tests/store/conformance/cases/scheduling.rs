@@ -8,6 +8,12 @@ pub async fn scheduling_is_idempotent_and_validated<H: Harness>(h: &H) {
     let first = s.schedule(new_task("r1", &d, Region::EU)).await.unwrap();
     assert!(first.created);
     assert_eq!(first.task.state, TaskState::Pending);
+    let now = h.clock().now_param().unwrap();
+    assert_eq!(
+        (first.task.created_at, first.task.updated_at),
+        (now, now),
+        "stamped with the store's clock"
+    );
     let again = s.schedule(new_task("r1", &d, Region::EU)).await.unwrap();
     assert!(!again.created);
     assert_eq!(again.task, first.task);
