@@ -316,16 +316,7 @@ impl Store for MemStore {
     }
 
     async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
-        let (content_type, sealed) = self
-            .state
-            .lock()
-            .payloads
-            .get(&task.payload_ref)
-            .cloned()
-            .ok_or_else(|| StoreError::NotFound {
-                what: "payload",
-                id: task.payload_ref.to_string(),
-            })?;
+        let (content_type, sealed) = self.state.lock().sealed_payload(task.payload_ref)?;
         let body = self.key.open(task.payload_ref, &content_type, &sealed)?;
         Ok(Payload { content_type, body })
     }

@@ -13,7 +13,7 @@ use crate::payload_crypto::SealedPayload;
 use crate::store::console::ReplayJob;
 use crate::store::rules::lifecycle::{self, EndAttempt};
 use crate::store::rules::quota::LearnedRow;
-use crate::store::{SecretRecord, TransitionOutcome};
+use crate::store::{SecretRecord, StoreError, TransitionOutcome};
 
 #[derive(Debug, Clone)]
 pub(super) struct DestinationRecord {
@@ -55,6 +55,21 @@ pub(super) struct State {
 }
 
 impl State {
+    /// A payload as sealed, with its content type; `NotFound` when the
+    /// task points at none.
+    pub(super) fn sealed_payload(
+        &self,
+        payload_ref: uuid::Uuid,
+    ) -> Result<(String, SealedPayload), StoreError> {
+        self.payloads
+            .get(&payload_ref)
+            .cloned()
+            .ok_or_else(|| StoreError::NotFound {
+                what: "payload",
+                id: payload_ref.to_string(),
+            })
+    }
+
     pub(super) fn task_mut(&mut self, id: TaskId) -> Option<&mut Task> {
         let i = *self.by_id.get(&id)?;
         self.tasks.get_mut(i)

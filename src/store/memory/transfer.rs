@@ -8,7 +8,8 @@ use super::state::{DestinationRecord as Held, State};
 use super::MemStore;
 use crate::domain::{Destination, Task, TaskId};
 use crate::store::rules::imports::{
-    check_imported_destinations, check_imported_tasks, id_taken, same_imported_or_conflict, taken,
+    check_imported_destinations, check_imported_tasks, highest_token_of, id_taken,
+    same_imported_or_conflict, taken,
 };
 use crate::store::{DestinationRecord, Imported, StoreError, StoredValue, TaskRecord, Transfer};
 
@@ -73,14 +74,7 @@ impl Transfer for MemStore {
         tasks
             .into_iter()
             .map(|task| {
-                let (content_type, sealed) = state
-                    .payloads
-                    .get(&task.payload_ref)
-                    .cloned()
-                    .ok_or_else(|| StoreError::NotFound {
-                        what: "payload",
-                        id: task.payload_ref.to_string(),
-                    })?;
+                let (content_type, sealed) = state.sealed_payload(task.payload_ref)?;
                 Ok(TaskRecord {
                     task: task.clone(),
                     content_type,
@@ -154,12 +148,7 @@ impl Transfer for MemStore {
                 imported.already += 1;
                 continue;
             }
-            highest_token = record
-                .attempts
-                .iter()
-                .map(|a| a.lease_token)
-                .chain(record.task.lease_token)
-                .fold(highest_token, i64::max);
+            highest_token = highest_token_of(&record, highest_token);
             staged.insert_imported(record);
             imported.added += 1;
         }

@@ -9,7 +9,7 @@ use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
 use super::{secrets, PgStore, StoreError};
 use crate::domain::{Attempt, Task, TaskId};
-use crate::store::rules::imports::{id_taken, same_imported_or_conflict, taken};
+use crate::store::rules::imports::{highest_token_of, id_taken, same_imported_or_conflict, taken};
 use crate::store::{DestinationRecord, Imported, TaskRecord};
 
 pub(in crate::store) async fn destinations(
@@ -161,12 +161,7 @@ pub(in crate::store) async fn import_tasks(
                 continue;
             }
             insert(conn, &record).await?;
-            highest_token = record
-                .attempts
-                .iter()
-                .map(|a| a.lease_token)
-                .chain(t.lease_token)
-                .fold(highest_token, i64::max);
+            highest_token = highest_token_of(&record, highest_token);
             imported.added += 1;
         }
         if highest_token > 0 {

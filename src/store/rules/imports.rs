@@ -352,6 +352,19 @@ pub(crate) fn check_imported_tasks(records: &[TaskRecord]) -> Result<(), StoreEr
     Ok(())
 }
 
+/// The highest fencing token a record carries (its task's lease and its
+/// attempts'), or `above` when that is higher: the importing store moves
+/// its token counter past it, so a new lease always outranks an imported
+/// one.
+pub(crate) fn highest_token_of(record: &TaskRecord, above: i64) -> i64 {
+    record
+        .attempts
+        .iter()
+        .map(|a| a.lease_token)
+        .chain(record.task.lease_token)
+        .fold(above, i64::max)
+}
+
 /// The `Conflict` for an imported task whose id belongs to another
 /// reminder.
 pub(crate) fn id_taken(task: &Task) -> StoreError {

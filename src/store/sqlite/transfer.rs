@@ -10,7 +10,7 @@ use super::rows::{
 };
 use super::{secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
-use crate::store::rules::imports::{id_taken, same_imported_or_conflict, taken};
+use crate::store::rules::imports::{highest_token_of, id_taken, same_imported_or_conflict, taken};
 use crate::store::StoreError;
 use crate::store::{DestinationRecord, Imported, TaskRecord};
 
@@ -141,12 +141,7 @@ impl SqliteStore {
                     continue;
                 }
                 insert(conn, &record)?;
-                highest_token = record
-                    .attempts
-                    .iter()
-                    .map(|a| a.lease_token)
-                    .chain(record.task.lease_token)
-                    .fold(highest_token, i64::max);
+                highest_token = highest_token_of(&record, highest_token);
                 imported.added += 1;
             }
             // A new lease must outrank every imported one. Only ever
