@@ -16,7 +16,9 @@
 //! - `charts`: the plots, as inline SVG.
 //! - `destinations`: each destination's state and counts; enable,
 //!   disable, rotate its secret.
-//! - `tasks`: the task search, a task's page, replaying one task.
+//! - `tasks`: the task list, a task's page, replaying one task.
+//! - `search`: the task search form, what it filters and its next page
+//!   (the task list and the bulk replay form read it).
 //! - `replays`: bulk replay by filter (a replay job) and its progress.
 //! - `layout`: the page frame, navigation and error pages.
 //! - `headers`: the security headers every answer carries.
