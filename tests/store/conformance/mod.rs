@@ -207,4 +207,8 @@ every_store!(
     the_console_search_pages_newest_first,
     destination_summaries_count_each_destinations_tasks,
     activity_counts_the_last_hour_by_minute,
+    status_lists_refusals_disabled_destinations_and_failures_most_first,
+    a_search_page_is_held_within_one_and_max_page,
+    activity_puts_each_end_in_the_minute_it_closes,
+    a_destination_summary_carries_its_learned_quota,
 );

@@ -473,3 +473,240 @@ pub async fn activity_counts_the_last_hour_by_minute<H: Harness>(h: &H) {
         .all(|m| m.delivered == 0 && m.failed == 0 && m.rate_limited == 0));
     assert!(empty.failures_by_reason.is_empty());
 }
+
+/// Claims every task due in `region` and fails each with the reason at its
+/// place in `reasons`, in the order the claim answered them.
+async fn fail_each<H: Harness>(h: &H, region: Region, reasons: &[FailureReason]) {
+    let s = h.store();
+    let claimed = s.claim_due(&claim(region, "c", 100)).await.unwrap();
+    assert_eq!(claimed.len(), reasons.len(), "one reason per task due");
+    for (c, reason) in claimed.iter().zip(reasons) {
+        s.fail(&c.lease(), reason, &AttemptRecord::default())
+            .await
+            .unwrap();
+    }
+}
+
+pub async fn status_lists_refusals_disabled_destinations_and_failures_most_first<H: Harness>(
+    h: &H,
+) {
+    let s = h.store();
+    let a = destination(h, "a", Region::EU).await;
+    let b = destination(h, "b", Region::EU).await;
+    let us = destination(h, "us-crm", Region::US).await;
+    for n in 0..3 {
+        task(h, &format!("a{n}"), &a, Region::EU).await;
+    }
+    task(h, "b0", &b, Region::EU).await;
+    task(h, "u0", &us, Region::US).await;
+    fail_each(
+        h,
+        Region::EU,
+        &[
+            FailureReason::Status(500),
+            FailureReason::Status(410),
+            FailureReason::MaxAttempts,
+            FailureReason::Status(410),
+        ],
+    )
+    .await;
+    let later = task(h, "b1", &b, Region::EU).await;
+    s.mark_refused(&a, "private address".into()).await.unwrap();
+    s.disable_destination(&b, Some("by hand".into()))
+        .await
+        .unwrap();
+
+    let report = s.status(Some(Region::EU)).await.unwrap();
+    let mut reasons = report.failures_last_day.clone();
+    reasons.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+    assert_eq!(
+        report.failures_last_day, reasons,
+        "most first, then by name"
+    );
+    assert_eq!(report.failures_last_day[0], ("http_410".to_owned(), 2));
+    assert_eq!(report.failures_last_day.len(), 3);
+    assert_eq!(report.refused.len(), 1);
+    assert_eq!(
+        (
+            &report.refused[0].destination,
+            report.refused[0].region,
+            report.refused[0].why.as_str(),
+            report.refused[0].last
+        ),
+        (&a, Region::EU, "private address", t0())
+    );
+    assert_eq!(
+        report.disabled,
+        vec![s.destination(&b).await.unwrap().unwrap()],
+        "the disabled destination as it reads"
+    );
+    assert_eq!(report.regions[0].oldest_eligible, None, "b is disabled");
+    let eu = s.queue(Region::EU).await.unwrap();
+    assert_eq!((eu.pending, eu.disabled_destinations), (1, 1));
+    assert_eq!(s.queue(Region::US).await.unwrap().disabled_destinations, 0);
+    assert!(s.status(Some(Region::US)).await.unwrap().refused.is_empty());
+
+    // A refusal is listed for ten minutes after it was last recorded, the
+    // failures for a day.
+    h.clock().advance(Duration::minutes(10));
+    let report = s.status(None).await.unwrap();
+    assert!(report.refused.is_empty(), "an old refusal drops off");
+    assert_eq!(report.failures_last_day.len(), 3);
+    h.clock().advance(Duration::days(1));
+    let report = s.status(None).await.unwrap();
+    assert!(report.failures_last_day.is_empty());
+    assert_eq!(report.regions[0].failed, 4, "ended tasks still count");
+    assert_eq!(
+        s.task(later).await.unwrap().unwrap().state,
+        TaskState::Pending,
+        "a disabled destination's task waits"
+    );
+
+    // A region with no task at all counts nothing, and is not listed.
+    let none = s.region_counts(Region::new("ap").unwrap()).await.unwrap();
+    assert_eq!(
+        (
+            none.counts.pending,
+            none.counts.delivered,
+            none.counts.oldest_eligible
+        ),
+        (0, 0, None)
+    );
+    assert_eq!(report.regions.len(), 2);
+}
+
+pub async fn a_search_page_is_held_within_one_and_max_page<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    let mut all = Vec::new();
+    for n in 0..3 {
+        all.push(tenant_task(h, "clinic-a", &format!("r{n}"), &crm, Region::EU, 0).await);
+    }
+    all.reverse();
+    let every = TaskFilter::default();
+    let none = s.search_tasks(Region::EU, &every, None, 0).await.unwrap();
+    assert_eq!(ids(&none), all[..1], "a limit of 0 reads one");
+    assert_eq!(none.next, Some(all[0]));
+    let most = s
+        .search_tasks(Region::EU, &every, None, u32::MAX)
+        .await
+        .unwrap();
+    assert_eq!((ids(&most), most.next), (all.clone(), None));
+    let below = s
+        .search_tasks(Region::EU, &every, Some(all[1]), 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(&below), all[2..], "strictly below `before`");
+    let nobody = s
+        .search_tasks(
+            Region::EU,
+            &TaskFilter {
+                only_tenants: Some(Vec::new()),
+                ..TaskFilter::default()
+            },
+            None,
+            10,
+        )
+        .await
+        .unwrap();
+    assert!(
+        nobody.tasks.is_empty(),
+        "a caller limited to no tenant sees nothing"
+    );
+}
+
+pub async fn activity_puts_each_end_in_the_minute_it_closes<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    task(h, "r0", &crm, Region::EU).await;
+    task(h, "r1", &crm, Region::EU).await;
+    h.clock().advance(Duration::seconds(5));
+    let claimed = s.claim_due(&claim(Region::EU, "c", 2)).await.unwrap();
+    s.finish(
+        &claimed[0].lease(),
+        &crm,
+        &delivered(AttemptRecord::default()),
+    )
+    .await
+    .unwrap();
+    s.fail(
+        &claimed[1].lease(),
+        &FailureReason::Status(410),
+        &AttemptRecord::default(),
+    )
+    .await
+    .unwrap();
+    let ended = t0() + Duration::seconds(5);
+    let minute_of = |activity: &remit::store::console::Activity| {
+        activity
+            .minutes
+            .iter()
+            .position(|m| m.delivered == 1 && m.failed == 1)
+    };
+    // At the instant they ended, in the minute that ends now.
+    let now = s.activity(Region::EU).await.unwrap();
+    assert_eq!(now.now, ended);
+    assert_eq!(minute_of(&now), Some(59));
+    h.clock().advance(Duration::seconds(30));
+    assert_eq!(minute_of(&s.activity(Region::EU).await.unwrap()), Some(59));
+    h.clock().advance(Duration::seconds(30));
+    assert_eq!(
+        minute_of(&s.activity(Region::EU).await.unwrap()),
+        Some(58),
+        "a minute on, the minute before"
+    );
+    h.clock()
+        .advance(Duration::minutes(58) + Duration::seconds(59));
+    let last = s.activity(Region::EU).await.unwrap();
+    assert_eq!(minute_of(&last), Some(0), "the oldest minute holds its end");
+    assert_eq!(last.failures_by_reason, vec![("http_410".to_owned(), 1)]);
+    h.clock().advance(Duration::seconds(1));
+    let gone = s.activity(Region::EU).await.unwrap();
+    assert_eq!(gone.now, ended + Duration::hours(1));
+    assert_eq!(minute_of(&gone), None, "an hour on, it is out");
+    assert!(gone.failures_by_reason.is_empty());
+    let summary = &s.destination_summaries(Region::EU).await.unwrap()[0];
+    assert_eq!(summary.failed_last_hour, 0);
+}
+
+pub async fn a_destination_summary_carries_its_learned_quota<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    let note = remit::store::QuotaNote {
+        destination: crm.clone(),
+        quota: remit::policy::Quota {
+            remaining: 40,
+            resets_in: Duration::seconds(60),
+            limit: Some(100),
+            window: None,
+        },
+        token: 0,
+    };
+    s.learn_quotas(&[note]).await.unwrap();
+    let learned = s.destination_summaries(Region::EU).await.unwrap()[0]
+        .learned_quota
+        .clone()
+        .unwrap();
+    assert_eq!(learned.limit, Some(100));
+    assert_eq!(learned.remaining, 40.0);
+    assert_eq!(learned.resets_at, t0() + Duration::seconds(60));
+    assert_eq!(learned.learned_at, t0());
+    // A take paced by it spends from what remains.
+    let take = remit::store::TokenRequest {
+        destination: crm.clone(),
+        rate_per_second: 10.0,
+        burst: 10,
+        want: 3,
+    };
+    let granted = match s.take_tokens_many(&[take]).await.unwrap()[0] {
+        Some(Tokens::Granted { tokens, .. }) => f64::from(tokens),
+        _ => 0.0,
+    };
+    assert!(granted >= 1.0, "the quota leaves some to take");
+    let after = s.destination_summaries(Region::EU).await.unwrap()[0]
+        .learned_quota
+        .clone()
+        .unwrap();
+    assert_eq!(after.remaining, 40.0 - granted);
+    assert_eq!(after.learned_at, t0());
+}
