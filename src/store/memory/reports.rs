@@ -1,12 +1,12 @@
 //! `Reports` on the model: the same reads SQLite's `status.rs` and
 //! `console.rs` make, over the model's rows, each from one lock so that
-//! its parts agree as a database snapshot's do. Instants are compared to
-//! the microsecond, as SQLite stores them.
+//! its parts agree as a database snapshot's do. The clock and a search's
+//! instants are taken to the microsecond, as PostgreSQL binds them.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 
 use super::state::{DestinationRecord, State};
 use super::MemStore;
@@ -22,20 +22,27 @@ use crate::store::{
 /// A minute in microseconds: the activity's buckets.
 const MINUTE_MICROS: i64 = 60_000_000;
 
+impl MemStore {
+    /// The clock as PostgreSQL reads a pinned one: to the microsecond.
+    fn report_time(&self) -> DateTime<Utc> {
+        self.now().trunc_subsecs(6)
+    }
+}
+
 impl Reports for MemStore {
     async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
-        let now = self.now();
+        let now = self.report_time();
         Ok(self.state.lock().status(region, now))
     }
 
     async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
-        let now = self.now();
+        let now = self.report_time();
         let regions = self.state.lock().regions(Some(region), now);
         Ok(RegionCounts::of(now, region, regions))
     }
 
     async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
-        let now = self.now();
+        let now = self.report_time();
         Ok(self.state.lock().queue(region, now))
     }
 
@@ -54,12 +61,12 @@ impl Reports for MemStore {
         &self,
         region: Region,
     ) -> Result<Vec<DestinationSummary>, StoreError> {
-        let now = self.now();
+        let now = self.report_time();
         Ok(self.state.lock().summaries(region, now))
     }
 
     async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
-        let now = self.now();
+        let now = self.report_time();
         Ok(self.state.lock().activity(region, now))
     }
 }
@@ -387,8 +394,12 @@ fn matches(filter: &TaskFilter, task: &Task) -> bool {
             .as_ref()
             .is_none_or(|d| &task.destination_id == d)
         && filter.state.is_none_or(|s| task.state == s)
-        && filter.from.is_none_or(|from| task.not_before >= from)
-        && filter.until.is_none_or(|until| task.not_before < until)
+        && filter
+            .from
+            .is_none_or(|from| task.not_before >= from.trunc_subsecs(6))
+        && filter
+            .until
+            .is_none_or(|until| task.not_before < until.trunc_subsecs(6))
         && filter
             .only_tenants
             .as_ref()

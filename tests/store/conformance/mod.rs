@@ -211,4 +211,5 @@ every_store!(
     a_search_page_is_held_within_one_and_max_page,
     activity_puts_each_end_in_the_minute_it_closes,
     a_destination_summary_carries_its_learned_quota,
+    a_search_takes_its_instants_to_the_microsecond,
 );

@@ -710,3 +710,27 @@ pub async fn a_destination_summary_carries_its_learned_quota<H: Harness>(h: &H) 
     assert_eq!(after.remaining, 40.0 - granted);
     assert_eq!(after.learned_at, t0());
 }
+
+pub async fn a_search_takes_its_instants_to_the_microsecond<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    let due = tenant_task(h, "clinic-a", "r0", &crm, Region::EU, 0).await;
+    // Half a microsecond after the task's deadline: a store keeps
+    // microseconds, so this is the deadline itself.
+    let just_after = t0() + Duration::nanoseconds(500);
+    let search = |filter: TaskFilter| async move {
+        s.search_tasks(Region::EU, &filter, None, 10).await.unwrap()
+    };
+    let from = search(TaskFilter {
+        from: Some(just_after),
+        ..TaskFilter::default()
+    })
+    .await;
+    assert_eq!(ids(&from), vec![due], "from the deadline on");
+    let until = search(TaskFilter {
+        until: Some(just_after),
+        ..TaskFilter::default()
+    })
+    .await;
+    assert!(ids(&until).is_empty(), "before the deadline");
+}
