@@ -14,6 +14,7 @@ mod lease;
 mod rate;
 mod reconcile;
 mod replay_jobs;
+mod reports;
 mod retention;
 mod schedule;
 mod secrets;

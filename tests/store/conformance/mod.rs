@@ -8,13 +8,13 @@ mod cases;
 use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Task, TaskId};
 use remit::payload_crypto::PayloadKey;
-use remit::store::{Clock, Database, Keys, MemStore, ReplayJobs, Store, Transfer};
+use remit::store::{Clock, Database, Keys, MemStore, ReplayJobs, Reports, Store, Transfer};
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness: Sized {
-    type S: Store + ReplayJobs + Transfer + Keys + Sync;
+    type S: Store + ReplayJobs + Transfer + Keys + Reports + Sync;
     fn store(&self) -> &Self::S;
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
@@ -202,4 +202,14 @@ every_store!(
     a_ring_opens_the_old_and_seals_with_the_new,
     rekey_reseals_in_batches_and_forgets_the_old_key,
     an_imported_secret_records_its_key,
+    status_reads_the_queue,
+    the_console_search_finds_tasks_by_each_field,
+    the_console_search_pages_newest_first,
+    destination_summaries_count_each_destinations_tasks,
+    activity_counts_the_last_hour_by_minute,
+    status_lists_refusals_disabled_destinations_and_failures_most_first,
+    a_search_page_is_held_within_one_and_max_page,
+    activity_puts_each_end_in_the_minute_it_closes,
+    a_destination_summary_carries_its_learned_quota,
+    a_search_takes_its_instants_to_the_microsecond,
 );

@@ -1,0 +1,407 @@
+//! `Reports` on the model: the same reads SQLite's `status.rs` and
+//! `console.rs` make, over the model's rows, each from one lock so that
+//! its parts agree as a database snapshot's do. The clock and a search's
+//! instants are taken to the microsecond, as PostgreSQL binds them.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, SubsecRound, Utc};
+
+use super::state::{DestinationRecord, State};
+use super::MemStore;
+use crate::domain::{DestinationId, Region, Task, TaskId, TaskState};
+use crate::store::console::{
+    empty_hour, page, Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage, MAX_PAGE,
+};
+use crate::store::contract::status::{REFUSED_RECENTLY, TOP};
+use crate::store::{
+    Latency, Refused, RegionCounts, RegionStatus, Reports, StatusReport, StoreError,
+};
+
+/// A minute in microseconds: the activity's buckets.
+const MINUTE_MICROS: i64 = 60_000_000;
+
+impl MemStore {
+    /// The clock as PostgreSQL reads a pinned one: to the microsecond.
+    fn report_time(&self) -> DateTime<Utc> {
+        self.now().trunc_subsecs(6)
+    }
+}
+
+impl Reports for MemStore {
+    async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
+        let now = self.report_time();
+        Ok(self.state.lock().status(region, now))
+    }
+
+    async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
+        let now = self.report_time();
+        let regions = self.state.lock().regions(Some(region), now);
+        Ok(RegionCounts::of(now, region, regions))
+    }
+
+    async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
+        let now = self.report_time();
+        Ok(self.state.lock().queue(region, now))
+    }
+
+    async fn search_tasks(
+        &self,
+        region: Region,
+        filter: &TaskFilter,
+        before: Option<TaskId>,
+        limit: u32,
+    ) -> Result<TaskPage, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        Ok(self.state.lock().search(region, filter, before, limit))
+    }
+
+    async fn destination_summaries(
+        &self,
+        region: Region,
+    ) -> Result<Vec<DestinationSummary>, StoreError> {
+        let now = self.report_time();
+        Ok(self.state.lock().summaries(region, now))
+    }
+
+    async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
+        let now = self.report_time();
+        Ok(self.state.lock().activity(region, now))
+    }
+}
+
+/// Whether `at` is within the hour ending at `now`: (now - 1 hour, now].
+fn in_last_hour(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
+    at.is_some_and(|at| at > now - Duration::hours(1) && at <= now)
+}
+
+/// The time from a delivered task's deadline to its delivery, in
+/// microseconds (what the stores compute their percentiles over).
+fn lateness(task: &Task) -> Option<i64> {
+    let delivered = task.delivered_at?;
+    Some(delivered.timestamp_micros() - task.not_before.timestamp_micros())
+}
+
+/// Counts by name, most first, then by name: the order every "top" and
+/// "by reason" list of the reports has.
+fn most_first<K: Ord + Clone>(names: impl Iterator<Item = K>) -> Vec<(K, i64)> {
+    let mut counts: BTreeMap<K, i64> = BTreeMap::new();
+    for name in names {
+        *counts.entry(name).or_default() += 1;
+    }
+    let mut counted: Vec<(K, i64)> = counts.into_iter().collect();
+    // Stable: equal counts keep the name order the map gave them.
+    counted.sort_by_key(|c| Reverse(c.1));
+    counted
+}
+
+impl State {
+    fn destination_of(&self, task: &Task) -> Option<&DestinationRecord> {
+        self.destinations.get(&task.destination_id)
+    }
+
+    /// The instant a task becomes due: its deadline, or later when a retry
+    /// or hand-back put it off.
+    fn due_at(task: &Task) -> DateTime<Utc> {
+        task.available_at.max(task.not_before)
+    }
+
+    /// Whether a claim would take `task` now (as the stores' oldest
+    /// eligible task is read): due, unleased, its destination enabled and
+    /// not paused.
+    fn eligible(&self, task: &Task, now: DateTime<Utc>) -> bool {
+        let waiting = matches!(task.state, TaskState::Pending | TaskState::RetryWait);
+        let open = self.destination_of(task).is_some_and(|d| {
+            d.destination.enabled && d.destination.paused_until.is_none_or(|until| until <= now)
+        });
+        waiting && Self::due_at(task) <= now && open
+    }
+
+    fn expired_lease(task: &Task, now: DateTime<Utc>) -> bool {
+        task.state == TaskState::Leased && task.lease_expires_at.is_some_and(|at| at <= now)
+    }
+
+    /// How long the oldest of `tasks` a claim would take now has waited.
+    fn oldest_eligible<'a>(
+        &self,
+        tasks: impl Iterator<Item = &'a Task>,
+        now: DateTime<Utc>,
+    ) -> Option<Duration> {
+        tasks
+            .filter(|t| self.eligible(t, now))
+            .map(Self::due_at)
+            .min()
+            .map(|due| now - due)
+    }
+
+    /// Tasks by state per region that has any (one region's, or all), in
+    /// region order; a task counts only beside its destination, as the
+    /// stores' join has it.
+    pub(super) fn regions(&self, only: Option<Region>, now: DateTime<Utc>) -> Vec<RegionStatus> {
+        let mut by_region: BTreeMap<&str, Vec<&Task>> = BTreeMap::new();
+        for task in &self.tasks {
+            if only.is_some_and(|r| r != task.region) || self.destination_of(task).is_none() {
+                continue;
+            }
+            by_region
+                .entry(task.region.as_str())
+                .or_default()
+                .push(task);
+        }
+        by_region
+            .into_values()
+            .map(|tasks| {
+                let count = |state| tasks.iter().filter(|t| t.state == state).count() as i64;
+                RegionStatus {
+                    region: Some(tasks[0].region),
+                    pending: count(TaskState::Pending),
+                    leased: count(TaskState::Leased),
+                    retry_wait: count(TaskState::RetryWait),
+                    delivered: count(TaskState::Delivered),
+                    failed: count(TaskState::Failed),
+                    oldest_eligible: self.oldest_eligible(tasks.iter().copied(), now),
+                    expired_leases: tasks.iter().filter(|t| Self::expired_lease(t, now)).count()
+                        as i64,
+                    disabled_destinations: 0,
+                }
+            })
+            .collect()
+    }
+
+    /// One region's live tasks and its disabled destinations, for the
+    /// gauges; ended tasks are not counted.
+    pub(super) fn queue(&self, region: Region, now: DateTime<Utc>) -> RegionStatus {
+        let tasks: Vec<&Task> = self.tasks.iter().filter(|t| t.region == region).collect();
+        let count = |state| tasks.iter().filter(|t| t.state == state).count() as i64;
+        RegionStatus {
+            region: Some(region),
+            pending: count(TaskState::Pending),
+            leased: count(TaskState::Leased),
+            retry_wait: count(TaskState::RetryWait),
+            delivered: 0,
+            failed: 0,
+            oldest_eligible: self.oldest_eligible(tasks.iter().copied(), now),
+            expired_leases: tasks.iter().filter(|t| Self::expired_lease(t, now)).count() as i64,
+            disabled_destinations: self
+                .destinations
+                .values()
+                .filter(|d| d.destination.region == region && !d.destination.enabled)
+                .count() as i64,
+        }
+    }
+
+    /// Up to `limit` of the region's tasks matching `filter` below
+    /// `before`, newest first.
+    pub(super) fn search(
+        &self,
+        region: Region,
+        filter: &TaskFilter,
+        before: Option<TaskId>,
+        limit: u32,
+    ) -> TaskPage {
+        let mut found: Vec<&Task> = self
+            .tasks
+            .iter()
+            .filter(|t| t.region == region && matches(filter, t))
+            .filter(|t| before.is_none_or(|before| t.id < before))
+            .collect();
+        found.sort_by_key(|t| Reverse(t.id));
+        // One more than the page, so `page` knows whether another follows.
+        let read = usize::try_from(limit)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1);
+        page(found.into_iter().take(read).cloned().collect(), limit)
+    }
+
+    /// Each destination of the region, by id, with its counts at `now`.
+    pub(super) fn summaries(&self, region: Region, now: DateTime<Utc>) -> Vec<DestinationSummary> {
+        self.destinations
+            .values()
+            .filter(|d| d.destination.region == region)
+            .map(|d| {
+                let id = &d.destination.id;
+                let own = || self.tasks.iter().filter(move |t| &t.destination_id == id);
+                DestinationSummary {
+                    destination: d.destination.clone(),
+                    learned_quota: d.quota.map(|q| LearnedQuota {
+                        limit: q.limit.and_then(|l| i64::try_from(l).ok()),
+                        remaining: q.pace.remaining,
+                        resets_at: q.pace.resets_at,
+                        learned_at: q.learned_at,
+                    }),
+                    in_flight: own().filter(|t| t.state == TaskState::Leased).count() as i64,
+                    due_backlog: own()
+                        .filter(|t| matches!(t.state, TaskState::Pending | TaskState::RetryWait))
+                        .filter(|t| t.available_at <= now && t.not_before <= now)
+                        .count() as i64,
+                    rate_limited_last_hour: self
+                        .rate_limited(|t| &t.destination_id == id)
+                        .filter(|at| in_last_hour(Some(*at), now))
+                        .count() as i64,
+                    failed_last_hour: own()
+                        .filter(|t| t.region == region && t.state == TaskState::Failed)
+                        .filter(|t| in_last_hour(t.finalized_at, now))
+                        .count() as i64,
+                }
+            })
+            .collect()
+    }
+
+    /// When each 429 answer to a task `of` picks was recorded.
+    fn rate_limited<'a>(
+        &'a self,
+        of: impl Fn(&Task) -> bool + 'a,
+    ) -> impl Iterator<Item = DateTime<Utc>> + 'a {
+        self.attempts
+            .iter()
+            .filter(|a| a.observed.http_status == Some(429))
+            .filter(move |a| {
+                self.by_id
+                    .get(&a.task_id)
+                    .is_some_and(|&i| of(&self.tasks[i]))
+            })
+            .map(|a| a.recorded_at)
+    }
+
+    /// The region's hour ending at `now`, minute by minute.
+    pub(super) fn activity(&self, region: Region, now: DateTime<Utc>) -> Activity {
+        let start = (now - Duration::hours(1)).timestamp_micros();
+        // The minute (0 = the oldest) of an instant of the hour: each
+        // minute holds its end and not its start.
+        let minute = |at: DateTime<Utc>| {
+            let into = at.timestamp_micros() - start;
+            usize::try_from((into + MINUTE_MICROS - 1) / MINUTE_MICROS - 1).ok()
+        };
+        let mut minutes = empty_hour(now);
+        let mut samples: Vec<Vec<i64>> = vec![Vec::new(); minutes.len()];
+        let ended = self.tasks.iter().filter(|t| {
+            t.region == region && t.state.is_terminal() && in_last_hour(t.finalized_at, now)
+        });
+        for task in ended.clone() {
+            let Some(i) = task.finalized_at.and_then(minute) else {
+                continue;
+            };
+            let Some(m) = minutes.get_mut(i) else {
+                continue;
+            };
+            if task.state == TaskState::Delivered {
+                m.delivered += 1;
+                samples[i].extend(lateness(task));
+            } else {
+                m.failed += 1;
+            }
+        }
+        let limited = self.rate_limited(|t| t.region == region);
+        for at in limited.filter(|at| in_last_hour(Some(*at), now)) {
+            if let Some(m) = minute(at).and_then(|i| minutes.get_mut(i)) {
+                m.rate_limited += 1;
+            }
+        }
+        for (m, s) in minutes.iter_mut().zip(samples) {
+            m.deadline_to_delivery = Latency::of(s);
+        }
+        let failures = ended
+            .filter(|t| t.state == TaskState::Failed)
+            .filter_map(|t| t.failure_reason.clone());
+        Activity {
+            now,
+            minutes,
+            failures_by_reason: most_first(failures),
+        }
+    }
+
+    /// The whole report, one region's or every region's.
+    pub(super) fn status(&self, only: Option<Region>, now: DateTime<Utc>) -> StatusReport {
+        let here = |region: Region| only.is_none_or(|r| r == region);
+        let destinations = || {
+            self.destinations
+                .values()
+                .map(|d| (d, &d.destination))
+                .filter(move |(_, d)| here(d.region))
+        };
+        let mut paused: Vec<(DestinationId, Region, DateTime<Utc>)> = destinations()
+            .filter_map(|(_, d)| {
+                let until = d.paused_until.filter(|until| *until > now)?;
+                Some((d.id.clone(), d.region, until))
+            })
+            .collect();
+        // Latest end first; the map gave them by id, and the sort is stable.
+        paused.sort_by_key(|p| Reverse(p.2));
+        let mut refused: Vec<Refused> = destinations()
+            .filter_map(|(record, d)| {
+                let (why, last) = record.refused.clone()?;
+                (last > now - REFUSED_RECENTLY).then(|| Refused {
+                    destination: d.id.clone(),
+                    region: d.region,
+                    why,
+                    last,
+                })
+            })
+            .collect();
+        refused.sort_by_key(|r| Reverse(r.last));
+        let tasks = || self.tasks.iter().filter(move |t| here(t.region));
+        let top = usize::try_from(TOP).unwrap_or(usize::MAX);
+        let mut top_retry_wait = most_first(
+            tasks()
+                .filter(|t| t.state == TaskState::RetryWait)
+                .map(|t| t.destination_id.clone()),
+        );
+        top_retry_wait.truncate(top);
+        let limited = self
+            .attempts
+            .iter()
+            .filter(|a| a.observed.http_status == Some(429))
+            .filter(|a| a.recorded_at > now - Duration::hours(1))
+            .filter_map(|a| self.by_id.get(&a.task_id).map(|&i| &self.tasks[i]))
+            .filter(|t| here(t.region))
+            .map(|t| t.destination_id.clone());
+        let mut top_rate_limited = most_first(limited);
+        top_rate_limited.truncate(top);
+        let ended_since = |state: TaskState, since: DateTime<Utc>| {
+            tasks().filter(move |t| t.state == state && t.finalized_at.is_some_and(|at| at > since))
+        };
+        let failures = ended_since(TaskState::Failed, now - Duration::days(1))
+            .filter_map(|t| t.failure_reason.clone());
+        let deliveries = ended_since(TaskState::Delivered, now - Duration::hours(1));
+        StatusReport {
+            now,
+            regions: self.regions(only, now),
+            paused,
+            refused,
+            disabled: destinations()
+                .filter(|(_, d)| !d.enabled)
+                .map(|(_, d)| d.clone())
+                .collect(),
+            top_retry_wait,
+            top_rate_limited,
+            failures_last_day: most_first(failures),
+            deadline_to_delivery: Latency::of(deliveries.filter_map(lateness).collect()),
+        }
+    }
+}
+
+/// Whether `task` passes every condition of `filter` that is set.
+fn matches(filter: &TaskFilter, task: &Task) -> bool {
+    filter.id.is_none_or(|id| task.id == id)
+        && filter.tenant.as_ref().is_none_or(|t| &task.tenant_id == t)
+        && filter
+            .reminder
+            .as_ref()
+            .is_none_or(|r| &task.reminder_id == r)
+        && filter
+            .destination
+            .as_ref()
+            .is_none_or(|d| &task.destination_id == d)
+        && filter.state.is_none_or(|s| task.state == s)
+        && filter
+            .from
+            .is_none_or(|from| task.not_before >= from.trunc_subsecs(6))
+        && filter
+            .until
+            .is_none_or(|until| task.not_before < until.trunc_subsecs(6))
+        && filter
+            .only_tenants
+            .as_ref()
+            .is_none_or(|tenants| tenants.contains(&task.tenant_id))
+}
