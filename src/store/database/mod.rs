@@ -3,15 +3,17 @@
 //! - `postgres://…` (or `postgresql://…`): [`PgStore`], for production
 //!   (several hosts, throughput, point-in-time backups);
 //! - `sqlite://PATH`: [`SqliteStore`], one file, nothing to install.
-
 //!
 //! # Layout
-//! - `url`: [`DatabaseUrl`], which backend a URL names;
 //! - `store`: the [`Store`](super::Store) trait on `Database`, each call
 //!   passed to the backend;
 //! - `contract`: the contract's other traits (`Reports`, `Transfer`,
 //!   `Keys`, `ReplayJobs`) on `Database`, each call passed on the same
-//!   way.
+//!   way;
+//! - `notify`: [`Wakeups`], the wake-ups a process hears (LISTEN/NOTIFY on
+//!   PostgreSQL, the in-process broadcast on SQLite);
+//! - `sandbox`: [`Sandbox`], a throwaway database of remit's own (a SQLite
+//!   file in a temporary directory, or a schema inside a PostgreSQL).
 
 mod notify;
 mod sandbox;

@@ -24,8 +24,10 @@
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations (`migrations/postgres`);
 //!   `schema_check`: whether a database has this build's.
-//! - `status`, `transfer`, `refusals`, `payload_keys`, `rekey`: PostgreSQL's half of
-//!   the calls `Database` makes beside the trait.
+//! - `contract`: the contract's other traits (`Reports`, `Transfer`,
+//!   `Keys`, `ReplayJobs`) on `PgStore`, one line per call into `status`,
+//!   `console`, `transfer`, `payload_keys`, `secrets`, `rekey` and
+//!   `replay_jobs`; `refusals`: `Store::mark_refused`.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
 
 /// What a replay writes on a failed row (`t`), beside a `clock` CTE: the
