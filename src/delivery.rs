@@ -19,7 +19,7 @@ use std::future::Future;
 
 use chrono::Duration;
 
-use crate::domain::{AttemptRecord, ClaimedTask, DestinationId, Payload, SendTarget};
+use crate::domain::{AttemptRecord, ClaimedTask, DestinationId, Payload, SendTarget, Task};
 use crate::payload_crypto::PayloadCryptoError;
 use crate::policy::{self, BeforeSend, Gate, RetryPolicy};
 use crate::store::{Store, StoreError, TransitionOutcome};
@@ -47,18 +47,30 @@ pub fn next_retry(wait: std::time::Duration) -> std::time::Duration {
     wait.saturating_mul(2).min(RETRY_LONGEST)
 }
 
+/// What a consumer knows of a task's destination right before its
+/// request, beside the row itself: the facts the decision before a request
+/// takes ([`judge`]), so that decision reads nothing and asks nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// Why the consumer's address policy refuses the destination's URL,
+    /// when it does.
+    pub refused: Option<String>,
+    /// What is left of the longest pause the consumer knows of for the
+    /// destination, the row's included (its own 429s count before their
+    /// finish commits).
+    pub pause_left: Option<Duration>,
+    /// What is left of its lease on the task, by its own clock.
+    pub lease_left: Duration,
+}
+
 /// What a consumer knows that the store does not, and its clock.
 pub trait Consumer {
-    /// Takes in the store's word on what is left of the destination's
-    /// pause and returns what is left of the longest pause this consumer
-    /// knows of for it (its own 429s count before their finish commits).
-    fn pause_left(
-        &self,
-        destination: &DestinationId,
-        store_says: Option<Duration>,
-    ) -> Option<Duration>;
+    /// What it knows of `target`'s destination right now, the row (or its
+    /// trusted copy) just read; the row's pause is among what it takes in.
+    fn facts(&self, target: &SendTarget) -> Facts;
 
-    /// What is left of its lease on the task, by its own clock.
+    /// What is left of its lease on the task, by its own clock: how long a
+    /// store call may still be tried again.
     fn lease_left(&self) -> Duration;
 
     /// Waits `wait` on the same clock before a store call that failed with
@@ -72,8 +84,9 @@ pub trait Consumer {
 
     /// The destination as this consumer last read it, when it still trusts
     /// that reading, or as it reads it right now with other requests' reads
-    /// (its pause aside: [`Consumer::pause_left`] is asked either way).
-    /// Asked at every try; `None` makes [`before_request`] read the row.
+    /// (its pause aside: [`Consumer::facts`] takes the row's pause in
+    /// either way). Asked at every try; `None` makes [`before_request`]
+    /// read the row.
     fn known_target(
         &self,
         _destination: &DestinationId,
@@ -84,12 +97,6 @@ pub trait Consumer {
     /// Called with every row [`before_request`] read, so the consumer can
     /// keep it.
     fn read_target(&self, _target: &SendTarget) {}
-
-    /// Why this consumer's address policy refuses the destination's URL,
-    /// when it does. Asked before every request.
-    fn refuses(&self, _target: &SendTarget) -> Option<String> {
-        None
-    }
 }
 
 /// What [`before_request`] found. Made once per send and moved once, so
@@ -298,30 +305,46 @@ async fn look<S: Store>(
             target
         }
     };
-    if let Some(why) = consumer.refuses(&target) {
-        return Ok(Look::NotNow {
-            gate: Gate::HandBack {
-                after: Some(REFUSED_HAND_BACK),
-            },
-            why: NotNow::Refused(why),
-        });
+    let facts = consumer.facts(&target);
+    Ok(match judge(task, &target, &facts, policy, lease_needed) {
+        None => Look::Ready { payload, target },
+        Some((gate, why)) => Look::NotNow { gate, why },
+    })
+}
+
+/// The decision before a request, from what was read and what the consumer
+/// knows: `None` to send now, or the gate that says "not now" and why. A
+/// refused URL goes back for [`REFUSED_HAND_BACK`] whatever else holds;
+/// then the checks of [`policy::before_send`].
+fn judge(
+    task: &Task,
+    target: &SendTarget,
+    facts: &Facts,
+    policy: &RetryPolicy,
+    lease_needed: Duration,
+) -> Option<(Gate, NotNow)> {
+    if let Some(why) = &facts.refused {
+        let gate = Gate::HandBack {
+            after: Some(REFUSED_HAND_BACK),
+        };
+        return Some((gate, NotNow::Refused(why.clone())));
     }
     let seen = BeforeSend {
         task,
         disabled: !target.destination.enabled,
-        pause_left: consumer.pause_left(&task.destination_id, target.pause_left),
-        lease_left: consumer.lease_left(),
+        pause_left: facts.pause_left,
+        lease_left: facts.lease_left,
         lease_needed,
     };
-    let gate = policy::before_send(&seen, policy);
-    if gate != Gate::Send {
-        let paused = seen.pause_left.is_some();
-        return Ok(Look::NotNow {
+    match policy::before_send(&seen, policy) {
+        Gate::Send => None,
+        gate => Some((
             gate,
-            why: NotNow::Checks { paused },
-        });
+            NotNow::Checks {
+                paused: seen.pause_left.is_some(),
+            },
+        )),
     }
-    Ok(Look::Ready { payload, target })
 }
 
 /// Carries out a gate that says "not now", once.
@@ -335,5 +358,107 @@ async fn apply<S: Store>(
         Gate::Send => Ok(TransitionOutcome::Applied),
         Gate::HandBack { after } => store.hand_back(&lease, *after).await,
         Gate::Fail(reason) => store.fail(&lease, reason, &AttemptRecord::default()).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::*;
+    use crate::domain::{Destination, DestinationHealth, Region};
+
+    fn task() -> Task {
+        let now = Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap();
+        Task::leased_for_tests(now, Duration::seconds(30), Duration::hours(1), 1)
+    }
+
+    fn target(enabled: bool) -> SendTarget {
+        SendTarget {
+            destination: Destination {
+                id: DestinationId::new("crm").unwrap(),
+                region: Region::EU,
+                url: "https://hooks.example.com/in".parse().unwrap(),
+                has_signing_secret: false,
+                enabled,
+                paused_until: None,
+                health: Box::new(DestinationHealth::default()),
+            },
+            signing_secrets: Vec::new(),
+            pause_left: None,
+        }
+    }
+
+    fn facts(refused: Option<&str>, pause_left: Option<Duration>, lease_left: i64) -> Facts {
+        Facts {
+            refused: refused.map(str::to_owned),
+            pause_left,
+            lease_left: Duration::seconds(lease_left),
+        }
+    }
+
+    const NEEDED: Duration = Duration::seconds(10);
+
+    #[test]
+    fn a_task_goes_when_nothing_holds_it() {
+        let judged = judge(
+            &task(),
+            &target(true),
+            &facts(None, None, 30),
+            &RetryPolicy::default(),
+            NEEDED,
+        );
+        assert!(judged.is_none(), "{judged:?}");
+    }
+
+    #[test]
+    fn a_refused_url_goes_back_for_its_hold_whatever_else_holds() {
+        let paused = facts(Some("private address"), Some(Duration::minutes(5)), 1);
+        match judge(
+            &task(),
+            &target(false),
+            &paused,
+            &RetryPolicy::default(),
+            NEEDED,
+        ) {
+            Some((Gate::HandBack { after }, NotNow::Refused(why))) => {
+                assert_eq!(after, Some(REFUSED_HAND_BACK));
+                assert_eq!(why, "private address");
+            }
+            other => panic!("expected the refusal's hand-back, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_pause_the_consumer_knows_holds_the_task_until_it_ends() {
+        let paused = facts(None, Some(Duration::seconds(90)), 30);
+        match judge(
+            &task(),
+            &target(true),
+            &paused,
+            &RetryPolicy::default(),
+            NEEDED,
+        ) {
+            Some((Gate::HandBack { after }, NotNow::Checks { paused })) => {
+                assert_eq!(after, Some(Duration::seconds(90)));
+                assert!(paused);
+            }
+            other => panic!("expected a hand-back until the pause ends, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lease_too_short_for_the_request_hands_the_task_back() {
+        let short = facts(None, None, 5);
+        match judge(
+            &task(),
+            &target(true),
+            &short,
+            &RetryPolicy::default(),
+            NEEDED,
+        ) {
+            Some((Gate::HandBack { after: None }, NotNow::Checks { paused: false })) => {}
+            other => panic!("expected a hand-back, got {other:?}"),
+        }
     }
 }

@@ -27,17 +27,23 @@ pub(super) struct RuntimeConsumer<'a> {
 }
 
 impl delivery::Consumer for RuntimeConsumer<'_> {
-    fn pause_left(
-        &self,
-        destination: &DestinationId,
-        store_says: Option<chrono::Duration>,
-    ) -> Option<chrono::Duration> {
+    fn facts(&self, target: &SendTarget) -> delivery::Facts {
+        let destination = &target.destination.id;
         // The row's pause is held here too, so this process's throttle and
         // its other requests obey it without reading the row again.
-        if let Some(left) = store_says.and_then(|d| d.to_std().ok()) {
+        if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
             self.shared.pauses.hold(destination, left);
         }
-        self.shared.pauses.left(destination).map(chrono_saturating)
+        delivery::Facts {
+            refused: self
+                .shared
+                .egress
+                .check_url(&target.destination.url)
+                .err()
+                .map(|refusal| refusal.to_string()),
+            pause_left: self.shared.pauses.left(destination).map(chrono_saturating),
+            lease_left: self.lease_left(),
+        }
     }
 
     fn lease_left(&self) -> chrono::Duration {
@@ -76,14 +82,6 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
 
     fn read_target(&self, target: &SendTarget) {
         self.shared.targets.keep(target);
-    }
-
-    fn refuses(&self, target: &SendTarget) -> Option<String> {
-        self.shared
-            .egress
-            .check_url(&target.destination.url)
-            .err()
-            .map(|refusal| refusal.to_string())
     }
 }
 

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
-use remit::delivery::{Consumer, Stop};
-use remit::domain::{ClaimedTask, DestinationId, Task, TaskState};
+use remit::delivery::{Consumer, Facts, Stop};
+use remit::domain::{ClaimedTask, DestinationId, SendTarget, Task, TaskState};
 use remit::store::{Clock, Store, StoreError, TransitionOutcome};
 
 use super::faults::{Fault, Fired};
@@ -131,18 +131,21 @@ impl SimConsumer<'_> {
 }
 
 impl Consumer for SimConsumer<'_> {
-    fn pause_left(
-        &self,
-        destination: &DestinationId,
-        store_says: Option<Duration>,
-    ) -> Option<Duration> {
+    fn facts(&self, target: &SendTarget) -> Facts {
         let now = self.now();
-        let known = self.pauses.get(destination).map(|until| *until - now);
-        [store_says, known]
-            .into_iter()
-            .flatten()
-            .filter(|left| *left > Duration::zero())
-            .max()
+        let known = self
+            .pauses
+            .get(&target.destination.id)
+            .map(|until| *until - now);
+        Facts {
+            refused: None,
+            pause_left: [target.pause_left, known]
+                .into_iter()
+                .flatten()
+                .filter(|left| *left > Duration::zero())
+                .max(),
+            lease_left: self.lease_left(),
+        }
     }
 
     fn lease_left(&self) -> Duration {
