@@ -34,10 +34,10 @@ use super::{
     StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent,
-    DestinationHealth, DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask,
-    Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation,
-    SendTarget, SigningSecret, Task, TaskId, TokenHash, TokenId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
+    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
+    TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -127,26 +127,7 @@ impl Store for MemStore {
                 &new,
             );
         }
-        let mut record = DestinationRecord {
-            destination: Destination {
-                id: new.id.clone(),
-                region: new.region,
-                url: new.url.clone(),
-                has_signing_secret: false,
-                enabled: true,
-                paused_until: None,
-                health: Box::new(DestinationHealth {
-                    overrides: new.overrides,
-                    ..DestinationHealth::default()
-                }),
-            },
-            secrets: Vec::new(),
-            rate_tokens: None,
-            rate_refilled_at: None,
-            rate_granted: 0,
-            quota: None,
-            refused: None,
-        };
+        let mut record = DestinationRecord::new(&new);
         if let Some(secret) = new.signing_secret {
             let id = state.secret_id();
             record.add_secret(&self.key, id, &secret, now);

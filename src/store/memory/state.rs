@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    ApiToken, Attempt, AttemptOutcome, Destination, DestinationEvent, DestinationId, Lease, Task,
-    TaskId, TokenHash,
+    ApiToken, Attempt, AttemptOutcome, Destination, DestinationEvent, DestinationHealth,
+    DestinationId, Lease, NewDestination, Task, TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::console::ReplayJob;
@@ -28,6 +28,33 @@ pub(super) struct DestinationRecord {
     pub(super) quota: Option<LearnedRow>,
     /// Why the address policy last refused it, and when.
     pub(super) refused: Option<(String, DateTime<Utc>)>,
+}
+
+impl DestinationRecord {
+    /// A destination as registered: enabled, not paused, with no secret
+    /// yet, an untouched bucket and no failure streak.
+    pub(super) fn new(new: &NewDestination) -> Self {
+        Self {
+            destination: Destination {
+                id: new.id.clone(),
+                region: new.region,
+                url: new.url.clone(),
+                has_signing_secret: false,
+                enabled: true,
+                paused_until: None,
+                health: Box::new(DestinationHealth {
+                    overrides: new.overrides,
+                    ..DestinationHealth::default()
+                }),
+            },
+            secrets: Vec::new(),
+            rate_tokens: None,
+            rate_refilled_at: None,
+            rate_granted: 0,
+            quota: None,
+            refused: None,
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone)]

@@ -7,10 +7,10 @@
 use super::state::{DestinationRecord as Held, State};
 use super::MemStore;
 use crate::domain::{Destination, Task, TaskId};
-use crate::store::rules::imports::{
-    check_imported_destinations, check_imported_tasks, highest_token_of, id_taken,
-    same_imported_or_conflict, taken,
+use crate::store::rules::import_conflicts::{
+    highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
+use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{DestinationRecord, Imported, StoreError, StoredValue, TaskRecord, Transfer};
 
 impl State {

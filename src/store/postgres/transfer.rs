@@ -9,7 +9,9 @@ use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
 use super::{secrets, PgStore, StoreError};
 use crate::domain::{Attempt, Task, TaskId};
-use crate::store::rules::imports::{highest_token_of, id_taken, same_imported_or_conflict, taken};
+use crate::store::rules::import_conflicts::{
+    highest_token_of, id_taken, same_imported_or_conflict, taken,
+};
 use crate::store::{DestinationRecord, Imported, TaskRecord};
 
 pub(in crate::store) async fn destinations(

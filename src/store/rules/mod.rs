@@ -15,7 +15,8 @@
 //!   may tip;
 //! - `requests`: what a destination or task must be before any store
 //!   writes it, and what makes a repeat a conflict; `imports`: the same
-//!   for an imported record;
+//!   for an imported record; `import_conflicts`: what an import meets in
+//!   the store (a repeat or a conflict, the fencing tokens to move past);
 //! - `findings`: what reconciliation reports;
 //! - `rekey`: re-sealing under the newest payload key, in batches;
 //! - `columns`: how every store writes states and outcomes, and the error
@@ -30,6 +31,7 @@ pub(in crate::store) mod columns;
 pub(in crate::store) mod findings;
 pub(in crate::store) mod finish_failpoint;
 pub(in crate::store) mod health;
+pub(in crate::store) mod import_conflicts;
 pub(in crate::store) mod imports;
 pub(in crate::store) mod lapsed;
 pub(in crate::store) mod lifecycle;

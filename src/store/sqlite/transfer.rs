@@ -10,7 +10,9 @@ use super::rows::{
 };
 use super::{secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
-use crate::store::rules::imports::{highest_token_of, id_taken, same_imported_or_conflict, taken};
+use crate::store::rules::import_conflicts::{
+    highest_token_of, id_taken, same_imported_or_conflict, taken,
+};
 use crate::store::StoreError;
 use crate::store::{DestinationRecord, Imported, TaskRecord};
 

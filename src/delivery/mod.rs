@@ -14,15 +14,27 @@
 //! receiver, and both commit the policy's decision with [`Store::finish`];
 //! a request the address policy stops at the exchange goes back through
 //! [`carry_out`], as every "not now" does.
+//!
+//! # Layout
+//! - `mod.rs`: [`before_request`] and [`carry_out`], with their retries
+//!   through a short fault of the store;
+//! - `consumer`: what the caller brings, [`Consumer`] and [`Facts`];
+//! - `judge`: the decision before a request, from facts alone.
 
 use std::future::Future;
 
 use chrono::Duration;
 
-use crate::domain::{AttemptRecord, ClaimedTask, DestinationId, Payload, SendTarget, Task};
+use crate::domain::{AttemptRecord, ClaimedTask, Payload, SendTarget};
 use crate::payload_crypto::PayloadCryptoError;
-use crate::policy::{self, BeforeSend, Gate, RetryPolicy};
+use crate::policy::{Gate, RetryPolicy};
 use crate::store::{Store, StoreError, TransitionOutcome};
+
+mod consumer;
+mod judge;
+
+pub use consumer::{Consumer, Facts};
+use judge::{judge, NotNow};
 
 /// How long a task whose payload this consumer cannot open is handed back
 /// for, so a consumer with the right key can take it.
@@ -45,58 +57,6 @@ pub const RETRY_LONGEST: std::time::Duration = std::time::Duration::from_millis(
 /// The wait after `wait`.
 pub fn next_retry(wait: std::time::Duration) -> std::time::Duration {
     wait.saturating_mul(2).min(RETRY_LONGEST)
-}
-
-/// What a consumer knows of a task's destination right before its
-/// request, beside the row itself: the facts the decision before a request
-/// takes ([`judge`]), so that decision reads nothing and asks nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Facts {
-    /// Why the consumer's address policy refuses the destination's URL,
-    /// when it does.
-    pub refused: Option<String>,
-    /// What is left of the longest pause the consumer knows of for the
-    /// destination, the row's included (its own 429s count before their
-    /// finish commits).
-    pub pause_left: Option<Duration>,
-    /// What is left of its lease on the task, by its own clock.
-    pub lease_left: Duration,
-}
-
-/// What a consumer knows that the store does not, and its clock.
-pub trait Consumer {
-    /// What it knows of `target`'s destination right now, the row (or its
-    /// trusted copy) just read; the row's pause is among what it takes in.
-    fn facts(&self, target: &SendTarget) -> Facts;
-
-    /// What is left of its lease on the task, by its own clock: how long a
-    /// store call may still be tried again.
-    fn lease_left(&self) -> Duration;
-
-    /// Waits `wait` on the same clock before a store call that failed with
-    /// `error` is tried again (`call` names it, for a log).
-    fn wait(
-        &self,
-        call: &'static str,
-        error: &StoreError,
-        wait: std::time::Duration,
-    ) -> impl Future<Output = ()>;
-
-    /// The destination as this consumer last read it, when it still trusts
-    /// that reading, or as it reads it right now with other requests' reads
-    /// (its pause aside: [`Consumer::facts`] takes the row's pause in
-    /// either way). Asked at every try; `None` makes [`before_request`]
-    /// read the row.
-    fn known_target(
-        &self,
-        _destination: &DestinationId,
-    ) -> impl Future<Output = Option<SendTarget>> {
-        std::future::ready(None)
-    }
-
-    /// Called with every row [`before_request`] read, so the consumer can
-    /// keep it.
-    fn read_target(&self, _target: &SendTarget) {}
 }
 
 /// What [`before_request`] found. Made once per send and moved once, so
@@ -183,32 +143,6 @@ enum Look {
         gate: Gate,
         why: NotNow,
     },
-}
-
-/// Why the checks said "not now".
-#[derive(Debug)]
-enum NotNow {
-    Unreadable(PayloadCryptoError),
-    Refused(String),
-    /// `paused` when the destination's pause was the reason.
-    Checks {
-        paused: bool,
-    },
-}
-
-impl NotNow {
-    /// What the stop was, once the store carried `gate` out.
-    fn stopped(self, gate: Gate, outcome: TransitionOutcome) -> Stop {
-        match self {
-            NotNow::Unreadable(error) => Stop::Unreadable { error, outcome },
-            NotNow::Refused(why) => Stop::Refused { why, outcome },
-            NotNow::Checks { paused } => Stop::Checks {
-                gate,
-                paused,
-                outcome,
-            },
-        }
-    }
 }
 
 /// Calls `call` until it succeeds, until its error is not a short fault of
@@ -312,41 +246,6 @@ async fn look<S: Store>(
     })
 }
 
-/// The decision before a request, from what was read and what the consumer
-/// knows: `None` to send now, or the gate that says "not now" and why. A
-/// refused URL goes back for [`REFUSED_HAND_BACK`] whatever else holds;
-/// then the checks of [`policy::before_send`].
-fn judge(
-    task: &Task,
-    target: &SendTarget,
-    facts: &Facts,
-    policy: &RetryPolicy,
-    lease_needed: Duration,
-) -> Option<(Gate, NotNow)> {
-    if let Some(why) = &facts.refused {
-        let gate = Gate::HandBack {
-            after: Some(REFUSED_HAND_BACK),
-        };
-        return Some((gate, NotNow::Refused(why.clone())));
-    }
-    let seen = BeforeSend {
-        task,
-        disabled: !target.destination.enabled,
-        pause_left: facts.pause_left,
-        lease_left: facts.lease_left,
-        lease_needed,
-    };
-    match policy::before_send(&seen, policy) {
-        Gate::Send => None,
-        gate => Some((
-            gate,
-            NotNow::Checks {
-                paused: seen.pause_left.is_some(),
-            },
-        )),
-    }
-}
-
 /// Carries out a gate that says "not now", once.
 async fn apply<S: Store>(
     store: &S,
@@ -358,107 +257,5 @@ async fn apply<S: Store>(
         Gate::Send => Ok(TransitionOutcome::Applied),
         Gate::HandBack { after } => store.hand_back(&lease, *after).await,
         Gate::Fail(reason) => store.fail(&lease, reason, &AttemptRecord::default()).await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use chrono::{TimeZone, Utc};
-
-    use super::*;
-    use crate::domain::{Destination, DestinationHealth, Region};
-
-    fn task() -> Task {
-        let now = Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap();
-        Task::leased_for_tests(now, Duration::seconds(30), Duration::hours(1), 1)
-    }
-
-    fn target(enabled: bool) -> SendTarget {
-        SendTarget {
-            destination: Destination {
-                id: DestinationId::new("crm").unwrap(),
-                region: Region::EU,
-                url: "https://hooks.example.com/in".parse().unwrap(),
-                has_signing_secret: false,
-                enabled,
-                paused_until: None,
-                health: Box::new(DestinationHealth::default()),
-            },
-            signing_secrets: Vec::new(),
-            pause_left: None,
-        }
-    }
-
-    fn facts(refused: Option<&str>, pause_left: Option<Duration>, lease_left: i64) -> Facts {
-        Facts {
-            refused: refused.map(str::to_owned),
-            pause_left,
-            lease_left: Duration::seconds(lease_left),
-        }
-    }
-
-    const NEEDED: Duration = Duration::seconds(10);
-
-    #[test]
-    fn a_task_goes_when_nothing_holds_it() {
-        let judged = judge(
-            &task(),
-            &target(true),
-            &facts(None, None, 30),
-            &RetryPolicy::default(),
-            NEEDED,
-        );
-        assert!(judged.is_none(), "{judged:?}");
-    }
-
-    #[test]
-    fn a_refused_url_goes_back_for_its_hold_whatever_else_holds() {
-        let paused = facts(Some("private address"), Some(Duration::minutes(5)), 1);
-        match judge(
-            &task(),
-            &target(false),
-            &paused,
-            &RetryPolicy::default(),
-            NEEDED,
-        ) {
-            Some((Gate::HandBack { after }, NotNow::Refused(why))) => {
-                assert_eq!(after, Some(REFUSED_HAND_BACK));
-                assert_eq!(why, "private address");
-            }
-            other => panic!("expected the refusal's hand-back, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_pause_the_consumer_knows_holds_the_task_until_it_ends() {
-        let paused = facts(None, Some(Duration::seconds(90)), 30);
-        match judge(
-            &task(),
-            &target(true),
-            &paused,
-            &RetryPolicy::default(),
-            NEEDED,
-        ) {
-            Some((Gate::HandBack { after }, NotNow::Checks { paused })) => {
-                assert_eq!(after, Some(Duration::seconds(90)));
-                assert!(paused);
-            }
-            other => panic!("expected a hand-back until the pause ends, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_lease_too_short_for_the_request_hands_the_task_back() {
-        let short = facts(None, None, 5);
-        match judge(
-            &task(),
-            &target(true),
-            &short,
-            &RetryPolicy::default(),
-            NEEDED,
-        ) {
-            Some((Gate::HandBack { after: None }, NotNow::Checks { paused: false })) => {}
-            other => panic!("expected a hand-back, got {other:?}"),
-        }
     }
 }
