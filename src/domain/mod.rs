@@ -32,5 +32,7 @@ pub use retention::{PruneReport, PruneRequest};
 pub use signing_secret::{
     valid_at, Rotation, SigningSecret, TargetSecret, DEFAULT_OVERLAP, EXPIRY_TOLERANCE,
 };
-pub use task::{ClaimedTask, FailureReason, Lease, NewTask, Task, TaskState};
+pub use task::{
+    Cancellation, ClaimedTask, FailureReason, Lease, NewTask, Task, TaskState, WaitingChange,
+};
 pub use trace_parent::TraceParent;

@@ -29,18 +29,23 @@ pub enum TaskState {
     /// In: a `finish` that delivers. Terminal: nothing moves it.
     Delivered,
     /// In: `fail`, with a reason; a `hand_back` past the retry horizon. Out:
-    /// only an operator's `replay`, back to `pending`.
+    /// an operator's `replay` or `reschedule`, back to `pending`.
     Failed,
+    /// In: an operator's `cancel` (or `erase`) of a task that was not in
+    /// flight, or of one in flight once its attempt ended without a
+    /// delivery. Out: only an operator's `reschedule`, back to `pending`.
+    Cancelled,
 }
 
 impl TaskState {
     /// Every state, in the order a task meets them.
-    pub const ALL: [TaskState; 5] = [
+    pub const ALL: [TaskState; 6] = [
         TaskState::Pending,
         TaskState::Leased,
         TaskState::RetryWait,
         TaskState::Delivered,
         TaskState::Failed,
+        TaskState::Cancelled,
     ];
 
     /// The state `label` (as `as_str` writes it) names, if any.
@@ -49,7 +54,10 @@ impl TaskState {
     }
 
     pub fn is_terminal(self) -> bool {
-        matches!(self, TaskState::Delivered | TaskState::Failed)
+        matches!(
+            self,
+            TaskState::Delivered | TaskState::Failed | TaskState::Cancelled
+        )
     }
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +67,7 @@ impl TaskState {
             TaskState::RetryWait => "retry_wait",
             TaskState::Delivered => "delivered",
             TaskState::Failed => "failed",
+            TaskState::Cancelled => "cancelled",
         }
     }
 }
@@ -156,6 +165,63 @@ pub struct Task {
     pub ordering_key: Option<OrderingKey>,
     /// The span that scheduled the task, as `NewTask` gave it.
     pub traceparent: Option<TraceParent>,
+    /// Who cancelled the task and when they asked, once someone has (kept
+    /// when the attempt in flight delivered it anyway, as a record).
+    pub cancelled: Option<Cancellation>,
+    /// An operator's change that waits for the attempt in flight to end.
+    pub waiting_change: Option<WaitingChange>,
+    /// When an operator erased the payload: its sealed bytes are gone.
+    pub payload_erased_at: Option<DateTime<Utc>>,
+}
+
+/// Who cancelled a task, and when they asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cancellation {
+    pub at: DateTime<Utc>,
+    /// A token's id, `cli`, or `bootstrap`.
+    pub by: String,
+}
+
+/// A change asked of a task while an attempt was in flight. A request
+/// that has started cannot be called back, so the change waits: when the
+/// attempt delivers, it lapses; otherwise it is applied instead of the
+/// retry (`Store::settle_changes`). Until then the task is not claimed,
+/// even once its lease runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitingChange {
+    /// End the task `cancelled`.
+    Cancel,
+    /// Move the task's deadline to this time.
+    Move(DateTime<Utc>),
+}
+
+impl WaitingChange {
+    /// The label the `waiting_change` column holds.
+    pub fn label(self) -> &'static str {
+        match self {
+            WaitingChange::Cancel => "cancel",
+            WaitingChange::Move(_) => "move",
+        }
+    }
+
+    /// The change a row's `waiting_change` and `move_to` columns hold;
+    /// `None` for a label no version of remit writes, or a move without
+    /// its time.
+    pub fn from_columns(label: Option<&str>, move_to: Option<DateTime<Utc>>) -> Option<Option<Self>> {
+        match (label, move_to) {
+            (None, _) => Some(None),
+            (Some("cancel"), _) => Some(Some(WaitingChange::Cancel)),
+            (Some("move"), Some(at)) => Some(Some(WaitingChange::Move(at))),
+            _ => None,
+        }
+    }
+
+    pub fn move_to(self) -> Option<DateTime<Utc>> {
+        match self {
+            WaitingChange::Move(at) => Some(at),
+            WaitingChange::Cancel => None,
+        }
+    }
 }
 
 impl Task {
@@ -259,6 +325,9 @@ impl Task {
             finalized_at: None,
             ordering_key: None,
             traceparent: None,
+            cancelled: None,
+            waiting_change: None,
+            payload_erased_at: None,
         }
     }
 }

@@ -15,6 +15,8 @@
 //!   keys a database records, and whether a ring may open what it
 //!   holds), `remit rekey`;
 //! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs;
+//! - `changes`: [`Changes`], an operator's cancel, reschedule, erase and
+//!   retry-now of tasks already scheduled;
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
@@ -24,6 +26,7 @@
 //!   signing secret as a row holds it and an export carries it.
 
 mod calls;
+mod changes;
 mod clock;
 pub mod console;
 mod error;
@@ -42,6 +45,7 @@ pub use calls::{
     AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
     TokenRequest, Tokens, TransitionOutcome,
 };
+pub use changes::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use clock::Clock;
 pub use error::{SchemaMismatch, StoreError};
 pub(in crate::store) use keys::may_record;

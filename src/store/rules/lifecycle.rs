@@ -62,6 +62,9 @@ pub(in crate::store) fn new_task(
         finalized_at: None,
         ordering_key: new.ordering_key,
         traceparent: new.traceparent,
+        cancelled: None,
+        waiting_change: None,
+        payload_erased_at: None,
     }
 }
 
@@ -69,8 +72,10 @@ pub(in crate::store) fn new_task(
 /// it became available, a `leased` row since its lease expired. Never
 /// before `not_before`, whatever else the row says (a row written by an
 /// import, or by hand, may carry a lease that ends before its deadline).
+/// A row with a change waiting for its attempt is never claimable: the
+/// change settles it (`changes::settle`).
 pub(in crate::store) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    if task.not_before > now {
+    if task.not_before > now || task.waiting_change.is_some() {
         return None;
     }
     match task.state {
@@ -84,8 +89,12 @@ pub(in crate::store) fn claimable_since(task: &Task, now: DateTime<Utc>) -> Opti
 
 /// From when a live row can be claimed, whatever the time is now: the
 /// later of its deadline and the moment it is available (unleased) or its
-/// lease runs out (leased). `None` for a row that has ended.
+/// lease runs out (leased). `None` for a row that has ended, or that
+/// waits for a change to settle.
 pub(in crate::store) fn claimable_from(task: &Task) -> Option<DateTime<Utc>> {
+    if task.waiting_change.is_some() {
+        return None;
+    }
     let from = match task.state {
         TaskState::Pending | TaskState::RetryWait => task.available_at,
         TaskState::Leased => task.lease_expires_at?,

@@ -6,6 +6,8 @@
 //!   guard, what it writes and logs, what a repeat or a stale lease gets);
 //!   `lapsed`: the same for rows no lease holder will finish (an expired
 //!   lease handed back, a disabled destination's rows settled);
+//!   `changes`: an operator's cancel, reschedule, erase and retry-now,
+//!   and the settling of a change that waited for an attempt;
 //! - `claim_turn`: which rows a claim takes (turns over destinations and
 //!   their tenants); `ordering`: which keyed rows wait behind an earlier
 //!   row of their line; `next_due`: when a claim could next find work;
@@ -26,6 +28,7 @@
 //!   `finish_failpoint`: the failpoint inside every store's finish.
 
 pub(in crate::store) mod bucket;
+pub(in crate::store) mod changes;
 pub(in crate::store) mod claim_turn;
 pub(in crate::store) mod columns;
 pub(in crate::store) mod findings;

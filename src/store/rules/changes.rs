@@ -1,0 +1,309 @@
+//! An operator's changes to a task, written once: cancel, reschedule,
+//! erase, retry now, and the settling of a change that waited for the
+//! attempt in flight. The model and SQLite apply these to the row they
+//! read; PostgreSQL's statements (`postgres/changes.sql.rs`) do the same in
+//! SQL, and the conformance suite holds them to these functions.
+//!
+//! A leased row is in flight whether or not its lease has run out: its
+//! holder may still be sending. So a change to it never touches the lease;
+//! it waits ([`WaitingChange`]), the claim passes the row by, and
+//! [`settle`] applies it once the attempt has ended (or, when the lease ran
+//! out, logs the lost attempt `abandoned` and applies it).
+
+use chrono::{DateTime, Utc};
+
+use super::lifecycle::{abandoned, current_lease, later};
+use crate::domain::{Attempt, Cancellation, Task, TaskState, WaitingChange};
+
+/// What [`cancel`] did to the row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::store) enum CancelStep {
+    /// Ended `cancelled` now.
+    Now,
+    /// Leased: the cancel waits for the attempt.
+    AfterAttempt,
+    /// Already cancelled: nothing written.
+    Repeat,
+    /// Delivered or failed: nothing written.
+    Ended,
+}
+
+/// Cancels the row: see [`crate::store::Changes::cancel`].
+pub(in crate::store) fn cancel(task: &mut Task, by: &str, now: DateTime<Utc>) -> CancelStep {
+    match task.state {
+        TaskState::Cancelled => CancelStep::Repeat,
+        TaskState::Delivered | TaskState::Failed => CancelStep::Ended,
+        TaskState::Leased => {
+            task.cancelled = Some(Cancellation {
+                at: now,
+                by: by.to_owned(),
+            });
+            task.waiting_change = Some(WaitingChange::Cancel);
+            task.updated_at = now;
+            CancelStep::AfterAttempt
+        }
+        TaskState::Pending | TaskState::RetryWait => {
+            task.cancelled = Some(Cancellation {
+                at: now,
+                by: by.to_owned(),
+            });
+            end_cancelled(task, now);
+            CancelStep::Now
+        }
+    }
+}
+
+fn end_cancelled(task: &mut Task, now: DateTime<Utc>) {
+    task.state = TaskState::Cancelled;
+    task.waiting_change = None;
+    task.finalized_at = Some(now);
+    task.updated_at = now;
+}
+
+/// What [`reschedule`] did to the row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::store) enum MoveStep {
+    Now,
+    AfterAttempt,
+    /// Delivered, erased without a new payload, or a cancel waits: not
+    /// moved.
+    Refused,
+}
+
+/// Moves the row's deadline to `to`: see
+/// [`crate::store::Changes::reschedule`]. `new_payload` says whether the
+/// change brings a payload (the store writes it).
+pub(in crate::store) fn reschedule(
+    task: &mut Task,
+    to: DateTime<Utc>,
+    new_payload: bool,
+    now: DateTime<Utc>,
+) -> MoveStep {
+    let erased = task.payload_erased_at.is_some() && !new_payload;
+    if task.state == TaskState::Delivered
+        || erased
+        || task.waiting_change == Some(WaitingChange::Cancel)
+    {
+        return MoveStep::Refused;
+    }
+    if new_payload {
+        task.payload_erased_at = None;
+    }
+    if task.state == TaskState::Leased {
+        task.waiting_change = Some(WaitingChange::Move(to));
+        task.updated_at = now;
+        return MoveStep::AfterAttempt;
+    }
+    move_to(task, to, now);
+    MoveStep::Now
+}
+
+/// The move itself, on a row not in flight: the deadline and the horizon
+/// (kept as long as it was), due at the new deadline; an ended row comes
+/// back `pending` with a fresh attempt budget, as a replay does.
+fn move_to(task: &mut Task, to: DateTime<Utc>, now: DateTime<Utc>) {
+    let horizon = task.retry_horizon_at - task.not_before;
+    if task.state.is_terminal() {
+        task.state = TaskState::Pending;
+        task.attempts_before_replay = task.attempt_count;
+        task.failure_reason = None;
+        task.finalized_at = None;
+        task.cancelled = None;
+    }
+    task.not_before = to;
+    task.available_at = to;
+    task.retry_horizon_at = later(to, horizon);
+    task.waiting_change = None;
+    task.updated_at = now;
+}
+
+/// Marks the row's payload erased (the store drops the bytes) and cancels
+/// it if it has not ended. True when the payload was there until now.
+pub(in crate::store) fn erase(task: &mut Task, by: &str, now: DateTime<Utc>) -> bool {
+    let was_there = task.payload_erased_at.is_none();
+    if was_there {
+        task.payload_erased_at = Some(now);
+        task.updated_at = now;
+    }
+    cancel(task, by, now);
+    was_there
+}
+
+/// Whether erasing the row cancels it (it has not ended).
+pub(in crate::store) fn erase_cancels(task: &Task) -> bool {
+    !task.state.is_terminal()
+}
+
+/// Makes a row waiting for a retry due now. True when it moved.
+pub(in crate::store) fn retry_now(task: &mut Task, now: DateTime<Utc>) -> bool {
+    if task.state != TaskState::RetryWait || task.available_at <= now {
+        return false;
+    }
+    task.available_at = now.max(task.not_before);
+    task.updated_at = now;
+    true
+}
+
+/// Whether a waiting change can be settled now: the row has one, and no
+/// attempt holds a live lease on it.
+pub(in crate::store) fn settles(task: &Task, now: DateTime<Utc>) -> bool {
+    task.waiting_change.is_some()
+        && (task.state != TaskState::Leased || task.lease_expires_at.is_some_and(|at| at <= now))
+}
+
+/// Applies the row's waiting change ([`settles`] must hold): after a
+/// delivery it lapses; a cancel ends the row `cancelled` (a failed row
+/// stays failed: it will not be sent either); a move moves it. A lease
+/// that ran out is ended first, its attempt logged `abandoned`, which the
+/// answer carries.
+pub(in crate::store) fn settle(task: &mut Task, now: DateTime<Utc>) -> Option<Attempt> {
+    let Some(change) = task.waiting_change.take() else {
+        return None;
+    };
+    task.updated_at = now;
+    let lost = (task.state == TaskState::Leased).then(|| {
+        let lost = abandoned(&current_lease(task), now);
+        task.state = TaskState::RetryWait;
+        task.lease_token = None;
+        task.lease_owner = None;
+        task.lease_expires_at = None;
+        lost
+    });
+    match (change, task.state) {
+        (_, TaskState::Delivered | TaskState::Cancelled) => {}
+        (WaitingChange::Cancel, TaskState::Failed) => {}
+        (WaitingChange::Cancel, _) => end_cancelled(task, now),
+        (WaitingChange::Move(to), _) => move_to(task, to, now),
+    }
+    lost
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone};
+
+    use super::*;
+    use crate::domain::AttemptOutcome;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 9, 1, 8, 0, 0).unwrap()
+    }
+
+    fn task(state: TaskState) -> Task {
+        let mut task = Task::leased_for_tests(now(), Duration::seconds(30), Duration::hours(1), 1);
+        if state != TaskState::Leased {
+            task.lease_token = None;
+            task.lease_owner = None;
+            task.lease_expires_at = None;
+        }
+        task.state = state;
+        if state.is_terminal() {
+            task.finalized_at = Some(now());
+        }
+        task
+    }
+
+    #[test]
+    fn a_waiting_task_ends_cancelled_at_once_with_who_asked() {
+        for state in [TaskState::Pending, TaskState::RetryWait] {
+            let mut t = task(state);
+            assert_eq!(cancel(&mut t, "tok_1", now()), CancelStep::Now);
+            assert_eq!(t.state, TaskState::Cancelled);
+            assert_eq!(t.finalized_at, Some(now()));
+            assert_eq!(t.cancelled.as_ref().map(|c| c.by.as_str()), Some("tok_1"));
+        }
+    }
+
+    #[test]
+    fn a_task_in_flight_keeps_its_lease_and_waits() {
+        let mut t = task(TaskState::Leased);
+        assert_eq!(cancel(&mut t, "cli", now()), CancelStep::AfterAttempt);
+        assert_eq!(t.state, TaskState::Leased);
+        assert_eq!(t.lease_token, Some(1));
+        assert_eq!(t.waiting_change, Some(WaitingChange::Cancel));
+        // Not settled while the lease is live.
+        assert!(!settles(&t, now()));
+    }
+
+    #[test]
+    fn ended_tasks_are_left_alone_and_a_repeat_is_a_repeat() {
+        let mut delivered = task(TaskState::Delivered);
+        assert_eq!(cancel(&mut delivered, "cli", now()), CancelStep::Ended);
+        assert_eq!(delivered.cancelled, None);
+        let mut cancelled = task(TaskState::Cancelled);
+        assert_eq!(cancel(&mut cancelled, "cli", now()), CancelStep::Repeat);
+    }
+
+    #[test]
+    fn a_move_keeps_the_horizon_length_and_revives_an_ended_task() {
+        let to = now() + Duration::days(30);
+        let mut t = task(TaskState::Pending);
+        assert_eq!(reschedule(&mut t, to, false, now()), MoveStep::Now);
+        assert_eq!((t.not_before, t.available_at), (to, to));
+        assert_eq!(t.retry_horizon_at, to + Duration::hours(1));
+
+        for state in [TaskState::Failed, TaskState::Cancelled] {
+            let mut t = task(state);
+            t.attempt_count = 3;
+            assert_eq!(reschedule(&mut t, to, false, now()), MoveStep::Now);
+            assert_eq!(t.state, TaskState::Pending);
+            assert_eq!(t.finalized_at, None);
+            assert_eq!(t.attempts_since_replay(), 0);
+        }
+
+        let mut t = task(TaskState::Delivered);
+        assert_eq!(reschedule(&mut t, to, false, now()), MoveStep::Refused);
+    }
+
+    #[test]
+    fn an_erased_task_moves_only_with_a_new_payload() {
+        let to = now() + Duration::days(1);
+        let mut t = task(TaskState::Pending);
+        assert!(erase(&mut t, "cli", now()));
+        assert_eq!(t.state, TaskState::Cancelled);
+        assert_eq!(reschedule(&mut t, to, false, now()), MoveStep::Refused);
+        assert_eq!(reschedule(&mut t, to, true, now()), MoveStep::Now);
+        assert_eq!(t.payload_erased_at, None);
+        assert_eq!(t.state, TaskState::Pending);
+    }
+
+    #[test]
+    fn a_change_after_an_expired_lease_logs_the_lost_attempt() {
+        let mut t = task(TaskState::Leased);
+        reschedule(&mut t, now() + Duration::days(2), false, now());
+        let later = now() + Duration::minutes(1);
+        assert!(settles(&t, later));
+        let lost = settle(&mut t, later).expect("the lost attempt");
+        assert_eq!(lost.outcome, AttemptOutcome::Abandoned);
+        assert_eq!(t.state, TaskState::RetryWait);
+        assert_eq!(t.lease_token, None);
+        assert_eq!(t.not_before, now() + Duration::days(2));
+        assert_eq!(t.waiting_change, None);
+    }
+
+    #[test]
+    fn a_delivery_makes_a_waiting_change_lapse_and_a_retry_does_not() {
+        let mut t = task(TaskState::Delivered);
+        t.waiting_change = Some(WaitingChange::Cancel);
+        assert_eq!(settle(&mut t, now()), None);
+        assert_eq!(t.state, TaskState::Delivered);
+        assert_eq!(t.waiting_change, None);
+
+        let mut t = task(TaskState::RetryWait);
+        t.waiting_change = Some(WaitingChange::Cancel);
+        settle(&mut t, now());
+        assert_eq!(t.state, TaskState::Cancelled);
+    }
+
+    #[test]
+    fn retry_now_moves_only_tasks_waiting_for_a_retry() {
+        let mut t = task(TaskState::RetryWait);
+        t.available_at = now() + Duration::minutes(40);
+        assert!(retry_now(&mut t, now()));
+        assert_eq!(t.available_at, now());
+        assert!(!retry_now(&mut t, now()));
+        let mut pending = task(TaskState::Pending);
+        pending.available_at = now() + Duration::minutes(40);
+        assert!(!retry_now(&mut pending, now()));
+    }
+}
