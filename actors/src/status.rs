@@ -32,6 +32,7 @@ pub fn to_json(report: &StatusReport) -> Value {
             "retry_wait": r.retry_wait,
             "delivered": r.delivered,
             "failed": r.failed,
+            "cancelled": r.cancelled,
             "oldest_eligible_seconds": r.oldest_eligible.map(seconds),
             "expired_leases": r.expired_leases,
         })).collect::<Vec<_>>(),
@@ -110,6 +111,7 @@ pub fn to_text(report: &StatusReport, database: &str) -> String {
             "retry_wait",
             "delivered",
             "failed",
+            "cancelled",
             "oldest eligible",
             "expired leases",
         ]
@@ -123,6 +125,7 @@ pub fn to_text(report: &StatusReport, database: &str) -> String {
                 r.retry_wait.to_string(),
                 r.delivered.to_string(),
                 r.failed.to_string(),
+                r.cancelled.to_string(),
                 r.oldest_eligible.map_or_else(|| "-".into(), human),
                 r.expired_leases.to_string(),
             ]);

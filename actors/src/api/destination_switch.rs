@@ -1,12 +1,14 @@
-//! /v1/destinations/{id}/enable and /disable: an operator takes a
-//! destination out of delivery, or brings it back (its waiting tasks then
-//! go out under the usual throttle).
+//! /v1/destinations/{id}/enable, /disable and /retry-now: an operator
+//! takes a destination out of delivery, or brings it back (its waiting
+//! tasks then go out under the usual throttle), and brings its retries
+//! forward once its receiver is fixed.
 
 use actix_web::{web, HttpResponse};
 use remit::domain::{quoted, Destination, DestinationId, InvalidInput};
-use remit::store::{Store, StoreError};
-use serde::Deserialize;
-use utoipa::ToSchema;
+use remit::domain::TenantId;
+use remit::store::{Changes, Store, StoreError};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::body::read_object;
 use super::destinations::DestinationView;
@@ -103,19 +105,32 @@ pub async fn disable(
     Ok(HttpResponse::Ok().json(DestinationView::from(&d)))
 }
 
+/// Whether enabling also brings the destination's retries forward.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EnableQuery {
+    /// Also make every task waiting for a retry due now, as
+    /// `POST /v1/destinations/{id}/retry-now` does.
+    retry_now: Option<bool>,
+}
+
 /// Enable a destination
 ///
 /// Clears its failure streak and the reason it was disabled; its waiting
-/// tasks go out under the usual throttle.
+/// tasks go out under the usual throttle, and with `retry_now=true` those
+/// waiting for a retry go now rather than when their backoff ends.
 #[utoipa::path(
     post,
     path = "/v1/destinations/{id}/enable",
     operation_id = "enable_destination",
     tag = "destinations",
     security(("bearer" = [])),
-    params(("id" = String, Path, description = "The destination's id", min_length = 1, max_length = 200)),
+    params(("id" = String, Path, description = "The destination's id", min_length = 1, max_length = 200),
+           EnableQuery),
     responses(
         (status = 200, description = "Enabled: the stored destination", body = DestinationView),
+        (status = 400, description = "A query parameter is not what this endpoint takes", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 404, description = "No such destination in this region", body = ErrorBody),
@@ -127,11 +142,69 @@ pub async fn enable(
     state: web::Data<ApiState>,
     _admin: Admin,
     id: web::Path<String>,
+    query: web::Query<EnableQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let id = DestinationId::new(&id)?;
     serving(&state, &id).await?;
     let d = state.store.enable_destination(&id).await?;
+    if query.retry_now == Some(true) {
+        state.store.retry_now(&id, None).await?;
+    }
     Ok(HttpResponse::Ok().json(DestinationView::from(&d)))
+}
+
+/// Whose retries to bring forward.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct RetryNowQuery {
+    /// Only this tenant's tasks.
+    #[param(min_length = 1, max_length = 200)]
+    tenant_id: Option<String>,
+}
+
+/// What a retry-now moved.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RetriedNow {
+    /// Tasks that were waiting for a retry and are due now.
+    pub moved: u64,
+}
+
+/// Bring a destination's retries forward
+///
+/// Every task of the destination waiting for a retry (`retry_wait`)
+/// becomes due now, keeping its attempt count and idempotency key: after
+/// a receiver is fixed, its tasks need not wait out their backoff. A pause
+/// the receiver asked for (Retry-After) still holds. No body.
+#[utoipa::path(
+    post,
+    path = "/v1/destinations/{id}/retry-now",
+    operation_id = "retry_destination_now",
+    tag = "destinations",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "The destination's id", min_length = 1, max_length = 200),
+           RetryNowQuery),
+    responses(
+        (status = 200, description = "How many tasks are due now", body = RetriedNow),
+        (status = 400, description = "A query parameter is not what this endpoint takes", body = ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "No such destination in this region", body = ErrorBody),
+        (status = 422, description = "Not a valid destination or tenant id", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
+pub async fn retry_now(
+    state: web::Data<ApiState>,
+    _admin: Admin,
+    id: web::Path<String>,
+    query: web::Query<RetryNowQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let id = DestinationId::new(&id)?;
+    let tenant = query.tenant_id.as_deref().map(TenantId::new).transpose()?;
+    serving(&state, &id).await?;
+    let moved = state.store.retry_now(&id, tenant.as_ref()).await?;
+    Ok(HttpResponse::Ok().json(RetriedNow { moved }))
 }
 
 /// The destination, when it is this region's; another region's is

@@ -133,6 +133,14 @@ impl ApiError {
 }
 
 impl ApiError {
+    /// A query string that does not fit the route's parameters.
+    pub fn from_query(error: &actix_web::error::QueryPayloadError) -> Self {
+        ApiError::BadRequest {
+            field: None,
+            message: format!("the query string is not what this endpoint takes: {error}"),
+        }
+    }
+
     /// The documented error body, `{"error": {"code", "field", "message"}}`.
     pub fn body(&self) -> ErrorBody {
         let message = match self {

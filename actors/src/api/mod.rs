@@ -14,9 +14,10 @@
 //! - `body`: request bodies, JSON objects only, with errors naming the field.
 //! - `payload`: a task's payload kept byte for byte.
 //! - `secrets`: a destination's signing secrets (rotate, list).
-//! - `destinations`, `destination_switch` (enable, disable), `tasks`,
-//!   `batch`, `replays` (bulk replay): the handlers, which see only their
-//!   own region's destinations and tasks.
+//! - `destinations`, `destination_switch` (enable, disable, retry now),
+//!   `tasks`, `batch`, `replays` (bulk replay), `task_changes` (cancel,
+//!   reschedule, erase), `listings` (pages of tasks and destinations): the
+//!   handlers, which see only their own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
 mod auth;
@@ -28,11 +29,13 @@ mod destination_switch;
 mod destinations;
 mod error;
 mod failures;
+mod listings;
 mod openapi;
 mod payload;
 mod replays;
 mod scopes;
 mod secrets;
+mod task_changes;
 mod task_views;
 mod tasks;
 mod tokens;
@@ -57,8 +60,11 @@ pub use caller::{Admin, Caller};
 pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
+pub use listings::TaskQuery;
 pub use replays::{ReplayJobView, ReplayRequest};
 pub use secrets::{CheckedRotation, RotateSecret};
+pub use task_changes::RescheduleTask;
+pub use task_views::TaskFields;
 pub use tasks::{CreateTask, TaskRules};
 pub use tokens::{CreateToken, TokenView};
 
@@ -150,6 +156,9 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .error_handler(|e, _| ApiError::from_json(&e).into()),
         )
         .app_data(web::PathConfig::default())
+        .app_data(
+            web::QueryConfig::default().error_handler(|e, _| ApiError::from_query(&e).into()),
+        )
         .service(resource("/openapi.json", "GET").route(web::get().to(openapi::document)))
         .service(
             web::scope("/v1")
@@ -160,7 +169,15 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .wrap(from_fn(auth::require_token))
                 .wrap(from_fn(failures::log_server_errors))
                 .wrap(from_fn(telemetry::trace_request))
-                .service(v1("/v1/destinations", "POST").route(web::post().to(destinations::create)))
+                .service(
+                    v1("/v1/destinations", "GET, POST")
+                        .route(web::get().to(listings::destinations))
+                        .route(web::post().to(destinations::create)),
+                )
+                .service(
+                    v1("/v1/destinations/{id}/retry-now", "POST")
+                        .route(web::post().to(destination_switch::retry_now)),
+                )
                 .service(
                     v1("/v1/destinations/{id}/enable", "POST")
                         .route(web::post().to(destination_switch::enable)),
@@ -175,7 +192,11 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         .route(web::get().to(secrets::list))
                         .route(web::post().to(secrets::rotate)),
                 )
-                .service(v1("/v1/tasks", "POST").route(web::post().to(tasks::create)))
+                .service(
+                    v1("/v1/tasks", "GET, POST")
+                        .route(web::get().to(listings::tasks))
+                        .route(web::post().to(tasks::create)),
+                )
                 .service(
                     v1("/v1/tasks/batch", "POST")
                         .app_data(
@@ -190,6 +211,32 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .service(v1("/v1/replays/{id}", "GET").route(web::get().to(replays::get)))
                 .service(v1("/v1/tasks/{id}", "GET").route(web::get().to(tasks::get)))
                 .service(v1("/v1/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)))
+                .service(
+                    v1("/v1/tasks/{id}/cancel", "POST").route(web::post().to(task_changes::cancel)),
+                )
+                .service(
+                    v1("/v1/tasks/{id}/reschedule", "POST")
+                        .route(web::post().to(task_changes::reschedule)),
+                )
+                .service(
+                    v1("/v1/tasks/{id}/erase", "POST").route(web::post().to(task_changes::erase)),
+                )
+                .service(
+                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/cancel", "POST")
+                        .route(web::post().to(task_changes::cancel_reminder)),
+                )
+                .service(
+                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/reschedule", "POST")
+                        .route(web::post().to(task_changes::reschedule_reminder)),
+                )
+                .service(
+                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/erase", "POST")
+                        .route(web::post().to(task_changes::erase_reminder)),
+                )
+                .service(
+                    v1("/v1/tenants/{tenant_id}/erase", "POST")
+                        .route(web::post().to(task_changes::erase_tenant)),
+                )
                 .service(
                     v1("/v1/tokens", "GET, POST")
                         .route(web::get().to(tokens::list))

@@ -16,7 +16,7 @@ use utoipa::{Modify, OpenApi};
         title = "remit",
         version = env!("CARGO_PKG_VERSION"),
         description = "Durable webhook delivery: register destinations, schedule webhooks, \
-            inspect and replay them. Every path under /v1 needs `Authorization: Bearer <token>`, \
+            list, inspect, replay, cancel, move and erase them. Every path under /v1 needs `Authorization: Bearer <token>`, \
             checked before the body is read: the bootstrap token (`api.token`, admin) or an API \
             token. Each operation's `security` lists the token scopes that may call it, one \
             requirement per scope (any one suffices). Errors all have the `ErrorBody` shape and \
@@ -29,15 +29,25 @@ use utoipa::{Modify, OpenApi};
         super::metrics,
         document,
         super::destinations::create,
+        super::listings::destinations,
         super::destinations::get,
         super::secrets::rotate,
         super::secrets::list,
         super::destination_switch::disable,
         super::destination_switch::enable,
+        super::destination_switch::retry_now,
         super::tasks::create,
+        super::listings::tasks,
         super::batch::create,
         super::tasks::get,
         super::tasks::replay,
+        super::task_changes::cancel,
+        super::task_changes::reschedule,
+        super::task_changes::erase,
+        super::task_changes::cancel_reminder,
+        super::task_changes::reschedule_reminder,
+        super::task_changes::erase_reminder,
+        super::task_changes::erase_tenant,
         super::replays::create,
         super::replays::get,
         super::tokens::create,
@@ -47,7 +57,7 @@ use utoipa::{Modify, OpenApi};
     modifiers(&BearerToken),
     tags(
         (name = "destinations", description = "Receivers of webhooks"),
-        (name = "tasks", description = "Logical webhooks: schedule, inspect, replay"),
+        (name = "tasks", description = "Logical webhooks: schedule, list, inspect, replay, cancel, reschedule, erase"),
         (name = "tokens", description = "API tokens and their scopes (admin)"),
         (name = "probes", description = "Liveness, readiness and metrics; no token needed"),
         (name = "meta", description = "This document; no token needed"),

@@ -45,7 +45,7 @@ pub struct ReplayRequest {
 /// The longest reason accepted, in bytes.
 const MAX_REASON_BYTES: usize = 200;
 
-fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, InvalidInput> {
+pub(super) fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, InvalidInput> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| {

@@ -2,7 +2,7 @@
 //! JSON and as the OpenAPI schemas that describe it. Never a payload.
 
 use chrono::{DateTime, Utc};
-use remit::domain::{Attempt, AttemptOutcome, Task, TaskState};
+use remit::domain::{Attempt, AttemptOutcome, Task, TaskState, WaitingChange};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -38,6 +38,7 @@ pub enum TaskStateView {
     RetryWait,
     Delivered,
     Failed,
+    Cancelled,
 }
 
 impl From<TaskState> for TaskStateView {
@@ -48,13 +49,33 @@ impl From<TaskState> for TaskStateView {
             TaskState::RetryWait => Self::RetryWait,
             TaskState::Delivered => Self::Delivered,
             TaskState::Failed => Self::Failed,
+            TaskState::Cancelled => Self::Cancelled,
         }
     }
 }
 
-/// A task as `GET /v1/tasks/{id}` shows it; never its payload.
+/// A task as `GET /v1/tasks/{id}` shows it, with its attempt log; never
+/// its payload.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TaskView {
+    #[serde(flatten)]
+    pub task: TaskFields,
+    /// The attempt log, oldest first.
+    pub attempts: Vec<AttemptView>,
+}
+
+impl TaskView {
+    pub fn new(task: &Task, attempts: &[Attempt]) -> Self {
+        Self {
+            task: TaskFields::from(task),
+            attempts: attempts.iter().map(AttemptView::from).collect(),
+        }
+    }
+}
+
+/// A task's envelope and state, as a list shows it; never its payload.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaskFields {
     pub id: uuid::Uuid,
     pub tenant_id: String,
     pub reminder_id: String,
@@ -78,7 +99,8 @@ pub struct TaskView {
     #[schema(required = true)]
     pub last_status: Option<u16>,
     /// Why the task failed: `http_<status>`, `redirect_<status>`,
-    /// `retry_horizon`, `max_attempts` or `blocked_address`.
+    /// `retry_horizon`, `max_attempts`, `blocked_address` or
+    /// `destination_disabled`.
     #[schema(required = true)]
     pub failure_reason: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -87,16 +109,42 @@ pub struct TaskView {
     pub delivered_at: Option<DateTime<Utc>>,
     #[schema(required = true)]
     pub finalized_at: Option<DateTime<Utc>>,
-    /// The attempt log, oldest first.
-    pub attempts: Vec<AttemptView>,
     /// The line the task waits in: tasks of its destination with this key
     /// go one at a time, in order. `null` for no order.
     #[schema(required = true)]
     pub ordering_key: Option<String>,
+    /// Who cancelled the task (a token's id, `bootstrap` or `cli`) and
+    /// when they asked; kept when the attempt in flight then delivered it.
+    #[schema(required = true)]
+    pub cancelled: Option<CancellationView>,
+    /// A change asked while an attempt was in flight, applied when that
+    /// attempt ends without a delivery: `cancel`, or `move` to `move_to`.
+    #[schema(required = true)]
+    pub waiting_change: Option<WaitingChangeView>,
+    #[schema(required = true)]
+    pub move_to: Option<DateTime<Utc>>,
+    /// When the payload was erased: remit no longer holds it.
+    #[schema(required = true)]
+    pub payload_erased_at: Option<DateTime<Utc>>,
 }
 
-impl TaskView {
-    pub fn new(task: &Task, attempts: &[Attempt]) -> Self {
+/// Who cancelled a task, and when they asked.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CancellationView {
+    pub at: DateTime<Utc>,
+    pub by: String,
+}
+
+/// A change waiting for the attempt in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingChangeView {
+    Cancel,
+    Move,
+}
+
+impl From<&Task> for TaskFields {
+    fn from(task: &Task) -> Self {
         Self {
             id: task.id.0,
             tenant_id: task.tenant_id.as_str().to_owned(),
@@ -117,8 +165,17 @@ impl TaskView {
             updated_at: task.updated_at,
             delivered_at: task.delivered_at,
             finalized_at: task.finalized_at,
-            attempts: attempts.iter().map(AttemptView::from).collect(),
             ordering_key: task.ordering_key.as_ref().map(|k| k.as_str().to_owned()),
+            cancelled: task.cancelled.as_ref().map(|c| CancellationView {
+                at: c.at,
+                by: c.by.clone(),
+            }),
+            waiting_change: task.waiting_change.map(|c| match c {
+                WaitingChange::Cancel => WaitingChangeView::Cancel,
+                WaitingChange::Move(_) => WaitingChangeView::Move,
+            }),
+            move_to: task.waiting_change.and_then(|c| c.move_to()),
+            payload_erased_at: task.payload_erased_at,
         }
     }
 }
@@ -210,13 +267,7 @@ mod tests {
     // The views must say what the domain's stable labels say.
     #[test]
     fn states_and_outcomes_keep_their_labels() {
-        for state in [
-            TaskState::Pending,
-            TaskState::Leased,
-            TaskState::RetryWait,
-            TaskState::Delivered,
-            TaskState::Failed,
-        ] {
+        for state in TaskState::ALL {
             let view = serde_json::to_value(TaskStateView::from(state)).unwrap();
             assert_eq!(view, state.as_str());
         }

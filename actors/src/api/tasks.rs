@@ -101,6 +101,26 @@ fn latest_not_before() -> DateTime<Utc> {
     DateTime::from_timestamp(253_086_767_999, 999_999_999).unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
+/// A task's deadline as a request writes it: RFC 3339 with an offset,
+/// within the years remit can write back.
+pub(super) fn parse_not_before(text: &str) -> Result<DateTime<Utc>, InvalidInput> {
+    let not_before = DateTime::parse_from_rfc3339(text)
+        .map_err(|e| {
+            InvalidInput::new(
+                "not_before",
+                format!("must be RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z ({e})"),
+            )
+        })?
+        .with_timezone(&Utc);
+    if !(earliest_not_before()..=latest_not_before()).contains(&not_before) {
+        return Err(InvalidInput::new(
+            "not_before",
+            "must be from 0001-01-01T00:00:00Z to 9989-12-31T23:59:59Z",
+        ));
+    }
+    Ok(not_before)
+}
+
 /// A count of seconds: an integer, or a number with no fraction.
 #[derive(Debug, Clone, Copy)]
 pub struct WholeSeconds(u64);
@@ -199,20 +219,7 @@ impl CreateTask {
                 ),
             ));
         }
-        let not_before = DateTime::parse_from_rfc3339(&self.not_before)
-            .map_err(|e| {
-                InvalidInput::new(
-                    "not_before",
-                    format!("must be RFC 3339 with an offset, e.g. 2026-08-13T09:00:00Z ({e})"),
-                )
-            })?
-            .with_timezone(&Utc);
-        if !(earliest_not_before()..=latest_not_before()).contains(&not_before) {
-            return Err(InvalidInput::new(
-                "not_before",
-                "must be from 0001-01-01T00:00:00Z to 9989-12-31T23:59:59Z",
-            ));
-        }
+        let not_before = parse_not_before(&self.not_before)?;
         let retry_horizon = match self.retry_horizon_seconds {
             None => rules.horizon,
             Some(WholeSeconds(s)) => i64::try_from(s)
@@ -317,7 +324,7 @@ pub async fn create(
     })
 }
 
-fn task_id(raw: &str) -> Result<TaskId, ApiError> {
+pub(super) fn task_id(raw: &str) -> Result<TaskId, ApiError> {
     uuid::Uuid::parse_str(raw)
         .map(TaskId)
         .map_err(|_| ApiError::NotFound(format!("no task with id {}", remit::domain::quoted(raw))))
@@ -328,7 +335,7 @@ fn task_id(raw: &str) -> Result<TaskId, ApiError> {
 /// API reveals nothing about another's (not even that the id exists).
 /// The task, if it is this region's and the caller may see its tenant:
 /// any other is answered exactly as one that does not exist.
-async fn own_task(state: &ApiState, caller: &Caller, id: TaskId) -> Result<Task, ApiError> {
+pub(super) async fn own_task(state: &ApiState, caller: &Caller, id: TaskId) -> Result<Task, ApiError> {
     state
         .store
         .task(id)
@@ -337,7 +344,7 @@ async fn own_task(state: &ApiState, caller: &Caller, id: TaskId) -> Result<Task,
         .ok_or_else(|| missing_task(id))
 }
 
-fn missing_task(id: TaskId) -> ApiError {
+pub(super) fn missing_task(id: TaskId) -> ApiError {
     ApiError::NotFound(format!("no task with id {id}"))
 }
 

@@ -160,6 +160,106 @@ pub enum Command {
     /// Schedule one webhook (prints its task id and idempotency key), or
     /// many from a file with --file.
     Schedule(ScheduleArgs),
+    /// Cancel a task that has not ended: one not in flight ends
+    /// `cancelled` now; one in flight ends so after its attempt, unless
+    /// that attempt delivers it.
+    Cancel(TaskArgs),
+    /// Move a task that has not been delivered to a new deadline, with a
+    /// new payload if given; the idempotency key stays. A failed or
+    /// cancelled task comes back `pending`.
+    Reschedule {
+        #[command(flatten)]
+        task: TaskArgs,
+        /// The new deadline, RFC 3339 (e.g. 2026-10-01T09:00:00Z).
+        #[arg(long)]
+        not_before: String,
+        /// A file holding the new JSON payload, or `-` for standard input.
+        #[arg(long, value_name = "PATH", conflicts_with = "payload")]
+        payload_file: Option<PathBuf>,
+        /// The new JSON payload itself (visible in the process list).
+        #[arg(long)]
+        payload: Option<String>,
+    },
+    /// Erase a task's payload (the task and its attempt log stay), or
+    /// every payload of a tenant with --tenant alone; a task that has not
+    /// ended is cancelled by it.
+    Erase(EraseArgs),
+    /// Make every task of a destination waiting for a retry due now (after
+    /// its receiver is fixed), keeping attempts and keys.
+    RetryNow {
+        #[arg(long)]
+        destination: String,
+        /// Only this tenant's tasks.
+        #[arg(long)]
+        tenant: Option<String>,
+    },
+    /// List a region's tasks, newest first, with the console's filters;
+    /// never a payload.
+    Tasks(TaskListArgs),
+}
+
+/// Which task a change is for: its id, or its tenant and reminder.
+#[derive(Debug, clap::Args)]
+pub struct TaskArgs {
+    /// The task's id.
+    #[arg(long, conflicts_with_all = ["tenant", "reminder"], required_unless_present = "tenant")]
+    pub task: Option<String>,
+    /// The tenant it was scheduled for (with --reminder).
+    #[arg(long, requires = "reminder")]
+    pub tenant: Option<String>,
+    #[arg(long, requires = "tenant")]
+    pub reminder: Option<String>,
+    /// The region to find the reminder in (default: the configured one).
+    #[arg(long)]
+    pub region: Option<String>,
+}
+
+/// `remit erase`: one task, one reminder, or a whole tenant.
+#[derive(Debug, clap::Args)]
+pub struct EraseArgs {
+    /// The task's id.
+    #[arg(long, conflicts_with_all = ["tenant", "reminder"], required_unless_present = "tenant")]
+    pub task: Option<String>,
+    /// The tenant: alone, every payload of it in every region; with
+    /// --reminder, that reminder's.
+    #[arg(long)]
+    pub tenant: Option<String>,
+    #[arg(long, requires = "tenant")]
+    pub reminder: Option<String>,
+    /// The region to find the reminder in (default: the configured one).
+    #[arg(long)]
+    pub region: Option<String>,
+}
+
+/// `remit tasks`: the filters of GET /v1/tasks.
+#[derive(Debug, clap::Args)]
+pub struct TaskListArgs {
+    #[arg(long)]
+    pub tenant: Option<String>,
+    #[arg(long)]
+    pub reminder: Option<String>,
+    #[arg(long)]
+    pub destination: Option<String>,
+    /// pending, leased, retry_wait, delivered, failed or cancelled.
+    #[arg(long)]
+    pub state: Option<String>,
+    /// Only tasks due (not_before) at or after this instant, RFC 3339.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Only tasks due (not_before) before this instant, RFC 3339.
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Tasks scheduled before this one (the `next` a page printed).
+    #[arg(long)]
+    pub before: Option<String>,
+    /// At most this many, 1 to 500.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+    /// The region (default: the configured one).
+    #[arg(long)]
+    pub region: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
 }
 
 /// `remit schedule`: one webhook from flags, or many from `--file`.

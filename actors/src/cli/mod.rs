@@ -18,6 +18,8 @@ mod rekey;
 mod replay;
 mod schedule;
 mod status;
+mod task_changes;
+mod tasks;
 mod token;
 mod transfer;
 
@@ -165,6 +167,19 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
         Command::Rekey { batch } => rekey::run(&config, batch).await,
         Command::Export { file } => transfer::export(&config, &file).await,
         Command::Import { file } => transfer::import(&config, &file).await,
+        Command::Cancel(args) => task_changes::cancel(&config, args).await,
+        Command::Reschedule {
+            task,
+            not_before,
+            payload_file,
+            payload,
+        } => task_changes::reschedule(&config, task, not_before, payload_file, payload).await,
+        Command::Erase(args) => task_changes::erase(&config, args).await,
+        Command::RetryNow {
+            destination,
+            tenant,
+        } => task_changes::retry_now(&config, destination, tenant).await,
+        Command::Tasks(args) => tasks::run(&config, args).await,
         Command::Keygen | Command::Run { .. } | Command::Console { .. } => Ok(()),
     }
 }

@@ -110,7 +110,7 @@ async fn from_file(config: &Config, path: &Path) -> Result<(), CliError> {
 }
 
 /// The payload from `--payload-file PATH`, or from standard input for `-`.
-fn read_payload_file(path: &Path) -> Result<String, CliError> {
+pub(super) fn read_payload_file(path: &Path) -> Result<String, CliError> {
     use std::io::Read;
     let flag = format!("--payload-file {}", path.display());
     let mut bytes = Vec::new();

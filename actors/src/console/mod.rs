@@ -37,6 +37,7 @@ mod session;
 mod sign_in;
 mod sign_in_guard;
 mod sign_in_limit;
+mod task_changes;
 mod tasks;
 
 use std::sync::Arc;
@@ -146,6 +147,8 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
                 .route("/tasks", web::get().to(tasks::search))
                 .route("/tasks/{id}", web::get().to(tasks::page))
                 .route("/tasks/{id}/replay", web::post().to(tasks::replay))
+                .route("/tasks/{id}/cancel", web::post().to(task_changes::cancel))
+                .route("/tasks/{id}/reschedule", web::post().to(task_changes::reschedule))
                 .route("/replays", web::post().to(replays::create))
                 .route("/replays/{id}", web::get().to(replays::page))
                 .route("/assets/console.css", web::get().to(style_sheet))

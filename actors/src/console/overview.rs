@@ -89,13 +89,14 @@ pub async fn page(
 }
 
 /// The counts by the names `remit status --format json` gives them.
-fn named_counts(counts: &RegionStatus) -> [(&'static str, i64); 6] {
+fn named_counts(counts: &RegionStatus) -> [(&'static str, i64); 7] {
     [
         ("pending", counts.pending),
         ("leased", counts.leased),
         ("retry_wait", counts.retry_wait),
         ("delivered", counts.delivered),
         ("failed", counts.failed),
+        ("cancelled", counts.cancelled),
         ("expired_leases", counts.expired_leases),
     ]
 }

@@ -94,7 +94,7 @@ fn task_state(text: &str) -> Result<TaskState, ConsoleError> {
     TaskState::from_label(text).ok_or_else(|| {
         ConsoleError::bad(
             "state",
-            "must be one of pending, leased, retry_wait, delivered, failed",
+            "must be one of pending, leased, retry_wait, delivered, failed, cancelled",
         )
     })
 }

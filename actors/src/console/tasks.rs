@@ -1,13 +1,14 @@
 //! Tasks: the search (by id, tenant, reminder, destination, state and
 //! time range, newest first, a page at a time), a task's page (its
 //! envelope and attempts, never its payload) and replaying one failed
-//! task with the same store call as `POST /v1/tasks/{id}/replay`. A
+//! task with the same store call as `POST /v1/tasks/{id}/replay` (its
+//! cancel and move are `task_changes`). A
 //! tenant-limited token sees only its tenants' tasks; another's task page
 //! is answered as one that does not exist.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
-use remit::domain::{Attempt, Task, TaskId, TaskState};
+use remit::domain::{Attempt, Task, TaskId, TaskState, WaitingChange};
 use remit::store::Reports;
 use remit::store::{Replayed, Store};
 use serde::Deserialize;
@@ -17,6 +18,7 @@ use super::layout::{instant, maybe_instant, see_other, Page, Section};
 use super::replays::bulk_replay_form;
 use super::search::{task_id, Search};
 use super::session::Viewer;
+use super::task_changes;
 use super::{session, ConsoleError, ConsoleState};
 
 /// Tasks listed on one page.
@@ -136,7 +138,7 @@ fn row(task: &Task) -> Markup {
 
 /// The task, if it is this region's and the viewer may see its tenant:
 /// any other is answered as one that does not exist.
-async fn own_task(state: &ConsoleState, viewer: &Viewer, raw: &str) -> Result<Task, ConsoleError> {
+pub(super) async fn own_task(state: &ConsoleState, viewer: &Viewer, raw: &str) -> Result<Task, ConsoleError> {
     let missing =
         || ConsoleError::NotFound(format!("no task with id {}", remit::domain::quoted(raw)));
     let id = uuid::Uuid::parse_str(raw)
@@ -175,6 +177,7 @@ pub async fn page(
                     button #replay-button type="submit" { "Replay this task" }
                 }
             }
+            (task_changes::forms(&viewer, &task))
             h2 { "Attempts" }
             @if attempts.is_empty() {
                 p { "No attempt yet." }
@@ -227,6 +230,18 @@ fn envelope(task: &Task) -> Markup {
             (item("created_at", "created", instant(task.created_at)))
             (item("delivered_at", "delivered", maybe_instant(task.delivered_at)))
             (item("finalized_at", "ended", maybe_instant(task.finalized_at)))
+            @if let Some(c) = &task.cancelled {
+                (item("cancelled", "cancelled", html! { (instant(c.at)) " by " (c.by) }))
+            }
+            @if let Some(change) = task.waiting_change {
+                (item("waiting_change", "after the attempt in flight", text(&match change {
+                    WaitingChange::Cancel => "cancel".to_owned(),
+                    WaitingChange::Move(at) => format!("move to {}", at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                })))
+            }
+            @if let Some(at) = task.payload_erased_at {
+                (item("payload_erased_at", "payload erased", instant(at)))
+            }
         }
     }
 }

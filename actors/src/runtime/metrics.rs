@@ -47,6 +47,9 @@ pub struct Metrics {
     queue_read_at: Gauge<f64, std::sync::atomic::AtomicU64>,
     deadline_to_delivery: Histogram,
     console_sign_ins_refused: Counter,
+    cancelled: Counter,
+    erased: Counter,
+    rescheduled: Counter,
     named: Mutex<HashSet<DestinationId>>,
     /// Whether `other` has been given out (and its series exported).
     other: std::sync::atomic::AtomicBool,
@@ -92,6 +95,9 @@ impl Metrics {
                 1800.0, 3600.0, 7200.0, 21600.0,
             ]),
             console_sign_ins_refused: Counter::default(),
+            cancelled: Counter::default(),
+            erased: Counter::default(),
+            rescheduled: Counter::default(),
             named: Mutex::default(),
             other: std::sync::atomic::AtomicBool::new(false),
             max_destinations,
@@ -207,6 +213,21 @@ impl Metrics {
             "Console sign-ins refused (429) because their client address failed too many recently (console.sign_in_failures)",
             metrics.console_sign_ins_refused.clone(),
         );
+        registry.register(
+            "tasks_cancelled",
+            "Tasks cancelled through this process (by hand, by erasure, or after the attempt in flight)",
+            metrics.cancelled.clone(),
+        );
+        registry.register(
+            "payloads_erased",
+            "Task payloads erased through this process",
+            metrics.erased.clone(),
+        );
+        registry.register(
+            "tasks_rescheduled",
+            "Tasks moved to a new deadline through this process",
+            metrics.rescheduled.clone(),
+        );
         // Known label values start at 0, so an alert sees 0, not "absent".
         start_at_zero(
             &metrics.responses,
@@ -318,6 +339,19 @@ impl Metrics {
     /// A finish of this process disabled a destination.
     pub fn auto_disabled(&self) {
         self.auto_disabled.inc();
+    }
+
+    /// Tasks this process cancelled, erased or moved for an operator.
+    pub fn cancelled(&self, n: u64) {
+        self.cancelled.inc_by(n);
+    }
+
+    pub fn erased(&self, n: u64) {
+        self.erased.inc_by(n);
+    }
+
+    pub fn rescheduled(&self) {
+        self.rescheduled.inc();
     }
 
     pub fn released(&self) {

@@ -4,13 +4,14 @@
 //! `metrics.queue_interval_seconds` it also refreshes the queue gauges of
 //! /metrics from one query of the region's live tasks, and fails the
 //! tasks of disabled destinations whose retry horizon has passed (they
-//! would otherwise wait forever).
+//! would otherwise wait forever), and settles the changes (cancels, moves)
+//! that waited for an attempt in flight to end.
 
 use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::ReconcileRequest;
-use remit::store::Reports;
+use remit::store::{Changes, Reports};
 use remit::store::Store;
 use slog::{info, warn};
 
@@ -127,6 +128,31 @@ impl Reconciler {
     }
 }
 
+/// Most waiting changes settled in one step.
+const SETTLE_BATCH: u32 = 500;
+
+impl Reconciler {
+    fn settle_changes(&mut self, ctx: &mut Context<Self>) {
+        let store = self.shared.store.clone();
+        let region = self.shared.region;
+        guard::caught(async move { store.settle_changes(region, SETTLE_BATCH).await })
+            .into_actor(self)
+            .map(|result, this, ctx| match result {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => info!(this.shared.log, "changes settled after their attempts";
+                                   "tasks" => n),
+                Ok(Err(e)) => warn!(this.shared.log, "could not settle the changes waiting for attempts";
+                                "error" => %crate::error_chain(&e)),
+                Err(panic) => {
+                    warn!(this.shared.log, "settling changes panicked; restarting the reconciler";
+                          "panic" => %panic);
+                    ctx.stop();
+                }
+            })
+            .wait(ctx);
+    }
+}
+
 impl Actor for Reconciler {
     type Context = Context<Self>;
 
@@ -134,9 +160,11 @@ impl Actor for Reconciler {
         let gauges = Duration::from_secs(self.shared.config.metrics.queue_interval_seconds.max(1));
         self.measure(ctx);
         self.expire_disabled(ctx);
+        self.settle_changes(ctx);
         ctx.run_interval(gauges, |this, ctx| {
             guard::step(this, ctx, |this, ctx| this.measure(ctx));
             guard::step(this, ctx, |this, ctx| this.expire_disabled(ctx));
+            guard::step(this, ctx, |this, ctx| this.settle_changes(ctx));
         });
         let every = self.shared.config.reconcile.interval_seconds;
         if every > 0 {

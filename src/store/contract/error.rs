@@ -21,6 +21,10 @@ pub enum StoreError {
     NotFound { what: &'static str, id: String },
     #[error("payload: {0}")]
     Payload(PayloadCryptoError),
+    /// The task's payload was erased by an operator: there is nothing to
+    /// open or send.
+    #[error("the payload of task {task} was erased")]
+    Erased { task: String },
     /// A stored signing secret that the configured key cannot open (its
     /// value is never part of an error).
     #[error("signing secret {id} of destination {destination}: {source}")]

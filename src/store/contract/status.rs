@@ -78,6 +78,7 @@ pub struct RegionStatus {
     pub retry_wait: i64,
     pub delivered: i64,
     pub failed: i64,
+    pub cancelled: i64,
     /// How long the oldest task that is due and not leased has waited
     /// since it became due.
     pub oldest_eligible: Option<Duration>,

@@ -2,13 +2,13 @@
 //! whichever backend this is, unchanged.
 
 use super::Database;
-use crate::domain::{Region, TaskId};
+use crate::domain::{DestinationId, Region, TaskId, TenantId};
 use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
 };
 use crate::store::{
-    DestinationRecord, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
+    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Move, Reschedule, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
     Reports, StatusReport, StoreError, TaskRecord, Transfer,
 };
 
@@ -126,5 +126,40 @@ impl ReplayJobs for Database {
         batch: u32,
     ) -> Result<ReplayJob, StoreError> {
         on_store!(self, s => ReplayJobs::advance_replay_job(s, id, batch).await)
+    }
+}
+
+impl Changes for Database {
+    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
+        on_store!(self, s => Changes::cancel(s, id, by).await)
+    }
+
+    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
+        on_store!(self, s => Changes::reschedule(s, id, change).await)
+    }
+
+    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
+        on_store!(self, s => Changes::erase(s, id, by).await)
+    }
+
+    async fn erase_tenant(
+        &self,
+        tenant: &TenantId,
+        by: &str,
+        limit: u32,
+    ) -> Result<ErasedTenant, StoreError> {
+        on_store!(self, s => Changes::erase_tenant(s, tenant, by, limit).await)
+    }
+
+    async fn retry_now(
+        &self,
+        destination: &DestinationId,
+        tenant: Option<&TenantId>,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => Changes::retry_now(s, destination, tenant).await)
+    }
+
+    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
+        on_store!(self, s => Changes::settle_changes(s, region, limit).await)
     }
 }

@@ -94,10 +94,12 @@ const CLAIM_TEMPLATE: &str = include_str!("claim.sql");
 /// (`pending`, `retry_wait`), or leased with the lease run out and past
 /// its deadline. (`available_at >= not_before` is a CHECK, so an unleased
 /// row due now is past its deadline too; a lease carries no such
-/// promise.) The same states as `lifecycle::claimable_since`.
-const CLAIMABLE: &str = "(t.state IN ('pending', 'retry_wait') \
+/// promise.) A row with a change waiting for its attempt is never taken:
+/// the settle applies the change (`changes::settle`). The same rule as
+/// `lifecycle::claimable_since`.
+const CLAIMABLE: &str = "(t.waiting_change IS NULL AND (t.state IN ('pending', 'retry_wait') \
     OR (t.state = 'leased' AND t.lease_expires_at <= (SELECT now FROM clock) \
-        AND t.not_before <= (SELECT now FROM clock)))";
+        AND t.not_before <= (SELECT now FROM clock))))";
 
 /// Whether task row `t` may go, by its ordering line: a row with an
 /// `ordering_key` waits while any other row of its destination and key

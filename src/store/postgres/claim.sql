@@ -263,8 +263,8 @@ claimed AS (
               t.available_at, t.retry_horizon_at, t.lease_token, t.lease_owner, t.lease_expires_at,
               t.attempt_count, t.idempotency_key, t.payload_ref, t.last_status, t.failure_reason,
               t.created_at, t.updated_at, t.delivered_at, t.finalized_at, t.attempts_before_replay,
-              t.ordering_key,
-              t.traceparent
+              t.ordering_key, t.traceparent, t.cancelled_at, t.cancelled_by, t.waiting_change,
+              t.move_to, t.payload_erased_at
 ),
 abandoned AS (
     INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, outcome, recorded_at)

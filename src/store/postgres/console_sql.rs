@@ -89,10 +89,12 @@ pub fn search_tasks(
             Some(SearchParam::Text(state.as_str().to_owned())),
         );
         // Said again in terms an index serves: a failed row has a reason
-        // (the partial `tasks_failed`), a row not yet ended is in the
+        // (the partial `tasks_failed`), a cancelled one a `cancelled_at`
+        // (the partial `tasks_cancelled`), a row not yet ended is in the
         // queue; a delivered one is read newest first by id.
         match state {
             TaskState::Failed => and("t.failure_reason IS NOT NULL", None),
+            TaskState::Cancelled => and("t.cancelled_at IS NOT NULL", None),
             TaskState::Delivered => and("t.finalized_at IS NOT NULL", None),
             _ => and(
                 "t.id IN (SELECT live.task_id FROM task_queue live WHERE live.region = $1)",

@@ -1,15 +1,15 @@
 //! The contract's traits beside `Store` on PostgreSQL, each call passed to
 //! the module that holds its statements.
 
-use super::{console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore};
-use crate::domain::{Region, TaskId};
+use super::{changes, console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore};
+use crate::domain::{DestinationId, Region, TaskId, TenantId};
 use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage, MAX_PAGE,
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    DestinationRecord, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
+    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Move, Reschedule, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
     Reports, StatusReport, StoreError, TaskRecord, Transfer,
 };
 
@@ -129,5 +129,40 @@ impl ReplayJobs for PgStore {
         batch: u32,
     ) -> Result<ReplayJob, StoreError> {
         replay_jobs::advance(self, id, batch).await
+    }
+}
+
+impl Changes for PgStore {
+    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
+        changes::cancel(self, id, by).await
+    }
+
+    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
+        changes::reschedule(self, id, change).await
+    }
+
+    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
+        changes::erase(self, id, by).await
+    }
+
+    async fn erase_tenant(
+        &self,
+        tenant: &TenantId,
+        by: &str,
+        limit: u32,
+    ) -> Result<ErasedTenant, StoreError> {
+        changes::erase_tenant(self, tenant, by, limit).await
+    }
+
+    async fn retry_now(
+        &self,
+        destination: &DestinationId,
+        tenant: Option<&TenantId>,
+    ) -> Result<u64, StoreError> {
+        changes::retry_now(self, destination, tenant).await
+    }
+
+    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
+        changes::settle_changes(self, region, limit).await
     }
 }

@@ -66,6 +66,7 @@ macro_rules! ended_task {
 }
 
 mod api_tokens;
+mod changes;
 mod claim;
 mod connect;
 mod console;

@@ -54,7 +54,7 @@ upcoming AS MATERIALIZED (
            (SELECT live.available_at FROM task_queue live JOIN tasks t ON t.id = live.task_id
             WHERE live.region = (SELECT region FROM params)
               AND live.destination_id COLLATE "C" = w.id
-              AND t.state IN ('pending', 'retry_wait')
+              AND t.state IN ('pending', 'retry_wait') AND t.waiting_change IS NULL
             ORDER BY live.available_at LIMIT 1) AS first_unleased
     FROM walk w JOIN destinations d ON d.id = (w.id COLLATE "default")
     WHERE w.id IS NOT NULL AND d.enabled
@@ -68,7 +68,7 @@ earliest AS MATERIALIZED (
              WHERE live.region = (SELECT region FROM params)
                AND live.destination_id COLLATE "C" = u.id
                AND live.available_at > (SELECT since FROM params)
-               AND t.state IN ('pending', 'retry_wait')
+               AND t.state IN ('pending', 'retry_wait') AND t.waiting_change IS NULL
              ORDER BY live.available_at LIMIT 1)
         -- Due and paused: when the pause ends.
         WHEN u.first_unleased <= (SELECT since FROM params) THEN
@@ -89,7 +89,7 @@ earliest AS MATERIALIZED (
                     AND live.destination_id COLLATE "C" = u.id
                     AND live.available_at <= (SELECT now FROM params)
                     AND live.available_at >= (SELECT never FROM params)
-                    AND t.state = 'leased'
+                    AND t.state = 'leased' AND t.waiting_change IS NULL
                     AND greatest(t.lease_expires_at, t.not_before) > (SELECT since FROM params)
                   )) AS at
                   OFFSET 0) x)

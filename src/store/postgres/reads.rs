@@ -40,6 +40,11 @@ pub(super) async fn attempts(store: &PgStore, id: TaskId) -> Result<Vec<Attempt>
 }
 
 pub(super) async fn payload(store: &PgStore, task: &Task) -> Result<Payload, StoreError> {
+    if task.payload_erased_at.is_some() {
+        return Err(StoreError::Erased {
+            task: task.id.to_string(),
+        });
+    }
     let mut conn = store.conn().await?;
     open_payload(store, &mut conn, task.payload_ref).await
 }

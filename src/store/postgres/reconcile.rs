@@ -49,10 +49,12 @@ LIMIT $4
 "#;
 
 const TERMINAL_SQL: &str = r#"
-SELECT coalesce(t.failure_reason, 'delivered') AS outcome, count(*) AS total
+SELECT CASE WHEN t.state = 'cancelled' THEN 'cancelled'
+            ELSE coalesce(t.failure_reason, 'delivered') END AS outcome,
+       count(*) AS total
 FROM tasks t
 WHERE ($1::text IS NULL OR t.region = $1) AND t.finalized_at IS NOT NULL
-  AND t.state IN ('delivered', 'failed')
+  AND t.state IN ('delivered', 'failed', 'cancelled')
 GROUP BY 1
 ORDER BY 1
 "#;

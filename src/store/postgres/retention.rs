@@ -50,7 +50,7 @@ WITH ends AS MATERIALIZED (
 doomed AS (
     SELECT t.id
     FROM ends JOIN tasks t ON t.id = ends.task_id
-    WHERE t.finalized_at IS NOT NULL AND t.state IN ('delivered', 'failed')
+    WHERE t.finalized_at IS NOT NULL AND t.state IN ('delivered', 'failed', 'cancelled')
       AND t.finalized_at < $1
     FOR UPDATE OF t SKIP LOCKED
 ),

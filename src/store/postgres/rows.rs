@@ -8,8 +8,8 @@ use super::enums::{OutcomeColumn, StateColumn};
 use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
-    Attempt, AttemptRecord, Destination, DestinationHealth, DestinationId, DisableOverrides,
-    OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent,
+    Attempt, AttemptRecord, Cancellation, Destination, DestinationHealth, DestinationId,
+    DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
 use crate::payload_crypto::SealedPayload;
 pub(crate) use crate::store::rules::columns::{corrupt, count, region, status};
@@ -41,6 +41,11 @@ pub(crate) struct TaskRow {
     pub attempts_before_replay: i32,
     pub ordering_key: Option<String>,
     pub traceparent: Option<String>,
+    pub cancelled_at: Option<DateTime<Utc>>,
+    pub cancelled_by: Option<String>,
+    pub waiting_change: Option<String>,
+    pub move_to: Option<DateTime<Utc>>,
+    pub payload_erased_at: Option<DateTime<Utc>>,
 }
 
 const HAS_SECRET_SQL: &str =
@@ -132,6 +137,20 @@ impl TryFrom<TaskRow> for Task {
                 .traceparent
                 .map(|t| TraceParent::parse(&t).map_err(|e| corrupt("tasks.traceparent", e.reason)))
                 .transpose()?,
+            cancelled: row
+                .cancelled_at
+                .map(|at| Cancellation {
+                    at,
+                    by: row.cancelled_by.unwrap_or_default(),
+                }),
+            waiting_change: WaitingChange::from_columns(row.waiting_change.as_deref(), row.move_to)
+                .ok_or_else(|| {
+                    corrupt(
+                        "tasks.waiting_change",
+                        format!("{:?} is not a change this build knows", row.waiting_change),
+                    )
+                })?,
+            payload_erased_at: row.payload_erased_at,
         })
     }
 }

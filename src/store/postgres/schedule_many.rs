@@ -136,7 +136,8 @@ inserted AS (
               available_at, retry_horizon_at, lease_token, lease_owner, lease_expires_at,
               attempt_count, idempotency_key, payload_ref, last_status, failure_reason,
               created_at, updated_at, delivered_at, finalized_at, attempts_before_replay,
-              ordering_key, traceparent
+              ordering_key, traceparent, cancelled_at, cancelled_by, waiting_change, move_to,
+              payload_erased_at
 ),
 sealed AS (
     INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext)

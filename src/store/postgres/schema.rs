@@ -110,6 +110,11 @@ diesel::table! {
         attempts_before_replay -> Int4,
         ordering_key -> Nullable<Text>,
         traceparent -> Nullable<Text>,
+        cancelled_at -> Nullable<Timestamptz>,
+        cancelled_by -> Nullable<Text>,
+        waiting_change -> Nullable<Text>,
+        move_to -> Nullable<Timestamptz>,
+        payload_erased_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -51,7 +51,7 @@ due AS (
 )
 SELECT $2 AS region, waiting.fresh - (due.leased - due.leased_retrying) AS pending,
        due.leased, waiting.retrying - due.leased_retrying AS retry_wait,
-       0::int8 AS delivered, 0::int8 AS failed,
+       0::int8 AS delivered, 0::int8 AS failed, 0::int8 AS cancelled,
        (EXTRACT(EPOCH FROM clock.now - due.oldest) * 1e6)::int8 AS oldest_micros,
        due.expired
 FROM waiting, due, clock
@@ -86,6 +86,8 @@ struct QueueRow {
     delivered: i64,
     #[diesel(sql_type = BigInt)]
     failed: i64,
+    #[diesel(sql_type = BigInt)]
+    cancelled: i64,
     #[diesel(sql_type = Nullable<BigInt>)]
     oldest_micros: Option<i64>,
     #[diesel(sql_type = BigInt)]
@@ -120,6 +122,8 @@ struct EndedRow {
     delivered: i64,
     #[diesel(sql_type = BigInt)]
     failed: i64,
+    #[diesel(sql_type = BigInt)]
+    cancelled: i64,
 }
 
 #[derive(QueryableByName)]
@@ -180,6 +184,7 @@ fn region_statuses(rows: Vec<QueueRow>) -> Result<Vec<RegionStatus>, StoreError>
                 retry_wait: r.retry_wait,
                 delivered: r.delivered,
                 failed: r.failed,
+                cancelled: r.cancelled,
                 oldest_eligible: r.oldest_micros.map(Duration::microseconds),
                 expired_leases: r.expired,
                 disabled_destinations: 0,
@@ -246,6 +251,7 @@ fn empty(region: &str) -> QueueRow {
         retry_wait: 0,
         delivered: 0,
         failed: 0,
+        cancelled: 0,
         oldest_micros: None,
         expired: 0,
     }
@@ -272,6 +278,7 @@ fn by_region(live: Vec<LiveRow>, ended: Vec<EndedRow>) -> Result<Vec<RegionStatu
             .or_insert_with(|| empty(&row.region));
         sum.delivered = row.delivered;
         sum.failed = row.failed;
+        sum.cancelled = row.cancelled;
     }
     region_statuses(regions.into_values().collect())
 }

@@ -65,8 +65,10 @@ ORDER BY retry_wait DESC, w.destination_id
 
 /// The ended tasks by region (a region's, $1, or all when NULL): every
 /// task (an index-only scan of `tasks_by_not_before`) less those not yet
-/// ended (of `task_queue_due`) is every ended one, and every row with a
-/// `failure_reason` (of the partial `tasks_failed`) is a failed one;
+/// ended (of `task_queue_due`) is every ended one, every row with a
+/// `failure_reason` (of the partial `tasks_failed`) is a failed one, every
+/// cancelled one has a `cancelled_at` (of the partial `tasks_cancelled`,
+/// which also holds the few delivered after a cancel came too late);
 /// delivered is the rest. No index of `tasks` keys the time a task ended
 /// (a finish would then write a new index entry), so counting ended rows
 /// directly would read the table.
@@ -88,13 +90,23 @@ failed AS (
     FROM tasks t
     WHERE t.failure_reason IS NOT NULL AND ($1::text IS NULL OR t.region = $1)
     GROUP BY t.region
+),
+cancelled AS (
+    SELECT t.region, count(*) AS n
+    FROM tasks t
+    WHERE t.cancelled_at IS NOT NULL AND t.state = 'cancelled'
+      AND ($1::text IS NULL OR t.region = $1)
+    GROUP BY t.region
 )
 SELECT everything.region,
-       everything.n - coalesce(live.n, 0) - coalesce(failed.n, 0) AS delivered,
-       coalesce(failed.n, 0) AS failed
+       everything.n - coalesce(live.n, 0) - coalesce(failed.n, 0) - coalesce(cancelled.n, 0)
+           AS delivered,
+       coalesce(failed.n, 0) AS failed,
+       coalesce(cancelled.n, 0) AS cancelled
 FROM everything
 LEFT JOIN live ON live.region = everything.region
 LEFT JOIN failed ON failed.region = everything.region
+LEFT JOIN cancelled ON cancelled.region = everything.region
 WHERE everything.n > coalesce(live.n, 0)
 "#;
 

@@ -71,11 +71,13 @@ pub(in crate::store) fn findings(
         .filter(|t| in_region(t) && t.state.is_terminal())
     {
         *terminal
-            .entry(
-                t.failure_reason
+            .entry(match t.state {
+                TaskState::Cancelled => "cancelled".into(),
+                _ => t
+                    .failure_reason
                     .clone()
                     .unwrap_or_else(|| "delivered".into()),
-            )
+            })
             .or_default() += 1;
     }
     report.terminal = terminal.into_iter().collect();

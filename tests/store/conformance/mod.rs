@@ -8,13 +8,15 @@ mod cases;
 use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Task, TaskId};
 use remit::payload_crypto::PayloadKey;
-use remit::store::{Clock, Database, Keys, MemStore, ReplayJobs, Reports, Store, Transfer};
+use remit::store::{
+    Changes, Clock, Database, Keys, MemStore, ReplayJobs, Reports, Store, Transfer,
+};
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness: Sized {
-    type S: Store + ReplayJobs + Transfer + Keys + Reports + Sync;
+    type S: Store + ReplayJobs + Transfer + Keys + Reports + Changes + Sync;
     fn store(&self) -> &Self::S;
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
@@ -212,4 +214,17 @@ every_store!(
     activity_puts_each_end_in_the_minute_it_closes,
     a_destination_summary_carries_its_learned_quota,
     a_search_takes_its_instants_to_the_microsecond,
+    a_waiting_task_is_cancelled_and_never_claimed,
+    a_cancel_in_flight_waits_for_the_attempt_and_wins_over_a_retry,
+    a_cancel_in_flight_lapses_when_the_attempt_delivers,
+    a_cancel_after_a_lease_ran_out_logs_the_lost_attempt,
+    delivered_and_failed_tasks_are_not_cancelled,
+    a_reschedule_moves_the_deadline_and_keeps_the_key,
+    a_failed_or_cancelled_task_comes_back_when_rescheduled,
+    a_reschedule_in_flight_waits_and_a_delivered_task_is_refused,
+    erase_drops_the_payload_keeps_the_record_and_cancels,
+    a_tenants_erasure_goes_in_rounds,
+    retry_now_brings_waiting_retries_forward,
+    a_cancel_racing_a_claim_never_lets_a_cancelled_task_go,
+    a_reschedule_racing_a_claim_leaves_one_version,
 );

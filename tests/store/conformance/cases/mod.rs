@@ -51,6 +51,7 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 }
 
 mod api_tokens;
+mod changes;
 mod claims;
 mod destinations;
 mod disabled_tasks;
@@ -75,6 +76,7 @@ mod transfer;
 mod transitions;
 
 pub use api_tokens::*;
+pub use changes::*;
 pub use claims::*;
 pub use destinations::*;
 pub use disabled_tasks::*;

@@ -1,0 +1,214 @@
+//! `remit cancel`, `reschedule`, `erase` and `retry-now`: an operator's
+//! changes to tasks already scheduled, straight on the database, with the
+//! same rules as the API's. Each prints what happened in one line.
+
+use remit::domain::{DestinationId, Region, ReminderId, Task, TaskId, TaskState, TenantId};
+use remit::store::console::TaskFilter;
+use remit::store::{Cancel, Changes, Database, Erase, Move, Reports, StoreError};
+use remit_actors::api::RescheduleTask;
+use remit_actors::app::AppError;
+use remit_actors::config::Config;
+use remit_actors::words::counted;
+
+use super::args::{EraseArgs, TaskArgs};
+use super::schedule::read_payload_file;
+use super::{connect_without_payloads, region_flag, CliError};
+
+/// Who a change made here is recorded as.
+const BY: &str = "cli";
+
+/// How many tasks one transaction of a tenant's erasure takes.
+const ERASE_BATCH: u32 = 500;
+
+fn rejected(what: &'static str, id: String) -> CliError {
+    CliError::Rejected(StoreError::NotFound { what, id })
+}
+
+/// The task `--task`, or `--tenant` with `--reminder`, names.
+async fn find(
+    store: &Database,
+    config: &Config,
+    task: Option<&str>,
+    tenant: Option<&str>,
+    reminder: Option<&str>,
+    region: Option<String>,
+) -> Result<TaskId, CliError> {
+    if let Some(task) = task {
+        return uuid::Uuid::parse_str(task)
+            .map(TaskId)
+            .map_err(|_| CliError::Usage(format!("--task {task:?}: not a task id (a UUID)")));
+    }
+    let (Some(tenant), Some(reminder)) = (tenant, reminder) else {
+        return Err(CliError::Usage(
+            "name the task with --task, or with --tenant and --reminder".into(),
+        ));
+    };
+    let region: Region = match region_flag(region)? {
+        Some(region) => region,
+        None => config.region().map_err(AppError::from)?,
+    };
+    let filter = TaskFilter {
+        tenant: Some(TenantId::new(tenant).map_err(|e| CliError::Usage(e.to_string()))?),
+        reminder: Some(ReminderId::new(reminder).map_err(|e| CliError::Usage(e.to_string()))?),
+        ..TaskFilter::default()
+    };
+    let page = store.search_tasks(region, &filter, None, 1).await?;
+    page.tasks.first().map(|t| t.id).ok_or_else(|| {
+        rejected(
+            "task",
+            format!("for tenant {tenant:?} and reminder {reminder:?} in region {region}"),
+        )
+    })
+}
+
+fn ended(task: &Task, what: &str) -> CliError {
+    CliError::Usage(format!(
+        "task {} is {}; {what}",
+        task.id,
+        task.state.as_str()
+    ))
+}
+
+pub async fn cancel(config: &Config, args: TaskArgs) -> Result<(), CliError> {
+    let store = connect_without_payloads(config).await?;
+    let id = find(
+        &store,
+        config,
+        args.task.as_deref(),
+        args.tenant.as_deref(),
+        args.reminder.as_deref(),
+        args.region,
+    )
+    .await?;
+    match store.cancel(id, BY).await? {
+        Cancel::Cancelled(task) => println!("cancelled task {}", task.id),
+        Cancel::AlreadyCancelled(task) => println!("task {} was cancelled already", task.id),
+        Cancel::AfterAttempt(task) => println!(
+            "task {} is in flight: it ends cancelled after its attempt, unless that attempt delivers it",
+            task.id
+        ),
+        Cancel::Ended(task) => {
+            return Err(ended(&task, "only a task that has not ended can be cancelled"))
+        }
+        Cancel::NotFound => return Err(rejected("task", id.to_string())),
+    }
+    Ok(())
+}
+
+pub async fn reschedule(
+    config: &Config,
+    args: TaskArgs,
+    not_before: String,
+    payload_file: Option<std::path::PathBuf>,
+    payload: Option<String>,
+) -> Result<(), CliError> {
+    let payload = match (payload_file, payload) {
+        (Some(path), _) => Some(read_payload_file(&path)?),
+        (None, json) => json,
+    };
+    let change = RescheduleTask::from_parts(not_before, payload)
+        .and_then(|r| r.validate(BY.to_owned()))
+        .map_err(|e| CliError::Usage(format!("--{}: {}", e.field.replace('_', "-"), e.reason)))?;
+    // A new payload is sealed with the configured key.
+    let store = match change.payload {
+        Some(_) => remit_actors::app::connect_to_seal(config, remit_actors::app::payload_key(config)?).await?,
+        None => connect_without_payloads(config).await?,
+    };
+    let id = find(
+        &store,
+        config,
+        args.task.as_deref(),
+        args.tenant.as_deref(),
+        args.reminder.as_deref(),
+        args.region,
+    )
+    .await?;
+    match store.reschedule(id, &change).await? {
+        Move::Moved(task) => println!("task {} is due at {}", task.id, task.not_before),
+        Move::AfterAttempt(task) => println!(
+            "task {} is in flight: it moves to {} after its attempt, unless that attempt delivers it",
+            task.id, change.not_before
+        ),
+        Move::Refused(task) if task.state == TaskState::Delivered => {
+            return Err(ended(&task, "schedule a new reminder to send again"))
+        }
+        Move::Refused(task) if task.waiting_change.is_some() => {
+            return Err(ended(&task, "it waits to be cancelled after its attempt"))
+        }
+        Move::Refused(task) => {
+            return Err(ended(
+                &task,
+                "its payload was erased: give a new one with --payload-file",
+            ))
+        }
+        Move::NotFound => return Err(rejected("task", id.to_string())),
+    }
+    Ok(())
+}
+
+pub async fn erase(config: &Config, args: EraseArgs) -> Result<(), CliError> {
+    let store = connect_without_payloads(config).await?;
+    if let (Some(tenant), None, None) = (&args.tenant, &args.reminder, &args.task) {
+        let tenant = TenantId::new(tenant).map_err(|e| CliError::Usage(e.to_string()))?;
+        let (mut erased, mut cancelled) = (0, 0);
+        loop {
+            let round = store.erase_tenant(&tenant, BY, ERASE_BATCH).await?;
+            erased += round.erased;
+            cancelled += round.cancelled;
+            if round.erased < u64::from(ERASE_BATCH) {
+                break;
+            }
+        }
+        println!(
+            "erased {} of tenant {} ({} not ended, now cancelled or cancelled after their attempt)",
+            counted(erased, "payload"),
+            tenant,
+            cancelled
+        );
+        return Ok(());
+    }
+    let id = find(
+        &store,
+        config,
+        args.task.as_deref(),
+        args.tenant.as_deref(),
+        args.reminder.as_deref(),
+        args.region,
+    )
+    .await?;
+    match store.erase(id, BY).await? {
+        Erase::Erased(task) => println!(
+            "erased the payload of task {} (now {}{})",
+            task.id,
+            task.state.as_str(),
+            if task.waiting_change.is_some() {
+                ", cancelled after its attempt in flight"
+            } else {
+                ""
+            }
+        ),
+        Erase::NotFound => return Err(rejected("task", id.to_string())),
+    }
+    Ok(())
+}
+
+pub async fn retry_now(
+    config: &Config,
+    destination: String,
+    tenant: Option<String>,
+) -> Result<(), CliError> {
+    let destination =
+        DestinationId::new(&destination).map_err(|e| CliError::Usage(e.to_string()))?;
+    let tenant = tenant
+        .map(|t| TenantId::new(&t))
+        .transpose()
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let store = connect_without_payloads(config).await?;
+    let moved = store.retry_now(&destination, tenant.as_ref()).await?;
+    println!(
+        "{} of destination {} due now",
+        counted(moved, "task waiting for a retry"),
+        destination
+    );
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! `remit tasks`: a page of a region's tasks, newest first, with the
+//! filters of GET /v1/tasks (checked by the same code); never a payload.
+
+use remit::store::Reports;
+use remit_actors::api::{TaskFields, TaskQuery};
+use remit_actors::app::AppError;
+use remit_actors::config::Config;
+
+use super::args::{ReportFormat, TaskListArgs};
+use super::{connect_without_payloads, region_flag, CliError};
+
+pub async fn run(config: &Config, args: TaskListArgs) -> Result<(), CliError> {
+    let region = match region_flag(args.region)? {
+        Some(region) => region,
+        None => config.region().map_err(AppError::from)?,
+    };
+    let query = TaskQuery {
+        tenant_id: args.tenant,
+        reminder_id: args.reminder,
+        destination_id: args.destination,
+        state: args.state,
+        from: args.from,
+        until: args.until,
+        before: args.before,
+        limit: Some(args.limit),
+    };
+    let (filter, before, limit) = query
+        .filter(None)
+        .map_err(|e| CliError::Usage(format!("--{}: {}", flag(e.field), e.reason)))?;
+    let store = connect_without_payloads(config).await?;
+    let page = store.search_tasks(region, &filter, before, limit).await?;
+    match args.format {
+        ReportFormat::Json => {
+            for task in &page.tasks {
+                let line = serde_json::to_string(&TaskFields::from(task))
+                    .map_err(|e| CliError::Usage(e.to_string()))?;
+                println!("{line}");
+            }
+        }
+        ReportFormat::Text => {
+            for t in &page.tasks {
+                println!(
+                    "{}  {:<10}  {}  tenant {}  reminder {}  destination {}  attempts {}",
+                    t.id,
+                    t.state.as_str(),
+                    t.not_before.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    t.tenant_id,
+                    t.reminder_id,
+                    t.destination_id,
+                    t.attempt_count
+                );
+            }
+            if let Some(next) = page.next {
+                println!("more: --before {next}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The flag that sets a query field.
+fn flag(field: &str) -> &str {
+    match field {
+        "tenant_id" => "tenant",
+        "reminder_id" => "reminder",
+        "destination_id" => "destination",
+        other => other,
+    }
+}
