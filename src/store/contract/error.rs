@@ -84,6 +84,15 @@ impl StoreError {
         }
     }
 
+    /// The payload of a task whose payload an operator erased: its sealed
+    /// bytes are gone for good (a `NotFound` that says so).
+    pub fn payload_erased(payload_ref: uuid::Uuid, at: chrono::DateTime<chrono::Utc>) -> Self {
+        StoreError::NotFound {
+            what: "payload",
+            id: format!("{payload_ref} (erased at {})", at.to_rfc3339()),
+        }
+    }
+
     /// A fault of the database or the way to it (no connection, a query
     /// that failed, a thread that died), which may pass if tried again;
     /// not a property of the request (invalid, conflicting, missing).

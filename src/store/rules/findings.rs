@@ -72,9 +72,10 @@ pub(in crate::store) fn findings(
     {
         *terminal
             .entry(
+                // A failed task's reason, else `delivered` or `cancelled`.
                 t.failure_reason
                     .clone()
-                    .unwrap_or_else(|| "delivered".into()),
+                    .unwrap_or_else(|| t.state.as_str().into()),
             )
             .or_default() += 1;
     }
