@@ -73,10 +73,12 @@ struct Sample {
     micros: i64,
 }
 
-/// The oldest task a claim would take now: due, unleased, its destination
-/// enabled and not paused (as the claim requires).
+/// The oldest task a claim would take now: due, unleased, with no change
+/// waiting for its attempt, its destination enabled and not paused (as the
+/// claim requires).
 const OLDEST_DUE: &str = "min(CASE WHEN t.state IN ('pending', 'retry_wait') \
-     AND max(t.available_at, t.not_before) <= ?1 AND d.enabled = 1 \
+     AND max(t.available_at, t.not_before) <= ?1 AND t.waiting_change IS NULL \
+     AND d.enabled = 1 \
      AND (d.paused_until IS NULL OR d.paused_until <= ?1) \
      THEN max(t.available_at, t.not_before) END)";
 
