@@ -108,10 +108,11 @@ impl State {
     }
 
     /// Whether a claim would take `task` now (as the stores' oldest
-    /// eligible task is read): due, unleased, its destination enabled and
-    /// not paused.
+    /// eligible task is read): due, unleased, with no change waiting for
+    /// its attempt, its destination enabled and not paused.
     fn eligible(&self, task: &Task, now: DateTime<Utc>) -> bool {
-        let waiting = matches!(task.state, TaskState::Pending | TaskState::RetryWait);
+        let waiting = matches!(task.state, TaskState::Pending | TaskState::RetryWait)
+            && task.waiting_change.is_none();
         let open = self.destination_of(task).is_some_and(|d| {
             d.destination.enabled && d.destination.paused_until.is_none_or(|until| until <= now)
         });
@@ -233,6 +234,7 @@ impl State {
                     in_flight: own().filter(|t| t.state == TaskState::Leased).count() as i64,
                     due_backlog: own()
                         .filter(|t| matches!(t.state, TaskState::Pending | TaskState::RetryWait))
+                        .filter(|t| t.waiting_change.is_none())
                         .filter(|t| t.available_at <= now && t.not_before <= now)
                         .count() as i64,
                     rate_limited_last_hour: self
@@ -285,11 +287,14 @@ impl State {
             let Some(m) = minutes.get_mut(i) else {
                 continue;
             };
-            if task.state == TaskState::Delivered {
-                m.delivered += 1;
-                samples[i].extend(lateness(task));
-            } else {
-                m.failed += 1;
+            match task.state {
+                TaskState::Delivered => {
+                    m.delivered += 1;
+                    samples[i].extend(lateness(task));
+                }
+                TaskState::Failed => m.failed += 1,
+                // The activity has no count of cancels.
+                _ => {}
             }
         }
         let limited = self.rate_limited(|t| t.region == region);
