@@ -121,7 +121,7 @@ pub(in crate::store) fn erased_conflict(
     existing: Task,
     new: &NewTask,
 ) -> Result<Scheduled, StoreError> {
-    compare(existing, Some("payload (erased)"), new)
+    compare(existing, Some("erased payload"), new)
 }
 
 fn compare(

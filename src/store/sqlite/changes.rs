@@ -2,7 +2,8 @@
 //! reads the rows it changes, applies `rules::changes` to them and writes
 //! them back (with the payload's row, and the attempt a lease that ran out
 //! lost), as the transitions of `finish` do. A change that makes work due
-//! wakes this process's claimers of the region.
+//! wakes this process's claimers of the region: a task moved or brought
+//! forward, or one ended that held its ordering line back.
 
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Nullable, Text};
@@ -19,8 +20,13 @@ use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, Store
 impl Changes for SqliteStore {
     async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
         let by = by.to_owned();
-        self.run(true, move |conn, ctx| cancel(conn, id, &by, ctx.now))
-            .await
+        let cancelled = self
+            .run(true, move |conn, ctx| cancel(conn, id, &by, ctx.now))
+            .await?;
+        if let Cancel::Cancelled(task) = &cancelled {
+            self.wake_line(task);
+        }
+        Ok(cancelled)
     }
 
     async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
@@ -36,14 +42,19 @@ impl Changes for SqliteStore {
 
     async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
         let by = by.to_owned();
-        self.run(true, move |conn, ctx| {
-            let Some(mut task) = rows::task(conn, id)? else {
-                return Ok(Erase::NotFound);
-            };
-            erase_row(conn, &mut task, &by, ctx.now)?;
-            Ok(Erase::Erased(task))
-        })
-        .await
+        let erased = self
+            .run(true, move |conn, ctx| {
+                let Some(mut task) = rows::task(conn, id)? else {
+                    return Ok(Erase::NotFound);
+                };
+                erase_row(conn, &mut task, &by, ctx.now)?;
+                Ok(Erase::Erased(task))
+            })
+            .await?;
+        if let Erase::Erased(task) = &erased {
+            self.wake_line(task);
+        }
+        Ok(erased)
     }
 
     async fn erase_tenant(
@@ -54,10 +65,15 @@ impl Changes for SqliteStore {
     ) -> Result<ErasedTenant, StoreError> {
         let tenant = tenant.clone();
         let by = by.to_owned();
-        self.run(true, move |conn, ctx| {
-            erase_tenant(conn, &tenant, &by, limit, ctx.now)
-        })
-        .await
+        let (done, regions) = self
+            .run(true, move |conn, ctx| {
+                erase_tenant(conn, &tenant, &by, limit, ctx.now)
+            })
+            .await?;
+        for region in regions {
+            self.wake(Wakeup::DueWork(region));
+        }
+        Ok(done)
     }
 
     async fn retry_now(
@@ -88,6 +104,26 @@ impl Changes for SqliteStore {
             self.wake(Wakeup::DueWork(region));
         }
         Ok(settled)
+    }
+}
+
+impl SqliteStore {
+    /// Wakes the claimers of the task's region when it has just ended
+    /// `cancelled` in an ordering line: the task behind it may go now.
+    fn wake_line(&self, task: &Task) {
+        if task.state == TaskState::Cancelled && task.ordering_key.is_some() {
+            self.wake(Wakeup::DueWork(task.region));
+        }
+    }
+}
+
+/// Whether a change that left `task` as it is may have made work due: it
+/// is waiting to be claimed, or it ended and let its ordering line go on.
+fn makes_due(task: &Task) -> bool {
+    match task.state {
+        TaskState::Pending | TaskState::RetryWait => task.waiting_change.is_none(),
+        TaskState::Cancelled => task.ordering_key.is_some(),
+        _ => false,
     }
 }
 
@@ -173,7 +209,7 @@ fn erase_tenant(
     by: &str,
     limit: u32,
     now: DateTime<Utc>,
-) -> Result<ErasedTenant, StoreError> {
+) -> Result<(ErasedTenant, Vec<Region>), StoreError> {
     // Through `tasks_by_tenant`.
     let found: Vec<TaskRow> = diesel::sql_query(format!(
         "SELECT {TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND payload_erased_at IS NULL \
@@ -183,14 +219,18 @@ fn erase_tenant(
     .bind::<BigInt, _>(i64::from(limit))
     .load(conn)?;
     let mut done = ErasedTenant::default();
+    let mut regions = Vec::new();
     for mut task in rows::tasks(found)? {
         let (erased, cancels) = erase_row(conn, &mut task, by, now)?;
         if erased {
             done.erased += 1;
             done.cancelled += u64::from(cancels);
         }
+        if cancels && makes_due(&task) && !regions.contains(&task.region) {
+            regions.push(task.region);
+        }
     }
-    Ok(done)
+    Ok((done, regions))
 }
 
 /// Answers how many rows moved, and the regions they are in.
@@ -226,8 +266,8 @@ fn retry_now(
     Ok((moved, regions))
 }
 
-/// Answers how many changes it settled, and whether one left a row to be
-/// claimed (a move).
+/// Answers how many changes it settled, and whether one may have made
+/// work due (a move, or a cancel that let an ordering line go on).
 fn settle_changes(
     conn: &mut SqliteConnection,
     region: Region,
@@ -257,7 +297,7 @@ fn settle_changes(
             rows::insert_attempt(conn, lost)?;
         }
         settled += 1;
-        due |= matches!(task.state, TaskState::Pending | TaskState::RetryWait);
+        due |= makes_due(&task);
     }
     Ok((settled, due))
 }
