@@ -59,7 +59,8 @@ pub struct ReconcileReport {
     pub old_eligible: Finding,
     /// Not terminal although no retry may start any more.
     pub past_horizon: Finding,
-    /// Terminal tasks by outcome: `delivered` or the failure reason.
+    /// Terminal tasks by outcome: `delivered`, `cancelled` or the failure
+    /// reason.
     pub terminal: Vec<(String, i64)>,
     /// Ledger entries with no task.
     pub missing_from_schedule: Vec<LedgerEntry>,

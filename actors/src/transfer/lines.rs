@@ -6,8 +6,9 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use remit::domain::{
-    Attempt, AttemptOutcome, AttemptRecord, Destination, DestinationHealth, DestinationId,
-    DisableOverrides, OrderingKey, Region, ReminderId, Task, TaskId, TaskState, TenantId,
+    Attempt, AttemptOutcome, AttemptRecord, Cancellation, Destination, DestinationHealth,
+    DestinationId, DisableOverrides, OrderingKey, Region, ReminderId, Task, TaskId, TaskState,
+    TenantId, WaitingChange,
 };
 use remit::payload_crypto::SealedPayload;
 use remit::store::{DestinationRecord, SecretRecord, StoredValue, TaskRecord};
@@ -101,6 +102,21 @@ pub(super) struct TaskLine {
     /// file that has one rather than lose the order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ordering_key: Option<String>,
+    /// Who cancelled the task and when; absent when nobody did (so files
+    /// from before cancels read as they did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cancelled_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cancelled_by: Option<String>,
+    /// `cancel` or `move` (to `move_to`): a change waiting for the attempt
+    /// in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    waiting_change: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    move_to: Option<DateTime<Utc>>,
+    /// When the payload was erased: the line then carries no payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    payload_erased_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -269,6 +285,11 @@ pub(super) fn task_line(record: TaskRecord) -> TaskLine {
             })
             .collect(),
         ordering_key: t.ordering_key.map(|k| k.as_str().to_owned()),
+        cancelled_at: t.cancelled.as_ref().map(|c| c.at),
+        cancelled_by: t.cancelled.map(|c| c.by),
+        waiting_change: t.waiting_change.map(|c| c.label().to_owned()),
+        move_to: t.waiting_change.and_then(|c| c.move_to()),
+        payload_erased_at: t.payload_erased_at,
     }
 }
 
@@ -352,6 +373,14 @@ pub(super) fn task_record(line: TaskLine) -> Result<TaskRecord, String> {
             // Not exported: a trace outlives neither the collector's
             // retention nor a move to another deployment.
             traceparent: None,
+            cancelled: match (line.cancelled_at, line.cancelled_by) {
+                (Some(at), Some(by)) => Some(Cancellation { at, by }),
+                (None, None) => None,
+                _ => return Err("cancelled_at and cancelled_by go together".into()),
+            },
+            waiting_change: WaitingChange::from_columns(line.waiting_change.as_deref(), line.move_to)
+                .ok_or("waiting_change must be cancel, or move with move_to")?,
+            payload_erased_at: line.payload_erased_at,
         },
         content_type: line.content_type,
         sealed: SealedPayload {

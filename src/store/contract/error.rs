@@ -21,10 +21,13 @@ pub enum StoreError {
     NotFound { what: &'static str, id: String },
     #[error("payload: {0}")]
     Payload(PayloadCryptoError),
-    /// The task's payload was erased by an operator: there is nothing to
-    /// open or send.
-    #[error("the payload of task {task} was erased")]
-    Erased { task: String },
+    /// An operator erased the payload: its sealed bytes are gone for
+    /// good, and there is nothing to open or send.
+    #[error("payload {payload_ref} was erased at {at}")]
+    Erased {
+        payload_ref: uuid::Uuid,
+        at: chrono::DateTime<chrono::Utc>,
+    },
     /// A stored signing secret that the configured key cannot open (its
     /// value is never part of an error).
     #[error("signing secret {id} of destination {destination}: {source}")]
@@ -86,6 +89,11 @@ impl StoreError {
             what: "destination",
             id: id.to_string(),
         }
+    }
+
+    /// The payload of a task whose payload an operator erased at `at`.
+    pub fn payload_erased(payload_ref: uuid::Uuid, at: chrono::DateTime<chrono::Utc>) -> Self {
+        StoreError::Erased { payload_ref, at }
     }
 
     /// A fault of the database or the way to it (no connection, a query

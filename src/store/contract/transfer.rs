@@ -49,6 +49,33 @@ pub struct TaskRecord {
     pub attempts: Vec<Attempt>,
 }
 
+/// The content type the record of an erased payload carries: the payload's
+/// row, its content type with it, is gone.
+pub const ERASED_CONTENT_TYPE: &str = "application/octet-stream";
+
+impl TaskRecord {
+    /// The record of a task whose payload an operator erased: no sealed
+    /// bytes (every part empty) and [`ERASED_CONTENT_TYPE`]; the task's
+    /// `payload_erased_at` says so, and an import writes no payload for it.
+    pub fn erased(task: Task, attempts: Vec<Attempt>) -> Self {
+        Self {
+            task,
+            content_type: ERASED_CONTENT_TYPE.to_owned(),
+            sealed: SealedPayload {
+                key_fingerprint: Vec::new(),
+                nonce: Vec::new(),
+                ciphertext: Vec::new(),
+            },
+            attempts,
+        }
+    }
+
+    /// Whether the record carries a payload to write: not once erased.
+    pub fn has_payload(&self) -> bool {
+        self.task.payload_erased_at.is_none()
+    }
+}
+
 /// What an import did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Imported {

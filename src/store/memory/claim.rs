@@ -68,8 +68,12 @@ impl MemStore {
             let keep_min = |slot: &mut Option<DateTime<Utc>>, at| {
                 *slot = Some(slot.map_or(at, |s: DateTime<Utc>| s.min(at)));
             };
+            // A row whose change waits for its attempt is never claimed.
             let rows = state.tasks.iter().filter(|t| {
-                t.destination_id == d.id && t.region == region && !t.state.is_terminal()
+                t.destination_id == d.id
+                    && t.region == region
+                    && !t.state.is_terminal()
+                    && t.waiting_change.is_none()
             });
             for t in rows {
                 match t.state {

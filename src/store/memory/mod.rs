@@ -7,6 +7,7 @@
 //! moves when the caller moves it.
 
 mod api_tokens;
+mod changes;
 mod claim;
 mod destination_health;
 mod keys;
@@ -298,7 +299,7 @@ impl Store for MemStore {
     }
 
     async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
-        let (content_type, sealed) = self.state.lock().sealed_payload(task.payload_ref)?;
+        let (content_type, sealed) = self.state.lock().task_payload(task)?;
         let body = self.key.open(task.payload_ref, &content_type, &sealed)?;
         Ok(Payload { content_type, body })
     }

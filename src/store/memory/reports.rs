@@ -108,10 +108,11 @@ impl State {
     }
 
     /// Whether a claim would take `task` now (as the stores' oldest
-    /// eligible task is read): due, unleased, its destination enabled and
-    /// not paused.
+    /// eligible task is read): due, unleased, with no change waiting for
+    /// its attempt, its destination enabled and not paused.
     fn eligible(&self, task: &Task, now: DateTime<Utc>) -> bool {
-        let waiting = matches!(task.state, TaskState::Pending | TaskState::RetryWait);
+        let waiting = matches!(task.state, TaskState::Pending | TaskState::RetryWait)
+            && task.waiting_change.is_none();
         let open = self.destination_of(task).is_some_and(|d| {
             d.destination.enabled && d.destination.paused_until.is_none_or(|until| until <= now)
         });
@@ -160,6 +161,7 @@ impl State {
                     retry_wait: count(TaskState::RetryWait),
                     delivered: count(TaskState::Delivered),
                     failed: count(TaskState::Failed),
+                    cancelled: count(TaskState::Cancelled),
                     oldest_eligible: self.oldest_eligible(tasks.iter().copied(), now),
                     expired_leases: tasks.iter().filter(|t| Self::expired_lease(t, now)).count()
                         as i64,
@@ -181,6 +183,7 @@ impl State {
             retry_wait: count(TaskState::RetryWait),
             delivered: 0,
             failed: 0,
+            cancelled: 0,
             oldest_eligible: self.oldest_eligible(tasks.iter().copied(), now),
             expired_leases: tasks.iter().filter(|t| Self::expired_lease(t, now)).count() as i64,
             disabled_destinations: self
@@ -233,6 +236,7 @@ impl State {
                     in_flight: own().filter(|t| t.state == TaskState::Leased).count() as i64,
                     due_backlog: own()
                         .filter(|t| matches!(t.state, TaskState::Pending | TaskState::RetryWait))
+                        .filter(|t| t.waiting_change.is_none())
                         .filter(|t| t.available_at <= now && t.not_before <= now)
                         .count() as i64,
                     rate_limited_last_hour: self
@@ -285,11 +289,14 @@ impl State {
             let Some(m) = minutes.get_mut(i) else {
                 continue;
             };
-            if task.state == TaskState::Delivered {
-                m.delivered += 1;
-                samples[i].extend(lateness(task));
-            } else {
-                m.failed += 1;
+            match task.state {
+                TaskState::Delivered => {
+                    m.delivered += 1;
+                    samples[i].extend(lateness(task));
+                }
+                TaskState::Failed => m.failed += 1,
+                // The activity has no count of cancels.
+                _ => {}
             }
         }
         let limited = self.rate_limited(|t| t.region == region);

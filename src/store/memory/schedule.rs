@@ -20,6 +20,9 @@ impl MemStore {
             .find(|t| t.tenant_id == new.tenant_id && t.reminder_id == new.reminder_id)
             .cloned();
         if let Some(existing) = existing {
+            if existing.payload_erased_at.is_some() {
+                return requests::erased_conflict(existing, &new);
+            }
             let (content_type, sealed) = state
                 .payloads
                 .get(&existing.payload_ref)

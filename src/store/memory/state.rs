@@ -97,6 +97,21 @@ impl State {
             })
     }
 
+    /// A task's payload as sealed, with its content type; one an operator
+    /// erased is answered as such (`StoreError::payload_erased`), whether
+    /// `task` says so or the row, read now, does.
+    pub(super) fn task_payload(&self, task: &Task) -> Result<(String, SealedPayload), StoreError> {
+        let erased = task.payload_erased_at.or_else(|| {
+            self.by_id
+                .get(&task.id)
+                .and_then(|&i| self.tasks[i].payload_erased_at)
+        });
+        match erased {
+            Some(at) => Err(StoreError::payload_erased(task.payload_ref, at)),
+            None => self.sealed_payload(task.payload_ref),
+        }
+    }
+
     pub(super) fn task_mut(&mut self, id: TaskId) -> Option<&mut Task> {
         let i = *self.by_id.get(&id)?;
         self.tasks.get_mut(i)

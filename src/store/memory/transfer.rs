@@ -30,10 +30,15 @@ impl State {
     }
 
     fn insert_imported(&mut self, record: TaskRecord) {
+        // An erased payload has nothing to keep.
+        if record.has_payload() {
+            self.record_key(&record.sealed.key_fingerprint);
+            self.payloads.insert(
+                record.task.payload_ref,
+                (record.content_type, record.sealed),
+            );
+        }
         let t = record.task;
-        self.record_key(&record.sealed.key_fingerprint);
-        self.payloads
-            .insert(t.payload_ref, (record.content_type, record.sealed));
         self.attempts.extend(record.attempts);
         // Ids handed out afterwards come after every imported one, as a
         // database's time-ordered ids do.
@@ -74,17 +79,21 @@ impl Transfer for MemStore {
         tasks
             .into_iter()
             .map(|task| {
+                let attempts = state
+                    .attempts
+                    .iter()
+                    .filter(|a| a.task_id == task.id)
+                    .cloned()
+                    .collect();
+                if task.payload_erased_at.is_some() {
+                    return Ok(TaskRecord::erased(task.clone(), attempts));
+                }
                 let (content_type, sealed) = state.sealed_payload(task.payload_ref)?;
                 Ok(TaskRecord {
                     task: task.clone(),
                     content_type,
                     sealed,
-                    attempts: state
-                        .attempts
-                        .iter()
-                        .filter(|a| a.task_id == task.id)
-                        .cloned()
-                        .collect(),
+                    attempts,
                 })
             })
             .collect()

@@ -39,9 +39,30 @@ pub async fn migrate(database_url: &str) -> Result<Vec<String>, StoreError> {
         .map_err(|e| StoreError::Migration(format!("migration thread failed: {e}")))?
 }
 
+/// How long a migration waits between tries for the lock another holds.
+const LOCK_RETRY: Duration = Duration::from_millis(50);
+
+#[derive(diesel::QueryableByName)]
+struct Locked {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    locked: bool,
+}
+
 fn migrate_blocking(conn: AsyncPgConnection) -> Result<Vec<String>, StoreError> {
     let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
-    diesel::sql_query(format!("SELECT pg_advisory_lock({MIGRATION_LOCK})")).execute(&mut conn)?;
+    // Tried, not waited for in a statement: an index built concurrently
+    // (by the holder) waits for every statement under way in the database,
+    // and one waiting here for the holder's lock would be a deadlock.
+    loop {
+        let tried: Locked = diesel::sql_query(format!(
+            "SELECT pg_try_advisory_lock({MIGRATION_LOCK}) AS locked"
+        ))
+        .get_result(&mut conn)?;
+        if tried.locked {
+            break;
+        }
+        std::thread::sleep(LOCK_RETRY);
+    }
     let applied = conn
         .run_pending_migrations(MIGRATIONS)
         .map(|versions| versions.iter().map(ToString::to_string).collect())

@@ -40,10 +40,8 @@ pub(super) async fn attempts(store: &PgStore, id: TaskId) -> Result<Vec<Attempt>
 }
 
 pub(super) async fn payload(store: &PgStore, task: &Task) -> Result<Payload, StoreError> {
-    if task.payload_erased_at.is_some() {
-        return Err(StoreError::Erased {
-            task: task.id.to_string(),
-        });
+    if let Some(at) = task.payload_erased_at {
+        return Err(StoreError::payload_erased(task.payload_ref, at));
     }
     let mut conn = store.conn().await?;
     open_payload(store, &mut conn, task.payload_ref).await

@@ -48,12 +48,13 @@ pub(in crate::store) async fn tasks(
     limit: u32,
 ) -> Result<Vec<TaskRecord>, StoreError> {
     let mut conn = store.conn().await?;
-    let rows: Vec<(TaskRow, PayloadRow)> = tasks::table
-        .inner_join(payloads::table)
+    // A left join: an erased task has no payload row.
+    let rows: Vec<(TaskRow, Option<PayloadRow>)> = tasks::table
+        .left_join(payloads::table)
         .filter(tasks::id.gt(after.map_or(uuid::Uuid::nil(), |id| id.0)))
         .order(tasks::id)
         .limit(i64::from(limit))
-        .select((TaskRow::as_select(), PayloadRow::as_select()))
+        .select((TaskRow::as_select(), Option::<PayloadRow>::as_select()))
         .load(&mut conn)
         .await?;
     let ids: Vec<uuid::Uuid> = rows.iter().map(|(t, _)| t.id).collect();
@@ -72,13 +73,19 @@ pub(in crate::store) async fn tasks(
             let task = Task::try_from(task)?;
             let mine = logged.iter().take_while(|a| a.task_id == task.id).count();
             let attempts = logged.drain(..mine).collect();
-            let content_type = payload.content_type.clone();
-            Ok(TaskRecord {
-                task,
-                content_type,
-                sealed: payload.into(),
-                attempts,
-            })
+            match (payload, task.payload_erased_at) {
+                (_, Some(_)) => Ok(TaskRecord::erased(task, attempts)),
+                (Some(payload), None) => Ok(TaskRecord {
+                    task,
+                    content_type: payload.content_type.clone(),
+                    sealed: payload.into(),
+                    attempts,
+                }),
+                (None, None) => Err(StoreError::NotFound {
+                    what: "payload",
+                    id: task.payload_ref.to_string(),
+                }),
+            }
         })
         .collect()
 }
@@ -212,6 +219,16 @@ async fn existing(conn: &mut AsyncPgConnection, t: &Task) -> Result<bool, StoreE
 }
 
 async fn insert(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Result<(), StoreError> {
+    if record.has_payload() {
+        insert_payload(conn, record).await?;
+    }
+    insert_task(conn, record).await
+}
+
+async fn insert_payload(
+    conn: &mut AsyncPgConnection,
+    record: &TaskRecord,
+) -> Result<(), StoreError> {
     let t = &record.task;
     diesel::insert_into(payloads::table)
         .values((
@@ -233,6 +250,11 @@ async fn insert(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Result<(),
     .bind::<diesel::sql_types::Bytea, _>(&record.sealed.key_fingerprint)
     .execute(conn)
     .await?;
+    Ok(())
+}
+
+async fn insert_task(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Result<(), StoreError> {
+    let t = &record.task;
     diesel::insert_into(tasks::table)
         .values((
             (
@@ -262,6 +284,13 @@ async fn insert(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Result<(),
                 tasks::finalized_at.eq(t.finalized_at),
                 tasks::ordering_key.eq(t.ordering_key.as_ref().map(|k| k.as_str())),
                 tasks::traceparent.eq(t.traceparent.as_ref().map(|p| p.as_str())),
+            ),
+            (
+                tasks::cancelled_at.eq(t.cancelled.as_ref().map(|c| c.at)),
+                tasks::cancelled_by.eq(t.cancelled.as_ref().map(|c| c.by.as_str())),
+                tasks::waiting_change.eq(t.waiting_change.map(|c| c.label())),
+                tasks::move_to.eq(t.waiting_change.and_then(|c| c.move_to())),
+                tasks::payload_erased_at.eq(t.payload_erased_at),
             ),
         ))
         .execute(conn)

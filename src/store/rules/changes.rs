@@ -157,9 +157,7 @@ pub(in crate::store) fn settles(task: &Task, now: DateTime<Utc>) -> bool {
 /// that ran out is ended first, its attempt logged `abandoned`, which the
 /// answer carries.
 pub(in crate::store) fn settle(task: &mut Task, now: DateTime<Utc>) -> Option<Attempt> {
-    let Some(change) = task.waiting_change.take() else {
-        return None;
-    };
+    let change = task.waiting_change.take()?;
     task.updated_at = now;
     let lost = (task.state == TaskState::Leased).then(|| {
         let lost = abandoned(&current_lease(task), now);

@@ -71,13 +71,12 @@ pub(in crate::store) fn findings(
         .filter(|t| in_region(t) && t.state.is_terminal())
     {
         *terminal
-            .entry(match t.state {
-                TaskState::Cancelled => "cancelled".into(),
-                _ => t
-                    .failure_reason
+            .entry(
+                // A failed task's reason, else `delivered` or `cancelled`.
+                t.failure_reason
                     .clone()
-                    .unwrap_or_else(|| "delivered".into()),
-            })
+                    .unwrap_or_else(|| t.state.as_str().into()),
+            )
             .or_default() += 1;
     }
     report.terminal = terminal.into_iter().collect();

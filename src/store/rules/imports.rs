@@ -11,8 +11,9 @@
 //!   holds nothing much before year 0).
 //! - State and lease agree: `leased` ⇔ a lease token, holder and expiry;
 //!   terminal ⇔ `finalized_at`; `delivered` ⇔ `delivered_at`; `failed` ⇔
-//!   a `failure_reason`. A lease ends after `not_before` (the claim takes a
-//!   row only once its deadline has passed).
+//!   a `failure_reason`; `cancelled` ⇒ who cancelled it, and when. A
+//!   lease ends after `not_before` (the claim takes a row only once its
+//!   deadline has passed).
 //! - Counts: a `leased` row is an attempt under way, so its
 //!   `attempt_count` is at least 1 (a reclaim logs that attempt as
 //!   abandoned, and attempt numbers start at 1);
@@ -113,6 +114,12 @@ pub fn check_imported_task(record: &TaskRecord) -> Result<(), InvalidInput> {
         failed,
         t.state,
     )?;
+    if t.state == TaskState::Cancelled && t.cancelled.is_none() {
+        return Err(InvalidInput::new(
+            "cancelled_at",
+            format!("is required in state {}", quoted(t.state.as_str())),
+        ));
+    }
     counts(t)?;
     key(t)?;
     if record.content_type.trim().is_empty() {

@@ -2,13 +2,13 @@
 //! request and what makes a repeat a conflict. (The idempotency key is the
 //! domain's `idempotency_key`, the same in every store.)
 
-use chrono::SubsecRound;
+use chrono::{DateTime, SubsecRound, Utc};
 
 use crate::domain::{
     quoted, Destination, InvalidInput, NewDestination, NewTask, Payload, PruneRequest, Region,
     Task, MAX_PAYLOAD_BYTES,
 };
-use crate::store::{Scheduled, StoreError};
+use crate::store::{Reschedule, Scheduled, StoreError};
 
 /// Checks what can be checked without the database, and normalises the
 /// deadline to the microseconds PostgreSQL keeps, so repeats compare equal.
@@ -36,6 +36,25 @@ pub(in crate::store) fn validate(new: NewTask) -> Result<NewTask, InvalidInput> 
         not_before: new.not_before.trunc_subsecs(6),
         ..new
     })
+}
+
+/// Checks a reschedule as `validate` checks a new task (its payload, if
+/// any), and answers its deadline to the microseconds PostgreSQL keeps.
+pub(in crate::store) fn validate_reschedule(
+    change: &Reschedule,
+) -> Result<DateTime<Utc>, InvalidInput> {
+    if let Some(payload) = &change.payload {
+        if payload.content_type.trim().is_empty() {
+            return Err(InvalidInput::new("content_type", "must not be empty"));
+        }
+        if payload.body.len() > MAX_PAYLOAD_BYTES {
+            return Err(InvalidInput::new(
+                "payload",
+                format!("must be at most {MAX_PAYLOAD_BYTES} bytes"),
+            ));
+        }
+    }
+    Ok(change.not_before.trunc_subsecs(6))
 }
 
 /// The destination must exist and live in the task's region.
@@ -91,6 +110,25 @@ pub(in crate::store) fn same_or_conflict(
     stored_payload: &Payload,
     new: &NewTask,
 ) -> Result<Scheduled, StoreError> {
+    let payload = (*stored_payload != new.payload).then_some("payload");
+    compare(existing, payload, new)
+}
+
+/// A request that reuses the ids of a task whose payload an operator
+/// erased: the payload cannot be compared, and the task will not be sent
+/// with it, so it is a conflict whatever the request holds.
+pub(in crate::store) fn erased_conflict(
+    existing: Task,
+    new: &NewTask,
+) -> Result<Scheduled, StoreError> {
+    compare(existing, Some("erased payload"), new)
+}
+
+fn compare(
+    existing: Task,
+    payload: Option<&'static str>,
+    new: &NewTask,
+) -> Result<Scheduled, StoreError> {
     let mut differs = Vec::new();
     if existing.destination_id != new.destination_id {
         differs.push("destination_id");
@@ -101,9 +139,7 @@ pub(in crate::store) fn same_or_conflict(
     if existing.not_before != new.not_before {
         differs.push("not_before");
     }
-    if *stored_payload != new.payload {
-        differs.push("payload");
-    }
+    differs.extend(payload);
     if existing.ordering_key != new.ordering_key {
         differs.push("ordering_key");
     }

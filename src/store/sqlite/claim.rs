@@ -92,10 +92,12 @@ impl Lookups<i64> for Sqlite<'_> {
         let found: Found = diesel::sql_query(format!(
             "SELECT EXISTS (SELECT 1 FROM tasks t \
                  WHERE destination_id = ? AND region = ? AND state IN ('pending', 'retry_wait') \
-                   AND available_at <= ? AND not_before <= ? AND {MAY_GO}) \
+                   AND available_at <= ? AND not_before <= ? AND waiting_change IS NULL \
+                   AND {MAY_GO}) \
                  OR EXISTS (SELECT 1 FROM tasks t \
                  WHERE destination_id = ? AND region = ? AND state = 'leased' \
-                   AND lease_expires_at <= ? AND not_before <= ? AND {MAY_GO}) AS found",
+                   AND lease_expires_at <= ? AND not_before <= ? AND waiting_change IS NULL \
+                   AND {MAY_GO}) AS found",
         ))
         .bind::<Text, _>(destination.as_str())
         .bind::<Text, _>(self.request.region.as_str())
@@ -147,7 +149,7 @@ impl Lookups<i64> for Sqlite<'_> {
         let found: Vec<TaskRow> = diesel::sql_query(format!(
             "SELECT {TASK_COLUMNS} FROM tasks t \
              WHERE region = ? AND destination_id = ? AND tenant_id = ? AND finalized_at IS NULL \
-               AND available_at <= ? AND not_before <= ? \
+               AND available_at <= ? AND not_before <= ? AND waiting_change IS NULL \
                AND (state IN ('pending', 'retry_wait') \
                     OR (state = 'leased' AND lease_expires_at <= ?)) \
                AND {MAY_GO} \
@@ -178,17 +180,43 @@ impl Lookups<i64> for Sqlite<'_> {
     }
 }
 
-/// Reads and opens a task's payload.
+/// Reads and opens a task's payload; one an operator erased is answered
+/// as such (`StoreError::payload_erased`), whether `task` says so or the
+/// row, read now, does.
+pub(super) fn task_payload(
+    conn: &mut SqliteConnection,
+    key: &PayloadKey,
+    task: &Task,
+) -> Result<Payload, StoreError> {
+    if let Some(at) = task.payload_erased_at {
+        return Err(StoreError::payload_erased(task.payload_ref, at));
+    }
+    match open_payload(conn, key, task.payload_ref) {
+        Err(StoreError::NotFound { .. }) => {
+            match rows::task(conn, task.id)?.and_then(|t| t.payload_erased_at) {
+                Some(at) => Err(StoreError::payload_erased(task.payload_ref, at)),
+                None => Err(not_found(task.payload_ref)),
+            }
+        }
+        read => read,
+    }
+}
+
+fn not_found(payload_ref: uuid::Uuid) -> StoreError {
+    StoreError::NotFound {
+        what: "payload",
+        id: payload_ref.to_string(),
+    }
+}
+
+/// Reads and opens a payload.
 pub(super) fn open_payload(
     conn: &mut SqliteConnection,
     key: &PayloadKey,
     payload_ref: uuid::Uuid,
 ) -> Result<Payload, StoreError> {
     let (content_type, sealed) = rows::payload_row(conn, payload_ref)?
-        .ok_or_else(|| StoreError::NotFound {
-            what: "payload",
-            id: payload_ref.to_string(),
-        })?
+        .ok_or_else(|| not_found(payload_ref))?
         .sealed();
     let body = key.open(payload_ref, &content_type, &sealed)?;
     Ok(Payload { content_type, body })

@@ -107,20 +107,22 @@ struct SummaryRow {
 /// reads the partial index of its states (`tasks_due`,
 /// `tasks_expired_leases`, `tasks_finalized`, `attempts_rate_limited`).
 /// SQLite uses a partial index only for a query that repeats its WHERE
-/// clause, hence `state IN ('delivered', 'failed')` beside `state =
-/// 'failed'` here and in the activity's reads.
+/// clause, hence `state IN ('delivered', 'failed', 'cancelled')` beside
+/// `state = 'failed'` here and in the activity's reads. A row whose change
+/// waits for its attempt is no claim's, so not in the due backlog.
 const SUMMARIES_SQL: &str = "SELECT d.id AS destination, d.quota_limit, d.quota_remaining, \
        d.quota_resets_at, d.quota_learned_at, \
        (SELECT count(*) FROM tasks t WHERE t.destination_id = d.id AND t.state = 'leased') \
          AS in_flight, \
        (SELECT count(*) FROM tasks t WHERE t.destination_id = d.id \
           AND t.state IN ('pending', 'retry_wait') AND t.available_at <= ?1 \
-          AND t.not_before <= ?1) AS due_backlog, \
+          AND t.not_before <= ?1 AND t.waiting_change IS NULL) AS due_backlog, \
        (SELECT count(*) FROM attempts a JOIN tasks t ON t.id = a.task_id \
           WHERE a.http_status = 429 AND a.recorded_at > ?1 - 3600000000 \
             AND a.recorded_at <= ?1 AND t.destination_id = d.id) AS rate_limited, \
        (SELECT count(*) FROM tasks t WHERE t.region = d.region \
-          AND t.state IN ('delivered', 'failed') AND t.finalized_at > ?1 - 3600000000 \
+          AND t.state IN ('delivered', 'failed', 'cancelled') \
+          AND t.finalized_at > ?1 - 3600000000 \
           AND t.finalized_at <= ?1 AND t.state = 'failed' AND t.destination_id = d.id) AS failed \
      FROM destinations d WHERE d.region = ?2 ORDER BY d.id";
 
@@ -264,7 +266,8 @@ fn activity(
         "SELECT ",
         minute_of!("finalized_at"),
         " AS minute, state AS kind, count(*) AS n FROM tasks \
-         WHERE region = ?2 AND state IN ('delivered', 'failed') \
+         WHERE region = ?2 AND state IN ('delivered', 'failed', 'cancelled') \
+           AND state <> 'cancelled' \
            AND finalized_at > ?1 - 3600000000 AND finalized_at <= ?1 \
          GROUP BY 1, 2 \
          UNION ALL SELECT ",
@@ -282,7 +285,8 @@ fn activity(
         "SELECT ",
         minute_of!("finalized_at"),
         " AS minute, delivered_at - not_before AS micros FROM tasks \
-         WHERE region = ?2 AND state IN ('delivered', 'failed') AND state = 'delivered' \
+         WHERE region = ?2 AND state IN ('delivered', 'failed', 'cancelled') \
+           AND state = 'delivered' \
            AND finalized_at > ?1 - 3600000000 AND finalized_at <= ?1"
     ))
     .bind::<BigInt, _>(at)
@@ -290,7 +294,8 @@ fn activity(
     .load(conn)?;
     let failures: Vec<ReasonCount> = diesel::sql_query(
         "SELECT failure_reason AS reason, count(*) AS n FROM tasks \
-         WHERE region = ?2 AND state IN ('delivered', 'failed') AND state = 'failed' \
+         WHERE region = ?2 AND state IN ('delivered', 'failed', 'cancelled') \
+           AND state = 'failed' \
            AND finalized_at > ?1 - 3600000000 AND finalized_at <= ?1 \
          GROUP BY failure_reason ORDER BY n DESC, failure_reason",
     )
@@ -308,7 +313,8 @@ fn activity(
         match row.kind.as_str() {
             "delivered" => m.delivered = row.n,
             "failed" => m.failed = row.n,
-            _ => m.rate_limited = row.n,
+            "rate_limited" => m.rate_limited = row.n,
+            _ => {}
         }
     }
     let mut samples: Vec<Vec<i64>> = vec![Vec::new(); minutes.len()];

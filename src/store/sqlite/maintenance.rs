@@ -87,7 +87,8 @@ pub(super) fn prune_batch(
     }
     let doomed: Vec<Doomed> = diesel::sql_query(
         "SELECT id, payload_ref FROM tasks \
-         WHERE state IN ('delivered', 'failed') AND finalized_at < ? AND region = ? \
+         WHERE state IN ('delivered', 'failed', 'cancelled') AND finalized_at < ? \
+           AND region = ? \
          ORDER BY finalized_at, seq LIMIT ?",
     )
     .bind::<BigInt, _>(micros(cutoff))

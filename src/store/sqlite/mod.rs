@@ -17,6 +17,7 @@
 
 mod api_tokens;
 mod attempt_rows;
+mod changes;
 mod claim;
 mod connection;
 mod console;

@@ -2,7 +2,8 @@
 //! destination of the region, its unleased rows' earliest `available_at`
 //! and earliest after now less `JUST_MISSED` (through `tasks_due`) and its
 //! earliest lease end after that (through `tasks_expired_leases`), combined by
-//! `store::rules::next_due`.
+//! `store::rules::next_due`. A row whose change waits for its attempt is
+//! never claimed, so it never counts.
 
 use chrono::Duration;
 use diesel::sql_types::{BigInt, Nullable, Text};
@@ -37,12 +38,15 @@ pub(super) fn next_due(
         "SELECT d.paused_until, \
            (SELECT min(t.available_at) FROM tasks t \
             WHERE t.destination_id = d.id AND t.region = d.region \
-              AND t.state IN ('pending', 'retry_wait')) AS first_unleased, \
+              AND t.state IN ('pending', 'retry_wait') AND t.waiting_change IS NULL) \
+              AS first_unleased, \
            (SELECT min(t.available_at) FROM tasks t \
             WHERE t.destination_id = d.id AND t.region = d.region \
-              AND t.state IN ('pending', 'retry_wait') AND t.available_at > ?) AS next_unleased, \
+              AND t.state IN ('pending', 'retry_wait') AND t.waiting_change IS NULL \
+              AND t.available_at > ?) AS next_unleased, \
            (SELECT min(max(t.lease_expires_at, t.not_before)) FROM tasks t \
             WHERE t.destination_id = d.id AND t.region = d.region AND t.state = 'leased' \
+              AND t.waiting_change IS NULL \
               AND max(t.lease_expires_at, t.not_before) > ?) AS next_lease_end \
          FROM destinations d WHERE d.region = ? AND d.enabled = 1",
     )

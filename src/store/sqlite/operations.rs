@@ -198,9 +198,9 @@ impl Store for SqliteStore {
     }
 
     async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
-        let payload_ref = task.payload_ref;
+        let task = task.clone();
         self.run(false, move |conn, ctx| {
-            claim::open_payload(conn, &ctx.key, payload_ref)
+            claim::task_payload(conn, &ctx.key, &task)
         })
         .await
     }

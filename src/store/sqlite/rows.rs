@@ -9,8 +9,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
-    Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey, ReminderId, Task,
-    TaskId, TenantId, TraceParent,
+    Cancellation, Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey,
+    ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::rules::columns::{corrupt, count, region, state_from_label, status};
@@ -49,7 +49,8 @@ pub(super) const TASK_COLUMNS: &str = "id, tenant_id, reminder_id, destination_i
     state, not_before, available_at, retry_horizon_at, lease_token, lease_owner, \
     lease_expires_at, attempt_count, attempts_before_replay, idempotency_key, payload_ref, \
     last_status, failure_reason, created_at, updated_at, delivered_at, finalized_at, seq, \
-    ordering_key, traceparent";
+    ordering_key, traceparent, cancelled_at, cancelled_by, waiting_change, move_to, \
+    payload_erased_at";
 
 #[derive(QueryableByName)]
 pub(super) struct TaskRow {
@@ -104,6 +105,16 @@ pub(super) struct TaskRow {
     ordering_key: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     traceparent: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    cancelled_at: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    cancelled_by: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    waiting_change: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    move_to: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    payload_erased_at: Option<i64>,
 }
 
 impl TryFrom<TaskRow> for Task {
@@ -116,6 +127,30 @@ impl TryFrom<TaskRow> for Task {
             .last_status
             .map(|s| i16::try_from(s).map_err(|e| corrupt("tasks.last_status", e)))
             .transpose()?;
+        let cancelled = match (
+            maybe("tasks.cancelled_at", row.cancelled_at)?,
+            row.cancelled_by,
+        ) {
+            (Some(at), Some(by)) => Some(Cancellation { at, by }),
+            (None, None) => None,
+            _ => {
+                return Err(corrupt(
+                    "tasks.cancelled_by",
+                    "set without cancelled_at, or the reverse",
+                ))
+            }
+        };
+        let move_to = maybe("tasks.move_to", row.move_to)?;
+        let waiting_change = WaitingChange::from_columns(row.waiting_change.as_deref(), move_to)
+            .ok_or_else(|| {
+                corrupt(
+                    "tasks.waiting_change",
+                    format!(
+                        "unknown change {:?} (or a move without move_to)",
+                        row.waiting_change
+                    ),
+                )
+            })?;
         Ok(Task {
             id: TaskId(uuid("tasks.id", &row.id)?),
             tenant_id: TenantId::new(&row.tenant_id).map_err(|e| corrupt("tenant_id", e))?,
@@ -149,6 +184,9 @@ impl TryFrom<TaskRow> for Task {
                 .traceparent
                 .map(|t| TraceParent::parse(&t).map_err(|e| corrupt("tasks.traceparent", e.reason)))
                 .transpose()?,
+            cancelled,
+            waiting_change,
+            payload_erased_at: maybe("tasks.payload_erased_at", row.payload_erased_at)?,
         })
     }
 }
@@ -196,15 +234,18 @@ pub(super) fn insert_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), S
     Ok(())
 }
 
-/// Writes back every column a transition may change.
+/// Writes back every column a transition (or an operator's change) may
+/// change.
 pub(super) fn write_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), StoreError> {
     diesel::sql_query(
-        "UPDATE tasks SET state = ?, available_at = ?, retry_horizon_at = ?, lease_token = ?, \
-         lease_owner = ?, lease_expires_at = ?, attempt_count = ?, attempts_before_replay = ?, \
-         last_status = ?, failure_reason = ?, updated_at = ?, delivered_at = ?, \
-         finalized_at = ? WHERE id = ?",
+        "UPDATE tasks SET state = ?, not_before = ?, available_at = ?, retry_horizon_at = ?, \
+         lease_token = ?, lease_owner = ?, lease_expires_at = ?, attempt_count = ?, \
+         attempts_before_replay = ?, last_status = ?, failure_reason = ?, updated_at = ?, \
+         delivered_at = ?, finalized_at = ?, cancelled_at = ?, cancelled_by = ?, \
+         waiting_change = ?, move_to = ?, payload_erased_at = ? WHERE id = ?",
     )
     .bind::<Text, _>(t.state.as_str())
+    .bind::<BigInt, _>(micros(t.not_before))
     .bind::<BigInt, _>(micros(t.available_at))
     .bind::<BigInt, _>(micros(t.retry_horizon_at))
     .bind::<Nullable<BigInt>, _>(t.lease_token)
@@ -217,6 +258,15 @@ pub(super) fn write_task(conn: &mut SqliteConnection, t: &Task) -> Result<(), St
     .bind::<BigInt, _>(micros(t.updated_at))
     .bind::<Nullable<BigInt>, _>(t.delivered_at.map(micros))
     .bind::<Nullable<BigInt>, _>(t.finalized_at.map(micros))
+    .bind::<Nullable<BigInt>, _>(t.cancelled.as_ref().map(|c| micros(c.at)))
+    .bind::<Nullable<Text>, _>(t.cancelled.as_ref().map(|c| c.by.as_str()))
+    .bind::<Nullable<Text>, _>(t.waiting_change.map(WaitingChange::label))
+    .bind::<Nullable<BigInt>, _>(
+        t.waiting_change
+            .and_then(WaitingChange::move_to)
+            .map(micros),
+    )
+    .bind::<Nullable<BigInt>, _>(t.payload_erased_at.map(micros))
     .bind::<Text, _>(t.id.0.to_string())
     .execute(conn)?;
     Ok(())
@@ -367,4 +417,43 @@ pub(super) fn insert_payload(
     .bind::<BigInt, _>(micros(now))
     .execute(conn)?;
     Ok(())
+}
+
+/// Writes a payload under `payload_ref`, replacing the one there (a
+/// reschedule's new payload), or putting it back once erased.
+pub(super) fn replace_payload(
+    conn: &mut SqliteConnection,
+    payload_ref: uuid::Uuid,
+    content_type: &str,
+    sealed: &SealedPayload,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    diesel::sql_query(
+        "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext, \
+         created_at) VALUES (?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (payload_ref) DO UPDATE SET content_type = excluded.content_type, \
+         key_fingerprint = excluded.key_fingerprint, nonce = excluded.nonce, \
+         ciphertext = excluded.ciphertext",
+    )
+    .bind::<Text, _>(payload_ref.to_string())
+    .bind::<Text, _>(content_type)
+    .bind::<Binary, _>(&sealed.key_fingerprint)
+    .bind::<Binary, _>(&sealed.nonce)
+    .bind::<Binary, _>(&sealed.ciphertext)
+    .bind::<BigInt, _>(micros(now))
+    .execute(conn)?;
+    Ok(())
+}
+
+/// Deletes a payload's row (an erase): true when it was there.
+pub(super) fn delete_payload(
+    conn: &mut SqliteConnection,
+    payload_ref: uuid::Uuid,
+) -> Result<bool, StoreError> {
+    Ok(
+        diesel::sql_query("DELETE FROM payloads WHERE payload_ref = ?")
+            .bind::<Text, _>(payload_ref.to_string())
+            .execute(conn)?
+            > 0,
+    )
 }

@@ -49,6 +49,9 @@ fn schedule_one(
     .bind::<Text, _>(new.reminder_id.as_str())
     .load(conn)?;
     if let Some(existing) = rows::tasks(existing)?.pop() {
+        if existing.payload_erased_at.is_some() {
+            return requests::erased_conflict(existing, &new);
+        }
         let stored = open(conn, ctx, existing.payload_ref)?;
         return requests::same_or_conflict(existing, &stored, &new);
     }

@@ -31,6 +31,8 @@ struct QueueRow {
     delivered: i64,
     #[diesel(sql_type = BigInt)]
     failed: i64,
+    #[diesel(sql_type = BigInt)]
+    cancelled: i64,
     #[diesel(sql_type = Nullable<BigInt>)]
     oldest_due: Option<i64>,
     #[diesel(sql_type = BigInt)]
@@ -73,10 +75,12 @@ struct Sample {
     micros: i64,
 }
 
-/// The oldest task a claim would take now: due, unleased, its destination
-/// enabled and not paused (as the claim requires).
+/// The oldest task a claim would take now: due, unleased, with no change
+/// waiting for its attempt, its destination enabled and not paused (as the
+/// claim requires).
 const OLDEST_DUE: &str = "min(CASE WHEN t.state IN ('pending', 'retry_wait') \
-     AND max(t.available_at, t.not_before) <= ?1 AND d.enabled = 1 \
+     AND max(t.available_at, t.not_before) <= ?1 AND t.waiting_change IS NULL \
+     AND d.enabled = 1 \
      AND (d.paused_until IS NULL OR d.paused_until <= ?1) \
      THEN max(t.available_at, t.not_before) END)";
 
@@ -90,7 +94,7 @@ fn regions(
         "SELECT t.region AS region, \
            sum(t.state = 'pending') AS pending, sum(t.state = 'leased') AS leased, \
            sum(t.state = 'retry_wait') AS retry_wait, sum(t.state = 'delivered') AS delivered, \
-           sum(t.state = 'failed') AS failed, {OLDEST_DUE} AS oldest_due, \
+           sum(t.state = 'failed') AS failed, sum(t.state = 'cancelled') AS cancelled, {OLDEST_DUE} AS oldest_due, \
            sum(t.state = 'leased' AND t.lease_expires_at <= ?1) AS expired \
          FROM tasks t JOIN destinations d ON d.id = t.destination_id \
          WHERE (?2 IS NULL OR t.region = ?2) \
@@ -111,7 +115,7 @@ fn live(conn: &mut SqliteConnection, only: Region, now: i64) -> Result<RegionSta
            (SELECT count(*) FROM tasks WHERE state = 'pending' AND region = ?2) AS pending, \
            (SELECT count(*) FROM tasks WHERE state = 'leased' AND region = ?2) AS leased, \
            (SELECT count(*) FROM tasks WHERE state = 'retry_wait' AND region = ?2) AS retry_wait, \
-           0 AS delivered, 0 AS failed, \
+           0 AS delivered, 0 AS failed, 0 AS cancelled, \
            (SELECT {OLDEST_DUE} FROM tasks t JOIN destinations d ON d.id = t.destination_id \
              WHERE t.state IN ('pending', 'retry_wait') AND t.region = ?2) AS oldest_due, \
            (SELECT count(*) FROM tasks WHERE state = 'leased' AND region = ?2 \
@@ -144,6 +148,7 @@ fn region_status(r: QueueRow, now: i64) -> Result<RegionStatus, StoreError> {
         retry_wait: r.retry_wait,
         delivered: r.delivered,
         failed: r.failed,
+        cancelled: r.cancelled,
         oldest_eligible: r
             .oldest_due
             .map(|due| chrono::Duration::microseconds(now - due)),

@@ -55,12 +55,6 @@ impl SqliteStore {
             .load(conn)?;
             let mut records = Vec::with_capacity(found.len());
             for task in rows::tasks(found)? {
-                let (content_type, sealed) = rows::payload_row(conn, task.payload_ref)?
-                    .ok_or_else(|| StoreError::NotFound {
-                        what: "payload",
-                        id: task.payload_ref.to_string(),
-                    })?
-                    .sealed();
                 let logged: Vec<AttemptRow> = diesel::sql_query(format!(
                     "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE task_id = ? ORDER BY id"
                 ))
@@ -70,6 +64,17 @@ impl SqliteStore {
                     .into_iter()
                     .map(Attempt::try_from)
                     .collect::<Result<_, _>>()?;
+                if task.payload_erased_at.is_some() {
+                    // Its payload's row is gone: the record says so.
+                    records.push(TaskRecord::erased(task, attempts));
+                    continue;
+                }
+                let (content_type, sealed) = rows::payload_row(conn, task.payload_ref)?
+                    .ok_or_else(|| StoreError::NotFound {
+                        what: "payload",
+                        id: task.payload_ref.to_string(),
+                    })?
+                    .sealed();
                 records.push(TaskRecord {
                     task,
                     content_type,
@@ -192,21 +197,24 @@ fn existing(conn: &mut SqliteConnection, t: &Task) -> Result<bool, StoreError> {
 
 fn insert(conn: &mut SqliteConnection, record: &TaskRecord) -> Result<(), StoreError> {
     let t = &record.task;
-    rows::insert_payload(
-        conn,
-        t.payload_ref,
-        &record.content_type,
-        &record.sealed,
-        t.created_at,
-    )?;
-    // The key that sealed it is now one this file's payloads are sealed
-    // with (`payload_keys`).
-    diesel::sql_query(
-        "INSERT OR IGNORE INTO payload_keys (fingerprint, recorded_at) VALUES (?, ?)",
-    )
-    .bind::<diesel::sql_types::Binary, _>(&record.sealed.key_fingerprint)
-    .bind::<BigInt, _>(rows::micros(t.created_at))
-    .execute(conn)?;
+    // An erased payload has no row to write.
+    if record.has_payload() {
+        rows::insert_payload(
+            conn,
+            t.payload_ref,
+            &record.content_type,
+            &record.sealed,
+            t.created_at,
+        )?;
+        // The key that sealed it is now one this file's payloads are sealed
+        // with (`payload_keys`).
+        diesel::sql_query(
+            "INSERT OR IGNORE INTO payload_keys (fingerprint, recorded_at) VALUES (?, ?)",
+        )
+        .bind::<diesel::sql_types::Binary, _>(&record.sealed.key_fingerprint)
+        .bind::<BigInt, _>(rows::micros(t.created_at))
+        .execute(conn)?;
+    }
     // Inserted as a bare pending row, then written whole: the row meets
     // every CHECK at the end of each statement.
     let bare = Task {

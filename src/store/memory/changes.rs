@@ -1,0 +1,149 @@
+//! `Changes` in the model: each call under the lock, `rules::changes`
+//! applied to the rows, the payload kept, replaced or dropped with them,
+//! and the attempt a lease that ran out lost logged, as SQLite does.
+
+use super::{MemStore, State};
+use crate::domain::{DestinationId, Region, Task, TaskId, TenantId};
+use crate::store::rules::changes::{self, CancelStep, MoveStep};
+use crate::store::rules::requests;
+use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
+
+impl Changes for MemStore {
+    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let Some(task) = state.task_mut(id) else {
+            return Ok(Cancel::NotFound);
+        };
+        let step = changes::cancel(task, by, now);
+        let task = task.clone();
+        Ok(match step {
+            CancelStep::Now => Cancel::Cancelled(task),
+            CancelStep::AfterAttempt => Cancel::AfterAttempt(task),
+            CancelStep::Repeat => Cancel::AlreadyCancelled(task),
+            CancelStep::Ended => Cancel::Ended(task),
+        })
+    }
+
+    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
+        let to = requests::validate_reschedule(change)?;
+        let now = self.now();
+        let mut state = self.state.lock();
+        let Some(task) = state.task_mut(id) else {
+            return Ok(Move::NotFound);
+        };
+        let step = changes::reschedule(task, to, change.payload.is_some(), now);
+        let task = task.clone();
+        let after_attempt = match step {
+            MoveStep::Refused => return Ok(Move::Refused(task)),
+            MoveStep::AfterAttempt => true,
+            MoveStep::Now => false,
+        };
+        if let Some(payload) = &change.payload {
+            // Sealed as `schedule` seals it: bound to the same reference.
+            let sealed = self
+                .key
+                .seal(task.payload_ref, &payload.content_type, &payload.body);
+            state
+                .payloads
+                .insert(task.payload_ref, (payload.content_type.clone(), sealed));
+        }
+        Ok(if after_attempt {
+            Move::AfterAttempt(task)
+        } else {
+            Move::Moved(task)
+        })
+    }
+
+    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let Some(&i) = state.by_id.get(&id) else {
+            return Ok(Erase::NotFound);
+        };
+        state.erase_row(i, by, now);
+        Ok(Erase::Erased(state.tasks[i].clone()))
+    }
+
+    async fn erase_tenant(
+        &self,
+        tenant: &TenantId,
+        by: &str,
+        limit: u32,
+    ) -> Result<ErasedTenant, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        // By task id, as the databases walk them.
+        let mut rows: Vec<(TaskId, usize)> = state
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| &t.tenant_id == tenant && t.payload_erased_at.is_none())
+            .map(|(i, t)| (t.id, i))
+            .collect();
+        rows.sort_unstable();
+        rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        let mut done = ErasedTenant::default();
+        for (_, i) in rows {
+            let (erased, cancels) = state.erase_row(i, by, now);
+            if erased {
+                done.erased += 1;
+                done.cancelled += u64::from(cancels);
+            }
+        }
+        Ok(done)
+    }
+
+    async fn retry_now(
+        &self,
+        destination: &DestinationId,
+        tenant: Option<&TenantId>,
+    ) -> Result<u64, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let mut moved = 0;
+        for task in state.tasks.iter_mut().filter(|t| {
+            &t.destination_id == destination && tenant.is_none_or(|tenant| &t.tenant_id == tenant)
+        }) {
+            moved += u64::from(changes::retry_now(task, now));
+        }
+        Ok(moved)
+    }
+
+    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        let State {
+            tasks, attempts, ..
+        } = &mut *state;
+        let ready = tasks
+            .iter_mut()
+            .filter(|t| t.region == region && changes::settles(t, now))
+            .take(usize::try_from(limit).unwrap_or(usize::MAX));
+        let mut settled = 0;
+        for task in ready {
+            attempts.extend(changes::settle(task, now));
+            settled += 1;
+        }
+        Ok(settled)
+    }
+}
+
+impl State {
+    /// Erases the payload of the task at `i` (its sealed bytes dropped) and
+    /// cancels it if it has not ended. Answers whether the payload was
+    /// there until now, and whether the erase cancels the task.
+    fn erase_row(
+        &mut self,
+        i: usize,
+        by: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> (bool, bool) {
+        let task: &mut Task = &mut self.tasks[i];
+        let cancels = changes::erase_cancels(task);
+        let erased = changes::erase(task, by, now);
+        let payload_ref = task.payload_ref;
+        self.payloads.remove(&payload_ref);
+        (erased, cancels)
+    }
+}
