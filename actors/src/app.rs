@@ -21,7 +21,7 @@ use crate::config::{Config, ConfigError, ConsoleListener};
 use crate::console::{self, ConsoleState};
 use crate::runtime::{
     buckets, finisher, quotas, Capacity, Holds, Metrics, RegionSupervisor, Restarts, RuntimeStats,
-    Shared, Shutdown, Targets, WallClock,
+    ChangedTasks, Shared, Shutdown, Targets, WallClock,
 };
 use crate::telemetry::{Telemetry, TelemetryError};
 
@@ -238,6 +238,7 @@ impl Runtime {
             pauses: Holds::default(),
             busy: Holds::default(),
             targets: Targets::default(),
+            changed: ChangedTasks::default(),
             finisher: finisher::start(store.clone(), log.clone(), stats.clone()),
             buckets: buckets::start(store.clone(), log.clone()),
             quotas: quotas::start(store.clone(), log.clone()),

@@ -6,7 +6,7 @@ use std::future::Future;
 
 use chrono::Duration;
 
-use crate::domain::{DestinationId, SendTarget};
+use crate::domain::{DestinationId, SendTarget, TaskId};
 use crate::store::StoreError;
 
 /// What a consumer knows of a task's destination right before its
@@ -59,4 +59,13 @@ pub trait Consumer {
     /// Called with every row [`before_request`](super::before_request)
     /// read, so the consumer can keep it.
     fn read_target(&self, _target: &SendTarget) {}
+
+    /// Whether it heard, since the claim, that an operator changed `task`
+    /// (a cancel or a move now waiting for this attempt): asked last,
+    /// right before the decision, so a task a cancel reached while it
+    /// waited in memory goes back unsent and the change is applied. False
+    /// when the consumer hears of no changes.
+    fn change_heard(&self, _task: TaskId) -> bool {
+        false
+    }
 }

@@ -14,6 +14,8 @@ use crate::store::TransitionOutcome;
 pub(super) enum NotNow {
     Unreadable(PayloadCryptoError),
     Refused(String),
+    /// An operator's change reached the task before its request.
+    Changed,
     /// `paused` when the destination's pause was the reason.
     Checks {
         paused: bool,
@@ -26,6 +28,7 @@ impl NotNow {
         match self {
             NotNow::Unreadable(error) => Stop::Unreadable { error, outcome },
             NotNow::Refused(why) => Stop::Refused { why, outcome },
+            NotNow::Changed => Stop::Changed { outcome },
             NotNow::Checks { paused } => Stop::Checks {
                 gate,
                 paused,

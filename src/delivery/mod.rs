@@ -88,6 +88,9 @@ pub enum Stop {
         why: String,
         outcome: TransitionOutcome,
     },
+    /// An operator cancelled, moved or erased the task while it waited
+    /// for its request: handed back unsent, for the change to settle.
+    Changed { outcome: TransitionOutcome },
     /// The checks before a request said no; `paused` when the
     /// destination's pause was the reason.
     Checks {
@@ -212,6 +215,8 @@ async fn look<S: Store>(
     };
     let payload = match read {
         Ok(payload) => payload,
+        // Erased since the claim: the change that erased it settles it.
+        Err(StoreError::Erased { .. }) => return Ok(changed()),
         Err(StoreError::Payload(e)) => {
             return Ok(Look::NotNow {
                 gate: Gate::HandBack {
@@ -239,11 +244,23 @@ async fn look<S: Store>(
             target
         }
     };
+    if consumer.change_heard(task.id) {
+        return Ok(changed());
+    }
     let facts = consumer.facts(&target);
     Ok(match judge(task, &target, &facts, policy, lease_needed) {
         None => Look::Ready { payload, target },
         Some((gate, why)) => Look::NotNow { gate, why },
     })
+}
+
+/// A change an operator made reached the task: back unsent, at once (the
+/// change waits on this lease, and the settle applies it once it is back).
+fn changed() -> Look {
+    Look::NotNow {
+        gate: Gate::HandBack { after: None },
+        why: NotNow::Changed,
+    }
 }
 
 /// Carries out a gate that says "not now", once.

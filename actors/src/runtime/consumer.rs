@@ -2,15 +2,16 @@
 //! [`remit::delivery::Consumer`] asks it before a request: the pauses this
 //! process holds, what is left of the lease on its own clock (and how it
 //! waits on that clock before a store call is tried again), the
-//! destinations it keeps or reads in a batch with others, and whether its
-//! address policy refuses a URL, with the hold that follows a refusal.
+//! destinations it keeps or reads in a batch with others, whether its
+//! address policy refuses a URL, with the hold that follows a refusal, and
+//! whether it heard of an operator's change to the task.
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use remit::delivery;
-use remit::domain::{DestinationId, SendTarget};
+use remit::domain::{DestinationId, SendTarget, TaskId};
 use remit::store::Store;
 use remit::store::StoreError;
 use slog::warn;
@@ -44,6 +45,10 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
             pause_left: self.shared.pauses.left(destination).map(chrono_saturating),
             lease_left: self.lease_left(),
         }
+    }
+
+    fn change_heard(&self, task: TaskId) -> bool {
+        self.shared.changed.take(task)
     }
 
     fn lease_left(&self) -> chrono::Duration {

@@ -61,6 +61,10 @@ pub(super) fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Log
             *outcome
         }
         Stop::Refused { outcome, .. } => *outcome,
+        Stop::Changed { outcome } => {
+            info!(log, "handing back unsent: an operator changed the task");
+            *outcome
+        }
         Stop::Checks {
             gate,
             paused,

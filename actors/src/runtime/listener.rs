@@ -1,6 +1,7 @@
 //! The region's listener: one LISTEN connection for the life of the
 //! runtime, apart from the Claimer's restarts. Scheduled work wakes the
-//! claimer; a destination pause goes to the supervisor. A lost connection
+//! claimer; a destination pause goes to the supervisor; an operator's
+//! change to a task is noted for the delivery that may hold it. A lost connection
 //! is re-established with backoff; meanwhile polling alone is correct, only
 //! slower to react (a sender still reads the destination's row right before
 //! each request).
@@ -47,6 +48,8 @@ pub fn spawn(
     let region = shared.region;
     let log = shared.log.clone();
     let targets = shared.targets.clone();
+    let changed = shared.changed.clone();
+    let keep = shared.lease();
     // Weak: the listener must not keep a claimer the runtime let go of
     // (actix restarts a supervised actor while its address is held).
     let claimer = claimer.downgrade();
@@ -88,6 +91,7 @@ pub fn spawn(
                                 targets.forget(&id);
                                 supervisor.do_send(DestinationChanged(id))
                             }
+                            Event::Wakeup(Ok(Wakeup::TaskChanged(id))) => changed.heard(id, keep),
                             Event::Wakeup(Err(_)) => break,
                             Event::Ping => match wakeups.ping(PING_WITHIN).await {
                                 Ok(()) if every_process => targets.proven_alive(),

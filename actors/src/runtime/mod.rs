@@ -23,6 +23,7 @@
 mod batcher;
 pub mod buckets;
 mod capacity;
+mod changed_tasks;
 mod claimer;
 mod commit;
 mod consumer;
@@ -57,6 +58,7 @@ mod wall_clock;
 pub use batcher::BatchError;
 pub use buckets::Buckets;
 pub use capacity::{Capacity, Slot};
+pub use changed_tasks::ChangedTasks;
 pub use claimer::Claimer;
 pub use event_relay::{events_destination_id, EventRelay, EVENTS_TENANT};
 pub use finisher::Finisher;

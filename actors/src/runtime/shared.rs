@@ -10,7 +10,9 @@ use remit::policy::RetryPolicy;
 use remit::store::Database;
 use tokio::sync::Semaphore;
 
-use super::{Buckets, Capacity, Finisher, Holds, Metrics, Quotas, Restarts, Targets, WallClock};
+use super::{
+    Buckets, Capacity, ChangedTasks, Finisher, Holds, Metrics, Quotas, Restarts, Targets, WallClock,
+};
 use crate::config::Config;
 use crate::egress::Egress;
 use crate::telemetry::Telemetry;
@@ -69,6 +71,8 @@ pub struct Shared {
     pub busy: Holds,
     /// Destinations as read for earlier sends.
     pub targets: Targets,
+    /// Tasks an operator changed that this process may hold unsent.
+    pub changed: ChangedTasks,
     /// Commits the outcomes of deliveries in batches.
     pub finisher: Finisher,
     /// Takes tokens for every throttle, in batches.

@@ -12,7 +12,7 @@ use diesel::sql_types::{Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::enums::StateColumn;
-use super::notify::DUE_WORK_CHANNEL;
+use super::notify::{DUE_WORK_CHANNEL, TASK_CHANGED_CHANNEL};
 use super::rows::TaskRow;
 use super::schema::{attempts, payloads, tasks};
 use super::secrets::now;
@@ -59,6 +59,17 @@ async fn write(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreErr
     Ok(())
 }
 
+/// Tells every process that a change now waits for the task's attempt, at
+/// commit: one holding it unsent hands it back.
+async fn tell_holder(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreError> {
+    diesel::sql_query("SELECT pg_notify($1, $2)")
+        .bind::<Text, _>(TASK_CHANGED_CHANNEL)
+        .bind::<Text, _>(task.id.to_string())
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Tells the region's claimers that work may be due sooner, at commit.
 async fn wake(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreError> {
     diesel::sql_query("SELECT pg_notify($1, $2)")
@@ -86,10 +97,15 @@ pub(super) async fn cancel(store: &PgStore, id: TaskId, by: &str) -> Result<Canc
         Ok(match changes::cancel(&mut task, by, now) {
             CancelStep::Now => {
                 write(conn, &task).await?;
+                if task.ordering_key.is_some() {
+                    // The task behind it in its line may go now.
+                    wake(conn, &task).await?;
+                }
                 Cancel::Cancelled(task)
             }
             CancelStep::AfterAttempt => {
                 write(conn, &task).await?;
+                tell_holder(conn, &task).await?;
                 Cancel::AfterAttempt(task)
             }
             CancelStep::Repeat => Cancel::AlreadyCancelled(task),
@@ -145,7 +161,10 @@ pub(super) async fn reschedule(
         }
         write(conn, &task).await?;
         Ok(match step {
-            MoveStep::AfterAttempt => Move::AfterAttempt(task),
+            MoveStep::AfterAttempt => {
+                tell_holder(conn, &task).await?;
+                Move::AfterAttempt(task)
+            }
             _ => {
                 wake(conn, &task).await?;
                 Move::Moved(task)
@@ -166,6 +185,9 @@ pub(super) async fn erase(store: &PgStore, id: TaskId, by: &str) -> Result<Erase
             drop_payload(conn, &task).await?;
         }
         write(conn, &task).await?;
+        if task.waiting_change.is_some() {
+            tell_holder(conn, &task).await?;
+        }
         Ok(Erase::Erased(task))
     })
     .await
@@ -200,6 +222,9 @@ pub(super) async fn erase_tenant(
             changes::erase(&mut task, by, now);
             drop_payload(conn, &task).await?;
             write(conn, &task).await?;
+            if task.waiting_change.is_some() {
+                tell_holder(conn, &task).await?;
+            }
             done.erased += 1;
         }
         Ok(done)

@@ -1,19 +1,22 @@
 //! LISTEN/NOTIFY on PostgreSQL: the channels the statements notify when
-//! they commit, and the dedicated connection that listens to both.
+//! they commit, and the dedicated connection that listens to them.
 //! `remit::store`'s `notify` says what the wake-ups are for.
 
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures_util::StreamExt;
 
 use super::{PgStore, StoreError};
-use crate::domain::DestinationId;
+use crate::domain::{DestinationId, TaskId};
 use crate::store::Wakeup;
 
 pub(super) const DUE_WORK_CHANNEL: &str = "remit_due_work";
 pub(super) const DESTINATION_CHANNEL: &str = "remit_destination";
+/// An operator's change now waits for a task's attempt; the payload is the
+/// task's id.
+pub(super) const TASK_CHANGED_CHANNEL: &str = "remit_task_changed";
 
-/// A connection of its own, outside the pool, that LISTENs on both
-/// channels.
+/// A connection of its own, outside the pool, that LISTENs on every
+/// channel.
 pub(crate) struct Listener(Box<AsyncPgConnection>);
 
 impl Listener {
@@ -40,9 +43,9 @@ impl Listener {
 
 async fn listen(store: &PgStore) -> Result<AsyncPgConnection, StoreError> {
     let mut conn = store.connector().establish().await?;
-    // Both in one round trip: the connection listens to both or to none.
+    // All in one round trip: the connection listens to all or to none.
     conn.batch_execute(&format!(
-        "LISTEN {DUE_WORK_CHANNEL}; LISTEN {DESTINATION_CHANNEL}"
+        "LISTEN {DUE_WORK_CHANNEL}; LISTEN {DESTINATION_CHANNEL}; LISTEN {TASK_CHANGED_CHANNEL}"
     ))
     .await?;
     Ok(conn)
@@ -57,6 +60,9 @@ async fn next_notification(conn: &mut AsyncPgConnection) -> Result<Wakeup, Store
             DESTINATION_CHANNEL => DestinationId::new(&notification.payload)
                 .ok()
                 .map(Wakeup::Destination),
+            TASK_CHANGED_CHANNEL => uuid::Uuid::parse_str(&notification.payload)
+                .ok()
+                .map(|id| Wakeup::TaskChanged(TaskId(id))),
             _ => None,
         };
         if let Some(wakeup) = wakeup {

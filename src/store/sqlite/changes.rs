@@ -23,8 +23,10 @@ impl Changes for SqliteStore {
         let cancelled = self
             .run(true, move |conn, ctx| cancel(conn, id, &by, ctx.now))
             .await?;
-        if let Cancel::Cancelled(task) = &cancelled {
-            self.wake_line(task);
+        match &cancelled {
+            Cancel::Cancelled(task) => self.wake_line(task),
+            Cancel::AfterAttempt(task) => self.wake(Wakeup::TaskChanged(task.id)),
+            _ => {}
         }
         Ok(cancelled)
     }
@@ -34,8 +36,10 @@ impl Changes for SqliteStore {
         let moved = self
             .run(true, move |conn, ctx| reschedule(conn, ctx, id, &change))
             .await?;
-        if let Move::Moved(task) = &moved {
-            self.wake(Wakeup::DueWork(task.region));
+        match &moved {
+            Move::Moved(task) => self.wake(Wakeup::DueWork(task.region)),
+            Move::AfterAttempt(task) => self.wake(Wakeup::TaskChanged(task.id)),
+            _ => {}
         }
         Ok(moved)
     }
@@ -53,6 +57,9 @@ impl Changes for SqliteStore {
             .await?;
         if let Erase::Erased(task) = &erased {
             self.wake_line(task);
+            if task.waiting_change.is_some() {
+                self.wake(Wakeup::TaskChanged(task.id));
+            }
         }
         Ok(erased)
     }

@@ -110,6 +110,7 @@ pub(super) fn stop_outcome(stop: &Stop) -> TransitionOutcome {
     match stop {
         Stop::Unreadable { outcome, .. }
         | Stop::Refused { outcome, .. }
+        | Stop::Changed { outcome }
         | Stop::Checks { outcome, .. } => *outcome,
     }
 }
