@@ -20,8 +20,8 @@ use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError, ConsoleListener};
 use crate::console::{self, ConsoleState};
 use crate::runtime::{
-    buckets, finisher, quotas, Capacity, Holds, Metrics, RegionSupervisor, Restarts, RuntimeStats,
-    ChangedTasks, Shared, Shutdown, Targets, WallClock,
+    buckets, finisher, quotas, Capacity, ChangedTasks, Holds, Metrics, RegionSupervisor, Restarts,
+    RuntimeStats, Shared, Shutdown, Targets, WallClock,
 };
 use crate::telemetry::{Telemetry, TelemetryError};
 

@@ -18,7 +18,7 @@
 //! - `contract`: [`Store`] (the runtime's calls, each one short
 //!   transaction, most one statement, that never waits on anything but
 //!   SQL; a one-item call is its batch call with one item), [`Reports`],
-//!   [`Transfer`], [`Keys`] and [`ReplayJobs`], and the values, reports,
+//!   [`Transfer`], [`Keys`], [`ReplayJobs`] and [`Changes`], and the values, reports,
 //!   records, errors, clock and wake-ups they carry. Its own Layout says
 //!   which file holds what.
 //! - `rules`: each transition's rules, the claim's turns and lines, the

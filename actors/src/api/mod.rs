@@ -156,9 +156,7 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .error_handler(|e, _| ApiError::from_json(&e).into()),
         )
         .app_data(web::PathConfig::default())
-        .app_data(
-            web::QueryConfig::default().error_handler(|e, _| ApiError::from_query(&e).into()),
-        )
+        .app_data(web::QueryConfig::default().error_handler(|e, _| ApiError::from_query(&e).into()))
         .service(resource("/openapi.json", "GET").route(web::get().to(openapi::document)))
         .service(
             web::scope("/v1")
@@ -222,16 +220,25 @@ fn configure_api(config: &mut web::ServiceConfig) {
                     v1("/v1/tasks/{id}/erase", "POST").route(web::post().to(task_changes::erase)),
                 )
                 .service(
-                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/cancel", "POST")
-                        .route(web::post().to(task_changes::cancel_reminder)),
+                    v1(
+                        "/v1/tenants/{tenant_id}/reminders/{reminder_id}/cancel",
+                        "POST",
+                    )
+                    .route(web::post().to(task_changes::cancel_reminder)),
                 )
                 .service(
-                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/reschedule", "POST")
-                        .route(web::post().to(task_changes::reschedule_reminder)),
+                    v1(
+                        "/v1/tenants/{tenant_id}/reminders/{reminder_id}/reschedule",
+                        "POST",
+                    )
+                    .route(web::post().to(task_changes::reschedule_reminder)),
                 )
                 .service(
-                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/erase", "POST")
-                        .route(web::post().to(task_changes::erase_reminder)),
+                    v1(
+                        "/v1/tenants/{tenant_id}/reminders/{reminder_id}/erase",
+                        "POST",
+                    )
+                    .route(web::post().to(task_changes::erase_reminder)),
                 )
                 .service(
                     v1("/v1/tenants/{tenant_id}/erase", "POST")

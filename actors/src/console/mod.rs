@@ -148,7 +148,10 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
                 .route("/tasks/{id}", web::get().to(tasks::page))
                 .route("/tasks/{id}/replay", web::post().to(tasks::replay))
                 .route("/tasks/{id}/cancel", web::post().to(task_changes::cancel))
-                .route("/tasks/{id}/reschedule", web::post().to(task_changes::reschedule))
+                .route(
+                    "/tasks/{id}/reschedule",
+                    web::post().to(task_changes::reschedule),
+                )
                 .route("/replays", web::post().to(replays::create))
                 .route("/replays/{id}", web::get().to(replays::page))
                 .route("/assets/console.css", web::get().to(style_sheet))

@@ -138,7 +138,11 @@ fn row(task: &Task) -> Markup {
 
 /// The task, if it is this region's and the viewer may see its tenant:
 /// any other is answered as one that does not exist.
-pub(super) async fn own_task(state: &ConsoleState, viewer: &Viewer, raw: &str) -> Result<Task, ConsoleError> {
+pub(super) async fn own_task(
+    state: &ConsoleState,
+    viewer: &Viewer,
+    raw: &str,
+) -> Result<Task, ConsoleError> {
     let missing =
         || ConsoleError::NotFound(format!("no task with id {}", remit::domain::quoted(raw)));
     let id = uuid::Uuid::parse_str(raw)

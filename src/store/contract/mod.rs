@@ -5,9 +5,9 @@
 //!
 //! - `store`: [`Store`], the runtime's calls (schedule, claim, finish,
 //!   destinations, tokens), each one short transaction; the model
-//!   ([`MemStore`](super::MemStore)) implements it too, and `Transfer`,
-//!   `Keys` and `ReplayJobs` besides, and the conformance suite holds all
-//!   three to one behaviour;
+//!   ([`MemStore`](super::MemStore)) implements it too, and every trait
+//!   below besides, and the conformance suite holds all three to one
+//!   behaviour;
 //! - `reports`: [`Reports`], what `remit status`, the gauges and the
 //!   console read;
 //! - `transfer`: [`Transfer`], `remit export` and `import`;

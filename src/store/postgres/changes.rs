@@ -126,12 +126,7 @@ pub(super) async fn reschedule(
         let Some(mut task) = locked(conn, id).await? else {
             return Ok(Move::NotFound);
         };
-        let step = changes::reschedule(
-            &mut task,
-            change.not_before,
-            change.payload.is_some(),
-            now,
-        );
+        let step = changes::reschedule(&mut task, change.not_before, change.payload.is_some(), now);
         if step == MoveStep::Refused {
             return Ok(Move::Refused(task));
         }
