@@ -16,7 +16,8 @@
 //! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `destination_switch` (enable, disable, retry now),
 //!   `tasks`, `batch`, `replays` (bulk replay), `task_changes` (cancel,
-//!   reschedule, erase), `listings` (pages of tasks and destinations): the
+//!   reschedule, erase), `reminder_put` (a reminder made due at a time,
+//!   created or moved), `listings` (pages of tasks and destinations): the
 //!   handlers, which see only their own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
@@ -32,6 +33,7 @@ mod failures;
 mod listings;
 mod openapi;
 mod payload;
+mod reminder_put;
 mod replays;
 mod scopes;
 mod secrets;
@@ -239,6 +241,10 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         "POST",
                     )
                     .route(web::post().to(task_changes::erase_reminder)),
+                )
+                .service(
+                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}", "PUT")
+                        .route(web::put().to(reminder_put::put)),
                 )
                 .service(
                     v1("/v1/tenants/{tenant_id}/erase", "POST")

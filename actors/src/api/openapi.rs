@@ -47,6 +47,7 @@ use utoipa::{Modify, OpenApi};
         super::task_changes::cancel_reminder,
         super::task_changes::reschedule_reminder,
         super::task_changes::erase_reminder,
+        super::reminder_put::put,
         super::task_changes::erase_tenant,
         super::replays::create,
         super::replays::get,

@@ -77,6 +77,11 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
         "/v1/tenants/{tenant_id}/reminders/{reminder_id}/erase",
         Access::SCHEDULE,
     ),
+    (
+        "PUT",
+        "/v1/tenants/{tenant_id}/reminders/{reminder_id}",
+        Access::SCHEDULE,
+    ),
     ("POST", "/v1/tenants/{tenant_id}/erase", Access::ADMIN),
     ("POST", "/v1/tasks/replay", Access::ADMIN),
     ("GET", "/v1/replays/{id}", Access::ADMIN),

@@ -26,6 +26,7 @@ pub struct ChangeAnswer {
     pub task: TaskView,
 }
 
+/// `created`: scheduled now. `unchanged`: it was as asked already.
 /// `cancelled`: ended now. `already_cancelled`: it was, nothing changed.
 /// `moved`: due at its new `not_before`. `after_attempt`: an attempt is in
 /// flight and cannot be called back; if it delivers, the change lapses,
@@ -35,6 +36,8 @@ pub struct ChangeAnswer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeOutcome {
+    Created,
+    Unchanged,
     Cancelled,
     AlreadyCancelled,
     Moved,
@@ -102,7 +105,7 @@ impl RescheduleTask {
 
 /// The task of `tenant`'s `reminder` in this region, if the caller may see
 /// it: any other is answered as one that does not exist.
-async fn reminder_task(
+pub(super) async fn reminder_task(
     state: &ApiState,
     caller: &Caller,
     tenant: &str,
@@ -133,7 +136,7 @@ async fn reminder_task(
     page.tasks.first().map(|t| t.id).ok_or_else(missing)
 }
 
-async fn answer(
+pub(super) async fn answer(
     state: &ApiState,
     outcome: ChangeOutcome,
     task: &remit::domain::Task,
@@ -174,8 +177,10 @@ async fn reschedule_task(
     id: TaskId,
     body: &RawValue,
 ) -> Result<HttpResponse, ApiError> {
-    let change = read_object::<RescheduleTask>(body.get())?.validate(caller.name())?;
+    // Whose task it is first: another tenant's is answered as missing,
+    // whatever the body.
     own_task(state, caller, id).await?;
+    let change = read_object::<RescheduleTask>(body.get())?.validate(caller.name())?;
     match state.store.reschedule(id, &change).await? {
         Move::Moved(task) => {
             state.stats.metrics.rescheduled();
@@ -315,6 +320,13 @@ pub async fn erase(
 pub struct ReminderPath {
     tenant_id: String,
     reminder_id: String,
+}
+
+impl ReminderPath {
+    /// The tenant and the reminder, as given.
+    pub fn ids(&self) -> (&str, &str) {
+        (&self.tenant_id, &self.reminder_id)
+    }
 }
 
 /// Cancel a reminder, by its tenant and reminder id

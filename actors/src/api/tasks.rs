@@ -170,6 +170,28 @@ pub struct TaskRules {
 }
 
 impl CreateTask {
+    /// A request from its parts, the payload already checked to be one
+    /// JSON value.
+    pub(super) fn from_raw(
+        tenant_id: String,
+        reminder_id: String,
+        destination_id: String,
+        region: String,
+        not_before: String,
+        payload: RawPayload,
+    ) -> Self {
+        Self {
+            tenant_id,
+            reminder_id,
+            destination_id,
+            region,
+            not_before,
+            payload,
+            retry_horizon_seconds: None,
+            ordering_key: None,
+        }
+    }
+
     /// A request from the command line's flags.
     pub fn from_parts(
         tenant_id: String,
@@ -181,16 +203,14 @@ impl CreateTask {
     ) -> Result<Self, InvalidInput> {
         let payload = RawPayload::parse(payload_json.to_owned())
             .map_err(|e| InvalidInput::new("payload", format!("must be one JSON value ({e})")))?;
-        Ok(Self {
+        Ok(Self::from_raw(
             tenant_id,
             reminder_id,
             destination_id,
             region,
             not_before,
             payload,
-            retry_horizon_seconds: None,
-            ordering_key: None,
-        })
+        ))
     }
 
     /// The same request, in the line `ordering_key` names (the command

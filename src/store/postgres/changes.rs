@@ -228,16 +228,18 @@ pub(super) async fn erase_tenant(
 }
 
 /// Due now, by the rule of `changes::retry_now`, in one statement: the
-/// destination's rows waiting for a retry, found through the queue
-/// (`task_queue_tenant_turns` leads with the destination).
+/// destination's rows waiting for a retry and due later, found through
+/// `task_queue_due` (region, destination, `available_at`).
 const RETRY_NOW_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
+target AS (SELECT d.id, d.region FROM destinations d WHERE d.id = $2),
 moved AS (
     UPDATE tasks t
     SET available_at = GREATEST(clock.now, t.not_before), updated_at = clock.now
-    FROM task_queue q, clock
-    WHERE q.destination_id = $2 AND ($3::text IS NULL OR q.tenant_id = $3)
-      AND q.retrying AND q.available_at > clock.now
+    FROM task_queue q, clock, target
+    WHERE q.region = target.region AND q.destination_id COLLATE "C" = target.id COLLATE "C"
+      AND q.available_at > clock.now AND q.retrying
+      AND ($3::text IS NULL OR q.tenant_id = $3)
       AND t.id = q.task_id AND t.state = 'retry_wait' AND t.available_at > clock.now
     RETURNING t.region
 )

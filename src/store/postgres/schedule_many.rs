@@ -281,6 +281,10 @@ async fn repeat_or_conflict(
         .first(conn)
         .await?;
     let existing: crate::domain::Task = existing.try_into()?;
+    if existing.payload_erased_at.is_some() {
+        // Nothing to compare with: a conflict of this task alone.
+        return requests::erased_conflict(existing, new);
+    }
     let stored = reads::open_payload(store, conn, existing.payload_ref).await?;
     requests::same_or_conflict(existing, &stored, new)
 }

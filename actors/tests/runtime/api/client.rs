@@ -29,6 +29,7 @@ impl Api {
         let mut request = match method {
             "GET" => self.client.get(url),
             "DELETE" => self.client.delete(url),
+            "PUT" => self.client.put(url),
             _ => self.client.post(url),
         };
         if let Some(token) = token {

@@ -174,8 +174,15 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
         if !template.starts_with("/v1/") {
             continue;
         }
-        let per_task = template.starts_with("/v1/tasks");
-        let path = if template.starts_with("/v1/tasks/{id}") {
+        // Routes about one tenant's tasks, which a tenant-limited token may
+        // call for its tenants.
+        let per_task = template.starts_with("/v1/tasks")
+            || template.starts_with("/v1/tenants/{tenant_id}/reminders");
+        let path = if template.starts_with("/v1/tenants/") {
+            template
+                .replace("{tenant_id}", "clinic-1")
+                .replace("{reminder_id}", "fixture")
+        } else if template.starts_with("/v1/tasks/{id}") {
             template.replace("{id}", &task_id)
         } else if template.starts_with("/v1/replays/{id}") {
             template.replace("{id}", &job_id)
@@ -204,6 +211,11 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
                     }
                     ("POST", "/v1/tokens") => Some(json!({"scope": "read"})),
                     ("POST", "/v1/tasks/replay") => Some(json!({"destination_id": "crm"})),
+                    ("PUT", _) => Some(json!({
+                        "destination_id": "crm", "region": "eu",
+                        "not_before": (Utc::now() + Duration::days(1)).to_rfc3339(),
+                        "payload": {"reminder": "fixture"},
+                    })),
                     ("POST", _) => Some(json!({})),
                     _ => None,
                 };
@@ -269,6 +281,11 @@ async fn other_tenant_refused(
                 answer["results"][0]["error"]["field"], "tenant_id",
                 "{what}"
             );
+        }
+        ("GET", "/v1/tasks") => {
+            // The list holds none of another tenant's tasks.
+            assert_eq!(status, 200, "{what}");
+            assert_eq!(answer["tasks"], json!([]), "{what}");
         }
         ("GET", "/v1/tasks/{id}") => {
             assert_eq!(status, 404, "{what}");

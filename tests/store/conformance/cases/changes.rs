@@ -296,6 +296,16 @@ pub async fn erase_drops_the_payload_keeps_the_record_and_cancels<H: Harness>(h:
         s.payload(&t).await,
         Err(StoreError::Erased { .. })
     ));
+    // The same request again cannot be compared with what is gone: a
+    // conflict of its own, never a failure of the batch.
+    let again = s
+        .schedule_many(vec![new_task("waiting", &d, Region::US)])
+        .await
+        .unwrap();
+    assert!(
+        matches!(again[..], [Err(StoreError::Conflict { .. })]),
+        "{again:?}"
+    );
     // Erasing again answers the same and keeps the first time.
     match s.erase(waiting, "tok_ops").await.unwrap() {
         Erase::Erased(again) => assert_eq!(again.payload_erased_at, t.payload_erased_at),
