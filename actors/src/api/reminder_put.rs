@@ -119,14 +119,10 @@ pub async fn put(
         Err(StoreError::Conflict { .. }) => {
             let id = reminder_task(&state, &caller, tenant, reminder)
                 .await
-                .map_err(|_| {
-                    ApiError::Conflict("the reminder exists in another region".into())
-                })?;
-            state
-                .store
-                .task(id)
-                .await?
-                .ok_or_else(|| ApiError::Conflict("the reminder changed meanwhile; try again".into()))?
+                .map_err(|_| ApiError::Conflict("the reminder exists in another region".into()))?;
+            state.store.task(id).await?.ok_or_else(|| {
+                ApiError::Conflict("the reminder changed meanwhile; try again".into())
+            })?
         }
         Err(e) => return Err(e.into()),
     };

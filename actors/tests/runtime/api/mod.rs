@@ -15,6 +15,7 @@ mod replays;
 mod routing;
 mod scopes;
 mod secrets;
+mod task_changes;
 mod tokens;
 
 use std::time::Duration;
