@@ -61,6 +61,11 @@ async fn find(
     })
 }
 
+/// An instant as the command line writes every one.
+fn instant(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
 fn ended(task: &Task, what: &str) -> CliError {
     CliError::Usage(format!(
         "task {} is {}; {what}",
@@ -127,10 +132,11 @@ pub async fn reschedule(
     )
     .await?;
     match store.reschedule(id, &change).await? {
-        Move::Moved(task) => println!("task {} is due at {}", task.id, task.not_before),
+        Move::Moved(task) => println!("task {} is due at {}", task.id, instant(task.not_before)),
         Move::AfterAttempt(task) => println!(
             "task {} is in flight: it moves to {} after its attempt, unless that attempt delivers it",
-            task.id, change.not_before
+            task.id,
+            instant(change.not_before)
         ),
         Move::Refused(task) if task.state == TaskState::Delivered => {
             return Err(ended(&task, "schedule a new reminder to send again"))
@@ -209,9 +215,8 @@ pub async fn retry_now(
     let store = connect_without_payloads(config).await?;
     let moved = store.retry_now(&destination, tenant.as_ref()).await?;
     println!(
-        "{} of destination {} due now",
-        counted(moved, "task waiting for a retry"),
-        destination
+        "{} waiting for a retry now due (destination {destination})",
+        counted(moved, "task")
     );
     Ok(())
 }

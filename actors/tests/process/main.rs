@@ -22,6 +22,7 @@ mod rotate_secret;
 mod schedule;
 mod startup;
 mod status;
+mod task_changes;
 mod token;
 mod unit;
 
