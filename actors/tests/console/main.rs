@@ -18,3 +18,4 @@ mod overview;
 mod read_only;
 mod replay;
 mod small_screens;
+mod task_changes;
