@@ -133,10 +133,11 @@ pub struct TaskList {
     params(TaskQuery),
     responses(
         (status = 200, description = "A page of tasks", body = TaskList),
-        (status = 400, description = "A parameter is not what this endpoint takes; the error names it", body = ErrorBody),
+        (status = 400, description = "A parameter this endpoint does not take, or not of its type", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token's scope does not allow this", body = ErrorBody),
+        (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
         (status = 500, description = "Internal error", body = ErrorBody),
     ),
 )]
@@ -193,10 +194,11 @@ pub struct DestinationList {
     params(DestinationQuery),
     responses(
         (status = 200, description = "A page of destinations", body = DestinationList),
-        (status = 400, description = "A parameter is not what this endpoint takes; the error names it", body = ErrorBody),
+        (status = 400, description = "A parameter this endpoint does not take, or not of its type", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token's scope does not allow this", body = ErrorBody),
+        (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
         (status = 500, description = "Internal error", body = ErrorBody),
     ),
 )]

@@ -274,6 +274,7 @@ pub async fn cancel(
         (status = 409, description = "The task is delivered, waits to be cancelled, or its payload was erased and no new one was given", body = ErrorBody),
         (status = 413, description = "The body is too large", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
+        (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
         (status = 500, description = "Internal error", body = ErrorBody),
     ),
 )]
@@ -385,6 +386,7 @@ pub async fn cancel_reminder(
         (status = 409, description = "The task is delivered, waits to be cancelled, or its payload was erased and no new one was given", body = ErrorBody),
         (status = 413, description = "The body is too large", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
+        (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
         (status = 500, description = "Internal error", body = ErrorBody),
     ),
 )]
