@@ -15,7 +15,7 @@
 //! - `payload`: a task's payload kept byte for byte.
 //! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `destination_switch` (enable, disable, retry now),
-//!   `tasks`, `batch`, `replays` (bulk replay), `task_changes` (cancel,
+//!   `tasks`, `batch`, `replays` (bulk replay and cancel), `task_changes` (cancel,
 //!   reschedule, erase), `listings` (pages of tasks and destinations): the
 //!   handlers, which see only their own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
@@ -61,7 +61,7 @@ pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
 pub use listings::TaskQuery;
-pub use replays::{ReplayJobView, ReplayRequest};
+pub use replays::{CancelRequest, ReplayJobView, ReplayRequest};
 pub use secrets::{CheckedRotation, RotateSecret};
 pub use task_changes::RescheduleTask;
 pub use task_views::TaskFields;
@@ -156,9 +156,7 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 .error_handler(|e, _| ApiError::from_json(&e).into()),
         )
         .app_data(web::PathConfig::default())
-        .app_data(
-            web::QueryConfig::default().error_handler(|e, _| ApiError::from_query(&e).into()),
-        )
+        .app_data(web::QueryConfig::default().error_handler(|e, _| ApiError::from_query(&e).into()))
         .service(resource("/openapi.json", "GET").route(web::get().to(openapi::document)))
         .service(
             web::scope("/v1")
@@ -206,8 +204,10 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         )
                         .route(web::post().to(batch::create)),
                 )
-                // Before /tasks/{id}, which would take `replay` for an id.
+                // Before /tasks/{id}, which would take `replay` or `cancel`
+                // for an id.
                 .service(v1("/v1/tasks/replay", "POST").route(web::post().to(replays::create)))
+                .service(v1("/v1/tasks/cancel", "POST").route(web::post().to(replays::cancel)))
                 .service(v1("/v1/replays/{id}", "GET").route(web::get().to(replays::get)))
                 .service(v1("/v1/tasks/{id}", "GET").route(web::get().to(tasks::get)))
                 .service(v1("/v1/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)))
@@ -222,16 +222,25 @@ fn configure_api(config: &mut web::ServiceConfig) {
                     v1("/v1/tasks/{id}/erase", "POST").route(web::post().to(task_changes::erase)),
                 )
                 .service(
-                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/cancel", "POST")
-                        .route(web::post().to(task_changes::cancel_reminder)),
+                    v1(
+                        "/v1/tenants/{tenant_id}/reminders/{reminder_id}/cancel",
+                        "POST",
+                    )
+                    .route(web::post().to(task_changes::cancel_reminder)),
                 )
                 .service(
-                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/reschedule", "POST")
-                        .route(web::post().to(task_changes::reschedule_reminder)),
+                    v1(
+                        "/v1/tenants/{tenant_id}/reminders/{reminder_id}/reschedule",
+                        "POST",
+                    )
+                    .route(web::post().to(task_changes::reschedule_reminder)),
                 )
                 .service(
-                    v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}/erase", "POST")
-                        .route(web::post().to(task_changes::erase_reminder)),
+                    v1(
+                        "/v1/tenants/{tenant_id}/reminders/{reminder_id}/erase",
+                        "POST",
+                    )
+                    .route(web::post().to(task_changes::erase_reminder)),
                 )
                 .service(
                     v1("/v1/tenants/{tenant_id}/erase", "POST")

@@ -49,6 +49,7 @@ use utoipa::{Modify, OpenApi};
         super::task_changes::erase_reminder,
         super::task_changes::erase_tenant,
         super::replays::create,
+        super::replays::cancel,
         super::replays::get,
         super::tokens::create,
         super::tokens::list,
