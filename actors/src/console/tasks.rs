@@ -15,7 +15,7 @@ use serde::Deserialize;
 use slog::info;
 
 use super::layout::{instant, maybe_instant, see_other, Page, Section};
-use super::replays::bulk_replay_form;
+use super::replays::{bulk_cancel_form, bulk_replay_form};
 use super::search::{task_id, Search};
 use super::session::Viewer;
 use super::task_changes;
@@ -75,6 +75,7 @@ pub async fn search(
             }
             @if viewer.admin() {
                 (bulk_replay_form(&viewer, &query))
+                (bulk_cancel_form(&viewer, &query))
             }
         },
     }
@@ -138,7 +139,11 @@ fn row(task: &Task) -> Markup {
 
 /// The task, if it is this region's and the viewer may see its tenant:
 /// any other is answered as one that does not exist.
-pub(super) async fn own_task(state: &ConsoleState, viewer: &Viewer, raw: &str) -> Result<Task, ConsoleError> {
+pub(super) async fn own_task(
+    state: &ConsoleState,
+    viewer: &Viewer,
+    raw: &str,
+) -> Result<Task, ConsoleError> {
     let missing =
         || ConsoleError::NotFound(format!("no task with id {}", remit::domain::quoted(raw)));
     let id = uuid::Uuid::parse_str(raw)
