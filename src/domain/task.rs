@@ -207,7 +207,10 @@ impl WaitingChange {
     /// The change a row's `waiting_change` and `move_to` columns hold;
     /// `None` for a label no version of remit writes, or a move without
     /// its time.
-    pub fn from_columns(label: Option<&str>, move_to: Option<DateTime<Utc>>) -> Option<Option<Self>> {
+    pub fn from_columns(
+        label: Option<&str>,
+        move_to: Option<DateTime<Utc>>,
+    ) -> Option<Option<Self>> {
         match (label, move_to) {
             (None, _) => Some(None),
             (Some("cancel"), _) => Some(Some(WaitingChange::Cancel)),

@@ -4,8 +4,8 @@
 //! forward once its receiver is fixed.
 
 use actix_web::{web, HttpResponse};
-use remit::domain::{quoted, Destination, DestinationId, InvalidInput};
 use remit::domain::TenantId;
+use remit::domain::{quoted, Destination, DestinationId, InvalidInput};
 use remit::store::{Changes, Store, StoreError};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};

@@ -84,14 +84,22 @@ impl TaskQuery {
         let filter = TaskFilter {
             id: None,
             tenant: self.tenant_id.as_deref().map(TenantId::new).transpose()?,
-            reminder: self.reminder_id.as_deref().map(ReminderId::new).transpose()?,
+            reminder: self
+                .reminder_id
+                .as_deref()
+                .map(ReminderId::new)
+                .transpose()?,
             destination: self
                 .destination_id
                 .as_deref()
                 .map(DestinationId::new)
                 .transpose()?,
             state,
-            from: self.from.as_deref().map(|t| instant("from", t)).transpose()?,
+            from: self
+                .from
+                .as_deref()
+                .map(|t| instant("from", t))
+                .transpose()?,
             until: self
                 .until
                 .as_deref()
@@ -209,7 +217,12 @@ pub async fn destinations(
     let mut page: Vec<DestinationView> = all
         .iter()
         .map(|s| &s.destination)
-        .filter(|d| query.after.as_deref().is_none_or(|after| d.id.as_str() > after))
+        .filter(|d| {
+            query
+                .after
+                .as_deref()
+                .is_none_or(|after| d.id.as_str() > after)
+        })
         .take(limit + 1)
         .map(DestinationView::from)
         .collect();

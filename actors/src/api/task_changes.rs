@@ -62,7 +62,10 @@ pub struct RescheduleTask {
 impl RescheduleTask {
     /// A reschedule as the command line gives it: the payload is checked
     /// to be one JSON value.
-    pub fn from_parts(not_before: String, payload_json: Option<String>) -> Result<Self, InvalidInput> {
+    pub fn from_parts(
+        not_before: String,
+        payload_json: Option<String>,
+    ) -> Result<Self, InvalidInput> {
         let payload = payload_json
             .map(|json| {
                 RawPayload::parse(json).map_err(|e| {
@@ -452,9 +455,8 @@ pub async fn erase_tenant(
     Admin(caller): Admin,
     tenant: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let tenant = TenantId::new(&tenant).map_err(|_| {
-        ApiError::NotFound(format!("no tenant {}", remit::domain::quoted(&tenant)))
-    })?;
+    let tenant = TenantId::new(&tenant)
+        .map_err(|_| ApiError::NotFound(format!("no tenant {}", remit::domain::quoted(&tenant))))?;
     let mut total = TenantErased {
         erased: 0,
         cancelled: 0,

@@ -335,7 +335,11 @@ pub(super) fn task_id(raw: &str) -> Result<TaskId, ApiError> {
 /// API reveals nothing about another's (not even that the id exists).
 /// The task, if it is this region's and the caller may see its tenant:
 /// any other is answered exactly as one that does not exist.
-pub(super) async fn own_task(state: &ApiState, caller: &Caller, id: TaskId) -> Result<Task, ApiError> {
+pub(super) async fn own_task(
+    state: &ApiState,
+    caller: &Caller,
+    id: TaskId,
+) -> Result<Task, ApiError> {
     state
         .store
         .task(id)

@@ -43,7 +43,8 @@ pub async fn run(config: &Config, args: TaskListArgs) -> Result<(), CliError> {
                     "{}  {:<10}  {}  tenant {}  reminder {}  destination {}  attempts {}",
                     t.id,
                     t.state.as_str(),
-                    t.not_before.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    t.not_before
+                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                     t.tenant_id,
                     t.reminder_id,
                     t.destination_id,

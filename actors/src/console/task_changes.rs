@@ -70,7 +70,10 @@ pub async fn cancel(
             task.id.0,
             task.state.as_str()
         ))),
-        Cancel::NotFound => Err(ConsoleError::NotFound(format!("no task with id {}", task.id.0))),
+        Cancel::NotFound => Err(ConsoleError::NotFound(format!(
+            "no task with id {}",
+            task.id.0
+        ))),
     }
 }
 
@@ -121,6 +124,9 @@ pub async fn reschedule(
                 ""
             }
         ))),
-        Move::NotFound => Err(ConsoleError::NotFound(format!("no task with id {}", task.id.0))),
+        Move::NotFound => Err(ConsoleError::NotFound(format!(
+            "no task with id {}",
+            task.id.0
+        ))),
     }
 }

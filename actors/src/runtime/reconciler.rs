@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::ReconcileRequest;
-use remit::store::{Changes, Reports};
 use remit::store::Store;
+use remit::store::{Changes, Reports};
 use slog::{info, warn};
 
 use super::failpoint;
@@ -141,8 +141,10 @@ impl Reconciler {
                 Ok(Ok(0)) => {}
                 Ok(Ok(n)) => info!(this.shared.log, "changes settled after their attempts";
                                    "tasks" => n),
-                Ok(Err(e)) => warn!(this.shared.log, "could not settle the changes waiting for attempts";
-                                "error" => %crate::error_chain(&e)),
+                Ok(Err(e)) => {
+                    warn!(this.shared.log, "could not settle the changes waiting for attempts";
+                                "error" => %crate::error_chain(&e))
+                }
                 Err(panic) => {
                     warn!(this.shared.log, "settling changes panicked; restarting the reconciler";
                           "panic" => %panic);

@@ -378,8 +378,11 @@ pub(super) fn task_record(line: TaskLine) -> Result<TaskRecord, String> {
                 (None, None) => None,
                 _ => return Err("cancelled_at and cancelled_by go together".into()),
             },
-            waiting_change: WaitingChange::from_columns(line.waiting_change.as_deref(), line.move_to)
-                .ok_or("waiting_change must be cancel, or move with move_to")?,
+            waiting_change: WaitingChange::from_columns(
+                line.waiting_change.as_deref(),
+                line.move_to,
+            )
+            .ok_or("waiting_change must be cancel, or move with move_to")?,
             payload_erased_at: line.payload_erased_at,
         },
         content_type: line.content_type,

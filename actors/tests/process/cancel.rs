@@ -68,7 +68,13 @@ async fn no_request_starts_after_a_committed_cancel() {
 
     // Every other task is cancelled, in waves, while the run sends.
     let mut answers = Vec::new();
-    for (wave, chunk) in ids.iter().step_by(2).collect::<Vec<_>>().chunks(6).enumerate() {
+    for (wave, chunk) in ids
+        .iter()
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .chunks(6)
+        .enumerate()
+    {
         receiver
             .wait_until(Duration::from_secs(20), "sends under way", |r| {
                 r.len() >= 4 * (wave + 1)
@@ -100,7 +106,10 @@ async fn no_request_starts_after_a_committed_cancel() {
             }
             Cancel::AfterAttempt(_) => {
                 // Only the request already under way may arrive after.
-                assert!(late.len() <= 1, "{id} was retried after its cancel: {late:?}");
+                assert!(
+                    late.len() <= 1,
+                    "{id} was retried after its cancel: {late:?}"
+                );
             }
             other => panic!("{id}: {other:?}"),
         }

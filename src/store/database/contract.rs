@@ -8,8 +8,9 @@ use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
 };
 use crate::store::{
-    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Move, Reschedule, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
-    Reports, StatusReport, StoreError, TaskRecord, Transfer,
+    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
+    RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
+    TaskRecord, Transfer,
 };
 
 impl Reports for Database {

@@ -1,7 +1,9 @@
 //! The contract's traits beside `Store` on PostgreSQL, each call passed to
 //! the module that holds its statements.
 
-use super::{changes, console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore};
+use super::{
+    changes, console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore,
+};
 use crate::domain::{DestinationId, Region, TaskId, TenantId};
 use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
@@ -9,8 +11,9 @@ use crate::store::console::{
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Move, Reschedule, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
-    Reports, StatusReport, StoreError, TaskRecord, Transfer,
+    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
+    RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
+    TaskRecord, Transfer,
 };
 
 impl Reports for PgStore {

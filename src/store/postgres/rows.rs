@@ -137,12 +137,10 @@ impl TryFrom<TaskRow> for Task {
                 .traceparent
                 .map(|t| TraceParent::parse(&t).map_err(|e| corrupt("tasks.traceparent", e.reason)))
                 .transpose()?,
-            cancelled: row
-                .cancelled_at
-                .map(|at| Cancellation {
-                    at,
-                    by: row.cancelled_by.unwrap_or_default(),
-                }),
+            cancelled: row.cancelled_at.map(|at| Cancellation {
+                at,
+                by: row.cancelled_by.unwrap_or_default(),
+            }),
             waiting_change: WaitingChange::from_columns(row.waiting_change.as_deref(), row.move_to)
                 .ok_or_else(|| {
                     corrupt(

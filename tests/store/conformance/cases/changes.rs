@@ -127,7 +127,10 @@ pub async fn a_cancel_after_a_lease_ran_out_logs_the_lost_attempt<H: Harness>(h:
         Cancel::AfterAttempt(_)
     ));
     h.clock().advance(Duration::minutes(5));
-    assert!(claim_all(h).await.is_empty(), "an expired lease with a cancel is not reclaimed");
+    assert!(
+        claim_all(h).await.is_empty(),
+        "an expired lease with a cancel is not reclaimed"
+    );
     assert_eq!(s.settle_changes(Region::US, 10).await.unwrap(), 1);
     assert_eq!(state(h, id).await.state, TaskState::Cancelled);
     let attempts = s.attempts(id).await.unwrap();
@@ -231,7 +234,11 @@ pub async fn a_failed_or_cancelled_task_comes_back_when_rescheduled<H: Harness>(
     let mut both = vec![cancelled, failed];
     both.sort();
     assert_eq!(claimed, both);
-    assert_eq!(state(h, failed).await.attempt_count, 2, "numbers keep rising");
+    assert_eq!(
+        state(h, failed).await.attempt_count,
+        2,
+        "numbers keep rising"
+    );
 }
 
 pub async fn a_reschedule_in_flight_waits_and_a_delivered_task_is_refused<H: Harness>(h: &H) {
@@ -248,10 +255,16 @@ pub async fn a_reschedule_in_flight_waits_and_a_delivered_task_is_refused<H: Har
     s.finish(&held.lease(), &d, &retry_at(h.clock(), now, record(503)))
         .await
         .unwrap();
-    assert!(claim_all(h).await.is_empty(), "the move waits to be settled");
+    assert!(
+        claim_all(h).await.is_empty(),
+        "the move waits to be settled"
+    );
     assert_eq!(s.settle_changes(Region::US, 10).await.unwrap(), 1);
     let t = state(h, id).await;
-    assert_eq!((t.not_before, t.available_at, t.waiting_change), (later, later, None));
+    assert_eq!(
+        (t.not_before, t.available_at, t.waiting_change),
+        (later, later, None)
+    );
     assert_eq!(t.attempt_count, 1);
     h.clock().advance(Duration::days(7));
     let again = claim_all(h).await;
@@ -331,7 +344,10 @@ pub async fn a_tenants_erasure_goes_in_rounds<H: Harness>(h: &H) {
     let third = s.erase_tenant(&tenant, "tok_ops", 2).await.unwrap();
     assert_eq!(third.erased, 0);
     let other = TenantId::new("clinic-2").unwrap();
-    assert_eq!(s.erase_tenant(&other, "tok_ops", 2).await.unwrap().erased, 0);
+    assert_eq!(
+        s.erase_tenant(&other, "tok_ops", 2).await.unwrap().erased,
+        0
+    );
 }
 
 pub async fn retry_now_brings_waiting_retries_forward<H: Harness>(h: &H) {
