@@ -28,7 +28,7 @@ async fn unknown_routes_and_methods_answer_in_the_error_shape() {
         assert_eq!(body["error"]["field"], json!(null));
     }
     let cases = [
-        ("DELETE", "/v1/tasks", "POST"),
+        ("DELETE", "/v1/tasks", "GET, POST"),
         ("GET", "/v1/tasks/batch", "POST"),
         ("PUT", "/v1/destinations/crm", "GET"),
         (

@@ -174,7 +174,13 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
         if !template.starts_with("/v1/") {
             continue;
         }
-        let per_task = template.starts_with("/v1/tasks");
+        // The routes about one tenant's tasks: by id, or by the fixture's
+        // tenant and reminder.
+        let per_task = template.starts_with("/v1/tasks")
+            || template.starts_with("/v1/tenants/{tenant_id}/reminders/");
+        let template_path = template
+            .replace("{tenant_id}", "clinic-1")
+            .replace("{reminder_id}", "fixture");
         let path = if template.starts_with("/v1/tasks/{id}") {
             template.replace("{id}", &task_id)
         } else if template.starts_with("/v1/replays/{id}") {
@@ -182,7 +188,7 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
         } else if template.starts_with("/v1/tokens/{id}") {
             template.replace("{id}", victim.id.as_str())
         } else {
-            template.replace("{id}", "crm")
+            template_path.replace("{id}", "crm")
         };
         for (method, operation) in operations.as_object().unwrap() {
             let method = method.to_uppercase();
@@ -204,6 +210,9 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
                     }
                     ("POST", "/v1/tokens") => Some(json!({"scope": "read"})),
                     ("POST", "/v1/tasks/replay") => Some(json!({"destination_id": "crm"})),
+                    ("POST", t) if t.ends_with("/reschedule") => Some(json!({
+                        "not_before": (Utc::now() + Duration::days(2)).to_rfc3339(),
+                    })),
                     ("POST", _) => Some(json!({})),
                     _ => None,
                 };
@@ -269,6 +278,11 @@ async fn other_tenant_refused(
                 answer["results"][0]["error"]["field"], "tenant_id",
                 "{what}"
             );
+        }
+        ("GET", "/v1/tasks") => {
+            // Listed as none of its tenants' tasks: the fixture's is not.
+            assert_eq!(status, 200, "{what}");
+            assert_eq!(answer["tasks"], serde_json::json!([]), "{what}");
         }
         ("GET", "/v1/tasks/{id}") => {
             assert_eq!(status, 404, "{what}");
