@@ -1,5 +1,6 @@
-//! Works a region's bulk replays (replay jobs) to the end, batch by batch,
-//! in whichever process serves the region (`remit run`, `remit console`).
+//! Works a region's bulk replays and bulk cancels (replay jobs, of either
+//! action) to the end, batch by batch, in whichever process serves the
+//! region (`remit run`, `remit console`).
 //!
 //! Jobs are durable: one made by the API, the console or the CLI is picked
 //! up at the next tick by any process of its region, and one left half
@@ -10,14 +11,14 @@
 use std::time::Duration;
 
 use remit::domain::Region;
-use remit::store::console::ReplayJob;
+use remit::store::console::{JobAction, ReplayJob};
 use remit::store::Database;
 use remit::store::ReplayJobs;
 use slog::{info, warn};
 
-/// Tasks replayed per transaction: small enough that a batch holds its
-/// locks briefly, large enough that a big replay is not one commit per
-/// task.
+/// Tasks replayed or cancelled per transaction: small enough that a batch
+/// holds its locks briefly, large enough that a big job is not one commit
+/// per task.
 pub const BATCH: u32 = 200;
 
 /// How often the runner looks for jobs when none is left.
@@ -46,15 +47,16 @@ async fn work(store: &Database, region: Region, log: &slog::Logger) {
     let jobs = match store.replay_jobs(region, true, 100).await {
         Ok(jobs) => jobs,
         Err(e) => {
-            warn!(log, "could not list the bulk replays; retrying at the next tick";
+            warn!(log, "could not list the bulk jobs; retrying at the next tick";
                   "error" => remit::error_chain(&e));
             return;
         }
     };
     for job in jobs.into_iter().rev() {
         if let Err(e) = finish(store, &job, log).await {
-            warn!(log, "a bulk replay failed; retrying at the next tick";
-                  "job" => %job.id, "error" => remit::error_chain(&e));
+            warn!(log, "a bulk job failed; retrying at the next tick";
+                  "job" => %job.id, "action" => job.action.as_str(),
+                  "error" => remit::error_chain(&e));
         }
     }
 }
@@ -65,15 +67,27 @@ async fn finish(
     log: &slog::Logger,
 ) -> Result<(), remit::store::StoreError> {
     let mut batches: u32 = 0;
+    let (finished, in_progress, counted) = match job.action {
+        JobAction::Replay => (
+            "bulk replay finished",
+            "bulk replay in progress",
+            "replayed",
+        ),
+        JobAction::Cancel => (
+            "bulk cancel finished",
+            "bulk cancel in progress",
+            "cancelled",
+        ),
+    };
     loop {
         let now = store.advance_replay_job(job.id, BATCH).await?;
         batches = batches.wrapping_add(1);
         if now.finished() {
-            info!(log, "bulk replay finished"; "job" => %now.id, "replayed" => now.replayed);
+            info!(log, "{}", finished; "job" => %now.id, counted => now.replayed);
             return Ok(());
         }
         if batches % LOG_EVERY == 0 {
-            info!(log, "bulk replay in progress"; "job" => %now.id, "replayed" => now.replayed);
+            info!(log, "{}", in_progress; "job" => %now.id, counted => now.replayed);
         }
     }
 }

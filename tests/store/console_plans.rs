@@ -299,5 +299,37 @@ async fn console_queries_use_indexes_on_a_million_tasks() {
         &batch,
     )
     .await;
+    // A bulk cancel's batch, by each field alone (the reminder needs no
+    // tenant here: the walk is the queue's, by task id).
+    for (name, filter) in [
+        ("tenant", ["'tenant-7'", "NULL", "NULL", "NULL", "NULL"]),
+        ("reminder", ["NULL", "'r21'", "NULL", "NULL", "NULL"]),
+        ("destination", ["NULL", "NULL", "'d8'", "NULL", "NULL"]),
+        (
+            "time range",
+            [
+                "NULL",
+                "NULL",
+                "NULL",
+                "now() - interval '2 days'",
+                "now() - interval '1 day'",
+            ],
+        ),
+    ] {
+        let mut batch = vec![
+            "'eu'".to_owned(),
+            "'00000000-0000-0000-0000-000000000000'::uuid".to_owned(),
+            "now()".to_owned(),
+        ];
+        batch.extend(filter.map(str::to_owned));
+        batch.push("200".to_owned());
+        assert_indexed(
+            &mut conn,
+            &format!("bulk cancel batch by {name}"),
+            console_sql::CANCEL_BATCH,
+            &batch,
+        )
+        .await;
+    }
     eprintln!("filled and planned in {:?}", started.elapsed());
 }

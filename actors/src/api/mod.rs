@@ -15,9 +15,9 @@
 //! - `payload`: a task's payload kept byte for byte.
 //! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `destination_switch` (enable, disable, retry now),
-//!   `tasks`, `batch`, `replays` (bulk replay), `task_changes` (cancel,
-//!   reschedule, erase), `reminder_put` (a reminder made due at a time,
-//!   created or moved), `listings` (pages of tasks and destinations): the
+//!   `tasks`, `batch`, `replays` (bulk replay and cancel), `task_changes`
+//!   (cancel, reschedule, erase), `reminder_put` (a reminder made due at a
+//!   time, created or moved), `listings` (pages of tasks and destinations): the
 //!   handlers, which see only their own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
@@ -63,7 +63,7 @@ pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
 pub use listings::TaskQuery;
-pub use replays::{ReplayJobView, ReplayRequest};
+pub use replays::{CancelRequest, ReplayJobView, ReplayRequest};
 pub use secrets::{CheckedRotation, RotateSecret};
 pub use task_changes::RescheduleTask;
 pub use task_views::TaskFields;
@@ -206,8 +206,10 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         )
                         .route(web::post().to(batch::create)),
                 )
-                // Before /tasks/{id}, which would take `replay` for an id.
+                // Before /tasks/{id}, which would take `replay` or `cancel`
+                // for an id.
                 .service(v1("/v1/tasks/replay", "POST").route(web::post().to(replays::create)))
+                .service(v1("/v1/tasks/cancel", "POST").route(web::post().to(replays::cancel)))
                 .service(v1("/v1/replays/{id}", "GET").route(web::get().to(replays::get)))
                 .service(v1("/v1/tasks/{id}", "GET").route(web::get().to(tasks::get)))
                 .service(v1("/v1/tasks/{id}/replay", "POST").route(web::post().to(tasks::replay)))

@@ -50,6 +50,7 @@ use utoipa::{Modify, OpenApi};
         super::reminder_put::put,
         super::task_changes::erase_tenant,
         super::replays::create,
+        super::replays::cancel,
         super::replays::get,
         super::tokens::create,
         super::tokens::list,

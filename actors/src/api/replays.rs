@@ -1,11 +1,12 @@
-//! /v1/tasks/replay and /v1/replays/{id}: a bulk replay of every failed
-//! task of this region that matches a filter, recorded as a job that the
+//! /v1/tasks/replay, /v1/tasks/cancel and /v1/replays/{id}: a bulk replay
+//! of every failed task of this region that matches a filter, or a bulk
+//! cancel of every task that has not ended, recorded as a job that the
 //! region's processes work to the end (`replay_jobs`), and its progress.
 
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{DestinationId, InvalidInput, ReminderId, TenantId};
-use remit::store::console::{NewReplayJob, ReplayFilter, ReplayJob};
+use remit::store::console::{JobAction, NewReplayJob, ReplayFilter, ReplayJob};
 use remit::store::ReplayJobs;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -59,95 +60,172 @@ pub(super) fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, 
 impl ReplayRequest {
     /// The filter, every field checked; names the field at fault.
     pub fn filter(&self) -> Result<ReplayFilter, InvalidInput> {
-        let filter = ReplayFilter {
-            tenant: self.tenant_id.as_deref().map(TenantId::new).transpose()?,
-            reminder: self
-                .reminder_id
-                .as_deref()
-                .map(ReminderId::new)
-                .transpose()?,
-            destination: self
-                .destination_id
-                .as_deref()
-                .map(DestinationId::new)
-                .transpose()?,
-            reason: match &self.reason {
-                Some(r) if r.trim().is_empty() => {
-                    return Err(InvalidInput::new("reason", "must not be blank when given"))
-                }
-                Some(r) if r.len() > MAX_REASON_BYTES || r.chars().any(char::is_control) => {
-                    return Err(InvalidInput::new(
-                        "reason",
-                        format!(
-                            "must be at most {MAX_REASON_BYTES} bytes, with no control characters"
-                        ),
-                    ))
-                }
-                r => r.clone(),
-            },
-            from: self
-                .from
-                .as_deref()
-                .map(|t| instant("from", t))
-                .transpose()?,
-            until: self
-                .until
-                .as_deref()
-                .map(|t| instant("until", t))
-                .transpose()?,
-        };
-        if filter == ReplayFilter::default() {
-            return Err(InvalidInput::new(
-                "filter",
-                "name at least one of tenant_id, reminder_id, destination_id, reason, from, until",
-            ));
-        }
-        if let (Some(from), Some(until)) = (filter.from, filter.until) {
-            if from >= until {
-                return Err(InvalidInput::new("until", "must be after from"));
+        let reason = match &self.reason {
+            Some(r) if r.trim().is_empty() => {
+                return Err(InvalidInput::new("reason", "must not be blank when given"))
             }
-        }
-        Ok(filter)
+            Some(r) if r.len() > MAX_REASON_BYTES || r.chars().any(char::is_control) => {
+                return Err(InvalidInput::new(
+                    "reason",
+                    format!("must be at most {MAX_REASON_BYTES} bytes, with no control characters"),
+                ))
+            }
+            r => r.clone(),
+        };
+        checked(
+            ReplayFilter {
+                reason,
+                ..fields(
+                    &self.tenant_id,
+                    &self.reminder_id,
+                    &self.destination_id,
+                    &self.from,
+                    &self.until,
+                )?
+            },
+            "name at least one of tenant_id, reminder_id, destination_id, reason, from, until",
+        )
     }
 }
 
-/// A bulk replay's filter as the API shows it.
+/// Which tasks that have not ended to cancel. At least one field is
+/// needed; every field given narrows the cancel.
+#[derive(Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"tenant_id": "clinic-1", "destination_id": "crm",
+    "from": "2026-10-01T00:00:00Z"}))]
+pub struct CancelRequest {
+    /// Only this tenant's tasks.
+    #[schema(min_length = 1, max_length = 200)]
+    pub tenant_id: Option<String>,
+    /// Only tasks with this reminder id.
+    #[schema(min_length = 1, max_length = 200)]
+    pub reminder_id: Option<String>,
+    /// Only this destination's tasks.
+    #[schema(min_length = 1, max_length = 200)]
+    pub destination_id: Option<String>,
+    /// Only tasks due (`not_before`) at or after this instant, RFC 3339.
+    #[schema(format = DateTime)]
+    pub from: Option<String>,
+    /// Only tasks due (`not_before`) before this instant, RFC 3339.
+    #[schema(format = DateTime)]
+    pub until: Option<String>,
+}
+
+impl CancelRequest {
+    /// The filter, every field checked; names the field at fault.
+    pub fn filter(&self) -> Result<ReplayFilter, InvalidInput> {
+        checked(
+            fields(
+                &self.tenant_id,
+                &self.reminder_id,
+                &self.destination_id,
+                &self.from,
+                &self.until,
+            )?,
+            "name at least one of tenant_id, reminder_id, destination_id, from, until",
+        )
+    }
+}
+
+/// The fields both requests take, each checked.
+fn fields(
+    tenant: &Option<String>,
+    reminder: &Option<String>,
+    destination: &Option<String>,
+    from: &Option<String>,
+    until: &Option<String>,
+) -> Result<ReplayFilter, InvalidInput> {
+    Ok(ReplayFilter {
+        tenant: tenant.as_deref().map(TenantId::new).transpose()?,
+        reminder: reminder.as_deref().map(ReminderId::new).transpose()?,
+        destination: destination.as_deref().map(DestinationId::new).transpose()?,
+        reason: None,
+        from: from.as_deref().map(|t| instant("from", t)).transpose()?,
+        until: until.as_deref().map(|t| instant("until", t)).transpose()?,
+    })
+}
+
+/// Refuses a filter that names nothing (`none_given` says what to name),
+/// or a time range that is empty.
+fn checked(filter: ReplayFilter, none_given: &str) -> Result<ReplayFilter, InvalidInput> {
+    if filter == ReplayFilter::default() {
+        return Err(InvalidInput::new("filter", none_given));
+    }
+    if let (Some(from), Some(until)) = (filter.from, filter.until) {
+        if from >= until {
+            return Err(InvalidInput::new("until", "must be after from"));
+        }
+    }
+    Ok(filter)
+}
+
+/// A bulk job's filter as the API shows it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReplayFilterView {
     pub tenant_id: Option<String>,
     pub reminder_id: Option<String>,
     pub destination_id: Option<String>,
+    /// A replay's only.
     pub reason: Option<String>,
     pub from: Option<DateTime<Utc>>,
     pub until: Option<DateTime<Utc>>,
 }
 
-/// A bulk replay and its progress.
+/// What a bulk job does to each task it takes.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobActionView {
+    /// Sends each failed task round again (`POST /v1/tasks/replay`).
+    Replay,
+    /// Cancels each task that has not ended (`POST /v1/tasks/cancel`).
+    Cancel,
+}
+
+impl From<JobAction> for JobActionView {
+    fn from(action: JobAction) -> Self {
+        match action {
+            JobAction::Replay => JobActionView::Replay,
+            JobAction::Cancel => JobActionView::Cancel,
+        }
+    }
+}
+
+/// A bulk replay or cancel and its progress.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReplayJobView {
     #[schema(format = Uuid)]
     pub id: String,
     pub region: String,
+    pub action: JobActionView,
     pub filter: ReplayFilterView,
-    /// `bootstrap`, `cli`, or the id of the API token that asked.
+    /// `bootstrap`, `cli`, or the id of the API token that asked; a
+    /// cancel's tasks are recorded as cancelled by it.
     pub requested_by: String,
-    /// The fresh retry horizon each replayed task gets, in seconds.
-    pub horizon_seconds: i64,
-    /// Only tasks that had failed by then are replayed.
+    /// The fresh retry horizon each replayed task gets, in seconds; `null`
+    /// for a cancel.
+    pub horizon_seconds: Option<i64>,
+    /// A replay takes only tasks that had failed by then; a cancel only
+    /// tasks scheduled by then.
     pub created_at: DateTime<Utc>,
-    /// `running` until nothing is left to replay, then `finished`.
+    /// `running` until nothing is left to act on, then `finished`.
     pub state: &'static str,
-    /// Tasks replayed so far.
+    /// Tasks replayed so far (0 for a cancel).
     pub replayed: i64,
+    /// Tasks cancelled so far, at once or after their attempt in flight
+    /// (0 for a replay).
+    pub cancelled: i64,
     pub finished_at: Option<DateTime<Utc>>,
 }
 
 impl From<&ReplayJob> for ReplayJobView {
     fn from(job: &ReplayJob) -> Self {
         let f = &job.filter;
+        let replay = job.action == JobAction::Replay;
         Self {
             id: job.id.to_string(),
             region: job.region.to_string(),
+            action: job.action.into(),
             filter: ReplayFilterView {
                 tenant_id: f.tenant.as_ref().map(ToString::to_string),
                 reminder_id: f.reminder.as_ref().map(ToString::to_string),
@@ -157,14 +235,15 @@ impl From<&ReplayJob> for ReplayJobView {
                 until: f.until,
             },
             requested_by: job.requested_by.clone(),
-            horizon_seconds: job.horizon.num_seconds(),
+            horizon_seconds: replay.then(|| job.horizon.num_seconds()),
             created_at: job.created_at,
             state: if job.finished() {
                 "finished"
             } else {
                 "running"
             },
-            replayed: job.replayed,
+            replayed: if replay { job.replayed } else { 0 },
+            cancelled: if replay { 0 } else { job.replayed },
             finished_at: job.finished_at,
         }
     }
@@ -206,6 +285,7 @@ pub async fn create(
         .store
         .create_replay_job(NewReplayJob {
             region: state.rules.serving,
+            action: JobAction::Replay,
             filter,
             requested_by: caller.name(),
             horizon: state.rules.horizon,
@@ -214,7 +294,54 @@ pub async fn create(
     Ok(HttpResponse::Accepted().json(ReplayJobView::from(&job)))
 }
 
-/// A bulk replay's progress
+/// Cancel every task that matches
+///
+/// Records a bulk cancel of this region's tasks that match the filter,
+/// were scheduled by now and have not ended; the region's processes work
+/// it to the end in batches, each task as `POST /v1/tasks/{id}/cancel`
+/// would cancel it: one `pending` or `retry_wait` ends `cancelled` at
+/// once, one in flight after its attempt unless that attempt delivers it.
+/// Answers at once; `GET /v1/replays/{id}` reports progress.
+#[utoipa::path(
+    post,
+    path = "/v1/tasks/cancel",
+    operation_id = "cancel_tasks",
+    tag = "tasks",
+    request_body(content = CancelRequest, content_type = "application/json"),
+    responses(
+        (status = 202, description = "Recorded; the job as it starts", body = ReplayJobView),
+        (status = 400, description = "The body is not the JSON this endpoint takes (`reason` included: only a replay takes one)", body = ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
+            headers(("www-authenticate" = String, description = "`Bearer`"))),
+        (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+)]
+pub async fn cancel(
+    state: web::Data<ApiState>,
+    Admin(caller): Admin,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let text = std::str::from_utf8(&body).map_err(|_| ApiError::BadRequest {
+        field: None,
+        message: "the body is not UTF-8".into(),
+    })?;
+    let request: CancelRequest = read_object(text)?;
+    let filter = request.filter()?;
+    let job = state
+        .store
+        .create_replay_job(NewReplayJob {
+            region: state.rules.serving,
+            action: JobAction::Cancel,
+            filter,
+            requested_by: caller.name(),
+            horizon: state.rules.horizon,
+        })
+        .await?;
+    Ok(HttpResponse::Accepted().json(ReplayJobView::from(&job)))
+}
+
+/// A bulk replay's or cancel's progress
 #[utoipa::path(
     get,
     path = "/v1/replays/{id}",
@@ -222,7 +349,7 @@ pub async fn create(
     tag = "tasks",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     responses(
-        (status = 200, description = "The job and how far it has got", body = ReplayJobView),
+        (status = 200, description = "The job, its action and how far it has got", body = ReplayJobView),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 404, description = "No such job in this region, or an id that is not a UUID", body = ErrorBody),
@@ -236,7 +363,7 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let missing = || {
         ApiError::NotFound(format!(
-            "no replay job with id {}",
+            "no bulk job with id {}",
             remit::domain::quoted(&id)
         ))
     };

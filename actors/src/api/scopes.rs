@@ -84,6 +84,7 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ),
     ("POST", "/v1/tenants/{tenant_id}/erase", Access::ADMIN),
     ("POST", "/v1/tasks/replay", Access::ADMIN),
+    ("POST", "/v1/tasks/cancel", Access::ADMIN),
     ("GET", "/v1/replays/{id}", Access::ADMIN),
     ("POST", "/v1/tokens", Access::ADMIN),
     ("GET", "/v1/tokens", Access::ADMIN),

@@ -162,8 +162,12 @@ pub enum Command {
     Schedule(ScheduleArgs),
     /// Cancel a task that has not ended: one not in flight ends
     /// `cancelled` now; one in flight ends so after its attempt, unless
-    /// that attempt delivers it.
-    Cancel(TaskArgs),
+    /// that attempt delivers it. With --filter, every task of a region
+    /// that matches and has not ended: the cancel is recorded as a job (a
+    /// running region works it too), then worked here to the end, printing
+    /// its progress and the count. Only tasks scheduled before it was made
+    /// are cancelled.
+    Cancel(CancelArgs),
     /// Move a task that has not been delivered to a new deadline, with a
     /// new payload if given; the idempotency key stays. A failed or
     /// cancelled task comes back `pending`.
@@ -210,6 +214,38 @@ pub struct TaskArgs {
     #[arg(long, requires = "tenant")]
     pub reminder: Option<String>,
     /// The region to find the reminder in (default: the configured one).
+    #[arg(long)]
+    pub region: Option<String>,
+}
+
+/// `remit cancel`: one task, by its id or its tenant and reminder, or
+/// every task that matches a filter, as a job.
+#[derive(Debug, clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("which")
+        .required(true)
+        .args(["task", "tenant", "filters", "job"])
+))]
+pub struct CancelArgs {
+    /// The task's id.
+    #[arg(long, conflicts_with_all = ["tenant", "reminder", "filters", "job"])]
+    pub task: Option<String>,
+    /// The tenant it was scheduled for (with --reminder).
+    #[arg(long, requires = "reminder", conflicts_with_all = ["filters", "job"])]
+    pub tenant: Option<String>,
+    #[arg(long, requires = "tenant")]
+    pub reminder: Option<String>,
+    /// Cancel in bulk: KEY=VALUE, repeatable: tenant, reminder,
+    /// destination, from and until (RFC 3339; the task's not_before in
+    /// [from, until)).
+    #[arg(long = "filter", value_name = "KEY=VALUE", conflicts_with = "job")]
+    pub filters: Vec<String>,
+    /// Resume the recorded bulk cancel with this id, or report it when it
+    /// has finished (one of another region than --region's is not found).
+    #[arg(long)]
+    pub job: Option<String>,
+    /// The region to find the reminder in, or to cancel in bulk in
+    /// (default: the configured one).
     #[arg(long)]
     pub region: Option<String>,
 }

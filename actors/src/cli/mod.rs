@@ -7,7 +7,8 @@
 //! - `args`: the commands and flags, as clap reads them.
 //! - `migrate`, `destination`, `schedule`, `reconcile`, `prune`, `status`,
 //!   `rekey`, `transfer` (export and import), `token` (create, list,
-//!   revoke), `replay` (bulk replay by filter): one command each.
+//!   revoke), `replay` (bulk replay by filter, and the bulk cancel of
+//!   `cancel --filter`): one command each.
 
 mod args;
 mod destination;

@@ -1,16 +1,17 @@
 //! `remit cancel`, `reschedule`, `erase` and `retry-now`: an operator's
 //! changes to tasks already scheduled, straight on the database, with the
 //! same rules as the API's. Each prints what happened in one line.
+//! `remit cancel --filter` cancels in bulk, as a job (`replay::run_job`).
 
 use remit::domain::{DestinationId, Region, ReminderId, Task, TaskId, TaskState, TenantId};
-use remit::store::console::TaskFilter;
+use remit::store::console::{JobAction, TaskFilter};
 use remit::store::{Cancel, Changes, Database, Erase, Move, Reports, StoreError};
 use remit_actors::api::RescheduleTask;
 use remit_actors::app::AppError;
 use remit_actors::config::Config;
 use remit_actors::words::counted;
 
-use super::args::{EraseArgs, TaskArgs};
+use super::args::{CancelArgs, EraseArgs, TaskArgs};
 use super::schedule::read_payload_file;
 use super::{connect_without_payloads, region_flag, CliError};
 
@@ -74,7 +75,17 @@ fn ended(task: &Task, what: &str) -> CliError {
     ))
 }
 
-pub async fn cancel(config: &Config, args: TaskArgs) -> Result<(), CliError> {
+pub async fn cancel(config: &Config, args: CancelArgs) -> Result<(), CliError> {
+    if !args.filters.is_empty() || args.job.is_some() {
+        return super::replay::run_job(
+            config,
+            JobAction::Cancel,
+            args.filters,
+            args.job,
+            args.region,
+        )
+        .await;
+    }
     let store = connect_without_payloads(config).await?;
     let id = find(
         &store,

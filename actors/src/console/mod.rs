@@ -1,8 +1,8 @@
 //! The web console under /console: server-rendered pages for the people on
 //! call, signed in with an API token. It shows a region's queue, its
 //! destinations and its tasks, and lets an admin token enable, disable and
-//! rotate destinations and replay failed tasks, one or in bulk. It never
-//! shows a payload.
+//! rotate destinations, replay failed tasks and cancel tasks, one or in
+//! bulk. It never shows a payload.
 //!
 //! # Layout
 //! - `session`: the sealed `remit_console` cookie (who signed in, until
@@ -19,7 +19,8 @@
 //! - `tasks`: the task list, a task's page, replaying one task.
 //! - `search`: the task search form, what it filters and its next page
 //!   (the task list and the bulk replay form read it).
-//! - `replays`: bulk replay by filter (a replay job) and its progress.
+//! - `replays`: bulk replay and bulk cancel by filter (a job of either
+//!   action) and its progress.
 //! - `layout`: the page frame, navigation and error pages.
 //! - `headers`: the security headers every answer carries.
 //! - `failures`: server-side failures logged with their cause.
@@ -153,6 +154,7 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
                     web::post().to(task_changes::reschedule),
                 )
                 .route("/replays", web::post().to(replays::create))
+                .route("/cancels", web::post().to(replays::cancel))
                 .route("/replays/{id}", web::get().to(replays::page))
                 .route("/assets/console.css", web::get().to(style_sheet))
                 .route("/assets/console.js", web::get().to(script))

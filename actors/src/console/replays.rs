@@ -1,13 +1,14 @@
-//! Bulk replay from the console: the task search's filter, posted as a
-//! replay job (`Database::create_replay_job`) that the region's replay
-//! job runner works through batch by batch, durably, and the job's page,
-//! which refreshes itself until the job has finished. Only failed tasks
-//! are replayed.
+//! Bulk replay and bulk cancel from the console: the task search's
+//! filter, posted as a job (`Database::create_replay_job`, of either
+//! action) that the region's job runner works through batch by batch,
+//! durably, and the job's page, which refreshes itself until the job has
+//! finished. Only failed tasks are replayed; only tasks that have not
+//! ended are cancelled.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use remit::domain::{DestinationId, ReminderId, TenantId};
-use remit::store::console::{NewReplayJob, ReplayFilter, ReplayJob};
+use remit::store::console::{JobAction, NewReplayJob, ReplayFilter, ReplayJob};
 use remit::store::ReplayJobs;
 use serde::Deserialize;
 use slog::info;
@@ -40,6 +41,29 @@ pub fn bulk_replay_form(viewer: &Viewer, search: &Search) -> Markup {
     }
 }
 
+/// The bulk cancel form beside it, carrying the same filter but the
+/// failure reason (a task that has not ended has none).
+pub fn bulk_cancel_form(viewer: &Viewer, search: &Search) -> Markup {
+    let value = |field: &Option<String>| field.as_deref().map(str::trim).unwrap_or("").to_owned();
+    html! {
+        section aria-labelledby="bulk-cancel-heading" {
+            h2 #bulk-cancel-heading { "Bulk cancel" }
+            p {
+                "Cancels every task that matches this search's tenant, reminder, destination and time range and has " strong { "not ended" } " (the task id and state fields do not apply; at least one of the others must be set): one waiting ends cancelled at once, one in flight after its attempt unless that attempt delivers it. Tasks scheduled after you press it are left alone. It runs as a job and survives a restart."
+            }
+            form #bulk-cancel method="post" action="/console/cancels" {
+                (viewer.csrf_input())
+                input type="hidden" name="tenant" value=(value(&search.tenant));
+                input type="hidden" name="reminder" value=(value(&search.reminder));
+                input type="hidden" name="destination" value=(value(&search.destination));
+                input type="hidden" name="from" value=(value(&search.from));
+                input type="hidden" name="until" value=(value(&search.until));
+                button #bulk-cancel-button type="submit" { "Cancel every matching task" }
+            }
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 pub struct BulkReplay {
     #[serde(default)]
@@ -57,8 +81,14 @@ fn given(field: &Option<String>) -> Option<&str> {
 }
 
 impl BulkReplay {
-    fn filter(&self) -> Result<ReplayFilter, ConsoleError> {
+    fn filter(&self, action: JobAction) -> Result<ReplayFilter, ConsoleError> {
         let reason = given(&self.reason).map(str::to_owned);
+        if action == JobAction::Cancel && reason.is_some() {
+            return Err(ConsoleError::bad(
+                "reason",
+                "a cancel takes no failure reason: only a failed task has one",
+            ));
+        }
         if reason
             .as_deref()
             .is_some_and(|r| r.len() > 200 || r.chars().any(char::is_control))
@@ -78,8 +108,9 @@ impl BulkReplay {
             from: given(&self.from).map(|v| time(v, "from")).transpose()?,
             until: given(&self.until).map(|v| time(v, "until")).transpose()?,
         };
-        // As `POST /v1/tasks/replay`: a click must not replay a whole
-        // region's failures by accident.
+        // As `POST /v1/tasks/replay` and `…/cancel`: a click must not
+        // replay a whole region's failures, or cancel all its tasks, by
+        // accident.
         if filter == ReplayFilter::default() {
             return Err(ConsoleError::bad(
                 "filter",
@@ -95,39 +126,67 @@ impl BulkReplay {
     }
 }
 
-/// `POST /console/replays`: records the job, then shows it.
+/// `POST /console/replays`: records the replay, then shows it.
 pub async fn create(
     request: HttpRequest,
     state: web::Data<ConsoleState>,
     form: web::Form<BulkReplay>,
 ) -> Result<HttpResponse, ConsoleError> {
+    record(request, state, form, JobAction::Replay).await
+}
+
+/// `POST /console/cancels`: records the cancel, then shows it.
+pub async fn cancel(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    form: web::Form<BulkReplay>,
+) -> Result<HttpResponse, ConsoleError> {
+    record(request, state, form, JobAction::Cancel).await
+}
+
+async fn record(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    form: web::Form<BulkReplay>,
+    action: JobAction,
+) -> Result<HttpResponse, ConsoleError> {
     let viewer = session::viewer(&request, &state).await?;
     viewer.check_csrf(&form.csrf)?;
     viewer.may_act()?;
-    let filter = form.filter()?;
-    // A tenant-limited admin replays only within one of its tenants.
+    let filter = form.filter(action)?;
+    let called = title(action).to_lowercase();
+    // A tenant-limited admin acts only within one of its tenants.
     if viewer.caller.tenant_limited()
         && !filter
             .tenant
             .as_ref()
             .is_some_and(|t| viewer.caller.sees_tenant(t))
     {
-        return Err(ConsoleError::Forbidden(
-            "this token is limited to tenants: search by one of them before a bulk replay".into(),
-        ));
+        return Err(ConsoleError::Forbidden(format!(
+            "this token is limited to tenants: search by one of them before a {called}"
+        )));
     }
     let job = state
         .store
         .create_replay_job(NewReplayJob {
             region: state.region,
+            action,
             filter,
             requested_by: viewer.caller_name(),
             horizon: state.horizon,
         })
         .await?;
-    info!(state.log, "bulk replay requested from the console";
+    info!(state.log, "{} requested from the console", called;
           "job" => %job.id, "by" => viewer.caller_name());
     Ok(see_other(&format!("/console/replays/{}", job.id)))
+}
+
+/// A job's name, as its page's title.
+fn title(action: JobAction) -> &'static str {
+    match action {
+        JobAction::Replay => "Bulk replay",
+        JobAction::Cancel => "Bulk cancel",
+    }
 }
 
 /// `GET /console/replays/{id}`.
@@ -137,8 +196,7 @@ pub async fn page(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ConsoleError> {
     let viewer = session::viewer(&request, &state).await?;
-    let missing =
-        || ConsoleError::NotFound(format!("no replay job {}", remit::domain::quoted(&id)));
+    let missing = || ConsoleError::NotFound(format!("no bulk job {}", remit::domain::quoted(&id)));
     let id = uuid::Uuid::parse_str(&id).map_err(|_| missing())?;
     let job = state
         .store
@@ -147,28 +205,45 @@ pub async fn page(
         .filter(|job| job.region == state.region && visible(&viewer, job))
         .ok_or_else(missing)?;
     let finished = job.finished();
+    let (done, after, list, listed) = match job.action {
+        JobAction::Replay => (
+            " failed tasks replayed so far.",
+            "",
+            "/console/tasks?state=failed",
+            "Failed tasks",
+        ),
+        JobAction::Cancel => (
+            " tasks cancelled so far",
+            " (those in flight once their attempt ends without a delivery).",
+            "/console/tasks?state=cancelled",
+            "Cancelled tasks",
+        ),
+    };
     Ok(Page {
-        title: "Bulk replay",
+        title: title(job.action),
         section: Section::Tasks,
         viewer: Some(&viewer),
         refresh: !finished,
         body: html! {
-            h1 { "Bulk replay" }
+            h1 { (title(job.action)) }
             div #replay-job data-job-state=(if finished { "finished" } else { "running" })
-                data-replayed=(job.replayed) {
+                data-action=(job.action.as_str())
+                data-replayed=(if job.action == JobAction::Replay { job.replayed } else { 0 })
+                data-cancelled=(if job.action == JobAction::Cancel { job.replayed } else { 0 }) {
                 p.status {
                     @if finished { "Finished: " } @else { "Running: " }
-                    strong { (job.replayed) } " failed tasks replayed so far."
+                    strong { (job.replayed) } (done) (after)
                 }
                 dl.envelope {
                     div { dt { "job" } dd { code { (job.id.to_string()) } } }
+                    div { dt { "action" } dd { (job.action.as_str()) } }
                     div { dt { "requested by" } dd { (job.requested_by) } }
                     div { dt { "requested at" } dd { (instant(job.created_at)) } }
                     div { dt { "finished at" } dd { (maybe_instant(job.finished_at)) } }
                     div { dt { "filter" } dd { (describe(&job.filter)) } }
                 }
             }
-            p { a href="/console/tasks?state=failed" { "Failed tasks" } }
+            p { a href=(list) { (listed) } }
         },
     }
     .render())
@@ -205,7 +280,7 @@ fn describe(filter: &ReplayFilter) -> String {
         parts.push(format!("not before until {}", u.to_rfc3339()));
     }
     if parts.is_empty() {
-        "every failed task of the region".into()
+        "every task of the region".into()
     } else {
         parts.join(", ")
     }

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use slog::info;
 
 use super::layout::{instant, maybe_instant, see_other, Page, Section};
-use super::replays::bulk_replay_form;
+use super::replays::{bulk_cancel_form, bulk_replay_form};
 use super::search::{task_id, Search};
 use super::session::Viewer;
 use super::task_changes;
@@ -75,6 +75,7 @@ pub async fn search(
             }
             @if viewer.admin() {
                 (bulk_replay_form(&viewer, &query))
+                (bulk_cancel_form(&viewer, &query))
             }
         },
     }

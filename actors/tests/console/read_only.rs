@@ -49,7 +49,7 @@ async fn read_only(backend: Backend) {
         for (path, shown) in visits {
             open(&client, remit, path, shown).await;
             assert_eq!(action_forms(&client).await, Vec::<String>::new(), "{path}");
-            for button in ["#bulk-replay", "#replay-button"] {
+            for button in ["#bulk-replay", "#bulk-cancel", "#replay-button"] {
                 assert_eq!(count(&client, button).await, 0, "{button} on {path}");
             }
             assert_no_payload(&client).await;
@@ -64,12 +64,14 @@ async fn read_only(backend: Backend) {
         let bulk = [("csrf", csrf.as_str()), ("tenant", "clinic-a")];
         let many = forged_post(&client, "/console/replays", &bulk).await;
         assert_eq!(many, 403, "POST /console/replays");
+        let cancels = forged_post(&client, "/console/cancels", &bulk).await;
+        assert_eq!(cancels, 403, "POST /console/cancels");
     })
     .await;
 
     let row = task_row(db, id).await;
     assert_eq!((row.state, row.attempt_count), (TaskState::Failed, 1));
     let jobs = db.store.replay_jobs(REGION, false, 10).await.unwrap();
-    assert!(jobs.is_empty(), "no replay job was recorded: {jobs:?}");
+    assert!(jobs.is_empty(), "no bulk job was recorded: {jobs:?}");
     assert_eq!(receiver.requests_to("/hook").len(), 1);
 }

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod bulk_cancel;
 mod cancel;
 mod console;
 mod database;

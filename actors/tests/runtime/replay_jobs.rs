@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState, TenantId};
-use remit::store::console::{NewReplayJob, ReplayFilter};
+use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
 use remit::store::ReplayJobs;
 use remit::store::Store;
 
@@ -43,6 +43,7 @@ async fn worked_to_the_end(backend: Backend) {
         .store
         .create_replay_job(NewReplayJob {
             region: Region::EU,
+            action: JobAction::Replay,
             filter: ReplayFilter {
                 destination: Some(crm.clone()),
                 tenant: Some(TenantId::new("clinic-1").unwrap()),

@@ -1,7 +1,8 @@
-//! What the web console and bulk replay read and write beside the `Store`
+//! What the web console and bulk changes read and write beside the `Store`
 //! trait: a task search, each destination's summary, the last hour's
-//! activity, and replay jobs (a bulk replay by filter, recorded so that it
-//! survives a restart and reports its progress). Never a payload.
+//! activity, and replay jobs (a bulk replay or a bulk cancel by filter,
+//! recorded so that it survives a restart and reports its progress). Never
+//! a payload.
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -84,14 +85,54 @@ pub struct MinuteActivity {
     pub deadline_to_delivery: Option<Latency>,
 }
 
-/// Which failed tasks a bulk replay sends round again: every failed task
-/// of the region that matches and ended before the job was made.
+/// What a job does to each task it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobAction {
+    /// Sends every failed task of the region that matches, and had ended
+    /// when the job was made, round again (as `Store::replay` does).
+    Replay,
+    /// Cancels every task of the region that matches, had been scheduled
+    /// when the job was made and has not ended when the job gets to it (as
+    /// `Changes::cancel` does: a task in flight after its attempt).
+    Cancel,
+}
+
+impl JobAction {
+    /// The label the `action` column holds, and the API shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobAction::Replay => "replay",
+            JobAction::Cancel => "cancel",
+        }
+    }
+
+    /// The action a label names; `None` for one no version of remit
+    /// writes.
+    pub fn from_label(label: &str) -> Option<Self> {
+        match label {
+            "replay" => Some(JobAction::Replay),
+            "cancel" => Some(JobAction::Cancel),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for JobAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which tasks a job takes: of the region, every one that matches (a
+/// replay: failed, and ended before the job was made; a cancel: scheduled
+/// before the job was made, and not ended).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReplayFilter {
     pub tenant: Option<TenantId>,
     pub reminder: Option<ReminderId>,
     pub destination: Option<DestinationId>,
-    /// `failure_reason` exactly (`max_attempts`, `retry_horizon`, …).
+    /// `failure_reason` exactly (`max_attempts`, `retry_horizon`, …); a
+    /// replay's only (a task that has not ended has none).
     pub reason: Option<String>,
     /// `not_before` at or after this.
     pub from: Option<DateTime<Utc>>,
@@ -99,31 +140,36 @@ pub struct ReplayFilter {
     pub until: Option<DateTime<Utc>>,
 }
 
-/// A bulk replay to record.
+/// A bulk replay or cancel to record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewReplayJob {
     pub region: Region,
+    pub action: JobAction,
     pub filter: ReplayFilter,
-    /// Who asked: a token id, `bootstrap` or `cli`.
+    /// Who asked: a token id, `bootstrap` or `cli`. A cancel job's tasks
+    /// are recorded as cancelled by it.
     pub requested_by: String,
-    /// The fresh horizon each replayed task gets.
+    /// The fresh horizon each replayed task gets (recorded, and unused, for
+    /// a cancel).
     pub horizon: Duration,
 }
 
-/// A recorded bulk replay and how far it has got.
+/// A recorded bulk replay or cancel and how far it has got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayJob {
     pub id: uuid::Uuid,
     pub region: Region,
+    pub action: JobAction,
     pub filter: ReplayFilter,
     pub requested_by: String,
     pub horizon: Duration,
     pub created_at: DateTime<Utc>,
-    /// Tasks replayed so far.
+    /// Tasks the job acted on so far: replayed, or (a cancel) cancelled
+    /// now or after their attempt in flight.
     pub replayed: i64,
     /// The last task id looked at; the next batch starts after it.
     pub cursor: Option<TaskId>,
-    /// When it found nothing more to replay.
+    /// When it found nothing more to act on.
     pub finished_at: Option<DateTime<Utc>>,
 }
 
@@ -170,6 +216,7 @@ pub const MAX_PAGE: u32 = 500;
 pub(crate) struct JobColumns {
     pub id: uuid::Uuid,
     pub region: String,
+    pub action: String,
     pub tenant_id: Option<String>,
     pub reminder_id: Option<String>,
     pub destination_id: Option<String>,
@@ -192,6 +239,12 @@ impl TryFrom<JobColumns> for ReplayJob {
         Ok(ReplayJob {
             id: c.id,
             region: region("replay_jobs.region", &c.region)?,
+            action: JobAction::from_label(&c.action).ok_or_else(|| {
+                corrupt(
+                    "replay_jobs.action",
+                    format!("{:?} is not replay or cancel", c.action),
+                )
+            })?,
             filter: ReplayFilter {
                 tenant: c
                     .tenant_id
@@ -230,13 +283,28 @@ pub(crate) fn check_new_job(new: &NewReplayJob) -> Result<(), crate::domain::Inv
     if new.requested_by.is_empty() {
         return Err(InvalidInput::new("requested_by", "must not be empty"));
     }
-    // Every failed task of the region is too much to replay by accident;
-    // the API, the console and the CLI refuse it too, and this is the
-    // last line.
+    // Only a failed task has a failure reason; a cancel takes tasks that
+    // have not ended.
+    if new.action == JobAction::Cancel && new.filter.reason.is_some() {
+        return Err(InvalidInput::new(
+            "reason",
+            "a cancel takes no failure reason: only a failed task has one",
+        ));
+    }
+    // Every failed task of the region is too much to replay by accident,
+    // and every task too much to cancel; the API, the console and the CLI
+    // refuse it too, and this is the last line.
     if new.filter == ReplayFilter::default() {
         return Err(InvalidInput::new(
             "filter",
-            "must name at least one of tenant, reminder, destination, reason, from, until",
+            match new.action {
+                JobAction::Replay => {
+                    "must name at least one of tenant, reminder, destination, reason, from, until"
+                }
+                JobAction::Cancel => {
+                    "must name at least one of tenant, reminder, destination, from, until"
+                }
+            },
         ));
     }
     if new.filter.reason.as_deref() == Some("") {

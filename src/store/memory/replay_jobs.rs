@@ -1,7 +1,8 @@
 //! Replay jobs in the model, as SQLite and PostgreSQL keep them: a job is
 //! recorded, then advanced a batch at a time, each batch replaying its
-//! tasks with `lifecycle::replay` (the one-task replay's rule) and moving
-//! the job's cursor and count under the one lock, so two callers
+//! tasks with `lifecycle::replay` (the one-task replay's rule), or
+//! cancelling them with `changes::cancel` (the one-task cancel's), and
+//! moving the job's cursor and count under the one lock, so two callers
 //! advancing one job take turns as they do on a database.
 
 use chrono::{DateTime, Duration, Utc};
@@ -9,7 +10,8 @@ use chrono::{DateTime, Duration, Utc};
 use super::state::State;
 use super::MemStore;
 use crate::domain::{Region, Task, TaskId, TaskState};
-use crate::store::console::{check_new_job, NewReplayJob, ReplayJob};
+use crate::store::console::{check_new_job, JobAction, NewReplayJob, ReplayJob};
+use crate::store::rules::changes::{self, CancelStep};
 use crate::store::rules::lifecycle;
 use crate::store::{ReplayJobs, StoreError};
 
@@ -31,9 +33,8 @@ impl State {
             })
     }
 
-    /// The job's next batch: up to `batch` of the region's failed tasks
-    /// after its cursor that ended by the job's creation and match its
-    /// filter, in id order.
+    /// The job's next batch: up to `batch` of the region's tasks after its
+    /// cursor that it takes ([`in_job`]), in id order.
     fn replay_batch(&self, job: &ReplayJob, batch: usize) -> Vec<TaskId> {
         let mut picked: Vec<TaskId> = self
             .tasks
@@ -47,14 +48,22 @@ impl State {
     }
 }
 
-/// Whether the job's batches take `task` (the databases' batch query).
+/// Whether the job's batches take `task` (the databases' batch queries):
+/// a replay, a failed task that ended by the job's creation; a cancel, a
+/// task that has not ended and was scheduled by the job's creation.
 fn in_job(job: &ReplayJob, task: &Task) -> bool {
     let f = &job.filter;
+    let eligible = match job.action {
+        JobAction::Replay => {
+            task.state == TaskState::Failed
+                && task.failure_reason.is_some()
+                && task.finalized_at.is_some_and(|at| at <= job.created_at)
+        }
+        JobAction::Cancel => !task.state.is_terminal() && task.created_at <= job.created_at,
+    };
     task.region == job.region
-        && task.state == TaskState::Failed
-        && task.failure_reason.is_some()
+        && eligible
         && job.cursor.is_none_or(|c| task.id > c)
-        && task.finalized_at.is_some_and(|at| at <= job.created_at)
         && f.tenant.as_ref().is_none_or(|t| *t == task.tenant_id)
         && f.reminder.as_ref().is_none_or(|r| *r == task.reminder_id)
         && f.destination
@@ -72,6 +81,7 @@ fn recorded(new: NewReplayJob, id: uuid::Uuid, now: DateTime<Utc>) -> ReplayJob 
     ReplayJob {
         id,
         region: new.region,
+        action: new.action,
         filter: new.filter,
         requested_by: new.requested_by,
         horizon: Duration::seconds(new.horizon.num_seconds()),
@@ -131,7 +141,14 @@ impl ReplayJobs for MemStore {
         let mut replayed = 0;
         for &task_id in &picked {
             let task = state.task_mut(task_id).expect("a picked task is there");
-            if lifecycle::replay(task, job.horizon, now) {
+            let done = match job.action {
+                JobAction::Replay => lifecycle::replay(task, job.horizon, now),
+                JobAction::Cancel => matches!(
+                    changes::cancel(task, &job.requested_by, now),
+                    CancelStep::Now | CancelStep::AfterAttempt
+                ),
+            };
+            if done {
                 replayed += 1;
             }
         }

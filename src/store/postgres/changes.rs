@@ -22,7 +22,10 @@ use crate::store::rules::changes::{self, CancelStep, MoveStep};
 use crate::store::{Cancel, Erase, ErasedTenant, Move, Reschedule};
 
 /// The row, locked until the transaction ends; `None` when there is none.
-async fn locked(conn: &mut AsyncPgConnection, id: TaskId) -> Result<Option<Task>, StoreError> {
+pub(super) async fn locked(
+    conn: &mut AsyncPgConnection,
+    id: TaskId,
+) -> Result<Option<Task>, StoreError> {
     let row: Option<TaskRow> = tasks::table
         .find(id.0)
         .select(TaskRow::as_select())
@@ -34,7 +37,7 @@ async fn locked(conn: &mut AsyncPgConnection, id: TaskId) -> Result<Option<Task>
 }
 
 /// Writes back every column a change may touch.
-async fn write(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreError> {
+pub(super) async fn write(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreError> {
     diesel::update(tasks::table.find(task.id.0))
         .set((
             tasks::state.eq(StateColumn(task.state)),

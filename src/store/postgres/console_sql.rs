@@ -281,3 +281,24 @@ SELECT (SELECT count(*) FROM picked) AS picked,
        (SELECT count(*) FROM replayed) AS replayed
 "#
 );
+
+/// A bulk cancel's next batch, read without a lock: the ids of up to `$9`
+/// of the region's tasks after the cursor `$2` that have not ended (the
+/// queue holds one row for each, whatever its state, leased included),
+/// were scheduled by the job's creation `$3`, and match the filter
+/// (tenant, reminder, destination, `not_before` in [`$7`, `$8`)), in id
+/// order. The store then locks them and applies the cancel's rule to each
+/// row as it stands.
+pub const CANCEL_BATCH: &str = r#"
+SELECT q.task_id AS id
+FROM task_queue q
+JOIN tasks t ON t.id = q.task_id
+WHERE q.region = $1 AND q.task_id > $2 AND t.created_at <= $3
+  AND ($4::text IS NULL OR t.tenant_id = $4)
+  AND ($5::text IS NULL OR t.reminder_id = $5)
+  AND ($6::text IS NULL OR t.destination_id = $6)
+  AND ($7::timestamptz IS NULL OR t.not_before >= $7)
+  AND ($8::timestamptz IS NULL OR t.not_before < $8)
+ORDER BY q.task_id
+LIMIT $9
+"#;

@@ -1,8 +1,9 @@
 //! Replay jobs on SQLite (see `store::console`). A batch reads its tasks,
-//! replays each with `lifecycle::replay` (the one-task replay's rule) and
-//! moves the job's cursor and count, all in one `BEGIN IMMEDIATE`
-//! transaction: two processes advancing one job take turns on the file's
-//! write lock, and the second reads the cursor the first left.
+//! replays each with `lifecycle::replay` (the one-task replay's rule) or
+//! cancels it with `changes::cancel` (the one-task cancel's), and moves
+//! the job's cursor and count, all in one `BEGIN IMMEDIATE` transaction:
+//! two processes advancing one job take turns on the file's write lock,
+//! and the second reads the cursor the first left.
 
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
@@ -11,7 +12,9 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
 use super::SqliteStore;
 use crate::domain::Region;
-use crate::store::console::{check_new_job, JobColumns, NewReplayJob, ReplayJob};
+use crate::domain::Task;
+use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
+use crate::store::rules::changes::{self, CancelStep};
 use crate::store::rules::lifecycle;
 use crate::store::StoreError;
 use crate::store::Wakeup;
@@ -22,6 +25,8 @@ struct JobRow {
     id: String,
     #[diesel(sql_type = Text)]
     region: String,
+    #[diesel(sql_type = Text)]
+    action: String,
     #[diesel(sql_type = Nullable<Text>)]
     tenant_id: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
@@ -55,6 +60,7 @@ impl TryFrom<JobRow> for ReplayJob {
         ReplayJob::try_from(JobColumns {
             id: uuid("replay_jobs.id", &r.id)?,
             region: r.region,
+            action: r.action,
             tenant_id: r.tenant_id,
             reminder_id: r.reminder_id,
             destination_id: r.destination_id,
@@ -81,14 +87,66 @@ fn job(conn: &mut SqliteConnection, id: uuid::Uuid) -> Result<Option<ReplayJob>,
     found.pop().map(ReplayJob::try_from).transpose()
 }
 
-/// The next batch: the region's failed tasks after the cursor that ended
-/// by the job's creation and match its filter, in id order (`tasks_failed`).
+/// A replay's next batch: the region's failed tasks after the cursor that
+/// ended by the job's creation and match its filter, in id order
+/// (`tasks_failed`).
 const BATCH_SQL: &str = "SELECT {COLUMNS} FROM tasks \
      WHERE region = ?1 AND state = 'failed' AND id > ?2 AND finalized_at <= ?3 \
        AND (?4 IS NULL OR tenant_id = ?4) AND (?5 IS NULL OR reminder_id = ?5) \
        AND (?6 IS NULL OR destination_id = ?6) AND (?7 IS NULL OR failure_reason = ?7) \
        AND (?8 IS NULL OR not_before >= ?8) AND (?9 IS NULL OR not_before < ?9) \
      ORDER BY id LIMIT ?10";
+
+/// A cancel's next batch: the region's tasks after the cursor that have
+/// not ended, were scheduled by the job's creation and match its filter
+/// (which has no reason), in id order.
+const CANCEL_BATCH_SQL: &str = "SELECT {COLUMNS} FROM tasks \
+     WHERE region = ?1 AND state IN ('pending', 'leased', 'retry_wait') AND id > ?2 \
+       AND created_at <= ?3 \
+       AND (?4 IS NULL OR tenant_id = ?4) AND (?5 IS NULL OR reminder_id = ?5) \
+       AND (?6 IS NULL OR destination_id = ?6) \
+       AND (?7 IS NULL OR not_before >= ?7) AND (?8 IS NULL OR not_before < ?8) \
+     ORDER BY id LIMIT ?9";
+
+/// The job's next batch, in id order.
+fn next_batch(
+    conn: &mut SqliteConnection,
+    job: &ReplayJob,
+    batch: u32,
+) -> Result<Vec<Task>, StoreError> {
+    let f = &job.filter;
+    let cursor = job
+        .cursor
+        .map(|c| c.0)
+        .unwrap_or(uuid::Uuid::nil())
+        .to_string();
+    let found: Vec<TaskRow> = match job.action {
+        JobAction::Replay => diesel::sql_query(BATCH_SQL.replace("{COLUMNS}", TASK_COLUMNS))
+            .bind::<Text, _>(job.region.as_str())
+            .bind::<Text, _>(cursor)
+            .bind::<BigInt, _>(micros(job.created_at))
+            .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
+            .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
+            .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
+            .bind::<Nullable<Text>, _>(f.reason.clone())
+            .bind::<Nullable<BigInt>, _>(f.from.map(micros))
+            .bind::<Nullable<BigInt>, _>(f.until.map(micros))
+            .bind::<BigInt, _>(i64::from(batch))
+            .load(conn)?,
+        JobAction::Cancel => diesel::sql_query(CANCEL_BATCH_SQL.replace("{COLUMNS}", TASK_COLUMNS))
+            .bind::<Text, _>(job.region.as_str())
+            .bind::<Text, _>(cursor)
+            .bind::<BigInt, _>(micros(job.created_at))
+            .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
+            .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
+            .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
+            .bind::<Nullable<BigInt>, _>(f.from.map(micros))
+            .bind::<Nullable<BigInt>, _>(f.until.map(micros))
+            .bind::<BigInt, _>(i64::from(batch))
+            .load(conn)?,
+    };
+    rows::tasks(found)
+}
 
 impl SqliteStore {
     pub(super) async fn create_replay_job(
@@ -100,13 +158,14 @@ impl SqliteStore {
             let id = uuid::Uuid::now_v7();
             let f = &new.filter;
             diesel::sql_query(
-                "INSERT INTO replay_jobs (id, region, tenant_id, reminder_id, destination_id, \
-                 failure_reason, not_before_from, not_before_until, requested_by, \
-                 horizon_seconds, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-                 RETURNING *",
+                "INSERT INTO replay_jobs (id, region, action, tenant_id, reminder_id, \
+                 destination_id, failure_reason, not_before_from, not_before_until, \
+                 requested_by, horizon_seconds, created_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
             )
             .bind::<Text, _>(id.to_string())
             .bind::<Text, _>(new.region.as_str())
+            .bind::<Text, _>(new.action.as_str())
             .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
             .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
             .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
@@ -151,61 +210,62 @@ impl SqliteStore {
         id: uuid::Uuid,
         batch: u32,
     ) -> Result<ReplayJob, StoreError> {
-        let batch = batch.max(1);
-        let (job, replayed) = self
+        let size = batch.max(1);
+        let (job, wake) = self
             .run(true, move |conn, ctx| {
                 let job = job(conn, id)?.ok_or_else(|| StoreError::NotFound {
                     what: "replay job",
                     id: id.to_string(),
                 })?;
                 if job.finished() {
-                    return Ok((job, 0));
+                    return Ok((job, false));
                 }
-                let f = &job.filter;
-                let found: Vec<TaskRow> =
-                    diesel::sql_query(BATCH_SQL.replace("{COLUMNS}", TASK_COLUMNS))
-                        .bind::<Text, _>(job.region.as_str())
-                        .bind::<Text, _>(
-                            job.cursor
-                                .map(|c| c.0)
-                                .unwrap_or(uuid::Uuid::nil())
-                                .to_string(),
-                        )
-                        .bind::<BigInt, _>(micros(job.created_at))
-                        .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
-                        .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
-                        .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
-                        .bind::<Nullable<Text>, _>(f.reason.clone())
-                        .bind::<Nullable<BigInt>, _>(f.from.map(micros))
-                        .bind::<Nullable<BigInt>, _>(f.until.map(micros))
-                        .bind::<BigInt, _>(i64::from(batch))
-                        .load(conn)?;
-                let tasks = rows::tasks(found)?;
+                let tasks = next_batch(conn, &job, size)?;
                 let picked = tasks.len();
                 let last = tasks.last().map(|t| t.id.0.to_string());
-                let mut replayed = 0_i64;
+                let mut done = 0_i64;
+                // Whether work may be due sooner: a task replayed, or one
+                // cancelled that held its ordering line back.
+                let mut wake = false;
                 for mut task in tasks {
-                    if lifecycle::replay(&mut task, job.horizon, ctx.now) {
+                    let changed = match job.action {
+                        JobAction::Replay => {
+                            let replayed = lifecycle::replay(&mut task, job.horizon, ctx.now);
+                            wake |= replayed;
+                            replayed
+                        }
+                        JobAction::Cancel => {
+                            match changes::cancel(&mut task, &job.requested_by, ctx.now) {
+                                CancelStep::Now => {
+                                    wake |= task.ordering_key.is_some();
+                                    true
+                                }
+                                CancelStep::AfterAttempt => true,
+                                CancelStep::Repeat | CancelStep::Ended => false,
+                            }
+                        }
+                    };
+                    if changed {
                         rows::write_task(conn, &task)?;
-                        replayed += 1;
+                        done += 1;
                     }
                 }
-                let finished = picked < batch as usize;
+                let finished = picked < size as usize;
                 let job: ReplayJob = diesel::sql_query(
                     "UPDATE replay_jobs SET replayed = replayed + ?, \
                      cursor_task_id = coalesce(?, cursor_task_id), finished_at = ? WHERE id = ? \
                      RETURNING *",
                 )
-                .bind::<BigInt, _>(replayed)
+                .bind::<BigInt, _>(done)
                 .bind::<Nullable<Text>, _>(last)
                 .bind::<Nullable<BigInt>, _>(finished.then(|| micros(ctx.now)))
                 .bind::<Text, _>(id.to_string())
                 .get_result::<JobRow>(conn)?
                 .try_into()?;
-                Ok((job, replayed))
+                Ok((job, wake))
             })
             .await?;
-        if replayed > 0 {
+        if wake {
             self.wake(Wakeup::DueWork(job.region));
         }
         Ok(job)

@@ -2,6 +2,7 @@
 //! errors, task inspection and replay.
 
 mod batch;
+mod bulk_cancel;
 mod client;
 mod contract;
 mod disable;

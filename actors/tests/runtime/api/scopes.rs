@@ -174,22 +174,21 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
         if !template.starts_with("/v1/") {
             continue;
         }
-        // Routes about one tenant's tasks, which a tenant-limited token may
-        // call for its tenants.
+        // The routes about one tenant's tasks: by id, or by the fixture's
+        // tenant and reminder.
         let per_task = template.starts_with("/v1/tasks")
-            || template.starts_with("/v1/tenants/{tenant_id}/reminders");
-        let path = if template.starts_with("/v1/tenants/") {
-            template
-                .replace("{tenant_id}", "clinic-1")
-                .replace("{reminder_id}", "fixture")
-        } else if template.starts_with("/v1/tasks/{id}") {
+            || template.starts_with("/v1/tenants/{tenant_id}/reminders/");
+        let template_path = template
+            .replace("{tenant_id}", "clinic-1")
+            .replace("{reminder_id}", "fixture");
+        let path = if template.starts_with("/v1/tasks/{id}") {
             template.replace("{id}", &task_id)
         } else if template.starts_with("/v1/replays/{id}") {
             template.replace("{id}", &job_id)
         } else if template.starts_with("/v1/tokens/{id}") {
             template.replace("{id}", victim.id.as_str())
         } else {
-            template.replace("{id}", "crm")
+            template_path.replace("{id}", "crm")
         };
         for (method, operation) in operations.as_object().unwrap() {
             let method = method.to_uppercase();
@@ -215,6 +214,9 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
                         "destination_id": "crm", "region": "eu",
                         "not_before": (Utc::now() + Duration::days(1)).to_rfc3339(),
                         "payload": {"reminder": "fixture"},
+                    })),
+                    ("POST", t) if t.ends_with("/reschedule") => Some(json!({
+                        "not_before": (Utc::now() + Duration::days(2)).to_rfc3339(),
                     })),
                     ("POST", _) => Some(json!({})),
                     _ => None,

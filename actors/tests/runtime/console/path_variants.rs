@@ -46,6 +46,7 @@ async fn no_spelling_of_a_console_route_reaches_its_handler() {
             format!("{task_path}/replay"),
         ),
         ("POST", "/console/replays", "/console/replays".to_owned()),
+        ("POST", "/console/cancels", "/console/cancels".to_owned()),
     ];
     let mut tried = 0;
     for (method, template, path) in routes {
@@ -68,5 +69,11 @@ async fn no_spelling_of_a_console_route_reaches_its_handler() {
     assert!(tried > 200, "only {tried} tried");
     let destination = db.store.destination(&crm).await.unwrap().unwrap();
     assert!(destination.enabled, "no spelling disabled the destination");
+    let task = db.store.task(id).await.unwrap().unwrap();
+    assert_eq!(
+        task.state,
+        remit::domain::TaskState::Pending,
+        "no spelling cancelled the task"
+    );
     console.stop().await;
 }

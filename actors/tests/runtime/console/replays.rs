@@ -1,6 +1,8 @@
 //! Replaying from the console against a running region: one failed task
 //! from its page, and every failed task of a tenant by a bulk replay (a
 //! replay job), each then delivered; tasks outside the filter stay failed.
+//! And a bulk cancel of a tenant's tasks from the task search, worked by
+//! `remit console`'s own job runner.
 
 use std::time::{Duration, Instant};
 
@@ -8,8 +10,8 @@ use remit::domain::{Region, TaskState};
 use remit::store::Store;
 
 use super::browser::Browser;
-use super::task;
-use crate::support::{self, Receiver, Reply, TestDb, API_TOKEN};
+use super::{console, task, token};
+use crate::support::{self, Backend, Receiver, Reply, TestDb, API_TOKEN};
 
 #[actix_rt::test]
 async fn failed_tasks_are_replayed_one_or_in_bulk_and_delivered() {
@@ -97,4 +99,100 @@ async fn failed_tasks_are_replayed_one_or_in_bulk_and_delivered() {
     let b1 = db.store.task(b1).await.unwrap().unwrap();
     assert_eq!(b1.state, TaskState::Failed, "outside the filter");
     runtime.shutdown().await;
+}
+
+#[actix_rt::test]
+async fn matching_tasks_are_cancelled_in_bulk_from_the_task_search() {
+    let db = TestDb::running_on(Backend::Sqlite).await;
+    let crm = db.destination("crm", Region::EU).await;
+    // No delivery runtime: `remit console` alone, which works the job.
+    let a1 = task(&db, "clinic-a", "a-1", &crm, Region::EU, "x").await;
+    let a2 = task(&db, "clinic-a", "a-2", &crm, Region::EU, "x").await;
+    let b1 = task(&db, "clinic-b", "b-1", &crm, Region::EU, "x").await;
+    let console = console(&db, Region::EU).await;
+    let (admin, secret) = token(&db, "admin", &[]).await;
+    let browser = Browser::signed_in(console.addr(), &secret).await;
+
+    let search = browser.get("/console/tasks?tenant=clinic-a").await;
+    assert!(
+        search.body.contains(r#"id="bulk-cancel""#),
+        "{}",
+        search.body
+    );
+    assert!(search.body.contains("Cancel every matching task"));
+    let csrf = search.csrf();
+    // A failure reason is a replay's only, and no filter would cancel the
+    // whole region: both refused.
+    for (form, named) in [
+        (
+            vec![("tenant", "clinic-a"), ("reason", "max_attempts")],
+            "reason:",
+        ),
+        (vec![("tenant", "")], "filter:"),
+    ] {
+        let mut form = form;
+        form.push(("csrf", csrf.as_str()));
+        let refused = browser.post("/console/cancels", &form).await;
+        assert_eq!(refused.status, 400, "{}", refused.body);
+        assert!(refused.body.contains(named), "{}", refused.body);
+    }
+    // Without the session's CSRF value: refused.
+    let forged = browser
+        .post("/console/cancels", &[("tenant", "clinic-a"), ("csrf", "x")])
+        .await;
+    assert_eq!(forged.status, 403, "{}", forged.body);
+
+    let created = browser
+        .post(
+            "/console/cancels",
+            &[("csrf", csrf.as_str()), ("tenant", "clinic-a")],
+        )
+        .await;
+    assert_eq!(created.status, 303, "{}", created.body);
+    let job = created.header("location").to_owned();
+    assert!(job.starts_with("/console/replays/"), "{job}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let page = browser.get(&job).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(page.body.contains("Bulk cancel"), "{}", page.body);
+        assert!(
+            page.body.contains(r#"data-action="cancel""#),
+            "{}",
+            page.body
+        );
+        if page.body.contains(r#"data-job-state="finished""#) {
+            assert!(page.body.contains(r#"data-cancelled="2""#), "{}", page.body);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job did not finish:\n{}",
+            page.body
+        );
+        actix_rt::time::sleep(Duration::from_millis(50)).await;
+    }
+    for id in [a1, a2] {
+        let t = db.store.task(id).await.unwrap().unwrap();
+        assert_eq!(t.state, TaskState::Cancelled);
+        assert_eq!(t.cancelled.map(|c| c.by), Some(admin.id.to_string()));
+    }
+    let b1 = db.store.task(b1).await.unwrap().unwrap();
+    assert_eq!(b1.state, TaskState::Pending, "outside the filter");
+
+    // A read token sees no bulk form and may not post one.
+    let (_, read) = token(&db, "read", &[]).await;
+    let reader = Browser::signed_in(console.addr(), &read).await;
+    let page = reader.get("/console/tasks?tenant=clinic-b").await;
+    assert!(!page.body.contains(r#"id="bulk-cancel""#), "{}", page.body);
+    let refused = reader
+        .post(
+            "/console/cancels",
+            &[("csrf", page.csrf().as_str()), ("tenant", "clinic-b")],
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    let b1 = db.store.task(b1.id).await.unwrap().unwrap();
+    assert_eq!(b1.state, TaskState::Pending);
+    console.stop().await;
 }

@@ -51,6 +51,7 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 }
 
 mod api_tokens;
+mod cancel_jobs;
 mod changes;
 mod claims;
 mod destinations;
@@ -76,6 +77,7 @@ mod transfer;
 mod transitions;
 
 pub use api_tokens::*;
+pub use cancel_jobs::*;
 pub use changes::*;
 pub use claims::*;
 pub use destinations::*;

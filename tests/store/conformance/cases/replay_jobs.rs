@@ -3,7 +3,7 @@
 //! store should record is refused.
 
 use remit::domain::TenantId;
-use remit::store::console::{NewReplayJob, ReplayFilter};
+use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
 use remit::store::ReplayJobs;
 
 use super::*;
@@ -44,6 +44,7 @@ async fn state<H: Harness>(h: &H, id: TaskId) -> TaskState {
 fn job(region: Region, filter: ReplayFilter) -> NewReplayJob {
     NewReplayJob {
         region,
+        action: JobAction::Replay,
         filter,
         requested_by: "cli".into(),
         horizon: Duration::hours(6),
