@@ -64,7 +64,10 @@ pub(super) async fn write(conn: &mut AsyncPgConnection, task: &Task) -> Result<(
 
 /// Tells every process that a change now waits for the task's attempt, at
 /// commit: one holding it unsent hands it back.
-async fn tell_holder(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreError> {
+pub(super) async fn tell_holder(
+    conn: &mut AsyncPgConnection,
+    task: &Task,
+) -> Result<(), StoreError> {
     diesel::sql_query("SELECT pg_notify($1, $2)")
         .bind::<Text, _>(TASK_CHANGED_CHANNEL)
         .bind::<Text, _>(task.id.to_string())

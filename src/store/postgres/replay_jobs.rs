@@ -20,7 +20,7 @@ use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::changes::{locked, write};
+use super::changes::{locked, tell_holder, write};
 use super::console_sql::{CANCEL_BATCH, REPLAY_BATCH};
 use super::notify::DUE_WORK_CHANNEL;
 use super::rows::TaskRow;
@@ -354,7 +354,7 @@ async fn cancel_batch(
                 // The task behind it in its line may go now.
                 step.wake |= task.ordering_key.is_some();
             }
-            CancelStep::AfterAttempt => {}
+            CancelStep::AfterAttempt => tell_holder(conn, &task).await?,
             CancelStep::Repeat | CancelStep::Ended => continue,
         }
         write(conn, &task).await?;

@@ -211,14 +211,14 @@ impl SqliteStore {
         batch: u32,
     ) -> Result<ReplayJob, StoreError> {
         let size = batch.max(1);
-        let (job, wake) = self
+        let (job, wake, held) = self
             .run(true, move |conn, ctx| {
                 let job = job(conn, id)?.ok_or_else(|| StoreError::NotFound {
                     what: "replay job",
                     id: id.to_string(),
                 })?;
                 if job.finished() {
-                    return Ok((job, false));
+                    return Ok((job, false, Vec::new()));
                 }
                 let tasks = next_batch(conn, &job, size)?;
                 let picked = tasks.len();
@@ -227,6 +227,8 @@ impl SqliteStore {
                 // Whether work may be due sooner: a task replayed, or one
                 // cancelled that held its ordering line back.
                 let mut wake = false;
+                // Tasks in flight, whose holder hands them back unsent.
+                let mut held = Vec::new();
                 for mut task in tasks {
                     let changed = match job.action {
                         JobAction::Replay => {
@@ -240,7 +242,10 @@ impl SqliteStore {
                                     wake |= task.ordering_key.is_some();
                                     true
                                 }
-                                CancelStep::AfterAttempt => true,
+                                CancelStep::AfterAttempt => {
+                                    held.push(task.id);
+                                    true
+                                }
                                 CancelStep::Repeat | CancelStep::Ended => false,
                             }
                         }
@@ -262,11 +267,14 @@ impl SqliteStore {
                 .bind::<Text, _>(id.to_string())
                 .get_result::<JobRow>(conn)?
                 .try_into()?;
-                Ok((job, wake))
+                Ok((job, wake, held))
             })
             .await?;
         if wake {
             self.wake(Wakeup::DueWork(job.region));
+        }
+        for task in held {
+            self.wake(Wakeup::TaskChanged(task));
         }
         Ok(job)
     }
