@@ -165,6 +165,9 @@ pub struct World<S = MemStore> {
     destinations: Vec<(DestinationId, Region)>,
     /// Every task scheduled, with what is expected of it.
     scheduled: HashMap<TaskId, Expected>,
+    /// Every row as the checks after the last step read it: as they stand
+    /// when a step begins (a claim updates the rows it took).
+    rows: HashMap<TaskId, Task>,
     /// Their ids in the order they were scheduled, to pick from.
     order: Vec<TaskId>,
     /// The receiver's log: when each task's requests arrived, with the key.
@@ -266,6 +269,7 @@ impl<S: SimStore> World<S> {
             consumers,
             destinations: Vec::new(),
             scheduled: HashMap::new(),
+            rows: HashMap::new(),
             order: Vec::new(),
             sends: HashMap::new(),
             deadlines: HashMap::new(),

@@ -32,7 +32,11 @@ impl<S: SimStore> World<S> {
             },
         };
         let now = self.now();
-        for mut claimed in self.store.claim_due(&request).await.unwrap() {
+        let batch = self.store.claim_due(&request).await.unwrap();
+        for claimed in &batch {
+            self.rows.insert(claimed.task.id, claimed.task.clone());
+        }
+        for mut claimed in batch {
             let t = &claimed.task;
             let expected = &self.scheduled[&t.id];
             check!(
@@ -80,7 +84,7 @@ impl<S: SimStore> World<S> {
                 );
             }
             let task = t.clone();
-            self.check_line_claim(&task).await;
+            self.check_line_claim(&task);
             // Now and then the claim could not bring the payload along, so
             // the delivery step reads it itself (and may meet a fault).
             if self.rng.random_range(0..10) == 0 {
@@ -274,7 +278,7 @@ impl<S: SimStore> World<S> {
                     claimed.task.idempotency_key == key,
                     "promise 3: {id} sent with another key"
                 );
-                self.check_line(&claimed.task).await;
+                self.check_line(&claimed.task);
                 let sends = self.sends.entry(id).or_default();
                 sends.push((now, claimed.task.idempotency_key.clone()));
                 self.totals.sends += 1;

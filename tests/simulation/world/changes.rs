@@ -60,7 +60,7 @@ impl<S: SimStore> World<S> {
         let Some(id) = self.pick_task() else {
             return;
         };
-        let before = self.row(id).await;
+        let before = self.rows[&id].clone();
         let answer = self.store.cancel(id, BY).await.unwrap();
         let after = self.row(id).await;
         let by_us = |t: &Task| t.cancelled.as_ref().is_some_and(|c| c.by == BY);
@@ -145,7 +145,7 @@ impl<S: SimStore> World<S> {
             payload: body.clone().map(Payload::json),
             by: BY.into(),
         };
-        let before = self.row(id).await;
+        let before = self.rows[&id].clone();
         let answer = self.store.reschedule(id, &change).await.unwrap();
         let after = self.row(id).await;
         let refused = before.state == TaskState::Delivered
@@ -248,7 +248,7 @@ impl<S: SimStore> World<S> {
         let Some(id) = self.pick_task() else {
             return;
         };
-        let before = self.row(id).await;
+        let before = self.rows[&id].clone();
         let answer = self.store.erase(id, BY).await.unwrap();
         let after = self.row(id).await;
         let Erase::Erased(t) = &answer else {
@@ -315,10 +315,8 @@ impl<S: SimStore> World<S> {
             .then(|| TenantId::new("clinic").unwrap());
         let now = self.now();
         let waiting: Vec<TaskId> = self
-            .store
-            .all_tasks()
-            .await
-            .into_iter()
+            .rows
+            .values()
             .filter(|t| {
                 t.destination_id == destination
                     && t.state == TaskState::RetryWait
@@ -364,15 +362,14 @@ impl<S: SimStore> World<S> {
         };
         let now = self.now();
         let ready: Vec<Task> = self
-            .store
-            .all_tasks()
-            .await
-            .into_iter()
+            .rows
+            .values()
             .filter(|t| {
                 t.region == region
                     && t.waiting_change.is_some()
                     && (t.state != TaskState::Leased || t.lease_expires_at <= Some(now))
             })
+            .cloned()
             .collect();
         let mut logged = Vec::with_capacity(ready.len());
         for t in &ready {

@@ -46,11 +46,11 @@ impl<S: SimStore> World<S> {
             }
         }
         self.follow_changes(&tasks);
-        for task in tasks.into_values() {
+        for task in tasks.values() {
             if let Some(frozen) = self.terminal.get(&task.id) {
                 check!(
                     self,
-                    *frozen == task,
+                    frozen == task,
                     "a terminal row changed: {:?} -> {:?}",
                     frozen.state,
                     task.state
@@ -58,9 +58,10 @@ impl<S: SimStore> World<S> {
             } else if task.state.is_terminal() && task.waiting_change.is_none() {
                 // Ended for good, unless an operator brings it back (a
                 // change still waiting may: a move revives a failed task).
-                self.terminal.insert(task.id, task);
+                self.terminal.insert(task.id, task.clone());
             }
         }
+        self.rows = tasks;
     }
 
     /// The changes that waited for an attempt: a row waits for exactly the
@@ -130,18 +131,20 @@ impl<S: SimStore> World<S> {
         }
     }
 
-    /// The other tasks of a keyed task's line: their rows as they are now.
-    pub(super) async fn line_of(&self, task: &Task) -> Vec<Task> {
+    /// The other tasks of a keyed task's line, their rows as they stand:
+    /// nothing but the step's own task changes them during a step, and a
+    /// claim updates the rows it took.
+    fn line_of(&self, task: &Task) -> Vec<&Task> {
         let Some(key) = &task.ordering_key else {
             return Vec::new();
         };
-        let mut line = Vec::new();
-        for (id, destination, k) in &self.lines {
-            if *id != task.id && *destination == task.destination_id && k == key {
-                line.push(self.store.task(*id).await.unwrap().unwrap());
-            }
-        }
-        line
+        self.lines
+            .iter()
+            .filter(|(id, destination, k)| {
+                *id != task.id && *destination == task.destination_id && k == key
+            })
+            .map(|(id, _, _)| &self.rows[id])
+            .collect()
     }
 
     /// Ordering, at a claim: a keyed task is claimed only at the head of
@@ -152,12 +155,12 @@ impl<S: SimStore> World<S> {
     /// then id, goes first (an operator's move changes a task's place).
     /// So a line has one task on its way at a time. Remembers how many
     /// attempts each other task of the line had, for [`Self::check_line`].
-    pub(super) async fn check_line_claim(&mut self, task: &Task) {
+    pub(super) fn check_line_claim(&mut self, task: &Task) {
         if task.ordering_key.is_none() {
             return;
         }
         let attempted_before = task.attempt_count > 1;
-        let line = self.line_of(task).await;
+        let line = self.line_of(task);
         for other in &line {
             if other.finalized_at.is_some() {
                 continue;
@@ -193,11 +196,11 @@ impl<S: SimStore> World<S> {
     /// moved that task, or brought it back, since: it then takes the place
     /// its new deadline gives it, and one attempted before may go beside a
     /// task already on its way, as a replay may.
-    pub(super) async fn check_line(&mut self, task: &Task) {
+    pub(super) fn check_line(&self, task: &Task) {
         if task.ordering_key.is_none() {
             return;
         }
-        let line = self.line_of(task).await;
+        let line = self.line_of(task);
         let claim = &self.line_claims[&task.id];
         for other in &line {
             if self.scheduled[&other.id].moved_at >= claim.step {
