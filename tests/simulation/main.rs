@@ -5,9 +5,26 @@
 //! timeouts, refused addresses), finish through the real policy, release,
 //! extend and crash, all on a fake clock over `MemStore` (which the
 //! conformance suite holds to PostgreSQL's behaviour), and the same worlds
-//! over the embedded SQLite store. The five
-//! promises are checked after every step, and at every send that no task
-//! of an ordering key goes while an earlier one of its line has not ended.
+//! over the embedded SQLite store. Meanwhile an operator cancels tasks,
+//! reschedules them (earlier or later than now, now and then with a new
+//! payload, bringing ended ones back), erases payloads and brings a
+//! destination's retries forward, often on a task in flight, and each
+//! process's periodic step settles the changes that waited for an attempt.
+//!
+//! The five promises are checked after every step, with the deadline as
+//! last moved (never claimed or sent before it) and a receiver's
+//! Retry-After holding whatever the operator does; at every claim and send
+//! that a line (same destination and ordering key) goes in order, one task
+//! on its way at a time, the task an operator moved taking its new place.
+//! Of the operator's changes: every answer against the row just before
+//! (the key kept, the payload replaced, the horizon's length kept); a task
+//! cancelled or erased is never claimed again unless a reschedule brings
+//! it back, and has ended once nothing waits; a change in flight waits on
+//! the row as asked, its row is never claimed, and once settled the row is
+//! what the change says (a lost lease's attempt logged `abandoned`); an
+//! erased payload is never read for a send (only an attempt already
+//! holding the bytes sends them); a send carries the payload last written
+//! before its claim, or since.
 //!
 //! `SIM_RUNS` (default 60) runs of `SIM_STEPS` (default 1500) steps over
 //! the model, and `SIM_SQLITE_RUNS` (default 2) of `SIM_SQLITE_STEPS`
@@ -84,5 +101,20 @@ fn report(store: &str, first: u64, runs: u64, totals: &world::Totals, started: I
         totals.duplicates,
         totals.store_faults,
         totals.gave_up,
+    );
+    let c = &totals.changes;
+    eprintln!(
+        "  operator's changes on {store}: {} cancels ({} after an attempt), {} moves ({} bringing an ended task back, {} after an attempt, {} refused), {} erasures ({} sends of bytes held before), {} retries made due now, {} waiting changes settled ({} after a lease ran out)",
+        c.cancelled + c.cancelled_after_attempt,
+        c.cancelled_after_attempt,
+        c.moved + c.moved_after_attempt,
+        c.revived,
+        c.moved_after_attempt,
+        c.refused,
+        c.erased,
+        c.sent_after_erase,
+        c.retried_now,
+        c.settled,
+        c.abandoned,
     );
 }

@@ -7,12 +7,12 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use remit::domain::{
     ClaimedTask, DestinationId, NewDestination, NewTask, OrderingKey, Payload, Region, ReminderId,
-    Task, TaskId, TenantId,
+    Task, TaskId, TenantId, WaitingChange,
 };
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{RetryPolicy, TransportError};
 use remit::store::Transfer;
-use remit::store::{Clock, Database, MemStore, Store};
+use remit::store::{Changes, Clock, Database, MemStore, Store};
 
 const LEASE: i64 = 30;
 const SEND_TIMEOUT: i64 = 10;
@@ -29,6 +29,7 @@ macro_rules! check {
 }
 
 mod actions;
+mod changes;
 mod delivery_step;
 mod faults;
 mod invariants;
@@ -46,6 +47,32 @@ pub struct Totals {
     /// Delivery steps that gave up on a store fault the lease could not
     /// outlast.
     pub gave_up: u64,
+    /// An operator's changes, by what they did.
+    pub changes: ChangeCounts,
+}
+
+/// What the operator's changes did over a run.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ChangeCounts {
+    /// Cancels that ended the task at once, and those that waited for the
+    /// attempt in flight.
+    pub cancelled: u64,
+    pub cancelled_after_attempt: u64,
+    /// Reschedules that moved the task at once (of which, ended tasks
+    /// brought back), that waited for the attempt, and that were refused.
+    pub moved: u64,
+    pub revived: u64,
+    pub moved_after_attempt: u64,
+    pub refused: u64,
+    pub erased: u64,
+    /// Sends of a payload erased while its attempt was in flight (the
+    /// sender held the bytes already).
+    pub sent_after_erase: u64,
+    /// Tasks that retry_now made due now.
+    pub retried_now: u64,
+    /// Waiting changes settled, and of those the lost attempts logged.
+    pub settled: u64,
+    pub abandoned: u64,
 }
 
 impl Totals {
@@ -58,6 +85,18 @@ impl Totals {
         self.duplicates += other.duplicates;
         self.store_faults += other.store_faults;
         self.gave_up += other.gave_up;
+        let (c, o) = (&mut self.changes, &other.changes);
+        c.cancelled += o.cancelled;
+        c.cancelled_after_attempt += o.cancelled_after_attempt;
+        c.moved += o.moved;
+        c.revived += o.revived;
+        c.moved_after_attempt += o.moved_after_attempt;
+        c.refused += o.refused;
+        c.erased += o.erased;
+        c.sent_after_erase += o.sent_after_erase;
+        c.retried_now += o.retried_now;
+        c.settled += o.settled;
+        c.abandoned += o.abandoned;
     }
 }
 
@@ -73,6 +112,33 @@ enum Phase {
 struct InFlight {
     claimed: ClaimedTask,
     phase: Phase,
+}
+
+/// What the world expects of a task: as the product scheduled it, then as
+/// the operator changed it.
+struct Expected {
+    key: String,
+    /// The deadline it is due from: as scheduled, or as last moved (a move
+    /// that waits for an attempt counts once it has settled).
+    not_before: DateTime<Utc>,
+    /// The payload's body as last written; `None` once erased.
+    body: Option<Vec<u8>>,
+    /// The change the operator asked while an attempt was in flight, until
+    /// it settles.
+    waiting: Option<WaitingChange>,
+    /// Cancelled or erased (whatever the cancel answered): no attempt may
+    /// be claimed until a reschedule brings it back.
+    stopped: bool,
+    /// The step at which the operator last moved it (or brought it back),
+    /// which changes its place in its line.
+    moved_at: u64,
+}
+
+/// A keyed task's latest claim: when, and how many attempts every other
+/// task of its line had then.
+struct LineClaim {
+    step: u64,
+    attempts: HashMap<TaskId, i32>,
 }
 
 struct Consumer {
@@ -97,20 +163,25 @@ pub struct World<S = MemStore> {
     policy: RetryPolicy,
     consumers: Vec<Consumer>,
     destinations: Vec<(DestinationId, Region)>,
-    /// Every task scheduled: its key and deadline, as the product asked.
-    scheduled: HashMap<TaskId, (String, DateTime<Utc>)>,
+    /// Every task scheduled, with what is expected of it.
+    scheduled: HashMap<TaskId, Expected>,
+    /// Every row as the checks after the last step read it: as they stand
+    /// when a step begins (a claim updates the rows it took).
+    rows: HashMap<TaskId, Task>,
+    /// Their ids in the order they were scheduled, to pick from.
+    order: Vec<TaskId>,
     /// The receiver's log: when each task's requests arrived, with the key.
     sends: HashMap<TaskId, Vec<(DateTime<Utc>, String)>>,
     /// The latest committed Retry-After deadline per task.
     deadlines: HashMap<TaskId, DateTime<Utc>>,
-    /// Rows as they were when they became terminal.
+    /// Rows as they were when they became terminal (with no change
+    /// waiting), until a reschedule brings one back.
     terminal: HashMap<TaskId, Task>,
-    /// The tasks scheduled with an ordering key: destination, key and
-    /// deadline, for the check that a line goes in order.
-    lines: Vec<(TaskId, DestinationId, OrderingKey, DateTime<Utc>)>,
-    /// Per keyed task, at its latest claim: how many tasks `lines` held
-    /// then, and whether it had been attempted before that claim.
-    line_claims: HashMap<TaskId, (usize, bool)>,
+    /// The tasks scheduled with an ordering key, with their destination
+    /// and key, for the check that a line goes in order.
+    lines: Vec<(TaskId, DestinationId, OrderingKey)>,
+    /// Per keyed task, its latest claim.
+    line_claims: HashMap<TaskId, LineClaim>,
     totals: Totals,
 }
 
@@ -118,9 +189,9 @@ fn start() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 8, 13, 9, 0, 0).unwrap()
 }
 
-/// A store the simulation can run on: any `Store` that can also list every
-/// task, for the invariant checks.
-pub trait SimStore: Store + Sync {
+/// A store the simulation can run on: any `Store` (with the operator's
+/// `Changes`) that can also list every task, for the invariant checks.
+pub trait SimStore: Store + Changes + Sync {
     fn all_tasks(&self) -> impl std::future::Future<Output = Vec<Task>>;
 }
 
@@ -198,6 +269,8 @@ impl<S: SimStore> World<S> {
             consumers,
             destinations: Vec::new(),
             scheduled: HashMap::new(),
+            rows: HashMap::new(),
+            order: Vec::new(),
             sends: HashMap::new(),
             deadlines: HashMap::new(),
             terminal: HashMap::new(),
@@ -257,6 +330,15 @@ impl<S: SimStore> World<S> {
             75..82 => self.hand_back().await,
             82..85 => self.extend().await,
             85..88 if chaos => self.crash(),
+            // The operator's changes; settling them is each process's
+            // periodic step, and goes on while the schedule drains.
+            88 if chaos => match self.rng.random_range(0..3) {
+                0 => self.erase().await,
+                _ => self.cancel().await,
+            },
+            89..91 if chaos => self.reschedule().await,
+            91 => self.retry_now().await,
+            92..94 => self.settle_changes().await,
             _ => self.clock.advance(Duration::milliseconds(200)),
         }
     }
@@ -266,6 +348,7 @@ impl<S: SimStore> World<S> {
             self.destinations[self.rng.random_range(0..self.destinations.len())].clone();
         let offset = self.rng.random_range(-5_000..30_000);
         let n = self.scheduled.len();
+        let body = format!("{{\"n\":{n}}}").into_bytes();
         // Half the tasks wait in one of a few lines per destination.
         let ordering_key = match self.rng.random_range(0..6) {
             line @ 0..3 => Some(OrderingKey::new(&format!("line-{line}")).unwrap()),
@@ -279,7 +362,7 @@ impl<S: SimStore> World<S> {
             region,
             not_before: self.now() + Duration::milliseconds(offset),
             retry_horizon: self.policy.horizon,
-            payload: Payload::json(format!("{{\"n\":{n}}}")),
+            payload: Payload::json(body.clone()),
             ordering_key,
         };
         let repeat = new.clone();
@@ -292,10 +375,17 @@ impl<S: SimStore> World<S> {
             "a repeat created a second task"
         );
         if let Some(key) = task.ordering_key.clone() {
-            self.lines
-                .push((task.id, task.destination_id.clone(), key, task.not_before));
+            self.lines.push((task.id, task.destination_id.clone(), key));
         }
-        self.scheduled
-            .insert(task.id, (task.idempotency_key, task.not_before));
+        self.order.push(task.id);
+        let expected = Expected {
+            key: task.idempotency_key,
+            not_before: task.not_before,
+            body: Some(body),
+            waiting: None,
+            stopped: false,
+            moved_at: 0,
+        };
+        self.scheduled.insert(task.id, expected);
     }
 }

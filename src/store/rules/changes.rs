@@ -24,15 +24,28 @@ pub(in crate::store) enum CancelStep {
     AfterAttempt,
     /// Already cancelled: nothing written.
     Repeat,
-    /// Delivered or failed: nothing written.
+    /// Delivered, or failed with no move waiting: nothing written.
     Ended,
 }
 
-/// Cancels the row: see [`crate::store::Changes::cancel`].
+/// Whether the row has ended for good: delivered, cancelled, or failed
+/// with no move waiting to bring it back (a move asked while its attempt
+/// was in flight revives a failed task once it settles, as a reschedule
+/// of a failed task does at once).
+fn ended(task: &Task) -> bool {
+    match task.state {
+        TaskState::Failed => !matches!(task.waiting_change, Some(WaitingChange::Move(_))),
+        state => state.is_terminal(),
+    }
+}
+
+/// Cancels the row: see [`crate::store::Changes::cancel`]. A failed row
+/// whose move waits has not ended: the cancel ends it `cancelled` now
+/// instead of letting the move bring it back.
 pub(in crate::store) fn cancel(task: &mut Task, by: &str, now: DateTime<Utc>) -> CancelStep {
     match task.state {
         TaskState::Cancelled => CancelStep::Repeat,
-        TaskState::Delivered | TaskState::Failed => CancelStep::Ended,
+        _ if ended(task) => CancelStep::Ended,
         TaskState::Leased => {
             task.cancelled = Some(Cancellation {
                 at: now,
@@ -42,7 +55,8 @@ pub(in crate::store) fn cancel(task: &mut Task, by: &str, now: DateTime<Utc>) ->
             task.updated_at = now;
             CancelStep::AfterAttempt
         }
-        TaskState::Pending | TaskState::RetryWait => {
+        // Waiting (`pending`, `retry_wait`), or failed with a move waiting.
+        _ => {
             task.cancelled = Some(Cancellation {
                 at: now,
                 by: by.to_owned(),
@@ -56,6 +70,8 @@ pub(in crate::store) fn cancel(task: &mut Task, by: &str, now: DateTime<Utc>) ->
 fn end_cancelled(task: &mut Task, now: DateTime<Utc>) {
     task.state = TaskState::Cancelled;
     task.waiting_change = None;
+    // A failed row whose move waited ends cancelled, not failed.
+    task.failure_reason = None;
     task.finalized_at = Some(now);
     task.updated_at = now;
 }
@@ -131,7 +147,7 @@ pub(in crate::store) fn erase(task: &mut Task, by: &str, now: DateTime<Utc>) -> 
 
 /// Whether erasing the row cancels it (it has not ended).
 pub(in crate::store) fn erase_cancels(task: &Task) -> bool {
-    !task.state.is_terminal()
+    !ended(task)
 }
 
 /// Makes a row waiting for a retry due now. True when it moved.
@@ -291,6 +307,41 @@ mod tests {
         t.waiting_change = Some(WaitingChange::Cancel);
         settle(&mut t, now());
         assert_eq!(t.state, TaskState::Cancelled);
+    }
+
+    #[test]
+    fn a_failed_task_whose_move_waits_is_cancelled_or_erased_not_brought_back() {
+        // Moved while in flight, then the attempt failed: the move would
+        // bring the task back once it settles.
+        let failed_moving = || {
+            let mut t = task(TaskState::Leased);
+            reschedule(&mut t, now() + Duration::days(1), false, now());
+            t.state = TaskState::Failed;
+            t.lease_token = None;
+            t.lease_owner = None;
+            t.lease_expires_at = None;
+            t.failure_reason = Some("http_404".into());
+            t.finalized_at = Some(now());
+            t
+        };
+        let mut t = failed_moving();
+        assert_eq!(cancel(&mut t, "cli", now()), CancelStep::Now);
+        assert_eq!(t.state, TaskState::Cancelled);
+        assert_eq!(t.waiting_change, None);
+        assert_eq!(t.failure_reason, None);
+        assert!(!settles(&t, now()), "nothing is left to bring it back");
+
+        let mut t = failed_moving();
+        assert!(erase_cancels(&t));
+        assert!(erase(&mut t, "cli", now()));
+        assert_eq!(t.state, TaskState::Cancelled);
+        assert_eq!(t.waiting_change, None);
+
+        // Without a move waiting, a failed task is left alone.
+        let mut t = task(TaskState::Failed);
+        assert!(!erase_cancels(&t));
+        assert_eq!(cancel(&mut t, "cli", now()), CancelStep::Ended);
+        assert_eq!(t.state, TaskState::Failed);
     }
 
     #[test]

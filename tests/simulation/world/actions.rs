@@ -6,7 +6,7 @@ use rand::Rng;
 use remit::delivery::{before_request, carry_out, Prepared, REFUSED_HAND_BACK};
 use remit::domain::{ClaimedTask, TaskState};
 use remit::policy::{decide, parse_retry_after, Gate, Observed, Transition, TransportError};
-use remit::store::{ClaimRequest, Store, TransitionOutcome};
+use remit::store::{ClaimRequest, Store, StoreError, TransitionOutcome};
 
 use super::delivery_step::{ours, stop_outcome, SimConsumer};
 use super::{InFlight, Phase, SimStore, World, FINISH_MARGIN, LEASE, SEND_TIMEOUT};
@@ -32,13 +32,13 @@ impl<S: SimStore> World<S> {
             },
         };
         let now = self.now();
-        for mut claimed in self.store.claim_due(&request).await.unwrap() {
-            // Now and then the claim could not bring the payload along, so
-            // the delivery step reads it itself (and may meet a fault).
-            if self.rng.random_range(0..10) == 0 {
-                claimed.payload = None;
-            }
+        let batch = self.store.claim_due(&request).await.unwrap();
+        for claimed in &batch {
+            self.rows.insert(claimed.task.id, claimed.task.clone());
+        }
+        for mut claimed in batch {
             let t = &claimed.task;
+            let expected = &self.scheduled[&t.id];
             check!(
                 self,
                 t.region == request.region,
@@ -50,10 +50,45 @@ impl<S: SimStore> World<S> {
                 !self.terminal.contains_key(&t.id),
                 "claimed a terminal task"
             );
-            if t.ordering_key.is_some() {
-                let attempted_before = t.attempt_count > 1;
-                self.line_claims
-                    .insert(t.id, (self.lines.len(), attempted_before));
+            // The operator's changes: never a task cancelled or erased
+            // (unless brought back since), nor one whose change waits; and
+            // never before the deadline as last moved.
+            check!(
+                self,
+                !expected.stopped,
+                "claimed {}, which the operator cancelled or erased ({:?})",
+                t.id,
+                t.state
+            );
+            check!(
+                self,
+                expected.waiting.is_none() && t.waiting_change.is_none(),
+                "claimed {} while its change {:?} waits",
+                t.id,
+                expected.waiting
+            );
+            check!(
+                self,
+                t.not_before == expected.not_before && expected.not_before <= now,
+                "promise 1: claimed {} due {} at {now}, its deadline is {}",
+                t.id,
+                t.not_before,
+                expected.not_before
+            );
+            if let Some(payload) = &claimed.payload {
+                check!(
+                    self,
+                    expected.body.as_ref() == Some(&payload.body),
+                    "claimed {} with a payload other than its latest",
+                    t.id
+                );
+            }
+            let task = t.clone();
+            self.check_line_claim(&task);
+            // Now and then the claim could not bring the payload along, so
+            // the delivery step reads it itself (and may meet a fault).
+            if self.rng.random_range(0..10) == 0 {
+                claimed.payload = None;
             }
             self.consumers[c].in_flight.push(InFlight {
                 claimed,
@@ -111,12 +146,33 @@ impl<S: SimStore> World<S> {
                     before_request(&self.store, &claimed, &self.policy, needed, &consumer).await;
                 let fired = self.store.disarm();
                 self.totals.store_faults += fired.faults;
-                match prepared {
-                    Ok(Prepared::Ready { .. }) => {}
+                let payload = match prepared {
+                    Ok(Prepared::Ready { payload, .. }) => payload,
                     Ok(Prepared::Stopped(stop)) => {
                         self.consumers[c].in_flight.remove(i);
                         self.check_stop(&claimed, &before, stop_outcome(&stop), fired)
                             .await;
+                        return;
+                    }
+                    Err(StoreError::Erased { .. }) => {
+                        // Erased since the claim, which did not bring the
+                        // bytes along: nothing to send. The consumer hands
+                        // the task back, as the runtime's sender does with
+                        // a store error, and the cancel the erase left
+                        // waiting settles it.
+                        self.consumers[c].in_flight.remove(i);
+                        check!(
+                            self,
+                            claimed.payload.is_none() && self.scheduled[&id].body.is_none(),
+                            "the payload of {id} read as erased, though no erase of it stands"
+                        );
+                        self.store.hand_back(&claimed.lease(), None).await.unwrap();
+                        let row = self.store.task(id).await.unwrap().unwrap();
+                        check!(
+                            self,
+                            !ours(&row, &claimed),
+                            "{id}, erased, is still held once handed back"
+                        );
                         return;
                     }
                     Err(e) => {
@@ -124,7 +180,7 @@ impl<S: SimStore> World<S> {
                         self.gave_up(&claimed, outage, &e);
                         return;
                     }
-                }
+                };
                 // Time passed while the step waited out the faults.
                 let now = self.now();
                 // Promise 2: a request goes out only under the lease that
@@ -186,12 +242,30 @@ impl<S: SimStore> World<S> {
                         destination.id
                     );
                 }
-                let (key, not_before) = self.scheduled[&id].clone();
+                let expected = &self.scheduled[&id];
+                let (key, not_before) = (expected.key.clone(), expected.not_before);
                 check!(
                     self,
                     now >= not_before,
                     "promise 1: {id} sent at {now} before {not_before}"
                 );
+                // An erased payload is never read for a send: only an
+                // attempt whose claim brought the bytes before the erase
+                // (already on its way) may still send them.
+                match (&expected.body, &claimed.payload) {
+                    (Some(body), None) => check!(
+                        self,
+                        payload.body == *body,
+                        "{id} sent with a payload other than its latest"
+                    ),
+                    (None, None) => check!(
+                        self,
+                        false,
+                        "{id} sent at {now}, its payload read after its erase"
+                    ),
+                    (None, Some(_)) => self.totals.changes.sent_after_erase += 1,
+                    (Some(_), Some(_)) => {}
+                }
                 if let Some(deadline) = self.deadlines.get(&id) {
                     check!(
                         self,
@@ -204,7 +278,7 @@ impl<S: SimStore> World<S> {
                     claimed.task.idempotency_key == key,
                     "promise 3: {id} sent with another key"
                 );
-                self.check_line(&claimed.task).await;
+                self.check_line(&claimed.task);
                 let sends = self.sends.entry(id).or_default();
                 sends.push((now, claimed.task.idempotency_key.clone()));
                 self.totals.sends += 1;

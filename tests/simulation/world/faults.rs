@@ -4,8 +4,8 @@
 //! failures fail while faults are armed, as a database that restarts or
 //! drops a connection does. A fault either comes before the call (nothing
 //! happened) or after it (it committed, and its answer was lost). Every
-//! other call, and every call while nothing is armed, goes straight
-//! through.
+//! other call (the operator's changes included), and every call while
+//! nothing is armed, goes straight through.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -17,11 +17,11 @@ use remit::domain::{
     ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
     FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
     ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TokenHash, TokenId,
+    TenantId, TokenHash, TokenId,
 };
 use remit::store::{
-    ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError,
-    TokenRequest, Tokens, TransitionOutcome,
+    Cancel, Changes, ClaimRequest, Erase, ErasedTenant, Finish, Finished, Move, QuotaNote,
+    Replayed, Reschedule, Scheduled, Store, StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 
 use super::SimStore;
@@ -309,5 +309,40 @@ impl<S: Store> Store for Faulty<S> {
 
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         self.inner.revoke_api_token(id).await
+    }
+}
+
+impl<S: Changes> Changes for Faulty<S> {
+    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
+        self.inner.cancel(id, by).await
+    }
+
+    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
+        self.inner.reschedule(id, change).await
+    }
+
+    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
+        self.inner.erase(id, by).await
+    }
+
+    async fn erase_tenant(
+        &self,
+        tenant: &TenantId,
+        by: &str,
+        limit: u32,
+    ) -> Result<ErasedTenant, StoreError> {
+        self.inner.erase_tenant(tenant, by, limit).await
+    }
+
+    async fn retry_now(
+        &self,
+        destination: &DestinationId,
+        tenant: Option<&TenantId>,
+    ) -> Result<u64, StoreError> {
+        self.inner.retry_now(destination, tenant).await
+    }
+
+    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
+        self.inner.settle_changes(region, limit).await
     }
 }

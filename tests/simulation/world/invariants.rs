@@ -1,13 +1,14 @@
-//! The five promises, checked after every step and once more at the end,
-//! and the order of each line, checked at every send.
+//! The five promises, checked after every step and once more at the end;
+//! the operator's changes that waited for an attempt, followed to their
+//! settling after every step; and the order of each line, checked at every
+//! claim and send.
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
-use remit::domain::{Task, TaskId, TaskState};
+use remit::domain::{Task, TaskId, TaskState, WaitingChange};
 use remit::store::Store;
 
-use super::{SimStore, World};
+use super::{LineClaim, SimStore, World};
 
 impl<S: SimStore> World<S> {
     pub(super) async fn check_invariants(&mut self) {
@@ -44,74 +45,197 @@ impl<S: SimStore> World<S> {
                 }
             }
         }
-        for task in tasks.into_values() {
+        self.follow_changes(&tasks);
+        for task in tasks.values() {
             if let Some(frozen) = self.terminal.get(&task.id) {
                 check!(
                     self,
-                    *frozen == task,
+                    frozen == task,
                     "a terminal row changed: {:?} -> {:?}",
                     frozen.state,
                     task.state
                 );
-            } else if task.state.is_terminal() {
-                self.terminal.insert(task.id, task);
+            } else if task.state.is_terminal() && task.waiting_change.is_none() {
+                // Ended for good, unless an operator brings it back (a
+                // change still waiting may: a move revives a failed task).
+                self.terminal.insert(task.id, task.clone());
+            }
+        }
+        self.rows = tasks;
+    }
+
+    /// The changes that waited for an attempt: a row waits for exactly the
+    /// change the operator asked last, and once it has settled the row is
+    /// what the change says (a cancel ended it unless the attempt failed or
+    /// delivered it; a move moved it unless the attempt delivered it). A
+    /// task cancelled or erased with nothing waiting has ended.
+    fn follow_changes(&mut self, tasks: &HashMap<TaskId, Task>) {
+        let mut settled = Vec::new();
+        for task in tasks.values() {
+            let id = task.id;
+            let expected = &self.scheduled[&id];
+            match (expected.waiting, task.waiting_change) {
+                (asked, Some(waits)) => check!(
+                    self,
+                    asked == Some(waits),
+                    "{id} waits for {waits:?}, the operator's change is {asked:?}"
+                ),
+                (Some(asked), None) => settled.push((id, asked)),
+                (None, None) => check!(
+                    self,
+                    !expected.stopped || task.state.is_terminal(),
+                    "{id} was cancelled or erased, yet is {:?}",
+                    task.state
+                ),
+            }
+        }
+        for (id, asked) in settled {
+            let task = &tasks[&id];
+            let expected = &self.scheduled[&id];
+            match asked {
+                // A delivery makes the change lapse.
+                _ if task.state == TaskState::Delivered => {}
+                WaitingChange::Cancel => check!(
+                    self,
+                    matches!(task.state, TaskState::Cancelled | TaskState::Failed),
+                    "the cancel of {id} settled as {:?}",
+                    task.state
+                ),
+                WaitingChange::Move(to) => {
+                    check!(
+                        self,
+                        !expected.stopped,
+                        "{id}: a move that waited for its attempt brought it back ({:?}, due {}) after the operator's {} (payload {})",
+                        task.state,
+                        task.not_before,
+                        if expected.body.is_none() { "erase" } else { "cancel" },
+                        if task.payload_erased_at.is_some() { "erased" } else { "there" }
+                    );
+                    check!(
+                        self,
+                        task.not_before == to
+                            && matches!(task.state, TaskState::Pending | TaskState::RetryWait),
+                        "the move of {id} to {to} settled as {:?} due {}",
+                        task.state,
+                        task.not_before
+                    );
+                }
+            }
+            let step = self.step;
+            let expected = self.scheduled.get_mut(&id).unwrap();
+            expected.waiting = None;
+            if let (WaitingChange::Move(to), false) = (asked, task.state == TaskState::Delivered) {
+                expected.not_before = to;
+                expected.moved_at = step;
             }
         }
     }
 
-    /// Ordering: a line (same destination and key) has one task on its way
-    /// at a time: when a keyed task is sent, no other task of its line that
-    /// has not ended has been attempted. And a task sent on its first
-    /// attempt was claimed only once every task before it in its line
-    /// (earlier in `not_before`, then id) that was scheduled by then had
-    /// ended; one scheduled after that claim waits behind it instead.
-    pub(super) async fn check_line(&mut self, task: &Task) {
+    /// The other tasks of a keyed task's line, their rows as they stand:
+    /// nothing but the step's own task changes them during a step, and a
+    /// claim updates the rows it took.
+    fn line_of(&self, task: &Task) -> Vec<&Task> {
         let Some(key) = &task.ordering_key else {
-            return;
+            return Vec::new();
         };
-        let (known_at_claim, attempted_before) = self.line_claims[&task.id];
-        let line: Vec<(usize, TaskId, DateTime<Utc>)> = self
-            .lines
+        self.lines
             .iter()
-            .enumerate()
-            .filter(|(_, (id, destination, k, _))| {
-                *id != task.id && destination == &task.destination_id && k == key
+            .filter(|(id, destination, k)| {
+                *id != task.id && *destination == task.destination_id && k == key
             })
-            .map(|(i, (id, _, _, not_before))| (i, *id, *not_before))
-            .collect();
-        for (index, id, not_before) in line {
-            let row = self.store.task(id).await.unwrap().unwrap();
-            if row.state.is_terminal() {
+            .map(|(id, _, _)| &self.rows[id])
+            .collect()
+    }
+
+    /// Ordering, at a claim: a keyed task is claimed only at the head of
+    /// its line (same destination and key), as the rows stand once the
+    /// claim committed: no other task of the line that has not ended comes
+    /// before it. One attempted before (sent, or taken to be) comes before
+    /// every one not yet attempted; otherwise the earlier `not_before`,
+    /// then id, goes first (an operator's move changes a task's place).
+    /// So a line has one task on its way at a time. Remembers how many
+    /// attempts each other task of the line had, for [`Self::check_line`].
+    pub(super) fn check_line_claim(&mut self, task: &Task) {
+        if task.ordering_key.is_none() {
+            return;
+        }
+        let attempted_before = task.attempt_count > 1;
+        let line = self.line_of(task);
+        for other in &line {
+            if other.finalized_at.is_some() {
                 continue;
             }
+            let before = (other.not_before, other.id) < (task.not_before, task.id);
+            let holds_back = match (other.attempt_count > 0, attempted_before) {
+                (true, false) => true,
+                (false, true) => false,
+                _ => before,
+            };
             check!(
                 self,
-                row.attempt_count == 0,
-                "ordering: {} of line {key} sent while {id} of its line is on its way ({:?})",
+                !holds_back,
+                "ordering: {} (attempted before: {attempted_before}) claimed while {} of its line is {:?} with {} attempts, due {} (it is due {})",
                 task.id,
-                row.state
+                other.id,
+                other.state,
+                other.attempt_count,
+                other.not_before,
+                task.not_before
             );
-            let before = (not_before, id) < (task.not_before, task.id);
+        }
+        let attempts = line.iter().map(|t| (t.id, t.attempt_count)).collect();
+        let claim = LineClaim {
+            step: self.step,
+            attempts,
+        };
+        self.line_claims.insert(task.id, claim);
+    }
+
+    /// Ordering, at a send: nothing else of the line has started since its
+    /// claim (a task scheduled since waits behind it), unless an operator
+    /// moved that task, or brought it back, since: it then takes the place
+    /// its new deadline gives it, and one attempted before may go beside a
+    /// task already on its way, as a replay may.
+    pub(super) fn check_line(&self, task: &Task) {
+        if task.ordering_key.is_none() {
+            return;
+        }
+        let line = self.line_of(task);
+        let claim = &self.line_claims[&task.id];
+        for other in &line {
+            if self.scheduled[&other.id].moved_at >= claim.step {
+                continue;
+            }
+            let then = claim.attempts.get(&other.id).copied().unwrap_or(0);
             check!(
                 self,
-                attempted_before || !before || index >= known_at_claim,
-                "ordering: {} of line {key} sent while {id}, before it, is {:?}",
+                other.attempt_count == then,
+                "ordering: {} sent while {} of its line started since its claim ({then} -> {} attempts, {:?})",
                 task.id,
-                row.state
+                other.id,
+                other.attempt_count,
+                other.state
             );
         }
     }
 
     pub(super) async fn check_final(&mut self) {
-        for (id, (key, _)) in &self.scheduled {
+        for (id, expected) in &self.scheduled {
+            let key = &expected.key;
             let task = &self.terminal[id];
             let sends = self.sends.get(id).map_or(&[][..], Vec::as_slice);
             check!(
                 self,
-                sends.iter().all(|(_, k)| k == key),
+                sends.iter().all(|(_, k)| k == key) && task.idempotency_key == *key,
                 "promise 3: {id} sent under another key"
             );
-            if task.state == TaskState::Delivered {
+            if task.state == TaskState::Cancelled {
+                check!(
+                    self,
+                    expected.stopped && task.cancelled.is_some() && task.failure_reason.is_none(),
+                    "{id} ended cancelled, though no cancel or erase of it stands"
+                );
+            } else if task.state == TaskState::Delivered {
                 check!(self, !sends.is_empty(), "{id} delivered without a send");
                 let delivered = self
                     .store
