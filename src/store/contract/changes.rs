@@ -18,8 +18,9 @@ pub trait Changes: Sync {
     /// `cancelled` now (and leaves its ordering line); one in flight keeps
     /// its lease, is never claimed again, and ends `cancelled` once its
     /// attempt ends without a delivery. A task already cancelled is
-    /// answered as it is (a repeat), one delivered or failed is left
-    /// alone.
+    /// answered as it is (a repeat), one delivered or failed is left alone
+    /// (but a failed one whose move waits has not ended: it is cancelled,
+    /// and the move with it).
     fn cancel(
         &self,
         id: TaskId,
@@ -95,7 +96,7 @@ pub enum Cancel {
     /// An attempt is in flight: the task ends `cancelled` when it ends
     /// without a delivery, and is never tried again.
     AfterAttempt(Task),
-    /// Delivered or failed: nothing to cancel.
+    /// Delivered, or failed with no move waiting: nothing to cancel.
     Ended(Task),
     NotFound,
 }
