@@ -215,8 +215,17 @@ async fn look<S: Store>(
     };
     let payload = match read {
         Ok(payload) => payload,
-        // Erased since the claim: the change that erased it settles it.
-        Err(StoreError::Erased { .. }) => return Ok(changed()),
+        // Erased since the claim: the cancel that came with the erasure
+        // settles it. Back after a while, not at once, so a row erased by
+        // other means is not claimed again and again meanwhile.
+        Err(StoreError::Erased { .. }) => {
+            return Ok(Look::NotNow {
+                gate: Gate::HandBack {
+                    after: Some(UNREADABLE_HAND_BACK),
+                },
+                why: NotNow::Changed,
+            });
+        }
         Err(StoreError::Payload(e)) => {
             return Ok(Look::NotNow {
                 gate: Gate::HandBack {

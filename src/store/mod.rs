@@ -76,10 +76,10 @@ mod rules;
 mod sqlite;
 
 pub use contract::console;
+pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };
-pub use contract::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use contract::{
     ClaimRequest, DestinationRecord, Finish, Finished, Imported, Keys, Latency, QuotaNote, Refused,
     RegionCounts, RegionStatus, ReplayJobs, Replayed, Reports, ResumePoint, Scheduled,

@@ -24,7 +24,7 @@ const DEFAULT_PAGE: u32 = 50;
 pub struct TaskQuery {
     /// Only this tenant's tasks.
     pub tenant_id: Option<String>,
-    /// Only tasks with this reminder id.
+    /// Only the task of this reminder id (with `tenant_id`).
     pub reminder_id: Option<String>,
     /// Only this destination's tasks.
     pub destination_id: Option<String>,
@@ -74,6 +74,14 @@ impl TaskQuery {
                     .map_err(|_| InvalidInput::new("before", "must be a task id (a UUID)"))
             })
             .transpose()?;
+        if self.reminder_id.is_some() && self.tenant_id.is_none() {
+            // A reminder id is unique only within a tenant, and no index
+            // serves it alone.
+            return Err(InvalidInput::new(
+                "reminder_id",
+                "needs tenant_id: a reminder id is unique within its tenant",
+            ));
+        }
         let limit = self.limit.unwrap_or(DEFAULT_PAGE);
         if !(1..=MAX_PAGE).contains(&limit) {
             return Err(InvalidInput::new(
@@ -184,8 +192,8 @@ pub struct DestinationList {
 
 /// List destinations
 ///
-/// This region's destinations by id, a page at a time: pass `next` as
-/// `after` for the next page.
+/// This region's destinations by id (byte order), a page at a time: pass
+/// `next` as `after` for the next page.
 #[utoipa::path(
     get,
     path = "/v1/destinations",
@@ -216,9 +224,12 @@ pub async fn destinations(
         .store
         .destination_summaries(state.rules.serving)
         .await?;
-    let mut page: Vec<DestinationView> = all
-        .iter()
-        .map(|s| &s.destination)
+    // By the bytes of their ids, as `after` compares them, whatever the
+    // database's collation ordered them by.
+    let mut ids: Vec<_> = all.iter().map(|s| &s.destination).collect();
+    ids.sort_by(|a, b| a.id.as_str().cmp(b.id.as_str()));
+    let mut page: Vec<DestinationView> = ids
+        .into_iter()
         .filter(|d| {
             query
                 .after

@@ -7,7 +7,7 @@
 
 use actix_web::{web, HttpResponse};
 use remit::domain::{TaskState, MAX_PAYLOAD_BYTES};
-use remit::store::{Changes, Move, Reschedule, Store, StoreError};
+use remit::store::{why_not_moved, Changes, Move, Reschedule, Store, StoreError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -155,8 +155,9 @@ pub async fn put(
             ),
         )),
         Move::Refused(task) => Err(ApiError::Conflict(format!(
-            "task {} of this reminder waits to be cancelled after its attempt in flight",
-            task.id
+            "task {} of this reminder is not moved: {}",
+            task.id,
+            why_not_moved(&task, true)
         ))),
         Move::NotFound => Err(ApiError::Conflict(
             "the reminder changed meanwhile; try again".into(),

@@ -7,7 +7,7 @@
 use actix_web::{web, HttpResponse};
 use remit::domain::{InvalidInput, Payload, ReminderId, TaskId, TenantId, MAX_PAYLOAD_BYTES};
 use remit::store::console::TaskFilter;
-use remit::store::{Cancel, Changes, Erase, Move, Reports, Reschedule, Store};
+use remit::store::{why_not_moved, Cancel, Changes, Erase, Move, Reports, Reschedule, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -187,18 +187,11 @@ async fn reschedule_task(
             answer(state, ChangeOutcome::Moved, &task).await
         }
         Move::AfterAttempt(task) => answer(state, ChangeOutcome::AfterAttempt, &task).await,
-        Move::Refused(task) => Err(ApiError::Conflict(refused_move(id, &task))),
+        Move::Refused(task) => Err(ApiError::Conflict(format!(
+            "task {id} is not moved: {}",
+            why_not_moved(&task, change.payload.is_some())
+        ))),
         Move::NotFound => Err(missing_task(id)),
-    }
-}
-
-fn refused_move(id: TaskId, task: &remit::domain::Task) -> String {
-    if task.state == remit::domain::TaskState::Delivered {
-        format!("task {id} is delivered; schedule a new reminder to send again")
-    } else if task.waiting_change.is_some() {
-        format!("task {id} waits to be cancelled after its attempt in flight")
-    } else {
-        format!("the payload of task {id} was erased; a reschedule must bring a new payload")
     }
 }
 
@@ -271,7 +264,7 @@ pub async fn cancel(
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token's scope does not allow this", body = ErrorBody),
         (status = 404, description = "No such task in this region (or of the token's tenants), or an id that is not a UUID", body = ErrorBody),
-        (status = 409, description = "The task is delivered, waits to be cancelled, or its payload was erased and no new one was given", body = ErrorBody),
+        (status = 409, description = "The task is delivered, waits to be cancelled, was attempted in its ordering line, is in flight and a new payload was given, or its payload was erased and no new one was given", body = ErrorBody),
         (status = 413, description = "The body is too large", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
         (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
@@ -383,7 +376,7 @@ pub async fn cancel_reminder(
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token's scope does not allow this", body = ErrorBody),
         (status = 404, description = "No such reminder in this region (or of the token's tenants)", body = ErrorBody),
-        (status = 409, description = "The task is delivered, waits to be cancelled, or its payload was erased and no new one was given", body = ErrorBody),
+        (status = 409, description = "The task is delivered, waits to be cancelled, was attempted in its ordering line, is in flight and a new payload was given, or its payload was erased and no new one was given", body = ErrorBody),
         (status = 413, description = "The body is too large", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
         (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),

@@ -416,7 +416,7 @@ pub async fn get(
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 404, description = "No such task in this region, or an id that is not a UUID", body = ErrorBody),
-        (status = 409, description = "The task is not `failed`", body = ErrorBody),
+        (status = 409, description = "The task is not `failed`, or its payload was erased", body = ErrorBody),
         (status = 500, description = "Internal error", body = ErrorBody),
     ),
 )]
@@ -434,6 +434,9 @@ pub async fn replay(
             let attempts = state.store.attempts(id).await?;
             Ok(HttpResponse::Ok().json(TaskView::new(&task, &attempts)))
         }
+        Replayed::NotFailed(task) if task.payload_erased_at.is_some() => Err(ApiError::Conflict(
+            format!("the payload of task {id} was erased; reschedule it with a new payload"),
+        )),
         Replayed::NotFailed(task) => Err(ApiError::Conflict(format!(
             "task {id} is {}; only a failed task can be replayed",
             task.state.as_str()

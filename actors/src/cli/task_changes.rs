@@ -3,9 +3,9 @@
 //! same rules as the API's. Each prints what happened in one line.
 //! `remit cancel --filter` cancels in bulk, as a job (`replay::run_job`).
 
-use remit::domain::{DestinationId, Region, ReminderId, Task, TaskId, TaskState, TenantId};
+use remit::domain::{DestinationId, Region, ReminderId, Task, TaskId, TenantId};
 use remit::store::console::{JobAction, TaskFilter};
-use remit::store::{Cancel, Changes, Database, Erase, Move, Reports, StoreError};
+use remit::store::{why_not_moved, Cancel, Changes, Database, Erase, Move, Reports, StoreError};
 use remit_actors::api::RescheduleTask;
 use remit_actors::app::AppError;
 use remit_actors::config::Config;
@@ -149,17 +149,12 @@ pub async fn reschedule(
             task.id,
             instant(change.not_before)
         ),
-        Move::Refused(task) if task.state == TaskState::Delivered => {
-            return Err(ended(&task, "schedule a new reminder to send again"))
-        }
-        Move::Refused(task) if task.waiting_change.is_some() => {
-            return Err(ended(&task, "it waits to be cancelled after its attempt"))
-        }
         Move::Refused(task) => {
-            return Err(ended(
-                &task,
-                "its payload was erased: give a new one with --payload-file",
-            ))
+            return Err(CliError::Usage(format!(
+                "task {} is not moved: {}",
+                task.id,
+                why_not_moved(&task, change.payload.is_some())
+            )))
         }
         Move::NotFound => return Err(rejected("task", id.to_string())),
     }

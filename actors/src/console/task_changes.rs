@@ -6,7 +6,7 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use remit::domain::{Task, TaskState};
-use remit::store::{Cancel, Changes, Move, Reschedule};
+use remit::store::{why_not_moved, Cancel, Changes, Move, Reschedule};
 use serde::Deserialize;
 use slog::info;
 
@@ -20,7 +20,10 @@ use super::{session, ConsoleError, ConsoleState};
 pub fn forms(viewer: &Viewer, task: &Task) -> Markup {
     let id = task.id.0;
     let may_cancel = !task.state.is_terminal() && task.waiting_change.is_none();
-    let may_move = task.state != TaskState::Delivered && task.payload_erased_at.is_none();
+    let may_move = task.state != TaskState::Delivered
+        && task.payload_erased_at.is_none()
+        && task.waiting_change != Some(remit::domain::WaitingChange::Cancel)
+        && !(task.ordering_key.is_some() && task.attempt_count > 0);
     html! {
         @if viewer.admin() && may_cancel {
             form data-action="cancel" method="post" action=(format!("/console/tasks/{id}/cancel")) {
@@ -115,14 +118,9 @@ pub async fn reschedule(
             Ok(see_other(&page))
         }
         Move::Refused(task) => Err(ConsoleError::Conflict(format!(
-            "task {} is {}{}; it cannot be moved",
+            "task {} is not moved: {}",
             task.id.0,
-            task.state.as_str(),
-            if task.payload_erased_at.is_some() {
-                " and its payload was erased"
-            } else {
-                ""
-            }
+            why_not_moved(&task, false)
         ))),
         Move::NotFound => Err(ConsoleError::NotFound(format!(
             "no task with id {}",

@@ -215,7 +215,7 @@ impl Metrics {
         );
         registry.register(
             "tasks_cancelled",
-            "Tasks cancelled through this process (by hand, by erasure, or after the attempt in flight)",
+            "Tasks this process's API ended cancelled at once (by a cancel or a tenant's erasure); cancels applied after an attempt are not counted",
             metrics.cancelled.clone(),
         );
         registry.register(

@@ -10,6 +10,12 @@
 --
 -- Every new column is NULL on existing rows and their constraints hold
 -- there: NOT VALID spares a scan of the table under this migration's lock.
+--
+-- The lock is ACCESS EXCLUSIVE, held for an instant; but while it waits
+-- for a long reader (a dump, a report) every claim and finish would queue
+-- behind it. So it waits at most five seconds and the migration fails,
+-- naming the lock, to be run again.
+SET LOCAL lock_timeout = '5s';
 ALTER TABLE tasks
     ADD COLUMN cancelled_at TIMESTAMPTZ,
     ADD COLUMN cancelled_by TEXT,

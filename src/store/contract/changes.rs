@@ -114,6 +114,24 @@ pub enum Move {
     NotFound,
 }
 
+/// Why a reschedule answered [`Move::Refused`], in words for an answer
+/// (`new_payload`: whether it brought a payload).
+pub fn why_not_moved(task: &Task, new_payload: bool) -> &'static str {
+    use crate::domain::{TaskState, WaitingChange};
+    if task.state == TaskState::Delivered {
+        "it was delivered; schedule a new reminder to send again"
+    } else if task.waiting_change == Some(WaitingChange::Cancel) {
+        "it waits to be cancelled after its attempt in flight"
+    } else if task.ordering_key.is_some() && task.attempt_count > 0 {
+        "it was attempted in its ordering line, which it heads until it ends; \
+         cancel it and schedule a new reminder"
+    } else if new_payload && task.state == TaskState::Leased {
+        "an attempt is in flight; a new payload can be given once it has ended"
+    } else {
+        "its payload was erased; a reschedule must bring a new payload"
+    }
+}
+
 /// What an erase did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 // One answer per request, never held in bulk: boxing the task buys nothing.

@@ -45,7 +45,7 @@ pub use calls::{
     AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
     TokenRequest, Tokens, TransitionOutcome,
 };
-pub use changes::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
+pub use changes::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use clock::Clock;
 pub use error::{SchemaMismatch, StoreError};
 pub(in crate::store) use keys::may_record;

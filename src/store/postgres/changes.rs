@@ -313,7 +313,8 @@ pub(super) async fn settle_changes(
                 log_attempt(conn, &lost).await?;
             }
             write(conn, &task).await?;
-            if !task.state.is_terminal() {
+            // Due again, or ended in a line the next task of which may go.
+            if !task.state.is_terminal() || task.ordering_key.is_some() {
                 wake(conn, &task).await?;
             }
             settled += 1;

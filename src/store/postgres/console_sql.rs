@@ -273,7 +273,9 @@ replayed AS (
     replay_set!("$11"),
     r#"
     FROM clock
+    -- An erased payload is gone: nothing to send again.
     WHERE t.id IN (SELECT id FROM picked) AND t.state = 'failed'
+      AND t.payload_erased_at IS NULL
     RETURNING t.id
 )
 SELECT (SELECT count(*) FROM picked) AS picked,

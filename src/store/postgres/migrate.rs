@@ -48,6 +48,38 @@ struct Locked {
     locked: bool,
 }
 
+/// The indexes the migrations build concurrently. A build that failed
+/// halfway (a cancel, a deadlock, a lost connection) leaves an invalid
+/// index of its name, which `CREATE INDEX … IF NOT EXISTS` would take as
+/// built; it is dropped first, so the migration builds it again.
+const BUILT_CONCURRENTLY: &[&str] = &["tasks_waiting_change", "tasks_cancelled"];
+
+fn drop_failed_builds(
+    conn: &mut AsyncConnectionWrapper<AsyncPgConnection>,
+) -> Result<(), StoreError> {
+    #[derive(diesel::QueryableByName)]
+    struct Invalid {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+    }
+    let invalid: Vec<Invalid> = diesel::sql_query(
+        "SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+         WHERE NOT i.indisvalid AND c.relname = ANY($1) \
+           AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
+    )
+    .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(BUILT_CONCURRENTLY)
+    .load(conn)?;
+    for index in invalid {
+        // Quoted as an identifier: the name came from the catalogue.
+        diesel::sql_query(format!(
+            "DROP INDEX CONCURRENTLY IF EXISTS \"{}\"",
+            index.name
+        ))
+        .execute(conn)?;
+    }
+    Ok(())
+}
+
 fn migrate_blocking(conn: AsyncPgConnection) -> Result<Vec<String>, StoreError> {
     let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
     // Tried, not waited for in a statement: an index built concurrently
@@ -63,6 +95,7 @@ fn migrate_blocking(conn: AsyncPgConnection) -> Result<Vec<String>, StoreError> 
         }
         std::thread::sleep(LOCK_RETRY);
     }
+    drop_failed_builds(&mut conn)?;
     let applied = conn
         .run_pending_migrations(MIGRATIONS)
         .map(|versions| versions.iter().map(ToString::to_string).collect())

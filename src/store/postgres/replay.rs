@@ -23,7 +23,7 @@ UPDATE tasks t
     replay_set!("$3"),
     r#"
 FROM clock
-WHERE t.id = $1 AND t.state = 'failed'
+WHERE t.id = $1 AND t.state = 'failed' AND t.payload_erased_at IS NULL
 RETURNING t.*
 "#
 );

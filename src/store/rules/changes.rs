@@ -81,9 +81,23 @@ fn end_cancelled(task: &mut Task, now: DateTime<Utc>) {
 pub(in crate::store) enum MoveStep {
     Now,
     AfterAttempt,
-    /// Delivered, erased without a new payload, or a cancel waits: not
-    /// moved.
+    /// Not moved: delivered, erased without a new payload, a cancel waits,
+    /// a new payload asked while an attempt is in flight (the attempt may
+    /// deliver the old one), or an attempted task of an ordering line
+    /// (tried rows go first in their line whatever their deadline, so a
+    /// move would hold the line back until it, or let it pass one in
+    /// flight).
     Refused,
+}
+
+/// Whether a reschedule leaves the row as it is ([`MoveStep::Refused`]).
+pub(in crate::store) fn refuses_move(task: &Task, new_payload: bool) -> bool {
+    let erased = task.payload_erased_at.is_some() && !new_payload;
+    task.state == TaskState::Delivered
+        || erased
+        || task.waiting_change == Some(WaitingChange::Cancel)
+        || (new_payload && task.state == TaskState::Leased)
+        || (task.ordering_key.is_some() && task.attempt_count > 0)
 }
 
 /// Moves the row's deadline to `to`: see
@@ -95,11 +109,7 @@ pub(in crate::store) fn reschedule(
     new_payload: bool,
     now: DateTime<Utc>,
 ) -> MoveStep {
-    let erased = task.payload_erased_at.is_some() && !new_payload;
-    if task.state == TaskState::Delivered
-        || erased
-        || task.waiting_change == Some(WaitingChange::Cancel)
-    {
+    if refuses_move(task, new_payload) {
         return MoveStep::Refused;
     }
     if new_payload {
@@ -168,8 +178,8 @@ pub(in crate::store) fn settles(task: &Task, now: DateTime<Utc>) -> bool {
 }
 
 /// Applies the row's waiting change ([`settles`] must hold): after a
-/// delivery it lapses; a cancel ends the row `cancelled` (a failed row
-/// stays failed: it will not be sent either); a move moves it. A lease
+/// delivery it lapses; a cancel ends the row `cancelled` (a failed one
+/// too, so nothing, a replay included, sends it again); a move moves it. A lease
 /// that ran out is ended first, its attempt logged `abandoned`, which the
 /// answer carries.
 pub(in crate::store) fn settle(task: &mut Task, now: DateTime<Utc>) -> Option<Attempt> {
@@ -185,7 +195,6 @@ pub(in crate::store) fn settle(task: &mut Task, now: DateTime<Utc>) -> Option<At
     });
     match (change, task.state) {
         (_, TaskState::Delivered | TaskState::Cancelled) => {}
-        (WaitingChange::Cancel, TaskState::Failed) => {}
         (WaitingChange::Cancel, _) => end_cancelled(task, now),
         (WaitingChange::Move(to), _) => move_to(task, to, now),
     }

@@ -98,6 +98,30 @@ fn tied(
     }
 }
 
+/// A waiting change and an erased payload as only remit's own changes
+/// leave them: a waiting cancel records who asked, and a task whose
+/// payload is gone has ended or waits to be cancelled.
+fn changes(t: &Task) -> Result<(), InvalidInput> {
+    use crate::domain::WaitingChange;
+    if t.waiting_change == Some(WaitingChange::Cancel) && t.cancelled.is_none() {
+        return Err(InvalidInput::new(
+            "cancelled_at",
+            "is required with a waiting cancel",
+        ));
+    }
+    let live = !t.state.is_terminal();
+    if t.payload_erased_at.is_some() && live && t.waiting_change != Some(WaitingChange::Cancel) {
+        return Err(InvalidInput::new(
+            "payload_erased_at",
+            format!(
+                "a task in state {} must have its payload, unless a cancel waits on it",
+                quoted(t.state.as_str())
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks one exported task against the schedule's invariants.
 pub fn check_imported_task(record: &TaskRecord) -> Result<(), InvalidInput> {
     let t = &record.task;
@@ -120,6 +144,7 @@ pub fn check_imported_task(record: &TaskRecord) -> Result<(), InvalidInput> {
             format!("is required in state {}", quoted(t.state.as_str())),
         ));
     }
+    changes(t)?;
     counts(t)?;
     key(t)?;
     if record.content_type.trim().is_empty() {

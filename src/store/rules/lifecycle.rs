@@ -368,11 +368,12 @@ pub(in crate::store) fn extend(task: &mut Task, by: Duration, now: DateTime<Utc>
 
 /// Sends a `failed` row round again from now (never before its deadline)
 /// with a fresh horizon. Attempt numbers keep rising; the retry budget
-/// counts only the attempts since. False when the row is not `failed`:
-/// replaying anything else would resend a delivered webhook or race a live
-/// lease.
+/// counts only the attempts since. False when the row is not `failed`
+/// (replaying anything else would resend a delivered webhook or race a
+/// live lease), or when its payload was erased.
 pub(in crate::store) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> bool {
-    if task.state != TaskState::Failed {
+    // An erased payload is gone: there is nothing to send again.
+    if task.state != TaskState::Failed || task.payload_erased_at.is_some() {
         return false;
     }
     let from = now.max(task.not_before);

@@ -150,7 +150,9 @@ impl<S: SimStore> World<S> {
         let after = self.row(id).await;
         let refused = before.state == TaskState::Delivered
             || (before.payload_erased_at.is_some() && body.is_none())
-            || before.waiting_change == Some(WaitingChange::Cancel);
+            || before.waiting_change == Some(WaitingChange::Cancel)
+            || (body.is_some() && before.state == TaskState::Leased)
+            || (before.ordering_key.is_some() && before.attempt_count > 0);
         match &answer {
             Move::Refused(t) => check!(
                 self,
