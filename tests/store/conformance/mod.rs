@@ -232,4 +232,5 @@ every_store!(
     retry_now_brings_waiting_retries_forward,
     a_cancel_racing_a_claim_never_lets_a_cancelled_task_go,
     a_reschedule_racing_a_claim_leaves_one_version,
+    changes_never_revive_what_was_cancelled_or_erased,
 );
