@@ -16,7 +16,8 @@
 //! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `destination_switch` (enable, disable, retry now),
 //!   `tasks`, `batch`, `replays` (bulk replay and cancel), `task_changes`
-//!   (cancel, reschedule, erase), `reminder_put` (a reminder made due at a
+//!   (cancel, reschedule, erase), `reminder_changes` (the same by tenant
+//!   and reminder, and a tenant's erasure), `reminder_put` (a reminder made due at a
 //!   time, created or moved), `listings` (pages of tasks and destinations): the
 //!   handlers, which see only their own region's destinations and tasks.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
@@ -33,6 +34,7 @@ mod failures;
 mod listings;
 mod openapi;
 mod payload;
+mod reminder_changes;
 mod reminder_put;
 mod replays;
 mod scopes;
@@ -228,21 +230,21 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         "/v1/tenants/{tenant_id}/reminders/{reminder_id}/cancel",
                         "POST",
                     )
-                    .route(web::post().to(task_changes::cancel_reminder)),
+                    .route(web::post().to(reminder_changes::cancel_reminder)),
                 )
                 .service(
                     v1(
                         "/v1/tenants/{tenant_id}/reminders/{reminder_id}/reschedule",
                         "POST",
                     )
-                    .route(web::post().to(task_changes::reschedule_reminder)),
+                    .route(web::post().to(reminder_changes::reschedule_reminder)),
                 )
                 .service(
                     v1(
                         "/v1/tenants/{tenant_id}/reminders/{reminder_id}/erase",
                         "POST",
                     )
-                    .route(web::post().to(task_changes::erase_reminder)),
+                    .route(web::post().to(reminder_changes::erase_reminder)),
                 )
                 .service(
                     v1("/v1/tenants/{tenant_id}/reminders/{reminder_id}", "PUT")
@@ -250,7 +252,7 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 )
                 .service(
                     v1("/v1/tenants/{tenant_id}/erase", "POST")
-                        .route(web::post().to(task_changes::erase_tenant)),
+                        .route(web::post().to(reminder_changes::erase_tenant)),
                 )
                 .service(
                     v1("/v1/tokens", "GET, POST")

@@ -15,7 +15,8 @@ use utoipa::ToSchema;
 use super::body::read_object;
 use super::error::ErrorBody;
 use super::payload::RawPayload;
-use super::task_changes::{answer, reminder_task, ChangeAnswer, ChangeOutcome, ReminderPath};
+use super::reminder_changes::{reminder_task, ReminderPath};
+use super::task_changes::{answer, ChangeAnswer, ChangeOutcome};
 use super::{ApiError, ApiState, Caller, CreateTask};
 
 /// What the reminder is to be: its destination, region, deadline, payload

@@ -7,7 +7,7 @@ use remit::store::{Cancel, Changes, Erase, Move, Reports, Reschedule};
 use super::*;
 use crate::support::claim;
 
-fn to(at: chrono::DateTime<chrono::Utc>) -> Reschedule {
+pub(super) fn to(at: chrono::DateTime<chrono::Utc>) -> Reschedule {
     Reschedule {
         not_before: at,
         payload: None,
@@ -15,11 +15,11 @@ fn to(at: chrono::DateTime<chrono::Utc>) -> Reschedule {
     }
 }
 
-async fn state<H: Harness>(h: &H, id: TaskId) -> remit::domain::Task {
+pub(super) async fn state<H: Harness>(h: &H, id: TaskId) -> remit::domain::Task {
     h.store().task(id).await.unwrap().expect("the task")
 }
 
-async fn claim_all<H: Harness>(h: &H) -> Vec<ClaimedTask> {
+pub(super) async fn claim_all<H: Harness>(h: &H) -> Vec<ClaimedTask> {
     h.store()
         .claim_due(&claim(Region::US, "c", 50))
         .await
@@ -383,163 +383,4 @@ pub async fn retry_now_brings_waiting_retries_forward<H: Harness>(h: &H) {
     assert_eq!(again[0].task.attempt_count, 2, "the count is kept");
     // Nothing waits for a retry now.
     assert_eq!(s.retry_now(&d, None).await.unwrap(), 0);
-}
-
-/// A cancel and a claim at once: a task the cancel ended now is never
-/// leased, and a task the claim leased is cancelled only after its
-/// attempt. Against PostgreSQL the two really run at once.
-pub async fn a_cancel_racing_a_claim_never_lets_a_cancelled_task_go<H: Harness>(h: &H) {
-    let s = h.store();
-    let d = destination(h, "crm", Region::US).await;
-    let mut ids = Vec::new();
-    for n in 0..40 {
-        ids.push(task(h, &format!("r{n}"), &d, Region::US).await);
-    }
-    h.clock().advance(Duration::hours(1));
-    let cancels = async {
-        let mut answers = Vec::new();
-        for id in &ids {
-            answers.push((*id, s.cancel(*id, "tok_ops").await.unwrap()));
-        }
-        answers
-    };
-    let claims = async {
-        let mut leased = Vec::new();
-        for _ in 0..8 {
-            let batch = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
-            leased.extend(batch.into_iter().map(|c| c.task.id));
-        }
-        leased
-    };
-    let (answers, leased) = tokio::join!(cancels, claims);
-    for (id, answer) in answers {
-        match answer {
-            Cancel::Cancelled(_) => assert!(!leased.contains(&id), "{id} leased after its cancel"),
-            Cancel::AfterAttempt(_) => assert!(leased.contains(&id), "{id} waits on no attempt"),
-            other => panic!("{other:?}"),
-        }
-    }
-    assert!(claim_all(h).await.is_empty(), "nothing left to claim");
-}
-
-/// A reschedule and a claim at once: never both a lease and a move of the
-/// same task, and never two live versions of it.
-pub async fn a_reschedule_racing_a_claim_leaves_one_version<H: Harness>(h: &H) {
-    let s = h.store();
-    let d = destination(h, "crm", Region::US).await;
-    let mut ids = Vec::new();
-    for n in 0..40 {
-        ids.push(task(h, &format!("r{n}"), &d, Region::US).await);
-    }
-    h.clock().advance(Duration::hours(1));
-    let later = t0() + Duration::days(30);
-    let moves = async {
-        let mut answers = Vec::new();
-        for id in &ids {
-            answers.push((*id, s.reschedule(*id, &to(later)).await.unwrap()));
-        }
-        answers
-    };
-    let claims = async {
-        let mut leased = Vec::new();
-        for _ in 0..8 {
-            let batch = s.claim_due(&claim(Region::US, "c", 5)).await.unwrap();
-            leased.extend(batch.into_iter().map(|c| c.task.id));
-        }
-        leased
-    };
-    let (answers, leased) = tokio::join!(moves, claims);
-    for (id, answer) in answers {
-        let t = state(h, id).await;
-        match answer {
-            Move::Moved(_) => {
-                assert!(!leased.contains(&id), "{id} leased after its move");
-                assert_eq!((t.state, t.not_before), (TaskState::Pending, later));
-            }
-            Move::AfterAttempt(_) => {
-                assert!(leased.contains(&id));
-                assert_eq!(t.state, TaskState::Leased);
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-    let counts = s.region_counts(Region::US).await.unwrap().counts;
-    assert_eq!(counts.pending + counts.leased + counts.retry_wait, 40);
-}
-
-/// What a change must refuse, and what a cancel that waited on an attempt
-/// that then failed does: an erased payload is never replayed; a cancel
-/// whose attempt failed ends the task `cancelled`, out of a replay's
-/// reach; a new payload waits for no attempt; a tried task of an ordering
-/// line keeps its place.
-pub async fn changes_never_revive_what_was_cancelled_or_erased<H: Harness>(h: &H) {
-    let s = h.store();
-    let d = destination(h, "crm", Region::US).await;
-
-    // Cancelled while in flight, then the attempt fails for good.
-    let id = task(h, "gone", &d, Region::US).await;
-    let held = claim_one(h).await;
-    assert!(matches!(
-        s.cancel(id, "tok_ops").await.unwrap(),
-        Cancel::AfterAttempt(_)
-    ));
-    s.fail(&held.lease(), &FailureReason::Status(410), &record(410))
-        .await
-        .unwrap();
-    assert_eq!(s.settle_changes(Region::US, 10).await.unwrap(), 1);
-    let t = state(h, id).await;
-    assert_eq!((t.state, t.failure_reason), (TaskState::Cancelled, None));
-    assert!(matches!(
-        s.replay(id, Duration::hours(1)).await.unwrap(),
-        Replayed::NotFailed(_)
-    ));
-
-    // Failed, then erased: never replayed.
-    let failed = task(h, "failed", &d, Region::US).await;
-    let held = claim_one(h).await;
-    s.fail(&held.lease(), &FailureReason::Status(410), &record(410))
-        .await
-        .unwrap();
-    s.erase(failed, "tok_ops").await.unwrap();
-    assert!(matches!(
-        s.replay(failed, Duration::hours(1)).await.unwrap(),
-        Replayed::NotFailed(_)
-    ));
-    assert_eq!(state(h, failed).await.state, TaskState::Failed);
-
-    // A new payload while an attempt is in flight is refused.
-    let busy = task(h, "busy", &d, Region::US).await;
-    let _held = claim_one(h).await;
-    let with_payload = Reschedule {
-        payload: Some(Payload::json(r#"{"new":true}"#)),
-        ..to(t0() + Duration::days(3))
-    };
-    assert!(matches!(
-        s.reschedule(busy, &with_payload).await.unwrap(),
-        Move::Refused(_)
-    ));
-    assert_eq!(state(h, busy).await.waiting_change, None);
-
-    // A tried task of a line keeps its place at the head.
-    let keyed = remit::domain::NewTask {
-        ordering_key: Some(remit::domain::OrderingKey::new("patient-1").unwrap()),
-        ..new_task("head", &d, Region::US)
-    };
-    let head = s.schedule(keyed).await.unwrap().task.id;
-    h.clock().advance(Duration::hours(2));
-    let claimed = claim_all(h).await;
-    let held = claimed
-        .iter()
-        .find(|c| c.task.id == head)
-        .expect("the head");
-    let now = h.clock().now_param().unwrap();
-    s.finish(&held.lease(), &d, &retry_at(h.clock(), now, record(503)))
-        .await
-        .unwrap();
-    assert!(matches!(
-        s.reschedule(head, &to(t0() + Duration::days(30)))
-            .await
-            .unwrap(),
-        Move::Refused(_)
-    ));
 }

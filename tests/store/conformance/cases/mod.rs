@@ -52,6 +52,8 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 
 mod api_tokens;
 mod cancel_jobs;
+mod change_races;
+mod change_refusals;
 mod changes;
 mod claims;
 mod destinations;
@@ -78,6 +80,8 @@ mod transitions;
 
 pub use api_tokens::*;
 pub use cancel_jobs::*;
+pub use change_races::*;
+pub use change_refusals::*;
 pub use changes::*;
 pub use claims::*;
 pub use destinations::*;

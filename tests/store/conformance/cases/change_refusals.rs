@@ -1,0 +1,85 @@
+//! What a change refuses, so that nothing cancelled or erased is sent
+//! again.
+
+use remit::domain::Payload;
+use remit::store::{Cancel, Changes, Move, Reschedule};
+
+use super::changes::{claim_all, state, to};
+use super::*;
+
+/// What a change must refuse, and what a cancel that waited on an attempt
+/// that then failed does: an erased payload is never replayed; a cancel
+/// whose attempt failed ends the task `cancelled`, out of a replay's
+/// reach; a new payload waits for no attempt; a tried task of an ordering
+/// line keeps its place.
+pub async fn changes_never_revive_what_was_cancelled_or_erased<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::US).await;
+
+    // Cancelled while in flight, then the attempt fails for good.
+    let id = task(h, "gone", &d, Region::US).await;
+    let held = claim_one(h).await;
+    assert!(matches!(
+        s.cancel(id, "tok_ops").await.unwrap(),
+        Cancel::AfterAttempt(_)
+    ));
+    s.fail(&held.lease(), &FailureReason::Status(410), &record(410))
+        .await
+        .unwrap();
+    assert_eq!(s.settle_changes(Region::US, 10).await.unwrap(), 1);
+    let t = state(h, id).await;
+    assert_eq!((t.state, t.failure_reason), (TaskState::Cancelled, None));
+    assert!(matches!(
+        s.replay(id, Duration::hours(1)).await.unwrap(),
+        Replayed::NotFailed(_)
+    ));
+
+    // Failed, then erased: never replayed.
+    let failed = task(h, "failed", &d, Region::US).await;
+    let held = claim_one(h).await;
+    s.fail(&held.lease(), &FailureReason::Status(410), &record(410))
+        .await
+        .unwrap();
+    s.erase(failed, "tok_ops").await.unwrap();
+    assert!(matches!(
+        s.replay(failed, Duration::hours(1)).await.unwrap(),
+        Replayed::NotFailed(_)
+    ));
+    assert_eq!(state(h, failed).await.state, TaskState::Failed);
+
+    // A new payload while an attempt is in flight is refused.
+    let busy = task(h, "busy", &d, Region::US).await;
+    let _held = claim_one(h).await;
+    let with_payload = Reschedule {
+        payload: Some(Payload::json(r#"{"new":true}"#)),
+        ..to(t0() + Duration::days(3))
+    };
+    assert!(matches!(
+        s.reschedule(busy, &with_payload).await.unwrap(),
+        Move::Refused(_)
+    ));
+    assert_eq!(state(h, busy).await.waiting_change, None);
+
+    // A tried task of a line keeps its place at the head.
+    let keyed = remit::domain::NewTask {
+        ordering_key: Some(remit::domain::OrderingKey::new("patient-1").unwrap()),
+        ..new_task("head", &d, Region::US)
+    };
+    let head = s.schedule(keyed).await.unwrap().task.id;
+    h.clock().advance(Duration::hours(2));
+    let claimed = claim_all(h).await;
+    let held = claimed
+        .iter()
+        .find(|c| c.task.id == head)
+        .expect("the head");
+    let now = h.clock().now_param().unwrap();
+    s.finish(&held.lease(), &d, &retry_at(h.clock(), now, record(503)))
+        .await
+        .unwrap();
+    assert!(matches!(
+        s.reschedule(head, &to(t0() + Duration::days(30)))
+            .await
+            .unwrap(),
+        Move::Refused(_)
+    ));
+}
