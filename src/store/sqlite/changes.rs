@@ -10,6 +10,7 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{Ctx, SqliteStore};
 use crate::domain::{DestinationId, Region, Task, TaskId, TaskState, TenantId};
@@ -178,7 +179,7 @@ fn reschedule(
         let sealed = ctx
             .key
             .seal(task.payload_ref, &payload.content_type, &payload.body);
-        rows::replace_payload(
+        payload_rows::replace_payload(
             conn,
             task.payload_ref,
             &payload.content_type,
@@ -205,7 +206,7 @@ fn erase_row(
 ) -> Result<(bool, bool), StoreError> {
     let cancels = changes::erase_cancels(task);
     let erased = changes::erase(task, by, now);
-    rows::delete_payload(conn, task.payload_ref)?;
+    payload_rows::delete_payload(conn, task.payload_ref)?;
     rows::write_task(conn, task)?;
     Ok((erased, cancels))
 }

@@ -11,6 +11,7 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{next_token, Ctx};
 use crate::domain::{ClaimedTask, DestinationId, Payload, Task, TenantId};
@@ -215,7 +216,7 @@ pub(super) fn open_payload(
     key: &PayloadKey,
     payload_ref: uuid::Uuid,
 ) -> Result<Payload, StoreError> {
-    let (content_type, sealed) = rows::payload_row(conn, payload_ref)?
+    let (content_type, sealed) = payload_rows::payload_row(conn, payload_ref)?
         .ok_or_else(|| not_found(payload_ref))?
         .sealed();
     let body = key.open(payload_ref, &content_type, &sealed)?;

@@ -28,6 +28,7 @@ mod maintenance;
 mod next_due;
 mod operations;
 mod payload_keys;
+mod payload_rows;
 mod rate;
 mod refusals;
 mod rekey;

@@ -4,7 +4,7 @@
 //! and written back whole.
 
 use chrono::{DateTime, Utc};
-use diesel::sql_types::{BigInt, Binary, Bool, Double, Integer, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Double, Integer, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
@@ -12,7 +12,6 @@ use crate::domain::{
     Cancellation, Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey,
     ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
-use crate::payload_crypto::SealedPayload;
 use crate::store::rules::columns::{corrupt, count, region, state_from_label, status};
 use crate::store::StoreError;
 
@@ -358,102 +357,4 @@ pub(super) fn destination_row(
     .bind::<Text, _>(id.as_str())
     .load(conn)?;
     Ok(rows.pop())
-}
-
-#[derive(QueryableByName)]
-pub(super) struct PayloadRow {
-    #[diesel(sql_type = Text)]
-    pub content_type: String,
-    #[diesel(sql_type = Binary)]
-    key_fingerprint: Vec<u8>,
-    #[diesel(sql_type = Binary)]
-    nonce: Vec<u8>,
-    #[diesel(sql_type = Binary)]
-    ciphertext: Vec<u8>,
-}
-
-impl PayloadRow {
-    pub fn sealed(self) -> (String, SealedPayload) {
-        (
-            self.content_type,
-            SealedPayload {
-                key_fingerprint: self.key_fingerprint,
-                nonce: self.nonce,
-                ciphertext: self.ciphertext,
-            },
-        )
-    }
-}
-
-pub(super) fn payload_row(
-    conn: &mut SqliteConnection,
-    payload_ref: uuid::Uuid,
-) -> Result<Option<PayloadRow>, StoreError> {
-    let mut rows: Vec<PayloadRow> = diesel::sql_query(
-        "SELECT content_type, key_fingerprint, nonce, ciphertext FROM payloads \
-         WHERE payload_ref = ?",
-    )
-    .bind::<Text, _>(payload_ref.to_string())
-    .load(conn)?;
-    Ok(rows.pop())
-}
-
-pub(super) fn insert_payload(
-    conn: &mut SqliteConnection,
-    payload_ref: uuid::Uuid,
-    content_type: &str,
-    sealed: &SealedPayload,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    diesel::sql_query(
-        "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext, \
-         created_at) VALUES (?, ?, ?, ?, ?, ?)",
-    )
-    .bind::<Text, _>(payload_ref.to_string())
-    .bind::<Text, _>(content_type)
-    .bind::<Binary, _>(&sealed.key_fingerprint)
-    .bind::<Binary, _>(&sealed.nonce)
-    .bind::<Binary, _>(&sealed.ciphertext)
-    .bind::<BigInt, _>(micros(now))
-    .execute(conn)?;
-    Ok(())
-}
-
-/// Writes a payload under `payload_ref`, replacing the one there (a
-/// reschedule's new payload), or putting it back once erased.
-pub(super) fn replace_payload(
-    conn: &mut SqliteConnection,
-    payload_ref: uuid::Uuid,
-    content_type: &str,
-    sealed: &SealedPayload,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    diesel::sql_query(
-        "INSERT INTO payloads (payload_ref, content_type, key_fingerprint, nonce, ciphertext, \
-         created_at) VALUES (?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (payload_ref) DO UPDATE SET content_type = excluded.content_type, \
-         key_fingerprint = excluded.key_fingerprint, nonce = excluded.nonce, \
-         ciphertext = excluded.ciphertext",
-    )
-    .bind::<Text, _>(payload_ref.to_string())
-    .bind::<Text, _>(content_type)
-    .bind::<Binary, _>(&sealed.key_fingerprint)
-    .bind::<Binary, _>(&sealed.nonce)
-    .bind::<Binary, _>(&sealed.ciphertext)
-    .bind::<BigInt, _>(micros(now))
-    .execute(conn)?;
-    Ok(())
-}
-
-/// Deletes a payload's row (an erase): true when it was there.
-pub(super) fn delete_payload(
-    conn: &mut SqliteConnection,
-    payload_ref: uuid::Uuid,
-) -> Result<bool, StoreError> {
-    Ok(
-        diesel::sql_query("DELETE FROM payloads WHERE payload_ref = ?")
-            .bind::<Text, _>(payload_ref.to_string())
-            .execute(conn)?
-            > 0,
-    )
 }

@@ -6,6 +6,7 @@ use diesel::sql_types::Text;
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::payload_rows;
 use super::rows::{self, destination_row, TaskRow, TASK_COLUMNS};
 use super::Ctx;
 use crate::domain::{NewTask, Payload, TaskId};
@@ -60,7 +61,7 @@ fn schedule_one(
     let sealed = ctx
         .key
         .seal(payload_ref, &new.payload.content_type, &new.payload.body);
-    rows::insert_payload(
+    payload_rows::insert_payload(
         conn,
         payload_ref,
         &new.payload.content_type,

@@ -4,6 +4,7 @@ use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::payload_rows;
 use super::rows::{
     self, destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
     DESTINATION_COLUMNS, TASK_COLUMNS,
@@ -69,7 +70,7 @@ impl SqliteStore {
                     records.push(TaskRecord::erased(task, attempts));
                     continue;
                 }
-                let (content_type, sealed) = rows::payload_row(conn, task.payload_ref)?
+                let (content_type, sealed) = payload_rows::payload_row(conn, task.payload_ref)?
                     .ok_or_else(|| StoreError::NotFound {
                         what: "payload",
                         id: task.payload_ref.to_string(),
@@ -199,7 +200,7 @@ fn insert(conn: &mut SqliteConnection, record: &TaskRecord) -> Result<(), StoreE
     let t = &record.task;
     // An erased payload has no row to write.
     if record.has_payload() {
-        rows::insert_payload(
+        payload_rows::insert_payload(
             conn,
             t.payload_ref,
             &record.content_type,
