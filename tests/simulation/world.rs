@@ -33,6 +33,7 @@ mod changes;
 mod delivery_step;
 mod faults;
 mod invariants;
+mod sending;
 
 #[derive(Debug, Default)]
 pub struct Totals {

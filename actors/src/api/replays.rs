@@ -275,17 +275,30 @@ pub async fn create(
     Admin(caller): Admin,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let text = std::str::from_utf8(&body).map_err(|_| ApiError::BadRequest {
+    let request: ReplayRequest = read_object(utf8(&body)?)?;
+    record(&state, &caller, JobAction::Replay, request.filter()?).await
+}
+
+/// The body as text.
+fn utf8(body: &[u8]) -> Result<&str, ApiError> {
+    std::str::from_utf8(body).map_err(|_| ApiError::BadRequest {
         field: None,
         message: "the body is not UTF-8".into(),
-    })?;
-    let request: ReplayRequest = read_object(text)?;
-    let filter = request.filter()?;
+    })
+}
+
+/// Records the job, for this process's region, and answers it 202.
+async fn record(
+    state: &ApiState,
+    caller: &super::Caller,
+    action: JobAction,
+    filter: ReplayFilter,
+) -> Result<HttpResponse, ApiError> {
     let job = state
         .store
         .create_replay_job(NewReplayJob {
             region: state.rules.serving,
-            action: JobAction::Replay,
+            action,
             filter,
             requested_by: caller.name(),
             horizon: state.rules.horizon,
@@ -322,23 +335,8 @@ pub async fn cancel(
     Admin(caller): Admin,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let text = std::str::from_utf8(&body).map_err(|_| ApiError::BadRequest {
-        field: None,
-        message: "the body is not UTF-8".into(),
-    })?;
-    let request: CancelRequest = read_object(text)?;
-    let filter = request.filter()?;
-    let job = state
-        .store
-        .create_replay_job(NewReplayJob {
-            region: state.rules.serving,
-            action: JobAction::Cancel,
-            filter,
-            requested_by: caller.name(),
-            horizon: state.rules.horizon,
-        })
-        .await?;
-    Ok(HttpResponse::Accepted().json(ReplayJobView::from(&job)))
+    let request: CancelRequest = read_object(utf8(&body)?)?;
+    record(&state, &caller, JobAction::Cancel, request.filter()?).await
 }
 
 /// A bulk replay's or cancel's progress

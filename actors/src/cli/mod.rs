@@ -19,6 +19,7 @@ mod rekey;
 mod replay;
 mod schedule;
 mod status;
+mod task_args;
 mod task_changes;
 mod tasks;
 mod token;
