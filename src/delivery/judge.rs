@@ -95,6 +95,7 @@ mod tests {
                 enabled,
                 paused_until: None,
                 health: Box::new(DestinationHealth::default()),
+                settings: Box::default(),
             },
             signing_secrets: Vec::new(),
             pause_left: None,

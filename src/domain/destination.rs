@@ -2,9 +2,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{DestinationId, InvalidInput, Region, TargetSecret};
+use super::{DestinationId, DestinationSettings, InvalidInput, Region, TargetSecret};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Destination {
     pub id: DestinationId,
     pub region: Region,
@@ -14,6 +14,9 @@ pub struct Destination {
     pub paused_until: Option<DateTime<Utc>>,
     /// Its failure streak, why it is disabled, and its own thresholds.
     pub health: Box<DestinationHealth>,
+    /// Its own limits, timeout, retry policy and headers. Read for a send,
+    /// a secret header carries its value; read for display, only its hint.
+    pub settings: Box<DestinationSettings>,
 }
 
 /// What a destination's row says of its receiver's health (see
@@ -67,7 +70,7 @@ impl DisableOverrides {
 pub const MAX_DISABLE_AFTER_SECONDS: i64 = 10 * 366 * 24 * 3600;
 
 /// What a sender needs to know about a destination right before a request.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq)]
 pub struct SendTarget {
     pub destination: Destination,
     /// The secrets valid when it was read, newest first (values are kept

@@ -4,6 +4,7 @@ mod api_token;
 mod attempt;
 mod destination;
 mod destination_event;
+mod destination_settings;
 mod idempotency;
 mod ids;
 mod payload;
@@ -22,6 +23,10 @@ pub use destination::{
     MAX_DISABLE_AFTER_SECONDS,
 };
 pub use destination_event::{DestinationEvent, EventKind};
+pub use destination_settings::{
+    header_field, secret_hint, CustomHeader, DestinationChange, DestinationSettings, HeaderValue, Setting,
+    MAX_HEADERS, RESERVED_HEADERS,
+};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};
 pub use ids::{
     quoted, DestinationId, InvalidInput, OrderingKey, Region, ReminderId, TaskId, TenantId,

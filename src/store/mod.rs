@@ -80,6 +80,7 @@ pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Re
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };
+pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};
 pub use contract::{
     ClaimRequest, DestinationRecord, Finish, Finished, Imported, Keys, Latency, QuotaNote, Refused,
     RegionCounts, RegionStatus, ReplayJobs, Replayed, Reports, ResumePoint, Scheduled,

@@ -161,7 +161,9 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Invalid(invalid) => ApiError::Invalid(invalid),
-            StoreError::Conflict { .. } => ApiError::Conflict(e.to_string()),
+            StoreError::Conflict { .. } | StoreError::InUse { .. } => {
+                ApiError::Conflict(e.to_string())
+            }
             StoreError::NotFound { .. } => ApiError::NotFound(e.to_string()),
             other => ApiError::Internal(other),
         }

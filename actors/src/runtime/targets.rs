@@ -144,6 +144,7 @@ mod tests {
                 enabled: true,
                 paused_until: None,
                 health: Default::default(),
+                settings: Default::default(),
             },
             signing_secrets: Vec::new(),
             pause_left: Some(chrono::Duration::seconds(5)),

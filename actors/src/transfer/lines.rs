@@ -230,6 +230,7 @@ pub(super) fn destination_record(line: DestinationLine) -> Result<DestinationRec
                 )
                 .map_err(|e| e.to_string())?,
             }),
+            settings: Box::default(),
         },
         secrets,
         rate_tokens: line.rate_tokens,

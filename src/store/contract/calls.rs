@@ -142,7 +142,7 @@ pub struct Finish {
 /// What a batch of finishes did: one outcome per finish, in order, and
 /// the destinations the batch disabled (a failure that made a streak long
 /// enough), each once and as the whole batch left it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Finished {
     pub outcomes: Vec<TransitionOutcome>,
     pub disabled: Vec<AutoDisabled>,
@@ -180,7 +180,7 @@ pub struct Scheduled {
 }
 
 /// A destination a finish disabled, as the runtime reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AutoDisabled {
     pub destination: Destination,
 }

@@ -19,6 +19,14 @@ pub enum StoreError {
     },
     #[error("no {what} with id {id}")]
     NotFound { what: &'static str, id: String },
+    /// What was asked cannot be done while the thing is in use; `why`
+    /// says what would let it go ahead.
+    #[error("{what} {id} is in use: {why}")]
+    InUse {
+        what: &'static str,
+        id: String,
+        why: String,
+    },
     #[error("payload: {0}")]
     Payload(PayloadCryptoError),
     /// An operator erased the payload: its sealed bytes are gone for

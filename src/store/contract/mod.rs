@@ -17,19 +17,24 @@
 //! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs;
 //! - `changes`: [`Changes`], an operator's cancel, reschedule, erase and
 //!   retry-now of tasks already scheduled;
+//! - `destinations`: [`Destinations`], an operator's change of a
+//!   destination's URL and settings, and its deletion;
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
 //!   for "now" every store is built with; `stats`: [`StoreStats`], the
 //!   counters each keeps; `url`: [`DatabaseUrl`], which backend a URL
 //!   names; `wakeup`: [`Wakeup`], what a wake-up says; `secrets`: a
-//!   signing secret as a row holds it and an export carries it.
+//!   signing secret as a row holds it and an export carries it;
+//!   `headers`: a destination's custom header likewise.
 
 mod calls;
 mod changes;
 mod clock;
 pub mod console;
+mod destinations;
 mod error;
+mod headers;
 mod keys;
 mod replay_jobs;
 mod reports;
@@ -47,7 +52,9 @@ pub use calls::{
 };
 pub use changes::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use clock::Clock;
+pub use destinations::{Deleted, Destinations};
 pub use error::{SchemaMismatch, StoreError};
+pub use headers::{HeaderRecord, StoredHeader};
 pub(in crate::store) use keys::may_record;
 pub use keys::Keys;
 pub use replay_jobs::ReplayJobs;

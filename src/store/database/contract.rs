@@ -2,13 +2,13 @@
 //! whichever backend this is, unchanged.
 
 use super::Database;
-use crate::domain::{DestinationId, Region, TaskId, TenantId};
+use crate::domain::{Destination, DestinationChange, DestinationId, Region, TaskId, TenantId};
 use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
 };
 use crate::store::{
-    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
+    Cancel, Changes, Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
     RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
     TaskRecord, Transfer,
 };
@@ -162,5 +162,23 @@ impl Changes for Database {
 
     async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
         on_store!(self, s => Changes::settle_changes(s, region, limit).await)
+    }
+}
+
+impl Destinations for Database {
+    async fn update_destination(
+        &self,
+        id: &DestinationId,
+        change: DestinationChange,
+    ) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.update_destination(id, change).await)
+    }
+
+    async fn delete_destination(
+        &self,
+        id: &DestinationId,
+        cancel: Option<NewReplayJob>,
+    ) -> Result<Deleted, StoreError> {
+        on_store!(self, s => s.delete_destination(id, cancel).await)
     }
 }

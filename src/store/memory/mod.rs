@@ -8,6 +8,7 @@
 
 mod api_tokens;
 mod changes;
+mod destination_changes;
 mod claim;
 mod destination_health;
 mod keys;

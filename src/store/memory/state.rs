@@ -46,6 +46,7 @@ impl DestinationRecord {
                     overrides: new.overrides,
                     ..DestinationHealth::default()
                 }),
+                settings: Box::default(),
             },
             secrets: Vec::new(),
             rate_tokens: None,

@@ -2,16 +2,17 @@
 //! the module that holds its statements.
 
 use super::{
-    changes, console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore,
+    changes, console, destination_changes, payload_keys, rekey, replay_jobs, secrets, status,
+    transfer, PgStore,
 };
-use crate::domain::{DestinationId, Region, TaskId, TenantId};
+use crate::domain::{Destination, DestinationChange, DestinationId, Region, TaskId, TenantId};
 use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage, MAX_PAGE,
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
+    Cancel, Changes, Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
     RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
     TaskRecord, Transfer,
 };
@@ -167,5 +168,23 @@ impl Changes for PgStore {
 
     async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
         changes::settle_changes(self, region, limit).await
+    }
+}
+
+impl Destinations for PgStore {
+    async fn update_destination(
+        &self,
+        id: &DestinationId,
+        change: DestinationChange,
+    ) -> Result<Destination, StoreError> {
+        destination_changes::update(self, id, change).await
+    }
+
+    async fn delete_destination(
+        &self,
+        id: &DestinationId,
+        cancel: Option<NewReplayJob>,
+    ) -> Result<Deleted, StoreError> {
+        destination_changes::delete(self, id, cancel).await
     }
 }

@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use super::notify::DESTINATION_CHANNEL;
 use super::rows::DestinationRow;
 use super::schema::destinations;
-use super::{requests, secrets, PgStore, StoreError};
+use super::{headers, requests, secrets, PgStore, StoreError};
 use crate::domain::{Destination, DestinationId, NewDestination};
 
 pub(super) async fn add_destination(
@@ -44,6 +44,17 @@ pub(super) async fn add_destination(
             }
             return Ok(destination);
         }
+        // Deleted: registered again, as new.
+        if revive(conn, &new).await? {
+            let mut destination = destination_on(conn, &new.id)
+                .await?
+                .ok_or_else(|| StoreError::no_destination(&new.id))?;
+            if let Some(secret) = &new.signing_secret {
+                secrets::insert(conn, &store.key, &new.id, secret, now).await?;
+                destination.has_signing_secret = true;
+            }
+            return Ok(destination);
+        }
         // Registered before: the same settings are a repeat, others a conflict.
         let row = destinations::table
             .find(new.id.as_str())
@@ -55,6 +66,61 @@ pub(super) async fn add_destination(
         requests::same_destination_or_conflict(row.try_into()?, &values, &new)
     })
     .await
+}
+
+/// $1 the id, $2 the region, $3 the URL, $4 and $5 the thresholds: a
+/// deleted destination of the same region comes back as if new, its
+/// bucket, quota and history of health forgotten.
+const REVIVE_SQL: &str = r#"
+UPDATE destinations
+SET url = $3, disable_after_seconds = $4, disable_after_failures = $5, deleted_at = NULL,
+    enabled = true, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL,
+    disabled_reason = NULL, disabled_at = NULL, last_error = NULL, refused = NULL,
+    refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, quota_remaining = NULL,
+    quota_resets_at = NULL, quota_limit = NULL, quota_learned_at = NULL, quota_token = NULL,
+    quota_window_ms = NULL, rate_per_second = NULL, burst = NULL, max_in_flight = NULL,
+    timeout_ms = NULL, max_attempts = NULL, retry_horizon_seconds = NULL,
+    late_after_seconds = NULL, updated_at = now()
+WHERE id = $1 AND region = $2 AND deleted_at IS NOT NULL
+"#;
+
+/// Registers a deleted destination again; `false` when the id is not a
+/// deleted one. A deleted destination of another region is a conflict: the
+/// tasks that ended under it keep its region until retention prunes them.
+async fn revive(
+    conn: &mut AsyncPgConnection,
+    new: &NewDestination,
+) -> Result<bool, StoreError> {
+    use diesel::sql_types::{BigInt, Integer, Nullable, Text};
+    let tombstone: Option<String> = destinations::table
+        .find(new.id.as_str())
+        .filter(destinations::deleted_at.is_not_null())
+        .select(destinations::region)
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    let Some(region) = tombstone else {
+        return Ok(false);
+    };
+    if region != new.region.as_str() {
+        return Err(StoreError::Conflict {
+            what: format!(
+                "deleted destination {} (its ended tasks keep region {region} until retention prunes them)",
+                new.id
+            ),
+            differs: "region".into(),
+        });
+    }
+    diesel::sql_query(REVIVE_SQL)
+        .bind::<Text, _>(new.id.as_str())
+        .bind::<Text, _>(new.region.as_str())
+        .bind::<Text, _>(new.url.as_str())
+        .bind::<Nullable<BigInt>, _>(new.overrides.after_seconds)
+        .bind::<Nullable<Integer>, _>(new.overrides.failures.map(|f| f.min(i32::MAX as u32) as i32))
+        .execute(conn)
+        .await?;
+    Ok(true)
 }
 
 pub(super) async fn destination(
@@ -69,14 +135,23 @@ pub(super) async fn destination_on(
     conn: &mut AsyncPgConnection,
     id: &DestinationId,
 ) -> Result<Option<Destination>, StoreError> {
-    destinations::table
+    let Some(row) = destinations::table
         .find(id.as_str())
+        .filter(destinations::deleted_at.is_null())
         .select(DestinationRow::as_select())
         .first(conn)
         .await
         .optional()?
-        .map(Destination::try_from)
-        .transpose()
+    else {
+        return Ok(None);
+    };
+    let mut destination = Destination::try_from(row)?;
+    let records = headers::records(conn, &[id.as_str()]).await?;
+    destination.settings.headers = records
+        .get(id.as_str())
+        .map(|rs| rs.iter().map(|r| r.shown()).collect())
+        .unwrap_or_default();
+    Ok(Some(destination))
 }
 
 pub(super) async fn pause_destination(

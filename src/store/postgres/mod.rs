@@ -14,7 +14,8 @@
 //! - The calls, a file per group: `claim`; `transitions` (`fail`,
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
 //!   `lease` (hand back, extend); `schedule_many`; `destinations` (add, read,
-//!   pause); `quota` (what receivers announced of their quotas); `secrets` (signing secrets: add, rotate, list, the valid ones
+//!   pause); `destination_changes` (an operator's change of a destination,
+//!   its deletion) and `headers` (its custom header rows); `quota` (what receivers announced of their quotas); `secrets` (signing secrets: add, rotate, list, the valid ones
 //!   of many destinations); `rate` (token takes); `reads` (task, attempts,
 //!   payload, ping); `reconcile`; `replay`; `retention` (prune);
 //!   `api_tokens` (add, look up by hash, list, revoke).
@@ -72,10 +73,12 @@ mod connect;
 mod console;
 pub mod console_sql;
 mod contract;
+mod destination_changes;
 mod destinations;
 mod enums;
 mod events;
 mod finish_many;
+mod headers;
 pub mod hot_path_sql;
 mod lease;
 pub(super) mod migrate;

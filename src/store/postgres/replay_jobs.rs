@@ -100,8 +100,18 @@ pub(in crate::store) async fn create(
     store: &PgStore,
     new: NewReplayJob,
 ) -> Result<ReplayJob, StoreError> {
-    check_new_job(&new)?;
     let mut conn = store.conn().await?;
+    create_on(store, &mut conn, new).await
+}
+
+/// Records the job on `conn`, possibly inside a caller's transaction (a
+/// destination deleted with its live tasks cancelled).
+pub(in crate::store) async fn create_on(
+    store: &PgStore,
+    conn: &mut diesel_async::AsyncPgConnection,
+    new: NewReplayJob,
+) -> Result<ReplayJob, StoreError> {
+    check_new_job(&new)?;
     let f = &new.filter;
     let row: JobRow = diesel::sql_query(INSERT_SQL)
         .bind::<Uuid, _>(uuid::Uuid::now_v7())
@@ -116,7 +126,7 @@ pub(in crate::store) async fn create(
         .bind::<BigInt, _>(new.horizon.num_seconds())
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Text, _>(new.action.as_str())
-        .get_result(&mut conn)
+        .get_result(conn)
         .await?;
     row.try_into()
 }

@@ -9,6 +9,7 @@ use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
     Attempt, AttemptRecord, Cancellation, Destination, DestinationHealth, DestinationId,
+    DestinationSettings,
     DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
 use crate::payload_crypto::SealedPayload;
@@ -71,6 +72,13 @@ pub(crate) struct DestinationRow {
     pub last_error: Option<String>,
     pub disable_after_seconds: Option<i64>,
     pub disable_after_failures: Option<i32>,
+    pub rate_per_second: Option<f64>,
+    pub burst: Option<i32>,
+    pub max_in_flight: Option<i32>,
+    pub timeout_ms: Option<i32>,
+    pub max_attempts: Option<i32>,
+    pub retry_horizon_seconds: Option<i64>,
+    pub late_after_seconds: Option<i64>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -178,8 +186,24 @@ impl TryFrom<DestinationRow> for Destination {
                         .transpose()?,
                 },
             }),
+            settings: Box::new(DestinationSettings {
+                rate_per_second: row.rate_per_second,
+                burst: setting("destinations.burst", row.burst)?,
+                max_in_flight: setting("destinations.max_in_flight", row.max_in_flight)?,
+                timeout_ms: setting("destinations.timeout_ms", row.timeout_ms)?,
+                max_attempts: setting("destinations.max_attempts", row.max_attempts)?,
+                retry_horizon_seconds: row.retry_horizon_seconds,
+                late_after_seconds: row.late_after_seconds,
+                // Read apart (`headers.rs`), by those who need them.
+                headers: Vec::new(),
+            }),
         })
     }
+}
+
+/// A setting's column: NULL or a count the CHECK keeps positive.
+fn setting(column: &'static str, value: Option<i32>) -> Result<Option<u32>, StoreError> {
+    value.map(|v| count(column, v)).transpose()
 }
 
 impl From<PayloadRow> for SealedPayload {

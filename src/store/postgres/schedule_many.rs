@@ -253,15 +253,20 @@ async fn insert(
         .collect())
 }
 
-/// The regions of the destinations the chunk names, in one query.
+/// The regions of the destinations the chunk names, in one query (a
+/// deleted one is not there).
 async fn destination_regions(
     conn: &mut AsyncPgConnection,
     chunk: &[NewTask],
 ) -> Result<HashMap<String, Region>, StoreError> {
     let ids: HashSet<&str> = chunk.iter().map(|n| n.destination_id.as_str()).collect();
+    // Under a share lock, as the tasks' foreign key takes anyway: a
+    // deletion committing meanwhile is waited for, and its tombstone seen.
     let rows: Vec<(String, String)> = destinations::table
         .filter(destinations::id.eq_any(ids.into_iter().collect::<Vec<_>>()))
+        .filter(destinations::deleted_at.is_null())
         .select((destinations::id, destinations::region))
+        .for_key_share()
         .load(conn)
         .await?;
     rows.into_iter()

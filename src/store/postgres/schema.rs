@@ -13,6 +13,9 @@ pub mod sql_types {
     pub struct AttemptOutcome;
 }
 
+// The columns the statements written with diesel's DSL name; those only
+// raw SQL reads or writes (the quota a receiver announced, the refusal of
+// its address) are left out, under diesel's limit of 32.
 diesel::table! {
     destinations (id) {
         id -> Text,
@@ -24,8 +27,6 @@ diesel::table! {
         updated_at -> Timestamptz,
         rate_tokens -> Nullable<Float8>,
         rate_refilled_at -> Nullable<Timestamptz>,
-        refused -> Nullable<Text>,
-        refused_at -> Nullable<Timestamptz>,
         failure_streak -> Int4,
         failure_streak_since -> Nullable<Timestamptz>,
         disabled_reason -> Nullable<Text>,
@@ -33,13 +34,14 @@ diesel::table! {
         last_error -> Nullable<Text>,
         disable_after_seconds -> Nullable<Int8>,
         disable_after_failures -> Nullable<Int4>,
-        quota_remaining -> Nullable<Float8>,
-        quota_resets_at -> Nullable<Timestamptz>,
-        quota_limit -> Nullable<Int8>,
-        quota_learned_at -> Nullable<Timestamptz>,
-        rate_granted -> Int8,
-        quota_token -> Nullable<Int8>,
-        quota_window_ms -> Nullable<Int8>,
+        rate_per_second -> Nullable<Float8>,
+        burst -> Nullable<Int4>,
+        max_in_flight -> Nullable<Int4>,
+        timeout_ms -> Nullable<Int4>,
+        max_attempts -> Nullable<Int4>,
+        retry_horizon_seconds -> Nullable<Int8>,
+        late_after_seconds -> Nullable<Int8>,
+        deleted_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -54,6 +56,19 @@ diesel::table! {
         ciphertext -> Nullable<Bytea>,
         created_at -> Timestamptz,
         expires_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    destination_headers (destination_id, name) {
+        destination_id -> Text,
+        name -> Text,
+        position -> Int4,
+        value -> Nullable<Text>,
+        key_fingerprint -> Nullable<Bytea>,
+        nonce -> Nullable<Bytea>,
+        ciphertext -> Nullable<Bytea>,
+        hint -> Nullable<Text>,
     }
 }
 
@@ -145,6 +160,7 @@ diesel::joinable!(attempts -> tasks (task_id));
 diesel::joinable!(destination_secrets -> destinations (destination_id));
 diesel::allow_tables_to_appear_in_same_query!(
     destinations,
+    destination_headers,
     destination_secrets,
     payloads,
     tasks,

@@ -1,5 +1,5 @@
 //! Destinations read for their sends, many in one statement (and their
-//! valid secrets in a second): a process
+//! valid secrets in a second, their headers in a third): a process
 //! sending to thousands of destinations, a task or two each, reads their
 //! rows in batches rather than one round trip per destination (one read is
 //! a batch of one).
@@ -12,7 +12,7 @@ use diesel_async::RunQueryDsl;
 
 use super::rows::DestinationRow;
 use super::schema::destinations;
-use super::{secrets, PgStore, StoreError};
+use super::{headers, secrets, PgStore, StoreError};
 use crate::domain::{DestinationId, SendTarget};
 
 /// Each destination with its secret and what is left of its pause by the
@@ -33,16 +33,26 @@ pub(super) async fn send_targets(
     let wanted: Vec<&str> = ids.iter().map(DestinationId::as_str).collect();
     let rows: Vec<(DestinationRow, Option<i64>)> = destinations::table
         .filter(destinations::id.eq_any(&wanted))
+        .filter(destinations::deleted_at.is_null())
         .select((DestinationRow::as_select(), pause_left_ms))
         .load(&mut conn)
         .await?;
     let mut secrets =
         secrets::valid(&mut conn, &store.key, &wanted, store.clock.now_param()).await?;
+    let mut headers = headers::records(&mut conn, &wanted).await?;
     let mut found = HashMap::with_capacity(rows.len());
     for (row, pause_left_ms) in rows {
         let signing_secrets = secrets.remove(&row.id).unwrap_or_default();
+        let opened = headers
+            .remove(&row.id)
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r.opened(&store.key, &row.id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut destination: crate::domain::Destination = row.try_into()?;
+        destination.settings.headers = opened;
         let target = SendTarget {
-            destination: row.try_into()?,
+            destination,
             signing_secrets,
             pause_left: pause_left_ms
                 .filter(|ms| *ms > 0)

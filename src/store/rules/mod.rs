@@ -15,6 +15,8 @@
 //!   announced (`quota`: how that is recorded); `health`: what an ended
 //!   attempt does to its destination's failure streak, and the disable it
 //!   may tip;
+//! - `destination_change`: what an operator's change of a destination
+//!   writes (settings, thresholds, URL, header rows);
 //! - `requests`: what a destination or task must be before any store
 //!   writes it, and what makes a repeat a conflict; `imports`: the same
 //!   for an imported record; `import_conflicts`: what an import meets in
@@ -31,6 +33,7 @@ pub(in crate::store) mod bucket;
 pub(in crate::store) mod changes;
 pub(in crate::store) mod claim_turn;
 pub(in crate::store) mod columns;
+pub(in crate::store) mod destination_change;
 pub(in crate::store) mod findings;
 pub(in crate::store) mod finish_failpoint;
 pub(in crate::store) mod health;

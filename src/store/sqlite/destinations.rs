@@ -52,6 +52,7 @@ pub(super) fn add(
             overrides: new.overrides,
             ..DestinationHealth::default()
         }),
+        settings: Box::default(),
     })
 }
 

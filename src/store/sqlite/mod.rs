@@ -18,6 +18,7 @@
 mod api_tokens;
 mod attempt_rows;
 mod changes;
+mod destination_changes;
 mod claim;
 mod connection;
 mod console;

@@ -9,7 +9,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
-    Cancellation, Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey,
+    Cancellation, Destination, DestinationHealth, DestinationId, DestinationSettings,
+    DisableOverrides, OrderingKey,
     ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
 use crate::store::rules::columns::{corrupt, count, region, state_from_label, status};
@@ -305,13 +306,28 @@ pub(super) struct DestinationRow {
     disable_after_seconds: Option<i64>,
     #[diesel(sql_type = Nullable<Integer>)]
     disable_after_failures: Option<i32>,
+    #[diesel(sql_type = Nullable<Double>)]
+    rate_per_second: Option<f64>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    burst: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    max_in_flight: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    timeout_ms: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    max_attempts: Option<i32>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    retry_horizon_seconds: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    late_after_seconds: Option<i64>,
 }
 
 pub(super) const DESTINATION_COLUMNS: &str = "id, region, url, \
      EXISTS (SELECT 1 FROM destination_secrets s WHERE s.destination_id = destinations.id) \
      AS has_signing_secret, enabled, paused_until, rate_tokens, rate_refilled_at, \
      failure_streak, failure_streak_since, disabled_reason, disabled_at, last_error, \
-     disable_after_seconds, disable_after_failures";
+     disable_after_seconds, disable_after_failures, rate_per_second, burst, max_in_flight, \
+     timeout_ms, max_attempts, retry_horizon_seconds, late_after_seconds";
 
 impl DestinationRow {
     pub fn destination(&self) -> Result<Destination, StoreError> {
@@ -339,12 +355,28 @@ impl DestinationRow {
                         .transpose()?,
                 },
             }),
+            settings: Box::new(DestinationSettings {
+                rate_per_second: self.rate_per_second,
+                burst: setting("destinations.burst", self.burst)?,
+                max_in_flight: setting("destinations.max_in_flight", self.max_in_flight)?,
+                timeout_ms: setting("destinations.timeout_ms", self.timeout_ms)?,
+                max_attempts: setting("destinations.max_attempts", self.max_attempts)?,
+                retry_horizon_seconds: self.retry_horizon_seconds,
+                late_after_seconds: self.late_after_seconds,
+                // Read apart, by those who need them.
+                headers: Vec::new(),
+            }),
         })
     }
 
     pub fn refilled_at(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
         maybe("destinations.rate_refilled_at", self.rate_refilled_at)
     }
+}
+
+/// A setting's column: NULL or a count the CHECK keeps positive.
+fn setting(column: &'static str, value: Option<i32>) -> Result<Option<u32>, StoreError> {
+    value.map(|v| count(column, v)).transpose()
 }
 
 pub(super) fn destination_row(

@@ -1,0 +1,10 @@
+DROP TABLE destination_headers;
+ALTER TABLE destinations
+    DROP COLUMN rate_per_second,
+    DROP COLUMN burst,
+    DROP COLUMN max_in_flight,
+    DROP COLUMN timeout_ms,
+    DROP COLUMN max_attempts,
+    DROP COLUMN retry_horizon_seconds,
+    DROP COLUMN late_after_seconds,
+    DROP COLUMN deleted_at;

@@ -1,0 +1,184 @@
+//! An operator's change of a destination, and its deletion, on
+//! PostgreSQL: each reads the row under a lock, applies the rule every
+//! store applies (`rules::destination_change`), writes it back and tells
+//! every process of the region at commit, in one transaction.
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use super::notify::{DESTINATION_CHANNEL, DUE_WORK_CHANNEL};
+use super::schema::{destination_secrets, destinations};
+use super::{headers, replay_jobs, PgStore, StoreError};
+use crate::domain::{Destination, DestinationChange, DestinationId, Region};
+use crate::store::console::NewReplayJob;
+use crate::store::rules::destination_change::plan;
+use crate::store::Deleted;
+
+/// What every deleted destination's `disabled_reason` says.
+pub const DELETED_REASON: &str = "deleted";
+
+pub(super) async fn update(
+    store: &PgStore,
+    id: &DestinationId,
+    change: DestinationChange,
+) -> Result<Destination, StoreError> {
+    let mut conn = store.conn().await?;
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let current = locked(conn, id, false).await?;
+        let stored = headers::records(conn, &[id.as_str()])
+            .await?
+            .remove(id.as_str())
+            .unwrap_or_default();
+        let plan = plan(&current, &stored, &change, &store.key)?;
+        let s = &plan.settings;
+        let count = |v: Option<u32>| v.map(|n| i32::try_from(n).unwrap_or(i32::MAX));
+        diesel::update(destinations::table.find(id.as_str()))
+            .set((
+                destinations::url.eq(plan.url.as_str()),
+                destinations::rate_per_second.eq(s.rate_per_second),
+                destinations::burst.eq(count(s.burst)),
+                destinations::max_in_flight.eq(count(s.max_in_flight)),
+                destinations::timeout_ms.eq(count(s.timeout_ms)),
+                destinations::max_attempts.eq(count(s.max_attempts)),
+                destinations::retry_horizon_seconds.eq(s.retry_horizon_seconds),
+                destinations::late_after_seconds.eq(s.late_after_seconds),
+                destinations::disable_after_seconds.eq(plan.overrides.after_seconds),
+                destinations::disable_after_failures.eq(count(plan.overrides.failures)),
+                destinations::updated_at.eq(diesel::dsl::now),
+            ))
+            .execute(conn)
+            .await?;
+        if let Some(records) = &plan.headers {
+            headers::replace(conn, id.as_str(), records).await?;
+        }
+        // Limits may have loosened: the claimers look again too.
+        tell(conn, id, Some(current.region)).await?;
+        super::destinations::destination_on(conn, id)
+            .await?
+            .ok_or_else(|| StoreError::no_destination(id))
+    })
+    .await
+}
+
+/// $1 the destination, $2 the region: its live rows, read from the live
+/// index (pending, waiting and leased rows only).
+const LIVE_SQL: &str = r#"
+SELECT count(*) AS live FROM task_queue WHERE region = $2 AND destination_id = $1
+"#;
+
+#[derive(QueryableByName)]
+struct Live {
+    #[diesel(sql_type = BigInt)]
+    live: i64,
+}
+
+/// $1 the destination, $2 the store's now (NULL: the database's).
+const TOMBSTONE_SQL: &str = r#"
+UPDATE destinations
+SET deleted_at = coalesce($2, now()), enabled = false, disabled_reason = $3,
+    disabled_at = coalesce($2, now()), updated_at = now()
+WHERE id = $1
+"#;
+
+pub(super) async fn delete(
+    store: &PgStore,
+    id: &DestinationId,
+    cancel: Option<NewReplayJob>,
+) -> Result<Deleted, StoreError> {
+    let mut conn = store.conn().await?;
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        // A schedule checks the row under a share lock: it waits for this
+        // one and then sees the tombstone.
+        let destination = locked(conn, id, true).await?;
+        let live: Live = diesel::sql_query(LIVE_SQL)
+            .bind::<Text, _>(id.as_str())
+            .bind::<Text, _>(destination.region.as_str())
+            .get_result(conn)
+            .await?;
+        let live_tasks = u64::try_from(live.live).unwrap_or(0);
+        if live_tasks > 0 && cancel.is_none() {
+            return Err(live_refusal(id, live_tasks));
+        }
+        diesel::sql_query(TOMBSTONE_SQL)
+            .bind::<Text, _>(id.as_str())
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .bind::<Text, _>(DELETED_REASON)
+            .execute(conn)
+            .await?;
+        // A deleted destination keeps no credential.
+        diesel::delete(destination_secrets::table.filter(destination_secrets::destination_id.eq(id.as_str())))
+            .execute(conn)
+            .await?;
+        headers::replace(conn, id.as_str(), &[]).await?;
+        let cancel_job = match cancel {
+            Some(job) if live_tasks > 0 => Some(replay_jobs::create_on(store, conn, job).await?),
+            _ => None,
+        };
+        tell(conn, id, None).await?;
+        Ok(Deleted {
+            destination,
+            live_tasks,
+            cancel_job,
+        })
+    })
+    .await
+}
+
+/// The refusal of a deletion that would leave live tasks behind.
+pub(in crate::store) fn live_refusal(id: &DestinationId, live: u64) -> StoreError {
+    StoreError::InUse {
+        what: "destination",
+        id: id.to_string(),
+        why: format!(
+            "{live} of its tasks have not ended; cancel them first, or delete it with \
+             cancel_tasks=true to cancel them with it"
+        ),
+    }
+}
+
+/// The destination, locked until the transaction ends (`for_update`: a
+/// lock a schedule's share lock waits for); `NotFound` when there is none
+/// or it was deleted.
+async fn locked(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+    for_update: bool,
+) -> Result<Destination, StoreError> {
+    let row = destinations::table
+        .find(id.as_str())
+        .select(destinations::deleted_at.is_null());
+    let present: Option<bool> = if for_update {
+        row.for_update().first(conn).await.optional()?
+    } else {
+        row.for_no_key_update().first(conn).await.optional()?
+    };
+    if present != Some(true) {
+        return Err(StoreError::no_destination(id));
+    }
+    super::destinations::destination_on(conn, id)
+        .await?
+        .ok_or_else(|| StoreError::no_destination(id))
+}
+
+/// Tells every process the destination changed, and (with its region) its
+/// region's claimers that work may be due, at commit.
+async fn tell(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+    wake: Option<Region>,
+) -> Result<(), StoreError> {
+    diesel::sql_query("SELECT pg_notify($1, $2)")
+        .bind::<Text, _>(DESTINATION_CHANNEL)
+        .bind::<Text, _>(id.as_str())
+        .execute(conn)
+        .await?;
+    if let Some(region) = wake {
+        diesel::sql_query("SELECT pg_notify($1, $2)")
+            .bind::<Text, _>(DUE_WORK_CHANNEL)
+            .bind::<Text, _>(region.as_str())
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}

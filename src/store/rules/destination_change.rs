@@ -1,0 +1,89 @@
+//! What a change to a destination writes, the same in every store: the
+//! settings and thresholds after it, its URL, and its header rows (a
+//! secret given without its value keeps the row stored under its name).
+
+use crate::domain::{
+    header_field, quoted, Destination, DestinationChange, DestinationSettings, DisableOverrides,
+    InvalidInput,
+};
+use crate::payload_crypto::PayloadKey;
+use crate::store::{HeaderRecord, StoreError};
+
+/// The destination's columns after a change.
+#[derive(Debug, Clone)]
+pub(in crate::store) struct Plan {
+    pub url: url::Url,
+    /// Its settings (headers apart, below).
+    pub settings: DestinationSettings,
+    pub overrides: DisableOverrides,
+    /// Every header row, in order, when the change gives headers; `None`
+    /// leaves the rows as they are.
+    pub headers: Option<Vec<HeaderRecord>>,
+}
+
+/// Applies `change` to `current` (with its header rows as stored), sealing
+/// new secret values with `key`.
+pub(in crate::store) fn plan(
+    current: &Destination,
+    stored: &[HeaderRecord],
+    change: &DestinationChange,
+    key: &PayloadKey,
+) -> Result<Plan, StoreError> {
+    change.validate()?;
+    let was = &current.settings;
+    let settings = DestinationSettings {
+        rate_per_second: change.rate_per_second.apply(was.rate_per_second),
+        burst: change.burst.apply(was.burst),
+        max_in_flight: change.max_in_flight.apply(was.max_in_flight),
+        timeout_ms: change.timeout_ms.apply(was.timeout_ms),
+        max_attempts: change.max_attempts.apply(was.max_attempts),
+        retry_horizon_seconds: change
+            .retry_horizon_seconds
+            .apply(was.retry_horizon_seconds),
+        late_after_seconds: change.late_after_seconds.apply(was.late_after_seconds),
+        headers: Vec::new(),
+    };
+    let thresholds = current.health.overrides;
+    let overrides = DisableOverrides::new(
+        change
+            .disable_after_seconds
+            .apply(thresholds.after_seconds),
+        change.disable_after_failures.apply(thresholds.failures),
+    )?;
+    let destination = current.id.as_str();
+    let headers = match &change.headers {
+        None => None,
+        Some(asked) => Some(
+            asked
+                .iter()
+                .enumerate()
+                .map(|(i, header)| match HeaderRecord::seal(header, key, destination) {
+                    Some(record) => Ok(record),
+                    // A secret without its value: the one stored, if the
+                    // header was a secret before.
+                    None => stored
+                        .iter()
+                        .find(|r| r.name == header.name && r.key_fingerprint().is_some())
+                        .cloned()
+                        .ok_or_else(|| kept_secret_missing(i, &header.name)),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    Ok(Plan {
+        url: change.url.clone().unwrap_or_else(|| current.url.clone()),
+        settings,
+        overrides,
+        headers,
+    })
+}
+
+fn kept_secret_missing(index: usize, name: &str) -> StoreError {
+    StoreError::Invalid(InvalidInput::new(
+        header_field(index, "value"),
+        format!(
+            "{} has no secret value stored to keep; give its value",
+            quoted(name)
+        ),
+    ))
+}
