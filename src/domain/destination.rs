@@ -127,21 +127,7 @@ impl NewDestination {
         url: &str,
         signing_secret: Option<String>,
     ) -> Result<Self, InvalidInput> {
-        let parsed = url::Url::parse(url)
-            .map_err(|e| InvalidInput::new("url", format!("not an absolute URL ({e})")))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(InvalidInput::new("url", "scheme must be http or https"));
-        }
-        if parsed.host().is_none() {
-            return Err(InvalidInput::new("url", "must name a host"));
-        }
-        if !parsed.username().is_empty() || parsed.password().is_some() {
-            return Err(InvalidInput::new(
-                "url",
-                "must not contain credentials (user:password@); a receiver \
-                 authenticates remit by the webhook signature (`secret`)",
-            ));
-        }
+        let parsed = checked_url(url)?;
         if matches!(&signing_secret, Some(s) if s.is_empty()) {
             return Err(InvalidInput::new("secret", "must not be empty when given"));
         }
@@ -153,6 +139,29 @@ impl NewDestination {
             overrides: DisableOverrides::default(),
         })
     }
+}
+
+/// A destination's URL: absolute, http or https, with a host and no
+/// credentials. A refusal never repeats the URL, which may hold a
+/// password.
+pub fn checked_url(url: &str) -> Result<url::Url, InvalidInput> {
+    let parsed = url::Url::parse(url)
+        .map_err(|e| InvalidInput::new("url", format!("not an absolute URL ({e})")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(InvalidInput::new("url", "scheme must be http or https"));
+    }
+    if parsed.host().is_none() {
+        return Err(InvalidInput::new("url", "must name a host"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(InvalidInput::new(
+            "url",
+            "must not contain credentials (user:password@); a receiver \
+             authenticates remit by the webhook signature (`secret`), or by a \
+             secret header of its own",
+        ));
+    }
+    Ok(parsed)
 }
 
 impl std::fmt::Debug for NewDestination {

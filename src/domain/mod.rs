@@ -19,7 +19,7 @@ pub use api_token::{
 };
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use destination::{
-    Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
+    checked_url, Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
     MAX_DISABLE_AFTER_SECONDS,
 };
 pub use destination_event::{DestinationEvent, EventKind};

@@ -9,8 +9,9 @@
 //! the value back to the caller who sent it (a payload is kept raw and is
 //! never read here, so never quoted).
 
+use remit::domain::Setting;
 use serde::de::DeserializeOwned;
-use serde::Deserializer;
+use serde::{Deserialize, Deserializer};
 
 use super::ApiError;
 
@@ -93,6 +94,33 @@ where
     }
 
     deserializer.deserialize_option(Whole(std::marker::PhantomData))
+}
+
+/// A setting a change may leave out (keep it), give as `null` (back to
+/// the runtime's value) or give a whole number: with
+/// `#[serde(default, deserialize_with = "settable_whole")]`, serde calls
+/// this only for a field that is present.
+pub fn settable_whole<'de, D, T>(deserializer: D) -> Result<Setting<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64> + TryFrom<u64>,
+{
+    Ok(match optional_whole(deserializer)? {
+        Some(v) => Setting::Set(v),
+        None => Setting::Reset,
+    })
+}
+
+/// [`settable_whole`] for any other value (a rate in requests per second).
+pub fn settable<'de, D, T>(deserializer: D) -> Result<Setting<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    Ok(match Option::<T>::deserialize(deserializer)? {
+        Some(v) => Setting::Set(v),
+        None => Setting::Reset,
+    })
 }
 
 /// The field at fault: serde names a missing or unknown field in its

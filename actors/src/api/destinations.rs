@@ -1,8 +1,12 @@
-//! /v1/destinations: register and inspect receivers.
+//! /v1/destinations: register and inspect receivers (their change and
+//! deletion are `destination_settings`).
 
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
-use remit::domain::{Destination, DestinationId, DisableOverrides, NewDestination, Region};
+use remit::domain::{
+    CustomHeader, Destination, DestinationId, DisableOverrides, HeaderValue, NewDestination,
+    Region,
+};
 use remit::store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -201,7 +205,10 @@ pub async fn get(
     "has_signing_secret": true, "enabled": true, "paused_until": null,
     "disabled_reason": null, "disabled_at": null, "last_error": "status 503",
     "failure_streak": 0, "failure_streak_since": null,
-    "disable_after_seconds": null, "disable_after_failures": null
+    "disable_after_seconds": null, "disable_after_failures": null,
+    "rate_per_second": 5.0, "burst": null, "max_in_flight": null, "timeout_ms": 5000,
+    "max_attempts": null, "retry_horizon_seconds": null, "late_after_seconds": 3600,
+    "headers": [{"name": "authorization", "value": null, "secret": true, "hint": "9f3a"}]
 }))]
 pub struct DestinationView {
     pub id: String,
@@ -239,6 +246,54 @@ pub struct DestinationView {
     pub disable_after_seconds: Option<i64>,
     #[schema(required = true)]
     pub disable_after_failures: Option<u32>,
+    /// Its own settings (`PATCH /v1/destinations/{id}`); `null` takes the
+    /// runtime's (the configuration's entry for it, else its default).
+    #[schema(required = true)]
+    pub rate_per_second: Option<f64>,
+    #[schema(required = true)]
+    pub burst: Option<u32>,
+    #[schema(required = true)]
+    pub max_in_flight: Option<u32>,
+    #[schema(required = true)]
+    pub timeout_ms: Option<u32>,
+    #[schema(required = true)]
+    pub max_attempts: Option<u32>,
+    #[schema(required = true)]
+    pub retry_horizon_seconds: Option<i64>,
+    #[schema(required = true)]
+    pub late_after_seconds: Option<i64>,
+    /// Its custom headers, in the order sent; a secret's value is never
+    /// shown.
+    pub headers: Vec<HeaderView>,
+}
+
+/// A custom header as shown back.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeaderView {
+    pub name: String,
+    /// The value; `null` for a secret.
+    #[schema(required = true)]
+    pub value: Option<String>,
+    pub secret: bool,
+    /// A secret's last four characters when it has 16 or more; `null`
+    /// otherwise.
+    #[schema(required = true)]
+    pub hint: Option<String>,
+}
+
+impl From<&CustomHeader> for HeaderView {
+    fn from(h: &CustomHeader) -> Self {
+        let (value, secret, hint) = match &h.value {
+            HeaderValue::Plain(v) => (Some(v.clone()), false, None),
+            HeaderValue::Secret { hint, .. } => (None, true, hint.clone()),
+        };
+        Self {
+            name: h.name.clone(),
+            value,
+            secret,
+            hint,
+        }
+    }
 }
 
 impl From<&Destination> for DestinationView {
@@ -257,6 +312,14 @@ impl From<&Destination> for DestinationView {
             failure_streak_since: d.health.failure_streak_since,
             disable_after_seconds: d.health.overrides.after_seconds,
             disable_after_failures: d.health.overrides.failures,
+            rate_per_second: d.settings.rate_per_second,
+            burst: d.settings.burst,
+            max_in_flight: d.settings.max_in_flight,
+            timeout_ms: d.settings.timeout_ms,
+            max_attempts: d.settings.max_attempts,
+            retry_horizon_seconds: d.settings.retry_horizon_seconds,
+            late_after_seconds: d.settings.late_after_seconds,
+            headers: d.settings.headers.iter().map(HeaderView::from).collect(),
         }
     }
 }

@@ -14,7 +14,8 @@
 //! - `body`: request bodies, JSON objects only, with errors naming the field.
 //! - `payload`: a task's payload kept byte for byte.
 //! - `secrets`: a destination's signing secrets (rotate, list).
-//! - `destinations`, `destination_switch` (enable, disable, retry now),
+//! - `destinations`, `destination_settings` (change a destination's URL
+//!   and settings, delete it), `destination_switch` (enable, disable, retry now),
 //!   `tasks`, `batch`, `replays` (bulk replay and cancel), `task_changes`
 //!   (cancel, reschedule, erase), `reminder_changes` (the same by tenant
 //!   and reminder, and a tenant's erasure), `reminder_put` (a reminder made due at a
@@ -27,6 +28,7 @@ mod batch;
 mod body;
 mod caller;
 pub mod canonical_path;
+mod destination_settings;
 mod destination_switch;
 mod destinations;
 mod error;
@@ -188,7 +190,12 @@ fn configure_api(config: &mut web::ServiceConfig) {
                     v1("/v1/destinations/{id}/disable", "POST")
                         .route(web::post().to(destination_switch::disable)),
                 )
-                .service(v1("/v1/destinations/{id}", "GET").route(web::get().to(destinations::get)))
+                .service(
+                    v1("/v1/destinations/{id}", "GET, PATCH, DELETE")
+                        .route(web::get().to(destinations::get))
+                        .route(web::patch().to(destination_settings::update))
+                        .route(web::delete().to(destination_settings::delete)),
+                )
                 .service(
                     v1("/v1/destinations/{id}/secrets", "GET, POST")
                         .route(web::get().to(secrets::list))

@@ -15,7 +15,7 @@ use utoipa::{Modify, OpenApi};
     info(
         title = "remit",
         version = env!("CARGO_PKG_VERSION"),
-        description = "Durable webhook delivery: register destinations, schedule webhooks, \
+        description = "Durable webhook delivery: register, change and delete destinations, schedule webhooks, \
             list, inspect, replay, cancel, move and erase them. Every path under /v1 needs `Authorization: Bearer <token>`, \
             checked before the body is read: the bootstrap token (`api.token`, admin) or an API \
             token. Each operation's `security` lists the token scopes that may call it, one \
@@ -31,6 +31,8 @@ use utoipa::{Modify, OpenApi};
         super::destinations::create,
         super::listings::destinations,
         super::destinations::get,
+        super::destination_settings::update,
+        super::destination_settings::delete,
         super::secrets::rotate,
         super::secrets::list,
         super::destination_switch::disable,

@@ -49,6 +49,8 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("POST", "/v1/destinations", Access::ADMIN),
     ("GET", "/v1/destinations", Access::READ),
     ("GET", "/v1/destinations/{id}", Access::READ),
+    ("PATCH", "/v1/destinations/{id}", Access::ADMIN),
+    ("DELETE", "/v1/destinations/{id}", Access::ADMIN),
     ("POST", "/v1/destinations/{id}/retry-now", Access::ADMIN),
     ("POST", "/v1/destinations/{id}/secrets", Access::ADMIN),
     ("GET", "/v1/destinations/{id}/secrets", Access::ADMIN),

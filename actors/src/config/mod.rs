@@ -8,7 +8,7 @@ use std::path::Path;
 
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
-use remit::domain::{DestinationId, Region};
+use remit::domain::{DestinationId, DestinationSettings, Region};
 use remit::policy::RetryPolicy;
 use serde::{Deserialize, Serialize};
 
@@ -298,6 +298,22 @@ impl Config {
             .get(destination.as_str())
             .copied()
             .unwrap_or(self.throttle.default)
+    }
+
+    /// A destination's limits: each set through the API wins over the
+    /// file's entry for the destination, which wins over the file's
+    /// default.
+    pub fn limits_of(
+        &self,
+        destination: &DestinationId,
+        settings: &DestinationSettings,
+    ) -> ThrottleLimits {
+        let file = self.throttle_for(destination);
+        ThrottleLimits {
+            rate_per_second: settings.rate_per_second.unwrap_or(file.rate_per_second),
+            burst: settings.burst.unwrap_or(file.burst),
+            max_in_flight: settings.max_in_flight.unwrap_or(file.max_in_flight),
+        }
     }
 }
 

@@ -43,7 +43,15 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
                 .err()
                 .map(|refusal| refusal.to_string()),
             pause_left: self.shared.pauses.left(destination).map(chrono_saturating),
-            lease_left: self.lease_left(),
+            // The checks want the configured timeout (and the finish's
+            // margin) left; a destination with a longer timeout of its own
+            // needs the difference too, so it counts as already spent.
+            lease_left: self.lease_left()
+                - chrono_saturating(
+                    self.shared
+                        .send_timeout_for(target)
+                        .saturating_sub(self.shared.send_timeout()),
+                ),
         }
     }
 

@@ -113,7 +113,7 @@ pub async fn deliver(
 
     settle(
         &shared,
-        &claimed,
+        (&claimed, &target),
         claimed_at,
         exchanged,
         &lease_ends,
@@ -207,8 +207,12 @@ async fn exchange(
         payload,
         signing_keys: &keys,
         traceparent: span.traceparent(),
+        headers: &target.destination.settings.headers,
     };
-    let limits = (shared.send_timeout(), shared.config.send.max_response_bytes);
+    let limits = (
+        shared.send_timeout_for(target),
+        shared.config.send.max_response_bytes,
+    );
     let (response, server_date, quota) =
         transport::exchange(client, &shared.egress, webhook, limits).await;
     let received_at = shared.wall.now();
@@ -235,7 +239,7 @@ async fn exchange(
 /// and traced.
 async fn settle(
     shared: &Shared,
-    claimed: &ClaimedTask,
+    (claimed, target): (&ClaimedTask, &SendTarget),
     claimed_at: Instant,
     exchanged: Exchanged,
     lease_ends: &Rc<Cell<Instant>>,
@@ -254,7 +258,7 @@ async fn settle(
         server_date: exchanged.server_date,
         response: exchanged.response,
     };
-    let decision = decide(&observed, &shared.policy, &mut rand::rng());
+    let decision = decide(&observed, &shared.policy_for(target), &mut rand::rng());
     let received = exchanged.received;
     if let Some(until) = decision.pause_destination_until {
         // Known to this process from now on, before the finish commits:

@@ -72,6 +72,12 @@ impl Wake {
     pub const CHANGED: Wake = Wake { unsent: None };
 }
 
+/// Supervisor → Throttle: the destination's settings, as just read after
+/// a change was heard; its own limits go from now on.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Retune(pub Box<remit::domain::DestinationSettings>);
+
 /// Throttle → Supervisor: nothing has been queued or in flight here for a
 /// while; evict me unless more work is on its way. `admitted` counts the
 /// tasks it was ever handed, so the supervisor, which counts what it sent,

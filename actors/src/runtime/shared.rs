@@ -1,11 +1,12 @@
 //! What every actor of a region's runtime shares.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use remit::domain::Region;
+use remit::domain::{Region, SendTarget};
 use remit::policy::RetryPolicy;
 use remit::store::Database;
 use tokio::sync::Semaphore;
@@ -113,6 +114,30 @@ impl Shared {
 
     pub fn send_timeout(&self) -> Duration {
         Duration::from_millis(self.config.send.timeout_ms)
+    }
+
+    /// The send timeout of a request to `target`: its own when it has one,
+    /// never more than half the lease (as `send.timeout_ms` is checked to
+    /// be), so the finish still fits in the lease.
+    pub fn send_timeout_for(&self, target: &SendTarget) -> Duration {
+        match target.destination.settings.timeout_ms {
+            Some(ms) => Duration::from_millis(u64::from(ms)).min(self.lease() / 2),
+            None => self.send_timeout(),
+        }
+    }
+
+    /// The retry policy of a task of `target`: the runtime's, with the
+    /// destination's own attempt budget when it has one.
+    pub fn policy_for(&self, target: &SendTarget) -> Cow<'_, RetryPolicy> {
+        match target.destination.settings.max_attempts {
+            Some(max_attempts) if max_attempts != self.policy.max_attempts => {
+                Cow::Owned(RetryPolicy {
+                    max_attempts,
+                    ..(*self.policy).clone()
+                })
+            }
+            _ => Cow::Borrowed(&self.policy),
+        }
     }
 
     /// What a request must leave of its lease for the finish to commit:

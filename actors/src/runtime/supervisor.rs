@@ -17,7 +17,7 @@ use slog::{info, warn};
 use super::guard::{self, Guarded};
 use super::hand_back::hand_back;
 use super::messages::{
-    Abandon, Admit, Crash, DestinationChanged, Drain, Evict, Idle, Route, Shutdown, Wake,
+    Abandon, Admit, Crash, DestinationChanged, Drain, Evict, Idle, Retune, Route, Shutdown, Wake,
 };
 use super::spare::SpareTokens;
 use super::throttle::Keeper;
@@ -215,9 +215,11 @@ const DISABLED_HOLD: std::time::Duration = std::time::Duration::from_secs(1);
 impl Handler<DestinationChanged> for RegionSupervisor {
     type Result = ();
 
-    /// Another process committed a pause, or disabled the destination:
-    /// read the row (the authority, on the database's clock) and hold the
-    /// destination here too; its throttle hands queued tasks back. A
+    /// Another process committed a pause, disabled the destination or
+    /// changed its settings: read the row (the authority, on the
+    /// database's clock), give its throttle the settings, and hold a
+    /// paused or disabled destination here too; its throttle hands queued
+    /// tasks back. A
     /// disabled destination is held for [`DISABLED_HOLD`] so that what is
     /// queued goes back now rather than as each task reaches a sender (which
     /// would hand it back all the same: the sender checks the row).
@@ -228,6 +230,13 @@ impl Handler<DestinationChanged> for RegionSupervisor {
             .into_actor(self)
             .map(|result, this, _| match result {
                 Ok(Ok((id, Some(target)))) => {
+                    // Its limits may have changed: its throttle takes them
+                    // now, even with tasks queued.
+                    if let Some(throttle) = this.throttles.get(&id) {
+                        throttle
+                            .addr
+                            .do_send(Retune(target.destination.settings.clone()));
+                    }
                     if !target.destination.enabled {
                         this.shared.pauses.hold(&id, DISABLED_HOLD);
                         if let Some(throttle) = this.throttles.get(&id) {
@@ -249,9 +258,9 @@ impl Handler<DestinationChanged> for RegionSupervisor {
                     }
                 }
                 Ok(Ok((_, None))) => {}
-                Ok(Err(e)) => warn!(this.shared.log, "could not read a paused destination";
+                Ok(Err(e)) => warn!(this.shared.log, "could not read a changed destination";
                                     "error" => %crate::error_chain(&e)),
-                Err(panic) => warn!(this.shared.log, "reading a paused destination panicked";
+                Err(panic) => warn!(this.shared.log, "reading a changed destination panicked";
                                     "panic" => %panic),
             })
             .spawn(ctx);

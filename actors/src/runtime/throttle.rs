@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use remit::domain::DestinationId;
+use remit::domain::{DestinationId, DestinationSettings};
 use remit::store::{TokenRequest, Tokens};
 use slog::{debug, warn};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -35,12 +35,16 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::hand_back::hand_back;
-use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
+use super::messages::{Admit, Deliver, Drain, InFlight, Retune, Wake, Work};
 use super::retry;
 use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
 pub use idle::Keeper;
 use unspent::Unspent;
+
+/// Permits of the semaphore that counts requests in flight: more than any
+/// cap a destination may have.
+const COUNTING: usize = 1 << 24;
 
 pub struct Throttle {
     shared: Shared,
@@ -52,10 +56,16 @@ pub struct Throttle {
     asking: bool,
     senders: SenderPool,
     queue: VecDeque<Work>,
-    /// The in-flight slots. A sender holds a permit while its request is
-    /// under way; it survives this actor's restarts, so a restart can
-    /// neither forget nor double-count a request in flight.
+    /// Counts the requests in flight: a sender holds a permit while its
+    /// request is under way. It survives this actor's restarts, so a
+    /// restart can neither forget nor double-count a request in flight. It
+    /// only counts ([`COUNTING`] permits); the cap is `limits.max_in_flight`,
+    /// which a change of the destination's settings may move either way
+    /// while requests are under way.
     in_flight: Arc<Semaphore>,
+    /// Whether `limits` are the destination's own, read from its row; until
+    /// then nothing is taken from its bucket.
+    limits_read: bool,
     draining: bool,
     wake: Option<SpawnHandle>,
     backoff: Option<Duration>,
@@ -97,7 +107,8 @@ impl Throttle {
         Self {
             tokens: Unspent::default(),
             asking: false,
-            in_flight: Arc::new(Semaphore::new(limits.max_in_flight as usize)),
+            in_flight: Arc::new(Semaphore::new(COUNTING)),
+            limits_read: false,
             shared,
             destination,
             limits,
@@ -148,8 +159,11 @@ impl Throttle {
             }
         }
         while !self.tokens.is_empty() && !self.queue.is_empty() {
-            let Ok(destination) = self.in_flight.clone().try_acquire_owned() else {
+            if self.free_slots() == 0 {
                 self.shared.stats.metrics.throttle_wait(&self.destination);
+                break;
+            }
+            let Ok(destination) = self.in_flight.clone().try_acquire_owned() else {
                 break;
             };
             let Some(process) = self
@@ -183,7 +197,7 @@ impl Throttle {
             return;
         }
         self.hold_claims_while_queued();
-        if self.in_flight.available_permits() == 0 || self.waiting_for_slot {
+        if self.free_slots() == 0 || self.waiting_for_slot {
             self.hold_at_most_until_due(ctx);
             return;
         }
@@ -210,12 +224,67 @@ impl Throttle {
         );
     }
 
+    /// Requests that may start now under the destination's cap.
+    fn free_slots(&self) -> usize {
+        let under_way = COUNTING - self.in_flight.available_permits();
+        (self.limits.max_in_flight as usize).saturating_sub(under_way)
+    }
+
+    /// Takes the destination's own limits (`settings`, over the
+    /// configuration's), and sends what they now allow.
+    fn retune(&mut self, settings: &DestinationSettings, ctx: &mut Context<Self>) {
+        let limits = self.shared.config.limits_of(&self.destination, settings);
+        if limits != self.limits {
+            debug!(self.shared.log, "destination limits changed"; "destination" => %self.destination,
+                   "rate_per_second" => limits.rate_per_second, "burst" => limits.burst,
+                   "max_in_flight" => limits.max_in_flight);
+        }
+        self.limits = limits;
+        self.limits_read = true;
+        guard::step(self, ctx, |this, ctx| this.pump(ctx));
+    }
+
+    /// Reads the destination's row (kept for the sends that follow) for
+    /// its own limits; without it, the configuration's limits go.
+    fn read_limits(&mut self, ctx: &mut Context<Self>) {
+        if let Some(known) = self.shared.targets.get(&self.destination) {
+            self.retune(&known.destination.settings, ctx);
+            return;
+        }
+        let shared = self.shared.clone();
+        let id = self.destination.clone();
+        let read = async move {
+            let target = shared.targets.read(&shared.store, &shared.log, &id).await;
+            if let Ok(Some(target)) = &target {
+                shared.targets.keep(target);
+            }
+            target
+        };
+        guard::caught(read)
+            .into_actor(self)
+            .map(|result, this, ctx| match result {
+                Ok(Ok(Some(target))) => this.retune(&target.destination.settings, ctx),
+                Ok(Ok(None)) => this.retune(&DestinationSettings::default(), ctx),
+                Ok(Err(e)) => {
+                    warn!(this.shared.log, "could not read the destination's limits; using the configuration's";
+                          "destination" => %this.destination, "error" => %crate::error_chain(&e));
+                    this.retune(&DestinationSettings::default(), ctx);
+                }
+                Err(panic) => {
+                    warn!(this.shared.log, "reading the destination's limits panicked; restarting the throttle";
+                          "destination" => %this.destination, "panic" => %panic);
+                    ctx.stop();
+                }
+            })
+            .spawn(ctx);
+    }
+
     fn take_tokens(&mut self, ctx: &mut Context<Self>) {
-        if self.asking {
+        if self.asking || !self.limits_read {
             return;
         }
         self.asking = true;
-        let want = u32::try_from(self.queue.len().min(self.in_flight.available_permits()))
+        let want = u32::try_from(self.queue.len().min(self.free_slots()))
             .unwrap_or(u32::MAX);
         let buckets = self.shared.buckets.clone();
         let ask = TokenRequest {
@@ -318,6 +387,7 @@ impl Actor for Throttle {
         }
         // A restart hands everything queued back: nothing may come next.
         self.watch_idle(ctx);
+        self.read_limits(ctx);
     }
 }
 
@@ -371,6 +441,14 @@ impl Handler<Wake> for Throttle {
             self.tokens.put_back(token);
         }
         guard::step(self, ctx, |this, ctx| this.pump(ctx));
+    }
+}
+
+impl Handler<Retune> for Throttle {
+    type Result = ();
+
+    fn handle(&mut self, Retune(settings): Retune, ctx: &mut Context<Self>) {
+        self.retune(&settings, ctx);
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use awc::error::{ConnectError, SendRequestError};
 use chrono::{DateTime, Utc};
-use remit::domain::{Payload, Task, TraceParent};
+use remit::domain::{CustomHeader, Payload, Task, TraceParent};
 use remit::policy::{QuotaFields, TransportError};
 
 use crate::egress::{self, Egress, Refusal};
@@ -45,7 +45,7 @@ pub async fn exchange(
     limits: (Duration, usize),
 ) -> Reply {
     let (deadline, max_body) = limits;
-    let request = post(client, egress, webhook, max_body);
+    let request = post(client, egress, webhook, (deadline, max_body));
     actix_rt::time::timeout(deadline, request).await.unwrap_or((
         Err(TransportError::Timeout),
         None,
@@ -63,17 +63,22 @@ pub struct Webhook<'a> {
     pub payload: &'a Payload,
     pub signing_keys: &'a [Vec<u8>],
     pub traceparent: Option<&'a TraceParent>,
+    /// The destination's own headers, sent before remit's (whose names
+    /// they may not take).
+    pub headers: &'a [CustomHeader],
 }
 
-/// POSTs the payload with the task's stable key, the attempt's
-/// `traceparent` when tracing is on and, when the destination has secrets,
-/// Standard Webhooks signatures. The response body is read
+/// POSTs the payload with the destination's own headers, the task's
+/// stable key, the attempt's `traceparent` when tracing is on and, when the
+/// destination has secrets, Standard Webhooks signatures. awc's own timeout
+/// (the response head) is the request's deadline, which may be the
+/// destination's own rather than the client's. The response body is read
 /// up to `max_body` bytes and dropped.
 async fn post(
     client: &awc::Client,
     egress: &Egress,
     webhook: Webhook<'_>,
-    max_body: usize,
+    (deadline, max_body): (Duration, usize),
 ) -> Reply {
     let Webhook {
         url,
@@ -81,6 +86,7 @@ async fn post(
         payload,
         signing_keys,
         traceparent,
+        headers,
     } = webhook;
     // A literal address never reaches the resolver, and the scheme is not
     // its business: both are judged here.
@@ -92,8 +98,13 @@ async fn post(
         );
     }
     let timestamp = Utc::now().timestamp();
-    let mut request = client
-        .post(url.as_str())
+    let mut request = client.post(url.as_str()).timeout(deadline);
+    for header in headers {
+        if let Some(value) = header.value.known() {
+            request = request.insert_header((header.name.as_str(), value));
+        }
+    }
+    let mut request = request
         .insert_header(("content-type", payload.content_type.as_str()))
         .insert_header(("idempotency-key", task.idempotency_key.as_str()))
         .insert_header(("webhook-id", task.idempotency_key.as_str()))

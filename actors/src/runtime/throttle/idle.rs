@@ -51,7 +51,7 @@ impl Throttle {
         self.queue.is_empty()
             && !self.asking
             && !self.waiting_for_slot
-            && self.in_flight.available_permits() == self.limits.max_in_flight as usize
+            && self.in_flight.available_permits() == super::COUNTING
     }
 
     /// Starts the idle grace when nothing is left here, and ends it as
