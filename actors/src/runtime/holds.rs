@@ -31,6 +31,12 @@ impl Holds {
         *entry = (*entry).max(until);
     }
 
+    /// Ends the destination's hold now (its limits changed: what held it
+    /// may no longer).
+    pub fn release(&self, destination: &DestinationId) {
+        self.until.borrow_mut().remove(destination);
+    }
+
     /// The destinations held now.
     pub fn held_now(&self) -> Vec<DestinationId> {
         let now = Instant::now();

@@ -237,6 +237,9 @@ impl Handler<DestinationChanged> for RegionSupervisor {
                             .addr
                             .do_send(Retune(target.destination.settings.clone()));
                     }
+                    // A claim left it out while its queue covered the old
+                    // rate's next while; with new limits, claim it again.
+                    this.shared.busy.release(&id);
                     if !target.destination.enabled {
                         this.shared.pauses.hold(&id, DISABLED_HOLD);
                         if let Some(throttle) = this.throttles.get(&id) {

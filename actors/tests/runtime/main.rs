@@ -7,7 +7,7 @@
 mod support;
 
 mod announced_quota;
-mod api;
+pub(crate) mod api;
 mod console;
 mod database_crash;
 mod destination_reads;
@@ -22,6 +22,7 @@ mod listener;
 mod long_overdue;
 mod on_time;
 mod ordering;
+mod rate_change;
 mod poison;
 mod regional_events;
 mod replay_jobs;

@@ -77,6 +77,7 @@ pub(in crate::store) async fn destination_summaries(
             use super::schema::destinations;
             let rows: Vec<DestinationRow> = destinations::table
                 .filter(destinations::region.eq(region.as_str()))
+                .filter(destinations::deleted_at.is_null())
                 .select(DestinationRow::as_select())
                 .order(destinations::id)
                 .load(conn)

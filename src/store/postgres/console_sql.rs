@@ -173,7 +173,7 @@ FROM destinations d
 LEFT JOIN live ON live.destination_id = d.id
 LEFT JOIN failed ON failed.destination_id = d.id
 LEFT JOIN limited ON limited.destination_id = d.id
-WHERE d.region = $2
+WHERE d.region = $2 AND d.deleted_at IS NULL
 ORDER BY d.id
 "#
 );

@@ -52,6 +52,14 @@ pub(super) async fn update(
         if let Some(records) = &plan.headers {
             headers::replace(conn, id.as_str(), records).await?;
         }
+        if limits_changed(&current.settings, s) {
+            diesel::sql_query(TURN_AGAIN_SQL)
+                .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+                .bind::<Text, _>(id.as_str())
+                .bind::<Text, _>(current.region.as_str())
+                .execute(conn)
+                .await?;
+        }
         // Limits may have loosened: the claimers look again too.
         tell(conn, id, Some(current.region)).await?;
         super::destinations::destination_on(conn, id)
@@ -59,6 +67,31 @@ pub(super) async fn update(
             .ok_or_else(|| StoreError::no_destination(id))
     })
     .await
+}
+
+/// $1 the store's now, $2 the destination, $3 its region. Its tasks that
+/// went back to wait for their turn under the old limits (never tried, due
+/// later than their `not_before`) are due now, so new limits are felt at
+/// once, not when the old turns come; the throttle paces them.
+const TURN_AGAIN_SQL: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now)
+UPDATE tasks t
+SET available_at = GREATEST(clock.now, t.not_before), updated_at = clock.now
+FROM task_queue q, clock
+WHERE q.region = $3 AND q.destination_id COLLATE "C" = $2 COLLATE "C"
+  AND q.available_at > clock.now AND NOT q.retrying
+  AND t.id = q.task_id AND t.state = 'pending' AND t.waiting_change IS NULL
+  AND t.available_at > GREATEST(clock.now, t.not_before)
+"#;
+
+/// Whether a change moved the limits a throttle paces by.
+pub(in crate::store) fn limits_changed(
+    was: &crate::domain::DestinationSettings,
+    now: &crate::domain::DestinationSettings,
+) -> bool {
+    was.rate_per_second != now.rate_per_second
+        || was.burst != now.burst
+        || was.max_in_flight != now.max_in_flight
 }
 
 /// $1 the destination, $2 the region: its live rows, read from the live

@@ -395,6 +395,7 @@ async fn read(
         use diesel::prelude::*;
         let mut query = destinations::table
             .filter(destinations::enabled.eq(false))
+            .filter(destinations::deleted_at.is_null())
             .select(super::rows::DestinationRow::as_select())
             .order(destinations::id)
             .into_boxed();

@@ -30,6 +30,7 @@ impl Api {
             "GET" => self.client.get(url),
             "DELETE" => self.client.delete(url),
             "PUT" => self.client.put(url),
+            "PATCH" => self.client.patch(url),
             _ => self.client.post(url),
         };
         if let Some(token) = token {
@@ -49,6 +50,14 @@ impl Api {
 
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         self.call("POST", path, Some(API_TOKEN), Some(body)).await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> (u16, Value) {
+        self.call("PATCH", path, Some(API_TOKEN), Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        self.call("DELETE", path, Some(API_TOKEN), None).await
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {

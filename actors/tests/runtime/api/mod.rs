@@ -3,8 +3,9 @@
 
 mod batch;
 mod bulk_cancel;
-mod client;
+pub(crate) mod client;
 mod contract;
+mod destination_settings;
 mod disable;
 mod failures;
 mod front_door;

@@ -1,0 +1,94 @@
+//! A destination's rate changed through the API takes effect in every
+//! process of the region within about a second, their throttles already
+//! holding its tasks included: two runtimes drain a backlog at 2 requests
+//! a second; the rate goes to 50 through the first one's API; the
+//! receiver sees the new rate at once, from both.
+
+use std::time::{Duration, Instant};
+
+use remit::domain::{Region, TaskState};
+use remit::store::Store;
+use serde_json::json;
+
+use crate::api::client::Api;
+use crate::support::{self, Backend, Receiver, TestDb};
+
+const TASKS: usize = 60;
+
+async fn a_new_rate_reaches_every_process(backend: Backend) {
+    let db = TestDb::running_on(backend).await;
+    let receiver = Receiver::start();
+    let dest = support::destination(&db, "crm", Region::EU, &receiver.url("/hook"), None).await;
+    let mut runtimes = Vec::new();
+    for p in 0..2 {
+        let config = support::config(&db, Region::EU, &format!("eu-{p}"));
+        let store = db.another_store(support::db::test_key()).await;
+        runtimes.push(support::start(config, &store).await);
+    }
+    let api = Api::new(&runtimes[0]);
+    let (status, view) = api
+        .patch(
+            "/v1/destinations/crm",
+            json!({"rate_per_second": 2, "burst": 1}),
+        )
+        .await;
+    assert_eq!(status, 200, "{view}");
+    let mut tasks = Vec::with_capacity(TASKS);
+    for i in 0..TASKS {
+        tasks.push(support::task(&db, &format!("r{i}"), &dest, Region::EU).await);
+    }
+    // The slow rate holds, across both processes.
+    receiver
+        .wait_until(Duration::from_secs(10), "the first requests", |r| r.len() >= 4)
+        .await;
+    let slow_start = Instant::now();
+    let before = receiver.requests_to("/hook").len();
+    actix_rt::time::sleep(Duration::from_millis(1500)).await;
+    let during = receiver.requests_to("/hook").len() - before;
+    assert!(
+        during <= 5,
+        "{during} requests in 1.5 s at 2 a second (burst 1)"
+    );
+    assert!(slow_start.elapsed() < Duration::from_secs(5));
+
+    let (status, view) = api
+        .patch(
+            "/v1/destinations/crm",
+            json!({"rate_per_second": 50, "burst": 5}),
+        )
+        .await;
+    assert_eq!(status, 200, "{view}");
+    let changed = chrono::Utc::now();
+    let at_change = receiver.requests_to("/hook").len();
+    // Fifteen more within 1.5 s: the old rate would need 7.5 s for them.
+    receiver
+        .wait_until(Duration::from_millis(1500), "the new rate", |r| {
+            r.len() >= at_change + 15
+        })
+        .await;
+    support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(20)).await;
+
+    // Both processes sent at the new rate.
+    let mut owners = std::collections::HashSet::new();
+    for id in &tasks {
+        for attempt in db.store.attempts(*id).await.unwrap() {
+            if attempt.observed.started_at.is_some_and(|at| at > changed) {
+                owners.insert(attempt.lease_owner.clone());
+            }
+        }
+    }
+    assert_eq!(owners.len(), 2, "after the change, sent by {owners:?}");
+    for runtime in runtimes {
+        runtime.shutdown().await;
+    }
+}
+
+#[actix_rt::test]
+async fn a_new_rate_reaches_every_process_on_postgres() {
+    a_new_rate_reaches_every_process(Backend::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn a_new_rate_reaches_every_process_on_sqlite() {
+    a_new_rate_reaches_every_process(Backend::Sqlite).await;
+}
