@@ -68,16 +68,26 @@ async fn a_new_rate_reaches_every_process(backend: Backend) {
         .await;
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(20)).await;
 
-    // Both processes sent at the new rate.
-    let mut owners = std::collections::HashSet::new();
+    // Both processes sent at the new rate: each sent, within 1.5 s of the
+    // change, more than the old rate allowed the two together.
+    let window = changed + chrono::Duration::milliseconds(1500);
+    let mut sent_by = std::collections::BTreeMap::<String, usize>::new();
     for id in &tasks {
         for attempt in db.store.attempts(*id).await.unwrap() {
-            if attempt.observed.started_at.is_some_and(|at| at > changed) {
-                owners.insert(attempt.lease_owner.clone());
+            if attempt
+                .observed
+                .started_at
+                .is_some_and(|at| at > changed && at <= window)
+            {
+                *sent_by.entry(attempt.lease_owner.clone()).or_default() += 1;
             }
         }
     }
-    assert_eq!(owners.len(), 2, "after the change, sent by {owners:?}");
+    assert_eq!(sent_by.len(), 2, "after the change, sent by {sent_by:?}");
+    assert!(
+        sent_by.values().all(|&n| n >= 5),
+        "within 1.5 s of the change: {sent_by:?}"
+    );
     for runtime in runtimes {
         runtime.shutdown().await;
     }
