@@ -169,6 +169,7 @@ impl Runtime {
                 allow_other_regions: config.allow_other_regions,
                 horizon: config.retry_policy().horizon,
             },
+            horizons: Default::default(),
             token: config.api.token.clone(),
             egress: egress.clone(),
             running: running.clone(),

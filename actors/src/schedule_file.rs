@@ -8,6 +8,7 @@ use std::io::BufRead;
 use remit::domain::NewTask;
 use remit::store::{Store, StoreError};
 
+use crate::api::horizons::Horizons;
 use crate::api::{read_object, CreateTask, TaskRules};
 
 /// Lines per `schedule_many` call.
@@ -36,7 +37,7 @@ pub async fn schedule_lines<S: Store>(
     let mut tally = Tally::default();
     // Lines read and not yet answered, with what reading them gave; the
     // answers go out in line order.
-    let mut pending: Vec<(usize, Result<NewTask, String>)> = Vec::with_capacity(BATCH);
+    let mut pending: Vec<(usize, Result<(NewTask, bool), String>)> = Vec::with_capacity(BATCH);
     for (index, line) in input.lines().enumerate() {
         let number = index + 1;
         let line = line.map_err(|e| ScheduleFileError::Read {
@@ -55,7 +56,8 @@ pub async fn schedule_lines<S: Store>(
     Ok(tally)
 }
 
-fn read(line: &str, rules: &TaskRules) -> Result<NewTask, String> {
+/// A line's task, and whether it named its own horizon.
+fn read(line: &str, rules: &TaskRules) -> Result<(NewTask, bool), String> {
     // Read as the API reads a body: an object only, errors naming the field.
     let task: CreateTask = read_object(line).map_err(|e| {
         let error = e.body().error;
@@ -64,20 +66,28 @@ fn read(line: &str, rules: &TaskRules) -> Result<NewTask, String> {
             None => error.message,
         }
     })?;
-    task.validate(rules).map_err(|e| e.to_string())
+    let named = task.names_horizon();
+    task.validate(rules)
+        .map(|new| (new, named))
+        .map_err(|e| e.to_string())
 }
 
 async fn flush<S: Store>(
     store: &S,
-    pending: &mut Vec<(usize, Result<NewTask, String>)>,
+    pending: &mut Vec<(usize, Result<(NewTask, bool), String>)>,
     tally: &mut Tally,
     report: &mut impl FnMut(Report),
 ) -> Result<(), ScheduleFileError> {
     let lines = std::mem::take(pending);
-    let batch: Vec<NewTask> = lines
+    let mut batch: Vec<(NewTask, bool)> = lines
         .iter()
         .filter_map(|(_, read)| read.as_ref().ok().cloned())
         .collect();
+    Horizons::default()
+        .apply(store, &mut batch)
+        .await
+        .map_err(ScheduleFileError::Store)?;
+    let batch = batch.into_iter().map(|(new, _)| new).collect();
     let mut answers = store
         .schedule_many(batch)
         .await

@@ -130,16 +130,21 @@ pub async fn create(
     let mut batch = Vec::with_capacity(entries.len());
     for entry in &entries {
         match read(entry, &state.rules, &caller) {
-            Ok(new) => {
-                batch.push(NewTask {
-                    traceparent: trace.0.clone(),
-                    ..new
-                });
+            Ok((new, named)) => {
+                batch.push((
+                    NewTask {
+                        traceparent: trace.0.clone(),
+                        ..new
+                    },
+                    named,
+                ));
                 refusals.push(None);
             }
             Err(e) => refusals.push(Some(BatchResult::refused(&e))),
         }
     }
+    state.horizons.apply(&state.store, &mut batch).await?;
+    let batch = batch.into_iter().map(|(new, _)| new).collect();
     // A store failure is the whole request's: nothing was written.
     let mut answers = state.store.schedule_many(batch).await?.into_iter();
     let results = refusals
@@ -160,8 +165,13 @@ pub async fn create(
     Ok(HttpResponse::Ok().json(BatchResults { results }))
 }
 
-/// One task of the batch, read and checked as POST /v1/tasks would.
-fn read(entry: &RawValue, rules: &TaskRules, caller: &Caller) -> Result<NewTask, ApiError> {
+/// One task of the batch, read and checked as POST /v1/tasks would, and
+/// whether it named its own horizon.
+fn read(
+    entry: &RawValue,
+    rules: &TaskRules,
+    caller: &Caller,
+) -> Result<(NewTask, bool), ApiError> {
     let task: CreateTask = read_object(entry.get())?;
     if task.payload_len() > MAX_PAYLOAD_BYTES {
         return Err(ApiError::TooLarge {
@@ -169,7 +179,8 @@ fn read(entry: &RawValue, rules: &TaskRules, caller: &Caller) -> Result<NewTask,
             limit: MAX_PAYLOAD_BYTES,
         });
     }
+    let named = task.names_horizon();
     let new = task.validate(rules)?;
     caller.may_schedule_for(&new.tenant_id)?;
-    Ok(new)
+    Ok((new, named))
 }

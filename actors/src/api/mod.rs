@@ -21,6 +21,8 @@
 //!   and reminder, and a tenant's erasure), `reminder_put` (a reminder made due at a
 //!   time, created or moved), `listings` (pages of tasks and destinations): the
 //!   handlers, which see only their own region's destinations and tasks.
+//! - `horizons`: the retry horizon of a task that names none, its
+//!   destination's own where it has one.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
 mod auth;
@@ -33,6 +35,7 @@ mod destination_switch;
 mod destinations;
 mod error;
 mod failures;
+pub mod horizons;
 mod listings;
 mod openapi;
 mod payload;
@@ -64,7 +67,8 @@ pub use auth::{authenticate, authenticate_hash, authenticate_token};
 pub use body::read_object;
 pub use caller::{Admin, Caller};
 pub use destination_switch::DisableDestination;
-pub use destinations::CreateDestination;
+pub use destination_settings::{ChangeDestination, DeletedView};
+pub use destinations::{CreateDestination, DestinationView};
 pub use error::ApiError;
 pub use listings::TaskQuery;
 pub use replays::{CancelRequest, ReplayJobView, ReplayRequest};
@@ -81,6 +85,8 @@ pub struct ApiState {
     /// delivery needs.
     pub store: Database,
     pub rules: TaskRules,
+    /// Destinations' own retry horizons, for tasks that name none.
+    pub horizons: Arc<horizons::Horizons>,
     /// The bootstrap token (`api.token`): admin, checked in memory.
     pub token: Option<String>,
     /// Where webhooks may be sent; new destinations are checked against it.

@@ -102,6 +102,9 @@ pub async fn put(
     .in_line(body.ordering_key);
     let new = request.validate(&state.rules)?;
     caller.may_schedule_for(&new.tenant_id)?;
+    let mut one = [(new, false)];
+    state.horizons.apply(&state.store, &mut one).await?;
+    let [(new, _)] = one;
     let wanted = Reschedule {
         not_before: new.not_before,
         payload: Some(new.payload.clone()),

@@ -222,6 +222,12 @@ impl CreateTask {
         }
     }
 
+    /// Whether it names its own retry horizon (else its destination's, or
+    /// the runtime's, applies).
+    pub fn names_horizon(&self) -> bool {
+        self.retry_horizon_seconds.is_some()
+    }
+
     /// The payload's size in bytes, as sent.
     pub fn payload_len(&self) -> usize {
         self.payload.len()
@@ -332,9 +338,13 @@ pub async fn create(
             limit: MAX_PAYLOAD_BYTES,
         });
     }
+    let named = body.names_horizon();
     let mut new = body.validate(&state.rules)?;
     caller.may_schedule_for(&new.tenant_id)?;
     new.traceparent = trace.0;
+    let mut one = [(new, named)];
+    state.horizons.apply(&state.store, &mut one).await?;
+    let [(new, _)] = one;
     let scheduled = state.store.schedule(new).await?;
     let summary = TaskSummary::from(&scheduled.task);
     Ok(if scheduled.created {

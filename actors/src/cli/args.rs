@@ -299,6 +299,25 @@ pub enum DestinationCommand {
         /// The destination's id.
         id: String,
     },
+    /// Change a destination's URL or its own settings (limits, timeout,
+    /// retry policy, lateness, thresholds, headers); every process of the
+    /// region takes them within about a second. Prints it as it now is.
+    Set(super::destination_args::SetArgs),
+    /// Print a destination with its settings, as JSON (secret header
+    /// values never).
+    Show {
+        /// The destination's id.
+        id: String,
+    },
+    /// Delete a destination: refused while it has tasks that have not
+    /// ended, unless --cancel-tasks.
+    Delete {
+        /// The destination's id.
+        id: String,
+        /// Cancel its tasks that have not ended with it (a bulk cancel).
+        #[arg(long)]
+        cancel_tasks: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

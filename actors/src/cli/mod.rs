@@ -5,13 +5,18 @@
 //!
 //! # Layout
 //! - `args`: the commands and flags, as clap reads them.
-//! - `migrate`, `destination`, `schedule`, `reconcile`, `prune`, `status`,
+//! - `destination` (add, enable, disable, secrets) and
+//!   `destination_settings` (set, show, delete; their flags are
+//!   `destination_args`).
+//! - `migrate`, `schedule`, `reconcile`, `prune`, `status`,
 //!   `rekey`, `transfer` (export and import), `token` (create, list,
 //!   revoke), `replay` (bulk replay by filter, and the bulk cancel of
 //!   `cancel --filter`): one command each.
 
 mod args;
 mod destination;
+mod destination_args;
+mod destination_settings;
 mod migrate;
 mod prune;
 mod reconcile;
@@ -77,6 +82,7 @@ impl From<remit::store::StoreError> for CliError {
         match e {
             remit::store::StoreError::Invalid(invalid) => CliError::Usage(invalid.to_string()),
             e @ (remit::store::StoreError::Conflict { .. }
+            | remit::store::StoreError::InUse { .. }
             | remit::store::StoreError::NotFound { .. }) => CliError::Rejected(e),
             other => CliError::App(AppError::Store(other)),
         }
@@ -142,6 +148,15 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
         }) => destination::rotate_secret(&config, id, secret, old_expires_at).await,
         Command::Destination(DestinationCommand::Secrets { id }) => {
             destination::secrets(&config, id).await
+        }
+        Command::Destination(DestinationCommand::Set(args)) => {
+            destination_settings::set(&config, args).await
+        }
+        Command::Destination(DestinationCommand::Show { id }) => {
+            destination_settings::show(&config, id).await
+        }
+        Command::Destination(DestinationCommand::Delete { id, cancel_tasks }) => {
+            destination_settings::delete(&config, id, cancel_tasks).await
         }
         Command::Schedule(args) => schedule::run(&config, args).await,
         Command::Token(TokenCommand::Create {

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use remit::store::Store;
+use remit_actors::api::horizons::Horizons;
 use remit_actors::api::{CreateTask, TaskRules};
 use remit_actors::app::{self, AppError};
 use remit_actors::config::Config;
@@ -65,6 +66,10 @@ async fn one(config: &Config, args: ScheduleArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let key = app::payload_key(config)?;
     let store = app::connect_to_seal(config, key).await?;
+    // The flags name no horizon: the destination's own, else the runtime's.
+    let mut one = [(new, false)];
+    Horizons::default().apply(&store, &mut one).await?;
+    let [(new, _)] = one;
     let scheduled = store.schedule(new).await?;
     println!(
         "task {} idempotency_key {}{}",

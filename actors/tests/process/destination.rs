@@ -67,3 +67,79 @@ async fn refusals_read_as_themselves_and_instants_end_in_z() {
         "destination crm (eu) enabled\n"
     );
 }
+
+/// `remit destination set | show | delete`: the settings as the API takes
+/// them, a secret header never printed, a refusal naming its field, and a
+/// deletion refused while tasks are live unless they go with it.
+#[actix_rt::test]
+async fn settings_are_set_shown_and_a_destination_deleted() {
+    let db = TestDb::with_database_clock().await;
+    run(remit(&db).args(ADD_CRM));
+    let set = run(remit(&db).args([
+        "destination",
+        "set",
+        "crm",
+        "--rate-per-second",
+        "5",
+        "--timeout-ms",
+        "3000",
+        "--header",
+        "X-Route: blue",
+        "--secret-header",
+        "Authorization: Bearer 0123456789abcdef-tail",
+    ]));
+    let shown: serde_json::Value = serde_json::from_slice(&set.stdout).unwrap();
+    assert_eq!(shown["rate_per_second"], serde_json::json!(5.0));
+    assert_eq!(shown["timeout_ms"], serde_json::json!(3000));
+    assert_eq!(shown["headers"][0]["value"], serde_json::json!("blue"));
+    assert_eq!(shown["headers"][1]["hint"], serde_json::json!("tail"));
+    let again = run(remit(&db).args(["destination", "show", "crm"]));
+    let text = String::from_utf8(again.stdout).unwrap();
+    assert!(!text.contains("0123456789abcdef"), "{text}");
+    assert!(text.contains("\"rate_per_second\": 5.0"), "{text}");
+
+    let reset = run(remit(&db).args(["destination", "set", "crm", "--reset", "rate_per_second"]));
+    let shown: serde_json::Value = serde_json::from_slice(&reset.stdout).unwrap();
+    assert_eq!(shown["rate_per_second"], serde_json::Value::Null);
+    assert_eq!(shown["timeout_ms"], serde_json::json!(3000));
+
+    let refused = remit(&db)
+        .args(["destination", "set", "crm", "--burst", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert!(stderr.contains("burst"), "{stderr}");
+
+    run(remit(&db).args([
+        "schedule",
+        "--tenant",
+        "clinic-1",
+        "--reminder",
+        "r1",
+        "--destination",
+        "crm",
+        "--region",
+        "eu",
+        "--not-before",
+        "2099-01-01T00:00:00Z",
+        "--payload",
+        "{}",
+    ]));
+    let busy = remit(&db)
+        .args(["destination", "delete", "crm"])
+        .output()
+        .unwrap();
+    assert_eq!(busy.status.code(), Some(1));
+    let stderr = String::from_utf8(busy.stderr).unwrap();
+    assert!(stderr.contains("1 of its tasks have not ended"), "{stderr}");
+    let deleted = run(remit(&db).args(["destination", "delete", "crm", "--cancel-tasks"]));
+    let deleted: serde_json::Value = serde_json::from_slice(&deleted.stdout).unwrap();
+    assert_eq!(deleted["live_tasks"], serde_json::json!(1));
+    assert_eq!(deleted["cancel_job"]["action"], serde_json::json!("cancel"));
+    let gone = remit(&db)
+        .args(["destination", "show", "crm"])
+        .output()
+        .unwrap();
+    assert_ne!(gone.status.code(), Some(0));
+}

@@ -97,6 +97,7 @@ async fn settings_hold_on(backend: Backend) {
             "/v1/destinations/crm",
             json!({
                 "rate_per_second": 50, "burst": 5, "max_in_flight": 3, "late_after_seconds": 600,
+                "retry_horizon_seconds": 120,
                 "headers": [
                     {"name": "X-Tenant-Route", "value": "blue"},
                     {"name": "Authorization", "value": SECRET, "secret": true},
@@ -118,10 +119,21 @@ async fn settings_hold_on(backend: Backend) {
     assert!(!view.to_string().contains("0123456789abcdef"), "{view}");
 
     // The headers go with each request, the secret in full.
-    let (status, _) = api.post("/v1/tasks", task_body("crm", "r-headers")).await;
+    let (status, created) = api.post("/v1/tasks", task_body("crm", "r-headers")).await;
     assert_eq!(status, 201);
+    // A task that names no horizon takes the destination's; one that
+    // names its own keeps it.
+    let horizon = |task: &remit::domain::Task| (task.retry_horizon_at - task.not_before).num_seconds();
+    let id = remit::domain::TaskId(created["id"].as_str().unwrap().parse().unwrap());
+    assert_eq!(horizon(&db.store.task(id).await.unwrap().unwrap()), 120);
+    let mut own = task_body("crm", "r-own-horizon");
+    own["retry_horizon_seconds"] = json!(300);
+    let (status, created) = api.post("/v1/tasks", own).await;
+    assert_eq!(status, 201, "{created}");
+    let id = remit::domain::TaskId(created["id"].as_str().unwrap().parse().unwrap());
+    assert_eq!(horizon(&db.store.task(id).await.unwrap().unwrap()), 300);
     receiver
-        .wait_until(Duration::from_secs(10), "one request", |r| !r.is_empty())
+        .wait_until(Duration::from_secs(10), "two requests", |r| r.len() >= 2)
         .await;
     let request = &receiver.requests_to("/hook")[0];
     assert_eq!(request.header("x-tenant-route"), Some("blue"));
