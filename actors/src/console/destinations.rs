@@ -68,12 +68,13 @@ pub async fn page(
 
 fn row(state: &ConsoleState, viewer: &Viewer, summary: &DestinationSummary) -> Markup {
     let d = &summary.destination;
-    let configured = state
+    let file = state
         .throttle
         .destinations
         .get(d.id.as_str())
         .copied()
         .unwrap_or(state.throttle.default);
+    let rate = d.settings.rate_per_second.unwrap_or(file.rate_per_second);
     let tasks = format!(
         "/console/tasks?{}",
         url::form_urlencoded::Serializer::new(String::new())
@@ -89,7 +90,7 @@ fn row(state: &ConsoleState, viewer: &Viewer, summary: &DestinationSummary) -> M
             }
             td data-field="state" { (state_text(d)) }
             td data-field="rate" {
-                (configured.rate_per_second) "/s configured"
+                (rate) "/s configured"
                 @if let Some(q) = &summary.learned_quota {
                     br;
                     "announced: " (format!("{:.0}", q.remaining))
@@ -141,6 +142,7 @@ fn actions(viewer: &Viewer, d: &Destination) -> Markup {
                 button type="submit" { "Enable" }
             }
         }
+        a.settings href=(format!("/console/destinations/{id}/settings")) { "Settings" }
         form data-action="rotate" method="post" action="/console/destinations/rotate" {
             (viewer.csrf_input())
             input type="hidden" name="destination" value=(id);

@@ -27,6 +27,7 @@
 //! - `assets/`: the style sheet and the live-refresh script, compiled in.
 
 mod charts;
+mod destination_settings;
 mod destinations;
 mod failures;
 mod headers;
@@ -79,7 +80,21 @@ pub struct ConsoleState {
     pub horizon: chrono::Duration,
     /// The configured rates, shown beside what receivers announced.
     pub throttle: Arc<ThrottleConfig>,
+    /// The runtime's values a destination's own settings replace.
+    pub runtime: RuntimeDefaults,
     pub log: slog::Logger,
+}
+
+/// The configuration's values that a destination's own settings replace,
+/// shown beside them.
+#[derive(Debug, Clone, Copy)]
+pub struct RuntimeDefaults {
+    pub timeout_ms: u64,
+    pub max_attempts: u32,
+    pub horizon_seconds: i64,
+    pub late_after_seconds: Option<u64>,
+    pub disable_after_seconds: u64,
+    pub disable_after_failures: u32,
 }
 
 impl std::fmt::Debug for ConsoleState {
@@ -120,6 +135,14 @@ impl ConsoleState {
             }),
             horizon: config.retry_policy().horizon,
             throttle: Arc::new(config.throttle.clone()),
+            runtime: RuntimeDefaults {
+                timeout_ms: config.send.timeout_ms,
+                max_attempts: config.retry.max_attempts,
+                horizon_seconds: config.retry_policy().horizon.num_seconds(),
+                late_after_seconds: None,
+                disable_after_seconds: config.destinations.disable_after_seconds,
+                disable_after_failures: config.destinations.disable_after_failures,
+            },
             log,
         }
     }
@@ -145,6 +168,14 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
                 .route("/overview", web::get().to(overview::page))
                 .route("/destinations", web::get().to(destinations::page))
                 .route("/destinations/{action}", web::post().to(destinations::act))
+                .route(
+                    "/destinations/{id}/settings",
+                    web::get().to(destination_settings::page),
+                )
+                .route(
+                    "/destinations/{id}/settings",
+                    web::post().to(destination_settings::save),
+                )
                 .route("/tasks", web::get().to(tasks::search))
                 .route("/tasks/{id}", web::get().to(tasks::page))
                 .route("/tasks/{id}/replay", web::post().to(tasks::replay))

@@ -5,6 +5,7 @@
 //! elsewhere (Chromium); these prove the server's promises.
 
 mod browser;
+mod destination_settings;
 mod listeners;
 mod pages;
 mod path_variants;
