@@ -30,7 +30,7 @@ async fn unknown_routes_and_methods_answer_in_the_error_shape() {
     let cases = [
         ("DELETE", "/v1/tasks", "GET, POST"),
         ("GET", "/v1/tasks/batch", "POST"),
-        ("PUT", "/v1/destinations/crm", "GET"),
+        ("PUT", "/v1/destinations/crm", "GET, PATCH, DELETE"),
         (
             "GET",
             "/v1/tasks/00000000-0000-0000-0000-000000000000/replay",
