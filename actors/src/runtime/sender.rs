@@ -130,6 +130,13 @@ impl Sender {
                 }
                 held.throttle.do_send(Wake::CHANGED);
             }
+            // Deleted since the claim: back to the database, where no
+            // claim takes it again and its deletion's cancel ends it.
+            DeliveryFailure::NoDestination(destination) => {
+                warn!(self.shared.log, "the destination is gone; handing the task back";
+                      "task" => %task, "destination" => destination);
+                give_back(&self.shared, held);
+            }
             e => {
                 error!(self.shared.log, "send failed; restarting the sender";
                        "task" => %task, "error" => %crate::error_chain(&e));

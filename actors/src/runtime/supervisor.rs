@@ -260,7 +260,14 @@ impl Handler<DestinationChanged> for RegionSupervisor {
                         }
                     }
                 }
-                Ok(Ok((_, None))) => {}
+                // Deleted: what is queued goes back, as for a disabled
+                // one (the claims take nothing more of it).
+                Ok(Ok((id, None))) => {
+                    this.shared.pauses.hold(&id, DISABLED_HOLD);
+                    if let Some(throttle) = this.throttles.get(&id) {
+                        throttle.addr.do_send(Wake::CHANGED);
+                    }
+                }
                 Ok(Err(e)) => warn!(this.shared.log, "could not read a changed destination";
                                     "error" => %crate::error_chain(&e)),
                 Err(panic) => warn!(this.shared.log, "reading a changed destination panicked";
