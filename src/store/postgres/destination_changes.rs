@@ -12,11 +12,8 @@ use super::schema::{destination_secrets, destinations};
 use super::{headers, replay_jobs, PgStore, StoreError};
 use crate::domain::{Destination, DestinationChange, DestinationId, Region};
 use crate::store::console::NewReplayJob;
-use crate::store::rules::destination_change::plan;
+use crate::store::rules::destination_change::{live_refusal, plan, DELETED_REASON};
 use crate::store::Deleted;
-
-/// What every deleted destination's `disabled_reason` says.
-pub const DELETED_REASON: &str = "deleted";
 
 pub(super) async fn update(
     store: &PgStore,
@@ -123,18 +120,6 @@ pub(super) async fn delete(
         })
     })
     .await
-}
-
-/// The refusal of a deletion that would leave live tasks behind.
-pub(in crate::store) fn live_refusal(id: &DestinationId, live: u64) -> StoreError {
-    StoreError::InUse {
-        what: "destination",
-        id: id.to_string(),
-        why: format!(
-            "{live} of its tasks have not ended; cancel them first, or delete it with \
-             cancel_tasks=true to cancel them with it"
-        ),
-    }
 }
 
 /// The destination, locked until the transaction ends (`for_update`: a

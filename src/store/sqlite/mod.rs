@@ -25,6 +25,7 @@ mod console;
 mod contract;
 mod destinations;
 mod finish;
+mod headers;
 mod maintenance;
 mod next_due;
 mod operations;

@@ -31,11 +31,7 @@ impl Store for SqliteStore {
 
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
         let id = id.clone();
-        self.run(false, move |conn, _| {
-            rows::destination_row(conn, &id)?
-                .map(|row| row.destination())
-                .transpose()
-        })
+        self.run(false, move |conn, _| destinations::shown(conn, &id))
         .await
     }
 
