@@ -5,10 +5,10 @@
 //! A handle's own ring is its `key`; `with_key` makes another process's.
 
 use super::MemStore;
+use crate::domain::DestinationId;
 use crate::payload_crypto::{PayloadKey, SealedPayload};
 use crate::store::contract::may_record;
 use crate::store::rules::rekey::merge_counts;
-use crate::domain::DestinationId;
 use crate::store::{HeaderRecord, KeyCount, Keys, Rekeyed, StoreError, StoredValue};
 
 impl super::state::State {

@@ -8,8 +8,8 @@
 
 mod api_tokens;
 mod changes;
-mod destination_changes;
 mod claim;
+mod destination_changes;
 mod destination_health;
 mod keys;
 mod lease;
@@ -129,12 +129,15 @@ impl Store for MemStore {
         if let Some(existing) = state.destinations.get(&new.id) {
             if !existing.live() {
                 if existing.destination.region != new.region {
-                    return Err(revived_elsewhere(&new, existing.destination.region.as_str()));
+                    return Err(revived_elsewhere(
+                        &new,
+                        existing.destination.region.as_str(),
+                    ));
                 }
                 granted = existing.rate_granted;
             } else {
                 return requests::same_destination_or_conflict(
-                existing.destination.clone(),
+                    existing.destination.clone(),
                     &existing.valid_values(&self.key, now)?,
                     &new,
                 );

@@ -144,7 +144,9 @@ impl Transfer for MemStore {
                 deleted_at: record.deleted_at,
             };
             held.set_headers(record.headers);
-            staged.destinations.insert(held.destination.id.clone(), held);
+            staged
+                .destinations
+                .insert(held.destination.id.clone(), held);
             imported.added += 1;
         }
         *state = staged;

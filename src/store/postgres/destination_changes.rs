@@ -104,9 +104,11 @@ pub(super) async fn delete(
             .execute(conn)
             .await?;
         // A deleted destination keeps no credential.
-        diesel::delete(destination_secrets::table.filter(destination_secrets::destination_id.eq(id.as_str())))
-            .execute(conn)
-            .await?;
+        diesel::delete(
+            destination_secrets::table.filter(destination_secrets::destination_id.eq(id.as_str())),
+        )
+        .execute(conn)
+        .await?;
         headers::replace(conn, id.as_str(), &[]).await?;
         let cancel_job = match cancel {
             Some(job) if live_tasks > 0 => Some(replay_jobs::create_on(store, conn, job).await?),

@@ -88,10 +88,7 @@ WHERE id = $1 AND region = $2 AND deleted_at IS NOT NULL
 /// Registers a deleted destination again; `false` when the id is not a
 /// deleted one. A deleted destination of another region is a conflict: the
 /// tasks that ended under it keep its region until retention prunes them.
-async fn revive(
-    conn: &mut AsyncPgConnection,
-    new: &NewDestination,
-) -> Result<bool, StoreError> {
+async fn revive(conn: &mut AsyncPgConnection, new: &NewDestination) -> Result<bool, StoreError> {
     use diesel::sql_types::{BigInt, Integer, Nullable, Text};
     let tombstone: Option<String> = destinations::table
         .find(new.id.as_str())
@@ -112,7 +109,11 @@ async fn revive(
         .bind::<Text, _>(new.region.as_str())
         .bind::<Text, _>(new.url.as_str())
         .bind::<Nullable<BigInt>, _>(new.overrides.after_seconds)
-        .bind::<Nullable<Integer>, _>(new.overrides.failures.map(|f| f.min(i32::MAX as u32) as i32))
+        .bind::<Nullable<Integer>, _>(
+            new.overrides
+                .failures
+                .map(|f| f.min(i32::MAX as u32) as i32),
+        )
         .execute(conn)
         .await?;
     Ok(true)

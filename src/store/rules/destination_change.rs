@@ -45,9 +45,7 @@ pub(in crate::store) fn plan(
     };
     let thresholds = current.health.overrides;
     let overrides = DisableOverrides::new(
-        change
-            .disable_after_seconds
-            .apply(thresholds.after_seconds),
+        change.disable_after_seconds.apply(thresholds.after_seconds),
         change.disable_after_failures.apply(thresholds.failures),
     )?;
     let destination = current.id.as_str();
@@ -57,16 +55,18 @@ pub(in crate::store) fn plan(
             asked
                 .iter()
                 .enumerate()
-                .map(|(i, header)| match HeaderRecord::seal(header, key, destination) {
-                    Some(record) => Ok(record),
-                    // A secret without its value: the one stored, if the
-                    // header was a secret before.
-                    None => stored
-                        .iter()
-                        .find(|r| r.name == header.name && r.key_fingerprint().is_some())
-                        .cloned()
-                        .ok_or_else(|| kept_secret_missing(i, &header.name)),
-                })
+                .map(
+                    |(i, header)| match HeaderRecord::seal(header, key, destination) {
+                        Some(record) => Ok(record),
+                        // A secret without its value: the one stored, if the
+                        // header was a secret before.
+                        None => stored
+                            .iter()
+                            .find(|r| r.name == header.name && r.key_fingerprint().is_some())
+                            .cloned()
+                            .ok_or_else(|| kept_secret_missing(i, &header.name)),
+                    },
+                )
                 .collect::<Result<Vec<_>, _>>()?,
         ),
     };

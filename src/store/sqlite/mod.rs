@@ -18,11 +18,11 @@
 mod api_tokens;
 mod attempt_rows;
 mod changes;
-mod destination_changes;
 mod claim;
 mod connection;
 mod console;
 mod contract;
+mod destination_changes;
 mod destinations;
 mod finish;
 mod headers;

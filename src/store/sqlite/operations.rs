@@ -32,7 +32,7 @@ impl Store for SqliteStore {
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
         let id = id.clone();
         self.run(false, move |conn, _| destinations::shown(conn, &id))
-        .await
+            .await
     }
 
     async fn send_targets(

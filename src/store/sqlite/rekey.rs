@@ -7,8 +7,8 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::{SqliteStore, StoreError};
 use crate::payload_crypto::{PayloadKey, SealedPayload};
-use crate::store::{HeaderRecord, StoredHeader};
 use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
+use crate::store::{HeaderRecord, StoredHeader};
 
 #[derive(QueryableByName)]
 struct Count {

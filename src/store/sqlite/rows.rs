@@ -10,8 +10,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
     Cancellation, Destination, DestinationHealth, DestinationId, DestinationSettings,
-    DisableOverrides, OrderingKey,
-    ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
+    DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
 use crate::store::rules::columns::{corrupt, count, region, state_from_label, status};
 use crate::store::StoreError;

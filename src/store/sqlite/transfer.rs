@@ -4,12 +4,12 @@ use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::destination_changes::write_settings;
 use super::payload_rows;
 use super::rows::{
     self, any_destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
     DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::destination_changes::write_settings;
 use super::{headers, secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
 use crate::store::rules::import_conflicts::{
