@@ -460,8 +460,23 @@ pub async fn an_export_carries_settings_headers_and_tombstones<H: Harness>(h: &H
     );
     assert_eq!(o.export_destinations().await.unwrap(), exported);
     // Again: a repeat.
-    let again = o.import_destinations(exported).await.unwrap();
+    let again = o.import_destinations(exported.clone()).await.unwrap();
     assert_eq!((again.added, again.already), (0, 2));
+
+    // A record whose settings or headers a change would refuse is refused
+    // the same way, naming the field, and nothing is written.
+    let third = h.another_empty().await;
+    let mut bad_burst = record.clone();
+    bad_burst.destination.settings.burst = Some(0);
+    let mut reserved = record.clone();
+    reserved.headers[0].name = "webhook-signature".into();
+    for (bad, field) in [(bad_burst, "burst"), (reserved, "headers[0].name")] {
+        match third.store().import_destinations(vec![bad]).await.unwrap_err() {
+            StoreError::Invalid(e) => assert_eq!(e.field, field),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(third.store().export_destinations().await.unwrap().is_empty());
 }
 
 fn ring(bytes: &[u8]) -> PayloadKey {
