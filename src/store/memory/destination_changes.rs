@@ -23,7 +23,7 @@ impl Destinations for MemStore {
         let headers = plan.headers.unwrap_or_else(|| record.headers.clone());
         let d = &mut record.destination;
         d.url = plan.url;
-        d.settings = Box::new(plan.settings);
+        *d.settings = plan.settings;
         d.health.overrides = plan.overrides;
         record.set_headers(headers);
         Ok(record.destination.clone())

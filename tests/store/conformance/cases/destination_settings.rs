@@ -471,12 +471,22 @@ pub async fn an_export_carries_settings_headers_and_tombstones<H: Harness>(h: &H
     let mut reserved = record.clone();
     reserved.headers[0].name = "webhook-signature".into();
     for (bad, field) in [(bad_burst, "burst"), (reserved, "headers[0].name")] {
-        match third.store().import_destinations(vec![bad]).await.unwrap_err() {
+        match third
+            .store()
+            .import_destinations(vec![bad])
+            .await
+            .unwrap_err()
+        {
             StoreError::Invalid(e) => assert_eq!(e.field, field),
             other => panic!("{other:?}"),
         }
     }
-    assert!(third.store().export_destinations().await.unwrap().is_empty());
+    assert!(third
+        .store()
+        .export_destinations()
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 fn ring(bytes: &[u8]) -> PayloadKey {
