@@ -188,7 +188,8 @@ impl CustomHeader {
             ));
         }
         if let Some(v) = &value {
-            if v.len() > MAX_HEADER_VALUE || !v.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
+            if v.len() > MAX_HEADER_VALUE
+                || !v.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
             {
                 // Never repeated: it may be a credential.
                 return Err(InvalidInput::new(
@@ -222,8 +223,50 @@ impl CustomHeader {
 /// `headers[i].name` or `headers[i].value`, as a field an error names
 /// (`headers` past the last header a destination may have).
 pub fn header_field(index: usize, part: &str) -> &'static str {
-    const NAMES: [&str; MAX_HEADERS] = ["headers[0].name", "headers[1].name", "headers[2].name", "headers[3].name", "headers[4].name", "headers[5].name", "headers[6].name", "headers[7].name", "headers[8].name", "headers[9].name", "headers[10].name", "headers[11].name", "headers[12].name", "headers[13].name", "headers[14].name", "headers[15].name", "headers[16].name", "headers[17].name", "headers[18].name", "headers[19].name"];
-    const VALUES: [&str; MAX_HEADERS] = ["headers[0].value", "headers[1].value", "headers[2].value", "headers[3].value", "headers[4].value", "headers[5].value", "headers[6].value", "headers[7].value", "headers[8].value", "headers[9].value", "headers[10].value", "headers[11].value", "headers[12].value", "headers[13].value", "headers[14].value", "headers[15].value", "headers[16].value", "headers[17].value", "headers[18].value", "headers[19].value"];
+    const NAMES: [&str; MAX_HEADERS] = [
+        "headers[0].name",
+        "headers[1].name",
+        "headers[2].name",
+        "headers[3].name",
+        "headers[4].name",
+        "headers[5].name",
+        "headers[6].name",
+        "headers[7].name",
+        "headers[8].name",
+        "headers[9].name",
+        "headers[10].name",
+        "headers[11].name",
+        "headers[12].name",
+        "headers[13].name",
+        "headers[14].name",
+        "headers[15].name",
+        "headers[16].name",
+        "headers[17].name",
+        "headers[18].name",
+        "headers[19].name",
+    ];
+    const VALUES: [&str; MAX_HEADERS] = [
+        "headers[0].value",
+        "headers[1].value",
+        "headers[2].value",
+        "headers[3].value",
+        "headers[4].value",
+        "headers[5].value",
+        "headers[6].value",
+        "headers[7].value",
+        "headers[8].value",
+        "headers[9].value",
+        "headers[10].value",
+        "headers[11].value",
+        "headers[12].value",
+        "headers[13].value",
+        "headers[14].value",
+        "headers[15].value",
+        "headers[16].value",
+        "headers[17].value",
+        "headers[18].value",
+        "headers[19].value",
+    ];
     let fields = if part == "name" { &NAMES } else { &VALUES };
     fields.get(index).copied().unwrap_or("headers")
 }

@@ -24,8 +24,8 @@ pub use destination::{
 };
 pub use destination_event::{DestinationEvent, EventKind};
 pub use destination_settings::{
-    header_field, secret_hint, CustomHeader, DestinationChange, DestinationSettings, HeaderValue, Setting,
-    MAX_HEADERS, RESERVED_HEADERS,
+    header_field, secret_hint, CustomHeader, DestinationChange, DestinationSettings, HeaderValue,
+    Setting, MAX_HEADERS, RESERVED_HEADERS,
 };
 pub use idempotency::{idempotency_key, legacy_idempotency_key};
 pub use ids::{

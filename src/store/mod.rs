@@ -80,12 +80,12 @@ pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Re
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };
-pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};
 pub use contract::{
     ClaimRequest, DestinationRecord, Finish, Finished, Imported, Keys, Latency, QuotaNote, Refused,
     RegionCounts, RegionStatus, ReplayJobs, Replayed, Reports, ResumePoint, Scheduled,
     StatusReport, Store, StoreError, TaskRecord, TokenRequest, Tokens, Transfer, TransitionOutcome,
 };
+pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};
 pub use database::{
     create_schema, drop_schema, migrate, Database, DatabaseConfig, Sandbox, Wakeups,
     DEFAULT_DATABASE_URL,

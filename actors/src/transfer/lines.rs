@@ -7,12 +7,14 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use remit::domain::{
     Attempt, AttemptOutcome, AttemptRecord, Cancellation, Destination, DestinationHealth,
-    DestinationId, DisableOverrides, OrderingKey, Region, ReminderId, Task, TaskId, TaskState,
-    TenantId, WaitingChange,
+    DestinationId, DestinationSettings, DisableOverrides, OrderingKey, Region, ReminderId, Task,
+    TaskId, TaskState, TenantId, WaitingChange,
 };
 use remit::payload_crypto::SealedPayload;
-use remit::store::{DestinationRecord, SecretRecord, StoredValue, TaskRecord};
+use remit::store::{DestinationRecord, HeaderRecord, SecretRecord, StoredValue, TaskRecord};
 use serde::{Deserialize, Serialize};
+
+use super::header_lines;
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -54,6 +56,30 @@ pub(super) struct DestinationLine {
     disable_after_seconds: Option<i64>,
     #[serde(default)]
     disable_after_failures: Option<u32>,
+    /// Its own settings (absent when unset, and in a file from an older
+    /// remit: the runtime's values then apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rate_per_second: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    burst: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_in_flight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timeout_ms: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_horizon_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    late_after_seconds: Option<i64>,
+    /// Its custom headers, in order: a plain value in clear, a secret one
+    /// sealed under the payload key (base64 parts), as its row holds it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    headers: Vec<header_lines::HeaderLine>,
+    /// When it was deleted: the line is its tombstone, kept for the tasks
+    /// that ended under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    deleted_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -176,6 +202,15 @@ pub(super) fn destination_line(record: DestinationRecord) -> Result<DestinationL
         last_error: d.health.last_error.clone(),
         disable_after_seconds: d.health.overrides.after_seconds,
         disable_after_failures: d.health.overrides.failures,
+        rate_per_second: d.settings.rate_per_second,
+        burst: d.settings.burst,
+        max_in_flight: d.settings.max_in_flight,
+        timeout_ms: d.settings.timeout_ms,
+        max_attempts: d.settings.max_attempts,
+        retry_horizon_seconds: d.settings.retry_horizon_seconds,
+        late_after_seconds: d.settings.late_after_seconds,
+        headers: record.headers.into_iter().map(header_lines::line).collect(),
+        deleted_at: record.deleted_at,
     })
 }
 
@@ -210,6 +245,12 @@ pub(super) fn destination_record(line: DestinationLine) -> Result<DestinationRec
             value: StoredValue::Clear(secret),
         });
     }
+    let headers = line
+        .headers
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| header_lines::record(i, h))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(DestinationRecord {
         destination: Destination {
             id: DestinationId::new(&line.id).map_err(|e| e.to_string())?,
@@ -230,11 +271,22 @@ pub(super) fn destination_record(line: DestinationLine) -> Result<DestinationRec
                 )
                 .map_err(|e| e.to_string())?,
             }),
-            settings: Box::default(),
+            settings: Box::new(DestinationSettings {
+                rate_per_second: line.rate_per_second,
+                burst: line.burst,
+                max_in_flight: line.max_in_flight,
+                timeout_ms: line.timeout_ms,
+                max_attempts: line.max_attempts,
+                retry_horizon_seconds: line.retry_horizon_seconds,
+                late_after_seconds: line.late_after_seconds,
+                headers: headers.iter().map(HeaderRecord::shown).collect(),
+            }),
         },
         secrets,
         rate_tokens: line.rate_tokens,
         rate_refilled_at: line.rate_refilled_at,
+        headers,
+        deleted_at: line.deleted_at,
     })
 }
 

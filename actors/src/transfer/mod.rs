@@ -21,6 +21,7 @@ use remit::store::{
     TaskRecord,
 };
 
+mod header_lines;
 mod lines;
 
 use lines::{destination_line, destination_record, task_line, task_record, Line};

@@ -88,7 +88,7 @@ impl HeaderRecord {
     }
 
     /// The header for display: a secret's value left out, its hint kept.
-    pub(in crate::store) fn shown(&self) -> CustomHeader {
+    pub fn shown(&self) -> CustomHeader {
         CustomHeader {
             name: self.name.clone(),
             value: match &self.value {

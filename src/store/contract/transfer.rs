@@ -1,5 +1,6 @@
 //! Moving a schedule between stores (`remit export`, `remit import`): the
-//! destinations with their secrets, pauses and buckets, then every task
+//! destinations with their secrets, settings, headers, pauses and buckets
+//! (a deleted one as its tombstone), then every task
 //! with its sealed payload and its attempt log, in pages by task id.
 //!
 //! Nothing is decrypted or re-encrypted on the way: a payload stays sealed
@@ -17,7 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::{Attempt, Destination, Task};
 use crate::payload_crypto::SealedPayload;
-use crate::store::{SecretRecord, StoreError};
+use crate::store::{HeaderRecord, SecretRecord, StoreError};
 
 /// A destination as exported: what the API shows, plus what it keeps.
 #[derive(Clone, PartialEq)]
@@ -27,6 +28,13 @@ pub struct DestinationRecord {
     pub secrets: Vec<SecretRecord>,
     pub rate_tokens: Option<f64>,
     pub rate_refilled_at: Option<DateTime<Utc>>,
+    /// Its custom headers' rows, in order, a secret's value still sealed
+    /// (`destination.settings` carries its other settings, and the headers
+    /// as shown).
+    pub headers: Vec<HeaderRecord>,
+    /// When it was deleted: a tombstone travels too, so the tasks that
+    /// ended under it keep their destination in the importing store.
+    pub deleted_at: Option<DateTime<Utc>>,
 }
 
 impl std::fmt::Debug for DestinationRecord {
@@ -36,6 +44,8 @@ impl std::fmt::Debug for DestinationRecord {
             .field("secrets", &self.secrets)
             .field("rate_tokens", &self.rate_tokens)
             .field("rate_refilled_at", &self.rate_refilled_at)
+            .field("headers", &self.headers)
+            .field("deleted_at", &self.deleted_at)
             .finish()
     }
 }

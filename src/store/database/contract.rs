@@ -8,9 +8,9 @@ use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
 };
 use crate::store::{
-    Cancel, Changes, Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
-    RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
-    TaskRecord, Transfer,
+    Cancel, Changes, Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Imported,
+    KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule,
+    StatusReport, StoreError, TaskRecord, Transfer,
 };
 
 impl Reports for Database {

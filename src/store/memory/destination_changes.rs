@@ -1,7 +1,10 @@
-//! An operator's change of a destination, and its deletion, in the model.
+//! An operator's change of a destination, and its deletion, in the model:
+//! the rule every store applies (`rules::destination_change`) under the
+//! one lock, with the databases' answers.
 
 use crate::domain::{Destination, DestinationChange, DestinationId};
-use crate::store::console::NewReplayJob;
+use crate::store::console::{check_new_job, NewReplayJob};
+use crate::store::rules::destination_change::{live_refusal, plan, DELETED_REASON};
 use crate::store::{Deleted, Destinations, StoreError};
 
 use super::MemStore;
@@ -9,17 +12,69 @@ use super::MemStore;
 impl Destinations for MemStore {
     async fn update_destination(
         &self,
-        _id: &DestinationId,
-        _change: DestinationChange,
+        id: &DestinationId,
+        change: DestinationChange,
     ) -> Result<Destination, StoreError> {
-        Err(StoreError::Thread("not built yet".into()))
+        let mut state = self.state.lock();
+        let record = state
+            .live_destination_mut(id)
+            .ok_or_else(|| StoreError::no_destination(id))?;
+        let plan = plan(&record.destination, &record.headers, &change, &self.key)?;
+        let headers = plan.headers.unwrap_or_else(|| record.headers.clone());
+        let d = &mut record.destination;
+        d.url = plan.url;
+        *d.settings = plan.settings;
+        d.health.overrides = plan.overrides;
+        record.set_headers(headers);
+        Ok(record.destination.clone())
     }
 
     async fn delete_destination(
         &self,
-        _id: &DestinationId,
-        _cancel: Option<NewReplayJob>,
+        id: &DestinationId,
+        cancel: Option<NewReplayJob>,
     ) -> Result<Deleted, StoreError> {
-        Err(StoreError::Thread("not built yet".into()))
+        let now = self.now();
+        let mut state = self.state.lock();
+        let destination = state
+            .live_destination(id)
+            .ok_or_else(|| StoreError::no_destination(id))?
+            .destination
+            .clone();
+        let live_tasks = state
+            .tasks
+            .iter()
+            .filter(|t| {
+                t.destination_id == *id && t.region == destination.region && !t.state.is_terminal()
+            })
+            .count() as u64;
+        // Checked before anything is written: a refusal leaves nothing
+        // behind, as the databases' rolled-back transaction does.
+        let cancel = match cancel {
+            _ if live_tasks == 0 => None,
+            None => return Err(live_refusal(id, live_tasks)),
+            Some(job) => {
+                check_new_job(&job)?;
+                Some(job)
+            }
+        };
+        let record = state
+            .live_destination_mut(id)
+            .ok_or_else(|| StoreError::no_destination(id))?;
+        record.deleted_at = Some(now);
+        // A deleted destination keeps no credential.
+        record.secrets.clear();
+        record.set_headers(Vec::new());
+        let d = &mut record.destination;
+        d.enabled = false;
+        d.has_signing_secret = false;
+        d.health.disabled_reason = Some(DELETED_REASON.to_owned());
+        d.health.disabled_at = Some(now);
+        let cancel_job = cancel.map(|job| state.record_job(job, now));
+        Ok(Deleted {
+            destination,
+            live_tasks,
+            cancel_job,
+        })
     }
 }

@@ -21,7 +21,9 @@ impl MemStore {
             .get(&one.lease.task_id)
             .map(|i| &state.tasks[*i]);
         let id = task.map(|t| t.destination_id.clone())?;
-        let d = state.destinations.get_mut(&id)?;
+        // A deleted destination's tombstone keeps no health, as the
+        // databases' finish finds no row to count on.
+        let d = state.live_destination_mut(&id)?;
         let record = &one.decision.record;
         if health::after_attempt(&mut d.destination, record, now, self.disable_rule) != Some(true) {
             return None;
@@ -36,7 +38,7 @@ impl MemStore {
     pub(super) fn auto_disabled(&self, ids: Vec<DestinationId>, finished: &mut Finished) {
         let state = self.state.lock();
         finished.disabled.extend(ids.iter().filter_map(|id| {
-            let d = state.destinations.get(id)?;
+            let d = state.live_destination(id)?;
             Some(AutoDisabled {
                 destination: d.destination.clone(),
             })
@@ -51,8 +53,7 @@ impl MemStore {
         let now = self.now();
         let mut state = self.state.lock();
         let d = state
-            .destinations
-            .get_mut(id)
+            .live_destination_mut(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
         let event = health::disable(&mut d.destination, reason, now);
         let d = d.destination.clone();
@@ -91,8 +92,7 @@ impl MemStore {
         let now = self.now();
         let mut state = self.state.lock();
         let d = state
-            .destinations
-            .get_mut(id)
+            .live_destination_mut(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
         let event = health::enable(&mut d.destination, now);
         let d = d.destination.clone();

@@ -5,10 +5,11 @@
 //! A handle's own ring is its `key`; `with_key` makes another process's.
 
 use super::MemStore;
+use crate::domain::DestinationId;
 use crate::payload_crypto::{PayloadKey, SealedPayload};
 use crate::store::contract::may_record;
 use crate::store::rules::rekey::merge_counts;
-use crate::store::{KeyCount, Keys, Rekeyed, StoreError, StoredValue};
+use crate::store::{HeaderRecord, KeyCount, Keys, Rekeyed, StoreError, StoredValue};
 
 impl super::state::State {
     /// Records `fingerprint` as one this store's payloads are sealed with,
@@ -70,11 +71,13 @@ impl Keys for MemStore {
                 .values()
                 .map(|(_, sealed)| sealed.key_fingerprint.as_slice()),
         );
+        // Secret header values count as secrets, as the databases count them.
         let secrets = counted(state.destinations.values().flat_map(|d| {
-            d.secrets.iter().filter_map(|s| match &s.value {
+            let signing = d.secrets.iter().filter_map(|s| match &s.value {
                 StoredValue::Sealed(sealed) => Some(sealed.key_fingerprint.as_slice()),
                 StoredValue::Clear(_) => None,
-            })
+            });
+            signing.chain(d.headers.iter().filter_map(HeaderRecord::key_fingerprint))
         }));
         Ok(merge_counts(payloads, secrets))
     }
@@ -137,9 +140,26 @@ impl Keys for MemStore {
             secrets.push((id.clone(), key.seal_secret(id, destination, &value)));
         }
 
+        // Secret headers by (destination, name), as the databases order
+        // them, up to `limit` more.
+        let mut headers: Vec<(DestinationId, usize, HeaderRecord)> = Vec::new();
+        for d in state.destinations.values() {
+            for (i, h) in d.headers.iter().enumerate() {
+                if h.key_fingerprint().is_some_and(|f| f != newest) {
+                    headers.push((d.destination.id.clone(), i, h.clone()));
+                }
+            }
+        }
+        headers.sort_by(|a, b| (&a.0, &a.2.name).cmp(&(&b.0, &b.2.name)));
+        headers.truncate(limit);
+        let headers = headers
+            .into_iter()
+            .map(|(d, i, h)| Ok((h.resealed(key, d.as_str())?, d, i)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+
         let done = Rekeyed {
             payloads: payloads.len() as u64,
-            secrets: secrets.len() as u64,
+            secrets: (secrets.len() + headers.len()) as u64,
             next: refs.last().copied(),
         };
         for (r, sealed) in payloads {
@@ -154,6 +174,13 @@ impl Keys for MemStore {
                 }
             }
         }
+        for (resealed, d, i) in headers {
+            if let Some(record) = state.destinations.get_mut(&d) {
+                let mut rows = record.headers.clone();
+                rows[i] = resealed;
+                record.set_headers(rows);
+            }
+        }
         Ok(done)
     }
 
@@ -165,7 +192,7 @@ impl Keys for MemStore {
                 || state.destinations.values().any(|d| {
                     d.secrets.iter().any(
                         |s| matches!(&s.value, StoredValue::Sealed(sealed) if sealed.key_fingerprint == f),
-                    )
+                    ) || d.headers.iter().any(|h| h.key_fingerprint() == Some(f))
                 })
         };
         let (forgotten, kept): (Vec<Vec<u8>>, Vec<Vec<u8>>) = state

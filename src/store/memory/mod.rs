@@ -8,8 +8,8 @@
 
 mod api_tokens;
 mod changes;
-mod destination_changes;
 mod claim;
+mod destination_changes;
 mod destination_health;
 mod keys;
 mod lease;
@@ -43,6 +43,7 @@ use crate::domain::{
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
+use crate::store::rules::destination_change::revived_elsewhere;
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
@@ -122,14 +123,28 @@ impl Store for MemStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
+        // A deleted one of the same region comes back as new; its bucket
+        // keeps numbering its grants on, as a database's row does.
+        let mut granted = 0;
         if let Some(existing) = state.destinations.get(&new.id) {
-            return requests::same_destination_or_conflict(
-                existing.destination.clone(),
-                &existing.valid_values(&self.key, now)?,
-                &new,
-            );
+            if !existing.live() {
+                if existing.destination.region != new.region {
+                    return Err(revived_elsewhere(
+                        &new,
+                        existing.destination.region.as_str(),
+                    ));
+                }
+                granted = existing.rate_granted;
+            } else {
+                return requests::same_destination_or_conflict(
+                    existing.destination.clone(),
+                    &existing.valid_values(&self.key, now)?,
+                    &new,
+                );
+            }
         }
         let mut record = DestinationRecord::new(&new);
+        record.rate_granted = granted;
         if let Some(secret) = new.signing_secret {
             let id = state.secret_id();
             record.add_secret(&self.key, id, &secret, now);
@@ -148,8 +163,7 @@ impl Store for MemStore {
         let mut state = self.state.lock();
         let secret_id = state.secret_id();
         let record = state
-            .destinations
-            .get_mut(id)
+            .live_destination_mut(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
         Ok(record.rotate(&self.key, secret_id, rotation, now))
     }
@@ -157,8 +171,7 @@ impl Store for MemStore {
     async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
         let state = self.state.lock();
         let record = state
-            .destinations
-            .get(id)
+            .live_destination(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
         Ok(record.listed_secrets())
     }
@@ -167,8 +180,7 @@ impl Store for MemStore {
         Ok(self
             .state
             .lock()
-            .destinations
-            .get(id)
+            .live_destination(id)
             .map(|d| d.destination.clone()))
     }
 
@@ -180,11 +192,16 @@ impl Store for MemStore {
         let state = self.state.lock();
         let target = |id| {
             state
-                .destinations
-                .get(id)
+                .live_destination(id)
                 .map(|record| {
+                    let mut destination = record.destination.clone();
+                    destination.settings.headers = record
+                        .headers
+                        .iter()
+                        .map(|h| h.opened(&self.key, id.as_str()))
+                        .collect::<Result<_, _>>()?;
                     Ok(SendTarget {
-                        destination: record.destination.clone(),
+                        destination,
                         signing_secrets: record.valid_secrets(&self.key, now)?,
                         pause_left: record
                             .destination
@@ -206,8 +223,7 @@ impl Store for MemStore {
         let now = self.now();
         let mut state = self.state.lock();
         let record = state
-            .destinations
-            .get_mut(id)
+            .live_destination_mut(id)
             .ok_or_else(|| StoreError::NotFound {
                 what: "destination",
                 id: id.to_string(),

@@ -23,6 +23,13 @@ impl State {
         uuid::Uuid::from_u128(self.next_replay_job_id | (1 << 125))
     }
 
+    /// Records a job already checked (`check_new_job`).
+    pub(super) fn record_job(&mut self, new: NewReplayJob, now: DateTime<Utc>) -> ReplayJob {
+        let job = recorded(new, self.replay_job_id(), now);
+        self.replay_jobs.push(job.clone());
+        job
+    }
+
     fn replay_job_mut(&mut self, id: uuid::Uuid) -> Result<&mut ReplayJob, StoreError> {
         self.replay_jobs
             .iter_mut()
@@ -96,10 +103,7 @@ impl ReplayJobs for MemStore {
     async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
         check_new_job(&new)?;
         let now = self.now();
-        let mut state = self.state.lock();
-        let job = recorded(new, state.replay_job_id(), now);
-        state.replay_jobs.push(job.clone());
-        Ok(job)
+        Ok(self.state.lock().record_job(new, now))
     }
 
     async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {

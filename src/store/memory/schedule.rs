@@ -9,9 +9,9 @@ impl MemStore {
         let new = requests::validate(new)?;
         let now = self.now();
         let mut state = self.state.lock();
+        // A deleted destination is refused as a missing one is.
         let region = state
-            .destinations
-            .get(&new.destination_id)
+            .live_destination(&new.destination_id)
             .map(|d| d.destination.region);
         requests::check_destination(region, &new)?;
         let existing = state

@@ -13,7 +13,7 @@ use crate::payload_crypto::SealedPayload;
 use crate::store::console::ReplayJob;
 use crate::store::rules::lifecycle::{self, EndAttempt};
 use crate::store::rules::quota::LearnedRow;
-use crate::store::{SecretRecord, StoreError, TransitionOutcome};
+use crate::store::{HeaderRecord, SecretRecord, StoreError, TransitionOutcome};
 
 #[derive(Debug, Clone)]
 pub(super) struct DestinationRecord {
@@ -28,6 +28,11 @@ pub(super) struct DestinationRecord {
     pub(super) quota: Option<LearnedRow>,
     /// Why the address policy last refused it, and when.
     pub(super) refused: Option<(String, DateTime<Utc>)>,
+    /// Its custom headers as the databases' rows hold them (a secret's
+    /// value sealed); `destination.settings.headers` shows them.
+    pub(super) headers: Vec<HeaderRecord>,
+    /// When it was deleted: a tombstone no read shows.
+    pub(super) deleted_at: Option<DateTime<Utc>>,
 }
 
 impl DestinationRecord {
@@ -54,7 +59,20 @@ impl DestinationRecord {
             rate_granted: 0,
             quota: None,
             refused: None,
+            headers: Vec::new(),
+            deleted_at: None,
         }
+    }
+
+    /// Whether it is there for every read: not deleted.
+    pub(super) fn live(&self) -> bool {
+        self.deleted_at.is_none()
+    }
+
+    /// Replaces its header rows, and the headers it shows with them.
+    pub(super) fn set_headers(&mut self, headers: Vec<HeaderRecord>) {
+        self.destination.settings.headers = headers.iter().map(HeaderRecord::shown).collect();
+        self.headers = headers;
     }
 }
 
@@ -83,6 +101,18 @@ pub(super) struct State {
 }
 
 impl State {
+    /// The destination, unless it is missing or deleted.
+    pub(super) fn live_destination(&self, id: &DestinationId) -> Option<&DestinationRecord> {
+        self.destinations.get(id).filter(|d| d.live())
+    }
+
+    pub(super) fn live_destination_mut(
+        &mut self,
+        id: &DestinationId,
+    ) -> Option<&mut DestinationRecord> {
+        self.destinations.get_mut(id).filter(|d| d.live())
+    }
+
     /// A payload as sealed, with its content type; `NotFound` when the
     /// task points at none.
     pub(super) fn sealed_payload(

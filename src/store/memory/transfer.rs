@@ -59,6 +59,8 @@ impl Transfer for MemStore {
                 secrets: held.secrets.clone(),
                 rate_tokens: held.rate_tokens,
                 rate_refilled_at: held.rate_refilled_at,
+                headers: held.headers.clone(),
+                deleted_at: held.deleted_at,
             })
             .collect())
     }
@@ -118,27 +120,33 @@ impl Transfer for MemStore {
             }
             // A secret sealed under a key this store has not seen records
             // it, so a process without that key is refused at start.
-            for secret in &record.secrets {
-                if let StoredValue::Sealed(sealed) = &secret.value {
-                    staged.record_key(&sealed.key_fingerprint);
-                }
+            let sealed_secrets = record.secrets.iter().filter_map(|s| match &s.value {
+                StoredValue::Sealed(sealed) => Some(sealed.key_fingerprint.as_slice()),
+                StoredValue::Clear(_) => None,
+            });
+            let sealed_headers = record.headers.iter().filter_map(|h| h.key_fingerprint());
+            for fingerprint in sealed_secrets.chain(sealed_headers) {
+                staged.record_key(fingerprint);
             }
             let destination = Destination {
                 has_signing_secret: !record.secrets.is_empty(),
                 ..record.destination
             };
-            staged.destinations.insert(
-                destination.id.clone(),
-                Held {
-                    destination,
-                    secrets: record.secrets,
-                    rate_tokens: record.rate_tokens,
-                    rate_refilled_at: record.rate_refilled_at,
-                    rate_granted: 0,
-                    quota: None,
-                    refused: None,
-                },
-            );
+            let mut held = Held {
+                destination,
+                secrets: record.secrets,
+                rate_tokens: record.rate_tokens,
+                rate_refilled_at: record.rate_refilled_at,
+                rate_granted: 0,
+                quota: None,
+                refused: None,
+                headers: Vec::new(),
+                deleted_at: record.deleted_at,
+            };
+            held.set_headers(record.headers);
+            staged
+                .destinations
+                .insert(held.destination.id.clone(), held);
             imported.added += 1;
         }
         *state = staged;

@@ -12,9 +12,9 @@ use crate::store::console::{
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    Cancel, Changes, Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
-    RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
-    TaskRecord, Transfer,
+    Cancel, Changes, Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Imported,
+    KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule,
+    StatusReport, StoreError, TaskRecord, Transfer,
 };
 
 impl Reports for PgStore {

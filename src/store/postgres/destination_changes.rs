@@ -12,11 +12,8 @@ use super::schema::{destination_secrets, destinations};
 use super::{headers, replay_jobs, PgStore, StoreError};
 use crate::domain::{Destination, DestinationChange, DestinationId, Region};
 use crate::store::console::NewReplayJob;
-use crate::store::rules::destination_change::plan;
+use crate::store::rules::destination_change::{live_refusal, plan, DELETED_REASON};
 use crate::store::Deleted;
-
-/// What every deleted destination's `disabled_reason` says.
-pub const DELETED_REASON: &str = "deleted";
 
 pub(super) async fn update(
     store: &PgStore,
@@ -140,9 +137,11 @@ pub(super) async fn delete(
             .execute(conn)
             .await?;
         // A deleted destination keeps no credential.
-        diesel::delete(destination_secrets::table.filter(destination_secrets::destination_id.eq(id.as_str())))
-            .execute(conn)
-            .await?;
+        diesel::delete(
+            destination_secrets::table.filter(destination_secrets::destination_id.eq(id.as_str())),
+        )
+        .execute(conn)
+        .await?;
         headers::replace(conn, id.as_str(), &[]).await?;
         let cancel_job = match cancel {
             Some(job) if live_tasks > 0 => Some(replay_jobs::create_on(store, conn, job).await?),
@@ -156,18 +155,6 @@ pub(super) async fn delete(
         })
     })
     .await
-}
-
-/// The refusal of a deletion that would leave live tasks behind.
-pub(in crate::store) fn live_refusal(id: &DestinationId, live: u64) -> StoreError {
-    StoreError::InUse {
-        what: "destination",
-        id: id.to_string(),
-        why: format!(
-            "{live} of its tasks have not ended; cancel them first, or delete it with \
-             cancel_tasks=true to cancel them with it"
-        ),
-    }
 }
 
 /// The destination, locked until the transaction ends (`for_update`: a

@@ -10,6 +10,7 @@ use super::rows::DestinationRow;
 use super::schema::destinations;
 use super::{headers, requests, secrets, PgStore, StoreError};
 use crate::domain::{Destination, DestinationId, NewDestination};
+use crate::store::rules::destination_change::revived_elsewhere;
 
 pub(super) async fn add_destination(
     store: &PgStore,
@@ -87,10 +88,7 @@ WHERE id = $1 AND region = $2 AND deleted_at IS NOT NULL
 /// Registers a deleted destination again; `false` when the id is not a
 /// deleted one. A deleted destination of another region is a conflict: the
 /// tasks that ended under it keep its region until retention prunes them.
-async fn revive(
-    conn: &mut AsyncPgConnection,
-    new: &NewDestination,
-) -> Result<bool, StoreError> {
+async fn revive(conn: &mut AsyncPgConnection, new: &NewDestination) -> Result<bool, StoreError> {
     use diesel::sql_types::{BigInt, Integer, Nullable, Text};
     let tombstone: Option<String> = destinations::table
         .find(new.id.as_str())
@@ -104,20 +102,18 @@ async fn revive(
         return Ok(false);
     };
     if region != new.region.as_str() {
-        return Err(StoreError::Conflict {
-            what: format!(
-                "deleted destination {} (its ended tasks keep region {region} until retention prunes them)",
-                new.id
-            ),
-            differs: "region".into(),
-        });
+        return Err(revived_elsewhere(new, &region));
     }
     diesel::sql_query(REVIVE_SQL)
         .bind::<Text, _>(new.id.as_str())
         .bind::<Text, _>(new.region.as_str())
         .bind::<Text, _>(new.url.as_str())
         .bind::<Nullable<BigInt>, _>(new.overrides.after_seconds)
-        .bind::<Nullable<Integer>, _>(new.overrides.failures.map(|f| f.min(i32::MAX as u32) as i32))
+        .bind::<Nullable<Integer>, _>(
+            new.overrides
+                .failures
+                .map(|f| f.min(i32::MAX as u32) as i32),
+        )
         .execute(conn)
         .await?;
     Ok(true)
@@ -169,7 +165,7 @@ const PAUSE_SQL: &str = r#"
 UPDATE destinations
 SET paused_until = GREATEST(paused_until, coalesce($2, now()) + $3 * interval '1 millisecond'),
     updated_at = now()
-WHERE id = $1
+WHERE id = $1 AND deleted_at IS NULL
 RETURNING paused_until
 "#;
 
@@ -212,7 +208,8 @@ pub(super) async fn pause_on(
 /// changes records its event in the outbox in the same statement.
 const DISABLE_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($3, now()) AS now),
-was AS (SELECT id, enabled FROM destinations WHERE id = $1 FOR NO KEY UPDATE),
+was AS (SELECT id, enabled FROM destinations WHERE id = $1 AND deleted_at IS NULL
+        FOR NO KEY UPDATE),
 changed AS (
     UPDATE destinations d
     SET disabled_reason = $2, disabled_at = clock.now, enabled = false, updated_at = now()
@@ -227,10 +224,12 @@ FROM changed c, clock
 "#;
 
 /// $1 the destination, $2 the store's now. The streak and the reason go;
-/// the last error stays. One that was disabled records its event.
+/// the last error stays. One that was disabled records its event. A
+/// deleted one stays as it is (and is answered as not found).
 const ENABLE_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($2, now()) AS now),
-was AS (SELECT id, enabled FROM destinations WHERE id = $1 FOR NO KEY UPDATE),
+was AS (SELECT id, enabled FROM destinations WHERE id = $1 AND deleted_at IS NULL
+        FOR NO KEY UPDATE),
 changed AS (
     UPDATE destinations d
     SET enabled = true, failure_streak = 0, failure_streak_since = NULL,

@@ -88,12 +88,13 @@ batch AS (
 ),
 -- Only rows with something to write are locked, in id order (as the token
 -- take locks them): a success on a destination with no streak writes
--- nothing. FOR NO KEY UPDATE reads the latest committed row.
+-- nothing, nor does a deleted destination's tombstone (it keeps no health).
+-- FOR NO KEY UPDATE reads the latest committed row.
 locked AS (
     SELECT d.id, d.enabled, d.failure_streak, d.failure_streak_since, d.last_error,
            d.disable_after_seconds, d.disable_after_failures
     FROM destinations d JOIN batch b ON b.id = d.id
-    WHERE b.failed > 0 OR d.failure_streak > 0
+    WHERE (b.failed > 0 OR d.failure_streak > 0) AND d.deleted_at IS NULL
     ORDER BY d.id
     FOR NO KEY UPDATE OF d
 ),

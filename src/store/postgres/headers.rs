@@ -87,3 +87,24 @@ pub(super) async fn replace(
     }
     Ok(())
 }
+
+/// Writes an imported destination's header rows as they come, and records
+/// the keys their sealed values are under, as an imported secret's is: a
+/// process without one is refused at start rather than failing each send.
+pub(super) async fn import(
+    conn: &mut AsyncPgConnection,
+    destination: &str,
+    records: &[HeaderRecord],
+) -> Result<(), StoreError> {
+    replace(conn, destination, records).await?;
+    for fingerprint in records.iter().filter_map(HeaderRecord::key_fingerprint) {
+        diesel::sql_query(
+            "INSERT INTO payload_keys (fingerprint, recorded_at) VALUES ($1, now()) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind::<diesel::sql_types::Bytea, _>(fingerprint)
+        .execute(conn)
+        .await?;
+    }
+    Ok(())
+}

@@ -2,7 +2,7 @@
 //! `store::rules::rekey`): a batch of payloads after a cursor, by `payload_ref`
 //! (the primary key, so the whole table is walked once), and the secrets
 //! not yet under the newest key, in one short transaction that locks only
-//! the rows it rewrites.
+//! the rows it rewrites (secret header values with the secrets).
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bytea};
@@ -12,6 +12,7 @@ use super::schema::{destination_secrets, payloads};
 use super::{PgStore, StoreError};
 use crate::payload_crypto::SealedPayload;
 use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
+use crate::store::{HeaderRecord, StoredHeader};
 
 /// A row's key fingerprint, nonce and ciphertext.
 type Sealed = (Vec<u8>, Vec<u8>, Vec<u8>);
@@ -33,9 +34,13 @@ pub(in crate::store) async fn counts(store: &PgStore) -> Result<Vec<KeyCount>, S
     )
     .load(&mut conn)
     .await?;
+    // Secret header values count as secrets.
     let by_secret: Vec<Count> = diesel::sql_query(
-        "SELECT key_fingerprint AS fingerprint, count(*) AS n FROM destination_secrets \
-         WHERE key_fingerprint IS NOT NULL GROUP BY 1",
+        "SELECT fingerprint, count(*) AS n FROM ( \
+             SELECT key_fingerprint AS fingerprint FROM destination_secrets \
+             WHERE key_fingerprint IS NOT NULL \
+             UNION ALL SELECT key_fingerprint FROM destination_headers \
+             WHERE key_fingerprint IS NOT NULL) sealed GROUP BY 1",
     )
     .load(&mut conn)
     .await?;
@@ -132,9 +137,60 @@ pub(in crate::store) async fn batch(
                 .execute(conn)
                 .await? as u64;
         }
+        done.secrets += headers(conn, &key, &newest, limit).await?;
         Ok(done)
     })
     .await
+}
+
+/// Re-seals up to `limit` secret header values not under the newest key,
+/// by (destination, name), each row locked and rewritten whole.
+async fn headers(
+    conn: &mut diesel_async::AsyncPgConnection,
+    key: &crate::payload_crypto::PayloadKey,
+    newest: &[u8],
+    limit: u32,
+) -> Result<u64, StoreError> {
+    use super::schema::destination_headers as h;
+    let stale: Vec<(String, String, Sealed, Option<String>)> = h::table
+        .filter(h::key_fingerprint.ne(newest))
+        .order((h::destination_id, h::name))
+        .limit(i64::from(limit))
+        .select((
+            h::destination_id,
+            h::name,
+            (
+                h::key_fingerprint.assume_not_null(),
+                h::nonce.assume_not_null(),
+                h::ciphertext.assume_not_null(),
+            ),
+            h::hint,
+        ))
+        .for_update()
+        .load(conn)
+        .await?;
+    let mut rewritten = 0;
+    for (destination, name, (key_fingerprint, nonce, ciphertext), hint) in stale {
+        let sealed = SealedPayload {
+            key_fingerprint,
+            nonce,
+            ciphertext,
+        };
+        let old = HeaderRecord::from_columns(name, None, Some(sealed), hint)?;
+        let StoredHeader::Sealed { sealed: new, .. } = old.resealed(key, &destination)?.value
+        else {
+            continue;
+        };
+        rewritten += diesel::update(h::table.find((&destination, &old.name)))
+            .set((
+                h::key_fingerprint.eq(Some(new.key_fingerprint)),
+                h::nonce.eq(Some(new.nonce)),
+                h::ciphertext.eq(Some(new.ciphertext)),
+            ))
+            .execute(conn)
+            .await? as u64;
+    }
+    Ok(rewritten)
 }
 
 /// Forgets the recorded keys, other than the newest, that nothing is
@@ -158,6 +214,8 @@ pub(in crate::store) async fn forget_unused(store: &PgStore) -> Result<Vec<Vec<u
                  AND NOT EXISTS (SELECT 1 FROM payloads p WHERE p.key_fingerprint = k.fingerprint) \
                  AND NOT EXISTS (SELECT 1 FROM destination_secrets s \
                                  WHERE s.key_fingerprint = k.fingerprint) \
+                 AND NOT EXISTS (SELECT 1 FROM destination_headers h \
+                                 WHERE h.key_fingerprint = k.fingerprint) \
                  RETURNING k.fingerprint",
             )
             .bind::<Bytea, _>(&newest)

@@ -9,8 +9,8 @@ use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
     Attempt, AttemptRecord, Cancellation, Destination, DestinationHealth, DestinationId,
-    DestinationSettings,
-    DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
+    DestinationSettings, DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId,
+    TraceParent, WaitingChange,
 };
 use crate::payload_crypto::SealedPayload;
 pub(crate) use crate::store::rules::columns::{corrupt, count, region, status};

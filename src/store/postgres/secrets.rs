@@ -215,6 +215,7 @@ pub(super) async fn rotate(
         let now = now(store, conn).await?;
         let exists: Option<String> = destinations::table
             .find(id.as_str())
+            .filter(destinations::deleted_at.is_null())
             .select(destinations::id)
             .for_update()
             .first(conn)
@@ -254,6 +255,7 @@ pub(super) async fn list(
     let mut conn = store.conn().await?;
     let exists: Option<String> = destinations::table
         .find(id.as_str())
+        .filter(destinations::deleted_at.is_null())
         .select(destinations::id)
         .first(&mut conn)
         .await

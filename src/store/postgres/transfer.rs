@@ -7,36 +7,49 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::enums::{OutcomeColumn, StateColumn};
 use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
-use super::{secrets, PgStore, StoreError};
+use super::{headers, secrets, PgStore, StoreError};
 use crate::domain::{Attempt, Task, TaskId};
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
-use crate::store::{DestinationRecord, Imported, TaskRecord};
+use crate::store::{DestinationRecord, HeaderRecord, Imported, TaskRecord};
 
 pub(in crate::store) async fn destinations(
     store: &PgStore,
 ) -> Result<Vec<DestinationRecord>, StoreError> {
     let mut conn = store.conn().await?;
-    let rows: Vec<(DestinationRow, Option<f64>, Option<DateTime<Utc>>)> = destinations::table
+    type Exported = (
+        DestinationRow,
+        Option<f64>,
+        Option<DateTime<Utc>>,
+        Option<DateTime<Utc>>,
+    );
+    let rows: Vec<Exported> = destinations::table
         .order(destinations::id)
         .select((
             DestinationRow::as_select(),
             destinations::rate_tokens,
             destinations::rate_refilled_at,
+            destinations::deleted_at,
         ))
         .load(&mut conn)
         .await?;
-    let ids: Vec<&str> = rows.iter().map(|(row, _, _)| row.id.as_str()).collect();
+    let ids: Vec<&str> = rows.iter().map(|(row, ..)| row.id.as_str()).collect();
     let mut secrets = secrets::all_records(&mut conn, &ids).await?;
+    let mut headers = headers::records(&mut conn, &ids).await?;
     rows.into_iter()
-        .map(|(row, rate_tokens, rate_refilled_at)| {
+        .map(|(row, rate_tokens, rate_refilled_at, deleted_at)| {
             let secrets = secrets.remove(&row.id).unwrap_or_default();
+            let headers = headers.remove(&row.id).unwrap_or_default();
+            let mut destination: crate::domain::Destination = row.try_into()?;
+            destination.settings.headers = headers.iter().map(HeaderRecord::shown).collect();
             Ok(DestinationRecord {
-                destination: row.try_into()?,
+                destination,
                 secrets,
                 rate_tokens,
                 rate_refilled_at,
+                headers,
+                deleted_at,
             })
         })
         .collect()
@@ -114,6 +127,8 @@ pub(in crate::store) async fn import_destinations(
                 imported.already += 1;
                 continue;
             }
+            let s = &d.settings;
+            let count = |v: Option<u32>| v.map(|n| i32::try_from(n).unwrap_or(i32::MAX));
             diesel::insert_into(destinations::table)
                 .values((
                     destinations::id.eq(d.id.as_str()),
@@ -134,12 +149,21 @@ pub(in crate::store) async fn import_destinations(
                         .overrides
                         .failures
                         .map(|f| f as i32)),
+                    destinations::rate_per_second.eq(s.rate_per_second),
+                    destinations::burst.eq(count(s.burst)),
+                    destinations::max_in_flight.eq(count(s.max_in_flight)),
+                    destinations::timeout_ms.eq(count(s.timeout_ms)),
+                    destinations::max_attempts.eq(count(s.max_attempts)),
+                    destinations::retry_horizon_seconds.eq(s.retry_horizon_seconds),
+                    destinations::late_after_seconds.eq(s.late_after_seconds),
+                    destinations::deleted_at.eq(record.deleted_at),
                 ))
                 .execute(conn)
                 .await?;
             for secret in &record.secrets {
                 secrets::insert_record(conn, &d.id, secret).await?;
             }
+            headers::import(conn, d.id.as_str(), &record.headers).await?;
             imported.added += 1;
         }
         Ok(imported)

@@ -3,8 +3,8 @@
 //! secret given without its value keeps the row stored under its name).
 
 use crate::domain::{
-    header_field, quoted, Destination, DestinationChange, DestinationSettings, DisableOverrides,
-    InvalidInput,
+    header_field, quoted, Destination, DestinationChange, DestinationId, DestinationSettings,
+    DisableOverrides, InvalidInput, NewDestination,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::store::{HeaderRecord, StoreError};
@@ -45,9 +45,7 @@ pub(in crate::store) fn plan(
     };
     let thresholds = current.health.overrides;
     let overrides = DisableOverrides::new(
-        change
-            .disable_after_seconds
-            .apply(thresholds.after_seconds),
+        change.disable_after_seconds.apply(thresholds.after_seconds),
         change.disable_after_failures.apply(thresholds.failures),
     )?;
     let destination = current.id.as_str();
@@ -57,16 +55,18 @@ pub(in crate::store) fn plan(
             asked
                 .iter()
                 .enumerate()
-                .map(|(i, header)| match HeaderRecord::seal(header, key, destination) {
-                    Some(record) => Ok(record),
-                    // A secret without its value: the one stored, if the
-                    // header was a secret before.
-                    None => stored
-                        .iter()
-                        .find(|r| r.name == header.name && r.key_fingerprint().is_some())
-                        .cloned()
-                        .ok_or_else(|| kept_secret_missing(i, &header.name)),
-                })
+                .map(
+                    |(i, header)| match HeaderRecord::seal(header, key, destination) {
+                        Some(record) => Ok(record),
+                        // A secret without its value: the one stored, if the
+                        // header was a secret before.
+                        None => stored
+                            .iter()
+                            .find(|r| r.name == header.name && r.key_fingerprint().is_some())
+                            .cloned()
+                            .ok_or_else(|| kept_secret_missing(i, &header.name)),
+                    },
+                )
                 .collect::<Result<Vec<_>, _>>()?,
         ),
     };
@@ -76,6 +76,35 @@ pub(in crate::store) fn plan(
         overrides,
         headers,
     })
+}
+
+/// What every deleted destination's `disabled_reason` says.
+pub const DELETED_REASON: &str = "deleted";
+
+/// The refusal of a deletion that would leave live tasks behind.
+pub(in crate::store) fn live_refusal(id: &DestinationId, live: u64) -> StoreError {
+    StoreError::InUse {
+        what: "destination",
+        id: id.to_string(),
+        why: format!(
+            "{live} of its tasks have not ended; cancel them first, or delete it with \
+             cancel_tasks=true to cancel them with it"
+        ),
+    }
+}
+
+/// The refusal of a registration that would bring a deleted destination
+/// back in another region: the tasks that ended under it keep its region
+/// until retention prunes them.
+pub(in crate::store) fn revived_elsewhere(new: &NewDestination, region: &str) -> StoreError {
+    StoreError::Conflict {
+        what: format!(
+            "deleted destination {} (its ended tasks keep region {region} until retention \
+             prunes them)",
+            new.id
+        ),
+        differs: "region".into(),
+    }
 }
 
 fn kept_secret_missing(index: usize, name: &str) -> StoreError {

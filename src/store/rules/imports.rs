@@ -39,6 +39,7 @@ use crate::domain::{
     idempotency_key, legacy_idempotency_key, quoted, InvalidInput, ReminderId, Task, TaskId,
     TaskState, TenantId,
 };
+use crate::store::StoredHeader;
 use crate::store::{DestinationRecord, StoreError, TaskRecord};
 
 /// The highest fencing token an import accepts: 2^53. Tokens are drawn one
@@ -308,7 +309,53 @@ pub fn check_imported_destination(record: &DestinationRecord) -> Result<(), Inva
             format!("must be at most {}", i32::MAX),
         ));
     }
-    Ok(())
+    record
+        .deleted_at
+        .map_or(Ok(()), |v| time("deleted_at", v))?;
+    check_imported_settings(record)
+}
+
+/// The settings within the bounds a change takes, and each header one a
+/// change could have written: a name remit does not reserve, given once,
+/// and a plain value of visible ASCII (a sealed one is opened only for a
+/// send).
+fn check_imported_settings(record: &DestinationRecord) -> Result<(), InvalidInput> {
+    use crate::domain::{CustomHeader, DestinationChange, Setting};
+    let s = &record.destination.settings;
+    fn set<T>(v: Option<T>) -> Setting<T> {
+        v.map_or(Setting::Keep, Setting::Set)
+    }
+    let headers = record
+        .headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| match &h.value {
+            StoredHeader::Plain(v) => CustomHeader::new(i, &h.name, Some(v.clone()), false),
+            StoredHeader::Sealed { .. } => CustomHeader::new(i, &h.name, None, true),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(i) = headers
+        .iter()
+        .zip(&record.headers)
+        .position(|(c, h)| c.name != h.name)
+    {
+        return Err(InvalidInput::new(
+            crate::domain::header_field(i, "name"),
+            "must be lowercase",
+        ));
+    }
+    DestinationChange {
+        rate_per_second: set(s.rate_per_second),
+        burst: set(s.burst),
+        max_in_flight: set(s.max_in_flight),
+        timeout_ms: set(s.timeout_ms),
+        max_attempts: set(s.max_attempts),
+        retry_horizon_seconds: set(s.retry_horizon_seconds),
+        late_after_seconds: set(s.late_after_seconds),
+        headers: Some(headers),
+        ..DestinationChange::default()
+    }
+    .validate()
 }
 
 /// The checks that span the records of one import: no two tasks share an

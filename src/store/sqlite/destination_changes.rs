@@ -1,25 +1,156 @@
-//! An operator's change of a destination, and its deletion, on SQLite.
+//! An operator's change of a destination, and its deletion, on SQLite:
+//! each reads the row in the write transaction, applies the rule every
+//! store applies (`rules::destination_change`) and writes it back; this
+//! process's listeners are woken once it commits (another process on the
+//! file reads the destination again when its cache of it runs out).
 
-use crate::domain::{Destination, DestinationChange, DestinationId};
-use crate::store::console::NewReplayJob;
-use crate::store::{Deleted, Destinations, StoreError};
+use chrono::{DateTime, Utc};
+use diesel::sql_types::{BigInt, Double, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
+use diesel::{QueryableByName, RunQueryDsl};
 
-use super::SqliteStore;
+use super::rows::micros;
+use super::{destinations, headers, replay_jobs, SqliteStore};
+use crate::domain::{
+    Destination, DestinationChange, DestinationId, DestinationSettings, DisableOverrides,
+};
+use crate::store::console::{check_new_job, NewReplayJob};
+use crate::store::rules::destination_change::{live_refusal, plan, DELETED_REASON};
+use crate::store::{Deleted, Destinations, StoreError, Wakeup};
 
 impl Destinations for SqliteStore {
     async fn update_destination(
         &self,
-        _id: &DestinationId,
-        _change: DestinationChange,
+        id: &DestinationId,
+        change: DestinationChange,
     ) -> Result<Destination, StoreError> {
-        Err(StoreError::Thread("not built yet".into()))
+        let changed = self
+            .run(true, {
+                let id = id.clone();
+                move |conn, ctx| update(conn, ctx, &id, &change)
+            })
+            .await?;
+        self.wake(Wakeup::Destination(changed.id.clone()));
+        // Limits may have loosened: the claimers look again too.
+        self.wake(Wakeup::DueWork(changed.region));
+        Ok(changed)
     }
 
     async fn delete_destination(
         &self,
-        _id: &DestinationId,
-        _cancel: Option<NewReplayJob>,
+        id: &DestinationId,
+        cancel: Option<NewReplayJob>,
     ) -> Result<Deleted, StoreError> {
-        Err(StoreError::Thread("not built yet".into()))
+        let deleted = self
+            .run(true, {
+                let id = id.clone();
+                move |conn, ctx| delete(conn, &id, cancel, ctx.now)
+            })
+            .await?;
+        self.wake(Wakeup::Destination(id.clone()));
+        Ok(deleted)
     }
+}
+
+fn update(
+    conn: &mut SqliteConnection,
+    ctx: &super::Ctx,
+    id: &DestinationId,
+    change: &DestinationChange,
+) -> Result<Destination, StoreError> {
+    let current = destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
+    let stored = headers::records(conn, id.as_str())?;
+    let plan = plan(&current, &stored, change, &ctx.key)?;
+    write_settings(conn, id, &plan.settings, plan.overrides, ctx.now)?;
+    diesel::sql_query("UPDATE destinations SET url = ? WHERE id = ?")
+        .bind::<Text, _>(plan.url.as_str())
+        .bind::<Text, _>(id.as_str())
+        .execute(conn)?;
+    if let Some(records) = &plan.headers {
+        headers::replace(conn, id.as_str(), records)?;
+    }
+    destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))
+}
+
+/// Writes a destination's settings (headers apart) and disable thresholds.
+pub(super) fn write_settings(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+    s: &DestinationSettings,
+    overrides: DisableOverrides,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    diesel::sql_query(
+        "UPDATE destinations SET rate_per_second = ?, burst = ?, max_in_flight = ?, \
+         timeout_ms = ?, max_attempts = ?, retry_horizon_seconds = ?, late_after_seconds = ?, \
+         disable_after_seconds = ?, disable_after_failures = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind::<Nullable<Double>, _>(s.rate_per_second)
+    .bind::<Nullable<BigInt>, _>(s.burst.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(s.max_in_flight.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(s.timeout_ms.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(s.max_attempts.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(s.retry_horizon_seconds)
+    .bind::<Nullable<BigInt>, _>(s.late_after_seconds)
+    .bind::<Nullable<BigInt>, _>(overrides.after_seconds)
+    .bind::<Nullable<BigInt>, _>(overrides.failures.map(i64::from))
+    .bind::<BigInt, _>(micros(now))
+    .bind::<Text, _>(id.as_str())
+    .execute(conn)?;
+    Ok(())
+}
+
+#[derive(QueryableByName)]
+struct Live {
+    #[diesel(sql_type = BigInt)]
+    live: i64,
+}
+
+fn delete(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+    cancel: Option<NewReplayJob>,
+    now: DateTime<Utc>,
+) -> Result<Deleted, StoreError> {
+    let destination =
+        destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
+    let live: Live = diesel::sql_query(
+        "SELECT count(*) AS live FROM tasks WHERE destination_id = ? AND region = ? \
+         AND state IN ('pending', 'leased', 'retry_wait')",
+    )
+    .bind::<Text, _>(id.as_str())
+    .bind::<Text, _>(destination.region.as_str())
+    .get_result(conn)?;
+    let live_tasks = u64::try_from(live.live).unwrap_or(0);
+    let cancel = match cancel {
+        _ if live_tasks == 0 => None,
+        None => return Err(live_refusal(id, live_tasks)),
+        Some(job) => {
+            check_new_job(&job)?;
+            Some(job)
+        }
+    };
+    diesel::sql_query(
+        "UPDATE destinations SET deleted_at = ?, enabled = 0, disabled_reason = ?, \
+         disabled_at = ?, updated_at = ? WHERE id = ?",
+    )
+    .bind::<BigInt, _>(micros(now))
+    .bind::<Text, _>(DELETED_REASON)
+    .bind::<BigInt, _>(micros(now))
+    .bind::<BigInt, _>(micros(now))
+    .bind::<Text, _>(id.as_str())
+    .execute(conn)?;
+    // A deleted destination keeps no credential.
+    diesel::sql_query("DELETE FROM destination_secrets WHERE destination_id = ?")
+        .bind::<Text, _>(id.as_str())
+        .execute(conn)?;
+    headers::replace(conn, id.as_str(), &[])?;
+    let cancel_job = cancel
+        .map(|job| replay_jobs::record_job(conn, &job, now))
+        .transpose()?;
+    Ok(Deleted {
+        destination,
+        live_tasks,
+        cancel_job,
+    })
 }

@@ -6,13 +6,14 @@ use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
-use super::rows::{destination_row, micros};
-use super::secrets;
+use super::rows::{any_destination_row, destination_row, micros};
+use super::{headers, secrets};
 use crate::domain::{
     Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind, NewDestination,
     SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::store::rules::destination_change::revived_elsewhere;
 use crate::store::rules::lifecycle;
 use crate::store::{rules::requests, StoreError};
 
@@ -22,9 +23,19 @@ pub(super) fn add(
     new: NewDestination,
     now: DateTime<Utc>,
 ) -> Result<Destination, StoreError> {
-    if let Some(existing) = destination_row(conn, &new.id)? {
-        let valid = secrets::valid_values(conn, key, &new.id, now)?;
-        return requests::same_destination_or_conflict(existing.destination()?, &valid, &new);
+    let id = new.id.clone();
+    if let Some(existing) = any_destination_row(conn, &new.id)? {
+        if existing.deleted_at()?.is_none() {
+            let valid = secrets::valid_values(conn, key, &new.id, now)?;
+            return requests::same_destination_or_conflict(existing.destination()?, &valid, &new);
+        }
+        // Deleted: registered again, as new.
+        let was = existing.destination()?;
+        if was.region != new.region {
+            return Err(revived_elsewhere(&new, was.region.as_str()));
+        }
+        revive(conn, key, new, now)?;
+        return shown(conn, &id)?.ok_or_else(|| StoreError::no_destination(&id));
     }
     diesel::sql_query(
         "INSERT INTO destinations (id, region, url, disable_after_seconds, \
@@ -56,6 +67,40 @@ pub(super) fn add(
     })
 }
 
+/// As PostgreSQL's: a deleted destination of the same region comes back
+/// as if new, its bucket, quota and history of health forgotten (the
+/// tombstone's row stays, for the tasks that ended under it).
+const REVIVE_SQL: &str = "UPDATE destinations \
+     SET url = ?, disable_after_seconds = ?, disable_after_failures = ?, deleted_at = NULL, \
+     enabled = 1, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL, \
+     disabled_reason = NULL, disabled_at = NULL, last_error = NULL, refused = NULL, \
+     refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, quota_remaining = NULL, \
+     quota_resets_at = NULL, quota_limit = NULL, quota_learned_at = NULL, quota_token = NULL, \
+     quota_window_ms = NULL, rate_per_second = NULL, burst = NULL, max_in_flight = NULL, \
+     timeout_ms = NULL, max_attempts = NULL, retry_horizon_seconds = NULL, \
+     late_after_seconds = NULL, updated_at = ? \
+     WHERE id = ? AND deleted_at IS NOT NULL";
+
+fn revive(
+    conn: &mut SqliteConnection,
+    key: &PayloadKey,
+    new: NewDestination,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    diesel::sql_query(REVIVE_SQL)
+        .bind::<Text, _>(new.url.as_str())
+        .bind::<Nullable<BigInt>, _>(new.overrides.after_seconds)
+        .bind::<Nullable<BigInt>, _>(new.overrides.failures.map(i64::from))
+        .bind::<BigInt, _>(micros(now))
+        .bind::<Text, _>(new.id.as_str())
+        .execute(conn)?;
+    // The deletion dropped its secrets and headers; a new secret is its only one.
+    if let Some(secret) = &new.signing_secret {
+        secrets::insert(conn, key, &new.id, secret, now)?;
+    }
+    Ok(())
+}
+
 pub(super) fn send_target(
     conn: &mut SqliteConnection,
     key: &PayloadKey,
@@ -70,6 +115,8 @@ pub(super) fn send_target(
         .paused_until
         .map(|until| until - now)
         .filter(|left| *left > Duration::zero());
+    let mut destination = destination;
+    destination.settings.headers = headers::opened(conn, key, id.as_str())?;
     Ok(Some(SendTarget {
         destination,
         signing_secrets: secrets::valid(conn, key, id, now)?,
@@ -113,7 +160,22 @@ pub(super) fn set_health(
     if let Some(event) = event {
         insert_event(conn, &event)?;
     }
+    d.settings.headers = headers::shown(conn, id.as_str())?;
     Ok(d)
+}
+
+/// The destination as every read shows it (its headers with a secret's
+/// hint only), unless it is missing or deleted.
+pub(super) fn shown(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+) -> Result<Option<Destination>, StoreError> {
+    let Some(row) = destination_row(conn, id)? else {
+        return Ok(None);
+    };
+    let mut destination = row.destination()?;
+    destination.settings.headers = headers::shown(conn, id.as_str())?;
+    Ok(Some(destination))
 }
 
 /// Writes a destination's `enabled` and health columns as `d` has them.

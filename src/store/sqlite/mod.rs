@@ -18,13 +18,14 @@
 mod api_tokens;
 mod attempt_rows;
 mod changes;
-mod destination_changes;
 mod claim;
 mod connection;
 mod console;
 mod contract;
+mod destination_changes;
 mod destinations;
 mod finish;
+mod headers;
 mod maintenance;
 mod next_due;
 mod operations;

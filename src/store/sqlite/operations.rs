@@ -31,12 +31,8 @@ impl Store for SqliteStore {
 
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
         let id = id.clone();
-        self.run(false, move |conn, _| {
-            rows::destination_row(conn, &id)?
-                .map(|row| row.destination())
-                .transpose()
-        })
-        .await
+        self.run(false, move |conn, _| destinations::shown(conn, &id))
+            .await
     }
 
     async fn send_targets(

@@ -1,12 +1,14 @@
 //! Re-sealing under the newest payload key on SQLite (see
-//! `store::rules::rekey`), each batch one write transaction.
+//! `store::rules::rekey`), each batch one write transaction (secret
+//! header values with the secrets).
 
-use diesel::sql_types::{BigInt, Binary, Text};
+use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::{SqliteStore, StoreError};
-use crate::payload_crypto::SealedPayload;
+use crate::payload_crypto::{PayloadKey, SealedPayload};
 use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
+use crate::store::{HeaderRecord, StoredHeader};
 
 #[derive(QueryableByName)]
 struct Count {
@@ -51,9 +53,13 @@ impl SqliteStore {
                 "SELECT key_fingerprint AS fingerprint, count(*) AS n FROM payloads GROUP BY 1",
             )
             .load(conn)?;
+            // Secret header values count as secrets.
             let by_secret: Vec<Count> = diesel::sql_query(
-                "SELECT key_fingerprint AS fingerprint, count(*) AS n FROM destination_secrets \
-                 WHERE key_fingerprint IS NOT NULL GROUP BY 1",
+                "SELECT fingerprint, count(*) AS n FROM ( \
+                     SELECT key_fingerprint AS fingerprint FROM destination_secrets \
+                     WHERE key_fingerprint IS NOT NULL \
+                     UNION ALL SELECT key_fingerprint FROM destination_headers \
+                     WHERE key_fingerprint IS NOT NULL) GROUP BY 1",
             )
             .load(conn)?;
             Ok(merge_counts(pairs(by_payload), pairs(by_secret)))
@@ -117,6 +123,7 @@ impl SqliteStore {
                 let new = key.seal_secret(&row.id, &row.bound_to, &secret);
                 done.secrets += rewrite(conn, "destination_secrets", "id", &row.id, &new)?;
             }
+            done.secrets += rekey_headers(conn, key, newest, limit)?;
             Ok(done)
         })
         .await
@@ -137,6 +144,8 @@ impl SqliteStore {
                                  WHERE p.key_fingerprint = payload_keys.fingerprint) \
                  AND NOT EXISTS (SELECT 1 FROM destination_secrets s \
                                  WHERE s.key_fingerprint = payload_keys.fingerprint) \
+                 AND NOT EXISTS (SELECT 1 FROM destination_headers h \
+                                 WHERE h.key_fingerprint = payload_keys.fingerprint) \
                  RETURNING fingerprint",
             )
             .bind::<Binary, _>(ctx.key.fingerprint())
@@ -145,6 +154,65 @@ impl SqliteStore {
         })
         .await
     }
+}
+
+#[derive(QueryableByName)]
+struct SealedHeader {
+    #[diesel(sql_type = Text)]
+    destination_id: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Binary)]
+    key_fingerprint: Vec<u8>,
+    #[diesel(sql_type = Binary)]
+    nonce: Vec<u8>,
+    #[diesel(sql_type = Binary)]
+    ciphertext: Vec<u8>,
+    #[diesel(sql_type = Nullable<Text>)]
+    hint: Option<String>,
+}
+
+/// Re-seals up to `limit` secret header values not under the newest key,
+/// by (destination, name).
+fn rekey_headers(
+    conn: &mut diesel::sqlite::SqliteConnection,
+    key: &PayloadKey,
+    newest: &[u8],
+    limit: u32,
+) -> Result<u64, StoreError> {
+    let stale: Vec<SealedHeader> = diesel::sql_query(
+        "SELECT destination_id, name, key_fingerprint, nonce, ciphertext, hint \
+         FROM destination_headers WHERE key_fingerprint IS NOT NULL AND key_fingerprint <> ? \
+         ORDER BY destination_id, name LIMIT ?",
+    )
+    .bind::<Binary, _>(newest)
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(conn)?;
+    let mut rewritten = 0;
+    for row in stale {
+        let sealed = SealedPayload {
+            key_fingerprint: row.key_fingerprint,
+            nonce: row.nonce,
+            ciphertext: row.ciphertext,
+        };
+        let old = HeaderRecord::from_columns(row.name, None, Some(sealed), row.hint)?;
+        let StoredHeader::Sealed { sealed: new, .. } =
+            old.resealed(key, &row.destination_id)?.value
+        else {
+            continue;
+        };
+        rewritten += diesel::sql_query(
+            "UPDATE destination_headers SET key_fingerprint = ?, nonce = ?, ciphertext = ? \
+             WHERE destination_id = ? AND name = ?",
+        )
+        .bind::<Binary, _>(&new.key_fingerprint)
+        .bind::<Binary, _>(&new.nonce)
+        .bind::<Binary, _>(&new.ciphertext)
+        .bind::<Text, _>(&row.destination_id)
+        .bind::<Text, _>(&old.name)
+        .execute(conn)? as u64;
+    }
+    Ok(rewritten)
 }
 
 /// Rewrites one row's sealed columns; `table` and `id_column` are this

@@ -5,6 +5,7 @@
 //! two processes advancing one job take turns on the file's write lock,
 //! and the second reads the cursor the first left.
 
+use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
@@ -148,37 +149,45 @@ fn next_batch(
     rows::tasks(found)
 }
 
+/// Records a job already checked (`check_new_job`), in the caller's
+/// transaction (a destination deleted with its live tasks cancelled).
+pub(super) fn record_job(
+    conn: &mut SqliteConnection,
+    new: &NewReplayJob,
+    now: DateTime<Utc>,
+) -> Result<ReplayJob, StoreError> {
+    let id = uuid::Uuid::now_v7();
+    let f = &new.filter;
+    diesel::sql_query(
+        "INSERT INTO replay_jobs (id, region, action, tenant_id, reminder_id, \
+         destination_id, failure_reason, not_before_from, not_before_until, \
+         requested_by, horizon_seconds, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+    )
+    .bind::<Text, _>(id.to_string())
+    .bind::<Text, _>(new.region.as_str())
+    .bind::<Text, _>(new.action.as_str())
+    .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
+    .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
+    .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
+    .bind::<Nullable<Text>, _>(f.reason.clone())
+    .bind::<Nullable<BigInt>, _>(f.from.map(micros))
+    .bind::<Nullable<BigInt>, _>(f.until.map(micros))
+    .bind::<Text, _>(&new.requested_by)
+    .bind::<BigInt, _>(new.horizon.num_seconds())
+    .bind::<BigInt, _>(micros(now))
+    .get_result::<JobRow>(conn)?
+    .try_into()
+}
+
 impl SqliteStore {
     pub(super) async fn create_replay_job(
         &self,
         new: NewReplayJob,
     ) -> Result<ReplayJob, StoreError> {
         check_new_job(&new)?;
-        self.run(true, move |conn, ctx| {
-            let id = uuid::Uuid::now_v7();
-            let f = &new.filter;
-            diesel::sql_query(
-                "INSERT INTO replay_jobs (id, region, action, tenant_id, reminder_id, \
-                 destination_id, failure_reason, not_before_from, not_before_until, \
-                 requested_by, horizon_seconds, created_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
-            )
-            .bind::<Text, _>(id.to_string())
-            .bind::<Text, _>(new.region.as_str())
-            .bind::<Text, _>(new.action.as_str())
-            .bind::<Nullable<Text>, _>(f.tenant.as_ref().map(ToString::to_string))
-            .bind::<Nullable<Text>, _>(f.reminder.as_ref().map(ToString::to_string))
-            .bind::<Nullable<Text>, _>(f.destination.as_ref().map(ToString::to_string))
-            .bind::<Nullable<Text>, _>(f.reason.clone())
-            .bind::<Nullable<BigInt>, _>(f.from.map(micros))
-            .bind::<Nullable<BigInt>, _>(f.until.map(micros))
-            .bind::<Text, _>(&new.requested_by)
-            .bind::<BigInt, _>(new.horizon.num_seconds())
-            .bind::<BigInt, _>(micros(ctx.now))
-            .get_result::<JobRow>(conn)?
-            .try_into()
-        })
-        .await
+        self.run(true, move |conn, ctx| record_job(conn, &new, ctx.now))
+            .await
     }
 
     pub(super) async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {

@@ -10,8 +10,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
     Cancellation, Destination, DestinationHealth, DestinationId, DestinationSettings,
-    DisableOverrides, OrderingKey,
-    ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
+    DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
 use crate::store::rules::columns::{corrupt, count, region, state_from_label, status};
 use crate::store::StoreError;
@@ -320,6 +319,9 @@ pub(super) struct DestinationRow {
     retry_horizon_seconds: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
     late_after_seconds: Option<i64>,
+    /// Set on a deleted destination's tombstone.
+    #[diesel(sql_type = Nullable<BigInt>)]
+    deleted_at: Option<i64>,
 }
 
 pub(super) const DESTINATION_COLUMNS: &str = "id, region, url, \
@@ -327,9 +329,14 @@ pub(super) const DESTINATION_COLUMNS: &str = "id, region, url, \
      AS has_signing_secret, enabled, paused_until, rate_tokens, rate_refilled_at, \
      failure_streak, failure_streak_since, disabled_reason, disabled_at, last_error, \
      disable_after_seconds, disable_after_failures, rate_per_second, burst, max_in_flight, \
-     timeout_ms, max_attempts, retry_horizon_seconds, late_after_seconds";
+     timeout_ms, max_attempts, retry_horizon_seconds, late_after_seconds, deleted_at";
 
 impl DestinationRow {
+    /// When it was deleted, if it is a tombstone.
+    pub fn deleted_at(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        maybe("destinations.deleted_at", self.deleted_at)
+    }
+
     pub fn destination(&self) -> Result<Destination, StoreError> {
         Ok(Destination {
             id: DestinationId::new(&self.id).map_err(|e| corrupt("destinations.id", e))?,
@@ -379,7 +386,8 @@ fn setting(column: &'static str, value: Option<i32>) -> Result<Option<u32>, Stor
     value.map(|v| count(column, v)).transpose()
 }
 
-pub(super) fn destination_row(
+/// The destination's row, a deleted one's tombstone included.
+pub(super) fn any_destination_row(
     conn: &mut SqliteConnection,
     id: &DestinationId,
 ) -> Result<Option<DestinationRow>, StoreError> {
@@ -389,4 +397,13 @@ pub(super) fn destination_row(
     .bind::<Text, _>(id.as_str())
     .load(conn)?;
     Ok(rows.pop())
+}
+
+/// The destination's row, unless it is missing or deleted: what every
+/// read and every operator's call sees.
+pub(super) fn destination_row(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+) -> Result<Option<DestinationRow>, StoreError> {
+    Ok(any_destination_row(conn, id)?.filter(|row| row.deleted_at.is_none()))
 }

@@ -4,18 +4,19 @@ use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::destination_changes::write_settings;
 use super::payload_rows;
 use super::rows::{
-    self, destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
+    self, any_destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
     DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::{secrets, SqliteStore};
+use super::{headers, secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
 use crate::store::StoreError;
-use crate::store::{DestinationRecord, Imported, TaskRecord};
+use crate::store::{DestinationRecord, HeaderRecord, Imported, TaskRecord};
 
 impl SqliteStore {
     pub(super) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
@@ -27,12 +28,17 @@ impl SqliteStore {
             found
                 .into_iter()
                 .map(|row| {
-                    let destination = row.destination()?;
+                    let mut destination = row.destination()?;
+                    let headers = headers::records(conn, &row.id)?;
+                    destination.settings.headers =
+                        headers.iter().map(HeaderRecord::shown).collect();
                     Ok(DestinationRecord {
                         secrets: secrets::records(conn, &destination.id)?,
                         destination,
                         rate_refilled_at: row.refilled_at()?,
                         rate_tokens: row.rate_tokens,
+                        headers,
+                        deleted_at: row.deleted_at()?,
                     })
                 })
                 .collect()
@@ -96,7 +102,7 @@ impl SqliteStore {
             let mut imported = Imported::default();
             for record in records {
                 let d = &record.destination;
-                if let Some(row) = destination_row(conn, &d.id)? {
+                if let Some(row) = any_destination_row(conn, &d.id)? {
                     let held = secrets::records(conn, &d.id)?;
                     same_imported_or_conflict(&row.destination()?, &held, &record)?;
                     imported.already += 1;
@@ -126,9 +132,17 @@ impl SqliteStore {
                 .bind::<Nullable<BigInt>, _>(d.health.overrides.after_seconds)
                 .bind::<Nullable<BigInt>, _>(d.health.overrides.failures.map(i64::from))
                 .execute(conn)?;
+                write_settings(conn, &d.id, &d.settings, d.health.overrides, ctx.now)?;
+                if let Some(at) = record.deleted_at {
+                    diesel::sql_query("UPDATE destinations SET deleted_at = ? WHERE id = ?")
+                        .bind::<BigInt, _>(micros(at))
+                        .bind::<Text, _>(d.id.as_str())
+                        .execute(conn)?;
+                }
                 for secret in &record.secrets {
                     secrets::insert_record(conn, &d.id, secret)?;
                 }
+                headers::import(conn, d.id.as_str(), &record.headers, micros(ctx.now))?;
                 imported.added += 1;
             }
             Ok(imported)

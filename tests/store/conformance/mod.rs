@@ -9,14 +9,14 @@ use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Task, TaskId};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{
-    Changes, Clock, Database, Keys, MemStore, ReplayJobs, Reports, Store, Transfer,
+    Changes, Clock, Database, Destinations, Keys, MemStore, ReplayJobs, Reports, Store, Transfer,
 };
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness: Sized {
-    type S: Store + ReplayJobs + Transfer + Keys + Reports + Changes + Sync;
+    type S: Store + ReplayJobs + Transfer + Keys + Reports + Changes + Destinations + Sync;
     fn store(&self) -> &Self::S;
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
@@ -127,6 +127,14 @@ macro_rules! every_store {
 }
 
 every_store!(
+    a_change_keeps_resets_or_sets_each_setting,
+    a_change_of_url_is_read_and_sent_to,
+    headers_are_replaced_whole_and_secrets_never_shown,
+    a_missing_or_deleted_destination_is_not_changed,
+    a_destination_with_live_tasks_is_deleted_only_with_them,
+    a_deleted_id_registered_again_comes_back_clean,
+    an_export_carries_settings_headers_and_tombstones,
+    a_rekey_reseals_secret_headers,
     claims_respect_deadlines_and_available_at,
     an_expired_lease_is_reclaimed_and_logged,
     an_expired_lease_is_not_reclaimed_before_its_deadline,
