@@ -43,7 +43,7 @@ use crate::domain::{
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
-use crate::store::rules::destination_change::revived_elsewhere;
+use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
@@ -133,6 +133,14 @@ impl Store for MemStore {
                         &new,
                         existing.destination.region.as_str(),
                     ));
+                }
+                let live = state
+                    .tasks
+                    .iter()
+                    .filter(|t| t.destination_id == new.id && !t.state.is_terminal())
+                    .count() as u64;
+                if live > 0 {
+                    return Err(revived_while_cancelling(&new, live));
                 }
                 granted = existing.rate_granted;
             } else {

@@ -189,7 +189,7 @@ impl State {
             disabled_destinations: self
                 .destinations
                 .values()
-                .filter(|d| d.destination.region == region && !d.destination.enabled)
+                .filter(|d| d.live() && d.destination.region == region && !d.destination.enabled)
                 .count() as i64,
         }
     }
@@ -221,7 +221,7 @@ impl State {
     pub(super) fn summaries(&self, region: Region, now: DateTime<Utc>) -> Vec<DestinationSummary> {
         self.destinations
             .values()
-            .filter(|d| d.destination.region == region)
+            .filter(|d| d.live() && d.destination.region == region)
             .map(|d| {
                 let id = &d.destination.id;
                 let own = || self.tasks.iter().filter(move |t| &t.destination_id == id);
@@ -324,6 +324,7 @@ impl State {
         let destinations = || {
             self.destinations
                 .values()
+                .filter(|d| d.live())
                 .map(|d| (d, &d.destination))
                 .filter(move |(_, d)| here(d.region))
         };

@@ -10,7 +10,7 @@ use super::rows::DestinationRow;
 use super::schema::destinations;
 use super::{headers, requests, secrets, PgStore, StoreError};
 use crate::domain::{Destination, DestinationId, NewDestination};
-use crate::store::rules::destination_change::revived_elsewhere;
+use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
 
 pub(super) async fn add_destination(
     store: &PgStore,
@@ -85,6 +85,12 @@ SET url = $3, disable_after_seconds = $4, disable_after_failures = $5, deleted_a
 WHERE id = $1 AND region = $2 AND deleted_at IS NOT NULL
 "#;
 
+#[derive(diesel::QueryableByName)]
+struct Live {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    live: i64,
+}
+
 /// Registers a deleted destination again; `false` when the id is not a
 /// deleted one. A deleted destination of another region is a conflict: the
 /// tasks that ended under it keep its region until retention prunes them.
@@ -103,6 +109,19 @@ async fn revive(conn: &mut AsyncPgConnection, new: &NewDestination) -> Result<bo
     };
     if region != new.region.as_str() {
         return Err(revived_elsewhere(new, &region));
+    }
+    let live: Live = diesel::sql_query(
+        "SELECT count(*) AS live FROM task_queue WHERE region = $2 AND destination_id = $1",
+    )
+    .bind::<Text, _>(new.id.as_str())
+    .bind::<Text, _>(new.region.as_str())
+    .get_result(conn)
+    .await?;
+    if live.live > 0 {
+        return Err(revived_while_cancelling(
+            new,
+            u64::try_from(live.live).unwrap_or(0),
+        ));
     }
     diesel::sql_query(REVIVE_SQL)
         .bind::<Text, _>(new.id.as_str())

@@ -61,6 +61,7 @@ const PAUSED_SQL: &str = r#"
 SELECT d.id AS destination, d.region, d.paused_until
 FROM destinations d
 WHERE d.paused_until > coalesce($1, now()) AND ($2::text IS NULL OR d.region = $2)
+  AND d.deleted_at IS NULL
 ORDER BY d.paused_until DESC, d.id
 "#;
 
@@ -68,7 +69,7 @@ const REFUSED_SQL: &str = r#"
 SELECT d.id AS destination, d.region, d.refused, d.refused_at
 FROM destinations d
 WHERE d.refused_at > coalesce($1, now()) - $2 * interval '1 second'
-  AND ($3::text IS NULL OR d.region = $3)
+  AND ($3::text IS NULL OR d.region = $3) AND d.deleted_at IS NULL
 ORDER BY d.refused_at DESC, d.id
 "#;
 
@@ -204,7 +205,8 @@ pub(in crate::store) async fn queue(
         .load(&mut conn)
         .await?;
     let disabled: DisabledCount = diesel::sql_query(
-        "SELECT count(*) AS n FROM destinations WHERE region = $1 AND NOT enabled",
+        "SELECT count(*) AS n FROM destinations WHERE region = $1 AND NOT enabled \
+         AND deleted_at IS NULL",
     )
     .bind::<Text, _>(only.as_str())
     .get_result(&mut conn)

@@ -107,6 +107,20 @@ pub(in crate::store) fn revived_elsewhere(new: &NewDestination, region: &str) ->
     }
 }
 
+/// The refusal of registering a deleted destination again while tasks of
+/// its deleted registration are still being cancelled: one could be sent
+/// to the new registration before its cancel reached it.
+pub(in crate::store) fn revived_while_cancelling(new: &NewDestination, live: u64) -> StoreError {
+    StoreError::InUse {
+        what: "deleted destination",
+        id: new.id.to_string(),
+        why: format!(
+            "{live} of its tasks have not ended yet (its deletion's cancel is under way); \
+             register it again once they have"
+        ),
+    }
+}
+
 fn kept_secret_missing(index: usize, name: &str) -> StoreError {
     StoreError::Invalid(InvalidInput::new(
         header_field(index, "value"),

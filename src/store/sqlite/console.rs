@@ -124,7 +124,7 @@ const SUMMARIES_SQL: &str = "SELECT d.id AS destination, d.quota_limit, d.quota_
           AND t.state IN ('delivered', 'failed', 'cancelled') \
           AND t.finalized_at > ?1 - 3600000000 \
           AND t.finalized_at <= ?1 AND t.state = 'failed' AND t.destination_id = d.id) AS failed \
-     FROM destinations d WHERE d.region = ?2 ORDER BY d.id";
+     FROM destinations d WHERE d.region = ?2 AND d.deleted_at IS NULL ORDER BY d.id";
 
 #[derive(QueryableByName)]
 struct MinuteRow {
@@ -212,7 +212,8 @@ fn summaries(
     now: i64,
 ) -> Result<Vec<DestinationSummary>, StoreError> {
     let destinations: Vec<DestinationRow> = diesel::sql_query(format!(
-        "SELECT {DESTINATION_COLUMNS} FROM destinations WHERE region = ? ORDER BY id"
+        "SELECT {DESTINATION_COLUMNS} FROM destinations WHERE region = ? \
+         AND deleted_at IS NULL ORDER BY id"
     ))
     .bind::<Text, _>(region.as_str())
     .load(conn)?;

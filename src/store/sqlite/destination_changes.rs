@@ -114,14 +114,7 @@ fn delete(
 ) -> Result<Deleted, StoreError> {
     let destination =
         destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
-    let live: Live = diesel::sql_query(
-        "SELECT count(*) AS live FROM tasks WHERE destination_id = ? AND region = ? \
-         AND state IN ('pending', 'leased', 'retry_wait')",
-    )
-    .bind::<Text, _>(id.as_str())
-    .bind::<Text, _>(destination.region.as_str())
-    .get_result(conn)?;
-    let live_tasks = u64::try_from(live.live).unwrap_or(0);
+    let live_tasks = live_tasks(conn, id, destination.region)?;
     let cancel = match cancel {
         _ if live_tasks == 0 => None,
         None => return Err(live_refusal(id, live_tasks)),
@@ -153,4 +146,20 @@ fn delete(
         live_tasks,
         cancel_job,
     })
+}
+
+/// The destination's tasks that have not ended.
+pub(super) fn live_tasks(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+    region: crate::domain::Region,
+) -> Result<u64, StoreError> {
+    let live: Live = diesel::sql_query(
+        "SELECT count(*) AS live FROM tasks WHERE destination_id = ? AND region = ? \
+         AND state IN ('pending', 'leased', 'retry_wait')",
+    )
+    .bind::<Text, _>(id.as_str())
+    .bind::<Text, _>(region.as_str())
+    .get_result(conn)?;
+    Ok(u64::try_from(live.live).unwrap_or(0))
 }

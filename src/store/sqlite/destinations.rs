@@ -13,7 +13,7 @@ use crate::domain::{
     SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
-use crate::store::rules::destination_change::revived_elsewhere;
+use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
 use crate::store::rules::lifecycle;
 use crate::store::{rules::requests, StoreError};
 
@@ -33,6 +33,10 @@ pub(super) fn add(
         let was = existing.destination()?;
         if was.region != new.region {
             return Err(revived_elsewhere(&new, was.region.as_str()));
+        }
+        let live = super::destination_changes::live_tasks(conn, &new.id, new.region)?;
+        if live > 0 {
+            return Err(revived_while_cancelling(&new, live));
         }
         revive(conn, key, new, now)?;
         return shown(conn, &id)?.ok_or_else(|| StoreError::no_destination(&id));

@@ -130,7 +130,8 @@ fn live(conn: &mut SqliteConnection, only: Region, now: i64) -> Result<RegionSta
         n: i64,
     }
     let disabled: DisabledCount = diesel::sql_query(
-        "SELECT count(*) AS n FROM destinations WHERE region = ?1 AND enabled = 0",
+        "SELECT count(*) AS n FROM destinations WHERE region = ?1 AND enabled = 0 \
+         AND deleted_at IS NULL",
     )
     .bind::<Text, _>(only.as_str())
     .get_result(conn)?;
@@ -202,6 +203,7 @@ fn read(
     let paused: Vec<Paused> = diesel::sql_query(
         "SELECT id, region, paused_until FROM destinations \
                  WHERE paused_until > ?1 AND (?2 IS NULL OR region = ?2) \
+                   AND deleted_at IS NULL \
                  ORDER BY paused_until DESC, id",
     )
     .bind::<BigInt, _>(now)
@@ -210,7 +212,7 @@ fn read(
     let refused: Vec<RefusedRow> = diesel::sql_query(
         "SELECT id, region, refused, refused_at FROM destinations \
                  WHERE refused IS NOT NULL AND refused_at > ?1 \
-                   AND (?2 IS NULL OR region = ?2) \
+                   AND (?2 IS NULL OR region = ?2) AND deleted_at IS NULL \
                  ORDER BY refused_at DESC, id",
     )
     .bind::<BigInt, _>(now - REFUSED_RECENTLY.num_microseconds().unwrap_or(i64::MAX))
@@ -252,7 +254,7 @@ fn read(
     .load(conn)?;
     let disabled: Vec<super::rows::DestinationRow> = diesel::sql_query(format!(
         "SELECT {} FROM destinations WHERE enabled = 0 AND (?1 IS NULL OR region = ?1) \
-         ORDER BY id",
+         AND deleted_at IS NULL ORDER BY id",
         super::rows::DESTINATION_COLUMNS
     ))
     .bind::<Nullable<Text>, _>(&text)
