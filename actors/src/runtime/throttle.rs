@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use remit::domain::{DestinationId, DestinationSettings};
+use remit::domain::{DestinationId, DestinationSettings, SendTarget};
 use remit::store::{TokenRequest, Tokens};
 use slog::{debug, warn};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -45,6 +45,11 @@ use unspent::Unspent;
 /// Permits of the semaphore that counts requests in flight: more than any
 /// cap a destination may have.
 const COUNTING: usize = 1 << 24;
+
+/// How often a throttle reads its destination's limits again when no
+/// listener tells it of a change (SQLite shared by several processes, or
+/// LISTEN down).
+const REREAD_LIMITS: Duration = Duration::from_secs(1);
 
 pub struct Throttle {
     shared: Shared,
@@ -66,6 +71,11 @@ pub struct Throttle {
     /// Whether `limits` are the destination's own, read from its row; until
     /// then nothing is taken from its bucket.
     limits_read: bool,
+    /// When they were last read (or retuned), and whether a read is under
+    /// way: without a listener that hears every process, they are read
+    /// again each [`REREAD_LIMITS`].
+    limits_read_at: Option<Instant>,
+    reading_limits: bool,
     draining: bool,
     wake: Option<SpawnHandle>,
     backoff: Option<Duration>,
@@ -109,6 +119,8 @@ impl Throttle {
             asking: false,
             in_flight: Arc::new(Semaphore::new(COUNTING)),
             limits_read: false,
+            limits_read_at: None,
+            reading_limits: false,
             shared,
             destination,
             limits,
@@ -241,6 +253,7 @@ impl Throttle {
         }
         self.limits = limits;
         self.limits_read = true;
+        self.limits_read_at = Some(Instant::now());
         guard::step(self, ctx, |this, ctx| this.pump(ctx));
     }
 
@@ -251,6 +264,10 @@ impl Throttle {
             self.retune(&known.destination.settings, ctx);
             return;
         }
+        if self.reading_limits {
+            return;
+        }
+        self.reading_limits = true;
         let shared = self.shared.clone();
         let id = self.destination.clone();
         let read = async move {
@@ -262,7 +279,21 @@ impl Throttle {
         };
         guard::caught(read)
             .into_actor(self)
-            .map(|result, this, ctx| match result {
+            .map(|result, this, ctx| {
+                this.reading_limits = false;
+                this.took_limits(result, ctx);
+            })
+            .spawn(ctx);
+    }
+
+    /// What a read of the destination's row gave for its limits.
+    fn took_limits(
+        &mut self,
+        result: Result<Result<Option<SendTarget>, BatchError>, guard::Panicked>,
+        ctx: &mut Context<Self>,
+    ) {
+        let this = self;
+        match result {
                 Ok(Ok(Some(target))) => this.retune(&target.destination.settings, ctx),
                 Ok(Ok(None)) => this.retune(&DestinationSettings::default(), ctx),
                 Ok(Err(e)) => {
@@ -275,14 +306,28 @@ impl Throttle {
                           "destination" => %this.destination, "panic" => %panic);
                     ctx.stop();
                 }
-            })
-            .spawn(ctx);
+        }
+    }
+
+    /// Reads the limits again when they may be stale: a change is heard
+    /// of at once only while the listener hears every process (the kept
+    /// reading is then trusted); otherwise they are read each
+    /// [`REREAD_LIMITS`], while this destination has work.
+    fn refresh_stale_limits(&mut self, ctx: &mut Context<Self>) {
+        let stale = self
+            .limits_read_at
+            .is_some_and(|at| at.elapsed() >= REREAD_LIMITS);
+        if stale && self.shared.targets.get(&self.destination).is_none() {
+            self.limits_read_at = Some(Instant::now());
+            self.read_limits(ctx);
+        }
     }
 
     fn take_tokens(&mut self, ctx: &mut Context<Self>) {
         if self.asking || !self.limits_read {
             return;
         }
+        self.refresh_stale_limits(ctx);
         self.asking = true;
         let want = u32::try_from(self.queue.len().min(self.free_slots()))
             .unwrap_or(u32::MAX);

