@@ -77,6 +77,7 @@ mod sqlite;
 
 pub use contract::console;
 pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
+pub use contract::{AlertCheck, Alerts, AlertsChecked};
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };

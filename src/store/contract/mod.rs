@@ -17,6 +17,8 @@
 //! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs;
 //! - `changes`: [`Changes`], an operator's cancel, reschedule, erase and
 //!   retry-now of tasks already scheduled;
+//! - `alerts`: [`Alerts`], the region's check for what a person should
+//!   hear about, written to the outbox of operational events;
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
@@ -25,6 +27,7 @@
 //!   names; `wakeup`: [`Wakeup`], what a wake-up says; `secrets`: a
 //!   signing secret as a row holds it and an export carries it.
 
+mod alerts;
 mod calls;
 mod changes;
 mod clock;
@@ -41,6 +44,7 @@ mod transfer;
 mod url;
 mod wakeup;
 
+pub use alerts::{AlertCheck, Alerts, AlertsChecked};
 pub use calls::{
     AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
     TokenRequest, Tokens, TransitionOutcome,

@@ -8,9 +8,9 @@ use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
 };
 use crate::store::{
-    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
-    RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
-    TaskRecord, Transfer,
+    AlertCheck, Alerts, AlertsChecked, Cancel, Changes, DestinationRecord, Erase, ErasedTenant,
+    Imported, KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports,
+    Reschedule, StatusReport, StoreError, TaskRecord, Transfer,
 };
 
 impl Reports for Database {
@@ -162,5 +162,11 @@ impl Changes for Database {
 
     async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
         on_store!(self, s => Changes::settle_changes(s, region, limit).await)
+    }
+}
+
+impl Alerts for Database {
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        on_store!(self, s => Alerts::check_alerts(s, check).await)
     }
 }

@@ -2,7 +2,7 @@
 //! the module that holds its statements.
 
 use super::{
-    changes, console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore,
+    alerts, changes, console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore,
 };
 use crate::domain::{DestinationId, Region, TaskId, TenantId};
 use crate::payload_crypto::PayloadKey;
@@ -11,9 +11,9 @@ use crate::store::console::{
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
-    RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
-    TaskRecord, Transfer,
+    AlertCheck, Alerts, AlertsChecked, Cancel, Changes, DestinationRecord, Erase, ErasedTenant,
+    Imported, KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports,
+    Reschedule, StatusReport, StoreError, TaskRecord, Transfer,
 };
 
 impl Reports for PgStore {
@@ -167,5 +167,11 @@ impl Changes for PgStore {
 
     async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
         changes::settle_changes(self, region, limit).await
+    }
+}
+
+impl Alerts for PgStore {
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        alerts::check(self, check).await
     }
 }

@@ -1,0 +1,512 @@
+//! The alert check's rule, written once: every store reads what it kept
+//! from the last check and what it found since (its own queries, bounded
+//! and indexed), hands both to [`fold`], and writes the plan back in the
+//! same transaction.
+//!
+//! What is found:
+//! - *failed*: each move of a task into `failed` is recorded as it happens
+//!   (a trigger on PostgreSQL and SQLite; the model compares), and the
+//!   check takes the region's oldest, by (`failed_at`, task);
+//! - *late*: per destination, the live tasks whose `not_before` has come
+//!   past the last one looked at and is at least `late_after` old, by
+//!   (`not_before`, task) from a cursor kept per destination, so each
+//!   task is looked at once, when it turns late, however long the backlog
+//!   (a task scheduled or moved to a deadline the cursor has passed is not
+//!   looked at);
+//! - *horizon ending*: the region's tasks whose retry horizon comes within
+//!   `horizon_warning` of now, by (`retry_horizon_at`, task) from a cursor
+//!   kept per region, which starts at the first check's now: each task is
+//!   looked at once, and announced if it is still live;
+//! - *failing* and *recovered*: each destination's streak against the
+//!   level last announced for it.
+//!
+//! Coalescing: what is found of a coalesced kind for a destination is
+//! held (a count, a sample of the first tasks, and for failures a count by
+//! reason); an event carrying all that is held goes out when none of its
+//! kind went out for the destination in the last `window`, else the next
+//! check after the window has passed sends it. So a destination's outage
+//! sends at most one event of each kind per window, each saying how many
+//! tasks since the one before.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde_json::{json, Map, Value};
+
+use crate::domain::{
+    Destination, DestinationEvent, DestinationId, EventKind, Region, Task, TaskId,
+};
+use crate::policy::{self, DisableRule, Streak};
+use crate::store::{AlertCheck, AlertsChecked, StoreError};
+
+use super::columns::corrupt;
+use super::health::rule_for;
+
+/// What a store keeps of one destination between checks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(in crate::store) struct DestinationAlerts {
+    /// The last (`not_before`, task) the late check has looked at.
+    pub late_checked: Option<(DateTime<Utc>, TaskId)>,
+    /// The streak announced as failing (when its first failure ended) and
+    /// the highest level announced for it.
+    pub failing: Option<(DateTime<Utc>, u8)>,
+}
+
+/// One coalesced kind of one destination: when its last event went out,
+/// and what waits for the next.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(in crate::store) struct Window {
+    pub last_sent: Option<DateTime<Utc>>,
+    pub held: Option<Held>,
+}
+
+/// What waits for a window to pass.
+#[derive(Debug, Clone, PartialEq)]
+pub(in crate::store) struct Held {
+    pub count: u64,
+    /// When the first of them was found.
+    pub since: DateTime<Utc>,
+    pub sample: Vec<Value>,
+    /// Failures only: how many of each reason.
+    pub reasons: BTreeMap<String, u64>,
+}
+
+impl Held {
+    /// As the stores keep it: JSON text.
+    pub(in crate::store) fn to_text(&self) -> String {
+        json!({
+            "count": self.count,
+            "since": instant(self.since),
+            "sample": self.sample,
+            "reasons": self.reasons,
+        })
+        .to_string()
+    }
+
+    pub(in crate::store) fn from_text(text: &str) -> Result<Self, StoreError> {
+        let bad = |what: &str| corrupt("alert_windows.held", what);
+        let v: Value = serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
+        let since = v["since"]
+            .as_str()
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            .ok_or_else(|| bad("since"))?
+            .with_timezone(&Utc);
+        let reasons = match &v["reasons"] {
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, n)| {
+                    n.as_u64()
+                        .map(|n| (k.clone(), n))
+                        .ok_or_else(|| bad("reasons"))
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err(bad("reasons")),
+        };
+        Ok(Self {
+            count: v["count"].as_u64().ok_or_else(|| bad("count"))?,
+            since,
+            sample: v["sample"]
+                .as_array()
+                .cloned()
+                .ok_or_else(|| bad("sample"))?,
+            reasons,
+        })
+    }
+}
+
+/// A task's move into `failed`, as recorded when it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::store) struct FailedTask {
+    pub task_id: TaskId,
+    pub failed_at: DateTime<Utc>,
+    pub destination: DestinationId,
+    pub tenant_id: String,
+    pub reminder_id: String,
+    pub reason: String,
+    pub attempts: i32,
+    pub not_before: DateTime<Utc>,
+}
+
+/// One destination's late check: its live tasks after `after` (from the
+/// start without one), up to `cutoff` by `not_before`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::store) struct LateScan {
+    pub destination: DestinationId,
+    pub after: Option<(DateTime<Utc>, TaskId)>,
+    pub cutoff: DateTime<Utc>,
+    pub late_after: Duration,
+}
+
+/// What the store kept from the last check, read at this one's start.
+#[derive(Debug, Clone, Default)]
+pub(in crate::store) struct Kept {
+    pub destinations: BTreeMap<DestinationId, DestinationAlerts>,
+    pub windows: BTreeMap<(DestinationId, EventKind), Window>,
+    pub horizon_checked: Option<(DateTime<Utc>, TaskId)>,
+}
+
+/// What the store's queries found.
+#[derive(Debug, Clone, Default)]
+pub(in crate::store) struct Found {
+    /// Oldest first, at most `batch`.
+    pub failed: Vec<FailedTask>,
+    /// Each scan's tasks in cursor order, at most `batch` a scan; every
+    /// one live when read.
+    pub late: Vec<Task>,
+    /// In cursor order, at most `batch`, whatever their state.
+    pub horizon: Vec<Task>,
+}
+
+/// What the store writes back, in the check's transaction.
+#[derive(Debug, Clone, Default)]
+pub(in crate::store) struct Plan {
+    /// New events for the outbox.
+    pub events: Vec<DestinationEvent>,
+    /// Rows of destinations that changed (upserted).
+    pub destinations: Vec<(DestinationId, DestinationAlerts)>,
+    /// Windows that changed (upserted).
+    pub windows: Vec<(DestinationId, EventKind, Window)>,
+    /// The region's new horizon cursor, when it moved.
+    pub horizon_checked: Option<(DateTime<Utc>, TaskId)>,
+    /// The recorded failures now dealt with (deleted).
+    pub failures_done: Vec<(TaskId, DateTime<Utc>)>,
+    pub checked: AlertsChecked,
+}
+
+/// A destination's own lateness setting, in whole seconds, if it has
+/// one; `None` takes the configured default (`events.late_after_seconds`).
+/// Destinations have no such setting yet: this is the one place that
+/// will read it.
+pub(in crate::store) fn own_late_after(_d: &Destination) -> Option<i64> {
+    None
+}
+
+/// Whether events may report on `d` at all.
+fn reported(check: &AlertCheck, d: &DestinationId) -> bool {
+    check.quiet_prefix.is_empty() || !d.as_str().starts_with(&check.quiet_prefix)
+}
+
+/// The late check of each destination of the region the check reports on.
+pub(in crate::store) fn late_scans(
+    check: &AlertCheck,
+    now: DateTime<Utc>,
+    destinations: &[Destination],
+    kept: &Kept,
+) -> Vec<LateScan> {
+    if !check.announce {
+        return Vec::new();
+    }
+    destinations
+        .iter()
+        .filter(|d| d.region == check.region && reported(check, &d.id))
+        .map(|d| {
+            let late_after = policy::late_after(own_late_after(d), check.late_after);
+            LateScan {
+                destination: d.id.clone(),
+                after: kept.destinations.get(&d.id).and_then(|k| k.late_checked),
+                cutoff: now - late_after,
+                late_after,
+            }
+        })
+        .collect()
+}
+
+/// Where the horizon check starts: after the last task it looked at, or
+/// at the first check's now.
+pub(in crate::store) fn horizon_after(kept: &Kept, now: DateTime<Utc>) -> (DateTime<Utc>, TaskId) {
+    kept.horizon_checked
+        .unwrap_or((now, TaskId(uuid::Uuid::nil())))
+}
+
+/// The last instant the horizon check reads up to.
+pub(in crate::store) fn horizon_until(check: &AlertCheck, now: DateTime<Utc>) -> DateTime<Utc> {
+    now + check.horizon_warning
+}
+
+/// Whether a task has not ended.
+pub(in crate::store) fn live(t: &Task) -> bool {
+    !t.state.is_terminal()
+}
+
+/// What one check does with what it found.
+pub(in crate::store) fn fold(
+    check: &AlertCheck,
+    now: DateTime<Utc>,
+    default_rule: DisableRule,
+    destinations: &[Destination],
+    scans: &[LateScan],
+    mut kept: Kept,
+    found: Found,
+) -> Plan {
+    let mut plan = Plan {
+        failures_done: found
+            .failed
+            .iter()
+            .map(|f| (f.task_id, f.failed_at))
+            .collect(),
+        ..Plan::default()
+    };
+    if !check.announce {
+        return plan;
+    }
+    let region = check.region;
+    let known: BTreeMap<&DestinationId, &Destination> = destinations
+        .iter()
+        .filter(|d| d.region == region)
+        .map(|d| (&d.id, d))
+        .collect();
+    let mut changed_windows: BTreeMap<(DestinationId, EventKind), Window> = BTreeMap::new();
+    let mut hold = |kind: EventKind, d: &DestinationId, item: Value, reason: Option<&str>| {
+        if !reported(check, d) || !known.contains_key(d) {
+            return false;
+        }
+        let key = (d.clone(), kind);
+        let window = changed_windows
+            .entry(key.clone())
+            .or_insert_with(|| kept.windows.get(&key).cloned().unwrap_or_default());
+        let held = window.held.get_or_insert_with(|| Held {
+            count: 0,
+            since: now,
+            sample: Vec::new(),
+            reasons: BTreeMap::new(),
+        });
+        held.count += 1;
+        if held.sample.len() < check.sample {
+            held.sample.push(item);
+        }
+        if let Some(reason) = reason {
+            *held.reasons.entry(reason.to_owned()).or_default() += 1;
+        }
+        true
+    };
+
+    for f in &found.failed {
+        let item = json!({
+            "task_id": f.task_id.to_string(),
+            "tenant_id": f.tenant_id,
+            "reminder_id": f.reminder_id,
+            "reason": f.reason,
+            "attempts": f.attempts,
+            "not_before": instant(f.not_before),
+            "failed_at": instant(f.failed_at),
+        });
+        if hold(EventKind::TaskFailed, &f.destination, item, Some(&f.reason)) {
+            plan.checked.failed += 1;
+        }
+    }
+
+    let late_after: BTreeMap<&DestinationId, Duration> = scans
+        .iter()
+        .map(|s| (&s.destination, s.late_after))
+        .collect();
+    let mut changed: BTreeSet<DestinationId> = BTreeSet::new();
+    for t in &found.late {
+        let Some(&after) = late_after.get(&t.destination_id) else {
+            continue;
+        };
+        let cursor = kept
+            .destinations
+            .entry(t.destination_id.clone())
+            .or_default();
+        cursor.late_checked = Some((t.not_before, t.id));
+        changed.insert(t.destination_id.clone());
+        let item = json!({
+            "task_id": t.id.to_string(),
+            "tenant_id": t.tenant_id.as_str(),
+            "reminder_id": t.reminder_id.as_str(),
+            "state": t.state.as_str(),
+            "attempts": t.attempt_count,
+            "not_before": instant(t.not_before),
+            "late_at": instant(t.not_before + after),
+        });
+        if hold(EventKind::ReminderLate, &t.destination_id, item, None) {
+            plan.checked.late += 1;
+        }
+    }
+
+    for t in &found.horizon {
+        plan.horizon_checked = Some((t.retry_horizon_at, t.id));
+        if !live(t) {
+            continue;
+        }
+        let item = json!({
+            "task_id": t.id.to_string(),
+            "tenant_id": t.tenant_id.as_str(),
+            "reminder_id": t.reminder_id.as_str(),
+            "state": t.state.as_str(),
+            "attempts": t.attempt_count,
+            "not_before": instant(t.not_before),
+            "retry_horizon_at": instant(t.retry_horizon_at),
+        });
+        if hold(EventKind::HorizonEnding, &t.destination_id, item, None) {
+            plan.checked.horizon_ending += 1;
+        }
+    }
+    if kept.horizon_checked.is_none() && plan.horizon_checked.is_none() {
+        plan.horizon_checked = Some(horizon_after(&kept, now));
+    }
+
+    // Windows with something held, found now or before.
+    for (key, window) in &kept.windows {
+        if window.held.is_some() && !changed_windows.contains_key(key) {
+            changed_windows.insert(key.clone(), window.clone());
+        }
+    }
+    for ((d, kind), mut window) in changed_windows {
+        let unchanged = kept.windows.get(&(d.clone(), kind)) == Some(&window);
+        let due = policy::may_send(window.last_sent, now, check.window);
+        match window.held.take_if(|_| due) {
+            Some(held) => {
+                plan.events.push(coalesced(check, kind, &d, now, &held));
+                window.last_sent = Some(now);
+            }
+            None if unchanged => continue,
+            None => {}
+        }
+        plan.windows.push((d, kind, window));
+    }
+
+    for d in known.values() {
+        if !reported(check, &d.id) {
+            continue;
+        }
+        let before = kept.destinations.get(&d.id).cloned().unwrap_or_default();
+        let mut after = before.clone();
+        streak_events(check, now, default_rule, d, &mut after, &mut plan.events);
+        if after != before {
+            kept.destinations.insert(d.id.clone(), after);
+            changed.insert(d.id.clone());
+        }
+    }
+    plan.destinations = kept
+        .destinations
+        .into_iter()
+        .filter(|(id, _)| changed.contains(id))
+        .collect();
+    plan.checked.events = u32::try_from(plan.events.len()).unwrap_or(u32::MAX);
+    plan
+}
+
+/// `destination.failing` when `d`'s streak reached a level not yet
+/// announced for it, `destination.recovered` when the streak announced
+/// has ended. A disabled destination is not announced as failing (its
+/// `destination.disabled` says more), but its recovery is.
+fn streak_events(
+    check: &AlertCheck,
+    now: DateTime<Utc>,
+    default_rule: DisableRule,
+    d: &Destination,
+    alerts: &mut DestinationAlerts,
+    events: &mut Vec<DestinationEvent>,
+) {
+    let h = &d.health;
+    let streak = h.failure_streak_since.map(|since| Streak {
+        since,
+        count: h.failure_streak,
+    });
+    if let Some((since, percent)) = alerts.failing {
+        if streak.is_none_or(|s| s.since != since) {
+            let data = json!({
+                "destination_id": d.id.as_str(),
+                "region": d.region.as_str(),
+                "failing_since": instant(since),
+                "percent": percent,
+            });
+            events.push(DestinationEvent::alert(
+                EventKind::Recovered,
+                &d.id,
+                d.region,
+                now,
+                &micros(since),
+                &data,
+            ));
+            alerts.failing = None;
+        }
+    }
+    let Some(streak) = streak.filter(|_| d.enabled) else {
+        return;
+    };
+    let rule = rule_for(h, default_rule);
+    let percent = policy::failing_percent(streak, now, rule);
+    let Some(level) = policy::level_reached(percent, &check.failing_levels) else {
+        return;
+    };
+    if alerts
+        .failing
+        .is_some_and(|(_, announced)| announced >= level)
+    {
+        return;
+    }
+    let data = json!({
+        "destination_id": d.id.as_str(),
+        "region": d.region.as_str(),
+        "percent": level,
+        "failure_streak": streak.count,
+        "failing_since": instant(streak.since),
+        "disable_after_failures": rule.failures,
+        "disable_after_seconds": rule.after.num_seconds(),
+        "last_error": h.last_error,
+    });
+    events.push(DestinationEvent::alert(
+        EventKind::Failing,
+        &d.id,
+        d.region,
+        now,
+        &format!("{}/{level}", micros(streak.since)),
+        &data,
+    ));
+    alerts.failing = Some((streak.since, level));
+}
+
+/// The event that sends what was held.
+fn coalesced(
+    check: &AlertCheck,
+    kind: EventKind,
+    d: &DestinationId,
+    now: DateTime<Utc>,
+    held: &Held,
+) -> DestinationEvent {
+    let mut data = Map::new();
+    data.insert("destination_id".into(), json!(d.as_str()));
+    data.insert("region".into(), json!(check.region.as_str()));
+    data.insert("count".into(), json!(held.count));
+    data.insert("since".into(), json!(instant(held.since)));
+    data.insert("sample".into(), json!(held.sample));
+    match kind {
+        EventKind::TaskFailed => {
+            data.insert("reasons".into(), json!(held.reasons));
+        }
+        EventKind::ReminderLate => {}
+        EventKind::HorizonEnding => {
+            data.insert(
+                "horizon_warning_seconds".into(),
+                json!(check.horizon_warning.num_seconds()),
+            );
+        }
+        _ => {}
+    }
+    data.insert("window_seconds".into(), json!(check.window.num_seconds()));
+    DestinationEvent::alert(
+        kind,
+        d,
+        check.region,
+        now,
+        &micros(now),
+        &Value::Object(data),
+    )
+}
+
+/// An instant as every event writes it: RFC 3339 in UTC, with `Z`.
+pub(in crate::store) fn instant(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+fn micros(at: DateTime<Utc>) -> String {
+    at.timestamp_micros().to_string()
+}
+
+/// The region's lock key for the check on PostgreSQL (an advisory lock):
+/// an arbitrary constant beside the region's name.
+pub(in crate::store) fn lock_name(region: Region) -> String {
+    format!("remit alert check {}", region.as_str())
+}
