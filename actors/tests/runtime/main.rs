@@ -21,6 +21,7 @@ mod keys;
 mod listener;
 mod long_overdue;
 mod on_time;
+mod operational_events;
 mod ordering;
 mod poison;
 mod regional_events;
