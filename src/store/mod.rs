@@ -91,6 +91,10 @@ pub use database::{
     DEFAULT_DATABASE_URL,
 };
 pub use memory::MemStore;
+/// The alert check's PostgreSQL walks, for the test that checks their
+/// plans.
+#[doc(hidden)]
+pub use postgres::alerts_sql;
 /// The console's PostgreSQL statements, for the test that checks their
 /// plans.
 #[doc(hidden)]

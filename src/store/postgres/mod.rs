@@ -68,6 +68,7 @@ macro_rules! ended_task {
 }
 
 mod alerts;
+pub mod alerts_sql;
 mod api_tokens;
 mod changes;
 mod claim;
