@@ -2,6 +2,7 @@
 //! addresses a webhook may be sent to is policy too ([`blocked`]).
 
 mod address;
+mod alerts;
 mod backoff;
 mod decision;
 mod gate;
@@ -10,6 +11,7 @@ mod quota;
 mod retry_after;
 
 pub use address::{blocked, Blocked, BlockedRange, IPV4_BLOCKED, IPV6_BLOCKED};
+pub use alerts::{failing_percent, late_after, level_reached, may_send};
 pub use backoff::full_jitter_backoff;
 pub use decision::{decide, Decision, Observed, Transition, TransportError};
 pub use gate::{before_send, BeforeSend, Gate};

@@ -18,7 +18,7 @@
 //! - `contract`: [`Store`] (the runtime's calls, each one short
 //!   transaction, most one statement, that never waits on anything but
 //!   SQL; a one-item call is its batch call with one item), [`Reports`],
-//!   [`Transfer`], [`Keys`], [`ReplayJobs`] and [`Changes`], and the values, reports,
+//!   [`Transfer`], [`Keys`], [`ReplayJobs`], [`Changes`] and [`Alerts`], and the values, reports,
 //!   records, errors, clock and wake-ups they carry. Its own Layout says
 //!   which file holds what.
 //! - `rules`: each transition's rules, the claim's turns and lines, the
@@ -59,7 +59,9 @@
 //! registration with its secret, and a rotation (`postgres/secrets`, which
 //! holds the destination's row); a rekey batch (`postgres/rekey`, which
 //! locks only the rows it rewrites);
-//! `postgres/status`'s read-only snapshot (no locks);
+//! `postgres/status`'s read-only snapshot (no locks); the alert check
+//! (`postgres/alerts`: bounded reads and small writes under a tried
+//! advisory lock of the region);
 //! and, with failpoints compiled in, the finish (so a test can fail it
 //! before its commit). On SQLite the hazard does not arise: each operation
 //! runs whole on a blocking thread, whatever becomes of its future, and a
@@ -77,6 +79,7 @@ mod sqlite;
 
 pub use contract::console;
 pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
+pub use contract::{AlertCheck, Alerts, AlertsChecked};
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };
@@ -91,6 +94,10 @@ pub use database::{
     DEFAULT_DATABASE_URL,
 };
 pub use memory::MemStore;
+/// The alert check's PostgreSQL walks, for the test that checks their
+/// plans.
+#[doc(hidden)]
+pub use postgres::alerts_sql;
 /// The console's PostgreSQL statements, for the test that checks their
 /// plans.
 #[doc(hidden)]

@@ -167,11 +167,7 @@ pub async fn create(
 
 /// One task of the batch, read and checked as POST /v1/tasks would, and
 /// whether it named its own horizon.
-fn read(
-    entry: &RawValue,
-    rules: &TaskRules,
-    caller: &Caller,
-) -> Result<(NewTask, bool), ApiError> {
+fn read(entry: &RawValue, rules: &TaskRules, caller: &Caller) -> Result<(NewTask, bool), ApiError> {
     let task: CreateTask = read_object(entry.get())?;
     if task.payload_len() > MAX_PAYLOAD_BYTES {
         return Err(ApiError::TooLarge {

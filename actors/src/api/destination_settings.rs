@@ -90,7 +90,11 @@ pub struct HeaderInput {
     /// An HTTP header name (letters, digits and ``!#$%&'*+-.^_`|~``), at
     /// most 100 characters, kept lowercase; not one remit sets itself
     /// (`content-type`, `webhook-signature`, `idempotency-key`, …).
-    #[schema(min_length = 1, max_length = 100, pattern = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"
+    )]
     name: String,
     /// At most 4096 bytes of visible ASCII, spaces and tabs. A secret's may
     /// be left out to keep the value stored under its name.

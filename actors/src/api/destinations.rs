@@ -4,8 +4,7 @@
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{
-    CustomHeader, Destination, DestinationId, DisableOverrides, HeaderValue, NewDestination,
-    Region,
+    CustomHeader, Destination, DestinationId, DisableOverrides, HeaderValue, NewDestination, Region,
 };
 use remit::store::Store;
 use serde::{Deserialize, Serialize};

@@ -38,11 +38,7 @@ impl Horizons {
         Ok(())
     }
 
-    async fn of<S: Store>(
-        &self,
-        store: &S,
-        id: &DestinationId,
-    ) -> Result<Option<i64>, StoreError> {
+    async fn of<S: Store>(&self, store: &S, id: &DestinationId) -> Result<Option<i64>, StoreError> {
         if let Some((seconds, at)) = self.read.lock().get(id) {
             if at.elapsed() < FRESH_FOR {
                 return Ok(*seconds);

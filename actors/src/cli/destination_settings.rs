@@ -73,7 +73,10 @@ fn body(args: &SetArgs) -> Result<Value, CliError> {
             "retry_horizon_seconds",
             args.retry_horizon_seconds.map(|v| json!(v)),
         ),
-        ("late_after_seconds", args.late_after_seconds.map(|v| json!(v))),
+        (
+            "late_after_seconds",
+            args.late_after_seconds.map(|v| json!(v)),
+        ),
         (
             "disable_after_seconds",
             args.disable_after_seconds.map(|v| json!(v)),
@@ -129,9 +132,7 @@ fn header(text: &str, secret: bool) -> Result<Value, CliError> {
             "secret": secret,
         })),
         None if secret => Ok(json!({"name": text.trim(), "secret": true})),
-        None => Err(CliError::Usage(
-            "--header: must be `Name: value`".into(),
-        )),
+        None => Err(CliError::Usage("--header: must be `Name: value`".into())),
     }
 }
 

@@ -153,6 +153,12 @@ impl Default for Config {
                 url: None,
                 secret: None,
                 poll_ms: 1_000,
+                check_interval_ms: 5_000,
+                late_after_seconds: 300,
+                horizon_warning_seconds: 3_600,
+                window_seconds: 300,
+                failing_percents: vec![50, 90],
+                sample_size: 10,
             },
             tracing: TracingConfig {
                 otlp_endpoint: None,

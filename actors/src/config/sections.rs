@@ -25,10 +25,11 @@ impl DestinationsConfig {
     }
 }
 
-/// Where operational events (`destination.disabled`,
-/// `destination.enabled`) go: an ordinary destination remit creates from
-/// this at start, signed with `secret` like any webhook. Without a `url`
-/// the events are dropped from the outbox.
+/// Where operational events go (a destination disabled, enabled, failing
+/// or recovered; tasks failed; reminders late or near the end of their
+/// horizon): an ordinary destination remit creates from this at start,
+/// signed with `secret` like any webhook. Without a `url` the events are
+/// dropped from the outbox, and the alert check looks for nothing.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventsConfig {
@@ -39,7 +40,45 @@ pub struct EventsConfig {
     pub secret: Option<String>,
     /// How often the outbox is read.
     pub poll_ms: u64,
+    /// How often the alert check runs.
+    pub check_interval_ms: u64,
+    /// A reminder not delivered this long after its `not_before` is late
+    /// (`reminder.late`); a destination's own setting wins.
+    pub late_after_seconds: u64,
+    /// A live task whose retry horizon ends within this is announced
+    /// (`reminder.horizon_ending`).
+    pub horizon_warning_seconds: u64,
+    /// At most one `task.failed`, `reminder.late` and
+    /// `reminder.horizon_ending` per destination in any window this long.
+    pub window_seconds: u64,
+    /// The levels of a destination's disable threshold, in percent, at
+    /// which `destination.failing` is sent (each once per streak).
+    pub failing_percents: Vec<u8>,
+    /// The most tasks one event names (its count covers them all).
+    pub sample_size: u32,
 }
+
+impl EventsConfig {
+    /// What the region's alert check looks for.
+    pub fn alert_check(&self, region: remit::domain::Region) -> remit::store::AlertCheck {
+        let seconds = |s: u64| chrono::Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX));
+        remit::store::AlertCheck {
+            region,
+            announce: self.url.is_some(),
+            late_after: seconds(self.late_after_seconds),
+            horizon_warning: seconds(self.horizon_warning_seconds),
+            window: seconds(self.window_seconds),
+            failing_levels: self.failing_percents.clone(),
+            sample: usize::try_from(self.sample_size).unwrap_or(usize::MAX),
+            batch: ALERT_BATCH,
+            quiet_prefix: crate::runtime::EVENTS_DESTINATION_PREFIX.to_owned(),
+        }
+    }
+}
+
+/// The most tasks of each kind one alert check reads (and of each
+/// destination's late ones): the rest waits for the next check.
+const ALERT_BATCH: u32 = 1_000;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

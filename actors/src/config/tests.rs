@@ -256,3 +256,31 @@ fn the_console_is_read_from_a_file_and_a_bad_listener_is_named() {
     assert_eq!(config.console.session_minutes, 15);
     assert!(config.console.secure_cookie);
 }
+
+#[test]
+fn the_alert_settings_name_their_key() {
+    let refused = |change: fn(&mut Config)| {
+        let mut config = Config::default();
+        change(&mut config);
+        config.validate().unwrap_err().to_string()
+    };
+    assert!(refused(|c| c.events.late_after_seconds = 0).contains("events.late_after_seconds"));
+    assert!(refused(|c| c.events.window_seconds = 0).contains("events.window_seconds"));
+    assert!(refused(|c| c.events.check_interval_ms = 1).contains("events.check_interval_ms"));
+    assert!(refused(|c| c.events.sample_size = 101).contains("events.sample_size"));
+    assert!(refused(|c| c.events.horizon_warning_seconds = 0)
+        .contains("events.horizon_warning_seconds"));
+    for levels in [vec![0], vec![100], vec![50, 50]] {
+        let mut config = Config::default();
+        config.events.failing_percents = levels;
+        let e = config.validate().unwrap_err().to_string();
+        assert!(e.contains("events.failing_percents"), "{e}");
+    }
+    let mut config = Config::default();
+    config.events.failing_percents = vec![];
+    config.validate().unwrap();
+    let check = config.events.alert_check(Region::US);
+    assert!(!check.announce, "no receiver, nothing announced");
+    assert_eq!(check.late_after, chrono::Duration::minutes(5));
+    assert_eq!(check.quiet_prefix, "remit-events-");
+}

@@ -81,6 +81,7 @@ impl Config {
         if !(10..=3_600_000).contains(&self.events.poll_ms) {
             return Err(invalid("events.poll_ms", "must be between 10 and 3600000"));
         }
+        self.alerts_within_bounds()?;
         self.retention_within_bounds()?;
         if !(1..=86_400).contains(&self.metrics.queue_interval_seconds) {
             return Err(invalid(
@@ -239,6 +240,53 @@ impl Config {
             if !(1..=max).contains(&value) {
                 return Err(invalid(key, format!("must be between 1 and {max}")));
             }
+        }
+        Ok(())
+    }
+
+    /// The alert check's settings: times within ten years, a window of at
+    /// least a second, levels of the disable threshold below the disable
+    /// itself (which `destination.disabled` reports), each once.
+    fn alerts_within_bounds(&self) -> Result<(), ConfigError> {
+        const TEN_YEARS_S: u64 = 315_360_000;
+        let e = &self.events;
+        let bounds: [(&str, u64, u64, u64); 5] = [
+            (
+                "events.check_interval_ms",
+                e.check_interval_ms,
+                10,
+                3_600_000,
+            ),
+            (
+                "events.late_after_seconds",
+                e.late_after_seconds,
+                1,
+                TEN_YEARS_S,
+            ),
+            (
+                "events.horizon_warning_seconds",
+                e.horizon_warning_seconds,
+                1,
+                TEN_YEARS_S,
+            ),
+            ("events.window_seconds", e.window_seconds, 1, 7 * 24 * 3600),
+            ("events.sample_size", e.sample_size.into(), 0, 100),
+        ];
+        for (key, value, min, max) in bounds {
+            if !(min..=max).contains(&value) {
+                return Err(invalid(key, format!("must be between {min} and {max}")));
+            }
+        }
+        let levels = &e.failing_percents;
+        let unique: std::collections::BTreeSet<_> = levels.iter().collect();
+        if levels.len() > 10
+            || unique.len() != levels.len()
+            || levels.iter().any(|p| !(1..=99).contains(p))
+        {
+            return Err(invalid(
+                "events.failing_percents",
+                "must be at most 10 different whole percentages, each between 1 and 99",
+            ));
         }
         Ok(())
     }

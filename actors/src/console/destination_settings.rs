@@ -186,12 +186,7 @@ pub async fn save(
 /// The `PATCH` body the form stands for: every number (empty: `null`),
 /// and the headers: the plain ones, the secrets kept, a new secret.
 fn body(pairs: &[(String, String)]) -> Result<Value, ConsoleError> {
-    let field = |name: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.trim())
-    };
+    let field = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim());
     let mut body = Map::new();
     for (name, _) in NUMBERS {
         let value = match field(name) {
@@ -215,7 +210,10 @@ fn body(pairs: &[(String, String)]) -> Result<Value, ConsoleError> {
             continue;
         }
         let Some((name, value)) = line.split_once(':') else {
-            return Err(ConsoleError::bad("headers", "each line must be `Name: value`"));
+            return Err(ConsoleError::bad(
+                "headers",
+                "each line must be `Name: value`",
+            ));
         };
         headers.push(json!({"name": name.trim(), "value": value.trim_start()}));
     }

@@ -139,7 +139,7 @@ impl ConsoleState {
                 timeout_ms: config.send.timeout_ms,
                 max_attempts: config.retry.max_attempts,
                 horizon_seconds: config.retry_policy().horizon.num_seconds(),
-                late_after_seconds: None,
+                late_after_seconds: Some(config.events.late_after_seconds),
                 disable_after_seconds: config.destinations.disable_after_seconds,
                 disable_after_failures: config.destinations.disable_after_failures,
             },

@@ -1,6 +1,7 @@
 //! The event relay: turns the region's operational events (a destination
 //! disabled or enabled, written to an outbox in the transaction that made
-//! the change) into ordinary webhooks for the events receiver
+//! the change; the rest written by the alert check, `alerter`) into
+//! ordinary webhooks for the events receiver
 //! (`events.url`), then deletes them from the outbox. The webhooks go out
 //! through the same durable path as any other (sealed, retried, signed
 //! with `events.secret`), so an outage of the events receiver, or a crash
@@ -32,6 +33,11 @@ const BATCH: u32 = 100;
 
 /// The tenant the events webhooks are scheduled under.
 pub const EVENTS_TENANT: &str = "remit";
+
+/// How every events destination's id starts: the alert check never
+/// reports on these (an event about the events receiver's trouble could
+/// only go through it).
+pub const EVENTS_DESTINATION_PREFIX: &str = "remit-events-";
 
 pub struct EventRelay {
     shared: Shared,
@@ -122,7 +128,10 @@ pub fn events_destination_id(
     hash.update(secret.unwrap_or("").as_bytes());
     let digest = hash.finalize();
     let short = remit::payload_crypto::hex(&digest[..6]);
-    DestinationId::new(&format!("remit-events-{}-{short}", region.as_str()))
+    DestinationId::new(&format!(
+        "{EVENTS_DESTINATION_PREFIX}{}-{short}",
+        region.as_str()
+    ))
 }
 
 async fn register(
@@ -188,16 +197,26 @@ fn webhook(
     target: &DestinationId,
     horizon: chrono::Duration,
 ) -> Result<NewTask, StoreError> {
-    let body = json!({
-        "type": event.kind.as_str(),
-        "timestamp": event.at,
-        "data": {
+    let data = match &event.data {
+        // Written by the alert check, whole.
+        Some(text) => {
+            serde_json::from_str::<serde_json::Value>(text).map_err(|e| StoreError::Corrupt {
+                column: "destination_events.data",
+                reason: e.to_string(),
+            })?
+        }
+        None => json!({
             "destination_id": event.destination.as_str(),
             "region": event.region.as_str(),
             "reason": event.reason,
             "at": event.at,
             "last_error": event.last_error,
-        },
+        }),
+    };
+    let body = json!({
+        "type": event.kind.as_str(),
+        "timestamp": event.at,
+        "data": data,
     });
     Ok(NewTask {
         traceparent: None,

@@ -41,7 +41,14 @@ pub(super) const REASONS: [&str; 4] = [
 ];
 
 /// The kinds of actor a supervisor restarts, exported at 0 from the start.
-pub(super) const ACTORS: [&str; 5] = ["claimer", "sender", "reconciler", "pruner", "event_relay"];
+pub(super) const ACTORS: [&str; 6] = [
+    "claimer",
+    "sender",
+    "reconciler",
+    "pruner",
+    "event_relay",
+    "alerter",
+];
 
 /// The live states the queue gauges count.
 pub(super) const STATES: [&str; 3] = ["pending", "leased", "retry_wait"];

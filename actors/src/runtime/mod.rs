@@ -11,6 +11,7 @@
 //!                   ├─ Reads              destination rows, a batch per statement
 //!                   ├─ Reconciler         periodic checks, logged
 //!                   ├─ Pruner             deletes old terminal tasks
+//!                   ├─ Alerter            finds what a person should hear about
 //!                   └─ EventRelay         turns operational events into webhooks
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
@@ -20,6 +21,7 @@
 //! have a request under way.
 //! A panic anywhere becomes a stop and a supervised restart (`guard`).
 
+mod alerter;
 mod batcher;
 pub mod buckets;
 mod capacity;
@@ -55,12 +57,15 @@ mod throttle;
 mod transport;
 mod wall_clock;
 
+pub use alerter::Alerter;
 pub use batcher::BatchError;
 pub use buckets::Buckets;
 pub use capacity::{Capacity, Slot};
 pub use changed_tasks::ChangedTasks;
 pub use claimer::Claimer;
-pub use event_relay::{events_destination_id, EventRelay, EVENTS_TENANT};
+pub use event_relay::{
+    events_destination_id, EventRelay, EVENTS_DESTINATION_PREFIX, EVENTS_TENANT,
+};
 pub use finisher::Finisher;
 pub use holds::Holds;
 pub use messages::Shutdown;

@@ -21,7 +21,9 @@ use super::messages::{
 };
 use super::spare::SpareTokens;
 use super::throttle::Keeper;
-use super::{Claimer, EventRelay, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle};
+use super::{
+    Alerter, Claimer, EventRelay, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle,
+};
 
 pub struct RegionSupervisor {
     shared: Shared,
@@ -32,6 +34,7 @@ pub struct RegionSupervisor {
     /// Held for the same reason.
     pruner: Option<Addr<Pruner>>,
     event_relay: Option<Addr<EventRelay>>,
+    alerter: Option<Addr<Alerter>>,
     senders: Option<SenderPool>,
     /// The throttles of destinations with work here.
     throttles: HashMap<DestinationId, Routed>,
@@ -68,6 +71,7 @@ impl RegionSupervisor {
             reconciler: None,
             pruner: None,
             event_relay: None,
+            alerter: None,
             senders: None,
             throttles: HashMap::new(),
             next_throttle: 0,
@@ -124,6 +128,8 @@ impl Actor for RegionSupervisor {
         self.pruner = Some(actix::Supervisor::start(move |_| Pruner::new(shared)));
         let shared = self.shared.clone();
         self.event_relay = Some(actix::Supervisor::start(move |_| EventRelay::new(shared)));
+        let shared = self.shared.clone();
+        self.alerter = Some(actix::Supervisor::start(move |_| Alerter::new(shared)));
         self.running.store(true, Ordering::SeqCst);
         info!(self.shared.log, "region runtime started"; "senders" => count, "max_in_flight" => self.shared.config.send.max_in_flight);
     }

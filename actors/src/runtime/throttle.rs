@@ -294,18 +294,18 @@ impl Throttle {
     ) {
         let this = self;
         match result {
-                Ok(Ok(Some(target))) => this.retune(&target.destination.settings, ctx),
-                Ok(Ok(None)) => this.retune(&DestinationSettings::default(), ctx),
-                Ok(Err(e)) => {
-                    warn!(this.shared.log, "could not read the destination's limits; using the configuration's";
+            Ok(Ok(Some(target))) => this.retune(&target.destination.settings, ctx),
+            Ok(Ok(None)) => this.retune(&DestinationSettings::default(), ctx),
+            Ok(Err(e)) => {
+                warn!(this.shared.log, "could not read the destination's limits; using the configuration's";
                           "destination" => %this.destination, "error" => %crate::error_chain(&e));
-                    this.retune(&DestinationSettings::default(), ctx);
-                }
-                Err(panic) => {
-                    warn!(this.shared.log, "reading the destination's limits panicked; restarting the throttle";
+                this.retune(&DestinationSettings::default(), ctx);
+            }
+            Err(panic) => {
+                warn!(this.shared.log, "reading the destination's limits panicked; restarting the throttle";
                           "destination" => %this.destination, "panic" => %panic);
-                    ctx.stop();
-                }
+                ctx.stop();
+            }
         }
     }
 
@@ -329,8 +329,7 @@ impl Throttle {
         }
         self.refresh_stale_limits(ctx);
         self.asking = true;
-        let want = u32::try_from(self.queue.len().min(self.free_slots()))
-            .unwrap_or(u32::MAX);
+        let want = u32::try_from(self.queue.len().min(self.free_slots())).unwrap_or(u32::MAX);
         let buckets = self.shared.buckets.clone();
         let ask = TokenRequest {
             destination: self.destination.clone(),

@@ -1,7 +1,9 @@
 //! The events receiver is down when a destination disables itself, and
 //! the process is killed: after a restart the `destination.disabled`
 //! event still arrives, and `remit destination enable` brings both the
-//! destination and a `destination.enabled` event.
+//! destination and a `destination.enabled` event. Two processes of a
+//! region check for failures, one is killed: each failure is announced
+//! once.
 
 use std::time::Duration;
 
@@ -135,4 +137,102 @@ async fn a_disable_event_survives_a_down_receiver_and_a_killed_process() {
         .filter(|r| r.status == 200 && typed(r, "destination.disabled"))
         .count();
     assert_eq!(delivered, 1, "the event once, under one key");
+}
+
+/// The sum of the counts of the `task.failed` events answered 2xx, each
+/// event once however often it arrived (a receiver deduplicates on
+/// `webhook-id`: a process killed after its request and before its commit
+/// leaves the event to be sent again, under the same id).
+fn failures_counted(log: &[crate::support::receiver::Received]) -> u64 {
+    let mut seen = std::collections::HashMap::new();
+    for r in log.iter().filter(|r| r.status == 200) {
+        let Ok(body) = serde_json::from_slice::<Value>(&r.body) else {
+            continue;
+        };
+        if body["type"] != "task.failed" {
+            continue;
+        }
+        let id = r.header("webhook-id").unwrap_or_default().to_owned();
+        let count = body["data"]["count"].as_u64().unwrap_or(0);
+        let before = seen.insert(id, (count, r.body.clone()));
+        assert!(
+            before.is_none_or(|(_, b)| b == r.body),
+            "one webhook-id, one event"
+        );
+    }
+    seen.values().map(|(count, _)| count).sum()
+}
+
+#[actix_rt::test]
+async fn two_processes_one_killed_announce_each_failure_once() {
+    const TASKS: u64 = 40;
+    let db = TestDb::with_database_clock().await;
+    let receiver = Receiver::start();
+    receiver.script(
+        "/gone",
+        vec![],
+        Reply::status(410).delayed(Duration::from_millis(20)),
+    );
+    let events = Receiver::start();
+    events.script("/events", vec![], Reply::ok());
+    let secret = remit_actors::signature::generate_secret();
+    run(remit(&db).arg("migrate"));
+    run(remit(&db).args([
+        "destination",
+        "add",
+        "--id",
+        "gone",
+        "--region",
+        "eu",
+        "--url",
+        &receiver.url("/gone"),
+    ]));
+    let start = |owner: &str| {
+        remit(&db)
+            .args(["run", "--region", "eu"])
+            .env("REMIT_LEASE_OWNER", owner)
+            .env("REMIT_EVENTS__URL", events.url("/events"))
+            .env("REMIT_EVENTS__SECRET", &secret)
+            .env("REMIT_EVENTS__POLL_MS", "50")
+            .env("REMIT_EVENTS__CHECK_INTERVAL_MS", "20")
+            .env("REMIT_EVENTS__WINDOW_SECONDS", "1")
+            .env("REMIT_LEASE__SECONDS", "2")
+            .env("REMIT_SEND__TIMEOUT_MS", "1000")
+            .spawn()
+            .map(Running)
+            .unwrap()
+    };
+    let first = start("eu-1");
+    let second = start("eu-2");
+    let gone = remit::domain::DestinationId::new("gone").unwrap();
+    for i in 0..TASKS {
+        let new = remit::domain::NewTask {
+            traceparent: None,
+            tenant_id: remit::domain::TenantId::new("clinic-1").unwrap(),
+            reminder_id: remit::domain::ReminderId::new(&format!("r{i}")).unwrap(),
+            destination_id: gone.clone(),
+            region: remit::domain::Region::EU,
+            not_before: chrono::Utc::now(),
+            retry_horizon: chrono::Duration::hours(1),
+            payload: remit::domain::Payload::json(r#"{"renewal":"2026-09-01"}"#.to_owned()),
+            ordering_key: None,
+        };
+        remit::store::Store::schedule(&db.store, new).await.unwrap();
+    }
+    // One process is killed once the first failures are announced,
+    // whatever it was doing; the other carries on.
+    events
+        .wait_until(Duration::from_secs(30), "a task.failed event", |log| {
+            failures_counted(log) > 0
+        })
+        .await;
+    kill(&first.0, "KILL");
+    events
+        .wait_until(Duration::from_secs(60), "every failure announced", |log| {
+            failures_counted(log) >= TASKS
+        })
+        .await;
+    kill(&second.0, "INT");
+    let log = events.requests_to("/events");
+    assert_eq!(failures_counted(&log), TASKS, "each failure once");
 }

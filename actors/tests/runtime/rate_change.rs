@@ -39,7 +39,9 @@ async fn a_new_rate_reaches_every_process(backend: Backend) {
     }
     // The slow rate holds, across both processes.
     receiver
-        .wait_until(Duration::from_secs(10), "the first requests", |r| r.len() >= 4)
+        .wait_until(Duration::from_secs(10), "the first requests", |r| {
+            r.len() >= 4
+        })
         .await;
     let slow_start = Instant::now();
     let before = receiver.requests_to("/hook").len();

@@ -19,6 +19,8 @@
 //!   retry-now of tasks already scheduled;
 //! - `destinations`: [`Destinations`], an operator's change of a
 //!   destination's URL and settings, and its deletion;
+//! - `alerts`: [`Alerts`], the region's check for what a person should
+//!   hear about, written to the outbox of operational events;
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
@@ -28,6 +30,7 @@
 //!   signing secret as a row holds it and an export carries it;
 //!   `headers`: a destination's custom header likewise.
 
+mod alerts;
 mod calls;
 mod changes;
 mod clock;
@@ -46,6 +49,7 @@ mod transfer;
 mod url;
 mod wakeup;
 
+pub use alerts::{AlertCheck, Alerts, AlertsChecked};
 pub use calls::{
     AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
     TokenRequest, Tokens, TransitionOutcome,

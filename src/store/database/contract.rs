@@ -8,9 +8,9 @@ use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
 };
 use crate::store::{
-    Cancel, Changes, Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Imported,
-    KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule,
-    StatusReport, StoreError, TaskRecord, Transfer,
+    AlertCheck, Alerts, AlertsChecked, Cancel, Changes, Deleted, DestinationRecord, Destinations,
+    Erase, ErasedTenant, Imported, KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed,
+    ReplayJobs, Reports, Reschedule, StatusReport, StoreError, TaskRecord, Transfer,
 };
 
 impl Reports for Database {
@@ -180,5 +180,11 @@ impl Destinations for Database {
         cancel: Option<NewReplayJob>,
     ) -> Result<Deleted, StoreError> {
         on_store!(self, s => s.delete_destination(id, cancel).await)
+    }
+}
+
+impl Alerts for Database {
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        on_store!(self, s => Alerts::check_alerts(s, check).await)
     }
 }

@@ -29,6 +29,7 @@ impl Changes for MemStore {
         let to = requests::validate_reschedule(change)?;
         let now = self.now();
         let mut state = self.state.lock();
+        state.record_failures();
         let Some(task) = state.task_mut(id) else {
             return Ok(Move::NotFound);
         };

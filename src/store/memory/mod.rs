@@ -6,6 +6,7 @@
 //! Its clock must be pinned (there is no database clock to ask); time only
 //! moves when the caller moves it.
 
+mod alerts;
 mod api_tokens;
 mod changes;
 mod claim;
@@ -302,6 +303,7 @@ impl Store for MemStore {
     async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
+        state.record_failures();
         let Some(task) = state.task_mut(id) else {
             return Ok(Replayed::NotFound);
         };

@@ -137,6 +137,7 @@ impl ReplayJobs for MemStore {
         let batch = usize::try_from(batch.max(1)).unwrap_or(usize::MAX);
         let now = self.now();
         let mut state = self.state.lock();
+        state.record_failures();
         let job = state.replay_job_mut(id)?.clone();
         if job.finished() {
             return Ok(job);

@@ -15,6 +15,7 @@ impl MemStore {
             .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
         let size = request.batch_size as usize;
         let mut state = self.state.lock();
+        state.record_failures();
         let regions: Vec<Region> = match request.region {
             Some(region) => vec![region],
             None => {

@@ -98,6 +98,8 @@ pub(super) struct State {
     /// The fingerprints of the keys recorded as ones its payloads and
     /// secrets are sealed with, in the order they were recorded.
     pub(super) payload_keys: Vec<Vec<u8>>,
+    /// What the alert check records and keeps between checks.
+    pub(super) alert_records: super::alerts::AlertRecords,
 }
 
 impl State {

@@ -157,6 +157,7 @@ impl Transfer for MemStore {
     async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
         check_imported_tasks(&records)?;
         let mut state = self.state.lock();
+        state.record_failures();
         let mut staged = state.clone();
         let mut imported = Imported::default();
         let mut highest_token = 0;
@@ -165,6 +166,7 @@ impl Transfer for MemStore {
                 imported.already += 1;
                 continue;
             }
+            staged.failure_seen(&record.task);
             highest_token = highest_token_of(&record, highest_token);
             staged.insert_imported(record);
             imported.added += 1;

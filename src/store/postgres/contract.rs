@@ -2,8 +2,8 @@
 //! the module that holds its statements.
 
 use super::{
-    changes, console, destination_changes, payload_keys, rekey, replay_jobs, secrets, status,
-    transfer, PgStore,
+    alerts, changes, console, destination_changes, payload_keys, rekey, replay_jobs, secrets,
+    status, transfer, PgStore,
 };
 use crate::domain::{Destination, DestinationChange, DestinationId, Region, TaskId, TenantId};
 use crate::payload_crypto::PayloadKey;
@@ -12,9 +12,9 @@ use crate::store::console::{
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    Cancel, Changes, Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Imported,
-    KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule,
-    StatusReport, StoreError, TaskRecord, Transfer,
+    AlertCheck, Alerts, AlertsChecked, Cancel, Changes, Deleted, DestinationRecord, Destinations,
+    Erase, ErasedTenant, Imported, KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed,
+    ReplayJobs, Reports, Reschedule, StatusReport, StoreError, TaskRecord, Transfer,
 };
 
 impl Reports for PgStore {
@@ -186,5 +186,11 @@ impl Destinations for PgStore {
         cancel: Option<NewReplayJob>,
     ) -> Result<Deleted, StoreError> {
         destination_changes::delete(self, id, cancel).await
+    }
+}
+
+impl Alerts for PgStore {
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        alerts::check(self, check).await
     }
 }

@@ -1,7 +1,7 @@
 //! The outbox of operational events: read a region's oldest, and delete
 //! those that have been scheduled as webhooks. They are written by the
 //! statements that disable or enable a destination (`finish_many`,
-//! `destinations`).
+//! `destinations`) and by the alert check (`alerts`).
 
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid};
@@ -28,6 +28,8 @@ struct EventRow {
     at: DateTime<Utc>,
     #[diesel(sql_type = Nullable<Text>)]
     last_error: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    data: Option<String>,
 }
 
 pub(super) async fn events(
@@ -37,7 +39,7 @@ pub(super) async fn events(
 ) -> Result<Vec<DestinationEvent>, StoreError> {
     let mut conn = store.conn().await?;
     let rows: Vec<EventRow> = diesel::sql_query(
-        "SELECT id, kind, destination_id, region, reason, at, last_error \
+        "SELECT id, kind, destination_id, region, reason, at, last_error, data \
          FROM destination_events WHERE region = $1 ORDER BY seq LIMIT $2",
     )
     .bind::<Text, _>(only.as_str())
@@ -56,6 +58,7 @@ pub(super) async fn events(
                 reason: r.reason,
                 at: r.at,
                 last_error: r.last_error,
+                data: r.data,
             })
         })
         .collect()

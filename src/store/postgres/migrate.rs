@@ -52,7 +52,12 @@ struct Locked {
 /// halfway (a cancel, a deadlock, a lost connection) leaves an invalid
 /// index of its name, which `CREATE INDEX … IF NOT EXISTS` would take as
 /// built; it is dropped first, so the migration builds it again.
-const BUILT_CONCURRENTLY: &[&str] = &["tasks_waiting_change", "tasks_cancelled"];
+const BUILT_CONCURRENTLY: &[&str] = &[
+    "tasks_waiting_change",
+    "tasks_cancelled",
+    "task_queue_late_check",
+    "tasks_horizon_check",
+];
 
 fn drop_failed_builds(
     conn: &mut AsyncConnectionWrapper<AsyncPgConnection>,

@@ -30,6 +30,8 @@
 //!   `console`, `transfer`, `payload_keys`, `secrets`, `rekey` and
 //!   `replay_jobs`; `refusals`: `Store::mark_refused`.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
+//! - `alerts`: the region's alert check (`Alerts`), one transaction under
+//!   an advisory lock; `events`: the outbox it and the disables write.
 
 /// What a replay writes on a failed row (`t`), beside a `clock` CTE: the
 /// one-task replay and the bulk replay's batches share it, so they follow
@@ -66,6 +68,8 @@ macro_rules! ended_task {
     };
 }
 
+mod alerts;
+pub mod alerts_sql;
 mod api_tokens;
 mod changes;
 mod claim;

@@ -21,6 +21,9 @@
 //!   writes it, and what makes a repeat a conflict; `imports`: the same
 //!   for an imported record; `import_conflicts`: what an import meets in
 //!   the store (a repeat or a conflict, the fencing tokens to move past);
+//! - `alerts`: the alert check's rule (what it announces, how it
+//!   coalesces, where its cursors move); `alert_events`: the events it
+//!   writes, and what waits for a window;
 //! - `findings`: what reconciliation reports;
 //! - `rekey`: re-sealing under the newest payload key, in batches;
 //! - `columns`: how every store writes states and outcomes, and the error
@@ -29,6 +32,8 @@
 //! - `schema_version`: whether a database's migrations are the binary's;
 //!   `finish_failpoint`: the failpoint inside every store's finish.
 
+pub(in crate::store) mod alert_events;
+pub(in crate::store) mod alerts;
 pub(in crate::store) mod bucket;
 pub(in crate::store) mod changes;
 pub(in crate::store) mod claim_turn;

@@ -9,8 +9,8 @@ use crate::store::console::{
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    DestinationRecord, Imported, KeyCount, Keys, RegionCounts, RegionStatus, Rekeyed, ReplayJobs,
-    Reports, StatusReport, StoreError, TaskRecord, Transfer,
+    AlertCheck, Alerts, AlertsChecked, DestinationRecord, Imported, KeyCount, Keys, RegionCounts,
+    RegionStatus, Rekeyed, ReplayJobs, Reports, StatusReport, StoreError, TaskRecord, Transfer,
 };
 
 impl Reports for SqliteStore {
@@ -136,5 +136,11 @@ impl ReplayJobs for SqliteStore {
         batch: u32,
     ) -> Result<ReplayJob, StoreError> {
         SqliteStore::advance_replay_job(self, id, batch).await
+    }
+}
+
+impl Alerts for SqliteStore {
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        self.check_alerts_on_file(check).await
     }
 }

@@ -213,7 +213,7 @@ pub(super) fn insert_event(
 ) -> Result<(), StoreError> {
     diesel::sql_query(
         "INSERT INTO destination_events (id, kind, destination_id, region, reason, at, \
-         last_error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+         last_error, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind::<Text, _>(event.id.to_string())
     .bind::<Text, _>(event.kind.as_str())
@@ -222,6 +222,7 @@ pub(super) fn insert_event(
     .bind::<Nullable<Text>, _>(&event.reason)
     .bind::<BigInt, _>(micros(event.at))
     .bind::<Nullable<Text>, _>(&event.last_error)
+    .bind::<Nullable<Text>, _>(&event.data)
     .execute(conn)?;
     Ok(())
 }
@@ -242,6 +243,8 @@ struct EventRow {
     at: i64,
     #[diesel(sql_type = Nullable<Text>)]
     last_error: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    data: Option<String>,
 }
 
 pub(super) fn events(
@@ -251,7 +254,7 @@ pub(super) fn events(
 ) -> Result<Vec<DestinationEvent>, StoreError> {
     use crate::store::rules::columns::{corrupt, region as region_of};
     let rows: Vec<EventRow> = diesel::sql_query(
-        "SELECT id, kind, destination_id, region, reason, at, last_error \
+        "SELECT id, kind, destination_id, region, reason, at, last_error, data \
          FROM destination_events WHERE region = ? ORDER BY rowid LIMIT ?",
     )
     .bind::<Text, _>(region.as_str())
@@ -272,6 +275,7 @@ pub(super) fn events(
                 reason: r.reason,
                 at: super::rows::instant("destination_events.at", r.at)?,
                 last_error: r.last_error,
+                data: r.data,
             })
         })
         .collect()

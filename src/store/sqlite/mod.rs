@@ -15,6 +15,7 @@
 //! process on the same file finds new work by polling, and reads a
 //! destination's pause from its row before each request.
 
+mod alerts;
 mod api_tokens;
 mod attempt_rows;
 mod changes;

@@ -9,14 +9,15 @@ use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Task, TaskId};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{
-    Changes, Clock, Database, Destinations, Keys, MemStore, ReplayJobs, Reports, Store, Transfer,
+    Alerts, Changes, Clock, Database, Destinations, Keys, MemStore, ReplayJobs, Reports, Store,
+    Transfer,
 };
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness: Sized {
-    type S: Store + ReplayJobs + Transfer + Keys + Reports + Changes + Destinations + Sync;
+    type S: Store + ReplayJobs + Transfer + Keys + Reports + Changes + Destinations + Alerts + Sync;
     fn store(&self) -> &Self::S;
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
@@ -135,6 +136,13 @@ every_store!(
     a_deleted_id_registered_again_comes_back_clean,
     an_export_carries_settings_headers_and_tombstones,
     a_rekey_reseals_secret_headers,
+    failed_tasks_are_announced_once_each_and_coalesced,
+    without_a_receiver_failures_are_dropped,
+    events_receivers_are_never_reported_on,
+    late_reminders_are_announced_once_and_prompt_ones_never,
+    horizons_about_to_end_are_announced_while_live,
+    a_failing_destination_is_announced_at_each_level_once_then_recovered,
+    a_disabled_destination_is_not_announced_failing,
     claims_respect_deadlines_and_available_at,
     an_expired_lease_is_reclaimed_and_logged,
     an_expired_lease_is_not_reclaimed_before_its_deadline,

@@ -40,7 +40,10 @@ async fn refusals_name_their_field() {
         // Over half the tests' 10 s lease.
         (json!({"timeout_ms": 6000}), "timeout_ms"),
         (json!({"late_after_seconds": 0}), "late_after_seconds"),
-        (json!({"disable_after_failures": 0}), "disable_after_failures"),
+        (
+            json!({"disable_after_failures": 0}),
+            "disable_after_failures",
+        ),
         (json!({"url": "https://user:pw@example.com/"}), "url"),
         (json!({"url": "ftp://example.com/"}), "url"),
         (
@@ -65,11 +68,13 @@ async fn refusals_name_their_field() {
     for (body, field) in cases {
         let (status, refused) = api.patch("/v1/destinations/crm", body.clone()).await;
         assert_eq!(status, 422, "{body} → {refused}");
-        assert_eq!(refused["error"]["field"], json!(field), "{body} → {refused}");
+        assert_eq!(
+            refused["error"]["field"],
+            json!(field),
+            "{body} → {refused}"
+        );
     }
-    let (status, refused) = api
-        .patch("/v1/destinations/crm", json!({"rate": 5}))
-        .await;
+    let (status, refused) = api.patch("/v1/destinations/crm", json!({"rate": 5})).await;
     assert_eq!(status, 400, "{refused}");
     assert_eq!(refused["error"]["field"], json!("rate"));
     let (status, _) = api
@@ -123,7 +128,8 @@ async fn settings_hold_on(backend: Backend) {
     assert_eq!(status, 201);
     // A task that names no horizon takes the destination's; one that
     // names its own keeps it.
-    let horizon = |task: &remit::domain::Task| (task.retry_horizon_at - task.not_before).num_seconds();
+    let horizon =
+        |task: &remit::domain::Task| (task.retry_horizon_at - task.not_before).num_seconds();
     let id = remit::domain::TaskId(created["id"].as_str().unwrap().parse().unwrap());
     assert_eq!(horizon(&db.store.task(id).await.unwrap().unwrap()), 120);
     let mut own = task_body("crm", "r-own-horizon");
@@ -224,14 +230,15 @@ async fn deletion_on(backend: Backend) {
             .contains("3 of its tasks have not ended"),
         "{refused}"
     );
-    let (status, deleted) = api
-        .delete("/v1/destinations/crm?cancel_tasks=true")
-        .await;
+    let (status, deleted) = api.delete("/v1/destinations/crm?cancel_tasks=true").await;
     assert_eq!(status, 200, "{deleted}");
     assert_eq!(deleted["live_tasks"], json!(3));
     assert_eq!(deleted["destination"]["id"], json!("crm"));
     assert_eq!(deleted["cancel_job"]["action"], json!("cancel"));
-    assert_eq!(deleted["cancel_job"]["filter"]["destination_id"], json!("crm"));
+    assert_eq!(
+        deleted["cancel_job"]["filter"]["destination_id"],
+        json!("crm")
+    );
     support::wait_for_state(&db, &live, TaskState::Cancelled, Duration::from_secs(15)).await;
     assert!(receiver.requests_to("/hook").is_empty());
 

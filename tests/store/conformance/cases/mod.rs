@@ -50,6 +50,7 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
     claimed.remove(0)
 }
 
+mod alerts;
 mod api_tokens;
 mod cancel_jobs;
 mod change_races;
@@ -79,6 +80,7 @@ mod trace_parents;
 mod transfer;
 mod transitions;
 
+pub use alerts::*;
 pub use api_tokens::*;
 pub use cancel_jobs::*;
 pub use change_races::*;

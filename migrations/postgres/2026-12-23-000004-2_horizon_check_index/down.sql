@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS tasks_horizon_check;
