@@ -1,6 +1,7 @@
 //! What a webhook task is, independent of how it is stored or sent.
 
 mod api_token;
+mod audit;
 mod attempt;
 mod destination;
 mod destination_event;
@@ -15,6 +16,9 @@ mod trace_parent;
 
 pub use api_token::{
     token_hash, ApiToken, NewApiToken, Scope, TokenGrant, TokenHash, TokenId, TOKEN_PREFIX,
+};
+pub use audit::{
+    Actor, AuditAction, AuditEntry, AuditFilter, AuditPage, AuditTarget, NewAuditEntry, TargetKind,
 };
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use destination::{

@@ -17,6 +17,9 @@
 //! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs;
 //! - `changes`: [`Changes`], an operator's cancel, reschedule, erase and
 //!   retry-now of tasks already scheduled;
+//! - `audit`: [`Audit`], the audit log of admin actions read a page at a
+//!   time and kept to its retention (each admin call of the traits above
+//!   writes its own entry);
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
@@ -25,6 +28,7 @@
 //!   names; `wakeup`: [`Wakeup`], what a wake-up says; `secrets`: a
 //!   signing secret as a row holds it and an export carries it.
 
+mod audit;
 mod calls;
 mod changes;
 mod clock;
@@ -41,6 +45,7 @@ mod transfer;
 mod url;
 mod wakeup;
 
+pub use audit::{Audit, MAX_AUDIT_PAGE};
 pub use calls::{
     AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
     TokenRequest, Tokens, TransitionOutcome,

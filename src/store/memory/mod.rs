@@ -7,6 +7,7 @@
 //! moves when the caller moves it.
 
 mod api_tokens;
+mod audit;
 mod changes;
 mod claim;
 mod destination_health;
@@ -35,7 +36,7 @@ use super::{
     StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    Actor, ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
     FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
     ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
@@ -53,6 +54,8 @@ pub struct MemStore {
     key: PayloadKey,
     clock: Clock,
     disable_rule: DisableRule,
+    /// Who the admin calls on this handle act as, for the audit log.
+    actor: Actor,
 }
 
 impl MemStore {
@@ -63,6 +66,7 @@ impl MemStore {
             key,
             clock,
             disable_rule: DisableRule::default(),
+            actor: Actor::System,
         }
     }
 
@@ -78,6 +82,7 @@ impl MemStore {
             key,
             clock: self.clock.clone(),
             disable_rule: self.disable_rule,
+            actor: self.actor.clone(),
         }
     }
 

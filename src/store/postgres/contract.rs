@@ -2,16 +2,16 @@
 //! the module that holds its statements.
 
 use super::{
-    changes, console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore,
+    audit, changes, console, payload_keys, rekey, replay_jobs, secrets, status, transfer, PgStore,
 };
-use crate::domain::{DestinationId, Region, TaskId, TenantId};
+use crate::domain::{AuditFilter, AuditPage, DestinationId, Region, TaskId, TenantId};
 use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage, MAX_PAGE,
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
+    Audit, Cancel, Changes, DestinationRecord, Erase, ErasedTenant, Imported, KeyCount, Keys, Move,
     RegionCounts, RegionStatus, Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError,
     TaskRecord, Transfer,
 };
@@ -167,5 +167,24 @@ impl Changes for PgStore {
 
     async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
         changes::settle_changes(self, region, limit).await
+    }
+}
+
+impl Audit for PgStore {
+    async fn audit_entries(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<AuditPage, StoreError> {
+        audit::entries(self, filter, before, limit).await
+    }
+
+    async fn prune_audit(
+        &self,
+        older_than: chrono::Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        audit::prune(self, older_than, batch_size).await
     }
 }

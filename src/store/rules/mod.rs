@@ -19,6 +19,9 @@
 //!   writes it, and what makes a repeat a conflict; `imports`: the same
 //!   for an imported record; `import_conflicts`: what an import meets in
 //!   the store (a repeat or a conflict, the fencing tokens to move past);
+//! - `audit_entries`: the audit entry each admin action writes, with the
+//!   settings before and after (never a secret's value); `audit_rows`: an
+//!   entry's columns as every store reads them back;
 //! - `findings`: what reconciliation reports;
 //! - `rekey`: re-sealing under the newest payload key, in batches;
 //! - `columns`: how every store writes states and outcomes, and the error
@@ -27,6 +30,8 @@
 //! - `schema_version`: whether a database's migrations are the binary's;
 //!   `finish_failpoint`: the failpoint inside every store's finish.
 
+pub(in crate::store) mod audit_entries;
+pub(in crate::store) mod audit_rows;
 pub(in crate::store) mod bucket;
 pub(in crate::store) mod changes;
 pub(in crate::store) mod claim_turn;
