@@ -30,13 +30,14 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
+use super::rules::audit_entries::{destination_changed, secret_rotated};
 use super::rules::lifecycle::{self, EndAttempt};
 use super::{
     rules::requests, ClaimRequest, Clock, Finish, Finished, QuotaNote, Replayed, Scheduled, Store,
     StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    Actor, ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    Actor, ApiToken, AuditAction, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
     FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
     ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
@@ -127,11 +128,14 @@ impl Store for MemStore {
         let now = self.now();
         let mut state = self.state.lock();
         if let Some(existing) = state.destinations.get(&new.id) {
-            return requests::same_destination_or_conflict(
+            let same = requests::same_destination_or_conflict(
                 existing.destination.clone(),
                 &existing.valid_values(&self.key, now)?,
                 &new,
-            );
+            )?;
+            let entry = destination_changed(AuditAction::DestinationCreate, Some(&same), &same);
+            self.audit_in(&mut state, entry);
+            return Ok(same);
         }
         let mut record = DestinationRecord::new(&new);
         if let Some(secret) = new.signing_secret {
@@ -140,6 +144,8 @@ impl Store for MemStore {
         }
         let destination = record.destination.clone();
         state.destinations.insert(new.id, record);
+        let entry = destination_changed(AuditAction::DestinationCreate, None, &destination);
+        self.audit_in(&mut state, entry);
         Ok(destination)
     }
 
@@ -155,7 +161,11 @@ impl Store for MemStore {
             .destinations
             .get_mut(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
-        Ok(record.rotate(&self.key, secret_id, rotation, now))
+        let before = record.listed_secrets();
+        let added = record.rotate(&self.key, secret_id, rotation, now);
+        let entry = secret_rotated(id, record.destination.region, &before, &record.listed_secrets());
+        self.audit_in(&mut state, entry);
+        Ok(added)
     }
 
     async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {

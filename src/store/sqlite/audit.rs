@@ -8,9 +8,12 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
-use super::rows::{instant, micros};
+use super::rows::{self, instant, micros};
 use super::{Ctx, SqliteStore};
-use crate::domain::{AuditFilter, AuditPage, NewAuditEntry};
+use crate::domain::{
+    AuditAction, AuditFilter, AuditPage, Destination, DestinationId, NewAuditEntry,
+};
+use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::audit_rows::{json_text, AuditColumns};
 use crate::store::{Audit, StoreError, MAX_AUDIT_PAGE};
 
@@ -39,6 +42,23 @@ pub(in crate::store) fn record(
     .bind::<Nullable<Text>, _>(json_text(&entry.after))
     .execute(conn)?;
     Ok(())
+}
+
+/// Runs `change` on the destination `id` and writes its audit entry, with
+/// the destination as it was before and as `change` left it.
+pub(super) fn destination_change(
+    conn: &mut SqliteConnection,
+    ctx: &Ctx,
+    id: &DestinationId,
+    action: AuditAction,
+    change: impl FnOnce(&mut SqliteConnection) -> Result<Destination, StoreError>,
+) -> Result<Destination, StoreError> {
+    let before = rows::destination_row(conn, id)?
+        .ok_or_else(|| StoreError::no_destination(id))?
+        .destination()?;
+    let after = change(conn)?;
+    record(conn, ctx, destination_changed(action, Some(&before), &after))?;
+    Ok(after)
 }
 
 #[derive(QueryableByName)]

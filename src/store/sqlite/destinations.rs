@@ -7,24 +7,31 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{destination_row, micros};
-use super::secrets;
+use super::{audit, secrets, Ctx};
 use crate::domain::{
-    Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind, NewDestination,
+    AuditAction, Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind, NewDestination,
     SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::lifecycle;
 use crate::store::{rules::requests, StoreError};
 
+/// Registers the destination (a repeat changes nothing, other settings
+/// are a conflict) and writes the audit entry.
 pub(super) fn add(
     conn: &mut SqliteConnection,
-    key: &PayloadKey,
+    ctx: &Ctx,
     new: NewDestination,
-    now: DateTime<Utc>,
 ) -> Result<Destination, StoreError> {
+    let (key, now) = (&ctx.key, ctx.now);
     if let Some(existing) = destination_row(conn, &new.id)? {
         let valid = secrets::valid_values(conn, key, &new.id, now)?;
-        return requests::same_destination_or_conflict(existing.destination()?, &valid, &new);
+        let same = requests::same_destination_or_conflict(existing.destination()?, &valid, &new)?;
+        // A repeat is recorded too: someone asked, and nothing changed.
+        let entry = destination_changed(AuditAction::DestinationCreate, Some(&same), &same);
+        audit::record(conn, ctx, entry)?;
+        return Ok(same);
     }
     diesel::sql_query(
         "INSERT INTO destinations (id, region, url, disable_after_seconds, \
@@ -41,7 +48,7 @@ pub(super) fn add(
     if let Some(secret) = &new.signing_secret {
         secrets::insert(conn, key, &new.id, secret, now)?;
     }
-    Ok(Destination {
+    let added = Destination {
         id: new.id,
         region: new.region,
         url: new.url,
@@ -52,7 +59,10 @@ pub(super) fn add(
             overrides: new.overrides,
             ..DestinationHealth::default()
         }),
-    })
+    };
+    let entry = destination_changed(AuditAction::DestinationCreate, None, &added);
+    audit::record(conn, ctx, entry)?;
+    Ok(added)
 }
 
 pub(super) fn send_target(

@@ -6,11 +6,11 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
 use super::{
-    api_tokens, claim, destinations, finish, maintenance, next_due, rate, rows, schedule, secrets,
+    api_tokens, audit, claim, destinations, finish, maintenance, next_due, rate, rows, schedule, secrets,
     SqliteStore,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
+    ApiToken, AuditAction, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
     FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
     ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
@@ -23,9 +23,7 @@ use crate::store::{
 
 impl Store for SqliteStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
-        self.run(true, move |conn, ctx| {
-            destinations::add(conn, &ctx.key, new, ctx.now)
-        })
+        self.run(true, move |conn, ctx| destinations::add(conn, ctx, new))
         .await
     }
 
@@ -60,7 +58,7 @@ impl Store for SqliteStore {
         let added = self
             .run(true, {
                 let id = id.clone();
-                move |conn, ctx| secrets::rotate(conn, &ctx.key, &id, rotation, ctx.now)
+                move |conn, ctx| secrets::rotate(conn, ctx, &id, rotation)
             })
             .await?;
         // This process forgets what it keeps of the destination.
@@ -308,8 +306,10 @@ impl Store for SqliteStore {
         let id = id.clone();
         let disabled = self
             .run(true, move |conn, ctx| {
-                destinations::set_health(conn, &id, ctx.now, |d, now| {
-                    crate::store::rules::health::disable(d, reason, now)
+                audit::destination_change(conn, ctx, &id, AuditAction::DestinationDisable, |c| {
+                    destinations::set_health(c, &id, ctx.now, |d, now| {
+                        crate::store::rules::health::disable(d, reason, now)
+                    })
                 })
             })
             .await?;
@@ -332,7 +332,9 @@ impl Store for SqliteStore {
         let id = id.clone();
         let enabled = self
             .run(true, move |conn, ctx| {
-                destinations::set_health(conn, &id, ctx.now, crate::store::rules::health::enable)
+                audit::destination_change(conn, ctx, &id, AuditAction::DestinationEnable, |c| {
+                    destinations::set_health(c, &id, ctx.now, crate::store::rules::health::enable)
+                })
             })
             .await?;
         self.wake(Wakeup::Destination(enabled.id.clone()));
@@ -358,7 +360,7 @@ impl Store for SqliteStore {
     }
 
     async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
-        self.run(true, move |conn, ctx| api_tokens::add(conn, new, ctx.now))
+        self.run(true, move |conn, ctx| api_tokens::add(conn, new, ctx))
             .await
     }
 
@@ -375,7 +377,7 @@ impl Store for SqliteStore {
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         let id = id.clone();
         self.run(true, move |conn, ctx| {
-            api_tokens::revoke(conn, &id, ctx.now)
+            api_tokens::revoke(conn, &id, ctx)
         })
         .await
     }
