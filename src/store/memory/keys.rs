@@ -5,7 +5,8 @@
 //! A handle's own ring is its `key`; `with_key` makes another process's.
 
 use super::MemStore;
-use crate::payload_crypto::{PayloadKey, SealedPayload};
+use crate::payload_crypto::{hex, PayloadKey, SealedPayload};
+use crate::store::rules::audit_entries;
 use crate::store::contract::may_record;
 use crate::store::rules::rekey::merge_counts;
 use crate::store::{KeyCount, Keys, Rekeyed, StoreError, StoredValue};
@@ -174,6 +175,9 @@ impl Keys for MemStore {
             .cloned()
             .partition(|f| f != newest && !used(f));
         state.payload_keys = kept;
+        let names: Vec<String> = forgotten.iter().map(|f| hex(f)).collect();
+        let entry = audit_entries::keys_forgotten(&hex(newest), &names);
+        self.audit_in(&mut state, entry);
         Ok(forgotten)
     }
 }

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
-use super::rules::audit_entries::{destination_changed, secret_rotated};
+use super::rules::audit_entries::{destination_changed, secret_rotated, task_changed};
 use super::rules::lifecycle::{self, EndAttempt};
 use super::{
     rules::requests, ClaimRequest, Clock, Finish, Finished, QuotaNote, Replayed, Scheduled, Store,
@@ -295,10 +295,14 @@ impl Store for MemStore {
         let Some(task) = state.task_mut(id) else {
             return Ok(Replayed::NotFound);
         };
+        let before = task.clone();
         if !lifecycle::replay(task, horizon, now) {
             return Ok(Replayed::NotFailed(task.clone()));
         }
-        Ok(Replayed::Replayed(task.clone()))
+        let after = task.clone();
+        let entry = task_changed(AuditAction::TaskReplay, &before, &after);
+        self.audit_in(&mut state, entry);
+        Ok(Replayed::Replayed(after))
     }
 
     async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {

@@ -11,6 +11,7 @@ use super::state::State;
 use super::MemStore;
 use crate::domain::{Region, Task, TaskId, TaskState};
 use crate::store::console::{check_new_job, JobAction, NewReplayJob, ReplayJob};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
 use crate::store::rules::lifecycle;
 use crate::store::{ReplayJobs, StoreError};
@@ -99,6 +100,7 @@ impl ReplayJobs for MemStore {
         let mut state = self.state.lock();
         let job = recorded(new, state.replay_job_id(), now);
         state.replay_jobs.push(job.clone());
+        self.audit_in(&mut state, audit_entries::job_created(&job));
         Ok(job)
     }
 

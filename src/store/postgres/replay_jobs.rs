@@ -25,7 +25,8 @@ use super::console_sql::{CANCEL_BATCH, REPLAY_BATCH};
 use super::notify::DUE_WORK_CHANNEL;
 use super::rows::TaskRow;
 use super::schema::tasks;
-use super::{PgStore, StoreError};
+use super::{audit, PgStore, StoreError};
+use crate::store::rules::audit_entries;
 use crate::domain::{Region, Task, TaskId};
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
 use crate::store::rules::changes::{self, CancelStep};
@@ -102,6 +103,19 @@ pub(in crate::store) async fn create(
 ) -> Result<ReplayJob, StoreError> {
     check_new_job(&new)?;
     let mut conn = store.conn().await?;
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let job = insert(store, conn, &new).await?;
+        audit::record(store, conn, audit_entries::job_created(&job)).await?;
+        Ok(job)
+    })
+    .await
+}
+
+async fn insert(
+    store: &PgStore,
+    conn: &mut AsyncPgConnection,
+    new: &NewReplayJob,
+) -> Result<ReplayJob, StoreError> {
     let f = &new.filter;
     let row: JobRow = diesel::sql_query(INSERT_SQL)
         .bind::<Uuid, _>(uuid::Uuid::now_v7())
@@ -116,7 +130,7 @@ pub(in crate::store) async fn create(
         .bind::<BigInt, _>(new.horizon.num_seconds())
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
         .bind::<Text, _>(new.action.as_str())
-        .get_result(&mut conn)
+        .get_result(conn)
         .await?;
     row.try_into()
 }

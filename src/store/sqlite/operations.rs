@@ -15,6 +15,7 @@ use crate::domain::{
     ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
     TokenHash, TokenId,
 };
+use crate::store::rules::audit_entries::task_changed;
 use crate::store::Wakeup;
 use crate::store::{
     ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats,
@@ -137,7 +138,13 @@ impl Store for SqliteStore {
 
     async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
         self.run(true, move |conn, ctx| {
-            finish::replay(conn, id, horizon, ctx.now)
+            let before = rows::task(conn, id)?;
+            let replayed = finish::replay(conn, id, horizon, ctx.now)?;
+            if let (Some(before), Replayed::Replayed(after)) = (&before, &replayed) {
+                let entry = task_changed(AuditAction::TaskReplay, before, after);
+                audit::record(conn, ctx, entry)?;
+            }
+            Ok(replayed)
         })
         .await
     }

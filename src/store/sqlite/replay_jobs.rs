@@ -10,7 +10,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
-use super::SqliteStore;
+use super::{audit, SqliteStore};
+use crate::store::rules::audit_entries;
 use crate::domain::Region;
 use crate::domain::Task;
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
@@ -157,7 +158,7 @@ impl SqliteStore {
         self.run(true, move |conn, ctx| {
             let id = uuid::Uuid::now_v7();
             let f = &new.filter;
-            diesel::sql_query(
+            let job: ReplayJob = diesel::sql_query(
                 "INSERT INTO replay_jobs (id, region, action, tenant_id, reminder_id, \
                  destination_id, failure_reason, not_before_from, not_before_until, \
                  requested_by, horizon_seconds, created_at) \
@@ -176,7 +177,9 @@ impl SqliteStore {
             .bind::<BigInt, _>(new.horizon.num_seconds())
             .bind::<BigInt, _>(micros(ctx.now))
             .get_result::<JobRow>(conn)?
-            .try_into()
+            .try_into()?;
+            audit::record(conn, ctx, audit_entries::job_created(&job))?;
+            Ok(job)
         })
         .await
     }

@@ -4,6 +4,8 @@ use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use crate::store::rules::audit_entries;
+use super::audit;
 use super::payload_rows;
 use super::rows::{
     self, destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
@@ -92,6 +94,7 @@ impl SqliteStore {
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
+        let ids: Vec<String> = records.iter().map(|r| r.destination.id.to_string()).collect();
         self.run(true, move |conn, ctx| {
             let mut imported = Imported::default();
             for record in records {
@@ -131,6 +134,8 @@ impl SqliteStore {
                 }
                 imported.added += 1;
             }
+            let entry = audit_entries::imported("destinations", &ids, imported);
+            audit::record(conn, ctx, entry)?;
             Ok(imported)
         })
         .await
@@ -140,7 +145,8 @@ impl SqliteStore {
         &self,
         records: Vec<TaskRecord>,
     ) -> Result<Imported, StoreError> {
-        self.run(true, move |conn, _| {
+        let ids: Vec<String> = records.iter().map(|r| r.task.id.to_string()).collect();
+        self.run(true, move |conn, ctx| {
             let mut imported = Imported::default();
             let mut highest_token = 0;
             for record in records {
@@ -158,6 +164,7 @@ impl SqliteStore {
             diesel::sql_query("UPDATE lease_tokens SET last = max(last, ?) WHERE id = 1")
                 .bind::<BigInt, _>(highest_token)
                 .execute(conn)?;
+            audit::record(conn, ctx, audit_entries::imported("tasks", &ids, imported))?;
             Ok(imported)
         })
         .await
