@@ -51,6 +51,8 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 }
 
 mod api_tokens;
+mod audit_log;
+mod audit_refusals;
 mod cancel_jobs;
 mod change_races;
 mod change_refusals;
@@ -79,6 +81,8 @@ mod transfer;
 mod transitions;
 
 pub use api_tokens::*;
+pub use audit_log::*;
+pub use audit_refusals::*;
 pub use cancel_jobs::*;
 pub use change_races::*;
 pub use change_refusals::*;
