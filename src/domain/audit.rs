@@ -278,8 +278,14 @@ impl AuditFilter {
     pub fn admits(&self, entry: &AuditEntry) -> bool {
         self.action.is_none_or(|a| a == entry.action)
             && self.target_kind.is_none_or(|k| k == entry.target.kind)
-            && self.target_id.as_ref().is_none_or(|id| *id == entry.target.id)
-            && self.actor.as_ref().is_none_or(|who| entry.actor.matches(who))
+            && self
+                .target_id
+                .as_ref()
+                .is_none_or(|id| *id == entry.target.id)
+            && self
+                .actor
+                .as_ref()
+                .is_none_or(|who| entry.actor.matches(who))
             && self.since.is_none_or(|t| entry.at >= t)
             && self.until.is_none_or(|t| entry.at < t)
     }
@@ -296,7 +302,10 @@ impl AuditFilter {
     pub fn parse_target_kind(text: &str) -> Result<TargetKind, InvalidInput> {
         TargetKind::parse(text).ok_or_else(|| {
             let names: Vec<&str> = TargetKind::ALL.iter().map(|k| k.as_str()).collect();
-            InvalidInput::new("target_kind", format!("must be one of {}", names.join(", ")))
+            InvalidInput::new(
+                "target_kind",
+                format!("must be one of {}", names.join(", ")),
+            )
         })
     }
 }
@@ -317,7 +326,11 @@ impl AuditPage {
         let limit = limit as usize;
         let more = rows.len() > limit;
         rows.truncate(limit);
-        let next = if more { rows.last().map(|e| e.id) } else { None };
+        let next = if more {
+            rows.last().map(|e| e.id)
+        } else {
+            None
+        };
         Self {
             entries: rows,
             next,
@@ -340,7 +353,11 @@ mod tests {
         assert_eq!(AuditAction::parse("destination.explode"), None);
         let refused = AuditFilter::parse_action("nope").unwrap_err();
         assert_eq!(refused.field, "action");
-        assert!(refused.reason.contains("token.create"), "{}", refused.reason);
+        assert!(
+            refused.reason.contains("token.create"),
+            "{}",
+            refused.reason
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! What a webhook task is, independent of how it is stored or sent.
 
 mod api_token;
-mod audit;
 mod attempt;
+mod audit;
 mod destination;
 mod destination_event;
 mod idempotency;
@@ -17,10 +17,10 @@ mod trace_parent;
 pub use api_token::{
     token_hash, ApiToken, NewApiToken, Scope, TokenGrant, TokenHash, TokenId, TOKEN_PREFIX,
 };
+pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use audit::{
     Actor, AuditAction, AuditEntry, AuditFilter, AuditPage, AuditTarget, NewAuditEntry, TargetKind,
 };
-pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use destination::{
     Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
     MAX_DISABLE_AFTER_SECONDS,

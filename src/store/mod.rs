@@ -76,8 +76,8 @@ mod rules;
 mod sqlite;
 
 pub use contract::console;
-pub use contract::{Audit, MAX_AUDIT_PAGE};
 pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
+pub use contract::{Audit, MAX_AUDIT_PAGE};
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };

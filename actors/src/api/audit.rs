@@ -227,13 +227,55 @@ mod tests {
     fn each_parameter_is_checked_and_named() {
         let refused = |q: AuditQuery| q.filter().unwrap_err().field;
         let q = AuditQuery::default;
-        assert_eq!(refused(AuditQuery { action: Some("nope".into()), ..q() }), "action");
-        assert_eq!(refused(AuditQuery { target_kind: Some("x".into()), ..q() }), "target_kind");
-        assert_eq!(refused(AuditQuery { since: Some("yesterday".into()), ..q() }), "since");
-        assert_eq!(refused(AuditQuery { until: Some("1".into()), ..q() }), "until");
-        assert_eq!(refused(AuditQuery { before: Some("-3".into()), ..q() }), "before");
-        assert_eq!(refused(AuditQuery { limit: Some(0), ..q() }), "limit");
-        assert_eq!(refused(AuditQuery { limit: Some(501), ..q() }), "limit");
+        assert_eq!(
+            refused(AuditQuery {
+                action: Some("nope".into()),
+                ..q()
+            }),
+            "action"
+        );
+        assert_eq!(
+            refused(AuditQuery {
+                target_kind: Some("x".into()),
+                ..q()
+            }),
+            "target_kind"
+        );
+        assert_eq!(
+            refused(AuditQuery {
+                since: Some("yesterday".into()),
+                ..q()
+            }),
+            "since"
+        );
+        assert_eq!(
+            refused(AuditQuery {
+                until: Some("1".into()),
+                ..q()
+            }),
+            "until"
+        );
+        assert_eq!(
+            refused(AuditQuery {
+                before: Some("-3".into()),
+                ..q()
+            }),
+            "before"
+        );
+        assert_eq!(
+            refused(AuditQuery {
+                limit: Some(0),
+                ..q()
+            }),
+            "limit"
+        );
+        assert_eq!(
+            refused(AuditQuery {
+                limit: Some(501),
+                ..q()
+            }),
+            "limit"
+        );
         let (filter, before, limit) = AuditQuery {
             action: Some("token.revoke".into()),
             actor: Some(" ".into()),

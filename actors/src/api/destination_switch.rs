@@ -101,7 +101,10 @@ pub async fn disable(
     };
     let reason = request.validate()?;
     serving(&state, &id).await?;
-    let d = state.acting(&caller).disable_destination(&id, reason).await?;
+    let d = state
+        .acting(&caller)
+        .disable_destination(&id, reason)
+        .await?;
     Ok(HttpResponse::Ok().json(DestinationView::from(&d)))
 }
 
@@ -204,7 +207,10 @@ pub async fn retry_now(
     let id = DestinationId::new(&id)?;
     let tenant = query.tenant_id.as_deref().map(TenantId::new).transpose()?;
     serving(&state, &id).await?;
-    let moved = state.acting(&caller).retry_now(&id, tenant.as_ref()).await?;
+    let moved = state
+        .acting(&caller)
+        .retry_now(&id, tenant.as_ref())
+        .await?;
     Ok(HttpResponse::Ok().json(RetriedNow { moved }))
 }
 

@@ -59,10 +59,8 @@ use crate::egress::Egress;
 use crate::runtime::{Capacity, Restarts, RuntimeStats};
 use crate::telemetry::{self, Telemetry};
 
+pub use audit::{ActorView, AuditEntryView, AuditList, AuditQuery, TargetView, DEFAULT_AUDIT_PAGE};
 pub(crate) use auth::constant_time_eq;
-pub use audit::{
-    ActorView, AuditEntryView, AuditList, AuditQuery, TargetView, DEFAULT_AUDIT_PAGE,
-};
 pub use auth::{authenticate, authenticate_hash, authenticate_token};
 pub use body::read_object;
 pub use caller::{Admin, Caller};

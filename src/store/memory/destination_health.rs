@@ -3,9 +3,7 @@
 //! while disabled, and the outbox of operational events.
 
 use super::MemStore;
-use crate::domain::{
-    AuditAction, Destination, DestinationEvent, DestinationId, EventKind, Region,
-};
+use crate::domain::{AuditAction, Destination, DestinationEvent, DestinationId, EventKind, Region};
 use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::health;
 use crate::store::rules::lapsed;

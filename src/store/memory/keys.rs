@@ -6,8 +6,8 @@
 
 use super::MemStore;
 use crate::payload_crypto::{hex, PayloadKey, SealedPayload};
-use crate::store::rules::audit_entries;
 use crate::store::contract::may_record;
+use crate::store::rules::audit_entries;
 use crate::store::rules::rekey::merge_counts;
 use crate::store::{KeyCount, Keys, Rekeyed, StoreError, StoredValue};
 

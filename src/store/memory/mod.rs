@@ -37,10 +37,10 @@ use super::{
     StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    Actor, ApiToken, AuditAction, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
-    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TokenHash, TokenId,
+    Actor, ApiToken, Attempt, AttemptRecord, AuditAction, ClaimedTask, Destination,
+    DestinationEvent, DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask,
+    Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation,
+    SendTarget, SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -163,7 +163,12 @@ impl Store for MemStore {
             .ok_or_else(|| StoreError::no_destination(id))?;
         let before = record.listed_secrets();
         let added = record.rotate(&self.key, secret_id, rotation, now);
-        let entry = secret_rotated(id, record.destination.region, &before, &record.listed_secrets());
+        let entry = secret_rotated(
+            id,
+            record.destination.region,
+            &before,
+            &record.listed_secrets(),
+        );
         self.audit_in(&mut state, entry);
         Ok(added)
     }

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    ApiToken, AuditEntry, Attempt, AttemptOutcome, Destination, DestinationEvent, DestinationHealth,
-    DestinationId, Lease, NewDestination, Task, TaskId, TokenHash,
+    ApiToken, Attempt, AttemptOutcome, AuditEntry, Destination, DestinationEvent,
+    DestinationHealth, DestinationId, Lease, NewDestination, Task, TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::console::ReplayJob;

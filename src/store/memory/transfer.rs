@@ -108,7 +108,10 @@ impl Transfer for MemStore {
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
         check_imported_destinations(&records)?;
-        let ids: Vec<String> = records.iter().map(|r| r.destination.id.to_string()).collect();
+        let ids: Vec<String> = records
+            .iter()
+            .map(|r| r.destination.id.to_string())
+            .collect();
         let mut state = self.state.lock();
         let mut staged = state.clone();
         let mut imported = Imported::default();

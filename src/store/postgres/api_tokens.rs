@@ -7,8 +7,8 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::{audit, PgStore, StoreError};
-use crate::store::rules::audit_entries;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::token_rows::{token_conflict, TokenColumns};
 
 const COLUMNS: &str = "id, name, scope, tenants, created_at, expires_at, revoked_at";
@@ -125,7 +125,12 @@ pub(super) async fn revoke(store: &PgStore, id: &TokenId) -> Result<Option<ApiTo
         .bind::<Text, _>(id.as_str())
         .load(conn)
         .await?;
-        let Some(before) = was.into_iter().next().map(TokenRow::into_token).transpose()? else {
+        let Some(before) = was
+            .into_iter()
+            .next()
+            .map(TokenRow::into_token)
+            .transpose()?
+        else {
             return Ok(None);
         };
         let rows: Vec<TokenRow> = diesel::sql_query(format!(

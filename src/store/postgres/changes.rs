@@ -17,8 +17,8 @@ use super::rows::TaskRow;
 use super::schema::{attempts, payloads, tasks};
 use super::secrets::now;
 use super::{audit, PgStore, StoreError};
-use crate::store::rules::audit_entries;
 use crate::domain::{Attempt, AuditAction, DestinationId, Task, TaskId, TaskState, TenantId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveStep};
 use crate::store::{Cancel, Erase, ErasedTenant, Move, Reschedule};
 
@@ -119,7 +119,10 @@ pub(super) async fn cancel(store: &PgStore, id: TaskId, by: &str) -> Result<Canc
             CancelStep::Repeat => Cancel::AlreadyCancelled(task),
             CancelStep::Ended => return Ok(Cancel::Ended(task)),
         };
-        if let Cancel::Cancelled(after) | Cancel::AfterAttempt(after) | Cancel::AlreadyCancelled(after) = &done {
+        if let Cancel::Cancelled(after)
+        | Cancel::AfterAttempt(after)
+        | Cancel::AlreadyCancelled(after) = &done
+        {
             let entry = audit_entries::task_changed(AuditAction::TaskCancel, &before, after);
             audit::record(store, conn, entry).await?;
         }

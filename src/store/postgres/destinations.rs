@@ -9,8 +9,8 @@ use super::notify::DESTINATION_CHANNEL;
 use super::rows::DestinationRow;
 use super::schema::destinations;
 use super::{audit, requests, secrets, PgStore, StoreError};
-use crate::store::rules::audit_entries::destination_changed;
 use crate::domain::{AuditAction, Destination, DestinationId, NewDestination};
+use crate::store::rules::audit_entries::destination_changed;
 
 pub(super) async fn add_destination(
     store: &PgStore,

@@ -26,9 +26,9 @@ use super::notify::DUE_WORK_CHANNEL;
 use super::rows::TaskRow;
 use super::schema::tasks;
 use super::{audit, PgStore, StoreError};
-use crate::store::rules::audit_entries;
 use crate::domain::{Region, Task, TaskId};
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
 
 #[derive(QueryableByName)]

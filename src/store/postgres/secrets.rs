@@ -12,10 +12,10 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::notify::DESTINATION_CHANNEL;
 use super::schema::{destination_secrets, destinations};
 use super::{audit, PgStore, StoreError};
-use crate::store::rules::audit_entries;
 use crate::domain::{DestinationId, Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
 use crate::store::contract::{SecretRecord, StoredValue};
+use crate::store::rules::audit_entries;
 
 #[derive(QueryableByName)]
 struct Now {

@@ -16,10 +16,10 @@ use super::{
     Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    Actor, ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
-    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TokenHash, TokenId,
+    Actor, ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent,
+    DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload,
+    PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget,
+    SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;

@@ -7,9 +7,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::enums::{OutcomeColumn, StateColumn};
 use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
-use crate::store::rules::audit_entries;
 use super::{audit, secrets, PgStore, StoreError};
 use crate::domain::{Attempt, Task, TaskId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
@@ -95,7 +95,10 @@ pub(in crate::store) async fn import_destinations(
     store: &PgStore,
     records: Vec<DestinationRecord>,
 ) -> Result<Imported, StoreError> {
-    let ids: Vec<String> = records.iter().map(|r| r.destination.id.to_string()).collect();
+    let ids: Vec<String> = records
+        .iter()
+        .map(|r| r.destination.id.to_string())
+        .collect();
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
         let mut imported = Imported::default();
@@ -190,7 +193,12 @@ pub(in crate::store) async fn import_tasks(
             .execute(conn)
             .await?;
         }
-        audit::record(store, conn, audit_entries::imported("tasks", &ids, imported)).await?;
+        audit::record(
+            store,
+            conn,
+            audit_entries::imported("tasks", &ids, imported),
+        )
+        .await?;
         Ok(imported)
     })
     .await

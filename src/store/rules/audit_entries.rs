@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::domain::{
     ApiToken, AuditAction, AuditTarget, Destination, DestinationId, NewAuditEntry, Region,
-    SigningSecret, Task, TargetKind, TenantId,
+    SigningSecret, TargetKind, Task, TenantId,
 };
 use crate::store::console::ReplayJob;
 use crate::store::{ErasedTenant, Imported};
@@ -157,18 +157,21 @@ pub fn job_created(job: &ReplayJob) -> NewAuditEntry {
         JobAction::Cancel => AuditAction::CancelJobCreate,
     };
     let f = &job.filter;
-    NewAuditEntry::new(action, AuditTarget::new(TargetKind::Job, job.id.to_string()))
-        .region(job.region)
-        .after(json!({
-            "action": job.action.as_str(),
-            "tenant_id": f.tenant.as_ref().map(TenantId::as_str),
-            "reminder_id": f.reminder.as_ref().map(|r| r.as_str()),
-            "destination_id": f.destination.as_ref().map(DestinationId::as_str),
-            "failure_reason": f.reason,
-            "not_before_from": f.from.map(time),
-            "not_before_until": f.until.map(time),
-            "horizon_seconds": job.horizon.num_seconds(),
-        }))
+    NewAuditEntry::new(
+        action,
+        AuditTarget::new(TargetKind::Job, job.id.to_string()),
+    )
+    .region(job.region)
+    .after(json!({
+        "action": job.action.as_str(),
+        "tenant_id": f.tenant.as_ref().map(TenantId::as_str),
+        "reminder_id": f.reminder.as_ref().map(|r| r.as_str()),
+        "destination_id": f.destination.as_ref().map(DestinationId::as_str),
+        "failure_reason": f.reason,
+        "not_before_from": f.from.map(time),
+        "not_before_until": f.until.map(time),
+        "horizon_seconds": job.horizon.num_seconds(),
+    }))
 }
 
 /// One transaction of an import: `what` is `destinations` or `tasks`,

@@ -9,8 +9,8 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{instant, micros};
 use super::{audit, Ctx};
-use crate::store::rules::audit_entries;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::columns::corrupt;
 use crate::store::rules::token_rows::{token_conflict, TokenColumns};
 use crate::store::StoreError;
@@ -125,7 +125,12 @@ pub(super) fn revoke(
         diesel::sql_query(format!("SELECT {COLUMNS} FROM api_tokens WHERE id = ?"))
             .bind::<Text, _>(id.as_str())
             .load(conn)?;
-    let Some(before) = was.into_iter().next().map(TokenRow::into_token).transpose()? else {
+    let Some(before) = was
+        .into_iter()
+        .next()
+        .map(TokenRow::into_token)
+        .transpose()?
+    else {
         return Ok(None);
     };
     let rows: Vec<TokenRow> = diesel::sql_query(format!(
@@ -140,7 +145,12 @@ pub(super) fn revoke(
         .next()
         .map(TokenRow::into_token)
         .transpose()?
-        .ok_or_else(|| corrupt("api_tokens.id", "the token went while its write lock was held"))?;
+        .ok_or_else(|| {
+            corrupt(
+                "api_tokens.id",
+                "the token went while its write lock was held",
+            )
+        })?;
     audit::record(conn, ctx, audit_entries::token_revoked(&before, &after))?;
     Ok(Some(after))
 }

@@ -57,7 +57,11 @@ pub(super) fn destination_change(
         .ok_or_else(|| StoreError::no_destination(id))?
         .destination()?;
     let after = change(conn)?;
-    record(conn, ctx, destination_changed(action, Some(&before), &after))?;
+    record(
+        conn,
+        ctx,
+        destination_changed(action, Some(&before), &after),
+    )?;
     Ok(after)
 }
 

@@ -13,8 +13,8 @@ use diesel::RunQueryDsl;
 use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{audit, Ctx, SqliteStore};
-use crate::store::rules::audit_entries;
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveStep};
 use crate::store::rules::requests;
 use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError, Wakeup};
@@ -106,7 +106,8 @@ impl Changes for SqliteStore {
                 };
                 let region = target.destination()?.region;
                 let done = retry_now(conn, &destination, tenant.as_ref(), ctx.now)?;
-                let entry = audit_entries::retried_now(&destination, region, tenant.as_ref(), done.0);
+                let entry =
+                    audit_entries::retried_now(&destination, region, tenant.as_ref(), done.0);
                 audit::record(conn, ctx, entry)?;
                 Ok(done)
             })
@@ -172,8 +173,9 @@ fn cancel(
         CancelStep::Repeat => Cancel::AlreadyCancelled(task),
         CancelStep::Ended => return Ok(Cancel::Ended(task)),
     };
-    if let Cancel::Cancelled(after) | Cancel::AfterAttempt(after) | Cancel::AlreadyCancelled(after) =
-        &done
+    if let Cancel::Cancelled(after)
+    | Cancel::AfterAttempt(after)
+    | Cancel::AlreadyCancelled(after) = &done
     {
         let entry = audit_entries::task_changed(AuditAction::TaskCancel, &before, after);
         audit::record(conn, ctx, entry)?;

@@ -9,8 +9,8 @@ use diesel::RunQueryDsl;
 use super::rows::{destination_row, micros};
 use super::{audit, secrets, Ctx};
 use crate::domain::{
-    AuditAction, Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind, NewDestination,
-    SendTarget,
+    AuditAction, Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind,
+    NewDestination, SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::store::rules::audit_entries::destination_changed;

@@ -16,8 +16,8 @@
 //! destination's pause from its row before each request.
 
 mod api_tokens;
-pub(in crate::store) mod audit;
 mod attempt_rows;
+pub(in crate::store) mod audit;
 mod changes;
 mod claim;
 mod connection;

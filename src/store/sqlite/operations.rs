@@ -6,14 +6,14 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
 use super::{
-    api_tokens, audit, claim, destinations, finish, maintenance, next_due, rate, rows, schedule, secrets,
-    SqliteStore,
+    api_tokens, audit, claim, destinations, finish, maintenance, next_due, rate, rows, schedule,
+    secrets, SqliteStore,
 };
 use crate::domain::{
-    ApiToken, AuditAction, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
-    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TokenHash, TokenId,
+    ApiToken, Attempt, AttemptRecord, AuditAction, ClaimedTask, Destination, DestinationEvent,
+    DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload,
+    PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget,
+    SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
 use crate::store::rules::audit_entries::task_changed;
 use crate::store::Wakeup;
@@ -25,7 +25,7 @@ use crate::store::{
 impl Store for SqliteStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
         self.run(true, move |conn, ctx| destinations::add(conn, ctx, new))
-        .await
+            .await
     }
 
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
@@ -383,10 +383,8 @@ impl Store for SqliteStore {
 
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         let id = id.clone();
-        self.run(true, move |conn, ctx| {
-            api_tokens::revoke(conn, &id, ctx)
-        })
-        .await
+        self.run(true, move |conn, ctx| api_tokens::revoke(conn, &id, ctx))
+            .await
     }
 }
 

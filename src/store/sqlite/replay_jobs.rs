@@ -11,10 +11,10 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
 use super::{audit, SqliteStore};
-use crate::store::rules::audit_entries;
 use crate::domain::Region;
 use crate::domain::Task;
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
 use crate::store::rules::lifecycle;
 use crate::store::StoreError;

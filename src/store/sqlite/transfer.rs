@@ -4,7 +4,6 @@ use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
-use crate::store::rules::audit_entries;
 use super::audit;
 use super::payload_rows;
 use super::rows::{
@@ -13,6 +12,7 @@ use super::rows::{
 };
 use super::{secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
+use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
@@ -94,7 +94,10 @@ impl SqliteStore {
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
-        let ids: Vec<String> = records.iter().map(|r| r.destination.id.to_string()).collect();
+        let ids: Vec<String> = records
+            .iter()
+            .map(|r| r.destination.id.to_string())
+            .collect();
         self.run(true, move |conn, ctx| {
             let mut imported = Imported::default();
             for record in records {

@@ -58,7 +58,11 @@ pub(super) fn holds_no_secret(entries: &[AuditEntry], secrets: &[&str]) {
     for e in entries {
         let text = format!("{} {}", json(&e.before), json(&e.after));
         for secret in secrets {
-            assert!(!text.contains(secret), "{:?} shows a secret: {text}", e.action);
+            assert!(
+                !text.contains(secret),
+                "{:?} shows a secret: {text}",
+                e.action
+            );
         }
     }
 }
@@ -141,12 +145,18 @@ pub async fn each_admin_call_writes_one_entry_as_its_actor<H: Harness>(h: &H) {
     assert_eq!(made_e.target.id, made.id.as_str());
     assert_eq!((made_e.region, &made_e.before), (None, &None));
     let after = made_e.after.as_ref().unwrap();
-    assert_eq!((after["scope"].as_str(), after["name"].as_str()), (Some("read"), Some("dashboard")));
+    assert_eq!(
+        (after["scope"].as_str(), after["name"].as_str()),
+        (Some("read"), Some("dashboard"))
+    );
     assert!(revoked.before.as_ref().unwrap()["revoked_at"].is_null());
     assert!(revoked.after.as_ref().unwrap()["revoked_at"].is_string());
 
     for e in [created, repeat, disabled, enabled, rotated, retried] {
-        assert_eq!((e.target.kind, e.target.id.as_str()), (TargetKind::Destination, "crm"));
+        assert_eq!(
+            (e.target.kind, e.target.id.as_str()),
+            (TargetKind::Destination, "crm")
+        );
         assert_eq!(e.region, Some(Region::EU), "{:?}", e.action);
     }
     assert_eq!(created.before, None, "it did not exist");
@@ -155,17 +165,29 @@ pub async fn each_admin_call_writes_one_entry_as_its_actor<H: Harness>(h: &H) {
     assert_eq!(settings["has_signing_secret"], true);
     assert_eq!(settings["enabled"], true);
     assert_eq!(repeat.before, repeat.after, "a repeat changes nothing");
-    let (was, now) = (disabled.before.as_ref().unwrap(), disabled.after.as_ref().unwrap());
-    assert_eq!((&was["enabled"], &now["enabled"]), (&true.into(), &false.into()));
+    let (was, now) = (
+        disabled.before.as_ref().unwrap(),
+        disabled.after.as_ref().unwrap(),
+    );
+    assert_eq!(
+        (&was["enabled"], &now["enabled"]),
+        (&true.into(), &false.into())
+    );
     assert_eq!(now["disabled_reason"], "maintenance");
     assert_eq!(enabled.after.as_ref().unwrap()["enabled"], true);
     let secrets = |v: &Option<serde_json::Value>| v.as_ref().unwrap()["signing_secrets"].clone();
     let (old, new) = (secrets(&rotated.before), secrets(&rotated.after));
-    assert_eq!((old.as_array().unwrap().len(), new.as_array().unwrap().len()), (1, 2));
+    assert_eq!(
+        (old.as_array().unwrap().len(), new.as_array().unwrap().len()),
+        (1, 2)
+    );
     assert!(old[0]["expires_at"].is_null() && new[0]["expires_at"].is_string());
     assert_eq!(old[0]["id"], new[0]["id"], "secrets named by id");
     assert_eq!(retried.after.as_ref().unwrap()["tasks"], 0);
-    assert_eq!((job_e.target.kind, job_e.target.id.clone()), (TargetKind::Job, job.id.to_string()));
+    assert_eq!(
+        (job_e.target.kind, job_e.target.id.clone()),
+        (TargetKind::Job, job.id.to_string())
+    );
     assert_eq!(job_e.after.as_ref().unwrap()["destination_id"], "crm");
 }
 
@@ -193,12 +215,27 @@ pub async fn the_task_changes_write_one_entry_each<H: Harness>(h: &H) {
         "scheduling and the runtime's calls are not admin actions"
     );
 
-    assert!(matches!(s.replay(ids[0], Duration::hours(1)).await.unwrap(), Replayed::Replayed(_)));
-    assert!(matches!(s.cancel(ids[0], "cli").await.unwrap(), Cancel::Cancelled(_)));
-    assert!(matches!(s.cancel(ids[0], "cli").await.unwrap(), Cancel::AlreadyCancelled(_)));
+    assert!(matches!(
+        s.replay(ids[0], Duration::hours(1)).await.unwrap(),
+        Replayed::Replayed(_)
+    ));
+    assert!(matches!(
+        s.cancel(ids[0], "cli").await.unwrap(),
+        Cancel::Cancelled(_)
+    ));
+    assert!(matches!(
+        s.cancel(ids[0], "cli").await.unwrap(),
+        Cancel::AlreadyCancelled(_)
+    ));
     let later = t0() + Duration::days(1);
-    assert!(matches!(s.reschedule(ids[1], &to(later)).await.unwrap(), Move::Moved(_)));
-    assert!(matches!(s.erase(ids[2], "cli").await.unwrap(), Erase::Erased(_)));
+    assert!(matches!(
+        s.reschedule(ids[1], &to(later)).await.unwrap(),
+        Move::Moved(_)
+    ));
+    assert!(matches!(
+        s.erase(ids[2], "cli").await.unwrap(),
+        Erase::Erased(_)
+    ));
     let tenant = TenantId::new("clinic-1").unwrap();
     let round = s.erase_tenant(&tenant, "cli", 10).await.unwrap();
 
@@ -206,22 +243,49 @@ pub async fn the_task_changes_write_one_entry_each<H: Harness>(h: &H) {
     use AuditAction::*;
     assert_eq!(
         actions(&entries),
-        [TaskReplay, TaskCancel, TaskCancel, TaskReschedule, TaskErase, TenantErase]
+        [
+            TaskReplay,
+            TaskCancel,
+            TaskCancel,
+            TaskReschedule,
+            TaskErase,
+            TenantErase
+        ]
     );
     for (e, task) in entries.iter().zip([ids[0], ids[0], ids[0], ids[1], ids[2]]) {
-        assert_eq!((e.target.kind, e.target.id.clone()), (TargetKind::Task, task.to_string()));
+        assert_eq!(
+            (e.target.kind, e.target.id.clone()),
+            (TargetKind::Task, task.to_string())
+        );
         assert_eq!(e.region, Some(Region::US));
-        assert_eq!(e.actor, Actor::Cli { user: "alice".into() });
+        assert_eq!(
+            e.actor,
+            Actor::Cli {
+                user: "alice".into()
+            }
+        );
     }
     let state = |v: &Option<serde_json::Value>| v.as_ref().unwrap()["state"].clone();
-    assert_eq!((state(&entries[0].before), state(&entries[0].after)), ("failed".into(), "pending".into()));
+    assert_eq!(
+        (state(&entries[0].before), state(&entries[0].after)),
+        ("failed".into(), "pending".into())
+    );
     assert_eq!(state(&entries[1].after), "cancelled");
-    assert_eq!(entries[2].before, entries[2].after, "a repeat changes nothing");
+    assert_eq!(
+        entries[2].before, entries[2].after,
+        "a repeat changes nothing"
+    );
     let not_before = |v: &Option<serde_json::Value>| v.as_ref().unwrap()["not_before"].clone();
-    assert_ne!(not_before(&entries[3].before), not_before(&entries[3].after));
+    assert_ne!(
+        not_before(&entries[3].before),
+        not_before(&entries[3].after)
+    );
     assert_eq!(entries[4].after.as_ref().unwrap()["payload_erased"], true);
     let tenant_e = &entries[5];
-    assert_eq!((tenant_e.target.kind, tenant_e.target.id.as_str()), (TargetKind::Tenant, "clinic-1"));
+    assert_eq!(
+        (tenant_e.target.kind, tenant_e.target.id.as_str()),
+        (TargetKind::Tenant, "clinic-1")
+    );
     assert_eq!(tenant_e.after.as_ref().unwrap()["erased"], round.erased);
     holds_no_secret(&entries, &["1970-01-01"]);
 }

@@ -49,7 +49,10 @@ pub async fn a_refused_or_rolled_back_action_writes_no_entry<H: Harness>(h: &H) 
     assert_eq!(s.cancel(unknown, "x").await.unwrap(), Cancel::NotFound);
     assert!(matches!(s.cancel(id, "x").await.unwrap(), Cancel::Ended(_)));
     let later = t0() + Duration::days(1);
-    assert!(matches!(s.reschedule(id, &to(later)).await.unwrap(), Move::Refused(_)));
+    assert!(matches!(
+        s.reschedule(id, &to(later)).await.unwrap(),
+        Move::Refused(_)
+    ));
     assert!(matches!(
         s.replay(id, Duration::hours(1)).await.unwrap(),
         Replayed::NotFailed(_)
@@ -74,7 +77,11 @@ pub async fn a_refused_or_rolled_back_action_writes_no_entry<H: Harness>(h: &H) 
     assert!(importer.import_destinations(exported).await.is_err());
 
     assert_eq!(entries_after(&s, marker).await, [], "nothing was done");
-    assert_eq!(entries_after(copy.store(), copy_marker).await, [], "nothing was imported");
+    assert_eq!(
+        entries_after(copy.store(), copy_marker).await,
+        [],
+        "nothing was imported"
+    );
 }
 
 pub async fn imports_and_a_rekey_are_recorded_and_a_plain_handle_is_system<H: Harness>(h: &H) {
@@ -118,11 +125,22 @@ pub async fn imports_and_a_rekey_are_recorded_and_a_plain_handle_is_system<H: Ha
         ]
     );
     let after = |i: usize| entries[i].after.clone().unwrap();
-    assert_eq!((after(0)["records"].clone(), after(0)["added"].clone()), (1.into(), 1.into()));
-    assert_eq!((after(1)["added"].clone(), after(1)["already"].clone()), (2.into(), 0.into()));
-    assert_eq!((after(2)["added"].clone(), after(2)["already"].clone()), (0.into(), 2.into()));
+    assert_eq!(
+        (after(0)["records"].clone(), after(0)["added"].clone()),
+        (1.into(), 1.into())
+    );
+    assert_eq!(
+        (after(1)["added"].clone(), after(1)["already"].clone()),
+        (2.into(), 0.into())
+    );
+    assert_eq!(
+        (after(2)["added"].clone(), after(2)["already"].clone()),
+        (0.into(), 2.into())
+    );
     assert_eq!(after(3)["forgotten"], serde_json::json!([]));
-    assert!(entries.iter().all(|e| e.actor == alice && e.region.is_none()));
+    assert!(entries
+        .iter()
+        .all(|e| e.actor == alice && e.region.is_none()));
 }
 
 pub async fn the_audit_log_pages_newest_first_and_filters<H: Harness>(h: &H) {
@@ -157,7 +175,10 @@ pub async fn the_audit_log_pages_newest_first_and_filters<H: Harness>(h: &H) {
             .await
             .unwrap();
         assert!(page.entries.len() <= 2);
-        assert!(page.entries.windows(2).all(|p| p[0].id > p[1].id), "newest first");
+        assert!(
+            page.entries.windows(2).all(|p| p[0].id > p[1].id),
+            "newest first"
+        );
         paged.extend(page.entries);
         pages += 1;
         match page.next {
@@ -174,20 +195,62 @@ pub async fn the_audit_log_pages_newest_first_and_filters<H: Harness>(h: &H) {
         page.entries.len()
     };
     let f = AuditFilter::default;
-    assert_eq!(count(AuditFilter { action: Some(AuditAction::DestinationDisable), ..f() }).await, 2);
+    assert_eq!(
+        count(AuditFilter {
+            action: Some(AuditAction::DestinationDisable),
+            ..f()
+        })
+        .await,
+        2
+    );
     let d2_only = AuditFilter {
         target_kind: Some(TargetKind::Destination),
         target_id: Some("d2".into()),
         ..f()
     };
     assert_eq!(count(d2_only).await, 3);
-    assert_eq!(count(AuditFilter { target_kind: Some(TargetKind::Token), ..f() }).await, 0);
-    for (who, n) in [("tok_a", 2), ("token", 2), ("alice", 3), ("cli", 3), ("bootstrap", 0)] {
-        assert_eq!(count(AuditFilter { actor: Some(who.into()), ..f() }).await, n, "{who}");
+    assert_eq!(
+        count(AuditFilter {
+            target_kind: Some(TargetKind::Token),
+            ..f()
+        })
+        .await,
+        0
+    );
+    for (who, n) in [
+        ("tok_a", 2),
+        ("token", 2),
+        ("alice", 3),
+        ("cli", 3),
+        ("bootstrap", 0),
+    ] {
+        assert_eq!(
+            count(AuditFilter {
+                actor: Some(who.into()),
+                ..f()
+            })
+            .await,
+            n,
+            "{who}"
+        );
     }
     let hour = t0() + Duration::hours(1);
-    assert_eq!(count(AuditFilter { since: Some(hour), ..f() }).await, 3);
-    assert_eq!(count(AuditFilter { until: Some(hour), ..f() }).await, 2);
+    assert_eq!(
+        count(AuditFilter {
+            since: Some(hour),
+            ..f()
+        })
+        .await,
+        3
+    );
+    assert_eq!(
+        count(AuditFilter {
+            until: Some(hour),
+            ..f()
+        })
+        .await,
+        2
+    );
     let one = s.audit_entries(&f(), None, 0).await.unwrap();
     assert_eq!(one.entries.len(), 1, "a limit of 0 is held to 1");
     let capped = s.audit_entries(&f(), None, u32::MAX).await.unwrap();
