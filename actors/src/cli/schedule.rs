@@ -64,7 +64,7 @@ async fn one(config: &Config, args: ScheduleArgs) -> Result<(), CliError> {
         .and_then(|request| request.in_line(ordering_key).validate(&rules))
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let key = app::payload_key(config)?;
-    let store = app::connect_to_seal(config, key).await?;
+    let store = super::connect_to_seal(config, key).await?;
     let scheduled = store.schedule(new).await?;
     println!(
         "task {} idempotency_key {}{}",
@@ -86,7 +86,7 @@ async fn from_file(config: &Config, path: &Path) -> Result<(), CliError> {
     let input = open_input(path, &flag)?;
     let rules = rules(config)?;
     let key = app::payload_key(config)?;
-    let store = app::connect_to_seal(config, key).await?;
+    let store = super::connect_to_seal(config, key).await?;
     let tally =
         remit_actors::schedule_file::schedule_lines(&store, &rules, input, |(line, text)| {
             println!("line {line}: {text}");
