@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod audit;
+mod audit_log;
 mod big_tables;
 mod claim_cost;
 mod cluster;

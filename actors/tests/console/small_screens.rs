@@ -53,6 +53,7 @@ async fn every_page_fits_a_phone_and_works_from_the_keyboard() {
             ("/console/destinations", "table#destinations"),
             ("/console/tasks?tenant=clinic-a", "table#tasks"),
             (task_page.as_str(), "#replay-button"),
+            ("/console/audit", "table#audit"),
         ];
         for (path, shown) in visits {
             open(&client, remit, path, shown).await;
