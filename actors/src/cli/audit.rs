@@ -86,12 +86,13 @@ fn to_text(list: &AuditList) -> String {
     let mut out = String::new();
     for e in &list.entries {
         out.push_str(&format!(
-            "{:>6}  {}  {:<28}  {:<26}  {}  {}\n",
+            "{:>6}  {}  {:<28}  {:<26}  {} {}  {}\n",
             e.id,
             words::instant(e.at),
             who(e),
             e.action,
-            format!("{} {}", e.target.kind, e.target.id),
+            e.target.kind,
+            e.target.id,
             e.region.as_deref().unwrap_or("-"),
         ));
     }

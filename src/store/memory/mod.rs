@@ -11,6 +11,7 @@ mod audit;
 mod changes;
 mod claim;
 mod destination_health;
+mod destinations;
 mod keys;
 mod lease;
 mod rate;
@@ -23,14 +24,14 @@ mod secrets;
 mod state;
 mod transfer;
 
-use state::{DestinationRecord, State};
+use state::State;
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
-use super::rules::audit_entries::{destination_changed, secret_rotated, task_changed};
+use super::rules::audit_entries::task_changed;
 use super::rules::lifecycle::{self, EndAttempt};
 use super::{
     rules::requests, ClaimRequest, Clock, Finish, Finished, QuotaNote, Replayed, Scheduled, Store,
@@ -125,28 +126,7 @@ impl MemStore {
 
 impl Store for MemStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        if let Some(existing) = state.destinations.get(&new.id) {
-            let same = requests::same_destination_or_conflict(
-                existing.destination.clone(),
-                &existing.valid_values(&self.key, now)?,
-                &new,
-            )?;
-            let entry = destination_changed(AuditAction::DestinationCreate, Some(&same), &same);
-            self.audit_in(&mut state, entry);
-            return Ok(same);
-        }
-        let mut record = DestinationRecord::new(&new);
-        if let Some(secret) = new.signing_secret {
-            let id = state.secret_id();
-            record.add_secret(&self.key, id, &secret, now);
-        }
-        let destination = record.destination.clone();
-        state.destinations.insert(new.id, record);
-        let entry = destination_changed(AuditAction::DestinationCreate, None, &destination);
-        self.audit_in(&mut state, entry);
-        Ok(destination)
+        self.register(new)
     }
 
     async fn rotate_secret(
@@ -154,23 +134,7 @@ impl Store for MemStore {
         id: &DestinationId,
         rotation: Rotation,
     ) -> Result<SigningSecret, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        let secret_id = state.secret_id();
-        let record = state
-            .destinations
-            .get_mut(id)
-            .ok_or_else(|| StoreError::no_destination(id))?;
-        let before = record.listed_secrets();
-        let added = record.rotate(&self.key, secret_id, rotation, now);
-        let entry = secret_rotated(
-            id,
-            record.destination.region,
-            &before,
-            &record.listed_secrets(),
-        );
-        self.audit_in(&mut state, entry);
-        Ok(added)
+        self.rotate_now(id, rotation)
     }
 
     async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
