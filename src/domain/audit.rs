@@ -299,6 +299,18 @@ impl AuditFilter {
         })
     }
 
+    /// A target's id or an actor to look for, as given: at most 200 bytes,
+    /// without control characters (no id or name remit writes has one).
+    pub fn parse_text(field: &'static str, text: &str) -> Result<String, InvalidInput> {
+        if text.len() > 200 || text.chars().any(char::is_control) {
+            return Err(InvalidInput::new(
+                field,
+                "must be at most 200 bytes, without control characters",
+            ));
+        }
+        Ok(text.to_owned())
+    }
+
     pub fn parse_target_kind(text: &str) -> Result<TargetKind, InvalidInput> {
         TargetKind::parse(text).ok_or_else(|| {
             let names: Vec<&str> = TargetKind::ALL.iter().map(|k| k.as_str()).collect();
@@ -358,6 +370,14 @@ mod tests {
             "{}",
             refused.reason
         );
+        assert_eq!(
+            AuditFilter::parse_text("actor", "a\u{0}b")
+                .unwrap_err()
+                .field,
+            "actor"
+        );
+        assert!(AuditFilter::parse_text("actor", &"x".repeat(201)).is_err());
+        assert_eq!(AuditFilter::parse_text("target_id", "crm").unwrap(), "crm");
     }
 
     #[test]

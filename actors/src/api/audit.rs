@@ -58,8 +58,12 @@ impl AuditQuery {
             target_kind: given(&self.target_kind)
                 .map(AuditFilter::parse_target_kind)
                 .transpose()?,
-            target_id: given(&self.target_id).map(str::to_owned),
-            actor: given(&self.actor).map(str::to_owned),
+            target_id: given(&self.target_id)
+                .map(|t| AuditFilter::parse_text("target_id", t))
+                .transpose()?,
+            actor: given(&self.actor)
+                .map(|a| AuditFilter::parse_text("actor", a))
+                .transpose()?,
             since: given(&self.since)
                 .map(|t| instant("since", t))
                 .transpose()?,
@@ -276,6 +280,16 @@ mod tests {
             }),
             "limit"
         );
+        let control = AuditQuery {
+            actor: Some("a\u{0}b".into()),
+            ..q()
+        };
+        assert_eq!(refused(control), "actor");
+        let long = AuditQuery {
+            target_id: Some("x".repeat(201)),
+            ..q()
+        };
+        assert_eq!(refused(long), "target_id");
         let (filter, before, limit) = AuditQuery {
             action: Some("token.revoke".into()),
             actor: Some(" ".into()),

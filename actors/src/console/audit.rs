@@ -38,8 +38,12 @@ impl AuditForm {
             target_kind: get(&self.target_kind)
                 .map(AuditFilter::parse_target_kind)
                 .transpose()?,
-            target_id: get(&self.target_id).map(str::to_owned),
-            actor: get(&self.actor).map(str::to_owned),
+            target_id: get(&self.target_id)
+                .map(|t| AuditFilter::parse_text("target_id", t))
+                .transpose()?,
+            actor: get(&self.actor)
+                .map(|a| AuditFilter::parse_text("actor", a))
+                .transpose()?,
             since: get(&self.since).map(|v| time(v, "since")).transpose()?,
             until: get(&self.until).map(|v| time(v, "until")).transpose()?,
         };
