@@ -18,7 +18,7 @@
 //! - `contract`: [`Store`] (the runtime's calls, each one short
 //!   transaction, most one statement, that never waits on anything but
 //!   SQL; a one-item call is its batch call with one item), [`Reports`],
-//!   [`Transfer`], [`Keys`], [`ReplayJobs`] and [`Changes`], and the values, reports,
+//!   [`Transfer`], [`Keys`], [`ReplayJobs`], [`Changes`] and [`Audit`], and the values, reports,
 //!   records, errors, clock and wake-ups they carry. Its own Layout says
 //!   which file holds what.
 //! - `rules`: each transition's rules, the claim's turns and lines, the
@@ -60,6 +60,10 @@
 //! holds the destination's row); a rekey batch (`postgres/rekey`, which
 //! locks only the rows it rewrites);
 //! `postgres/status`'s read-only snapshot (no locks);
+//! every admin call (a token made or revoked, a destination registered,
+//! disabled, enabled or rotated, a replay, an operator's change, a bulk
+//! job, an import, a rekey's end), which writes its audit entry
+//! (`postgres/audit`) in the transaction of its action;
 //! and, with failpoints compiled in, the finish (so a test can fail it
 //! before its commit). On SQLite the hazard does not arise: each operation
 //! runs whole on a blocking thread, whatever becomes of its future, and a
