@@ -41,6 +41,16 @@ pub fn to_text(request: &PruneRequest, report: &PruneReport) -> String {
     )
 }
 
+/// One line: the audit log's entries deleted, older than `keep_days`
+/// (`retention.audit_keep_days`).
+pub fn audit_text(keep_days: u64, deleted: u64) -> String {
+    format!(
+        "deleted {} older than {}\n",
+        counted(deleted, "audit entry"),
+        counted(keep_days, "day")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +69,10 @@ mod tests {
             to_text(&request, &report),
             "pruned delivered and failed tasks that ended more than 30days ago, region eu\n\
              deleted 1 task, 3 attempts and 1 payload in 1 batch\n"
+        );
+        assert_eq!(
+            audit_text(365, 2),
+            "deleted 2 audit entries older than 365 days\n"
         );
         let request = super::request(&config, None, Some(chrono::Duration::hours(36)));
         assert_eq!(request.batch_size, 500);

@@ -2,6 +2,7 @@
 
 mod api_token;
 mod attempt;
+mod audit;
 mod destination;
 mod destination_event;
 mod destination_settings;
@@ -18,6 +19,9 @@ pub use api_token::{
     token_hash, ApiToken, NewApiToken, Scope, TokenGrant, TokenHash, TokenId, TOKEN_PREFIX,
 };
 pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
+pub use audit::{
+    Actor, AuditAction, AuditEntry, AuditFilter, AuditPage, AuditTarget, NewAuditEntry, TargetKind,
+};
 pub use destination::{
     checked_url, Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
     MAX_DISABLE_AFTER_SECONDS,

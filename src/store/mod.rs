@@ -18,7 +18,7 @@
 //! - `contract`: [`Store`] (the runtime's calls, each one short
 //!   transaction, most one statement, that never waits on anything but
 //!   SQL; a one-item call is its batch call with one item), [`Reports`],
-//!   [`Transfer`], [`Keys`], [`ReplayJobs`], [`Changes`] and [`Alerts`], and the values, reports,
+//!   [`Transfer`], [`Keys`], [`ReplayJobs`], [`Changes`], [`Alerts`] and [`Audit`], and the values, reports,
 //!   records, errors, clock and wake-ups they carry. Its own Layout says
 //!   which file holds what.
 //! - `rules`: each transition's rules, the claim's turns and lines, the
@@ -62,6 +62,11 @@
 //! `postgres/status`'s read-only snapshot (no locks); the alert check
 //! (`postgres/alerts`: bounded reads and small writes under a tried
 //! advisory lock of the region);
+//! `postgres/status`'s read-only snapshot (no locks);
+//! every admin call (a token made or revoked, a destination registered,
+//! disabled, enabled or rotated, a replay, an operator's change, a bulk
+//! job, an import, a rekey's end), which writes its audit entry
+//! (`postgres/audit`) in the transaction of its action;
 //! and, with failpoints compiled in, the finish (so a test can fail it
 //! before its commit). On SQLite the hazard does not arise: each operation
 //! runs whole on a blocking thread, whatever becomes of its future, and a
@@ -80,6 +85,7 @@ mod sqlite;
 pub use contract::console;
 pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use contract::{AlertCheck, Alerts, AlertsChecked};
+pub use contract::{Audit, MAX_AUDIT_PAGE};
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };

@@ -5,6 +5,7 @@
 
 mod alert_plans;
 mod audit;
+mod audit_log;
 mod big_tables;
 mod claim_cost;
 mod cluster;

@@ -5,7 +5,7 @@
 use std::future::{ready, Ready};
 
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
-use remit::domain::{quoted, ApiToken, Scope, TenantId};
+use remit::domain::{quoted, Actor, ApiToken, Scope, TenantId};
 
 use super::ApiError;
 
@@ -29,6 +29,18 @@ impl Caller {
         match self {
             Caller::Bootstrap => "bootstrap".to_owned(),
             Caller::Token(token) => token.id.to_string(),
+        }
+    }
+
+    /// Who it is in the audit log: the token's id and name, or the
+    /// bootstrap token.
+    pub fn actor(&self) -> Actor {
+        match self {
+            Caller::Bootstrap => Actor::Bootstrap,
+            Caller::Token(token) => Actor::Token {
+                id: token.id.to_string(),
+                name: token.name.clone(),
+            },
         }
     }
 

@@ -83,7 +83,7 @@ impl DisableDestination {
 )]
 pub async fn disable(
     state: web::Data<ApiState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     id: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
@@ -101,7 +101,10 @@ pub async fn disable(
     };
     let reason = request.validate()?;
     serving(&state, &id).await?;
-    let d = state.store.disable_destination(&id, reason).await?;
+    let d = state
+        .acting(&caller)
+        .disable_destination(&id, reason)
+        .await?;
     Ok(HttpResponse::Ok().json(DestinationView::from(&d)))
 }
 
@@ -140,15 +143,16 @@ pub struct EnableQuery {
 )]
 pub async fn enable(
     state: web::Data<ApiState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     id: web::Path<String>,
     query: web::Query<EnableQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let id = DestinationId::new(&id)?;
     serving(&state, &id).await?;
-    let d = state.store.enable_destination(&id).await?;
+    let store = state.acting(&caller);
+    let d = store.enable_destination(&id).await?;
     if query.retry_now == Some(true) {
-        state.store.retry_now(&id, None).await?;
+        store.retry_now(&id, None).await?;
     }
     Ok(HttpResponse::Ok().json(DestinationView::from(&d)))
 }
@@ -196,14 +200,17 @@ pub struct RetriedNow {
 )]
 pub async fn retry_now(
     state: web::Data<ApiState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     id: web::Path<String>,
     query: web::Query<RetryNowQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let id = DestinationId::new(&id)?;
     let tenant = query.tenant_id.as_deref().map(TenantId::new).transpose()?;
     serving(&state, &id).await?;
-    let moved = state.store.retry_now(&id, tenant.as_ref()).await?;
+    let moved = state
+        .acting(&caller)
+        .retry_now(&id, tenant.as_ref())
+        .await?;
     Ok(HttpResponse::Ok().json(RetriedNow { moved }))
 }
 

@@ -123,7 +123,7 @@ impl CreateDestination {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     // The bearer token has been checked before the body was read (see
@@ -144,7 +144,7 @@ pub async fn create(
     // A repeat answers 200 as a repeated task does; two first
     // registrations racing may both answer 201, which is harmless.
     let existed = state.store.destination(&new.id).await?.is_some();
-    let destination = state.store.add_destination(new).await?;
+    let destination = state.acting(&caller).add_destination(new).await?;
     let view = DestinationView::from(&destination);
     Ok(if existed {
         HttpResponse::Ok().json(view)

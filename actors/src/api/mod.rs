@@ -9,6 +9,7 @@
 //! - `scopes`: which scopes each /v1 route admits, said once.
 //! - `caller`: who is calling, for handlers that limit by tenant.
 //! - `tokens`: /v1/tokens, making, listing and revoking API tokens.
+//! - `audit`: /v1/audit, the audit log of admin actions, a page at a time.
 //! - `failures`: 5xx answers logged with their cause.
 //! - `error`: the JSON error shape and the status of each error.
 //! - `body`: request bodies, JSON objects only, with errors naming the field.
@@ -25,6 +26,7 @@
 //!   destination's own where it has one.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
+mod audit;
 mod auth;
 mod batch;
 mod body;
@@ -62,6 +64,7 @@ use crate::egress::Egress;
 use crate::runtime::{Capacity, Restarts, RuntimeStats};
 use crate::telemetry::{self, Telemetry};
 
+pub use audit::{ActorView, AuditEntryView, AuditList, AuditQuery, TargetView, DEFAULT_AUDIT_PAGE};
 pub(crate) use auth::constant_time_eq;
 pub use auth::{authenticate, authenticate_hash, authenticate_token};
 pub use body::read_object;
@@ -101,6 +104,14 @@ pub struct ApiState {
     pub log: slog::Logger,
     /// The tracer of each request's span, when tracing is on.
     pub telemetry: Telemetry,
+}
+
+impl ApiState {
+    /// The API's store as `caller` acts: its admin calls record who made
+    /// them in the audit log, in the transaction of the action.
+    pub fn acting(&self, caller: &Caller) -> Database {
+        self.store.acting_as(caller.actor())
+    }
 }
 
 /// What tells /readyz that the runtime can make progress: no actor is
@@ -273,6 +284,7 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         .route(web::post().to(tokens::create)),
                 )
                 .service(v1("/v1/tokens/{id}", "DELETE").route(web::delete().to(tokens::revoke)))
+                .service(v1("/v1/audit", "GET").route(web::get().to(audit::list)))
                 .default_service(web::to(no_route)),
         );
 }

@@ -207,7 +207,7 @@ pub async fn erase_tenant(
     };
     loop {
         let round = state
-            .store
+            .acting(&caller)
             .erase_tenant(&tenant, &caller.name(), ERASE_BATCH)
             .await?;
         total.erased += round.erased;

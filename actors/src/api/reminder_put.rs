@@ -146,7 +146,7 @@ pub async fn put(
             fixed.join(", ")
         )));
     }
-    match state.store.reschedule(existing.id, &wanted).await? {
+    match state.acting(&caller).reschedule(existing.id, &wanted).await? {
         Move::Moved(task) => {
             state.stats.metrics.rescheduled();
             answer(&state, ChangeOutcome::Moved, &task).await

@@ -295,7 +295,7 @@ async fn record(
     filter: ReplayFilter,
 ) -> Result<HttpResponse, ApiError> {
     let job = state
-        .store
+        .acting(caller)
         .create_replay_job(NewReplayJob {
             region: state.rules.serving,
             action,

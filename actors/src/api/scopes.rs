@@ -91,6 +91,7 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("POST", "/v1/tokens", Access::ADMIN),
     ("GET", "/v1/tokens", Access::ADMIN),
     ("DELETE", "/v1/tokens/{id}", Access::ADMIN),
+    ("GET", "/v1/audit", Access::ADMIN),
 ];
 
 /// What a request to `method` on the resource `pattern` needs: `None`

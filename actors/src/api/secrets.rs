@@ -162,14 +162,14 @@ pub struct SecretsView {
 )]
 pub async fn rotate(
     state: web::Data<ApiState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     id: web::Path<String>,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     let id = in_region(&state, &id).await?;
     let checked = read_object::<RotateSecret>(body.get())?.validate(Utc::now())?;
     let stored = state
-        .store
+        .acting(&caller)
         .rotate_secret(&id, checked.rotation.clone())
         .await?;
     let view = RotatedView {

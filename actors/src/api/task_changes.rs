@@ -119,7 +119,7 @@ pub(super) async fn cancel_task(
     id: TaskId,
 ) -> Result<HttpResponse, ApiError> {
     own_task(state, caller, id).await?;
-    match state.store.cancel(id, &caller.name()).await? {
+    match state.acting(caller).cancel(id, &caller.name()).await? {
         Cancel::Cancelled(task) => {
             state.stats.metrics.cancelled(1);
             answer(state, ChangeOutcome::Cancelled, &task).await
@@ -146,7 +146,7 @@ pub(super) async fn reschedule_task(
     // whatever the body.
     own_task(state, caller, id).await?;
     let change = read_object::<RescheduleTask>(body.get())?.validate(caller.name())?;
-    match state.store.reschedule(id, &change).await? {
+    match state.acting(caller).reschedule(id, &change).await? {
         Move::Moved(task) => {
             state.stats.metrics.rescheduled();
             answer(state, ChangeOutcome::Moved, &task).await
@@ -166,7 +166,7 @@ pub(super) async fn erase_task(
     id: TaskId,
 ) -> Result<HttpResponse, ApiError> {
     own_task(state, caller, id).await?;
-    match state.store.erase(id, &caller.name()).await? {
+    match state.acting(caller).erase(id, &caller.name()).await? {
         Erase::Erased(task) => {
             state.stats.metrics.erased(1);
             answer(state, ChangeOutcome::Erased, &task).await

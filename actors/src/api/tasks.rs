@@ -439,7 +439,11 @@ pub async fn replay(
     // cannot go stale before the replay.
     let id = task_id(&id)?;
     own_task(&state, &caller, id).await?;
-    match state.store.replay(id, state.rules.horizon).await? {
+    match state
+        .acting(&caller)
+        .replay(id, state.rules.horizon)
+        .await?
+    {
         Replayed::Replayed(task) => {
             let attempts = state.store.attempts(id).await?;
             Ok(HttpResponse::Ok().json(TaskView::new(&task, &attempts)))

@@ -139,12 +139,12 @@ pub struct CreatedToken {
 )]
 pub async fn create(
     state: web::Data<ApiState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     body: web::Json<Box<RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     let grant = read_object::<CreateToken>(body.get())?.grant()?;
     let (new, token) = grant.check(Utc::now())?;
-    let stored = state.store.add_api_token(new).await?;
+    let stored = state.acting(&caller).add_api_token(new).await?;
     Ok(HttpResponse::Created().json(CreatedToken {
         token,
         stored: TokenView::from(&stored),
@@ -192,13 +192,13 @@ pub async fn list(state: web::Data<ApiState>, _admin: Admin) -> Result<HttpRespo
 )]
 pub async fn revoke(
     state: web::Data<ApiState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let missing = || ApiError::NotFound(format!("no token with id {}", quoted(&id)));
     let token_id = TokenId::new(&id).map_err(|_| missing())?;
     let revoked = state
-        .store
+        .acting(&caller)
         .revoke_api_token(&token_id)
         .await?
         .ok_or_else(missing)?;

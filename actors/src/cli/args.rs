@@ -202,6 +202,9 @@ pub enum Command {
     /// List a region's tasks, newest first, with the console's filters;
     /// never a payload.
     Tasks(TaskListArgs),
+    /// Show the audit log of admin actions, newest first: who did what,
+    /// to what, when, with the settings before and after (never a secret).
+    Audit(super::audit::AuditArgs),
 }
 
 /// `remit schedule`: one webhook from flags, or many from `--file`.

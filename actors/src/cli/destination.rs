@@ -16,7 +16,7 @@ use super::{connect_without_payloads, CliError};
 /// database's (a secret sealed under another key could not be opened).
 async fn connect_to_seal(config: &Config) -> Result<remit::store::Database, CliError> {
     let key = remit_actors::app::payload_key(config)?;
-    Ok(remit_actors::app::connect_to_seal(config, key).await?)
+    Ok(super::connect_to_seal(config, key).await?)
 }
 
 pub async fn add(config: &Config, request: CreateDestination) -> Result<(), CliError> {

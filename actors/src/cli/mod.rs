@@ -11,9 +11,11 @@
 //! - `migrate`, `schedule`, `reconcile`, `prune`, `status`,
 //!   `rekey`, `transfer` (export and import), `token` (create, list,
 //!   revoke), `replay` (bulk replay by filter, and the bulk cancel of
-//!   `cancel --filter`): one command each.
+//!   `cancel --filter`), `audit` (the audit log of admin actions): one
+//!   command each.
 
 mod args;
+mod audit;
 mod destination;
 mod destination_args;
 mod destination_settings;
@@ -30,6 +32,7 @@ mod tasks;
 mod token;
 mod transfer;
 
+use remit::domain::Actor;
 use remit::payload_crypto::PayloadKey;
 use remit::store::Database;
 use remit_actors::api::CreateDestination;
@@ -197,15 +200,28 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
             tenant,
         } => task_changes::retry_now(&config, destination, tenant).await,
         Command::Tasks(args) => tasks::run(&config, args).await,
+        Command::Audit(args) => audit::run(&config, args).await,
         Command::Keygen | Command::Run { .. } | Command::Console { .. } => Ok(()),
     }
 }
 
 /// Connects for a command that opens no payload: the configured key when
 /// there is one, else a throwaway one.
+/// Every command acts as the operating-system user who runs it: its admin
+/// calls are recorded in the audit log as `cli` and that user.
 async fn connect_without_payloads(config: &Config) -> Result<Database, AppError> {
     let key = app::payload_key(config).unwrap_or_else(|_| PayloadKey::from_bytes(rand::random()));
-    app::connect(config, key).await
+    Ok(app::connect(config, key)
+        .await?
+        .acting_as(Actor::cli_user()))
+}
+
+/// Connects for a command that seals (`app::connect_to_seal`), acting as
+/// the user who runs it, as [`connect_without_payloads`] does.
+async fn connect_to_seal(config: &Config, key: PayloadKey) -> Result<Database, AppError> {
+    Ok(app::connect_to_seal(config, key)
+        .await?
+        .acting_as(Actor::cli_user()))
 }
 
 /// `--region`, when given, as a region.

@@ -1,7 +1,8 @@
 //! `remit prune`: deletes old delivered and failed tasks, with their
-//! attempts and payloads, and says how many.
+//! attempts and payloads, and the audit log's old entries, and says how
+//! many.
 
-use remit::store::Store;
+use remit::store::{Audit, Store};
 use remit_actors::config::Config;
 
 use super::{connect_without_payloads, region_flag, CliError};
@@ -21,5 +22,12 @@ pub async fn run(
     let store = connect_without_payloads(config).await?;
     let report = store.prune(&request).await?;
     print!("{}", remit_actors::prune::to_text(&request, &report));
+    let entries = store
+        .prune_audit(config.retention.audit_keep(), config.retention.batch_size)
+        .await?;
+    print!(
+        "{}",
+        remit_actors::prune::audit_text(config.retention.audit_keep_days, entries)
+    );
     Ok(())
 }

@@ -127,10 +127,7 @@ pub async fn reschedule(
         .map_err(|e| CliError::Usage(format!("--{}: {}", e.field.replace('_', "-"), e.reason)))?;
     // A new payload is sealed with the configured key.
     let store = match change.payload {
-        Some(_) => {
-            remit_actors::app::connect_to_seal(config, remit_actors::app::payload_key(config)?)
-                .await?
-        }
+        Some(_) => super::connect_to_seal(config, remit_actors::app::payload_key(config)?).await?,
         None => connect_without_payloads(config).await?,
     };
     let id = find(

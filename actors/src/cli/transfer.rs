@@ -13,7 +13,7 @@ pub async fn export(config: &Config, file: &Path) -> Result<(), CliError> {
     // Nothing is opened; with the payload key configured, secrets still in
     // clear (from before they were sealed) are sealed first.
     let store = match remit_actors::app::payload_key(config) {
-        Ok(key) => remit_actors::app::connect_to_seal(config, key).await?,
+        Ok(key) => super::connect_to_seal(config, key).await?,
         Err(_) => connect_without_payloads(config).await?,
     };
     let flag = format!("--file {}", file.display());

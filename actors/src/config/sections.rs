@@ -231,12 +231,23 @@ pub struct RetentionConfig {
     pub batch_size: u32,
     /// Pause between pruning runs; a run goes until a batch comes back short.
     pub interval_seconds: u64,
+    /// Entries of the audit log are deleted this many days after they
+    /// were written (by the same runs, and `remit prune`). Longer than
+    /// `keep_days` by default: who changed what is asked about long after
+    /// the tasks it touched are gone.
+    pub audit_keep_days: u64,
 }
 
 impl RetentionConfig {
     /// `keep_days` as a duration (validated, so it fits).
     pub fn keep(&self) -> chrono::Duration {
         let days = i64::try_from(self.keep_days).unwrap_or(i64::MAX);
+        chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX)
+    }
+
+    /// `audit_keep_days` as a duration (validated, so it fits).
+    pub fn audit_keep(&self) -> chrono::Duration {
+        let days = i64::try_from(self.audit_keep_days).unwrap_or(i64::MAX);
         chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX)
     }
 }

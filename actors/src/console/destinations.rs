@@ -187,21 +187,24 @@ pub async fn act(
     let who = viewer.caller_name();
     match action.as_str() {
         "enable" => {
-            state.store.enable_destination(&id).await?;
+            state.acting(&viewer).enable_destination(&id).await?;
             info!(state.log, "destination enabled from the console"; "destination" => %id, "by" => who);
             Ok(see_other("/console/destinations"))
         }
         "disable" => {
             let reason = form.reason.clone().filter(|r| !r.trim().is_empty());
             let reason = DisableDestination::new(reason).validate()?;
-            state.store.disable_destination(&id, reason).await?;
+            state
+                .acting(&viewer)
+                .disable_destination(&id, reason)
+                .await?;
             info!(state.log, "destination disabled from the console"; "destination" => %id, "by" => who);
             Ok(see_other("/console/destinations"))
         }
         "rotate" => {
             let checked = RotateSecret::default().validate(Utc::now())?;
             state
-                .store
+                .acting(&viewer)
                 .rotate_secret(&id, checked.rotation.clone())
                 .await?;
             info!(state.log, "signing secret rotated from the console"; "destination" => %id, "by" => who);

@@ -18,6 +18,7 @@ pub enum Section {
     Overview,
     Destinations,
     Tasks,
+    Audit,
     None,
 }
 
@@ -66,6 +67,9 @@ impl Page<'_> {
                                 (link(Section::Overview, "/console/overview", "Overview"))
                                 (link(Section::Destinations, "/console/destinations", "Destinations"))
                                 (link(Section::Tasks, "/console/tasks", "Tasks"))
+                                @if viewer.admin() && !viewer.caller.tenant_limited() {
+                                    (link(Section::Audit, "/console/audit", "Audit log"))
+                                }
                                 span.who { (viewer.describe()) }
                                 form.sign-out method="post" action="/console/sign-out" {
                                     (viewer.csrf_input())

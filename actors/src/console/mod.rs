@@ -21,11 +21,13 @@
 //!   (the task list and the bulk replay form read it).
 //! - `replays`: bulk replay and bulk cancel by filter (a job of either
 //!   action) and its progress.
+//! - `audit`: the audit log of admin actions, with the API's filters.
 //! - `layout`: the page frame, navigation and error pages.
 //! - `headers`: the security headers every answer carries.
 //! - `failures`: server-side failures logged with their cause.
 //! - `assets/`: the style sheet and the live-refresh script, compiled in.
 
+mod audit;
 mod charts;
 mod destination_settings;
 mod destinations;
@@ -148,6 +150,14 @@ impl ConsoleState {
     }
 }
 
+impl ConsoleState {
+    /// The store as the signed-in token acts: its admin calls record the
+    /// token's id and name in the audit log, as the API's do.
+    pub fn acting(&self, viewer: &Viewer) -> Database {
+        self.store.acting_as(viewer.caller.actor())
+    }
+}
+
 /// The console's routes, to register on an actix-web app beside the API's
 /// (before its default service).
 pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
@@ -187,6 +197,7 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
                 .route("/replays", web::post().to(replays::create))
                 .route("/cancels", web::post().to(replays::cancel))
                 .route("/replays/{id}", web::get().to(replays::page))
+                .route("/audit", web::get().to(audit::page))
                 .route("/assets/console.css", web::get().to(style_sheet))
                 .route("/assets/console.js", web::get().to(script))
                 .default_service(web::to(|| async {

@@ -167,7 +167,7 @@ async fn record(
         )));
     }
     let job = state
-        .store
+        .acting(&viewer)
         .create_replay_job(NewReplayJob {
             region: state.region,
             action,

@@ -62,7 +62,11 @@ pub async fn cancel(
     viewer.may_act()?;
     let task = own_task(&state, &viewer, &id).await?;
     let page = format!("/console/tasks/{}", task.id.0);
-    match state.store.cancel(task.id, &viewer.caller_name()).await? {
+    match state
+        .acting(&viewer)
+        .cancel(task.id, &viewer.caller_name())
+        .await?
+    {
         Cancel::Cancelled(_) | Cancel::AfterAttempt(_) | Cancel::AlreadyCancelled(_) => {
             info!(state.log, "task cancelled from the console";
                   "task" => %task.id.0, "by" => viewer.caller_name());
@@ -111,7 +115,7 @@ pub async fn reschedule(
         by: viewer.caller_name(),
     };
     let page = format!("/console/tasks/{}", task.id.0);
-    match state.store.reschedule(task.id, &change).await? {
+    match state.acting(&viewer).reschedule(task.id, &change).await? {
         Move::Moved(_) | Move::AfterAttempt(_) => {
             info!(state.log, "task moved from the console";
                   "task" => %task.id.0, "by" => viewer.caller_name());

@@ -289,7 +289,7 @@ pub async fn replay(
     viewer.check_csrf(&form.csrf)?;
     viewer.may_act()?;
     let task = own_task(&state, &viewer, &id).await?;
-    match state.store.replay(task.id, state.horizon).await? {
+    match state.acting(&viewer).replay(task.id, state.horizon).await? {
         Replayed::Replayed(_) => {
             info!(state.log, "task replayed from the console";
                   "task" => %task.id.0, "by" => viewer.caller_name());

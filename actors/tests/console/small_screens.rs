@@ -52,6 +52,8 @@ async fn every_page_fits_a_phone_and_works_from_the_keyboard() {
             ("/console/overview", r#"[data-count="failed"]"#),
             ("/console/destinations", "table#destinations"),
             ("/console/tasks?tenant=clinic-a", "table#tasks"),
+            ("/console/audit", "table#audit"),
+            // Last: the keyboard's walk below starts on the task's page.
             (task_page.as_str(), "#replay-button"),
         ];
         for (path, shown) in visits {

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod audit;
 mod bulk_cancel;
 mod cancel;
 mod console;

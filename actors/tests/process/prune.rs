@@ -1,5 +1,6 @@
 //! `remit prune`: old terminal tasks go by hand, one region or all, the
-//! default age from `retention.keep_days`; bad input exits 2 naming it.
+//! default age from `retention.keep_days`, and the audit log's entries
+//! older than `retention.audit_keep_days`; bad input exits 2 naming it.
 
 use remit::domain::{AttemptRecord, Region, TaskId};
 use remit::store::Store;
@@ -48,12 +49,28 @@ async fn prune_deletes_old_terminal_tasks_by_region_and_age() {
     let old_us = delivered(&db, "old-us", Region::US, 40).await;
     let old_eu = delivered(&db, "old-eu", Region::EU, 40).await;
     let ten_days = delivered(&db, "ten-days", Region::US, 10).await;
+    // The log only grows (an UPDATE is refused): an old entry is written old.
+    for days in [400, 300] {
+        db.execute(&format!(
+            "INSERT INTO audit_log (at, actor_kind, action, target_kind, target_id) \
+             VALUES (now() - interval '{days} days', 'system', 'rekey', 'payload_key', 'k')"
+        ))
+        .await;
+    }
+    let entries = "SELECT count(*) AS n FROM audit_log";
+    let before = db.count(entries).await;
 
     let output = super::run(super::remit(&db).args(["prune", "--region", "us"]));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "pruned delivered and failed tasks that ended more than 30days ago, region us\n\
-         deleted 1 task, 1 attempt and 1 payload in 1 batch\n"
+         deleted 1 task, 1 attempt and 1 payload in 1 batch\n\
+         deleted 1 audit entry older than 365 days\n"
+    );
+    assert_eq!(
+        db.count(entries).await,
+        before - 1,
+        "only the entry past a year"
     );
     assert!(!exists(&db, old_us).await);
     assert!(exists(&db, old_eu).await, "another region");

@@ -1,4 +1,5 @@
-//! The runtime prunes its own region's old terminal tasks, and nothing else.
+//! The runtime prunes its own region's old terminal tasks, and nothing
+//! else, and the audit log's entries past `retention.audit_keep_days`.
 
 use std::time::Duration;
 
@@ -47,13 +48,22 @@ async fn the_runtime_prunes_its_regions_old_terminal_tasks_only() {
     .await;
     let later = chrono::Utc::now() + chrono::Duration::days(1);
     let live = support::task_at(&db, "live", &us, Region::US, later).await;
+    // The log only grows (an UPDATE is refused): an old entry is written old.
+    db.execute(
+        "INSERT INTO audit_log (at, actor_kind, action, target_kind, target_id) \
+         VALUES (now() - interval '400 days', 'system', 'rekey', 'payload_key', 'old')",
+    )
+    .await;
+    let old_entries = "SELECT count(*) AS n FROM audit_log WHERE target_id = 'old'";
 
     let runtime = support::start(support::config(&db, Region::US, "us-1"), &db.store).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while db.store.task(old).await.unwrap().is_some() {
+    while db.store.task(old).await.unwrap().is_some() || db.count(old_entries).await > 0 {
         assert!(std::time::Instant::now() < deadline, "not pruned in time");
         actix_rt::time::sleep(Duration::from_millis(20)).await;
     }
+    let kept = "SELECT count(*) AS n FROM audit_log WHERE action = 'destination.create'";
+    assert_eq!(db.count(kept).await, 2, "young entries stay");
     runtime.shutdown().await;
 
     assert!(db.store.attempts(old).await.unwrap().is_empty());

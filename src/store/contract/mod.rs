@@ -21,6 +21,9 @@
 //!   destination's URL and settings, and its deletion;
 //! - `alerts`: [`Alerts`], the region's check for what a person should
 //!   hear about, written to the outbox of operational events;
+//! - `audit`: [`Audit`], the audit log of admin actions read a page at a
+//!   time and kept to its retention (each admin call of the traits above
+//!   writes its own entry);
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
@@ -31,6 +34,7 @@
 //!   `headers`: a destination's custom header likewise.
 
 mod alerts;
+mod audit;
 mod calls;
 mod changes;
 mod clock;
@@ -50,6 +54,7 @@ mod url;
 mod wakeup;
 
 pub use alerts::{AlertCheck, Alerts, AlertsChecked};
+pub use audit::{Audit, MAX_AUDIT_PAGE};
 pub use calls::{
     AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
     TokenRequest, Tokens, TransitionOutcome,

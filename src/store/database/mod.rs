@@ -10,6 +10,8 @@
 //! - `contract`: the contract's other traits (`Reports`, `Transfer`,
 //!   `Keys`, `ReplayJobs`) on `Database`, each call passed on the same
 //!   way;
+//! - `audit`: who a handle acts as ([`Database::acting_as`]), and the
+//!   `Audit` trait passed on;
 //! - `notify`: [`Wakeups`], the wake-ups a process hears (LISTEN/NOTIFY on
 //!   PostgreSQL, the in-process broadcast on SQLite);
 //! - `sandbox`: [`Sandbox`], a throwaway database of remit's own (a SQLite
@@ -99,6 +101,7 @@ macro_rules! on_store {
 }
 
 // After the macro, which they use.
+mod audit;
 mod contract;
 mod store;
 

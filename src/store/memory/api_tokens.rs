@@ -4,6 +4,7 @@ use chrono::SubsecRound;
 
 use super::MemStore;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::token_rows::token_conflict;
 use crate::store::StoreError;
 
@@ -29,6 +30,7 @@ impl MemStore {
             revoked_at: None,
         };
         state.api_tokens.push((new.hash, token.clone()));
+        self.audit_in(&mut state, audit_entries::token_created(&token));
         Ok(token)
     }
 
@@ -54,7 +56,10 @@ impl MemStore {
         let now = self.now().trunc_subsecs(6);
         let mut state = self.state.lock();
         let (_, token) = state.api_tokens.iter_mut().find(|(_, t)| &t.id == id)?;
+        let before = token.clone();
         token.revoked_at.get_or_insert(now);
-        Some(token.clone())
+        let after = token.clone();
+        self.audit_in(&mut state, audit_entries::token_revoked(&before, &after));
+        Some(after)
     }
 }

@@ -3,7 +3,8 @@
 //! and the attempt a lease that ran out lost logged, as SQLite does.
 
 use super::{MemStore, State};
-use crate::domain::{DestinationId, Region, Task, TaskId, TenantId};
+use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TenantId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveStep};
 use crate::store::rules::requests;
 use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
@@ -15,13 +16,18 @@ impl Changes for MemStore {
         let Some(task) = state.task_mut(id) else {
             return Ok(Cancel::NotFound);
         };
+        let before = task.clone();
         let step = changes::cancel(task, by, now);
         let task = task.clone();
+        if step == CancelStep::Ended {
+            return Ok(Cancel::Ended(task));
+        }
+        let entry = audit_entries::task_changed(AuditAction::TaskCancel, &before, &task);
+        self.audit_in(&mut state, entry);
         Ok(match step {
             CancelStep::Now => Cancel::Cancelled(task),
             CancelStep::AfterAttempt => Cancel::AfterAttempt(task),
-            CancelStep::Repeat => Cancel::AlreadyCancelled(task),
-            CancelStep::Ended => Cancel::Ended(task),
+            _ => Cancel::AlreadyCancelled(task),
         })
     }
 
@@ -33,6 +39,7 @@ impl Changes for MemStore {
         let Some(task) = state.task_mut(id) else {
             return Ok(Move::NotFound);
         };
+        let before = task.clone();
         let step = changes::reschedule(task, to, change.payload.is_some(), now);
         let task = task.clone();
         let after_attempt = match step {
@@ -49,6 +56,8 @@ impl Changes for MemStore {
                 .payloads
                 .insert(task.payload_ref, (payload.content_type.clone(), sealed));
         }
+        let entry = audit_entries::task_changed(AuditAction::TaskReschedule, &before, &task);
+        self.audit_in(&mut state, entry);
         Ok(if after_attempt {
             Move::AfterAttempt(task)
         } else {
@@ -62,8 +71,12 @@ impl Changes for MemStore {
         let Some(&i) = state.by_id.get(&id) else {
             return Ok(Erase::NotFound);
         };
+        let before = state.tasks[i].clone();
         state.erase_row(i, by, now);
-        Ok(Erase::Erased(state.tasks[i].clone()))
+        let after = state.tasks[i].clone();
+        let entry = audit_entries::task_changed(AuditAction::TaskErase, &before, &after);
+        self.audit_in(&mut state, entry);
+        Ok(Erase::Erased(after))
     }
 
     async fn erase_tenant(
@@ -92,6 +105,7 @@ impl Changes for MemStore {
                 done.cancelled += u64::from(cancels);
             }
         }
+        self.audit_in(&mut state, audit_entries::tenant_erased(tenant, done));
         Ok(done)
     }
 
@@ -102,12 +116,23 @@ impl Changes for MemStore {
     ) -> Result<u64, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
+        // Nothing moves for a destination that does not exist, and nothing
+        // is recorded.
+        let Some(region) = state
+            .destinations
+            .get(destination)
+            .map(|d| d.destination.region)
+        else {
+            return Ok(0);
+        };
         let mut moved = 0;
         for task in state.tasks.iter_mut().filter(|t| {
             &t.destination_id == destination && tenant.is_none_or(|tenant| &t.tenant_id == tenant)
         }) {
             moved += u64::from(changes::retry_now(task, now));
         }
+        let entry = audit_entries::retried_now(destination, region, tenant, moved);
+        self.audit_in(&mut state, entry);
         Ok(moved)
     }
 

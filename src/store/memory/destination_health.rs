@@ -3,7 +3,8 @@
 //! while disabled, and the outbox of operational events.
 
 use super::MemStore;
-use crate::domain::{Destination, DestinationEvent, DestinationId, EventKind, Region};
+use crate::domain::{AuditAction, Destination, DestinationEvent, DestinationId, EventKind, Region};
+use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::health;
 use crate::store::rules::lapsed;
 use crate::store::AutoDisabled;
@@ -55,9 +56,12 @@ impl MemStore {
         let d = state
             .live_destination_mut(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
+        let before = d.destination.clone();
         let event = health::disable(&mut d.destination, reason, now);
         let d = d.destination.clone();
         state.events.extend(event);
+        let entry = destination_changed(AuditAction::DestinationDisable, Some(&before), &d);
+        self.audit_in(&mut state, entry);
         Ok(d)
     }
 
@@ -94,9 +98,12 @@ impl MemStore {
         let d = state
             .live_destination_mut(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
+        let before = d.destination.clone();
         let event = health::enable(&mut d.destination, now);
         let d = d.destination.clone();
         state.events.extend(event);
+        let entry = destination_changed(AuditAction::DestinationEnable, Some(&before), &d);
+        self.audit_in(&mut state, entry);
         Ok(d)
     }
 

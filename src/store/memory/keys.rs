@@ -6,8 +6,9 @@
 
 use super::MemStore;
 use crate::domain::DestinationId;
-use crate::payload_crypto::{PayloadKey, SealedPayload};
+use crate::payload_crypto::{hex, PayloadKey, SealedPayload};
 use crate::store::contract::may_record;
+use crate::store::rules::audit_entries;
 use crate::store::rules::rekey::merge_counts;
 use crate::store::{HeaderRecord, KeyCount, Keys, Rekeyed, StoreError, StoredValue};
 
@@ -201,6 +202,9 @@ impl Keys for MemStore {
             .cloned()
             .partition(|f| f != newest && !used(f));
         state.payload_keys = kept;
+        let names: Vec<String> = forgotten.iter().map(|f| hex(f)).collect();
+        let entry = audit_entries::keys_forgotten(&hex(newest), &names);
+        self.audit_in(&mut state, entry);
         Ok(forgotten)
     }
 }

@@ -8,10 +8,12 @@
 
 mod alerts;
 mod api_tokens;
+mod audit;
 mod changes;
 mod claim;
 mod destination_changes;
 mod destination_health;
+mod destinations;
 mod keys;
 mod lease;
 mod rate;
@@ -24,27 +26,27 @@ mod secrets;
 mod state;
 mod transfer;
 
-use state::{DestinationRecord, State};
+use state::State;
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use parking_lot::Mutex;
 
+use super::rules::audit_entries::task_changed;
 use super::rules::lifecycle::{self, EndAttempt};
 use super::{
     rules::requests, ClaimRequest, Clock, Finish, Finished, QuotaNote, Replayed, Scheduled, Store,
     StoreError, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
-    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TokenHash, TokenId,
+    Actor, ApiToken, Attempt, AttemptRecord, AuditAction, ClaimedTask, Destination,
+    DestinationEvent, DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask,
+    Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation,
+    SendTarget, SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
-use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]
@@ -56,6 +58,8 @@ pub struct MemStore {
     key: PayloadKey,
     clock: Clock,
     disable_rule: DisableRule,
+    /// Who the admin calls on this handle act as, for the audit log.
+    actor: Actor,
 }
 
 impl MemStore {
@@ -66,6 +70,7 @@ impl MemStore {
             key,
             clock,
             disable_rule: DisableRule::default(),
+            actor: Actor::System,
         }
     }
 
@@ -81,6 +86,7 @@ impl MemStore {
             key,
             clock: self.clock.clone(),
             disable_rule: self.disable_rule,
+            actor: self.actor.clone(),
         }
     }
 
@@ -122,45 +128,7 @@ impl MemStore {
 
 impl Store for MemStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        // A deleted one of the same region comes back as new; its bucket
-        // keeps numbering its grants on, as a database's row does.
-        let mut granted = 0;
-        if let Some(existing) = state.destinations.get(&new.id) {
-            if !existing.live() {
-                if existing.destination.region != new.region {
-                    return Err(revived_elsewhere(
-                        &new,
-                        existing.destination.region.as_str(),
-                    ));
-                }
-                let live = state
-                    .tasks
-                    .iter()
-                    .filter(|t| t.destination_id == new.id && !t.state.is_terminal())
-                    .count() as u64;
-                if live > 0 {
-                    return Err(revived_while_cancelling(&new, live));
-                }
-                granted = existing.rate_granted;
-            } else {
-                return requests::same_destination_or_conflict(
-                    existing.destination.clone(),
-                    &existing.valid_values(&self.key, now)?,
-                    &new,
-                );
-            }
-        }
-        let mut record = DestinationRecord::new(&new);
-        record.rate_granted = granted;
-        if let Some(secret) = new.signing_secret {
-            let id = state.secret_id();
-            record.add_secret(&self.key, id, &secret, now);
-        }
-        let destination = record.destination.clone();
-        state.destinations.insert(new.id, record);
-        Ok(destination)
+        self.register(new)
     }
 
     async fn rotate_secret(
@@ -168,13 +136,7 @@ impl Store for MemStore {
         id: &DestinationId,
         rotation: Rotation,
     ) -> Result<SigningSecret, StoreError> {
-        let now = self.now();
-        let mut state = self.state.lock();
-        let secret_id = state.secret_id();
-        let record = state
-            .live_destination_mut(id)
-            .ok_or_else(|| StoreError::no_destination(id))?;
-        Ok(record.rotate(&self.key, secret_id, rotation, now))
+        self.rotate_now(id, rotation)
     }
 
     async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
@@ -307,10 +269,14 @@ impl Store for MemStore {
         let Some(task) = state.task_mut(id) else {
             return Ok(Replayed::NotFound);
         };
+        let before = task.clone();
         if !lifecycle::replay(task, horizon, now) {
             return Ok(Replayed::NotFailed(task.clone()));
         }
-        Ok(Replayed::Replayed(task.clone()))
+        let after = task.clone();
+        let entry = task_changed(AuditAction::TaskReplay, &before, &after);
+        self.audit_in(&mut state, entry);
+        Ok(Replayed::Replayed(after))
     }
 
     async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {

@@ -11,6 +11,7 @@ use super::state::State;
 use super::MemStore;
 use crate::domain::{Region, Task, TaskId, TaskState};
 use crate::store::console::{check_new_job, JobAction, NewReplayJob, ReplayJob};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
 use crate::store::rules::lifecycle;
 use crate::store::{ReplayJobs, StoreError};
@@ -103,7 +104,10 @@ impl ReplayJobs for MemStore {
     async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
         check_new_job(&new)?;
         let now = self.now();
-        Ok(self.state.lock().record_job(new, now))
+        let mut state = self.state.lock();
+        let job = state.record_job(new, now);
+        self.audit_in(&mut state, audit_entries::job_created(&job));
+        Ok(job)
     }
 
     async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    ApiToken, Attempt, AttemptOutcome, Destination, DestinationEvent, DestinationHealth,
-    DestinationId, Lease, NewDestination, Task, TaskId, TokenHash,
+    ApiToken, Attempt, AttemptOutcome, AuditEntry, Destination, DestinationEvent,
+    DestinationHealth, DestinationId, Lease, NewDestination, Task, TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
 use crate::store::console::ReplayJob;
@@ -89,6 +89,9 @@ pub(super) struct State {
     pub(super) events: Vec<DestinationEvent>,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
+    /// The audit log, oldest first, and the id of the next entry.
+    pub(super) audit: Vec<AuditEntry>,
+    pub(super) next_audit_id: i64,
     /// API tokens, each with the hash it is looked up by.
     pub(super) api_tokens: Vec<(TokenHash, ApiToken)>,
     pub(super) next_secret_id: u128,

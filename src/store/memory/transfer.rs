@@ -7,6 +7,7 @@
 use super::state::{DestinationRecord as Held, State};
 use super::MemStore;
 use crate::domain::{Destination, Task, TaskId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
@@ -109,6 +110,10 @@ impl Transfer for MemStore {
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
         check_imported_destinations(&records)?;
+        let ids: Vec<String> = records
+            .iter()
+            .map(|r| r.destination.id.to_string())
+            .collect();
         let mut state = self.state.lock();
         let mut staged = state.clone();
         let mut imported = Imported::default();
@@ -150,12 +155,15 @@ impl Transfer for MemStore {
             imported.added += 1;
         }
         *state = staged;
+        let entry = audit_entries::imported("destinations", &ids, imported);
+        self.audit_in(&mut state, entry);
         Ok(imported)
     }
 
     /// Written to a copy, as `import_destinations` is.
     async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
         check_imported_tasks(&records)?;
+        let ids: Vec<String> = records.iter().map(|r| r.task.id.to_string()).collect();
         let mut state = self.state.lock();
         state.record_failures();
         let mut staged = state.clone();
@@ -174,6 +182,7 @@ impl Transfer for MemStore {
         // A new lease must outrank every imported one; only ever forward.
         staged.next_token = staged.next_token.max(highest_token);
         *state = staged;
+        self.audit_in(&mut state, audit_entries::imported("tasks", &ids, imported));
         Ok(imported)
     }
 }

@@ -4,10 +4,11 @@
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, Bytea, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::{PgStore, StoreError};
+use super::{audit, PgStore, StoreError};
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::token_rows::{token_conflict, TokenColumns};
 
 const COLUMNS: &str = "id, name, scope, tenants, created_at, expires_at, revoked_at";
@@ -47,6 +48,19 @@ impl TokenRow {
 
 pub(super) async fn add(store: &PgStore, new: NewApiToken) -> Result<ApiToken, StoreError> {
     let mut conn = store.conn().await?;
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let token = insert(store, conn, new).await?;
+        audit::record(store, conn, audit_entries::token_created(&token)).await?;
+        Ok(token)
+    })
+    .await
+}
+
+async fn insert(
+    store: &PgStore,
+    conn: &mut AsyncPgConnection,
+    new: NewApiToken,
+) -> Result<ApiToken, StoreError> {
     let tenants: Option<Vec<String>> = new
         .tenants
         .map(|ts| ts.iter().map(|t| t.as_str().to_owned()).collect());
@@ -65,7 +79,7 @@ pub(super) async fn add(store: &PgStore, new: NewApiToken) -> Result<ApiToken, S
     .bind::<Nullable<Array<Text>>, _>(tenants)
     .bind::<Nullable<Timestamptz>, _>(new.expires_at)
     .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-    .load(&mut conn)
+    .load(conn)
     .await?;
     rows.into_iter()
         .next()
@@ -100,18 +114,44 @@ pub(super) async fn list(store: &PgStore) -> Result<Vec<ApiToken>, StoreError> {
     rows.into_iter().map(TokenRow::into_token).collect()
 }
 
+/// Revokes under a lock on the token's row, read first for the audit
+/// entry's `before`; an unknown id writes nothing.
 pub(super) async fn revoke(store: &PgStore, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
     let mut conn = store.conn().await?;
-    let rows: Vec<TokenRow> = diesel::sql_query(format!(
-        "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $2, now()) \
-         WHERE id = $1 RETURNING {COLUMNS}"
-    ))
-    .bind::<Text, _>(id.as_str())
-    .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-    .load(&mut conn)
-    .await?;
-    rows.into_iter()
-        .next()
-        .map(TokenRow::into_token)
-        .transpose()
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let was: Vec<TokenRow> = diesel::sql_query(format!(
+            "SELECT {COLUMNS} FROM api_tokens WHERE id = $1 FOR UPDATE"
+        ))
+        .bind::<Text, _>(id.as_str())
+        .load(conn)
+        .await?;
+        let Some(before) = was
+            .into_iter()
+            .next()
+            .map(TokenRow::into_token)
+            .transpose()?
+        else {
+            return Ok(None);
+        };
+        let rows: Vec<TokenRow> = diesel::sql_query(format!(
+            "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $2, now()) \
+             WHERE id = $1 RETURNING {COLUMNS}"
+        ))
+        .bind::<Text, _>(id.as_str())
+        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+        .load(conn)
+        .await?;
+        let after = rows
+            .into_iter()
+            .next()
+            .map(TokenRow::into_token)
+            .transpose()?
+            .ok_or_else(|| StoreError::NotFound {
+                what: "token",
+                id: id.to_string(),
+            })?;
+        audit::record(store, conn, audit_entries::token_revoked(&before, &after)).await?;
+        Ok(Some(after))
+    })
+    .await
 }

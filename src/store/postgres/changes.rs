@@ -16,8 +16,9 @@ use super::notify::{DUE_WORK_CHANNEL, TASK_CHANGED_CHANNEL};
 use super::rows::TaskRow;
 use super::schema::{attempts, payloads, tasks};
 use super::secrets::now;
-use super::{PgStore, StoreError};
-use crate::domain::{Attempt, DestinationId, Task, TaskId, TaskState, TenantId};
+use super::{audit, PgStore, StoreError};
+use crate::domain::{Attempt, AuditAction, DestinationId, Task, TaskId, TaskState, TenantId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveStep};
 use crate::store::{Cancel, Erase, ErasedTenant, Move, Reschedule};
 
@@ -100,7 +101,8 @@ pub(super) async fn cancel(store: &PgStore, id: TaskId, by: &str) -> Result<Canc
         let Some(mut task) = locked(conn, id).await? else {
             return Ok(Cancel::NotFound);
         };
-        Ok(match changes::cancel(&mut task, by, now) {
+        let before = task.clone();
+        let done = match changes::cancel(&mut task, by, now) {
             CancelStep::Now => {
                 write(conn, &task).await?;
                 if task.ordering_key.is_some() {
@@ -115,8 +117,16 @@ pub(super) async fn cancel(store: &PgStore, id: TaskId, by: &str) -> Result<Canc
                 Cancel::AfterAttempt(task)
             }
             CancelStep::Repeat => Cancel::AlreadyCancelled(task),
-            CancelStep::Ended => Cancel::Ended(task),
-        })
+            CancelStep::Ended => return Ok(Cancel::Ended(task)),
+        };
+        if let Cancel::Cancelled(after)
+        | Cancel::AfterAttempt(after)
+        | Cancel::AlreadyCancelled(after) = &done
+        {
+            let entry = audit_entries::task_changed(AuditAction::TaskCancel, &before, after);
+            audit::record(store, conn, entry).await?;
+        }
+        Ok(done)
     })
     .await
 }
@@ -132,6 +142,7 @@ pub(super) async fn reschedule(
         let Some(mut task) = locked(conn, id).await? else {
             return Ok(Move::NotFound);
         };
+        let before = task.clone();
         let step = changes::reschedule(&mut task, change.not_before, change.payload.is_some(), now);
         if step == MoveStep::Refused {
             return Ok(Move::Refused(task));
@@ -161,6 +172,8 @@ pub(super) async fn reschedule(
                 .await?;
         }
         write(conn, &task).await?;
+        let entry = audit_entries::task_changed(AuditAction::TaskReschedule, &before, &task);
+        audit::record(store, conn, entry).await?;
         Ok(match step {
             MoveStep::AfterAttempt => {
                 tell_holder(conn, &task).await?;
@@ -182,6 +195,7 @@ pub(super) async fn erase(store: &PgStore, id: TaskId, by: &str) -> Result<Erase
         let Some(mut task) = locked(conn, id).await? else {
             return Ok(Erase::NotFound);
         };
+        let before = task.clone();
         if changes::erase(&mut task, by, now) {
             drop_payload(conn, &task).await?;
         }
@@ -189,6 +203,8 @@ pub(super) async fn erase(store: &PgStore, id: TaskId, by: &str) -> Result<Erase
         if task.waiting_change.is_some() {
             tell_holder(conn, &task).await?;
         }
+        let entry = audit_entries::task_changed(AuditAction::TaskErase, &before, &task);
+        audit::record(store, conn, entry).await?;
         Ok(Erase::Erased(task))
     })
     .await
@@ -228,6 +244,7 @@ pub(super) async fn erase_tenant(
             }
             done.erased += 1;
         }
+        audit::record(store, conn, audit_entries::tenant_erased(tenant, done)).await?;
         Ok(done)
     })
     .await
@@ -270,14 +287,25 @@ pub(super) async fn retry_now(
     tenant: Option<&TenantId>,
 ) -> Result<u64, StoreError> {
     let mut conn = store.conn().await?;
-    let moved: Moved = diesel::sql_query(RETRY_NOW_SQL)
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<Text, _>(destination.as_str())
-        .bind::<Nullable<Text>, _>(tenant.map(|t| t.as_str()))
-        .bind::<Text, _>(DUE_WORK_CHANNEL)
-        .get_result(&mut conn)
-        .await?;
-    Ok(u64::try_from(moved.moved).unwrap_or(0))
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        // Nothing moves for a destination that does not exist, and nothing
+        // is recorded.
+        let Some(target) = super::destinations::destination_on(conn, destination).await? else {
+            return Ok(0);
+        };
+        let moved: Moved = diesel::sql_query(RETRY_NOW_SQL)
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .bind::<Text, _>(destination.as_str())
+            .bind::<Nullable<Text>, _>(tenant.map(|t| t.as_str()))
+            .bind::<Text, _>(DUE_WORK_CHANNEL)
+            .get_result(conn)
+            .await?;
+        let moved = u64::try_from(moved.moved).unwrap_or(0);
+        let entry = audit_entries::retried_now(destination, target.region, tenant, moved);
+        audit::record(store, conn, entry).await?;
+        Ok(moved)
+    })
+    .await
 }
 
 pub(super) async fn settle_changes(

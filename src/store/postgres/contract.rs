@@ -2,19 +2,21 @@
 //! the module that holds its statements.
 
 use super::{
-    alerts, changes, console, destination_changes, payload_keys, rekey, replay_jobs, secrets,
-    status, transfer, PgStore,
+    alerts, audit, changes, console, destination_changes, payload_keys, rekey, replay_jobs,
+    secrets, status, transfer, PgStore,
 };
-use crate::domain::{Destination, DestinationChange, DestinationId, Region, TaskId, TenantId};
+use crate::domain::{
+    AuditFilter, AuditPage, Destination, DestinationChange, DestinationId, Region, TaskId, TenantId,
+};
 use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage, MAX_PAGE,
 };
 use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{
-    AlertCheck, Alerts, AlertsChecked, Cancel, Changes, Deleted, DestinationRecord, Destinations,
-    Erase, ErasedTenant, Imported, KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed,
-    ReplayJobs, Reports, Reschedule, StatusReport, StoreError, TaskRecord, Transfer,
+    AlertCheck, Alerts, AlertsChecked, Audit, Cancel, Changes, Deleted, DestinationRecord,
+    Destinations, Erase, ErasedTenant, Imported, KeyCount, Keys, Move, RegionCounts, RegionStatus,
+    Rekeyed, ReplayJobs, Reports, Reschedule, StatusReport, StoreError, TaskRecord, Transfer,
 };
 
 impl Reports for PgStore {
@@ -192,5 +194,24 @@ impl Destinations for PgStore {
 impl Alerts for PgStore {
     async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
         alerts::check(self, check).await
+    }
+}
+
+impl Audit for PgStore {
+    async fn audit_entries(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<AuditPage, StoreError> {
+        audit::entries(self, filter, before, limit).await
+    }
+
+    async fn prune_audit(
+        &self,
+        older_than: chrono::Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        audit::prune(self, older_than, batch_size).await
     }
 }

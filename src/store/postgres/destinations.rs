@@ -8,8 +8,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use super::notify::DESTINATION_CHANNEL;
 use super::rows::DestinationRow;
 use super::schema::destinations;
-use super::{headers, requests, secrets, PgStore, StoreError};
-use crate::domain::{Destination, DestinationId, NewDestination};
+use super::{audit, headers, requests, secrets, PgStore, StoreError};
+use crate::domain::{AuditAction, Destination, DestinationId, NewDestination};
+use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
 
 pub(super) async fn add_destination(
@@ -43,6 +44,8 @@ pub(super) async fn add_destination(
                 secrets::insert(conn, &store.key, &new.id, secret, now).await?;
                 destination.has_signing_secret = true;
             }
+            let entry = destination_changed(AuditAction::DestinationCreate, None, &destination);
+            audit::record(store, conn, entry).await?;
             return Ok(destination);
         }
         // Deleted: registered again, as new.
@@ -64,7 +67,11 @@ pub(super) async fn add_destination(
             .await?;
         let valid = secrets::valid(conn, &store.key, &[new.id.as_str()], Some(now)).await?;
         let values: Vec<String> = valid.into_values().flatten().map(|s| s.secret).collect();
-        requests::same_destination_or_conflict(row.try_into()?, &values, &new)
+        let same = requests::same_destination_or_conflict(row.try_into()?, &values, &new)?;
+        // A repeat is recorded too: someone asked, and nothing changed.
+        let entry = destination_changed(AuditAction::DestinationCreate, Some(&same), &same);
+        audit::record(store, conn, entry).await?;
+        Ok(same)
     })
     .await
 }
@@ -269,27 +276,61 @@ pub(super) async fn disable(
     reason: Option<String>,
 ) -> Result<Destination, StoreError> {
     use diesel::sql_types::{Nullable, Text, Timestamptz};
+    use diesel_async::AsyncConnection as _;
     let reason = reason.unwrap_or_else(|| crate::policy::MANUAL_REASON.to_owned());
     let mut conn = store.conn().await?;
-    diesel::sql_query(DISABLE_SQL)
-        .bind::<Text, _>(id.as_str())
-        .bind::<Text, _>(reason)
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .execute(&mut conn)
-        .await?;
-    changed(&mut conn, id, false).await
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let before = locked(conn, id).await?;
+        diesel::sql_query(DISABLE_SQL)
+            .bind::<Text, _>(id.as_str())
+            .bind::<Text, _>(reason)
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .execute(conn)
+            .await?;
+        let after = changed(conn, id, false).await?;
+        let entry = destination_changed(AuditAction::DestinationDisable, Some(&before), &after);
+        audit::record(store, conn, entry).await?;
+        Ok(after)
+    })
+    .await
 }
 
 /// Enables the destination and wakes its region's claimers.
 pub(super) async fn enable(store: &PgStore, id: &DestinationId) -> Result<Destination, StoreError> {
     use diesel::sql_types::{Nullable, Text, Timestamptz};
+    use diesel_async::AsyncConnection as _;
     let mut conn = store.conn().await?;
-    diesel::sql_query(ENABLE_SQL)
-        .bind::<Text, _>(id.as_str())
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .execute(&mut conn)
-        .await?;
-    changed(&mut conn, id, true).await
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let before = locked(conn, id).await?;
+        diesel::sql_query(ENABLE_SQL)
+            .bind::<Text, _>(id.as_str())
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .execute(conn)
+            .await?;
+        let after = changed(conn, id, true).await?;
+        let entry = destination_changed(AuditAction::DestinationEnable, Some(&before), &after);
+        audit::record(store, conn, entry).await?;
+        Ok(after)
+    })
+    .await
+}
+
+/// The destination as it is, its row locked until the transaction ends
+/// (an admin change reads it for the audit entry's `before`).
+pub(in crate::store) async fn locked(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+) -> Result<Destination, StoreError> {
+    destinations::table
+        .find(id.as_str())
+        .select(DestinationRow::as_select())
+        .for_no_key_update()
+        .first(conn)
+        .await
+        .optional()?
+        .map(Destination::try_from)
+        .transpose()?
+        .ok_or_else(|| StoreError::no_destination(id))
 }
 
 /// The destination after a change, with every process told (and, when it

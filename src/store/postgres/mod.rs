@@ -18,7 +18,8 @@
 //!   its deletion) and `headers` (its custom header rows); `quota` (what receivers announced of their quotas); `secrets` (signing secrets: add, rotate, list, the valid ones
 //!   of many destinations); `rate` (token takes); `reads` (task, attempts,
 //!   payload, ping); `reconcile`; `replay`; `retention` (prune);
-//!   `api_tokens` (add, look up by hash, list, revoke).
+//!   `api_tokens` (add, look up by hash, list, revoke); `audit` (an admin
+//!   action's entry, written in its transaction; pages; retention).
 //! - `prepared`: the hot statements, built so each connection prepares
 //!   them once; `hot_path_sql` names them for the test that plans them.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
@@ -71,6 +72,7 @@ macro_rules! ended_task {
 mod alerts;
 pub mod alerts_sql;
 mod api_tokens;
+pub(in crate::store) mod audit;
 mod changes;
 mod claim;
 mod connect;

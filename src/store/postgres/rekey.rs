@@ -9,8 +9,9 @@ use diesel::sql_types::{BigInt, Bytea};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::schema::{destination_secrets, payloads};
-use super::{PgStore, StoreError};
-use crate::payload_crypto::SealedPayload;
+use super::{audit, PgStore, StoreError};
+use crate::payload_crypto::{hex, SealedPayload};
+use crate::store::rules::audit_entries;
 use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
 use crate::store::{HeaderRecord, StoredHeader};
 
@@ -205,11 +206,11 @@ pub(in crate::store) async fn forget_unused(store: &PgStore) -> Result<Vec<Vec<u
     let newest = store.key.fingerprint().to_vec();
     let mut conn = store.conn().await?;
     let rows: Vec<Forgotten> = conn
-        .transaction::<_, diesel::result::Error, _>(async |conn| {
+        .transaction::<_, StoreError, _>(async |conn| {
             diesel::sql_query("LOCK TABLE payload_keys IN SHARE ROW EXCLUSIVE MODE")
                 .execute(conn)
                 .await?;
-            diesel::sql_query(
+            let rows = diesel::sql_query(
                 "DELETE FROM payload_keys k WHERE k.fingerprint <> $1 \
                  AND NOT EXISTS (SELECT 1 FROM payloads p WHERE p.key_fingerprint = k.fingerprint) \
                  AND NOT EXISTS (SELECT 1 FROM destination_secrets s \
@@ -219,8 +220,12 @@ pub(in crate::store) async fn forget_unused(store: &PgStore) -> Result<Vec<Vec<u
                  RETURNING k.fingerprint",
             )
             .bind::<Bytea, _>(&newest)
-            .load(conn)
-            .await
+            .load::<Forgotten>(conn)
+            .await?;
+            let forgotten: Vec<String> = rows.iter().map(|r| hex(&r.fingerprint)).collect();
+            let entry = audit_entries::keys_forgotten(&hex(&newest), &forgotten);
+            audit::record(store, conn, entry).await?;
+            Ok(rows)
         })
         .await?;
     Ok(rows.into_iter().map(|r| r.fingerprint).collect())

@@ -9,11 +9,12 @@
 use chrono::Duration;
 use diesel::sql_types::{BigInt, Nullable, Timestamptz, Uuid};
 use diesel::OptionalExtension;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 
 use super::rows::TaskRow;
-use super::{PgStore, Replayed, StoreError};
-use crate::domain::TaskId;
+use super::{audit, PgStore, Replayed, StoreError};
+use crate::domain::{AuditAction, Task, TaskId};
+use crate::store::rules::audit_entries;
 
 const REPLAY_SQL: &str = concat!(
     r#"
@@ -34,19 +35,24 @@ pub(super) async fn replay(
     horizon: Duration,
 ) -> Result<Replayed, StoreError> {
     let mut conn = store.conn().await?;
-    let row: Option<TaskRow> = diesel::sql_query(REPLAY_SQL)
-        .bind::<Uuid, _>(id.0)
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<BigInt, _>(horizon.num_milliseconds().max(0))
-        .get_result(&mut conn)
-        .await
-        .optional()?;
-    if let Some(row) = row {
-        return Ok(Replayed::Replayed(row.try_into()?));
-    }
-    drop(conn);
-    Ok(match super::reads::task(store, id).await? {
-        Some(task) => Replayed::NotFailed(task),
-        None => Replayed::NotFound,
+    conn.transaction::<_, StoreError, _>(async |conn| {
+        let Some(before) = super::changes::locked(conn, id).await? else {
+            return Ok(Replayed::NotFound);
+        };
+        let row: Option<TaskRow> = diesel::sql_query(REPLAY_SQL)
+            .bind::<Uuid, _>(id.0)
+            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
+            .bind::<BigInt, _>(horizon.num_milliseconds().max(0))
+            .get_result(conn)
+            .await
+            .optional()?;
+        let Some(row) = row else {
+            return Ok(Replayed::NotFailed(before));
+        };
+        let after: Task = row.try_into()?;
+        let entry = audit_entries::task_changed(AuditAction::TaskReplay, &before, &after);
+        audit::record(store, conn, entry).await?;
+        Ok(Replayed::Replayed(after))
     })
+    .await
 }

@@ -25,9 +25,10 @@ use super::console_sql::{CANCEL_BATCH, REPLAY_BATCH};
 use super::notify::DUE_WORK_CHANNEL;
 use super::rows::TaskRow;
 use super::schema::tasks;
-use super::{PgStore, StoreError};
+use super::{audit, PgStore, StoreError};
 use crate::domain::{Region, Task, TaskId};
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
 
 #[derive(QueryableByName)]
@@ -101,17 +102,29 @@ pub(in crate::store) async fn create(
     new: NewReplayJob,
 ) -> Result<ReplayJob, StoreError> {
     let mut conn = store.conn().await?;
-    create_on(store, &mut conn, new).await
+    conn.transaction::<_, StoreError, _>(async |conn| create_on(store, conn, new).await)
+        .await
 }
 
-/// Records the job on `conn`, possibly inside a caller's transaction (a
-/// destination deleted with its live tasks cancelled).
+/// Records the job on `conn` with its audit entry, inside a caller's
+/// transaction (its own, or a destination's deletion that cancels its
+/// live tasks).
 pub(in crate::store) async fn create_on(
     store: &PgStore,
-    conn: &mut diesel_async::AsyncPgConnection,
+    conn: &mut AsyncPgConnection,
     new: NewReplayJob,
 ) -> Result<ReplayJob, StoreError> {
     check_new_job(&new)?;
+    let job = insert(store, conn, &new).await?;
+    audit::record(store, conn, audit_entries::job_created(&job)).await?;
+    Ok(job)
+}
+
+async fn insert(
+    store: &PgStore,
+    conn: &mut AsyncPgConnection,
+    new: &NewReplayJob,
+) -> Result<ReplayJob, StoreError> {
     let f = &new.filter;
     let row: JobRow = diesel::sql_query(INSERT_SQL)
         .bind::<Uuid, _>(uuid::Uuid::now_v7())

@@ -11,10 +11,11 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::notify::DESTINATION_CHANNEL;
 use super::schema::{destination_secrets, destinations};
-use super::{PgStore, StoreError};
+use super::{audit, PgStore, StoreError};
 use crate::domain::{DestinationId, Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
 use crate::store::contract::{SecretRecord, StoredValue};
+use crate::store::rules::audit_entries;
 
 #[derive(QueryableByName)]
 struct Now {
@@ -213,17 +214,16 @@ pub(super) async fn rotate(
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
         let now = now(store, conn).await?;
-        let exists: Option<String> = destinations::table
+        let region: String = destinations::table
             .find(id.as_str())
             .filter(destinations::deleted_at.is_null())
-            .select(destinations::id)
+            .select(destinations::region)
             .for_update()
             .first(conn)
             .await
-            .optional()?;
-        if exists.is_none() {
-            return Err(StoreError::no_destination(id));
-        }
+            .optional()?
+            .ok_or_else(|| StoreError::no_destination(id))?;
+        let before = listed(conn, id).await?;
         // LEAST ignores NULL: a secret without an end takes the rotation's.
         diesel::sql_query(
             "UPDATE destination_secrets SET expires_at = LEAST(expires_at, $2) \
@@ -242,6 +242,10 @@ pub(super) async fn rotate(
             .bind::<diesel::sql_types::Text, _>(id.as_str())
             .execute(conn)
             .await?;
+        let after = listed(conn, id).await?;
+        let region = super::rows::region("destinations.region", &region)?;
+        let entry = audit_entries::secret_rotated(id, region, &before, &after);
+        audit::record(store, conn, entry).await?;
         Ok(added)
     })
     .await
@@ -263,6 +267,14 @@ pub(super) async fn list(
     if exists.is_none() {
         return Err(StoreError::no_destination(id));
     }
+    listed(&mut conn, id).await
+}
+
+/// The destination's secrets, oldest first, without values.
+async fn listed(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+) -> Result<Vec<SigningSecret>, StoreError> {
     let rows: Vec<(String, DateTime<Utc>, Option<DateTime<Utc>>)> = destination_secrets::table
         .filter(destination_secrets::destination_id.eq(id.as_str()))
         .order((destination_secrets::created_at, destination_secrets::seq))
@@ -271,7 +283,7 @@ pub(super) async fn list(
             destination_secrets::created_at,
             destination_secrets::expires_at,
         ))
-        .load(&mut conn)
+        .load(conn)
         .await?;
     Ok(rows
         .into_iter()

@@ -16,10 +16,10 @@ use super::{
     Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
-    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TokenHash, TokenId,
+    Actor, ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent,
+    DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload,
+    PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget,
+    SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -58,6 +58,8 @@ pub struct PgStore {
     pub(crate) clock: Clock,
     pub(crate) stats: Arc<StoreStats>,
     pub(crate) disable_rule: DisableRule,
+    /// Who the admin calls on this handle act as, for the audit log.
+    pub(crate) actor: Actor,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -66,6 +68,7 @@ impl std::fmt::Debug for PgStore {
             .field("pool", &self.pool.state())
             .field("key", &self.key)
             .field("clock", &self.clock)
+            .field("actor", &self.actor)
             .finish()
     }
 }
@@ -87,6 +90,7 @@ impl PgStore {
             clock: Clock::database(),
             stats: Arc::default(),
             disable_rule: DisableRule::default(),
+            actor: Actor::System,
         })
     }
 
@@ -111,6 +115,15 @@ impl PgStore {
     pub fn with_disable_rule(mut self, rule: DisableRule) -> Self {
         self.disable_rule = rule;
         self
+    }
+
+    /// The same store (pool, key, clock) whose admin calls record `actor`
+    /// in the audit log.
+    pub fn acting_as(&self, actor: Actor) -> Self {
+        Self {
+            actor,
+            ..self.clone()
+        }
     }
 
     pub fn clock(&self) -> &Clock {

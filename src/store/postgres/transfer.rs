@@ -7,8 +7,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::enums::{OutcomeColumn, StateColumn};
 use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::schema::{attempts, destinations, payloads, tasks};
-use super::{headers, secrets, PgStore, StoreError};
+use super::{audit, headers, secrets, PgStore, StoreError};
 use crate::domain::{Attempt, Task, TaskId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
@@ -107,6 +108,10 @@ pub(in crate::store) async fn import_destinations(
     store: &PgStore,
     records: Vec<DestinationRecord>,
 ) -> Result<Imported, StoreError> {
+    let ids: Vec<String> = records
+        .iter()
+        .map(|r| r.destination.id.to_string())
+        .collect();
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
         let mut imported = Imported::default();
@@ -166,6 +171,8 @@ pub(in crate::store) async fn import_destinations(
             headers::import(conn, d.id.as_str(), &record.headers).await?;
             imported.added += 1;
         }
+        let entry = audit_entries::imported("destinations", &ids, imported);
+        audit::record(store, conn, entry).await?;
         Ok(imported)
     })
     .await
@@ -175,6 +182,7 @@ pub(in crate::store) async fn import_tasks(
     store: &PgStore,
     records: Vec<TaskRecord>,
 ) -> Result<Imported, StoreError> {
+    let ids: Vec<String> = records.iter().map(|r| r.task.id.to_string()).collect();
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
         // Only a claim draws fencing tokens, and a claim writes `tasks`:
@@ -209,6 +217,12 @@ pub(in crate::store) async fn import_tasks(
             .execute(conn)
             .await?;
         }
+        audit::record(
+            store,
+            conn,
+            audit_entries::imported("tasks", &ids, imported),
+        )
+        .await?;
         Ok(imported)
     })
     .await

@@ -24,6 +24,9 @@
 //! - `alerts`: the alert check's rule (what it announces, how it
 //!   coalesces, where its cursors move); `alert_events`: the events it
 //!   writes, and what waits for a window;
+//! - `audit_entries`: the audit entry each admin action writes, with the
+//!   settings before and after (never a secret's value); `audit_rows`: an
+//!   entry's columns as every store reads them back;
 //! - `findings`: what reconciliation reports;
 //! - `rekey`: re-sealing under the newest payload key, in batches;
 //! - `columns`: how every store writes states and outcomes, and the error
@@ -34,6 +37,8 @@
 
 pub(in crate::store) mod alert_events;
 pub(in crate::store) mod alerts;
+pub(in crate::store) mod audit_entries;
+pub(in crate::store) mod audit_rows;
 pub(in crate::store) mod bucket;
 pub(in crate::store) mod changes;
 pub(in crate::store) mod claim_turn;

@@ -8,7 +8,9 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{instant, micros};
+use super::{audit, Ctx};
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::columns::corrupt;
 use crate::store::rules::token_rows::{token_conflict, TokenColumns};
 use crate::store::StoreError;
@@ -56,11 +58,13 @@ impl TokenRow {
     }
 }
 
+/// Stores the token and its audit entry.
 pub(super) fn add(
     conn: &mut SqliteConnection,
     new: NewApiToken,
-    now: DateTime<Utc>,
+    ctx: &Ctx,
 ) -> Result<ApiToken, StoreError> {
+    let now = ctx.now;
     let tenants = new
         .tenants
         .map(|ts| ts.iter().map(|t| t.as_str().to_owned()).collect::<Vec<_>>())
@@ -78,10 +82,13 @@ pub(super) fn add(
     .bind::<BigInt, _>(micros(now))
     .bind::<Nullable<BigInt>, _>(new.expires_at.map(micros))
     .load(conn)?;
-    rows.into_iter()
+    let token = rows
+        .into_iter()
         .next()
         .ok_or_else(token_conflict)?
-        .into_token()
+        .into_token()?;
+    audit::record(conn, ctx, audit_entries::token_created(&token))?;
+    Ok(token)
 }
 
 pub(super) fn by_hash(
@@ -107,20 +114,43 @@ pub(super) fn list(conn: &mut SqliteConnection) -> Result<Vec<ApiToken>, StoreEr
     rows.into_iter().map(TokenRow::into_token).collect()
 }
 
+/// Revokes the token (a revoked one keeps its first revocation) and writes
+/// the audit entry; an unknown id writes nothing.
 pub(super) fn revoke(
     conn: &mut SqliteConnection,
     id: &TokenId,
-    now: DateTime<Utc>,
+    ctx: &Ctx,
 ) -> Result<Option<ApiToken>, StoreError> {
+    let was: Vec<TokenRow> =
+        diesel::sql_query(format!("SELECT {COLUMNS} FROM api_tokens WHERE id = ?"))
+            .bind::<Text, _>(id.as_str())
+            .load(conn)?;
+    let Some(before) = was
+        .into_iter()
+        .next()
+        .map(TokenRow::into_token)
+        .transpose()?
+    else {
+        return Ok(None);
+    };
     let rows: Vec<TokenRow> = diesel::sql_query(format!(
         "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? \
          RETURNING {COLUMNS}"
     ))
-    .bind::<BigInt, _>(micros(now))
+    .bind::<BigInt, _>(micros(ctx.now))
     .bind::<Text, _>(id.as_str())
     .load(conn)?;
-    rows.into_iter()
+    let after = rows
+        .into_iter()
         .next()
         .map(TokenRow::into_token)
-        .transpose()
+        .transpose()?
+        .ok_or_else(|| {
+            corrupt(
+                "api_tokens.id",
+                "the token went while its write lock was held",
+            )
+        })?;
+    audit::record(conn, ctx, audit_entries::token_revoked(&before, &after))?;
+    Ok(Some(after))
 }

@@ -12,8 +12,9 @@ use diesel::RunQueryDsl;
 
 use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
-use super::{Ctx, SqliteStore};
-use crate::domain::{DestinationId, Region, Task, TaskId, TaskState, TenantId};
+use super::{audit, Ctx, SqliteStore};
+use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveStep};
 use crate::store::rules::requests;
 use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError, Wakeup};
@@ -22,7 +23,7 @@ impl Changes for SqliteStore {
     async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
         let by = by.to_owned();
         let cancelled = self
-            .run(true, move |conn, ctx| cancel(conn, id, &by, ctx.now))
+            .run(true, move |conn, ctx| cancel(conn, ctx, id, &by))
             .await?;
         match &cancelled {
             Cancel::Cancelled(task) => self.wake_line(task),
@@ -52,7 +53,10 @@ impl Changes for SqliteStore {
                 let Some(mut task) = rows::task(conn, id)? else {
                     return Ok(Erase::NotFound);
                 };
+                let before = task.clone();
                 erase_row(conn, &mut task, &by, ctx.now)?;
+                let entry = audit_entries::task_changed(AuditAction::TaskErase, &before, &task);
+                audit::record(conn, ctx, entry)?;
                 Ok(Erase::Erased(task))
             })
             .await?;
@@ -75,7 +79,9 @@ impl Changes for SqliteStore {
         let by = by.to_owned();
         let (done, regions) = self
             .run(true, move |conn, ctx| {
-                erase_tenant(conn, &tenant, &by, limit, ctx.now)
+                let round = erase_tenant(conn, &tenant, &by, limit, ctx.now)?;
+                audit::record(conn, ctx, audit_entries::tenant_erased(&tenant, round.0))?;
+                Ok(round)
             })
             .await?;
         for region in regions {
@@ -93,7 +99,17 @@ impl Changes for SqliteStore {
         let tenant = tenant.cloned();
         let (moved, regions) = self
             .run(true, move |conn, ctx| {
-                retry_now(conn, &destination, tenant.as_ref(), ctx.now)
+                // Nothing moves for a destination that does not exist, and
+                // nothing is recorded.
+                let Some(target) = rows::destination_row(conn, &destination)? else {
+                    return Ok((0, Vec::new()));
+                };
+                let region = target.destination()?.region;
+                let done = retry_now(conn, &destination, tenant.as_ref(), ctx.now)?;
+                let entry =
+                    audit_entries::retried_now(&destination, region, tenant.as_ref(), done.0);
+                audit::record(conn, ctx, entry)?;
+                Ok(done)
             })
             .await?;
         for region in regions {
@@ -137,14 +153,15 @@ fn makes_due(task: &Task) -> bool {
 
 fn cancel(
     conn: &mut SqliteConnection,
+    ctx: &Ctx,
     id: TaskId,
     by: &str,
-    now: DateTime<Utc>,
 ) -> Result<Cancel, StoreError> {
     let Some(mut task) = rows::task(conn, id)? else {
         return Ok(Cancel::NotFound);
     };
-    Ok(match changes::cancel(&mut task, by, now) {
+    let before = task.clone();
+    let done = match changes::cancel(&mut task, by, ctx.now) {
         CancelStep::Now => {
             rows::write_task(conn, &task)?;
             Cancel::Cancelled(task)
@@ -154,8 +171,16 @@ fn cancel(
             Cancel::AfterAttempt(task)
         }
         CancelStep::Repeat => Cancel::AlreadyCancelled(task),
-        CancelStep::Ended => Cancel::Ended(task),
-    })
+        CancelStep::Ended => return Ok(Cancel::Ended(task)),
+    };
+    if let Cancel::Cancelled(after)
+    | Cancel::AfterAttempt(after)
+    | Cancel::AlreadyCancelled(after) = &done
+    {
+        let entry = audit_entries::task_changed(AuditAction::TaskCancel, &before, after);
+        audit::record(conn, ctx, entry)?;
+    }
+    Ok(done)
 }
 
 fn reschedule(
@@ -168,6 +193,7 @@ fn reschedule(
     let Some(mut task) = rows::task(conn, id)? else {
         return Ok(Move::NotFound);
     };
+    let before = task.clone();
     let after_attempt = match changes::reschedule(&mut task, to, change.payload.is_some(), ctx.now)
     {
         MoveStep::Refused => return Ok(Move::Refused(task)),
@@ -188,6 +214,8 @@ fn reschedule(
         )?;
     }
     rows::write_task(conn, &task)?;
+    let entry = audit_entries::task_changed(AuditAction::TaskReschedule, &before, &task);
+    audit::record(conn, ctx, entry)?;
     Ok(if after_attempt {
         Move::AfterAttempt(task)
     } else {

@@ -7,27 +7,35 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{any_destination_row, destination_row, micros};
-use super::{headers, secrets};
+use super::{audit, headers, secrets, Ctx};
 use crate::domain::{
-    Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind, NewDestination,
-    SendTarget,
+    AuditAction, Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind,
+    NewDestination, SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
 use crate::store::rules::lifecycle;
 use crate::store::{rules::requests, StoreError};
 
+/// Registers the destination (a repeat changes nothing, other settings
+/// are a conflict) and writes the audit entry.
 pub(super) fn add(
     conn: &mut SqliteConnection,
-    key: &PayloadKey,
+    ctx: &Ctx,
     new: NewDestination,
-    now: DateTime<Utc>,
 ) -> Result<Destination, StoreError> {
+    let (key, now) = (&ctx.key, ctx.now);
     let id = new.id.clone();
     if let Some(existing) = any_destination_row(conn, &new.id)? {
         if existing.deleted_at()?.is_none() {
             let valid = secrets::valid_values(conn, key, &new.id, now)?;
-            return requests::same_destination_or_conflict(existing.destination()?, &valid, &new);
+            let same =
+                requests::same_destination_or_conflict(existing.destination()?, &valid, &new)?;
+            // A repeat is recorded too: someone asked, and nothing changed.
+            let entry = destination_changed(AuditAction::DestinationCreate, Some(&same), &same);
+            audit::record(conn, ctx, entry)?;
+            return Ok(same);
         }
         // Deleted: registered again, as new.
         let was = existing.destination()?;
@@ -39,7 +47,10 @@ pub(super) fn add(
             return Err(revived_while_cancelling(&new, live));
         }
         revive(conn, key, new, now)?;
-        return shown(conn, &id)?.ok_or_else(|| StoreError::no_destination(&id));
+        let added = shown(conn, &id)?.ok_or_else(|| StoreError::no_destination(&id))?;
+        let entry = destination_changed(AuditAction::DestinationCreate, None, &added);
+        audit::record(conn, ctx, entry)?;
+        return Ok(added);
     }
     diesel::sql_query(
         "INSERT INTO destinations (id, region, url, disable_after_seconds, \
@@ -56,7 +67,7 @@ pub(super) fn add(
     if let Some(secret) = &new.signing_secret {
         secrets::insert(conn, key, &new.id, secret, now)?;
     }
-    Ok(Destination {
+    let added = Destination {
         id: new.id,
         region: new.region,
         url: new.url,
@@ -68,7 +79,10 @@ pub(super) fn add(
             ..DestinationHealth::default()
         }),
         settings: Box::default(),
-    })
+    };
+    let entry = destination_changed(AuditAction::DestinationCreate, None, &added);
+    audit::record(conn, ctx, entry)?;
+    Ok(added)
 }
 
 /// As PostgreSQL's: a deleted destination of the same region comes back

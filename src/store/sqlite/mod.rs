@@ -18,6 +18,7 @@
 mod alerts;
 mod api_tokens;
 mod attempt_rows;
+pub(in crate::store) mod audit;
 mod changes;
 mod claim;
 mod connection;
@@ -54,6 +55,7 @@ pub(super) use connection::{check_schema, migrate};
 
 use super::Wakeup;
 use super::{Clock, StoreError, StoreStats};
+use crate::domain::Actor;
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
 
@@ -64,6 +66,8 @@ pub struct SqliteStore {
     key: PayloadKey,
     clock: Clock,
     disable_rule: DisableRule,
+    /// Who the admin calls on this handle act as, for the audit log.
+    actor: Actor,
 }
 
 struct Shared {
@@ -79,6 +83,7 @@ impl std::fmt::Debug for SqliteStore {
             .field("path", &self.shared.path)
             .field("key", &self.key)
             .field("clock", &self.clock)
+            .field("actor", &self.actor)
             .finish()
     }
 }
@@ -87,6 +92,8 @@ impl std::fmt::Debug for SqliteStore {
 pub(super) struct Ctx {
     now: DateTime<Utc>,
     key: PayloadKey,
+    /// Who acts, for the audit entry an admin call writes.
+    actor: Actor,
 }
 
 impl SqliteStore {
@@ -109,6 +116,7 @@ impl SqliteStore {
             key,
             clock: Clock::database(),
             disable_rule: DisableRule::default(),
+            actor: Actor::System,
         })
     }
 
@@ -123,6 +131,15 @@ impl SqliteStore {
     pub fn with_disable_rule(mut self, rule: DisableRule) -> Self {
         self.disable_rule = rule;
         self
+    }
+
+    /// The same file and connection whose admin calls record `actor` in
+    /// the audit log.
+    pub fn acting_as(&self, actor: Actor) -> Self {
+        Self {
+            actor,
+            ..self.clone()
+        }
     }
 
     pub fn clock(&self) -> &Clock {
@@ -169,6 +186,7 @@ impl SqliteStore {
         let shared = self.shared.clone();
         let clock = self.clock.clone();
         let key = self.key.clone();
+        let actor = self.actor.clone();
         blocking(move || {
             let mut conn = shared.conn.lock();
             // Read after the write lock is taken, so each host's writers
@@ -178,6 +196,7 @@ impl SqliteStore {
                     .now_param()
                     .unwrap_or_else(|| Utc::now().trunc_subsecs(6)),
                 key: key.clone(),
+                actor: actor.clone(),
             };
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 if write {

@@ -6,15 +6,16 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
 use super::{
-    api_tokens, claim, destinations, finish, maintenance, next_due, rate, rows, schedule, secrets,
-    SqliteStore,
+    api_tokens, audit, claim, destinations, finish, maintenance, next_due, rate, rows, schedule,
+    secrets, SqliteStore,
 };
 use crate::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
-    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TokenHash, TokenId,
+    ApiToken, Attempt, AttemptRecord, AuditAction, ClaimedTask, Destination, DestinationEvent,
+    DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload,
+    PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget,
+    SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
+use crate::store::rules::audit_entries::task_changed;
 use crate::store::Wakeup;
 use crate::store::{
     ClaimRequest, Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats,
@@ -23,10 +24,8 @@ use crate::store::{
 
 impl Store for SqliteStore {
     async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
-        self.run(true, move |conn, ctx| {
-            destinations::add(conn, &ctx.key, new, ctx.now)
-        })
-        .await
+        self.run(true, move |conn, ctx| destinations::add(conn, ctx, new))
+            .await
     }
 
     async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
@@ -56,7 +55,7 @@ impl Store for SqliteStore {
         let added = self
             .run(true, {
                 let id = id.clone();
-                move |conn, ctx| secrets::rotate(conn, &ctx.key, &id, rotation, ctx.now)
+                move |conn, ctx| secrets::rotate(conn, ctx, &id, rotation)
             })
             .await?;
         // This process forgets what it keeps of the destination.
@@ -135,7 +134,13 @@ impl Store for SqliteStore {
 
     async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
         self.run(true, move |conn, ctx| {
-            finish::replay(conn, id, horizon, ctx.now)
+            let before = rows::task(conn, id)?;
+            let replayed = finish::replay(conn, id, horizon, ctx.now)?;
+            if let (Some(before), Replayed::Replayed(after)) = (&before, &replayed) {
+                let entry = task_changed(AuditAction::TaskReplay, before, after);
+                audit::record(conn, ctx, entry)?;
+            }
+            Ok(replayed)
         })
         .await
     }
@@ -304,8 +309,10 @@ impl Store for SqliteStore {
         let id = id.clone();
         let disabled = self
             .run(true, move |conn, ctx| {
-                destinations::set_health(conn, &id, ctx.now, |d, now| {
-                    crate::store::rules::health::disable(d, reason, now)
+                audit::destination_change(conn, ctx, &id, AuditAction::DestinationDisable, |c| {
+                    destinations::set_health(c, &id, ctx.now, |d, now| {
+                        crate::store::rules::health::disable(d, reason, now)
+                    })
                 })
             })
             .await?;
@@ -328,7 +335,9 @@ impl Store for SqliteStore {
         let id = id.clone();
         let enabled = self
             .run(true, move |conn, ctx| {
-                destinations::set_health(conn, &id, ctx.now, crate::store::rules::health::enable)
+                audit::destination_change(conn, ctx, &id, AuditAction::DestinationEnable, |c| {
+                    destinations::set_health(c, &id, ctx.now, crate::store::rules::health::enable)
+                })
             })
             .await?;
         self.wake(Wakeup::Destination(enabled.id.clone()));
@@ -354,7 +363,7 @@ impl Store for SqliteStore {
     }
 
     async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
-        self.run(true, move |conn, ctx| api_tokens::add(conn, new, ctx.now))
+        self.run(true, move |conn, ctx| api_tokens::add(conn, new, ctx))
             .await
     }
 
@@ -370,10 +379,8 @@ impl Store for SqliteStore {
 
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         let id = id.clone();
-        self.run(true, move |conn, ctx| {
-            api_tokens::revoke(conn, &id, ctx.now)
-        })
-        .await
+        self.run(true, move |conn, ctx| api_tokens::revoke(conn, &id, ctx))
+            .await
     }
 }
 

@@ -5,8 +5,9 @@
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::{QueryableByName, RunQueryDsl};
 
-use super::{SqliteStore, StoreError};
-use crate::payload_crypto::{PayloadKey, SealedPayload};
+use super::{audit, SqliteStore, StoreError};
+use crate::payload_crypto::{hex, PayloadKey, SealedPayload};
+use crate::store::rules::audit_entries;
 use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
 use crate::store::{HeaderRecord, StoredHeader};
 
@@ -150,6 +151,9 @@ impl SqliteStore {
             )
             .bind::<Binary, _>(ctx.key.fingerprint())
             .load(conn)?;
+            let forgotten: Vec<String> = rows.iter().map(|r| hex(&r.fingerprint)).collect();
+            let entry = audit_entries::keys_forgotten(&hex(ctx.key.fingerprint()), &forgotten);
+            audit::record(conn, ctx, entry)?;
             Ok(rows.into_iter().map(|r| r.fingerprint).collect())
         })
         .await

@@ -11,10 +11,11 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
-use super::SqliteStore;
+use super::{audit, SqliteStore};
 use crate::domain::Region;
 use crate::domain::Task;
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
+use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
 use crate::store::rules::lifecycle;
 use crate::store::StoreError;
@@ -186,8 +187,12 @@ impl SqliteStore {
         new: NewReplayJob,
     ) -> Result<ReplayJob, StoreError> {
         check_new_job(&new)?;
-        self.run(true, move |conn, ctx| record_job(conn, &new, ctx.now))
-            .await
+        self.run(true, move |conn, ctx| {
+            let job = record_job(conn, &new, ctx.now)?;
+            audit::record(conn, ctx, audit_entries::job_created(&job))?;
+            Ok(job)
+        })
+        .await
     }
 
     pub(super) async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {

@@ -8,9 +8,11 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{destination_row, instant, maybe, micros};
+use super::{audit, Ctx};
 use crate::domain::{DestinationId, Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
 use crate::store::contract::{SecretRecord, StoredValue};
+use crate::store::rules::audit_entries;
 use crate::store::StoreError;
 
 #[derive(QueryableByName)]
@@ -159,16 +161,20 @@ pub(super) fn valid_values(
 
 /// Ends the valid secrets at the rotation's end (a sooner end is kept)
 /// and adds its secret; run inside the write transaction.
+/// Ends the secrets valid until now at the rotation's end, adds the new
+/// one, and writes the audit entry (the secrets by id and expiry).
 pub(super) fn rotate(
     conn: &mut SqliteConnection,
-    key: &PayloadKey,
+    ctx: &Ctx,
     id: &DestinationId,
     rotation: Rotation,
-    now: DateTime<Utc>,
 ) -> Result<SigningSecret, StoreError> {
-    if destination_row(conn, id)?.is_none() {
-        return Err(StoreError::no_destination(id));
-    }
+    let (key, now) = (&ctx.key, ctx.now);
+    let region = destination_row(conn, id)?
+        .ok_or_else(|| StoreError::no_destination(id))?
+        .destination()?
+        .region;
+    let before = list(conn, id)?;
     for record in records(conn, id)? {
         let end = rotation.new_end(record.expires_at, now);
         if end != record.expires_at {
@@ -178,7 +184,11 @@ pub(super) fn rotate(
                 .execute(conn)?;
         }
     }
-    insert(conn, key, id, &rotation.secret, now)
+    let added = insert(conn, key, id, &rotation.secret, now)?;
+    let after = list(conn, id)?;
+    let entry = audit_entries::secret_rotated(id, region, &before, &after);
+    audit::record(conn, ctx, entry)?;
+    Ok(added)
 }
 
 /// Every secret of the destination, oldest first, without values.

@@ -4,6 +4,7 @@ use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::audit;
 use super::destination_changes::write_settings;
 use super::payload_rows;
 use super::rows::{
@@ -12,6 +13,7 @@ use super::rows::{
 };
 use super::{headers, secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
+use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
@@ -98,6 +100,10 @@ impl SqliteStore {
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
+        let ids: Vec<String> = records
+            .iter()
+            .map(|r| r.destination.id.to_string())
+            .collect();
         self.run(true, move |conn, ctx| {
             let mut imported = Imported::default();
             for record in records {
@@ -145,6 +151,8 @@ impl SqliteStore {
                 headers::import(conn, d.id.as_str(), &record.headers, micros(ctx.now))?;
                 imported.added += 1;
             }
+            let entry = audit_entries::imported("destinations", &ids, imported);
+            audit::record(conn, ctx, entry)?;
             Ok(imported)
         })
         .await
@@ -154,7 +162,8 @@ impl SqliteStore {
         &self,
         records: Vec<TaskRecord>,
     ) -> Result<Imported, StoreError> {
-        self.run(true, move |conn, _| {
+        let ids: Vec<String> = records.iter().map(|r| r.task.id.to_string()).collect();
+        self.run(true, move |conn, ctx| {
             let mut imported = Imported::default();
             let mut highest_token = 0;
             for record in records {
@@ -172,6 +181,7 @@ impl SqliteStore {
             diesel::sql_query("UPDATE lease_tokens SET last = max(last, ?) WHERE id = 1")
                 .bind::<BigInt, _>(highest_token)
                 .execute(conn)?;
+            audit::record(conn, ctx, audit_entries::imported("tasks", &ids, imported))?;
             Ok(imported)
         })
         .await

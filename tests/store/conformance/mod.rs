@@ -6,19 +6,30 @@
 mod cases;
 
 use chrono::{DateTime, Duration, Utc};
-use remit::domain::{Task, TaskId};
+use remit::domain::{Actor, Task, TaskId};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{
-    Alerts, Changes, Clock, Database, Destinations, Keys, MemStore, ReplayJobs, Reports, Store,
-    Transfer,
+    Alerts, Audit, Changes, Clock, Database, Destinations, Keys, MemStore, ReplayJobs, Reports,
+    Store, Transfer,
 };
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness: Sized {
-    type S: Store + ReplayJobs + Transfer + Keys + Reports + Changes + Destinations + Alerts + Sync;
+    type S: Store
+        + ReplayJobs
+        + Transfer
+        + Keys
+        + Reports
+        + Changes
+        + Destinations
+        + Alerts
+        + Audit
+        + Sync;
     fn store(&self) -> &Self::S;
+    /// The same store, its admin calls recorded as `actor`'s.
+    fn acting_as(&self, actor: Actor) -> Self::S;
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
     fn with_key(&self, key: PayloadKey) -> impl std::future::Future<Output = Self::S>;
@@ -36,6 +47,9 @@ impl Harness for TestDb {
     type S = Database;
     fn store(&self) -> &Database {
         &self.store
+    }
+    fn acting_as(&self, actor: Actor) -> Database {
+        self.store.acting_as(actor)
     }
     fn clock(&self) -> &Clock {
         self.store.clock()
@@ -82,6 +96,9 @@ impl Harness for Memory {
     type S = MemStore;
     fn store(&self) -> &MemStore {
         &self.0
+    }
+    fn acting_as(&self, actor: Actor) -> MemStore {
+        self.0.acting_as(actor)
     }
     fn clock(&self) -> &Clock {
         self.0.clock()
@@ -249,4 +266,10 @@ every_store!(
     a_cancel_racing_a_claim_never_lets_a_cancelled_task_go,
     a_reschedule_racing_a_claim_leaves_one_version,
     changes_never_revive_what_was_cancelled_or_erased,
+    each_admin_call_writes_one_entry_as_its_actor,
+    the_task_changes_write_one_entry_each,
+    a_refused_or_rolled_back_action_writes_no_entry,
+    imports_and_a_rekey_are_recorded_and_a_plain_handle_is_system,
+    the_audit_log_pages_newest_first_and_filters,
+    audit_retention_deletes_only_old_entries,
 );

@@ -1,6 +1,7 @@
 //! The HTTP API: auth, idempotent scheduling, conflicts, field-named
 //! errors, task inspection and replay.
 
+mod audit;
 mod batch;
 mod bulk_cancel;
 pub(crate) mod client;

@@ -4,6 +4,7 @@
 //! that no page ever shows a payload. The browser itself is tested
 //! elsewhere (Chromium); these prove the server's promises.
 
+mod audit;
 mod browser;
 mod destination_settings;
 mod listeners;

@@ -30,6 +30,7 @@ async fn no_spelling_of_a_console_route_reaches_its_handler() {
             "/console/destinations".to_owned(),
         ),
         ("GET", "/console/tasks/{id}", task_path.clone()),
+        ("GET", "/console/audit", "/console/audit".to_owned()),
         (
             "POST",
             "/console/destinations/disable",

@@ -52,6 +52,8 @@ async fn claim_one<H: Harness>(h: &H) -> remit::domain::ClaimedTask {
 
 mod alerts;
 mod api_tokens;
+mod audit_log;
+mod audit_refusals;
 mod cancel_jobs;
 mod change_races;
 mod change_refusals;
@@ -82,6 +84,8 @@ mod transitions;
 
 pub use alerts::*;
 pub use api_tokens::*;
+pub use audit_log::*;
+pub use audit_refusals::*;
 pub use cancel_jobs::*;
 pub use change_races::*;
 pub use change_refusals::*;
