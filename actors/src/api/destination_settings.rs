@@ -180,7 +180,7 @@ impl ChangeDestination {
 )]
 pub async fn update(
     state: web::Data<ApiState>,
-    _admin: Admin,
+    Admin(caller): Admin,
     id: web::Path<String>,
     body: web::Json<Box<serde_json::value::RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
@@ -199,7 +199,10 @@ pub async fn update(
     if let Some(url) = &change.url {
         state.egress.admit(url).await?;
     }
-    let destination = state.store.update_destination(&id, change).await?;
+    let destination = state
+        .acting(&caller)
+        .update_destination(&id, change)
+        .await?;
     Ok(HttpResponse::Ok().json(DestinationView::from(&destination)))
 }
 
@@ -273,7 +276,10 @@ pub async fn delete(
         requested_by: caller.name(),
         horizon: state.rules.horizon,
     });
-    let deleted = state.store.delete_destination(&id, cancel).await?;
+    let deleted = state
+        .acting(&caller)
+        .delete_destination(&id, cancel)
+        .await?;
     Ok(HttpResponse::Ok().json(DeletedView {
         destination: DestinationView::from(&deleted.destination),
         live_tasks: deleted.live_tasks,

@@ -51,7 +51,7 @@ pub async fn set(config: &Config, args: SetArgs) -> Result<(), CliError> {
     }
     // Secret headers are sealed with the payload key.
     let key = remit_actors::app::payload_key(config)?;
-    let store = remit_actors::app::connect_to_seal(config, key).await?;
+    let store = super::connect_to_seal(config, key).await?;
     let changed = store.update_destination(&id, change).await?;
     print_json(&serde_json::to_value(DestinationView::from(&changed)).unwrap_or_default());
     Ok(())

@@ -174,7 +174,10 @@ pub async fn save(
     let change = read_object::<ChangeDestination>(&body.to_string())
         .map_err(|e| ConsoleError::bad("form", e.to_string()))?
         .validate()?;
-    state.store.update_destination(&d.id, change).await?;
+    state
+        .acting(&viewer)
+        .update_destination(&d.id, change)
+        .await?;
     info!(state.log, "destination settings changed from the console";
           "destination" => %d.id, "by" => viewer.caller_name());
     Ok(see_other(&format!(

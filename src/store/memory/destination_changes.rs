@@ -2,8 +2,9 @@
 //! the rule every store applies (`rules::destination_change`) under the
 //! one lock, with the databases' answers.
 
-use crate::domain::{Destination, DestinationChange, DestinationId};
+use crate::domain::{AuditAction, Destination, DestinationChange, DestinationId};
 use crate::store::console::{check_new_job, NewReplayJob};
+use crate::store::rules::audit_entries::{self, destination_changed};
 use crate::store::rules::destination_change::{live_refusal, plan, DELETED_REASON};
 use crate::store::{Deleted, Destinations, StoreError};
 
@@ -20,13 +21,17 @@ impl Destinations for MemStore {
             .live_destination_mut(id)
             .ok_or_else(|| StoreError::no_destination(id))?;
         let plan = plan(&record.destination, &record.headers, &change, &self.key)?;
+        let before = record.destination.clone();
         let headers = plan.headers.unwrap_or_else(|| record.headers.clone());
         let d = &mut record.destination;
         d.url = plan.url;
         *d.settings = plan.settings;
         d.health.overrides = plan.overrides;
         record.set_headers(headers);
-        Ok(record.destination.clone())
+        let after = record.destination.clone();
+        let entry = destination_changed(AuditAction::DestinationUpdate, Some(&before), &after);
+        self.audit_in(&mut state, entry);
+        Ok(after)
     }
 
     async fn delete_destination(
@@ -70,7 +75,13 @@ impl Destinations for MemStore {
         d.has_signing_secret = false;
         d.health.disabled_reason = Some(DELETED_REASON.to_owned());
         d.health.disabled_at = Some(now);
+        let after = record.destination.clone();
+        let entry = destination_changed(AuditAction::DestinationDelete, Some(&destination), &after);
+        self.audit_in(&mut state, entry);
         let cancel_job = cancel.map(|job| state.record_job(job, now));
+        if let Some(job) = &cancel_job {
+            self.audit_in(&mut state, audit_entries::job_created(job));
+        }
         Ok(Deleted {
             destination,
             live_tasks,

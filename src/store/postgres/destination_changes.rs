@@ -9,10 +9,11 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::notify::{DESTINATION_CHANNEL, DUE_WORK_CHANNEL};
 use super::schema::{destination_secrets, destinations};
-use super::{headers, replay_jobs, PgStore, StoreError};
-use crate::domain::{Destination, DestinationChange, DestinationId, Region};
+use super::{audit, headers, replay_jobs, PgStore, StoreError};
+use crate::domain::{AuditAction, Destination, DestinationChange, DestinationId, Region};
 use crate::store::console::NewReplayJob;
-use crate::store::rules::destination_change::{live_refusal, plan, DELETED_REASON};
+use crate::store::rules::audit_entries::destination_changed;
+use crate::store::rules::destination_change::{live_refusal, plan, tombstone, DELETED_REASON};
 use crate::store::Deleted;
 
 pub(super) async fn update(
@@ -59,9 +60,12 @@ pub(super) async fn update(
         }
         // Limits may have loosened: the claimers look again too.
         tell(conn, id, Some(current.region)).await?;
-        super::destinations::destination_on(conn, id)
+        let after = super::destinations::destination_on(conn, id)
             .await?
-            .ok_or_else(|| StoreError::no_destination(id))
+            .ok_or_else(|| StoreError::no_destination(id))?;
+        let entry = destination_changed(AuditAction::DestinationUpdate, Some(&current), &after);
+        audit::record(store, conn, entry).await?;
+        Ok(after)
     })
     .await
 }
@@ -143,6 +147,13 @@ pub(super) async fn delete(
         .execute(conn)
         .await?;
         headers::replace(conn, id.as_str(), &[]).await?;
+        let now = super::secrets::now(store, conn).await?;
+        let entry = destination_changed(
+            AuditAction::DestinationDelete,
+            Some(&destination),
+            &tombstone(&destination, now),
+        );
+        audit::record(store, conn, entry).await?;
         let cancel_job = match cancel {
             Some(job) if live_tasks > 0 => Some(replay_jobs::create_on(store, conn, job).await?),
             _ => None,

@@ -9,8 +9,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
 
 use crate::domain::{
-    ApiToken, AuditAction, AuditTarget, Destination, DestinationId, NewAuditEntry, Region,
-    SigningSecret, TargetKind, Task, TenantId,
+    ApiToken, AuditAction, AuditTarget, Destination, DestinationId, HeaderValue, NewAuditEntry,
+    Region, SigningSecret, TargetKind, Task, TenantId,
 };
 use crate::store::console::ReplayJob;
 use crate::store::{ErasedTenant, Imported};
@@ -30,6 +30,18 @@ pub fn destination_settings(d: &Destination) -> Value {
         "has_signing_secret": d.has_signing_secret,
         "disable_after_seconds": d.health.overrides.after_seconds,
         "disable_after_failures": d.health.overrides.failures,
+        "rate_per_second": d.settings.rate_per_second,
+        "burst": d.settings.burst,
+        "max_in_flight": d.settings.max_in_flight,
+        "timeout_ms": d.settings.timeout_ms,
+        "max_attempts": d.settings.max_attempts,
+        "retry_horizon_seconds": d.settings.retry_horizon_seconds,
+        "late_after_seconds": d.settings.late_after_seconds,
+        // A secret header by its name and hint only.
+        "headers": d.settings.headers.iter().map(|h| match &h.value {
+            HeaderValue::Plain(v) => json!({"name": h.name, "value": v}),
+            HeaderValue::Secret { hint, .. } => json!({"name": h.name, "secret": true, "hint": hint}),
+        }).collect::<Vec<_>>(),
     })
 }
 

@@ -107,6 +107,21 @@ pub(in crate::store) fn revived_elsewhere(new: &NewDestination, region: &str) ->
     }
 }
 
+/// The destination as its deletion at `now` leaves it: disabled as
+/// deleted, without secrets or headers (the audit log's "after").
+pub(in crate::store) fn tombstone(
+    d: &Destination,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Destination {
+    let mut after = d.clone();
+    after.enabled = false;
+    after.has_signing_secret = false;
+    after.health.disabled_reason = Some(DELETED_REASON.to_owned());
+    after.health.disabled_at = Some(now);
+    after.settings.headers.clear();
+    after
+}
+
 /// The refusal of registering a deleted destination again while tasks of
 /// its deleted registration are still being cancelled: one could be sent
 /// to the new registration before its cancel reached it.

@@ -10,12 +10,14 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::micros;
-use super::{destinations, headers, replay_jobs, SqliteStore};
+use super::{audit, destinations, headers, replay_jobs, SqliteStore};
 use crate::domain::{
-    Destination, DestinationChange, DestinationId, DestinationSettings, DisableOverrides,
+    AuditAction, Destination, DestinationChange, DestinationId, DestinationSettings,
+    DisableOverrides,
 };
 use crate::store::console::{check_new_job, NewReplayJob};
-use crate::store::rules::destination_change::{live_refusal, plan, DELETED_REASON};
+use crate::store::rules::audit_entries::{self, destination_changed};
+use crate::store::rules::destination_change::{live_refusal, plan, tombstone, DELETED_REASON};
 use crate::store::{Deleted, Destinations, StoreError, Wakeup};
 
 impl Destinations for SqliteStore {
@@ -44,7 +46,7 @@ impl Destinations for SqliteStore {
         let deleted = self
             .run(true, {
                 let id = id.clone();
-                move |conn, ctx| delete(conn, &id, cancel, ctx.now)
+                move |conn, ctx| delete(conn, ctx, &id, cancel)
             })
             .await?;
         self.wake(Wakeup::Destination(id.clone()));
@@ -69,7 +71,10 @@ fn update(
     if let Some(records) = &plan.headers {
         headers::replace(conn, id.as_str(), records)?;
     }
-    destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))
+    let after = destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
+    let entry = destination_changed(AuditAction::DestinationUpdate, Some(&current), &after);
+    audit::record(conn, ctx, entry)?;
+    Ok(after)
 }
 
 /// Writes a destination's settings (headers apart) and disable thresholds.
@@ -108,10 +113,11 @@ struct Live {
 
 fn delete(
     conn: &mut SqliteConnection,
+    ctx: &super::Ctx,
     id: &DestinationId,
     cancel: Option<NewReplayJob>,
-    now: DateTime<Utc>,
 ) -> Result<Deleted, StoreError> {
+    let now = ctx.now;
     let destination =
         destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
     let live_tasks = live_tasks(conn, id, destination.region)?;
@@ -138,9 +144,15 @@ fn delete(
         .bind::<Text, _>(id.as_str())
         .execute(conn)?;
     headers::replace(conn, id.as_str(), &[])?;
+    let after = tombstone(&destination, now);
+    let entry = destination_changed(AuditAction::DestinationDelete, Some(&destination), &after);
+    audit::record(conn, ctx, entry)?;
     let cancel_job = cancel
         .map(|job| replay_jobs::record_job(conn, &job, now))
         .transpose()?;
+    if let Some(job) = &cancel_job {
+        audit::record(conn, ctx, audit_entries::job_created(job))?;
+    }
     Ok(Deleted {
         destination,
         live_tasks,
