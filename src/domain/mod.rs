@@ -4,6 +4,8 @@ mod api_token;
 mod attempt;
 mod destination;
 mod destination_event;
+mod destination_hour;
+mod histogram;
 mod idempotency;
 mod ids;
 mod payload;
@@ -22,6 +24,8 @@ pub use destination::{
     MAX_DISABLE_AFTER_SECONDS,
 };
 pub use destination_event::{DestinationEvent, EventKind};
+pub use destination_hour::{hour_of, AttemptClass, AttemptCounts, DestinationHour};
+pub use histogram::{bucket_bounds_us, bucket_of, Histogram, HISTOGRAM_BUCKETS};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};
 pub use ids::{
     quoted, DestinationId, InvalidInput, OrderingKey, Region, ReminderId, TaskId, TenantId,

@@ -17,6 +17,8 @@
 //! - `replay_jobs`: [`ReplayJobs`], bulk replays as durable jobs;
 //! - `changes`: [`Changes`], an operator's cancel, reschedule, erase and
 //!   retry-now of tasks already scheduled;
+//! - `destination_hours`: [`DestinationHours`], each destination's health
+//!   hour by hour, as the finish keeps it;
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
@@ -29,6 +31,7 @@ mod calls;
 mod changes;
 mod clock;
 pub mod console;
+mod destination_hours;
 mod error;
 mod keys;
 mod replay_jobs;
@@ -47,6 +50,7 @@ pub use calls::{
 };
 pub use changes::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use clock::Clock;
+pub use destination_hours::DestinationHours;
 pub use error::{SchemaMismatch, StoreError};
 pub(in crate::store) use keys::may_record;
 pub use keys::Keys;

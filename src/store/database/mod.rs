@@ -9,7 +9,7 @@
 //!   passed to the backend;
 //! - `contract`: the contract's other traits (`Reports`, `Transfer`,
 //!   `Keys`, `ReplayJobs`) on `Database`, each call passed on the same
-//!   way;
+//!   way; `destination_hours`: `DestinationHours` likewise;
 //! - `notify`: [`Wakeups`], the wake-ups a process hears (LISTEN/NOTIFY on
 //!   PostgreSQL, the in-process broadcast on SQLite);
 //! - `sandbox`: [`Sandbox`], a throwaway database of remit's own (a SQLite
@@ -100,6 +100,7 @@ macro_rules! on_store {
 
 // After the macro, which they use.
 mod contract;
+mod destination_hours;
 mod store;
 
 impl Database {

@@ -10,6 +10,7 @@ mod api_tokens;
 mod changes;
 mod claim;
 mod destination_health;
+mod destination_hours;
 mod keys;
 mod lease;
 mod rate;
@@ -363,6 +364,7 @@ impl Store for MemStore {
             if outcome != TransitionOutcome::Applied {
                 continue;
             }
+            self.count_hour(one);
             tipped.extend(self.judge(one));
         }
         self.auto_disabled(tipped, &mut finished);

@@ -68,6 +68,8 @@ pub(super) struct State {
     pub(super) attempts: Vec<Attempt>,
     /// The outbox of operational events, oldest first.
     pub(super) events: Vec<DestinationEvent>,
+    /// Each destination's health by the hour, as finishes counted it.
+    pub(super) hours: super::destination_hours::Hours,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
     /// API tokens, each with the hash it is looked up by.

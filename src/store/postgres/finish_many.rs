@@ -22,25 +22,36 @@ use super::prepared::prepared;
 use super::rows::corrupt;
 use super::transitions::{delay_millis, refused, status_column};
 use super::{Finish, Finished, PgStore, StoreError, TransitionOutcome};
-use crate::domain::DestinationId;
+use crate::domain::{bucket_bounds_us, AttemptClass, AttemptRecord, DestinationId};
 use crate::policy::{self, Health};
 use crate::store::AutoDisabled;
 
-/// Moves every row whose lease token still matches, and logs its attempt.
-/// `available_at` is the decision's delay after the database's now (never
-/// before the task's deadline), or unchanged when there is none.
+/// Moves every row whose lease token still matches, logs its attempt,
+/// and counts it into its destination's hour. `available_at` is the
+/// decision's delay after the database's now (never before the task's
+/// deadline), or unchanged when there is none.
+///
+/// $1 now (NULL: the database's); one array element per finish: $2 task,
+/// $3 lease token, $4 lease owner, $5 target state, $6 outcome, $7 delay
+/// in ms, $8 failure reason, $9 status, $10 request start, $11 answer,
+/// $12 transport error, $13 raw Retry-After, $14 its deadline, $15 health
+/// code (`policy::Health`), $16 last error, $17 class
+/// (`domain::AttemptClass`, NULL: not counted), $18 send latency in µs;
+/// then $19 and $20 the disable rule's seconds and failures, and $21 the
+/// histograms' bucket bounds in µs (`domain::bucket_bounds_us`).
 pub const END_MANY_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 input AS (
     SELECT * FROM unnest($2::uuid[], $3::int8[], $4::text[], $5::text[], $6::text[],
                          $7::int8[], $8::text[], $9::int2[], $10::timestamptz[],
                          $11::timestamptz[], $12::text[], $13::text[], $14::timestamptz[],
-                         $15::int2[], $16::text[]) WITH ORDINALITY
+                         $15::int2[], $16::text[], $17::int2[], $18::int8[]) WITH ORDINALITY
         AS i(id, token, owner, target, outcome, delay_ms, failure_reason, status,
              started_at, received_at, transport_error, retry_after_raw, retry_after_deadline,
-             health, last_error, n)
+             health, last_error, class, latency_us, n)
 ),
-rule AS (SELECT $17::int8 AS after_seconds, $18::int4 AS failures),
+rule AS (SELECT $19::int8 AS after_seconds, $20::int4 AS failures),
+buckets AS (SELECT $21::int8[] AS bounds),
 moved AS (
     UPDATE tasks t
     SET state = i.target::task_state,
@@ -59,7 +70,8 @@ moved AS (
     WHERE t.id = i.id AND t.state = 'leased' AND t.lease_token = i.token
     RETURNING t.id, t.attempt_count, t.available_at, i.token, i.owner, i.outcome, i.delay_ms,
               i.status, i.started_at, i.received_at, i.transport_error, i.retry_after_raw,
-              i.retry_after_deadline, t.destination_id, i.health, i.last_error, i.n
+              i.retry_after_deadline, t.destination_id, i.health, i.last_error, i.n,
+              t.not_before, i.class, i.latency_us
 ),
 logged AS (
     INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
@@ -161,6 +173,73 @@ announced AS (
            clock.now, h.tip_error
     FROM healed h, clock
     WHERE h.tips
+),
+-- The destination's hour (domain/destination_hour): each moved attempt
+-- with an exchange, by class, its latency and, on a first attempt, its
+-- lateness against `not_before`, each in the bucket of the shared bounds
+-- that holds it (0 below the first bound).
+counted AS (
+    SELECT m.destination_id AS id, m.class,
+           width_bucket(m.latency_us, buckets.bounds) AS latency,
+           CASE WHEN m.attempt_count = 1 THEN
+               width_bucket((extract(epoch FROM m.started_at - m.not_before)
+                             * 1000000)::int8, buckets.bounds)
+           END AS lateness
+    FROM moved m, buckets
+    WHERE m.class IS NOT NULL
+),
+tallied AS (
+    SELECT id,
+           count(*) FILTER (WHERE class = 0)::int4 AS succeeded,
+           count(*) FILTER (WHERE class = 1)::int4 AS transport,
+           count(*) FILTER (WHERE class = 2)::int4 AS timeout,
+           count(*) FILTER (WHERE class = 3)::int4 AS client_error,
+           count(*) FILTER (WHERE class = 4)::int4 AS rate_limited,
+           count(*) FILTER (WHERE class = 5)::int4 AS server_error,
+           count(*) FILTER (WHERE class = 6)::int4 AS other_status
+    FROM counted GROUP BY id
+),
+-- Each destination's two histograms of the batch, every bucket present.
+histograms AS (
+    SELECT t.id,
+           array_agg(coalesce(l.n, 0)::int4 ORDER BY g.b) AS latency,
+           array_agg(coalesce(e.n, 0)::int4 ORDER BY g.b) AS lateness
+    FROM tallied t
+         CROSS JOIN buckets
+         CROSS JOIN generate_series(0, cardinality(buckets.bounds)) AS g(b)
+         LEFT JOIN (SELECT id, latency AS b, count(*) AS n FROM counted GROUP BY 1, 2) l
+             ON l.id = t.id AND l.b = g.b
+         LEFT JOIN (SELECT id, lateness AS b, count(*) AS n FROM counted GROUP BY 1, 2) e
+             ON e.id = t.id AND e.b = g.b
+    GROUP BY t.id
+),
+-- One row per destination and hour for the whole batch, added to what the
+-- hour holds. Written after the destinations above are locked (the
+-- one-time filter reads `healed` first) and in id order, so finishers
+-- meeting on an hour's row wait for each other in the order they wait on
+-- destinations, and never deadlock.
+kept AS (
+    INSERT INTO destination_stats AS s
+        (destination_id, hour, succeeded, transport, timeout, client_error, rate_limited,
+         server_error, other_status, latency, lateness)
+    SELECT t.id, date_trunc('hour', clock.now AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+           t.succeeded, t.transport, t.timeout, t.client_error, t.rate_limited,
+           t.server_error, t.other_status, h.latency, h.lateness
+    FROM tallied t JOIN histograms h ON h.id = t.id, clock
+    WHERE (SELECT count(*) FROM healed) >= 0
+    ORDER BY t.id
+    ON CONFLICT (destination_id, hour) DO UPDATE SET
+        succeeded = s.succeeded + excluded.succeeded,
+        transport = s.transport + excluded.transport,
+        timeout = s.timeout + excluded.timeout,
+        client_error = s.client_error + excluded.client_error,
+        rate_limited = s.rate_limited + excluded.rate_limited,
+        server_error = s.server_error + excluded.server_error,
+        other_status = s.other_status + excluded.other_status,
+        latency = (SELECT array_agg(a + b ORDER BY k)
+                   FROM unnest(s.latency, excluded.latency) WITH ORDINALITY AS u(a, b, k)),
+        lateness = (SELECT array_agg(a + b ORDER BY k)
+                    FROM unnest(s.lateness, excluded.lateness) WITH ORDINALITY AS u(a, b, k))
 )
 SELECT id, token, NULL::text AS disabled FROM moved
 UNION ALL
@@ -328,8 +407,19 @@ async fn write(
                 .map(|e| policy::last_error(e.record))
                 .collect::<Vec<_>>(),
         )
+        .bind::<Array<Nullable<SmallInt>>, _>(
+            ends.iter()
+                .map(|e| AttemptClass::of(e.record).map(AttemptClass::code))
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<BigInt>>, _>(
+            ends.iter()
+                .map(|e| latency_us(e.record))
+                .collect::<Vec<_>>(),
+        )
         .bind::<BigInt, _>(store.disable_rule.after.num_seconds())
         .bind::<Integer, _>(store.disable_rule.failures.min(i32::MAX as u32) as i32)
+        .bind::<Array<BigInt>, _>(bucket_bounds_us())
         .load::<Moved>(conn)
         .await?;
     let mut disabled_ids = Vec::new();
@@ -368,4 +458,11 @@ async fn write(
         }
     }
     Ok(Finished { outcomes, disabled })
+}
+
+/// The request's send latency in microseconds, when it has a start and an
+/// end.
+fn latency_us(record: &AttemptRecord) -> Option<i64> {
+    let (started, received) = (record.started_at?, record.received_at?);
+    (received - started).num_microseconds()
 }

@@ -29,6 +29,9 @@
 //!   `console`, `transfer`, `payload_keys`, `secrets`, `rekey` and
 //!   `replay_jobs`; `refusals`: `Store::mark_refused`.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
+//! - `destination_hours`: [`DestinationHours`](crate::store::DestinationHours)
+//!   on `PgStore`, each destination's health by the hour (read and pruned;
+//!   `finish_many` writes it).
 
 /// What a replay writes on a failed row (`t`), beside a `clock` CTE: the
 /// one-task replay and the bulk replay's batches share it, so they follow
@@ -72,6 +75,7 @@ mod connect;
 mod console;
 pub mod console_sql;
 mod contract;
+mod destination_hours;
 mod destinations;
 mod enums;
 mod events;

@@ -22,6 +22,7 @@ mod claim;
 mod connection;
 mod console;
 mod contract;
+mod destination_hours;
 mod destinations;
 mod finish;
 mod maintenance;

@@ -9,14 +9,15 @@ use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Task, TaskId};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{
-    Changes, Clock, Database, Keys, MemStore, ReplayJobs, Reports, Store, Transfer,
+    Changes, Clock, Database, DestinationHours, Keys, MemStore, ReplayJobs, Reports, Store,
+    Transfer,
 };
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness: Sized {
-    type S: Store + ReplayJobs + Transfer + Keys + Reports + Changes + Sync;
+    type S: Store + ReplayJobs + Transfer + Keys + Reports + Changes + DestinationHours + Sync;
     fn store(&self) -> &Self::S;
     fn clock(&self) -> &Clock;
     /// A store sharing this one's data but holding another payload key.
@@ -233,4 +234,8 @@ every_store!(
     a_cancel_racing_a_claim_never_lets_a_cancelled_task_go,
     a_reschedule_racing_a_claim_leaves_one_version,
     changes_never_revive_what_was_cancelled_or_erased,
+    finishes_count_into_their_destinations_hour_by_class,
+    percentiles_come_from_known_latencies_across_batches,
+    attempts_without_an_exchange_count_nothing,
+    old_hours_are_pruned_region_by_region,
 );
