@@ -23,11 +23,7 @@ pub fn request(
 
 /// Two lines: what was asked, and what went.
 pub fn to_text(request: &PruneRequest, report: &PruneReport) -> String {
-    let age = request
-        .older_than
-        .to_std()
-        .map(|d| humantime::format_duration(d).to_string())
-        .unwrap_or_else(|_| request.older_than.to_string());
+    let age = age(request.older_than);
     let region = request
         .region
         .map_or("every region".to_owned(), |r| format!("region {r}"));
@@ -39,6 +35,23 @@ pub fn to_text(request: &PruneRequest, report: &PruneReport) -> String {
         counted(report.payloads, "payload"),
         counted(report.batches, "batch"),
     )
+}
+
+/// One line: the destination hours deleted, which ended more than
+/// `older_than` ago (`retention.stats_keep_days`; `--older-than` concerns
+/// tasks only).
+pub fn hours_to_text(older_than: chrono::Duration, hours: u64) -> String {
+    format!(
+        "deleted {} of destination health that ended more than {} ago\n",
+        counted(hours, "hour"),
+        age(older_than)
+    )
+}
+
+fn age(d: chrono::Duration) -> String {
+    d.to_std()
+        .map(|d| humantime::format_duration(d).to_string())
+        .unwrap_or_else(|_| d.to_string())
 }
 
 #[cfg(test)]
@@ -59,6 +72,10 @@ mod tests {
             to_text(&request, &report),
             "pruned delivered and failed tasks that ended more than 30days ago, region eu\n\
              deleted 1 task, 3 attempts and 1 payload in 1 batch\n"
+        );
+        assert_eq!(
+            hours_to_text(config.retention.stats_keep(), 1),
+            "deleted 1 hour of destination health that ended more than 7days ago\n"
         );
         let request = super::request(&config, None, Some(chrono::Duration::hours(36)));
         assert_eq!(request.batch_size, 500);

@@ -15,6 +15,7 @@
 //! - `payload`: a task's payload kept byte for byte.
 //! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `destination_switch` (enable, disable, retry now),
+//!   `destination_stats` (a destination's health by the hour),
 //!   `tasks`, `batch`, `replays` (bulk replay and cancel), `task_changes`
 //!   (cancel, reschedule, erase), `reminder_changes` (the same by tenant
 //!   and reminder, and a tenant's erasure), `reminder_put` (a reminder made due at a
@@ -27,6 +28,7 @@ mod batch;
 mod body;
 mod caller;
 pub mod canonical_path;
+mod destination_stats;
 mod destination_switch;
 mod destinations;
 mod error;
@@ -61,6 +63,7 @@ pub(crate) use auth::constant_time_eq;
 pub use auth::{authenticate, authenticate_hash, authenticate_token};
 pub use body::read_object;
 pub use caller::{Admin, Caller};
+pub use destination_stats::{DestinationStats, StatsQuery};
 pub use destination_switch::DisableDestination;
 pub use destinations::CreateDestination;
 pub use error::ApiError;
@@ -189,6 +192,10 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         .route(web::post().to(destination_switch::disable)),
                 )
                 .service(v1("/v1/destinations/{id}", "GET").route(web::get().to(destinations::get)))
+                .service(
+                    v1("/v1/destinations/{id}/stats", "GET")
+                        .route(web::get().to(destination_stats::get)),
+                )
                 .service(
                     v1("/v1/destinations/{id}/secrets", "GET, POST")
                         .route(web::get().to(secrets::list))

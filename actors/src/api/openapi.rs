@@ -31,6 +31,7 @@ use utoipa::{Modify, OpenApi};
         super::destinations::create,
         super::listings::destinations,
         super::destinations::get,
+        super::destination_stats::get,
         super::secrets::rotate,
         super::secrets::list,
         super::destination_switch::disable,

@@ -49,6 +49,7 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("POST", "/v1/destinations", Access::ADMIN),
     ("GET", "/v1/destinations", Access::READ),
     ("GET", "/v1/destinations/{id}", Access::READ),
+    ("GET", "/v1/destinations/{id}/stats", Access::READ),
     ("POST", "/v1/destinations/{id}/retry-now", Access::ADMIN),
     ("POST", "/v1/destinations/{id}/secrets", Access::ADMIN),
     ("GET", "/v1/destinations/{id}/secrets", Access::ADMIN),

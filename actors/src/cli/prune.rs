@@ -1,7 +1,8 @@
 //! `remit prune`: deletes old delivered and failed tasks, with their
-//! attempts and payloads, and says how many.
+//! attempts and payloads, and old hours of destinations' health
+//! (`retention.stats_keep_days`), and says how many.
 
-use remit::store::Store;
+use remit::store::{DestinationHours, Store};
 use remit_actors::config::Config;
 
 use super::{connect_without_payloads, region_flag, CliError};
@@ -20,6 +21,11 @@ pub async fn run(
     // Pruning never opens a payload.
     let store = connect_without_payloads(config).await?;
     let report = store.prune(&request).await?;
+    let stats_keep = config.retention.stats_keep();
+    let hours = store
+        .prune_destination_hours(request.region, stats_keep)
+        .await?;
     print!("{}", remit_actors::prune::to_text(&request, &report));
+    print!("{}", remit_actors::prune::hours_to_text(stats_keep, hours));
     Ok(())
 }

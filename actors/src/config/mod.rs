@@ -144,6 +144,7 @@ impl Default for Config {
                 keep_days: 30,
                 batch_size: 500,
                 interval_seconds: 300,
+                stats_keep_days: 7,
             },
             destinations: DestinationsConfig {
                 disable_after_seconds: 24 * 3600,

@@ -222,10 +222,15 @@ impl Config {
     /// never spins.
     fn retention_within_bounds(&self) -> Result<(), ConfigError> {
         let r = &self.retention;
-        let bounds: [(&str, u64, u64); 3] = [
+        let bounds: [(&str, u64, u64); 4] = [
             (
                 "retention.keep_days",
                 r.keep_days,
+                PruneRequest::MAX_AGE_DAYS.unsigned_abs(),
+            ),
+            (
+                "retention.stats_keep_days",
+                r.stats_keep_days,
                 PruneRequest::MAX_AGE_DAYS.unsigned_abs(),
             ),
             (

@@ -1,8 +1,10 @@
 //! The Pruner: keeps the region's `tasks` table to recent history. It
 //! deletes the region's delivered and failed tasks older than
 //! `retention.keep_days`, batch after batch until a batch comes back short,
-//! then sleeps `retention.interval_seconds` and goes again. A failed run is
-//! logged and retried at the next interval.
+//! and its destinations' hourly health that ended more than
+//! `retention.stats_keep_days` ago, then sleeps
+//! `retention.interval_seconds` and goes again. A failed run is logged and
+//! retried at the next interval.
 //!
 //! It never holds delivery up: it prunes only its own region, through a
 //! database connection of its own (the claimer and the senders never wait
@@ -12,7 +14,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::{PruneReport, PruneRequest};
-use remit::store::{Database, Store, StoreError};
+use remit::store::{Database, DestinationHours, Store, StoreError};
 use slog::{debug, info, warn};
 
 use super::guard::{self, Guarded};
@@ -60,6 +62,7 @@ impl Pruner {
             older_than: retention.keep(),
             batch_size: retention.batch_size,
         };
+        let stats_keep = retention.stats_keep();
         let own = self.store.clone();
         let shared = self.shared.store.clone();
         let run = async move {
@@ -70,7 +73,13 @@ impl Pruner {
                     Err(e) => return (None, Err(e)),
                 },
             };
-            let report = store.prune(&request).await;
+            let report = match store.prune(&request).await {
+                Ok(tasks) => store
+                    .prune_destination_hours(request.region, stats_keep)
+                    .await
+                    .map(|hours| (tasks, hours)),
+                Err(e) => Err(e),
+            };
             (Some(store), report)
         };
         guard::caught(run)
@@ -92,12 +101,14 @@ impl Pruner {
             .spawn(ctx);
     }
 
-    fn report(&self, report: Result<PruneReport, StoreError>) {
+    fn report(&self, report: Result<(PruneReport, u64), StoreError>) {
         let log = &self.shared.log;
+        let retention = &self.shared.config.retention;
         match report {
-            Ok(r) if r.tasks > 0 => info!(log, "pruned terminal tasks";
+            Ok((r, hours)) if r.tasks > 0 || hours > 0 => info!(log, "pruned terminal tasks";
                 "tasks" => r.tasks, "attempts" => r.attempts, "payloads" => r.payloads,
-                "batches" => r.batches, "keep_days" => self.shared.config.retention.keep_days),
+                "batches" => r.batches, "keep_days" => retention.keep_days,
+                "destination_hours" => hours, "stats_keep_days" => retention.stats_keep_days),
             Ok(_) => debug!(log, "nothing to prune"),
             Err(e) => warn!(log, "pruning failed; retrying at the next interval";
                             "error" => %crate::error_chain(&e)),

@@ -53,7 +53,8 @@ async fn prune_deletes_old_terminal_tasks_by_region_and_age() {
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "pruned delivered and failed tasks that ended more than 30days ago, region us\n\
-         deleted 1 task, 1 attempt and 1 payload in 1 batch\n"
+         deleted 1 task, 1 attempt and 1 payload in 1 batch\n\
+         deleted 0 hours of destination health that ended more than 7days ago\n"
     );
     assert!(!exists(&db, old_us).await);
     assert!(exists(&db, old_eu).await, "another region");
