@@ -5,6 +5,7 @@ mod batch;
 mod bulk_cancel;
 mod client;
 mod contract;
+mod destination_stats;
 mod disable;
 mod failures;
 mod front_door;
