@@ -1,6 +1,87 @@
-//! Each destination's hours on PostgreSQL (`destination_stats`): the read
-//! the API and the console make, and the Pruner's delete. The rows are
-//! written by the finish statement (`finish_many`, its `kept` step).
+//! Each destination's hours on PostgreSQL (`destination_stats`): the
+//! finish statement's steps that add a batch to them (`count_hours!`,
+//! which `finish_many` writes into `END_MANY_SQL`), the read the API and
+//! the console make, and the Pruner's delete.
+
+/// The steps of the finish statement (`finish_many::END_MANY_SQL`) that
+/// add its batch to the destinations' hours, written after its last step.
+/// They read `clock`, `buckets` (the bucket bounds, `domain::bucket_bounds_us`),
+/// `moved` (each moved row with its destination, attempt number,
+/// `not_before`, start, class and latency) and `healed` (the destinations
+/// the batch locked).
+macro_rules! count_hours {
+    () => {
+        r#"
+-- The destination's hour (domain/destination_hour): each moved attempt
+-- with an exchange, by class, its latency and, on a first attempt, its
+-- lateness against `not_before`, each in the bucket of the shared bounds
+-- that holds it (0 below the first bound).
+counted AS (
+    SELECT m.destination_id AS id, m.class,
+           width_bucket(m.latency_us, buckets.bounds) AS latency,
+           CASE WHEN m.attempt_count = 1 THEN
+               width_bucket((extract(epoch FROM m.started_at - m.not_before)
+                             * 1000000)::int8, buckets.bounds)
+           END AS lateness
+    FROM moved m, buckets
+    WHERE m.class IS NOT NULL
+),
+tallied AS (
+    SELECT id,
+           count(*) FILTER (WHERE class = 0)::int4 AS succeeded,
+           count(*) FILTER (WHERE class = 1)::int4 AS transport,
+           count(*) FILTER (WHERE class = 2)::int4 AS timeout,
+           count(*) FILTER (WHERE class = 3)::int4 AS client_error,
+           count(*) FILTER (WHERE class = 4)::int4 AS rate_limited,
+           count(*) FILTER (WHERE class = 5)::int4 AS server_error,
+           count(*) FILTER (WHERE class = 6)::int4 AS other_status
+    FROM counted GROUP BY id
+),
+-- Each destination's two histograms of the batch, every bucket present.
+histograms AS (
+    SELECT t.id,
+           array_agg(coalesce(l.n, 0)::int4 ORDER BY g.b) AS latency,
+           array_agg(coalesce(e.n, 0)::int4 ORDER BY g.b) AS lateness
+    FROM tallied t
+         CROSS JOIN buckets
+         CROSS JOIN generate_series(0, cardinality(buckets.bounds)) AS g(b)
+         LEFT JOIN (SELECT id, latency AS b, count(*) AS n FROM counted GROUP BY 1, 2) l
+             ON l.id = t.id AND l.b = g.b
+         LEFT JOIN (SELECT id, lateness AS b, count(*) AS n FROM counted GROUP BY 1, 2) e
+             ON e.id = t.id AND e.b = g.b
+    GROUP BY t.id
+),
+-- One row per destination and hour for the whole batch, added to what the
+-- hour holds. Written after the destinations above are locked (the
+-- one-time filter reads `healed` first) and in id order, so finishers
+-- meeting on an hour's row wait for each other in the order they wait on
+-- destinations, and never deadlock.
+kept AS (
+    INSERT INTO destination_stats AS s
+        (destination_id, hour, succeeded, transport, timeout, client_error, rate_limited,
+         server_error, other_status, latency, lateness)
+    SELECT t.id, date_trunc('hour', clock.now AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+           t.succeeded, t.transport, t.timeout, t.client_error, t.rate_limited,
+           t.server_error, t.other_status, h.latency, h.lateness
+    FROM tallied t JOIN histograms h ON h.id = t.id, clock
+    WHERE (SELECT count(*) FROM healed) >= 0
+    ORDER BY t.id
+    ON CONFLICT (destination_id, hour) DO UPDATE SET
+        succeeded = s.succeeded + excluded.succeeded,
+        transport = s.transport + excluded.transport,
+        timeout = s.timeout + excluded.timeout,
+        client_error = s.client_error + excluded.client_error,
+        rate_limited = s.rate_limited + excluded.rate_limited,
+        server_error = s.server_error + excluded.server_error,
+        other_status = s.other_status + excluded.other_status,
+        latency = (SELECT array_agg(a + b ORDER BY k)
+                   FROM unnest(s.latency, excluded.latency) WITH ORDINALITY AS u(a, b, k)),
+        lateness = (SELECT array_agg(a + b ORDER BY k)
+                    FROM unnest(s.lateness, excluded.lateness) WITH ORDINALITY AS u(a, b, k))
+)
+"#
+    };
+}
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz};

@@ -75,6 +75,7 @@ mod connect;
 mod console;
 pub mod console_sql;
 mod contract;
+#[macro_use]
 mod destination_hours;
 mod destinations;
 mod enums;
