@@ -23,11 +23,7 @@ pub fn request(
 
 /// Two lines: what was asked, and what went.
 pub fn to_text(request: &PruneRequest, report: &PruneReport) -> String {
-    let age = request
-        .older_than
-        .to_std()
-        .map(|d| humantime::format_duration(d).to_string())
-        .unwrap_or_else(|_| request.older_than.to_string());
+    let age = age(request.older_than);
     let region = request
         .region
         .map_or("every region".to_owned(), |r| format!("region {r}"));
@@ -49,6 +45,23 @@ pub fn audit_text(keep_days: u64, deleted: u64) -> String {
         counted(deleted, "audit entry"),
         counted(keep_days, "day")
     )
+}
+
+/// One line: the destination hours deleted, which ended more than
+/// `older_than` ago (`retention.stats_keep_days`; `--older-than` concerns
+/// tasks only).
+pub fn hours_to_text(older_than: chrono::Duration, hours: u64) -> String {
+    format!(
+        "deleted {} of destination health that ended more than {} ago\n",
+        counted(hours, "hour"),
+        age(older_than)
+    )
+}
+
+fn age(d: chrono::Duration) -> String {
+    d.to_std()
+        .map(|d| humantime::format_duration(d).to_string())
+        .unwrap_or_else(|_| d.to_string())
 }
 
 #[cfg(test)]
@@ -73,6 +86,10 @@ mod tests {
         assert_eq!(
             audit_text(365, 2),
             "deleted 2 audit entries older than 365 days\n"
+        );
+        assert_eq!(
+            hours_to_text(config.retention.stats_keep(), 1),
+            "deleted 1 hour of destination health that ended more than 7days ago\n"
         );
         let request = super::request(&config, None, Some(chrono::Duration::hours(36)));
         assert_eq!(request.batch_size, 500);

@@ -5,7 +5,9 @@ mod attempt;
 mod audit;
 mod destination;
 mod destination_event;
+mod destination_hour;
 mod destination_settings;
+mod histogram;
 mod idempotency;
 mod ids;
 mod payload;
@@ -27,10 +29,12 @@ pub use destination::{
     MAX_DISABLE_AFTER_SECONDS,
 };
 pub use destination_event::{DestinationEvent, EventKind};
+pub use destination_hour::{hour_of, AttemptClass, AttemptCounts, DestinationHour};
 pub use destination_settings::{
     header_field, secret_hint, CustomHeader, DestinationChange, DestinationSettings, HeaderValue,
     Setting, MAX_HEADERS, RESERVED_HEADERS,
 };
+pub use histogram::{bucket_bounds_us, bucket_of, Histogram, HISTOGRAM_BUCKETS};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};
 pub use ids::{
     quoted, DestinationId, InvalidInput, OrderingKey, Region, ReminderId, TaskId, TenantId,

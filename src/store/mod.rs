@@ -18,7 +18,8 @@
 //! - `contract`: [`Store`] (the runtime's calls, each one short
 //!   transaction, most one statement, that never waits on anything but
 //!   SQL; a one-item call is its batch call with one item), [`Reports`],
-//!   [`Transfer`], [`Keys`], [`ReplayJobs`], [`Changes`], [`Alerts`] and [`Audit`], and the values, reports,
+//!   [`Transfer`], [`Keys`], [`ReplayJobs`], [`Changes`], [`Alerts`], [`Audit`] and
+//!   [`DestinationHours`], and the values, reports,
 //!   records, errors, clock and wake-ups they carry. Its own Layout says
 //!   which file holds what.
 //! - `rules`: each transition's rules, the claim's turns and lines, the
@@ -90,9 +91,10 @@ pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };
 pub use contract::{
-    ClaimRequest, DestinationRecord, Finish, Finished, Imported, Keys, Latency, QuotaNote, Refused,
-    RegionCounts, RegionStatus, ReplayJobs, Replayed, Reports, ResumePoint, Scheduled,
-    StatusReport, Store, StoreError, TaskRecord, TokenRequest, Tokens, Transfer, TransitionOutcome,
+    ClaimRequest, DestinationHours, DestinationRecord, Finish, Finished, Imported, Keys, Latency,
+    QuotaNote, Refused, RegionCounts, RegionStatus, ReplayJobs, Replayed, Reports, ResumePoint,
+    Scheduled, StatusReport, Store, StoreError, TaskRecord, TokenRequest, Tokens, Transfer,
+    TransitionOutcome,
 };
 pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};
 pub use database::{

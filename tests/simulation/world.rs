@@ -12,7 +12,7 @@ use remit::domain::{
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{RetryPolicy, TransportError};
 use remit::store::Transfer;
-use remit::store::{Changes, Clock, Database, MemStore, Store};
+use remit::store::{Changes, Clock, Database, DestinationHours, MemStore, Store};
 
 const LEASE: i64 = 30;
 const SEND_TIMEOUT: i64 = 10;
@@ -191,8 +191,9 @@ fn start() -> DateTime<Utc> {
 }
 
 /// A store the simulation can run on: any `Store` (with the operator's
-/// `Changes`) that can also list every task, for the invariant checks.
-pub trait SimStore: Store + Changes + Sync {
+/// `Changes`, and the destinations' hours its finishes keep) that can also
+/// list every task, for the invariant checks.
+pub trait SimStore: Store + Changes + DestinationHours + Sync {
     fn all_tasks(&self) -> impl std::future::Future<Output = Vec<Task>>;
 }
 

@@ -197,11 +197,19 @@ async fn every_statement_of_a_delivery_is_cheap_on_a_million_reminders() {
             "finish (64 delivered)",
             hot_path_sql::FINISH,
             "timestamptz, uuid[], int8[], text[], text[], text[], int8[], text[], int2[], \
-             timestamptz[], timestamptz[], text[], text[], timestamptz[], int2[], text[], int8, int4"
+             timestamptz[], timestamptz[], text[], text[], timestamptz[], int2[], text[], \
+             int2[], int8[], int8, int4, int8[]"
                 .into(),
             format!(
                 "NULL, {ids}, {tokens}, {owners}, {targets}, {targets}, {no_delay}, {no_text}, \
-                 {ok}, {at}, {at}, {no_text}, {no_text}, {no_at}, {healthy}, {no_text}, 3600, 10",
+                 {ok}, {at}, {at}, {no_text}, {no_text}, {no_at}, {healthy}, {no_text}, \
+                 {succeeded}, {latency}, 3600, 10, {bounds}",
+                succeeded = copies("0::int2", n),
+                latency = copies("20000::int8", n),
+                bounds = array(
+                    remit::domain::bucket_bounds_us().iter().map(i64::to_string),
+                    "int8[]"
+                ),
                 owners = copies("'plans'::text", n),
                 targets = copies("'delivered'::text", n),
                 no_delay = nulls("int8", n),

@@ -21,6 +21,7 @@ mod file_modes;
 mod finish_locks;
 mod hot_claim;
 mod hot_path_plans;
+mod hour_contention;
 mod ordering_cost;
 mod ordering_race;
 mod payloads;

@@ -17,6 +17,7 @@
 //! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `destination_settings` (change a destination's URL
 //!   and settings, delete it), `destination_switch` (enable, disable, retry now),
+//!   `destination_stats` (a destination's health by the hour),
 //!   `tasks`, `batch`, `replays` (bulk replay and cancel), `task_changes`
 //!   (cancel, reschedule, erase), `reminder_changes` (the same by tenant
 //!   and reminder, and a tenant's erasure), `reminder_put` (a reminder made due at a
@@ -33,6 +34,7 @@ mod body;
 mod caller;
 pub mod canonical_path;
 mod destination_settings;
+mod destination_stats;
 mod destination_switch;
 mod destinations;
 mod error;
@@ -70,6 +72,7 @@ pub use auth::{authenticate, authenticate_hash, authenticate_token};
 pub use body::read_object;
 pub use caller::{Admin, Caller};
 pub use destination_settings::{ChangeDestination, DeletedView};
+pub use destination_stats::{DestinationStats, StatsQuery};
 pub use destination_switch::DisableDestination;
 pub use destinations::{CreateDestination, DestinationView};
 pub use error::ApiError;
@@ -212,6 +215,10 @@ fn configure_api(config: &mut web::ServiceConfig) {
                         .route(web::get().to(destinations::get))
                         .route(web::patch().to(destination_settings::update))
                         .route(web::delete().to(destination_settings::delete)),
+                )
+                .service(
+                    v1("/v1/destinations/{id}/stats", "GET")
+                        .route(web::get().to(destination_stats::get)),
                 )
                 .service(
                     v1("/v1/destinations/{id}/secrets", "GET, POST")

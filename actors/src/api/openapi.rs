@@ -33,6 +33,7 @@ use utoipa::{Modify, OpenApi};
         super::destinations::get,
         super::destination_settings::update,
         super::destination_settings::delete,
+        super::destination_stats::get,
         super::secrets::rotate,
         super::secrets::list,
         super::destination_switch::disable,

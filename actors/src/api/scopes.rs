@@ -51,6 +51,7 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("GET", "/v1/destinations/{id}", Access::READ),
     ("PATCH", "/v1/destinations/{id}", Access::ADMIN),
     ("DELETE", "/v1/destinations/{id}", Access::ADMIN),
+    ("GET", "/v1/destinations/{id}/stats", Access::READ),
     ("POST", "/v1/destinations/{id}/retry-now", Access::ADMIN),
     ("POST", "/v1/destinations/{id}/secrets", Access::ADMIN),
     ("GET", "/v1/destinations/{id}/secrets", Access::ADMIN),

@@ -1,8 +1,8 @@
 //! `remit prune`: deletes old delivered and failed tasks, with their
-//! attempts and payloads, and the audit log's old entries, and says how
-//! many.
+//! attempts and payloads, the audit log's old entries, and old hours of
+//! destinations' health (`retention.stats_keep_days`), and says how many.
 
-use remit::store::{Audit, Store};
+use remit::store::{Audit, DestinationHours, Store};
 use remit_actors::config::Config;
 
 use super::{connect_without_payloads, region_flag, CliError};
@@ -21,6 +21,10 @@ pub async fn run(
     // Pruning never opens a payload.
     let store = connect_without_payloads(config).await?;
     let report = store.prune(&request).await?;
+    let stats_keep = config.retention.stats_keep();
+    let hours = store
+        .prune_destination_hours(request.region, stats_keep)
+        .await?;
     print!("{}", remit_actors::prune::to_text(&request, &report));
     let entries = store
         .prune_audit(config.retention.audit_keep(), config.retention.batch_size)
@@ -29,5 +33,6 @@ pub async fn run(
         "{}",
         remit_actors::prune::audit_text(config.retention.audit_keep_days, entries)
     );
+    print!("{}", remit_actors::prune::hours_to_text(stats_keep, hours));
     Ok(())
 }

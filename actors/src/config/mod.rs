@@ -145,6 +145,7 @@ impl Default for Config {
                 batch_size: 500,
                 interval_seconds: 300,
                 audit_keep_days: 365,
+                stats_keep_days: 7,
             },
             destinations: DestinationsConfig {
                 disable_after_seconds: 24 * 3600,

@@ -236,13 +236,15 @@ pub struct RetentionConfig {
     /// `keep_days` by default: who changed what is asked about long after
     /// the tasks it touched are gone.
     pub audit_keep_days: u64,
+    /// Each destination's hourly health (`GET /v1/destinations/{id}/stats`)
+    /// is deleted this many days after the hour ended.
+    pub stats_keep_days: u64,
 }
 
 impl RetentionConfig {
     /// `keep_days` as a duration (validated, so it fits).
     pub fn keep(&self) -> chrono::Duration {
-        let days = i64::try_from(self.keep_days).unwrap_or(i64::MAX);
-        chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX)
+        days(self.keep_days)
     }
 
     /// `audit_keep_days` as a duration (validated, so it fits).
@@ -250,6 +252,15 @@ impl RetentionConfig {
         let days = i64::try_from(self.audit_keep_days).unwrap_or(i64::MAX);
         chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX)
     }
+    /// `stats_keep_days` as a duration (validated, so it fits).
+    pub fn stats_keep(&self) -> chrono::Duration {
+        days(self.stats_keep_days)
+    }
+}
+
+fn days(n: u64) -> chrono::Duration {
+    let n = i64::try_from(n).unwrap_or(i64::MAX);
+    chrono::Duration::try_days(n).unwrap_or(chrono::Duration::MAX)
 }
 
 /// Traces over OpenTelemetry (docs/runtime.md, "Tracing"). Off unless

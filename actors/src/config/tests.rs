@@ -124,11 +124,14 @@ fn retention_settings_are_bounded_and_named() {
     assert!(retention.enabled);
     assert_eq!(retention.keep(), chrono::Duration::days(30));
     assert_eq!(retention.audit_keep(), chrono::Duration::days(365));
+    assert_eq!(retention.stats_keep(), chrono::Duration::days(7));
     for (key, value) in [
         ("keep_days", 0),
         ("keep_days", u64::MAX),
         ("audit_keep_days", 0),
         ("audit_keep_days", u64::MAX),
+        ("stats_keep_days", 0),
+        ("stats_keep_days", u64::MAX),
         ("batch_size", 0),
         ("batch_size", 10_001),
         ("interval_seconds", 0),
@@ -139,6 +142,7 @@ fn retention_settings_are_bounded_and_named() {
         match key {
             "keep_days" => r.keep_days = value,
             "audit_keep_days" => r.audit_keep_days = value,
+            "stats_keep_days" => r.stats_keep_days = value,
             "batch_size" => r.batch_size = u32::try_from(value).unwrap(),
             _ => r.interval_seconds = value,
         }

@@ -223,7 +223,7 @@ impl Config {
     /// never spins.
     fn retention_within_bounds(&self) -> Result<(), ConfigError> {
         let r = &self.retention;
-        let bounds: [(&str, u64, u64); 4] = [
+        let bounds: [(&str, u64, u64); 5] = [
             (
                 "retention.keep_days",
                 r.keep_days,
@@ -232,6 +232,11 @@ impl Config {
             (
                 "retention.audit_keep_days",
                 r.audit_keep_days,
+                PruneRequest::MAX_AGE_DAYS.unsigned_abs(),
+            ),
+            (
+                "retention.stats_keep_days",
+                r.stats_keep_days,
                 PruneRequest::MAX_AGE_DAYS.unsigned_abs(),
             ),
             (

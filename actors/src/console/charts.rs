@@ -1,10 +1,13 @@
-//! The overview's plots of the last hour, drawn on the server as inline
-//! SVG (no script, no external file, nothing that needs the internet):
-//! one point per minute, a y axis with three labels, an x axis from an
-//! hour ago to now. Colours come from classes in the style sheet; the CSP
-//! forbids style attributes.
+//! The console's plots, drawn on the server as inline SVG (no script, no
+//! external file, nothing that needs the internet): the overview's last
+//! hour, one point per minute, and a destination's last week, one point
+//! per hour; a y axis with three labels, an x axis from the span's start
+//! to now. Colours come from classes in the style sheet; the CSP forbids
+//! style attributes.
 
+use chrono::{DateTime, Duration, Utc};
 use maud::{html, Markup};
+use remit::domain::{hour_of, DestinationHour};
 use remit::store::console::Activity;
 
 const WIDTH: f64 = 600.0;
@@ -14,7 +17,7 @@ const RIGHT: f64 = 12.0;
 const TOP: f64 = 12.0;
 const BOTTOM: f64 = 28.0;
 
-/// One line of a plot: a legend label, a CSS class and a value per minute
+/// One line of a plot: a legend label, a CSS class and a value per point
 /// (`None` where there is nothing to show: the line breaks there).
 #[derive(Debug)]
 struct Series {
@@ -23,11 +26,36 @@ struct Series {
     values: Vec<Option<f64>>,
 }
 
+/// What a plot's x axis spans.
+#[derive(Debug, Clone, Copy)]
+enum Span {
+    /// The last hour, a point per minute.
+    Hour,
+    /// The last week, a point per hour.
+    Week,
+}
+
+impl Span {
+    /// The x axis's three labels, with the points they stand under.
+    fn labels(self, points: usize) -> [(usize, &'static str); 3] {
+        let (first, middle) = match self {
+            Span::Hour => ("−60 min", "−30 min"),
+            Span::Week => ("−7 days", "−3.5 days"),
+        };
+        [
+            (0, first),
+            (points / 2, middle),
+            (points.saturating_sub(1), "now"),
+        ]
+    }
+}
+
 pub fn deliveries(activity: &Activity) -> Markup {
     plot(
         "deliveries",
         "Deliveries per second",
         "/s",
+        Span::Hour,
         vec![Series {
             label: "delivered",
             class: "series-delivered",
@@ -41,6 +69,7 @@ pub fn rate_limited(activity: &Activity) -> Markup {
         "rate_limited",
         "429 answers per minute",
         "",
+        Span::Hour,
         vec![Series {
             label: "429",
             class: "series-rate-limited",
@@ -54,6 +83,7 @@ pub fn failures(activity: &Activity) -> Markup {
         "failures",
         "Tasks failed per minute",
         "",
+        Span::Hour,
         vec![Series {
             label: "failed",
             class: "series-failed",
@@ -68,6 +98,7 @@ pub fn latency(activity: &Activity) -> Markup {
         "latency",
         "Deadline to delivery (seconds)",
         "s",
+        Span::Hour,
         vec![
             Series {
                 label: "p50",
@@ -91,6 +122,134 @@ pub fn latency(activity: &Activity) -> Markup {
     )
 }
 
+/// A destination's hours over the last week, one slot per hour from 167
+/// hours before the current one to the current one; `None` where no
+/// attempt ended.
+#[derive(Debug)]
+pub struct Week<'a> {
+    slots: Vec<Option<&'a DestinationHour>>,
+}
+
+/// The hours a week's plots span.
+pub const WEEK_HOURS: i64 = 168;
+
+impl<'a> Week<'a> {
+    /// The first hour of the week that ends with the hour holding `now`.
+    pub fn start(now: DateTime<Utc>) -> DateTime<Utc> {
+        hour_of(now) - Duration::hours(WEEK_HOURS - 1)
+    }
+
+    pub fn new(hours: &'a [DestinationHour], now: DateTime<Utc>) -> Self {
+        let start = Self::start(now);
+        let mut slots = vec![None; WEEK_HOURS as usize];
+        for hour in hours {
+            let slot = usize::try_from((hour.hour - start).num_hours()).ok();
+            if let Some(slot) = slot.and_then(|i| slots.get_mut(i)) {
+                *slot = Some(hour);
+            }
+        }
+        Self { slots }
+    }
+
+    /// A count per hour, 0 where nothing ended.
+    fn counts(&self, count: impl Fn(&DestinationHour) -> u64) -> Vec<Option<f64>> {
+        self.slots
+            .iter()
+            .map(|h| Some(h.map_or(0.0, |h| count(h) as f64)))
+            .collect()
+    }
+
+    /// A duration per hour in milliseconds, `None` where none was measured.
+    fn millis(&self, value: impl Fn(&DestinationHour) -> Option<Duration>) -> Vec<Option<f64>> {
+        self.slots
+            .iter()
+            .map(|h| {
+                h.and_then(&value)
+                    .and_then(|d| d.num_microseconds())
+                    .map(|us| us as f64 / 1000.0)
+            })
+            .collect()
+    }
+}
+
+pub fn week_attempts(week: &Week<'_>) -> Markup {
+    plot(
+        "attempts",
+        "Attempts per hour",
+        "",
+        Span::Week,
+        vec![
+            Series {
+                label: "attempts",
+                class: "series-attempts",
+                values: week.counts(|h| h.counts.attempts()),
+            },
+            Series {
+                label: "failed",
+                class: "series-failed",
+                values: week.counts(|h| h.counts.failed()),
+            },
+        ],
+    )
+}
+
+pub fn week_failures(week: &Week<'_>) -> Markup {
+    let series = |label, class, count: fn(&DestinationHour) -> u64| Series {
+        label,
+        class,
+        values: week.counts(count),
+    };
+    plot(
+        "failures_by_class",
+        "Failed attempts per hour, by class",
+        "",
+        Span::Week,
+        vec![
+            series("transport", "series-transport", |h| h.counts.transport),
+            series("timeout", "series-timeout", |h| h.counts.timeout),
+            series("4xx", "series-client-error", |h| h.counts.client_error),
+            series("429", "series-rate-limited", |h| h.counts.rate_limited),
+            series("5xx", "series-server-error", |h| h.counts.server_error),
+            series("other", "series-other-status", |h| h.counts.other_status),
+        ],
+    )
+}
+
+pub fn week_latency(week: &Week<'_>) -> Markup {
+    plot(
+        "send_latency",
+        "Send latency (ms)",
+        "",
+        Span::Week,
+        vec![
+            Series {
+                label: "p50",
+                class: "series-p50",
+                values: week.millis(|h| h.latency.quantile(0.5)),
+            },
+            Series {
+                label: "p99",
+                class: "series-p99",
+                values: week.millis(|h| h.latency.quantile(0.99)),
+            },
+        ],
+    )
+}
+
+pub fn week_lateness(week: &Week<'_>) -> Markup {
+    plot(
+        "lateness",
+        "First-try lateness against not_before, p99 (ms)",
+        "",
+        Span::Week,
+        vec![Series {
+            label: "p99",
+            class: "series-lateness",
+            values: week.millis(|h| h.lateness.quantile(0.99)),
+        }],
+    )
+}
+
 fn per_minute(
     activity: &Activity,
     value: impl Fn(&remit::store::console::MinuteActivity) -> f64,
@@ -98,7 +257,7 @@ fn per_minute(
     activity.minutes.iter().map(|m| Some(value(m))).collect()
 }
 
-fn plot(name: &str, title: &str, unit: &str, series: Vec<Series>) -> Markup {
+fn plot(name: &str, title: &str, unit: &str, span: Span, series: Vec<Series>) -> Markup {
     let top = nice_ceiling(
         series
             .iter()
@@ -124,7 +283,7 @@ fn plot(name: &str, title: &str, unit: &str, series: Vec<Series>) -> Markup {
                         (label(top * fraction)) (unit)
                     }
                 }
-                @for (i, text) in [(0, "−60 min"), (points / 2, "−30 min"), (points.saturating_sub(1), "now")] {
+                @for (i, text) in span.labels(points) {
                     text.axis x=(x(i)) y=(HEIGHT - 8.0) text-anchor="middle" { (text) }
                 }
                 @for s in &series {
@@ -191,7 +350,9 @@ fn label(value: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{label, nice_ceiling, runs};
+    use chrono::TimeZone;
+
+    use super::*;
 
     #[test]
     fn axes_end_on_round_numbers() {
@@ -212,5 +373,23 @@ mod tests {
             runs(&values),
             vec![vec![(0, 1.0), (1, 2.0)], vec![(4, 3.0)]]
         );
+    }
+
+    #[test]
+    fn a_week_has_a_slot_per_hour_up_to_the_current_one() {
+        let now = Utc.with_ymd_and_hms(2026, 12, 23, 10, 30, 0).unwrap();
+        let at = |hours_ago: i64| DestinationHour {
+            hour: hour_of(now) - Duration::hours(hours_ago),
+            ..DestinationHour::default()
+        };
+        let hours = [at(200), at(167), at(3), at(0), at(-1)];
+        let week = Week::new(&hours, now);
+        assert_eq!(week.slots.len(), 168);
+        let filled: Vec<usize> = (0..168).filter(|i| week.slots[*i].is_some()).collect();
+        assert_eq!(filled, vec![0, 164, 167]);
+        assert_eq!(Week::start(now), hour_of(now) - Duration::hours(167));
+        let svg = week_attempts(&week).into_string();
+        assert!(svg.contains(r#"data-chart="attempts""#), "{svg}");
+        assert!(svg.contains("−7 days") && svg.contains("now"), "{svg}");
     }
 }

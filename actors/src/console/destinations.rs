@@ -87,6 +87,8 @@ fn row(state: &ConsoleState, viewer: &Viewer, summary: &DestinationSummary) -> M
                 a href=(tasks) { (d.id.as_str()) }
                 br;
                 span.url { (d.url.as_str()) }
+                br;
+                a.health href=(super::destination_page::path(&d.id)) { "health, last 7 days" }
             }
             td data-field="state" { (state_text(d)) }
             td data-field="rate" {

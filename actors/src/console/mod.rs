@@ -13,9 +13,12 @@
 //! - `sign_in_guard`: that limit shared by every request, its clock and
 //!   its counter of refusals.
 //! - `overview`: the region's counts and the last hour's plots.
-//! - `charts`: the plots, as inline SVG.
+//! - `charts`: the plots, as inline SVG: the last hour's, and a
+//!   destination's week.
 //! - `destinations`: each destination's state and counts; enable,
 //!   disable, rotate its secret.
+//! - `destination_page`: one destination's health over the last week,
+//!   hour by hour.
 //! - `tasks`: the task list, a task's page, replaying one task.
 //! - `search`: the task search form, what it filters and its next page
 //!   (the task list and the bulk replay form read it).
@@ -29,6 +32,7 @@
 
 mod audit;
 mod charts;
+mod destination_page;
 mod destination_settings;
 mod destinations;
 mod failures;
@@ -186,6 +190,7 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
                     "/destinations/{id}/settings",
                     web::post().to(destination_settings::save),
                 )
+                .route("/destinations/{id}", web::get().to(destination_page::page))
                 .route("/tasks", web::get().to(tasks::search))
                 .route("/tasks/{id}", web::get().to(tasks::page))
                 .route("/tasks/{id}/replay", web::post().to(tasks::replay))

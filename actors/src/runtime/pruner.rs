@@ -3,7 +3,8 @@
 //! `retention.keep_days`, batch after batch until a batch comes back short,
 //! and the audit log's entries older than `retention.audit_keep_days` (of
 //! every region: the log is the database's, and a delete of what another
-//! region's pruner deleted first deletes nothing), then sleeps
+//! region's pruner deleted first deletes nothing), //! and its destinations' hourly health that ended more than
+//! `retention.stats_keep_days` ago, then sleeps
 //! `retention.interval_seconds` and goes again. A failed run is logged and
 //! retried at the next interval.
 //!
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::{PruneReport, PruneRequest};
-use remit::store::{Audit, Database, Store, StoreError};
+use remit::store::{Audit, Database, DestinationHours, Store, StoreError};
 use slog::{debug, info, warn};
 
 use super::guard::{self, Guarded};
@@ -65,6 +66,7 @@ impl Pruner {
         };
         let audit_keep = retention.audit_keep();
         let batch_size = retention.batch_size;
+        let stats_keep = retention.stats_keep();
         let own = self.store.clone();
         let shared = self.shared.store.clone();
         let run = async move {
@@ -80,6 +82,13 @@ impl Pruner {
                     .prune_audit(audit_keep, batch_size)
                     .await
                     .map(|entries| (tasks, entries)),
+                Err(e) => Err(e),
+            };
+            let report = match report {
+                Ok((tasks, entries)) => store
+                    .prune_destination_hours(request.region, stats_keep)
+                    .await
+                    .map(|hours| (tasks, entries, hours)),
                 Err(e) => Err(e),
             };
             (Some(store), report)
@@ -103,19 +112,20 @@ impl Pruner {
             .spawn(ctx);
     }
 
-    fn report(&self, report: Result<(PruneReport, u64), StoreError>) {
+    fn report(&self, report: Result<(PruneReport, u64, u64), StoreError>) {
         let log = &self.shared.log;
         let retention = &self.shared.config.retention;
-        if let Ok((_, entries)) = &report {
+        if let Ok((_, entries, _)) = &report {
             if *entries > 0 {
                 info!(log, "pruned audit entries";
                     "entries" => entries, "audit_keep_days" => retention.audit_keep_days);
             }
         }
         match report {
-            Ok((r, _)) if r.tasks > 0 => info!(log, "pruned terminal tasks";
+            Ok((r, _, hours)) if r.tasks > 0 || hours > 0 => info!(log, "pruned terminal tasks";
                 "tasks" => r.tasks, "attempts" => r.attempts, "payloads" => r.payloads,
-                "batches" => r.batches, "keep_days" => retention.keep_days),
+                "batches" => r.batches, "keep_days" => retention.keep_days,
+                "destination_hours" => hours, "stats_keep_days" => retention.stats_keep_days),
             Ok(_) => debug!(log, "nothing to prune"),
             Err(e) => warn!(log, "pruning failed; retrying at the next interval";
                             "error" => %crate::error_chain(&e)),

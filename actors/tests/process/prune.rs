@@ -65,7 +65,8 @@ async fn prune_deletes_old_terminal_tasks_by_region_and_age() {
         String::from_utf8_lossy(&output.stdout),
         "pruned delivered and failed tasks that ended more than 30days ago, region us\n\
          deleted 1 task, 1 attempt and 1 payload in 1 batch\n\
-         deleted 1 audit entry older than 365 days\n"
+         deleted 1 audit entry older than 365 days\n\
+         deleted 0 hours of destination health that ended more than 7days ago\n"
     );
     assert_eq!(
         db.count(entries).await,

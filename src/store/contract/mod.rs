@@ -24,6 +24,8 @@
 //! - `audit`: [`Audit`], the audit log of admin actions read a page at a
 //!   time and kept to its retention (each admin call of the traits above
 //!   writes its own entry);
+//! - `destination_hours`: [`DestinationHours`], each destination's health
+//!   hour by hour, as the finish keeps it;
 //! - `calls`: the values the runtime's calls carry and return; `status`
 //!   and `console`: what the reports answer; `error`: [`StoreError`], what
 //!   every call may fail with; `clock`: [`Clock`], the single authority
@@ -39,6 +41,7 @@ mod calls;
 mod changes;
 mod clock;
 pub mod console;
+mod destination_hours;
 mod destinations;
 mod error;
 mod headers;
@@ -61,6 +64,7 @@ pub use calls::{
 };
 pub use changes::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use clock::Clock;
+pub use destination_hours::DestinationHours;
 pub use destinations::{Deleted, Destinations};
 pub use error::{SchemaMismatch, StoreError};
 pub use headers::{HeaderRecord, StoredHeader};

@@ -9,7 +9,7 @@
 //!   passed to the backend;
 //! - `contract`: the contract's other traits (`Reports`, `Transfer`,
 //!   `Keys`, `ReplayJobs`) on `Database`, each call passed on the same
-//!   way;
+//!   way; `destination_hours`: `DestinationHours` likewise;
 //! - `audit`: who a handle acts as ([`Database::acting_as`]), and the
 //!   `Audit` trait passed on;
 //! - `notify`: [`Wakeups`], the wake-ups a process hears (LISTEN/NOTIFY on
@@ -103,6 +103,7 @@ macro_rules! on_store {
 // After the macro, which they use.
 mod audit;
 mod contract;
+mod destination_hours;
 mod store;
 
 impl Database {

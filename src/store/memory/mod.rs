@@ -13,6 +13,7 @@ mod changes;
 mod claim;
 mod destination_changes;
 mod destination_health;
+mod destination_hours;
 mod destinations;
 mod keys;
 mod lease;
@@ -356,6 +357,7 @@ impl Store for MemStore {
             if outcome != TransitionOutcome::Applied {
                 continue;
             }
+            self.count_hour(one);
             tipped.extend(self.judge(one));
         }
         self.auto_disabled(tipped, &mut finished);

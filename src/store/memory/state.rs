@@ -87,6 +87,8 @@ pub(super) struct State {
     pub(super) attempts: Vec<Attempt>,
     /// The outbox of operational events, oldest first.
     pub(super) events: Vec<DestinationEvent>,
+    /// Each destination's health by the hour, as finishes counted it.
+    pub(super) hours: super::destination_hours::Hours,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
     /// The audit log, oldest first, and the id of the next entry.

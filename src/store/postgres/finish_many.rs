@@ -22,25 +22,37 @@ use super::prepared::prepared;
 use super::rows::corrupt;
 use super::transitions::{delay_millis, refused, status_column};
 use super::{Finish, Finished, PgStore, StoreError, TransitionOutcome};
-use crate::domain::DestinationId;
+use crate::domain::{bucket_bounds_us, AttemptClass, AttemptRecord, DestinationId};
 use crate::policy::{self, Health};
 use crate::store::AutoDisabled;
 
-/// Moves every row whose lease token still matches, and logs its attempt.
-/// `available_at` is the decision's delay after the database's now (never
-/// before the task's deadline), or unchanged when there is none.
-pub const END_MANY_SQL: &str = r#"
+/// Moves every row whose lease token still matches, logs its attempt,
+/// and counts it into its destination's hour. `available_at` is the
+/// decision's delay after the database's now (never before the task's
+/// deadline), or unchanged when there is none.
+///
+/// $1 now (NULL: the database's); one array element per finish: $2 task,
+/// $3 lease token, $4 lease owner, $5 target state, $6 outcome, $7 delay
+/// in ms, $8 failure reason, $9 status, $10 request start, $11 answer,
+/// $12 transport error, $13 raw Retry-After, $14 its deadline, $15 health
+/// code (`policy::Health`), $16 last error, $17 class
+/// (`domain::AttemptClass`, NULL: not counted), $18 send latency in µs;
+/// then $19 and $20 the disable rule's seconds and failures, and $21 the
+/// histograms' bucket bounds in µs (`domain::bucket_bounds_us`).
+pub const END_MANY_SQL: &str = concat!(
+    r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 input AS (
     SELECT * FROM unnest($2::uuid[], $3::int8[], $4::text[], $5::text[], $6::text[],
                          $7::int8[], $8::text[], $9::int2[], $10::timestamptz[],
                          $11::timestamptz[], $12::text[], $13::text[], $14::timestamptz[],
-                         $15::int2[], $16::text[]) WITH ORDINALITY
+                         $15::int2[], $16::text[], $17::int2[], $18::int8[]) WITH ORDINALITY
         AS i(id, token, owner, target, outcome, delay_ms, failure_reason, status,
              started_at, received_at, transport_error, retry_after_raw, retry_after_deadline,
-             health, last_error, n)
+             health, last_error, class, latency_us, n)
 ),
-rule AS (SELECT $17::int8 AS after_seconds, $18::int4 AS failures),
+rule AS (SELECT $19::int8 AS after_seconds, $20::int4 AS failures),
+buckets AS (SELECT $21::int8[] AS bounds),
 moved AS (
     UPDATE tasks t
     SET state = i.target::task_state,
@@ -59,7 +71,8 @@ moved AS (
     WHERE t.id = i.id AND t.state = 'leased' AND t.lease_token = i.token
     RETURNING t.id, t.attempt_count, t.available_at, i.token, i.owner, i.outcome, i.delay_ms,
               i.status, i.started_at, i.received_at, i.transport_error, i.retry_after_raw,
-              i.retry_after_deadline, t.destination_id, i.health, i.last_error, i.n
+              i.retry_after_deadline, t.destination_id, i.health, i.last_error, i.n,
+              t.not_before, i.class, i.latency_us
 ),
 logged AS (
     INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
@@ -162,11 +175,17 @@ announced AS (
            clock.now, h.tip_error
     FROM healed h, clock
     WHERE h.tips
-)
+),
+"#,
+    // The destinations' hours (`destination_hours`): `counted`, `tallied`,
+    // `histograms`, `kept`.
+    count_hours!(),
+    r#"
 SELECT id, token, NULL::text AS disabled FROM moved
 UNION ALL
 SELECT NULL, NULL, id FROM healed WHERE tips
-"#;
+"#
+);
 
 /// Pauses each destination for the longest pause the batch asks of it,
 /// from the database's now (a later pause already in force wins), and
@@ -329,8 +348,19 @@ async fn write(
                 .map(|e| policy::last_error(e.record))
                 .collect::<Vec<_>>(),
         )
+        .bind::<Array<Nullable<SmallInt>>, _>(
+            ends.iter()
+                .map(|e| AttemptClass::of(e.record).map(AttemptClass::code))
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<BigInt>>, _>(
+            ends.iter()
+                .map(|e| latency_us(e.record))
+                .collect::<Vec<_>>(),
+        )
         .bind::<BigInt, _>(store.disable_rule.after.num_seconds())
         .bind::<Integer, _>(store.disable_rule.failures.min(i32::MAX as u32) as i32)
+        .bind::<Array<BigInt>, _>(bucket_bounds_us())
         .load::<Moved>(conn)
         .await?;
     let mut disabled_ids = Vec::new();
@@ -369,4 +399,11 @@ async fn write(
         }
     }
     Ok(Finished { outcomes, disabled })
+}
+
+/// The request's send latency in microseconds, when it has a start and an
+/// end.
+fn latency_us(record: &AttemptRecord) -> Option<i64> {
+    let (started, received) = (record.started_at?, record.received_at?);
+    (received - started).num_microseconds()
 }

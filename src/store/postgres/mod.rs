@@ -33,6 +33,9 @@
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
 //! - `alerts`: the region's alert check (`Alerts`), one transaction under
 //!   an advisory lock; `events`: the outbox it and the disables write.
+//! - `destination_hours`: [`DestinationHours`](crate::store::DestinationHours)
+//!   on `PgStore`, each destination's health by the hour (read and pruned;
+//!   `finish_many` writes it).
 
 /// What a replay writes on a failed row (`t`), beside a `clock` CTE: the
 /// one-task replay and the bulk replay's batches share it, so they follow
@@ -80,6 +83,8 @@ mod console;
 pub mod console_sql;
 mod contract;
 mod destination_changes;
+#[macro_use]
+mod destination_hours;
 mod destinations;
 mod enums;
 mod events;

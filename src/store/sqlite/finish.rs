@@ -3,6 +3,8 @@
 //! rule and writes the row and its attempt back; a refusal is told apart
 //! (gone, a repeat, fenced) by `lifecycle::refusal`.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
@@ -10,8 +12,8 @@ use diesel::RunQueryDsl;
 
 use super::rows::{self, destination_row, AttemptRow, ATTEMPT_COLUMNS};
 use crate::domain::{
-    Attempt, AttemptOutcome, AttemptRecord, DestinationEvent, EventKind, FailureReason, Lease,
-    Task, TaskId,
+    Attempt, AttemptOutcome, AttemptRecord, DestinationEvent, DestinationHour, EventKind,
+    FailureReason, Lease, Task, TaskId,
 };
 use crate::policy::DisableRule;
 use crate::store::rules::columns::outcome_label;
@@ -102,6 +104,7 @@ pub(super) fn finish_many(
 ) -> Result<Finished, StoreError> {
     let mut finished = Finished::default();
     let mut tipped_ids = Vec::new();
+    let mut hours = BTreeMap::new();
     for one in batch {
         if let Some(delay) = one.decision.pause_delay() {
             // As PostgreSQL's: a destination that is not there has nothing
@@ -121,6 +124,10 @@ pub(super) fn finish_many(
         let Some(task) = rows::task(conn, one.lease.task_id)? else {
             continue;
         };
+        hours
+            .entry(task.destination_id.clone())
+            .or_insert_with(|| DestinationHour::holding(now))
+            .count(&one.decision.record, task.attempt_count, task.not_before);
         let Some(row) = destination_row(conn, &task.destination_id)? else {
             continue;
         };
@@ -134,6 +141,7 @@ pub(super) fn finish_many(
             }
         }
     }
+    super::destination_hours::count(conn, hours)?;
     // Each reported as the whole batch left it (a later finish of the
     // batch may have changed its streak since).
     for id in tipped_ids {

@@ -25,6 +25,7 @@ mod connection;
 mod console;
 mod contract;
 mod destination_changes;
+mod destination_hours;
 mod destinations;
 mod finish;
 mod headers;

@@ -14,14 +14,15 @@ use std::sync::Mutex;
 use chrono::{DateTime, Duration, Utc};
 
 use remit::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationId,
-    FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest,
-    ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId,
-    TenantId, TokenHash, TokenId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationHour,
+    DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload,
+    PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget,
+    SigningSecret, Task, TaskId, TenantId, TokenHash, TokenId,
 };
 use remit::store::{
-    Cancel, Changes, ClaimRequest, Erase, ErasedTenant, Finish, Finished, Move, QuotaNote,
-    Replayed, Reschedule, Scheduled, Store, StoreError, TokenRequest, Tokens, TransitionOutcome,
+    Cancel, Changes, ClaimRequest, DestinationHours, Erase, ErasedTenant, Finish, Finished, Move,
+    QuotaNote, Replayed, Reschedule, Scheduled, Store, StoreError, TokenRequest, Tokens,
+    TransitionOutcome,
 };
 
 use super::SimStore;
@@ -127,6 +128,25 @@ fn injected() -> StoreError {
 impl<S: SimStore> SimStore for Faulty<S> {
     async fn all_tasks(&self) -> Vec<Task> {
         self.inner.all_tasks().await
+    }
+}
+
+impl<S: SimStore> DestinationHours for Faulty<S> {
+    async fn destination_hours(
+        &self,
+        id: &DestinationId,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DestinationHour>, StoreError> {
+        self.inner.destination_hours(id, since, until).await
+    }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        self.inner.prune_destination_hours(region, older_than).await
     }
 }
 

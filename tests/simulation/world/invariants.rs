@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use remit::domain::{Task, TaskId, TaskState, WaitingChange};
-use remit::store::Store;
+use remit::store::{DestinationHours, Store};
 
 use super::{LineClaim, SimStore, World};
 
@@ -261,6 +261,48 @@ impl<S: SimStore> World<S> {
             let attempts = u64::try_from(task.attempt_count).unwrap_or(0);
             self.totals.duplicates +=
                 (sends.len() as u64).saturating_sub(attempts.min(sends.len() as u64));
+        }
+        self.check_hours().await;
+    }
+
+    /// Each destination's hours count exactly the attempts its finishes
+    /// applied with an exchange: the log's ended attempts (delivered,
+    /// retry_wait, failed) with a status or a transport error.
+    async fn check_hours(&mut self) {
+        use remit::domain::{AttemptClass, AttemptOutcome};
+        let mut logged: HashMap<remit::domain::DestinationId, u64> = HashMap::new();
+        for (id, task) in &self.terminal {
+            let counted = self
+                .store
+                .attempts(*id)
+                .await
+                .unwrap()
+                .iter()
+                .filter(|a| {
+                    matches!(
+                        a.outcome,
+                        AttemptOutcome::Delivered
+                            | AttemptOutcome::RetryWait
+                            | AttemptOutcome::Failed
+                    ) && AttemptClass::of(&a.observed).is_some()
+                })
+                .count() as u64;
+            *logged.entry(task.destination_id.clone()).or_default() += counted;
+        }
+        let (from, until) = (super::start(), self.now() + chrono::Duration::hours(1));
+        for (destination, _) in self.destinations.clone() {
+            let hours = self
+                .store
+                .destination_hours(&destination, from, until)
+                .await
+                .unwrap();
+            let kept: u64 = hours.iter().map(|h| h.counts.attempts()).sum();
+            let expected = logged.get(&destination).copied().unwrap_or(0);
+            check!(
+                self,
+                kept == expected,
+                "{destination}'s hours count {kept} attempts, its log {expected}"
+            );
         }
     }
 }

@@ -9,8 +9,8 @@ use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Actor, Task, TaskId};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{
-    Alerts, Audit, Changes, Clock, Database, Destinations, Keys, MemStore, ReplayJobs, Reports,
-    Store, Transfer,
+    Alerts, Audit, Changes, Clock, Database, DestinationHours, Destinations, Keys, MemStore,
+    ReplayJobs, Reports, Store, Transfer,
 };
 
 use crate::support::{t0, test_key, Backend, TestDb};
@@ -26,6 +26,7 @@ pub trait Harness: Sized {
         + Destinations
         + Alerts
         + Audit
+        + DestinationHours
         + Sync;
     fn store(&self) -> &Self::S;
     /// The same store, its admin calls recorded as `actor`'s.
@@ -272,4 +273,8 @@ every_store!(
     imports_and_a_rekey_are_recorded_and_a_plain_handle_is_system,
     the_audit_log_pages_newest_first_and_filters,
     audit_retention_deletes_only_old_entries,
+    finishes_count_into_their_destinations_hour_by_class,
+    percentiles_come_from_known_latencies_across_batches,
+    attempts_without_an_exchange_count_nothing,
+    old_hours_are_pruned_region_by_region,
 );

@@ -7,6 +7,7 @@ mod bulk_cancel;
 pub(crate) mod client;
 mod contract;
 mod destination_settings;
+mod destination_stats;
 mod disable;
 mod failures;
 mod front_door;

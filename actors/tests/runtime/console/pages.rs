@@ -205,3 +205,97 @@ async fn what_producers_and_operators_wrote_is_shown_as_text() {
         .contains("disabled: &lt;script&gt;alert(2)&lt;/script&gt;"));
     console.stop().await;
 }
+
+/// Claims the region's due tasks and finishes the n-th with the n-th
+/// answer: a status, or a transport error kind.
+async fn finish_with(db: &TestDb, region: Region, answers: &[Result<u16, &str>]) {
+    use remit::domain::AttemptRecord;
+    use remit::policy::{Decision, Transition};
+    use remit::store::Finish;
+    let claimed = db.claim(region, "eu-1", 50).await;
+    assert_eq!(claimed.len(), answers.len());
+    let now = chrono::Utc::now();
+    let batch: Vec<Finish> = claimed
+        .iter()
+        .zip(answers)
+        .map(|(c, answer)| Finish {
+            lease: c.lease(),
+            destination: c.task.destination_id.clone(),
+            decision: Decision {
+                transition: match answer {
+                    Ok(200..=299) => Transition::Deliver,
+                    _ => Transition::RetryWait {
+                        available_at: now + chrono::Duration::hours(1),
+                    },
+                },
+                pause_destination_until: None,
+                record: AttemptRecord {
+                    http_status: answer.ok(),
+                    transport_error: answer.err().map(|e| (*e).to_owned()),
+                    started_at: Some(now - chrono::Duration::milliseconds(40)),
+                    received_at: Some(now),
+                    ..AttemptRecord::default()
+                },
+            },
+        })
+        .collect();
+    db.store.finish_many(&batch).await.unwrap();
+}
+
+#[actix_rt::test]
+async fn a_destinations_page_plots_its_week() {
+    for backend in Backend::ALL {
+        let db = TestDb::running_on(backend).await;
+        let crm = db.destination("crm", Region::EU).await;
+        for i in 0..4 {
+            db.task(&format!("r-{i}"), &crm, Region::EU).await;
+        }
+        finish_with(
+            &db,
+            Region::EU,
+            &[Ok(200), Ok(200), Ok(500), Err("timeout")],
+        )
+        .await;
+        db.destination("us-crm", Region::US).await;
+
+        let console = console(&db, Region::EU).await;
+        let browser = Browser::signed_in(console.addr(), API_TOKEN).await;
+        let table = browser.get("/console/destinations").await;
+        assert!(
+            table.body.contains(r#"href="/console/destinations/crm""#),
+            "{backend:?}: the table links each destination's page"
+        );
+        let page = browser.get("/console/destinations/crm").await;
+        assert_eq!(page.status, 200, "{backend:?}: {}", page.body);
+        for (count, expected) in [
+            ("attempts", "4"),
+            ("succeeded", "2"),
+            ("server_error", "1"),
+            ("timeout", "1"),
+            ("transport", "0"),
+            ("rate_limited", "0"),
+        ] {
+            let shown = text_of(&page, &format!(r#"data-count="{count}""#));
+            assert_eq!(shown, expected, "{backend:?} {count}");
+        }
+        for chart in ["attempts", "failures_by_class", "send_latency", "lateness"] {
+            assert!(
+                page.body
+                    .contains(&format!(r#"<svg class="chart" data-chart="{chart}""#)),
+                "{backend:?} {chart}"
+            );
+        }
+        // Counts are drawn over the whole week; this hour's latency, the
+        // only one measured, is a point of its own.
+        assert!(page.body.contains(r#"<polyline class="series-attempts""#));
+        assert!(page.body.contains(r#"<circle class="series-p99""#));
+        for missing in [
+            "/console/destinations/us-crm",
+            "/console/destinations/nobody",
+        ] {
+            let answer = browser.get(missing).await;
+            assert_eq!(answer.status, 404, "{backend:?} {missing}");
+        }
+        console.stop().await;
+    }
+}

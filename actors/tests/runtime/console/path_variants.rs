@@ -32,6 +32,11 @@ async fn no_spelling_of_a_console_route_reaches_its_handler() {
         ("GET", "/console/tasks/{id}", task_path.clone()),
         ("GET", "/console/audit", "/console/audit".to_owned()),
         (
+            "GET",
+            "/console/destinations/{id}",
+            "/console/destinations/crm".to_owned(),
+        ),
+        (
             "POST",
             "/console/destinations/disable",
             "/console/destinations/disable".to_owned(),

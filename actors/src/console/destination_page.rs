@@ -1,0 +1,139 @@
+//! A destination's page: its address, state and last error, and its
+//! health over the last week hour by hour (`DestinationHours`, as the
+//! finish kept it): the week's attempts by class, and plots of attempts
+//! and failures, failures by class, send latency and first-try lateness.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::Utc;
+use maud::html;
+use remit::domain::{hour_of, quoted, AttemptCounts, DestinationId};
+use remit::store::{DestinationHours, Store};
+
+use super::charts::{self, Week};
+use super::destinations::state_text;
+use super::layout::{Page, Section};
+use super::{session, ConsoleError, ConsoleState};
+
+/// `GET /console/destinations/{id}`.
+pub async fn page(
+    request: HttpRequest,
+    state: web::Data<ConsoleState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ConsoleError> {
+    let viewer = session::viewer(&request, &state).await?;
+    viewer.sees_every_tenant()?;
+    let id = DestinationId::new(&id)?;
+    let destination = state
+        .store
+        .destination(&id)
+        .await?
+        .filter(|d| d.region == state.region)
+        .ok_or_else(|| {
+            ConsoleError::NotFound(format!(
+                "no destination {} in {}",
+                quoted(id.as_str()),
+                state.region
+            ))
+        })?;
+    let now = Utc::now();
+    let until = hour_of(now) + chrono::Duration::hours(1);
+    let hours = state
+        .store
+        .destination_hours(&id, Week::start(now), until)
+        .await?;
+    let week = Week::new(&hours, now);
+    let mut total = AttemptCounts::default();
+    for hour in &hours {
+        total.merge(&hour.counts);
+    }
+    let title = format!("Destination {}", id.as_str());
+    Ok(Page {
+        title: &title,
+        section: Section::Destinations,
+        viewer: Some(&viewer),
+        refresh: true,
+        body: html! {
+            h1 { "Destination " (id.as_str()) }
+            p.url { (destination.url.as_str()) }
+            table #destination {
+                tbody {
+                    tr { th scope="row" { "state" } td data-field="state" { (state_text(&destination)) } }
+                    tr {
+                        th scope="row" { "last error" }
+                        td data-field="last_error" {
+                            (destination.health.last_error.as_deref().unwrap_or("—"))
+                        }
+                    }
+                }
+            }
+            h2 { "The last 7 days" }
+            p {
+                "Attempts that ended with an answer or a transport error, by the hour they "
+                "ended in (UTC). Latency runs from the request's start to its answer; "
+                "lateness from a task's not_before to its first attempt's start. "
+                "Percentiles are read from buckets a factor √2 wide, as their upper bound."
+            }
+            div.scroll {
+                table #week-totals {
+                    thead {
+                        tr {
+                            @for name in ["attempts", "succeeded", "transport", "timeout", "4xx", "429", "5xx", "other"] {
+                                th scope="col" { (name) }
+                            }
+                        }
+                    }
+                    tbody {
+                        tr {
+                            td.number data-count="attempts" { (total.attempts()) }
+                            td.number data-count="succeeded" { (total.succeeded) }
+                            td.number data-count="transport" { (total.transport) }
+                            td.number data-count="timeout" { (total.timeout) }
+                            td.number data-count="client_error" { (total.client_error) }
+                            td.number data-count="rate_limited" { (total.rate_limited) }
+                            td.number data-count="server_error" { (total.server_error) }
+                            td.number data-count="other_status" { (total.other_status) }
+                        }
+                    }
+                }
+            }
+            div.charts {
+                (charts::week_attempts(&week))
+                (charts::week_failures(&week))
+                (charts::week_latency(&week))
+                (charts::week_lateness(&week))
+            }
+        },
+    }
+    .render())
+}
+
+/// The page's path for `id`: its id as one path segment, every byte but
+/// the unreserved ones percent-encoded (an encoded unreserved byte would
+/// not be the path's one spelling, `api::canonical_path`).
+pub fn path(id: &DestinationId) -> String {
+    let mut path = String::from("/console/destinations/");
+    for byte in id.as_str().bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            path.push(char::from(byte));
+        } else {
+            path.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_one_segment_of_the_path() {
+        let path = |id: &str| super::path(&DestinationId::new(id).unwrap());
+        assert_eq!(path("crm-1.eu_x~"), "/console/destinations/crm-1.eu_x~");
+        assert_eq!(path("a/b c%é"), "/console/destinations/a%2Fb%20c%25%C3%A9");
+        assert_eq!(
+            crate::api::canonical_path::non_canonical(&path("a/b c%é")),
+            None
+        );
+    }
+}

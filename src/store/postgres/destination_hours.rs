@@ -1,0 +1,226 @@
+//! Each destination's hours on PostgreSQL (`destination_stats`): the
+//! finish statement's steps that add a batch to them (`count_hours!`,
+//! which `finish_many` writes into `END_MANY_SQL`), the read the API and
+//! the console make, and the Pruner's delete.
+
+/// The steps of the finish statement (`finish_many::END_MANY_SQL`) that
+/// add its batch to the destinations' hours, written after its last step.
+/// They read `clock`, `buckets` (the bucket bounds, `domain::bucket_bounds_us`),
+/// `moved` (each moved row with its destination, attempt number,
+/// `not_before`, start, class and latency) and `healed` (the destinations
+/// the batch locked).
+macro_rules! count_hours {
+    () => {
+        r#"
+-- The destination's hour (domain/destination_hour): each moved attempt
+-- with an exchange, by class, its latency and, on a first attempt, its
+-- lateness against `not_before`, each in the bucket of the shared bounds
+-- that holds it (0 below the first bound).
+counted AS (
+    SELECT m.destination_id AS id, m.class,
+           width_bucket(m.latency_us, buckets.bounds) AS latency,
+           CASE WHEN m.attempt_count = 1 THEN
+               width_bucket((extract(epoch FROM m.started_at - m.not_before)
+                             * 1000000)::int8, buckets.bounds)
+           END AS lateness
+    FROM moved m, buckets
+    WHERE m.class IS NOT NULL
+),
+tallied AS (
+    SELECT id,
+           count(*) FILTER (WHERE class = 0)::int4 AS succeeded,
+           count(*) FILTER (WHERE class = 1)::int4 AS transport,
+           count(*) FILTER (WHERE class = 2)::int4 AS timeout,
+           count(*) FILTER (WHERE class = 3)::int4 AS client_error,
+           count(*) FILTER (WHERE class = 4)::int4 AS rate_limited,
+           count(*) FILTER (WHERE class = 5)::int4 AS server_error,
+           count(*) FILTER (WHERE class = 6)::int4 AS other_status
+    FROM counted GROUP BY id
+),
+-- Each destination's two histograms of the batch, every bucket present.
+histograms AS (
+    SELECT t.id,
+           array_agg(coalesce(l.n, 0)::int4 ORDER BY g.b) AS latency,
+           array_agg(coalesce(e.n, 0)::int4 ORDER BY g.b) AS lateness
+    FROM tallied t
+         CROSS JOIN buckets
+         CROSS JOIN generate_series(0, cardinality(buckets.bounds)) AS g(b)
+         LEFT JOIN (SELECT id, latency AS b, count(*) AS n FROM counted GROUP BY 1, 2) l
+             ON l.id = t.id AND l.b = g.b
+         LEFT JOIN (SELECT id, lateness AS b, count(*) AS n FROM counted GROUP BY 1, 2) e
+             ON e.id = t.id AND e.b = g.b
+    GROUP BY t.id
+),
+-- One row per destination and hour for the whole batch, added to what the
+-- hour holds. Written after the destinations above are locked (the
+-- one-time filter reads `healed` first) and in id order, so finishers
+-- meeting on an hour's row wait for each other in the order they wait on
+-- destinations, and never deadlock.
+kept AS (
+    INSERT INTO destination_stats AS s
+        (destination_id, hour, succeeded, transport, timeout, client_error, rate_limited,
+         server_error, other_status, latency, lateness)
+    SELECT t.id, date_trunc('hour', clock.now AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+           t.succeeded, t.transport, t.timeout, t.client_error, t.rate_limited,
+           t.server_error, t.other_status, h.latency, h.lateness
+    FROM tallied t JOIN histograms h ON h.id = t.id, clock
+    WHERE (SELECT count(*) FROM healed) >= 0
+    ORDER BY t.id
+    ON CONFLICT (destination_id, hour) DO UPDATE SET
+        succeeded = s.succeeded + excluded.succeeded,
+        transport = s.transport + excluded.transport,
+        timeout = s.timeout + excluded.timeout,
+        client_error = s.client_error + excluded.client_error,
+        rate_limited = s.rate_limited + excluded.rate_limited,
+        server_error = s.server_error + excluded.server_error,
+        other_status = s.other_status + excluded.other_status,
+        latency = (SELECT array_agg(a + b ORDER BY k)
+                   FROM unnest(s.latency, excluded.latency) WITH ORDINALITY AS u(a, b, k)),
+        lateness = (SELECT array_agg(a + b ORDER BY k)
+                    FROM unnest(s.lateness, excluded.lateness) WITH ORDINALITY AS u(a, b, k))
+)
+"#
+    };
+}
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+
+use super::rows::corrupt;
+use super::{PgStore, StoreError};
+use crate::domain::{
+    hour_of, AttemptCounts, DestinationHour, DestinationId, Histogram, PruneRequest, Region,
+};
+use crate::store::DestinationHours;
+
+/// $1 the destination, $2 the first hour, $3 the end (exclusive): one
+/// range of the primary key.
+const HOURS_SQL: &str = r#"
+SELECT hour, succeeded, transport, timeout, client_error, rate_limited, server_error,
+       other_status, latency, lateness
+FROM destination_stats
+WHERE destination_id = $1 AND hour >= $2 AND hour < $3
+ORDER BY hour
+"#;
+
+/// One batch of the prune: $1 now (NULL: the database's), $2 the age kept
+/// in milliseconds, $3 the region (NULL: every region), $4 the batch size.
+/// An hour goes once its end is older than the age: it started more than
+/// the age and an hour ago. Each destination's old hours are one range of
+/// the primary key.
+const PRUNE_SQL: &str = r#"
+WITH clock AS (
+    SELECT coalesce($1, now()) - $2 * interval '1 millisecond' - interval '1 hour' AS cutoff
+),
+doomed AS (
+    SELECT s.destination_id, s.hour
+    FROM destinations d
+         JOIN destination_stats s ON s.destination_id = d.id, clock
+    WHERE ($3::text IS NULL OR d.region = $3) AND s.hour < clock.cutoff
+    LIMIT $4
+)
+DELETE FROM destination_stats s USING doomed
+WHERE s.destination_id = doomed.destination_id AND s.hour = doomed.hour
+"#;
+
+/// Most hours one prune statement deletes: each batch is a short
+/// transaction of its own.
+const PRUNE_BATCH: i32 = 5_000;
+
+#[derive(QueryableByName)]
+struct HourRow {
+    #[diesel(sql_type = Timestamptz)]
+    hour: DateTime<Utc>,
+    #[diesel(sql_type = Integer)]
+    succeeded: i32,
+    #[diesel(sql_type = Integer)]
+    transport: i32,
+    #[diesel(sql_type = Integer)]
+    timeout: i32,
+    #[diesel(sql_type = Integer)]
+    client_error: i32,
+    #[diesel(sql_type = Integer)]
+    rate_limited: i32,
+    #[diesel(sql_type = Integer)]
+    server_error: i32,
+    #[diesel(sql_type = Integer)]
+    other_status: i32,
+    #[diesel(sql_type = Array<Integer>)]
+    latency: Vec<i32>,
+    #[diesel(sql_type = Array<Integer>)]
+    lateness: Vec<i32>,
+}
+
+impl TryFrom<HourRow> for DestinationHour {
+    type Error = StoreError;
+
+    fn try_from(row: HourRow) -> Result<Self, StoreError> {
+        let count = |n: i32| u64::try_from(n).unwrap_or(0);
+        let histogram = |column: &'static str, counts: Vec<i32>| {
+            let counts: Vec<u32> = counts
+                .into_iter()
+                .map(|n| u32::try_from(n).unwrap_or(0))
+                .collect();
+            Histogram::from_counts(&counts)
+                .ok_or_else(|| corrupt(column, format!("{} buckets", counts.len())))
+        };
+        Ok(DestinationHour {
+            hour: row.hour,
+            counts: AttemptCounts {
+                succeeded: count(row.succeeded),
+                transport: count(row.transport),
+                timeout: count(row.timeout),
+                client_error: count(row.client_error),
+                rate_limited: count(row.rate_limited),
+                server_error: count(row.server_error),
+                other_status: count(row.other_status),
+            },
+            latency: histogram("destination_stats.latency", row.latency)?,
+            lateness: histogram("destination_stats.lateness", row.lateness)?,
+        })
+    }
+}
+
+impl DestinationHours for PgStore {
+    async fn destination_hours(
+        &self,
+        id: &DestinationId,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DestinationHour>, StoreError> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<HourRow> = diesel::sql_query(HOURS_SQL)
+            .bind::<Text, _>(id.as_str())
+            .bind::<Timestamptz, _>(hour_of(since))
+            .bind::<Timestamptz, _>(until)
+            .load(&mut conn)
+            .await?;
+        rows.into_iter().map(DestinationHour::try_from).collect()
+    }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        let older_than = older_than.min(Duration::days(PruneRequest::MAX_AGE_DAYS));
+        let mut deleted = 0u64;
+        loop {
+            // A connection per batch: between batches it is free for others.
+            let mut conn = self.conn().await?;
+            let n = diesel::sql_query(PRUNE_SQL)
+                .bind::<Nullable<Timestamptz>, _>(self.clock.now_param())
+                .bind::<BigInt, _>(older_than.num_milliseconds())
+                .bind::<Nullable<Text>, _>(region.as_ref().map(Region::as_str))
+                .bind::<Integer, _>(PRUNE_BATCH)
+                .execute(&mut conn)
+                .await?;
+            deleted += n as u64;
+            if n < PRUNE_BATCH as usize {
+                return Ok(deleted);
+            }
+        }
+    }
+}
