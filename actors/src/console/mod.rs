@@ -46,6 +46,7 @@ mod sign_in;
 mod sign_in_guard;
 mod sign_in_limit;
 mod task_changes;
+mod trouble;
 mod tasks;
 
 use std::sync::Arc;

@@ -1,14 +1,14 @@
 //! The overview: a region's tasks by state, its oldest eligible wait and
 //! expired leases (counted by the same statements as `remit status`, so
-//! the numbers are the same), and the last hour as plots. It refreshes
-//! itself.
+//! the numbers are the same), the destinations that need attention
+//! (`trouble`), and the last hour as plots. It refreshes itself.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::html;
 use remit::store::RegionStatus;
 use remit::store::Reports;
 
-use super::charts;
+use super::{charts, trouble};
 use super::layout::{Page, Section};
 use super::{session, ConsoleError, ConsoleState};
 
@@ -23,9 +23,10 @@ pub async fn page(
     let region = state.region;
     // Two reads of their own, at once: the page waits for the slower only.
     // The counts are `remit status`'s own, without the rest of its report.
-    let (report, activity) = futures_util::future::try_join(
+    let (report, activity, summaries) = futures_util::future::try_join3(
         state.store.region_counts(region),
         state.store.activity(region),
+        state.store.destination_summaries(region),
     )
     .await?;
     let counts = report.counts;
@@ -54,6 +55,7 @@ pub async fn page(
                 }
                 p.hint { "Updated " (super::layout::instant(report.now)) "; the page refreshes every 5 seconds." }
             }
+            (trouble::section(&summaries, report.now))
             section aria-labelledby="last-hour" {
                 h2 #last-hour { "The last hour" }
                 div.charts {

@@ -14,6 +14,7 @@ mod replays;
 mod sessions;
 mod sign_in_limit;
 mod tokens;
+mod trouble;
 
 use chrono::Utc;
 use remit::domain::{
