@@ -46,8 +46,8 @@ mod sign_in;
 mod sign_in_guard;
 mod sign_in_limit;
 mod task_changes;
-mod trouble;
 mod tasks;
+mod trouble;
 
 use std::sync::Arc;
 

@@ -8,8 +8,8 @@ use maud::html;
 use remit::store::RegionStatus;
 use remit::store::Reports;
 
-use super::{charts, trouble};
 use super::layout::{Page, Section};
+use super::{charts, trouble};
 use super::{session, ConsoleError, ConsoleState};
 
 /// `GET /console/overview`: the region this process serves, and no other

@@ -76,6 +76,10 @@ pub struct Throttle {
     /// again each [`REREAD_LIMITS`].
     limits_read_at: Option<Instant>,
     reading_limits: bool,
+    /// Counts the settings the supervisor sent (`Retune`): a read begun
+    /// before the latest of them answers with what was there before, and
+    /// is dropped.
+    retuned: u64,
     draining: bool,
     wake: Option<SpawnHandle>,
     backoff: Option<Duration>,
@@ -121,6 +125,7 @@ impl Throttle {
             limits_read: false,
             limits_read_at: None,
             reading_limits: false,
+            retuned: 0,
             shared,
             destination,
             limits,
@@ -270,18 +275,15 @@ impl Throttle {
         self.reading_limits = true;
         let shared = self.shared.clone();
         let id = self.destination.clone();
-        let read = async move {
-            let target = shared.targets.read(&shared.store, &shared.log, &id).await;
-            if let Ok(Some(target)) = &target {
-                shared.targets.keep(target);
-            }
-            target
-        };
+        let retuned = self.retuned;
+        let read = async move { shared.targets.read(&shared.store, &shared.log, &id).await };
         guard::caught(read)
             .into_actor(self)
-            .map(|result, this, ctx| {
+            .map(move |result, this, ctx| {
                 this.reading_limits = false;
-                this.took_limits(result, ctx);
+                if this.retuned == retuned {
+                    this.took_limits(result, ctx);
+                }
             })
             .spawn(ctx);
     }
@@ -458,9 +460,11 @@ impl Supervised for Throttle {
         self.tokens = Unspent::default();
         self.wake = None;
         self.take_retry = None;
-        // The wait for a slot and the idle check died with the old
-        // context.
+        // The wait for a slot, the idle check and a read of the limits
+        // died with the old context.
         self.waiting_for_slot = false;
+        self.reading_limits = false;
+        self.limits_read_at = None;
         self.idle_check = None;
     }
 }
@@ -492,6 +496,7 @@ impl Handler<Retune> for Throttle {
     type Result = ();
 
     fn handle(&mut self, Retune(settings): Retune, ctx: &mut Context<Self>) {
+        self.retuned += 1;
         self.retune(&settings, ctx);
     }
 }

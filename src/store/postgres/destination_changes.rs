@@ -55,6 +55,7 @@ pub(super) async fn update(
                 .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
                 .bind::<Text, _>(id.as_str())
                 .bind::<Text, _>(current.region.as_str())
+                .bind::<BigInt, _>(TURN_AGAIN_MOST)
                 .execute(conn)
                 .await?;
         }
@@ -73,17 +74,30 @@ pub(super) async fn update(
 /// $1 the store's now, $2 the destination, $3 its region. Its tasks that
 /// went back to wait for their turn under the old limits (never tried, due
 /// later than their `not_before`) are due now, so new limits are felt at
-/// once, not when the old turns come; the throttle paces them.
+/// once, not when the old turns come; the throttle paces them. Not while
+/// its receiver's pause holds them anyway, and at most the
+/// [`TURN_AGAIN_MOST`] nearest: a longer backlog goes at its old turns.
 const TURN_AGAIN_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($1, now()) AS now)
+WITH clock AS (SELECT coalesce($1, now()) AS now),
+waiting AS (
+    SELECT q.task_id
+    FROM task_queue q, clock
+    WHERE q.region = $3 AND q.destination_id COLLATE "C" = $2 COLLATE "C"
+      AND q.available_at > clock.now AND NOT q.retrying
+      AND NOT EXISTS (SELECT 1 FROM destinations d
+                      WHERE d.id = $2 AND d.paused_until > clock.now)
+    ORDER BY q.available_at
+    LIMIT $4
+)
 UPDATE tasks t
 SET available_at = GREATEST(clock.now, t.not_before), updated_at = clock.now
-FROM task_queue q, clock
-WHERE q.region = $3 AND q.destination_id COLLATE "C" = $2 COLLATE "C"
-  AND q.available_at > clock.now AND NOT q.retrying
-  AND t.id = q.task_id AND t.state = 'pending' AND t.waiting_change IS NULL
+FROM waiting w, clock
+WHERE t.id = w.task_id AND t.state = 'pending' AND t.waiting_change IS NULL
   AND t.available_at > GREATEST(clock.now, t.not_before)
 "#;
+
+/// The most waiting turns a change of limits brings forward.
+const TURN_AGAIN_MOST: i64 = 10_000;
 
 /// Whether a change moved the limits a throttle paces by.
 pub(in crate::store) fn limits_changed(

@@ -57,6 +57,14 @@ pub(super) async fn add_destination(
                 secrets::insert(conn, &store.key, &new.id, secret, now).await?;
                 destination.has_signing_secret = true;
             }
+            let entry = destination_changed(AuditAction::DestinationCreate, None, &destination);
+            audit::record(store, conn, entry).await?;
+            // Processes that held it as deleted read it again.
+            diesel::sql_query("SELECT pg_notify($1, $2)")
+                .bind::<diesel::sql_types::Text, _>(DESTINATION_CHANNEL)
+                .bind::<diesel::sql_types::Text, _>(new.id.as_str())
+                .execute(conn)
+                .await?;
             return Ok(destination);
         }
         // Registered before: the same settings are a repeat, others a conflict.

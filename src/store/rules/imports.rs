@@ -288,6 +288,16 @@ pub fn check_imported_destination(record: &DestinationRecord) -> Result<(), Inva
             "must be a finite number of at least 0",
         ));
     }
+    if record.deleted_at.is_some()
+        && (record.destination.enabled || !record.secrets.is_empty() || !record.headers.is_empty())
+    {
+        // A tombstone is disabled and keeps no credential; one that were
+        // enabled would have its tasks claimed, and no send find it.
+        return Err(InvalidInput::new(
+            "deleted_at",
+            "a deleted destination must be disabled, without secrets or headers",
+        ));
+    }
     let health = &record.destination.health;
     for (field, value) in [
         ("paused_until", record.destination.paused_until),

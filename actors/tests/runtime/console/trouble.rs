@@ -37,18 +37,24 @@ async fn the_overview_names_the_destinations_in_trouble() {
             "{backend:?}: {}",
             page.body
         );
-        assert!(page.body.contains("disabled: receiver retired"), "{backend:?}");
+        assert!(
+            page.body.contains("disabled: receiver retired"),
+            "{backend:?}"
+        );
         assert!(
             page.body
                 .contains(r#"data-trouble="paused" data-destination="billing""#),
             "{backend:?}"
         );
         assert!(
-            page.body.contains(r#"data-trouble-count="disabled">1 disabled"#),
+            page.body
+                .contains(r#"data-trouble-count="disabled">1 disabled"#),
             "{backend:?}"
         );
         assert!(
-            !page.body.contains(&format!(r#"data-destination="{quiet}""#)),
+            !page
+                .body
+                .contains(&format!(r#"data-destination="{quiet}""#)),
             "{backend:?}: a healthy destination is not named"
         );
         console.stop().await;
