@@ -4,6 +4,7 @@ mod api_token;
 mod attempt;
 mod audit;
 mod destination;
+mod destination_change;
 mod destination_event;
 mod destination_hour;
 mod destination_settings;
@@ -28,11 +29,12 @@ pub use destination::{
     checked_url, Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
     MAX_DISABLE_AFTER_SECONDS,
 };
+pub use destination_change::{DestinationChange, Setting};
 pub use destination_event::{DestinationEvent, EventKind};
 pub use destination_hour::{hour_of, AttemptClass, AttemptCounts, DestinationHour};
 pub use destination_settings::{
-    header_field, secret_hint, CustomHeader, DestinationChange, DestinationSettings, HeaderValue,
-    Setting, MAX_HEADERS, RESERVED_HEADERS,
+    header_field, secret_hint, CustomHeader, DestinationSettings, HeaderValue, MAX_HEADERS,
+    RESERVED_HEADERS,
 };
 pub use histogram::{bucket_bounds_us, bucket_of, Histogram, HISTOGRAM_BUCKETS};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};

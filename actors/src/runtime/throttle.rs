@@ -19,6 +19,7 @@
 
 mod hold;
 mod idle;
+mod limits;
 mod unspent;
 
 use std::collections::VecDeque;
@@ -27,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use remit::domain::{DestinationId, DestinationSettings, SendTarget};
+use remit::domain::DestinationId;
 use remit::store::{TokenRequest, Tokens};
 use slog::{debug, warn};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -35,7 +36,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::hand_back::hand_back;
-use super::messages::{Admit, Deliver, Drain, InFlight, Retune, Wake, Work};
+use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
 use super::retry;
 use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
@@ -45,11 +46,6 @@ use unspent::Unspent;
 /// Permits of the semaphore that counts requests in flight: more than any
 /// cap a destination may have.
 const COUNTING: usize = 1 << 24;
-
-/// How often a throttle reads its destination's limits again when no
-/// listener tells it of a change (SQLite shared by several processes, or
-/// LISTEN down).
-const REREAD_LIMITS: Duration = Duration::from_secs(1);
 
 pub struct Throttle {
     shared: Shared,
@@ -241,90 +237,6 @@ impl Throttle {
         );
     }
 
-    /// Requests that may start now under the destination's cap.
-    fn free_slots(&self) -> usize {
-        let under_way = COUNTING - self.in_flight.available_permits();
-        (self.limits.max_in_flight as usize).saturating_sub(under_way)
-    }
-
-    /// Takes the destination's own limits (`settings`, over the
-    /// configuration's), and sends what they now allow.
-    fn retune(&mut self, settings: &DestinationSettings, ctx: &mut Context<Self>) {
-        let limits = self.shared.config.limits_of(&self.destination, settings);
-        if limits != self.limits {
-            debug!(self.shared.log, "destination limits changed"; "destination" => %self.destination,
-                   "rate_per_second" => limits.rate_per_second, "burst" => limits.burst,
-                   "max_in_flight" => limits.max_in_flight);
-        }
-        self.limits = limits;
-        self.limits_read = true;
-        self.limits_read_at = Some(Instant::now());
-        guard::step(self, ctx, |this, ctx| this.pump(ctx));
-    }
-
-    /// Reads the destination's row (kept for the sends that follow) for
-    /// its own limits; without it, the configuration's limits go.
-    fn read_limits(&mut self, ctx: &mut Context<Self>) {
-        if let Some(known) = self.shared.targets.get(&self.destination) {
-            self.retune(&known.destination.settings, ctx);
-            return;
-        }
-        if self.reading_limits {
-            return;
-        }
-        self.reading_limits = true;
-        let shared = self.shared.clone();
-        let id = self.destination.clone();
-        let retuned = self.retuned;
-        let read = async move { shared.targets.read(&shared.store, &shared.log, &id).await };
-        guard::caught(read)
-            .into_actor(self)
-            .map(move |result, this, ctx| {
-                this.reading_limits = false;
-                if this.retuned == retuned {
-                    this.took_limits(result, ctx);
-                }
-            })
-            .spawn(ctx);
-    }
-
-    /// What a read of the destination's row gave for its limits.
-    fn took_limits(
-        &mut self,
-        result: Result<Result<Option<SendTarget>, BatchError>, guard::Panicked>,
-        ctx: &mut Context<Self>,
-    ) {
-        let this = self;
-        match result {
-            Ok(Ok(Some(target))) => this.retune(&target.destination.settings, ctx),
-            Ok(Ok(None)) => this.retune(&DestinationSettings::default(), ctx),
-            Ok(Err(e)) => {
-                warn!(this.shared.log, "could not read the destination's limits; using the configuration's";
-                          "destination" => %this.destination, "error" => %crate::error_chain(&e));
-                this.retune(&DestinationSettings::default(), ctx);
-            }
-            Err(panic) => {
-                warn!(this.shared.log, "reading the destination's limits panicked; restarting the throttle";
-                          "destination" => %this.destination, "panic" => %panic);
-                ctx.stop();
-            }
-        }
-    }
-
-    /// Reads the limits again when they may be stale: a change is heard
-    /// of at once only while the listener hears every process (the kept
-    /// reading is then trusted); otherwise they are read each
-    /// [`REREAD_LIMITS`], while this destination has work.
-    fn refresh_stale_limits(&mut self, ctx: &mut Context<Self>) {
-        let stale = self
-            .limits_read_at
-            .is_some_and(|at| at.elapsed() >= REREAD_LIMITS);
-        if stale && self.shared.targets.get(&self.destination).is_none() {
-            self.limits_read_at = Some(Instant::now());
-            self.read_limits(ctx);
-        }
-    }
-
     fn take_tokens(&mut self, ctx: &mut Context<Self>) {
         if self.asking || !self.limits_read {
             return;
@@ -489,15 +401,6 @@ impl Handler<Wake> for Throttle {
             self.tokens.put_back(token);
         }
         guard::step(self, ctx, |this, ctx| this.pump(ctx));
-    }
-}
-
-impl Handler<Retune> for Throttle {
-    type Result = ();
-
-    fn handle(&mut self, Retune(settings): Retune, ctx: &mut Context<Self>) {
-        self.retuned += 1;
-        self.retune(&settings, ctx);
     }
 }
 

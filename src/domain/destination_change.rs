@@ -1,0 +1,192 @@
+//! What an operator's change of a destination asks (`PATCH
+//! /v1/destinations/{id}`): each setting kept, given back to the runtime,
+//! or set, each checked against its bounds with the field named.
+
+use super::destination_settings::{
+    CustomHeader, MAX_HEADERS, MAX_LIMIT, MAX_SETTING_SECONDS, MAX_TIMEOUT_MS,
+};
+use super::{header_field, InvalidInput};
+
+/// One setting of a change: left as it is, back to the runtime's value, or
+/// set.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Setting<T> {
+    #[default]
+    Keep,
+    Reset,
+    Set(T),
+}
+
+impl<T: Copy> Setting<T> {
+    /// The value after the change.
+    pub fn apply(self, current: Option<T>) -> Option<T> {
+        match self {
+            Setting::Keep => current,
+            Setting::Reset => None,
+            Setting::Set(v) => Some(v),
+        }
+    }
+}
+
+/// What a `PATCH` of a destination asks: each field absent keeps its
+/// value; `headers`, when given, replaces the whole list (a secret header
+/// given without its value keeps the value stored under its name).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DestinationChange {
+    pub url: Option<url::Url>,
+    pub rate_per_second: Setting<f64>,
+    pub burst: Setting<u32>,
+    pub max_in_flight: Setting<u32>,
+    pub timeout_ms: Setting<u32>,
+    pub max_attempts: Setting<u32>,
+    pub retry_horizon_seconds: Setting<i64>,
+    pub late_after_seconds: Setting<i64>,
+    pub disable_after_seconds: Setting<i64>,
+    pub disable_after_failures: Setting<u32>,
+    pub headers: Option<Vec<CustomHeader>>,
+}
+
+impl DestinationChange {
+    /// Checks each value given against its bounds, naming the field.
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        if let Setting::Set(rate) = self.rate_per_second {
+            if !(rate.is_finite() && (0.001..=f64::from(MAX_LIMIT)).contains(&rate)) {
+                return Err(InvalidInput::new(
+                    "rate_per_second",
+                    format!("must be between 0.001 and {MAX_LIMIT}"),
+                ));
+            }
+        }
+        for (field, value) in [
+            ("burst", self.burst),
+            ("max_in_flight", self.max_in_flight),
+            ("max_attempts", self.max_attempts),
+        ] {
+            if let Setting::Set(v) = value {
+                if !(1..=MAX_LIMIT).contains(&v) {
+                    return Err(InvalidInput::new(
+                        field,
+                        format!("must be between 1 and {MAX_LIMIT}"),
+                    ));
+                }
+            }
+        }
+        if let Setting::Set(ms) = self.timeout_ms {
+            if !(100..=MAX_TIMEOUT_MS).contains(&ms) {
+                return Err(InvalidInput::new(
+                    "timeout_ms",
+                    format!("must be between 100 and {MAX_TIMEOUT_MS}"),
+                ));
+            }
+        }
+        for (field, value, least) in [
+            ("retry_horizon_seconds", self.retry_horizon_seconds, 0),
+            ("late_after_seconds", self.late_after_seconds, 1),
+        ] {
+            if let Setting::Set(v) = value {
+                if !(least..=MAX_SETTING_SECONDS).contains(&v) {
+                    return Err(InvalidInput::new(
+                        field,
+                        format!("must be between {least} and {MAX_SETTING_SECONDS}"),
+                    ));
+                }
+            }
+        }
+        super::DisableOverrides::new(
+            match self.disable_after_seconds {
+                Setting::Set(v) => Some(v),
+                _ => None,
+            },
+            match self.disable_after_failures {
+                Setting::Set(v) => Some(v),
+                _ => None,
+            },
+        )?;
+        if let Some(headers) = &self.headers {
+            if headers.len() > MAX_HEADERS {
+                return Err(InvalidInput::new(
+                    "headers",
+                    format!("at most {MAX_HEADERS} headers"),
+                ));
+            }
+            for (i, h) in headers.iter().enumerate() {
+                if headers[..i].iter().any(|o| o.name == h.name) {
+                    return Err(InvalidInput::new(
+                        header_field(i, "name"),
+                        format!("{} is given twice", super::quoted(&h.name)),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether it asks for nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_name_their_field() {
+        let cases: Vec<(DestinationChange, &str)> = vec![
+            (
+                DestinationChange {
+                    rate_per_second: Setting::Set(0.0),
+                    ..Default::default()
+                },
+                "rate_per_second",
+            ),
+            (
+                DestinationChange {
+                    burst: Setting::Set(0),
+                    ..Default::default()
+                },
+                "burst",
+            ),
+            (
+                DestinationChange {
+                    timeout_ms: Setting::Set(5),
+                    ..Default::default()
+                },
+                "timeout_ms",
+            ),
+            (
+                DestinationChange {
+                    late_after_seconds: Setting::Set(0),
+                    ..Default::default()
+                },
+                "late_after_seconds",
+            ),
+            (
+                DestinationChange {
+                    disable_after_failures: Setting::Set(0),
+                    ..Default::default()
+                },
+                "disable_after_failures",
+            ),
+        ];
+        for (change, field) in cases {
+            assert_eq!(change.validate().unwrap_err().field, field);
+        }
+        let twice = DestinationChange {
+            headers: Some(vec![
+                CustomHeader::new(0, "x-a", Some("1".into()), false).unwrap(),
+                CustomHeader::new(1, "X-A", Some("2".into()), false).unwrap(),
+            ]),
+            ..Default::default()
+        };
+        assert_eq!(twice.validate().unwrap_err().field, "headers[1].name");
+    }
+
+    #[test]
+    fn a_setting_keeps_resets_or_sets() {
+        assert_eq!(Setting::Keep.apply(Some(3)), Some(3));
+        assert_eq!(Setting::<u32>::Reset.apply(Some(3)), None);
+        assert_eq!(Setting::Set(4).apply(Some(3)), Some(4));
+    }
+}
