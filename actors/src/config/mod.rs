@@ -208,6 +208,7 @@ pub const NOT_CONFIGURATION_KEYS: &[&str] = &[
     "API_TOKEN",
     "CONFIG",
     "DESTINATION_SECRET",
+    "SECRET_HEADER",
 ];
 
 impl Config {
