@@ -37,7 +37,7 @@ pub async fn schedule_lines<S: Store>(
     let mut tally = Tally::default();
     // Lines read and not yet answered, with what reading them gave; the
     // answers go out in line order.
-    let mut pending: Vec<(usize, Result<(NewTask, bool), String>)> = Vec::with_capacity(BATCH);
+    let mut pending: Vec<(usize, Read)> = Vec::with_capacity(BATCH);
     for (index, line) in input.lines().enumerate() {
         let number = index + 1;
         let line = line.map_err(|e| ScheduleFileError::Read {
@@ -56,8 +56,12 @@ pub async fn schedule_lines<S: Store>(
     Ok(tally)
 }
 
+/// A line's task and whether it named its own horizon, or why it was
+/// refused.
+type Read = Result<(NewTask, bool), String>;
+
 /// A line's task, and whether it named its own horizon.
-fn read(line: &str, rules: &TaskRules) -> Result<(NewTask, bool), String> {
+fn read(line: &str, rules: &TaskRules) -> Read {
     // Read as the API reads a body: an object only, errors naming the field.
     let task: CreateTask = read_object(line).map_err(|e| {
         let error = e.body().error;
@@ -74,7 +78,7 @@ fn read(line: &str, rules: &TaskRules) -> Result<(NewTask, bool), String> {
 
 async fn flush<S: Store>(
     store: &S,
-    pending: &mut Vec<(usize, Result<(NewTask, bool), String>)>,
+    pending: &mut Vec<(usize, Read)>,
     tally: &mut Tally,
     report: &mut impl FnMut(Report),
 ) -> Result<(), ScheduleFileError> {
