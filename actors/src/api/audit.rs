@@ -215,6 +215,20 @@ pub async fn list(
     _admin: Admin,
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    // The console's form sends a field it leaves empty; through the API an
+    // instant or a cursor given empty is one that does not parse.
+    for (field, value) in [
+        ("since", &query.since),
+        ("until", &query.until),
+        ("before", &query.before),
+    ] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(ApiError::Invalid(InvalidInput::new(
+                field,
+                "must not be empty when given",
+            )));
+        }
+    }
     let (filter, before, limit) = query.filter()?;
     let page = state.store.audit_entries(&filter, before, limit).await?;
     Ok(HttpResponse::Ok().json(AuditList {
