@@ -9,10 +9,10 @@ use super::schema::{attempts, destinations, payloads, tasks};
 use super::StoreError;
 use crate::domain::{
     Attempt, AttemptRecord, Cancellation, Destination, DestinationHealth, DestinationId,
-    DestinationSettings, DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId,
-    TraceParent, WaitingChange,
+    DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
 use crate::payload_crypto::SealedPayload;
+use crate::store::rules::columns::destination_settings;
 pub(crate) use crate::store::rules::columns::{corrupt, count, region, status};
 
 #[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
@@ -186,24 +186,19 @@ impl TryFrom<DestinationRow> for Destination {
                         .transpose()?,
                 },
             }),
-            settings: Box::new(DestinationSettings {
-                rate_per_second: row.rate_per_second,
-                burst: setting("destinations.burst", row.burst)?,
-                max_in_flight: setting("destinations.max_in_flight", row.max_in_flight)?,
-                timeout_ms: setting("destinations.timeout_ms", row.timeout_ms)?,
-                max_attempts: setting("destinations.max_attempts", row.max_attempts)?,
-                retry_horizon_seconds: row.retry_horizon_seconds,
-                late_after_seconds: row.late_after_seconds,
-                // Read apart (`headers.rs`), by those who need them.
-                headers: Vec::new(),
-            }),
+            settings: Box::new(destination_settings(
+                row.rate_per_second,
+                [
+                    row.burst,
+                    row.max_in_flight,
+                    row.timeout_ms,
+                    row.max_attempts,
+                ],
+                row.retry_horizon_seconds,
+                row.late_after_seconds,
+            )?),
         })
     }
-}
-
-/// A setting's column: NULL or a count the CHECK keeps positive.
-fn setting(column: &'static str, value: Option<i32>) -> Result<Option<u32>, StoreError> {
-    value.map(|v| count(column, v)).transpose()
 }
 
 impl From<PayloadRow> for SealedPayload {

@@ -49,3 +49,28 @@ pub(crate) fn status(column: &'static str, value: Option<i16>) -> Result<Option<
 pub(crate) fn count(column: &'static str, value: i32) -> Result<u32, StoreError> {
     u32::try_from(value).map_err(|e| corrupt(column, e))
 }
+
+/// A destination's settings as every store reads its columns back:
+/// `counts` are its burst, in-flight cap, timeout and attempts, each NULL
+/// or positive (a CHECK keeps them so). Headers are rows of their own, read
+/// apart by those who need them.
+pub(crate) fn destination_settings(
+    rate_per_second: Option<f64>,
+    counts: [Option<i32>; 4],
+    retry_horizon_seconds: Option<i64>,
+    late_after_seconds: Option<i64>,
+) -> Result<crate::domain::DestinationSettings, StoreError> {
+    let [burst, max_in_flight, timeout_ms, max_attempts] = counts;
+    let setting =
+        |column: &'static str, value: Option<i32>| value.map(|v| count(column, v)).transpose();
+    Ok(crate::domain::DestinationSettings {
+        rate_per_second,
+        burst: setting("destinations.burst", burst)?,
+        max_in_flight: setting("destinations.max_in_flight", max_in_flight)?,
+        timeout_ms: setting("destinations.timeout_ms", timeout_ms)?,
+        max_attempts: setting("destinations.max_attempts", max_attempts)?,
+        retry_horizon_seconds,
+        late_after_seconds,
+        headers: Vec::new(),
+    })
+}

@@ -9,10 +9,12 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::{
-    Cancellation, Destination, DestinationHealth, DestinationId, DestinationSettings,
-    DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
+    Cancellation, Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey,
+    ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
-use crate::store::rules::columns::{corrupt, count, region, state_from_label, status};
+use crate::store::rules::columns::{
+    corrupt, count, destination_settings, region, state_from_label, status,
+};
 use crate::store::StoreError;
 
 pub(super) use super::attempt_rows::{insert_attempt, AttemptRow, ATTEMPT_COLUMNS};
@@ -362,28 +364,23 @@ impl DestinationRow {
                         .transpose()?,
                 },
             }),
-            settings: Box::new(DestinationSettings {
-                rate_per_second: self.rate_per_second,
-                burst: setting("destinations.burst", self.burst)?,
-                max_in_flight: setting("destinations.max_in_flight", self.max_in_flight)?,
-                timeout_ms: setting("destinations.timeout_ms", self.timeout_ms)?,
-                max_attempts: setting("destinations.max_attempts", self.max_attempts)?,
-                retry_horizon_seconds: self.retry_horizon_seconds,
-                late_after_seconds: self.late_after_seconds,
-                // Read apart, by those who need them.
-                headers: Vec::new(),
-            }),
+            settings: Box::new(destination_settings(
+                self.rate_per_second,
+                [
+                    self.burst,
+                    self.max_in_flight,
+                    self.timeout_ms,
+                    self.max_attempts,
+                ],
+                self.retry_horizon_seconds,
+                self.late_after_seconds,
+            )?),
         })
     }
 
     pub fn refilled_at(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
         maybe("destinations.rate_refilled_at", self.rate_refilled_at)
     }
-}
-
-/// A setting's column: NULL or a count the CHECK keeps positive.
-fn setting(column: &'static str, value: Option<i32>) -> Result<Option<u32>, StoreError> {
-    value.map(|v| count(column, v)).transpose()
 }
 
 /// The destination's row, a deleted one's tombstone included.
