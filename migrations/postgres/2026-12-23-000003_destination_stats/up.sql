@@ -1,4 +1,4 @@
--- Each destination's health over time: one row per destination and hour
+-- Each destination's health over time: rows per destination and hour
 -- (UTC, on the hour) in which a finish counted an attempt, kept by the
 -- finish statement in the same transaction as the attempts it counts
 -- (`store/postgres/finish_many`; the rule is `domain/destination_hour`).
@@ -15,12 +15,19 @@
 -- Rows of an hour merge by adding counts, so percentiles are read off at
 -- query time.
 --
+-- An hour may have several rows, one per `slot`: a finish writes the slot
+-- of its connection (its backend's pid modulo 16), so finishes committing
+-- at the same time on other connections do not wait for each other on one
+-- row. Readers add an hour's slots up; the Pruner folds the slots of an
+-- hour that has ended into slot 0.
+--
 -- A new table: nothing live is locked or rewritten. Its rows are updated
 -- many times an hour, never in an indexed column, so a page is left half
 -- free for those updates to stay on it (HOT).
 CREATE TABLE destination_stats (
     destination_id TEXT NOT NULL REFERENCES destinations (id) ON DELETE CASCADE,
     hour           TIMESTAMPTZ NOT NULL,
+    slot           SMALLINT NOT NULL DEFAULT 0 CHECK (slot BETWEEN 0 AND 15),
     succeeded      INTEGER NOT NULL DEFAULT 0 CHECK (succeeded >= 0),
     transport      INTEGER NOT NULL DEFAULT 0 CHECK (transport >= 0),
     timeout        INTEGER NOT NULL DEFAULT 0 CHECK (timeout >= 0),
@@ -30,5 +37,47 @@ CREATE TABLE destination_stats (
     other_status   INTEGER NOT NULL DEFAULT 0 CHECK (other_status >= 0),
     latency        INTEGER[] NOT NULL CHECK (cardinality(latency) = 54),
     lateness       INTEGER[] NOT NULL CHECK (cardinality(lateness) = 54),
-    PRIMARY KEY (destination_id, hour)
+    PRIMARY KEY (destination_id, hour, slot)
 ) WITH (fillfactor = 50);
+
+-- A histogram's counts with one more in each of `buckets` (numbered from
+-- 0, as `width_bucket` numbers them; a bucket may repeat); no counts yet
+-- is all zeros. A loop over the few buckets of a batch costs far less
+-- than building the whole array again in SQL.
+CREATE FUNCTION destination_stats_add(counts INTEGER[], buckets INTEGER[])
+RETURNS INTEGER[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    b INTEGER;
+BEGIN
+    counts := coalesce(counts, array_fill(0, ARRAY[54]));
+    IF buckets IS NOT NULL THEN
+        FOREACH b IN ARRAY buckets LOOP
+            counts[b + 1] := counts[b + 1] + 1;
+        END LOOP;
+    END IF;
+    RETURN counts;
+END
+$$;
+
+-- Two histograms' counts added bucket by bucket; NULL is none.
+CREATE FUNCTION destination_stats_merge(a INTEGER[], b INTEGER[])
+RETURNS INTEGER[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+    IF a IS NULL THEN
+        RETURN b;
+    END IF;
+    IF b IS NULL THEN
+        RETURN a;
+    END IF;
+    FOR i IN 1 .. cardinality(a) LOOP
+        a[i] := a[i] + b[i];
+    END LOOP;
+    RETURN a;
+END
+$$;
+
+-- The sum of many rows' histograms (the Pruner folding an hour's slots).
+CREATE AGGREGATE destination_stats_sum(INTEGER[]) (
+    SFUNC = destination_stats_merge,
+    STYPE = INTEGER[]
+);
