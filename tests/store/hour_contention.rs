@@ -3,10 +3,13 @@
 //! its own: batches of successes only (which lock no destination, only
 //! the hours' rows), and batches with failures (which lock the destination
 //! for its streak) and 429s with Retry-After (which pause it, in a
-//! transaction) among them.
-//! The hour's row is written after the destinations are locked and in id
-//! order, so they wait for each other but never deadlock, and every
-//! attempt is counted once.
+//! transaction) among them. Sessions whose slots coincide meet on the
+//! same rows; the rows are written after the destinations are locked and
+//! in id order, so they wait for each other but never deadlock (written in
+//! a random order, before an hour had slots, PostgreSQL reported a
+//! deadlock in the first round), and every attempt is counted once,
+//! whichever slots hold it. Then an hour's slots read as one, and folded
+//! into one row once the hour has ended.
 
 use chrono::Duration;
 use remit::domain::{AttemptRecord, ClaimedTask, DestinationId, Region};
