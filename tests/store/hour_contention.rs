@@ -236,4 +236,17 @@ async fn an_hours_slots_are_read_as_one_and_folded_once_it_ended() {
         .unwrap();
     assert_eq!(db.count(folded).await, 1);
     assert_eq!(read(us).await[0].counts.succeeded, 32);
+
+    // The hours of a destination that no longer exists go with the age,
+    // whichever region prunes.
+    db.execute(&slot_row("gone", nine, 0, 1)).await;
+    db.clock().set(t0() + Duration::days(8));
+    let deleted = db
+        .store
+        .prune_destination_hours(Some(Region::EU), Duration::days(7))
+        .await
+        .unwrap();
+    assert_eq!(deleted, 3, "crm's two hours and the gone destination's");
+    let left = "SELECT count(*) AS n FROM destination_stats";
+    assert_eq!(db.count(left).await, 1, "us-crm's hour is another region's");
 }

@@ -8,12 +8,15 @@
 -- a timeout, a 4xx other than 429 (`client_error`), a 429
 -- (`rate_limited`), a 5xx (`server_error`), any other status
 -- (`other_status`); their sum is the hour's attempts. `latency` and
--- `lateness` are histograms of 54 fixed log-scale buckets (the counts of
--- durations under 1 ms, then 52 buckets of a factor √2 each from 1 ms,
--- then 18.6 hours or more): the send latency of every counted attempt,
--- and the lateness of each first attempt against its task's `not_before`.
--- Rows of an hour merge by adding counts, so percentiles are read off at
--- query time.
+-- `lateness` are histograms over 54 fixed log-scale buckets (numbered
+-- from 0: durations under 1 ms, then 52 buckets of a factor √2 each from
+-- 1 ms, then 18.6 hours or more): the send latency of every counted
+-- attempt, and the lateness of each first attempt against its task's
+-- `not_before`. Each holds only its buckets that are not empty, in order,
+-- each as `bucket << 32 | count`: an hour's attempts fall in a few
+-- buckets, and each finish writes the row again, so a short row is less
+-- to write. Rows of an hour merge by adding counts, so percentiles are
+-- read off at query time.
 --
 -- An hour may have several rows, one per `slot`: a finish writes the slot
 -- of its connection (its backend's pid modulo 16), so finishes committing
@@ -21,11 +24,16 @@
 -- row. Readers add an hour's slots up; the Pruner folds the slots of an
 -- hour that has ended into slot 0.
 --
+-- No foreign key to `destinations`: checking one would lock the
+-- destination's row (FOR KEY SHARE, itself a write) at every hour's first
+-- finish. The Pruner deletes the hours of a destination that no longer
+-- exists.
+--
 -- A new table: nothing live is locked or rewritten. Its rows are updated
 -- many times an hour, never in an indexed column, so a page is left half
 -- free for those updates to stay on it (HOT).
 CREATE TABLE destination_stats (
-    destination_id TEXT NOT NULL REFERENCES destinations (id) ON DELETE CASCADE,
+    destination_id TEXT NOT NULL,
     hour           TIMESTAMPTZ NOT NULL,
     slot           SMALLINT NOT NULL DEFAULT 0 CHECK (slot BETWEEN 0 AND 15),
     succeeded      INTEGER NOT NULL DEFAULT 0 CHECK (succeeded >= 0),
@@ -35,49 +43,72 @@ CREATE TABLE destination_stats (
     rate_limited   INTEGER NOT NULL DEFAULT 0 CHECK (rate_limited >= 0),
     server_error   INTEGER NOT NULL DEFAULT 0 CHECK (server_error >= 0),
     other_status   INTEGER NOT NULL DEFAULT 0 CHECK (other_status >= 0),
-    latency        INTEGER[] NOT NULL CHECK (cardinality(latency) = 54),
-    lateness       INTEGER[] NOT NULL CHECK (cardinality(lateness) = 54),
+    latency        BIGINT[] NOT NULL DEFAULT '{}' CHECK (cardinality(latency) <= 54),
+    lateness       BIGINT[] NOT NULL DEFAULT '{}' CHECK (cardinality(lateness) <= 54),
     PRIMARY KEY (destination_id, hour, slot)
 ) WITH (fillfactor = 50);
 
--- A histogram's counts with one more in each of `buckets` (numbered from
--- 0, as `width_bucket` numbers them; a bucket may repeat); no counts yet
--- is all zeros. A loop over the few buckets of a batch costs far less
--- than building the whole array again in SQL.
-CREATE FUNCTION destination_stats_add(counts INTEGER[], buckets INTEGER[])
-RETURNS INTEGER[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+-- `counts` (a histogram as the table holds it; NULL is empty) with one
+-- more in each of `buckets` (numbered from 0, as `width_bucket` numbers
+-- them; a bucket may repeat). A loop over the few buckets of a batch.
+CREATE FUNCTION destination_stats_add(counts BIGINT[], buckets INTEGER[])
+RETURNS BIGINT[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
     b INTEGER;
+    i INTEGER;
+    n INTEGER;
 BEGIN
-    counts := coalesce(counts, array_fill(0, ARRAY[54]));
-    IF buckets IS NOT NULL THEN
-        FOREACH b IN ARRAY buckets LOOP
-            counts[b + 1] := counts[b + 1] + 1;
-        END LOOP;
+    counts := coalesce(counts, '{}');
+    IF buckets IS NULL THEN
+        RETURN counts;
     END IF;
+    FOREACH b IN ARRAY buckets LOOP
+        n := cardinality(counts);
+        i := 1;
+        WHILE i <= n AND (counts[i] >> 32) < b LOOP
+            i := i + 1;
+        END LOOP;
+        IF i <= n AND (counts[i] >> 32) = b THEN
+            counts[i] := counts[i] + 1;
+        ELSE
+            counts := counts[1:i - 1] || ((b::BIGINT << 32) + 1) || counts[i:n];
+        END IF;
+    END LOOP;
     RETURN counts;
 END
 $$;
 
--- Two histograms' counts added bucket by bucket; NULL is none.
-CREATE FUNCTION destination_stats_merge(a INTEGER[], b INTEGER[])
-RETURNS INTEGER[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+-- Two histograms as the table holds them, added bucket by bucket; NULL is
+-- empty.
+CREATE FUNCTION destination_stats_merge(a BIGINT[], b BIGINT[])
+RETURNS BIGINT[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    e BIGINT;
+    i INTEGER;
+    n INTEGER;
 BEGIN
-    IF a IS NULL THEN
-        RETURN b;
-    END IF;
+    a := coalesce(a, '{}');
     IF b IS NULL THEN
         RETURN a;
     END IF;
-    FOR i IN 1 .. cardinality(a) LOOP
-        a[i] := a[i] + b[i];
+    FOREACH e IN ARRAY b LOOP
+        n := cardinality(a);
+        i := 1;
+        WHILE i <= n AND (a[i] >> 32) < (e >> 32) LOOP
+            i := i + 1;
+        END LOOP;
+        IF i <= n AND (a[i] >> 32) = (e >> 32) THEN
+            a[i] := a[i] + (e & 4294967295);
+        ELSE
+            a := a[1:i - 1] || e || a[i:n];
+        END IF;
     END LOOP;
     RETURN a;
 END
 $$;
 
 -- The sum of many rows' histograms (the Pruner folding an hour's slots).
-CREATE AGGREGATE destination_stats_sum(INTEGER[]) (
+CREATE AGGREGATE destination_stats_sum(BIGINT[]) (
     SFUNC = destination_stats_merge,
-    STYPE = INTEGER[]
+    STYPE = BIGINT[]
 );

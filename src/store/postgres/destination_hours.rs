@@ -86,6 +86,7 @@ use super::rows::corrupt;
 use super::{PgStore, StoreError};
 use crate::domain::{
     hour_of, AttemptCounts, DestinationHour, DestinationId, Histogram, PruneRequest, Region,
+    HISTOGRAM_BUCKETS,
 };
 use crate::store::DestinationHours;
 
@@ -146,17 +147,17 @@ ON CONFLICT (destination_id, hour, slot) DO UPDATE SET
 /// One batch of the prune, after the fold: $1 now (NULL: the database's),
 /// $2 the age kept in milliseconds, $3 the region (NULL: every region), $4
 /// the batch size. An hour goes once its end is older than the age: it
-/// started more than the age and an hour ago. Each destination's old hours
-/// are one range of the primary key.
+/// started more than the age and an hour ago. The hours of a destination
+/// that no longer exists go with the age too, whichever region prunes.
 const PRUNE_SQL: &str = r#"
 WITH clock AS (
     SELECT coalesce($1, now()) - $2 * interval '1 millisecond' - interval '1 hour' AS cutoff
 ),
 doomed AS (
     SELECT s.destination_id, s.hour, s.slot
-    FROM destinations d
-         JOIN destination_stats s ON s.destination_id = d.id, clock
-    WHERE ($3::text IS NULL OR d.region = $3) AND s.hour < clock.cutoff
+    FROM destination_stats s
+         LEFT JOIN destinations d ON d.id = s.destination_id, clock
+    WHERE s.hour < clock.cutoff AND ($3::text IS NULL OR d.region = $3 OR d.id IS NULL)
     LIMIT $4
 )
 DELETE FROM destination_stats s USING doomed
@@ -186,10 +187,10 @@ struct HourRow {
     server_error: i32,
     #[diesel(sql_type = Integer)]
     other_status: i32,
-    #[diesel(sql_type = Array<Integer>)]
-    latency: Vec<i32>,
-    #[diesel(sql_type = Array<Integer>)]
-    lateness: Vec<i32>,
+    #[diesel(sql_type = Array<BigInt>)]
+    latency: Vec<i64>,
+    #[diesel(sql_type = Array<BigInt>)]
+    lateness: Vec<i64>,
 }
 
 impl TryFrom<HourRow> for DestinationHour {
@@ -197,13 +198,18 @@ impl TryFrom<HourRow> for DestinationHour {
 
     fn try_from(row: HourRow) -> Result<Self, StoreError> {
         let count = |n: i32| u64::try_from(n).unwrap_or(0);
-        let histogram = |column: &'static str, counts: Vec<i32>| {
-            let counts: Vec<u32> = counts
-                .into_iter()
-                .map(|n| u32::try_from(n).unwrap_or(0))
-                .collect();
-            Histogram::from_counts(&counts)
-                .ok_or_else(|| corrupt(column, format!("{} buckets", counts.len())))
+        // The buckets that are not empty, each `bucket << 32 | count`.
+        let histogram = |column: &'static str, packed: Vec<i64>| {
+            let mut counts = [0u32; HISTOGRAM_BUCKETS];
+            for entry in packed {
+                let count = u32::try_from(entry & 0xffff_ffff).unwrap_or(0);
+                let slot = usize::try_from(entry >> 32)
+                    .ok()
+                    .and_then(|bucket| counts.get_mut(bucket))
+                    .ok_or_else(|| corrupt(column, format!("bucket of {entry}")))?;
+                *slot = slot.saturating_add(count);
+            }
+            Histogram::from_counts(&counts).ok_or_else(|| corrupt(column, "bucket count"))
         };
         Ok(DestinationHour {
             hour: row.hour,
