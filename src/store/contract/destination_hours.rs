@@ -25,8 +25,10 @@ pub trait DestinationHours: Sync {
 
     /// Deletes the hours that ended more than `older_than` before the
     /// store's now (an hour starting at `h` goes once `h + 1 hour` is
-    /// older), of the region's destinations or of every region's. Answers
-    /// how many it deleted.
+    /// older), of the region's destinations or of every region's, and
+    /// those of destinations that no longer exist. Answers how many it
+    /// deleted. A store that keeps an hour in several rows (PostgreSQL's
+    /// slots) folds each hour that has ended into one first.
     fn prune_destination_hours(
         &self,
         region: Option<Region>,

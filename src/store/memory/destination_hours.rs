@@ -68,9 +68,10 @@ impl DestinationHours for MemStore {
         let before = state.hours.len();
         let destinations = &state.destinations;
         state.hours.retain(|(id, hour), _| {
+            // A destination that no longer exists is every region's.
             let of_region = destinations
                 .get(id)
-                .is_some_and(|d| region.is_none_or(|r| d.destination.region == r));
+                .is_none_or(|d| region.is_none_or(|r| d.destination.region == r));
             !(of_region && *hour < cutoff)
         });
         Ok((before - state.hours.len()) as u64)

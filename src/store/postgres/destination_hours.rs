@@ -1,7 +1,13 @@
 //! Each destination's hours on PostgreSQL (`destination_stats`): the
 //! finish statement's steps that add a batch to them (`count_hours!`,
 //! which `finish_many` writes into `END_MANY_SQL`), the read the API and
-//! the console make, and the Pruner's delete.
+//! the console make, and the Pruner's fold and delete.
+//!
+//! An hour may have a row per slot: a finish writes its connection's slot
+//! (`pg_backend_pid() % 16`), so the finishes a process commits at once
+//! on its connections (and other processes' finishes) do not queue on one
+//! row, each holding it until its commit is flushed. A read adds an
+//! hour's slots up; the Pruner folds an ended hour's slots into slot 0.
 
 /// The steps of the finish statement (`finish_many::END_MANY_SQL`) that
 /// add its batch to the destinations' hours, written after its last step.
@@ -14,7 +20,7 @@ macro_rules! count_hours {
         r#"
 -- The destination's hour (domain/destination_hour): each moved attempt
 -- with an exchange, by class, its latency and, on a first attempt, its
--- lateness against `not_before`, each in the bucket of the shared bounds
+-- lateness against `not_before`, each as the bucket of the shared bounds
 -- that holds it (0 below the first bound).
 counted AS (
     SELECT m.destination_id AS id, m.class,
@@ -34,39 +40,29 @@ tallied AS (
            count(*) FILTER (WHERE class = 3)::int4 AS client_error,
            count(*) FILTER (WHERE class = 4)::int4 AS rate_limited,
            count(*) FILTER (WHERE class = 5)::int4 AS server_error,
-           count(*) FILTER (WHERE class = 6)::int4 AS other_status
+           count(*) FILTER (WHERE class = 6)::int4 AS other_status,
+           array_agg(latency) FILTER (WHERE latency IS NOT NULL) AS latencies,
+           array_agg(lateness) FILTER (WHERE lateness IS NOT NULL) AS latenesses
     FROM counted GROUP BY id
 ),
--- Each destination's two histograms of the batch, every bucket present.
-histograms AS (
-    SELECT t.id,
-           array_agg(coalesce(l.n, 0)::int4 ORDER BY g.b) AS latency,
-           array_agg(coalesce(e.n, 0)::int4 ORDER BY g.b) AS lateness
-    FROM tallied t
-         CROSS JOIN buckets
-         CROSS JOIN generate_series(0, cardinality(buckets.bounds)) AS g(b)
-         LEFT JOIN (SELECT id, latency AS b, count(*) AS n FROM counted GROUP BY 1, 2) l
-             ON l.id = t.id AND l.b = g.b
-         LEFT JOIN (SELECT id, lateness AS b, count(*) AS n FROM counted GROUP BY 1, 2) e
-             ON e.id = t.id AND e.b = g.b
-    GROUP BY t.id
-),
--- One row per destination and hour for the whole batch, added to what the
--- hour holds. Written after the destinations above are locked (the
--- one-time filter reads `healed` first) and in id order, so finishers
--- meeting on an hour's row wait for each other in the order they wait on
+-- One row per destination for the whole batch, added to the hour's row of
+-- this connection's slot. Written after the destinations above are locked
+-- (the one-time filter reads `healed` first) and in id order, so finishers
+-- meeting on a row wait for each other in the order they wait on
 -- destinations, and never deadlock.
 kept AS (
     INSERT INTO destination_stats AS s
-        (destination_id, hour, succeeded, transport, timeout, client_error, rate_limited,
-         server_error, other_status, latency, lateness)
+        (destination_id, hour, slot, succeeded, transport, timeout, client_error,
+         rate_limited, server_error, other_status, latency, lateness)
     SELECT t.id, date_trunc('hour', clock.now AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+           (pg_backend_pid() % 16)::int2,
            t.succeeded, t.transport, t.timeout, t.client_error, t.rate_limited,
-           t.server_error, t.other_status, h.latency, h.lateness
-    FROM tallied t JOIN histograms h ON h.id = t.id, clock
+           t.server_error, t.other_status,
+           destination_stats_add(NULL, t.latencies), destination_stats_add(NULL, t.latenesses)
+    FROM tallied t, clock
     WHERE (SELECT count(*) FROM healed) >= 0
     ORDER BY t.id
-    ON CONFLICT (destination_id, hour) DO UPDATE SET
+    ON CONFLICT (destination_id, hour, slot) DO UPDATE SET
         succeeded = s.succeeded + excluded.succeeded,
         transport = s.transport + excluded.transport,
         timeout = s.timeout + excluded.timeout,
@@ -74,10 +70,8 @@ kept AS (
         rate_limited = s.rate_limited + excluded.rate_limited,
         server_error = s.server_error + excluded.server_error,
         other_status = s.other_status + excluded.other_status,
-        latency = (SELECT array_agg(a + b ORDER BY k)
-                   FROM unnest(s.latency, excluded.latency) WITH ORDINALITY AS u(a, b, k)),
-        lateness = (SELECT array_agg(a + b ORDER BY k)
-                    FROM unnest(s.lateness, excluded.lateness) WITH ORDINALITY AS u(a, b, k))
+        latency = destination_stats_merge(s.latency, excluded.latency),
+        lateness = destination_stats_merge(s.lateness, excluded.lateness)
 )
 "#
     };
@@ -92,37 +86,83 @@ use super::rows::corrupt;
 use super::{PgStore, StoreError};
 use crate::domain::{
     hour_of, AttemptCounts, DestinationHour, DestinationId, Histogram, PruneRequest, Region,
+    HISTOGRAM_BUCKETS,
 };
 use crate::store::DestinationHours;
 
 /// $1 the destination, $2 the first hour, $3 the end (exclusive): one
-/// range of the primary key.
+/// range of the primary key, every slot of each hour.
 const HOURS_SQL: &str = r#"
 SELECT hour, succeeded, transport, timeout, client_error, rate_limited, server_error,
        other_status, latency, lateness
 FROM destination_stats
 WHERE destination_id = $1 AND hour >= $2 AND hour < $3
-ORDER BY hour
+ORDER BY hour, slot
 "#;
 
-/// One batch of the prune: $1 now (NULL: the database's), $2 the age kept
-/// in milliseconds, $3 the region (NULL: every region), $4 the batch size.
-/// An hour goes once its end is older than the age: it started more than
-/// the age and an hour ago. Each destination's old hours are one range of
-/// the primary key.
+/// Folds the slots of every hour that has ended (before the hour that
+/// holds $1, or the database's now) into slot 0, for the region $2 (NULL:
+/// every region): the other slots' rows are deleted and added to slot 0's,
+/// which is made when there is none. No finish writes an ended hour, so
+/// this waits on none.
+const FOLD_SQL: &str = r#"
+WITH clock AS (
+    SELECT date_trunc('hour', coalesce($1, now()) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+               AS current_hour
+),
+folded AS (
+    DELETE FROM destination_stats s USING destinations d, clock
+    WHERE d.id = s.destination_id AND ($2::text IS NULL OR d.region = $2)
+      AND s.slot <> 0 AND s.hour < clock.current_hour
+    RETURNING s.*
+),
+summed AS (
+    SELECT destination_id, hour,
+           sum(succeeded)::int4 AS succeeded, sum(transport)::int4 AS transport,
+           sum(timeout)::int4 AS timeout, sum(client_error)::int4 AS client_error,
+           sum(rate_limited)::int4 AS rate_limited, sum(server_error)::int4 AS server_error,
+           sum(other_status)::int4 AS other_status,
+           destination_stats_sum(latency) AS latency, destination_stats_sum(lateness) AS lateness
+    FROM folded GROUP BY destination_id, hour
+)
+INSERT INTO destination_stats AS s
+    (destination_id, hour, slot, succeeded, transport, timeout, client_error, rate_limited,
+     server_error, other_status, latency, lateness)
+SELECT destination_id, hour, 0, succeeded, transport, timeout, client_error, rate_limited,
+       server_error, other_status, latency, lateness
+FROM summed
+ORDER BY destination_id, hour
+ON CONFLICT (destination_id, hour, slot) DO UPDATE SET
+    succeeded = s.succeeded + excluded.succeeded,
+    transport = s.transport + excluded.transport,
+    timeout = s.timeout + excluded.timeout,
+    client_error = s.client_error + excluded.client_error,
+    rate_limited = s.rate_limited + excluded.rate_limited,
+    server_error = s.server_error + excluded.server_error,
+    other_status = s.other_status + excluded.other_status,
+    latency = destination_stats_merge(s.latency, excluded.latency),
+    lateness = destination_stats_merge(s.lateness, excluded.lateness)
+"#;
+
+/// One batch of the prune, after the fold: $1 now (NULL: the database's),
+/// $2 the age kept in milliseconds, $3 the region (NULL: every region), $4
+/// the batch size. An hour goes once its end is older than the age: it
+/// started more than the age and an hour ago. The hours of a destination
+/// that no longer exists go with the age too, whichever region prunes.
 const PRUNE_SQL: &str = r#"
 WITH clock AS (
     SELECT coalesce($1, now()) - $2 * interval '1 millisecond' - interval '1 hour' AS cutoff
 ),
 doomed AS (
-    SELECT s.destination_id, s.hour
-    FROM destinations d
-         JOIN destination_stats s ON s.destination_id = d.id, clock
-    WHERE ($3::text IS NULL OR d.region = $3) AND s.hour < clock.cutoff
+    SELECT s.destination_id, s.hour, s.slot
+    FROM destination_stats s
+         LEFT JOIN destinations d ON d.id = s.destination_id, clock
+    WHERE s.hour < clock.cutoff AND ($3::text IS NULL OR d.region = $3 OR d.id IS NULL)
     LIMIT $4
 )
 DELETE FROM destination_stats s USING doomed
 WHERE s.destination_id = doomed.destination_id AND s.hour = doomed.hour
+  AND s.slot = doomed.slot
 "#;
 
 /// Most hours one prune statement deletes: each batch is a short
@@ -147,10 +187,10 @@ struct HourRow {
     server_error: i32,
     #[diesel(sql_type = Integer)]
     other_status: i32,
-    #[diesel(sql_type = Array<Integer>)]
-    latency: Vec<i32>,
-    #[diesel(sql_type = Array<Integer>)]
-    lateness: Vec<i32>,
+    #[diesel(sql_type = Array<BigInt>)]
+    latency: Vec<i64>,
+    #[diesel(sql_type = Array<BigInt>)]
+    lateness: Vec<i64>,
 }
 
 impl TryFrom<HourRow> for DestinationHour {
@@ -158,13 +198,18 @@ impl TryFrom<HourRow> for DestinationHour {
 
     fn try_from(row: HourRow) -> Result<Self, StoreError> {
         let count = |n: i32| u64::try_from(n).unwrap_or(0);
-        let histogram = |column: &'static str, counts: Vec<i32>| {
-            let counts: Vec<u32> = counts
-                .into_iter()
-                .map(|n| u32::try_from(n).unwrap_or(0))
-                .collect();
-            Histogram::from_counts(&counts)
-                .ok_or_else(|| corrupt(column, format!("{} buckets", counts.len())))
+        // The buckets that are not empty, each `bucket << 32 | count`.
+        let histogram = |column: &'static str, packed: Vec<i64>| {
+            let mut counts = [0u32; HISTOGRAM_BUCKETS];
+            for entry in packed {
+                let count = u32::try_from(entry & 0xffff_ffff).unwrap_or(0);
+                let slot = usize::try_from(entry >> 32)
+                    .ok()
+                    .and_then(|bucket| counts.get_mut(bucket))
+                    .ok_or_else(|| corrupt(column, format!("bucket of {entry}")))?;
+                *slot = slot.saturating_add(count);
+            }
+            Histogram::from_counts(&counts).ok_or_else(|| corrupt(column, "bucket count"))
         };
         Ok(DestinationHour {
             hour: row.hour,
@@ -197,7 +242,15 @@ impl DestinationHours for PgStore {
             .bind::<Timestamptz, _>(until)
             .load(&mut conn)
             .await?;
-        rows.into_iter().map(DestinationHour::try_from).collect()
+        let mut hours: Vec<DestinationHour> = Vec::new();
+        for row in rows {
+            let slot = DestinationHour::try_from(row)?;
+            match hours.last_mut() {
+                Some(hour) if hour.hour == slot.hour => hour.merge(&slot),
+                _ => hours.push(slot),
+            }
+        }
+        Ok(hours)
     }
 
     async fn prune_destination_hours(
@@ -206,6 +259,14 @@ impl DestinationHours for PgStore {
         older_than: Duration,
     ) -> Result<u64, StoreError> {
         let older_than = older_than.min(Duration::days(PruneRequest::MAX_AGE_DAYS));
+        {
+            let mut conn = self.conn().await?;
+            diesel::sql_query(FOLD_SQL)
+                .bind::<Nullable<Timestamptz>, _>(self.clock.now_param())
+                .bind::<Nullable<Text>, _>(region.as_ref().map(Region::as_str))
+                .execute(&mut conn)
+                .await?;
+        }
         let mut deleted = 0u64;
         loop {
             // A connection per batch: between batches it is free for others.
