@@ -49,6 +49,7 @@ mod replays;
 mod scopes;
 mod secrets;
 mod task_changes;
+mod task_times;
 mod task_views;
 mod tasks;
 mod tokens;
