@@ -46,7 +46,8 @@ pub fn to_json(report: &StatusReport) -> Value {
         "disabled": report.disabled.iter().map(|d| json!({
             "destination": d.id.as_str(), "region": d.region.to_string(),
             "reason": d.health.disabled_reason, "since": d.health.disabled_at,
-            "last_error": d.health.last_error, "failure_streak": d.health.failure_streak,
+            "last_error": d.health.last_error, "last_error_at": d.health.last_error_at,
+            "failure_streak": d.health.failure_streak,
         })).collect::<Vec<_>>(),
         "top_retry_wait": report.top_retry_wait.iter().map(|(id, n)| json!({
             "destination": id.as_str(), "tasks": n,
@@ -57,6 +58,9 @@ pub fn to_json(report: &StatusReport) -> Value {
         "failures_last_day": report.failures_last_day.iter().map(|(reason, n)| json!({
             "reason": reason, "tasks": n,
         })).collect::<Vec<_>>(),
+        "failures_last_day_by_destination": report.failures_by_destination_last_day.iter()
+            .map(|(id, n)| json!({ "destination": id.as_str(), "tasks": n }))
+            .collect::<Vec<_>>(),
         "deadline_to_delivery_last_hour": report.deadline_to_delivery.map(|l| json!({
             "delivered": l.count, "p50_seconds": seconds(l.p50), "p99_seconds": seconds(l.p99),
         })),
@@ -227,6 +231,15 @@ pub fn to_text(report: &StatusReport, database: &str) -> String {
                 .failures_last_day
                 .iter()
                 .map(|(reason, n)| vec![reason.clone(), n.to_string()]),
+        );
+        table(&mut out, &rows);
+        out.push_str("\nFailed in the last day, by destination (the 10 with the most):\n");
+        let mut rows = vec![vec!["destination".to_owned(), "tasks".to_owned()]];
+        rows.extend(
+            report
+                .failures_by_destination_last_day
+                .iter()
+                .map(|(id, n)| vec![id.to_string(), n.to_string()]),
         );
         table(&mut out, &rows);
     }

@@ -31,8 +31,12 @@ pub struct DestinationHealth {
     /// while enabled.
     pub disabled_reason: Option<String>,
     pub disabled_at: Option<DateTime<Utc>>,
-    /// The last failed attempt's status or transport error kind.
+    /// The last failed attempt's status or transport error kind, while
+    /// no success has come since (a success clears it).
     pub last_error: Option<String>,
+    /// When that attempt ended; `None` with no last error, or for one
+    /// recorded before this was kept.
+    pub last_error_at: Option<DateTime<Utc>>,
     /// This destination's own thresholds, in place of the runtime's.
     pub overrides: DisableOverrides,
 }

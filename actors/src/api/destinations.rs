@@ -203,7 +203,8 @@ pub async fn get(
     "id": "crm", "region": "us", "url": "https://hooks.example.com/remit",
     "has_signing_secret": true, "enabled": true, "paused_until": null,
     "disabled_reason": null, "disabled_at": null, "last_error": "status 503",
-    "failure_streak": 0, "failure_streak_since": null,
+    "last_error_at": "2026-12-24T03:12:09Z", "failure_streak": 2,
+    "failure_streak_since": "2026-12-24T03:11:40Z",
     "disable_after_seconds": null, "disable_after_failures": null,
     "rate_per_second": 5.0, "burst": null, "max_in_flight": null, "timeout_ms": 5000,
     "max_attempts": null, "retry_horizon_seconds": null, "late_after_seconds": 3600,
@@ -233,8 +234,13 @@ pub struct DestinationView {
     pub disabled_at: Option<DateTime<Utc>>,
     /// The last failed attempt's status (`status 500`) or transport error
     /// kind (`transport: timeout`); never anything the receiver sent.
+    /// `null` once a success has come after it (the destination recovered).
     #[schema(required = true)]
     pub last_error: Option<String>,
+    /// When that attempt ended; `null` with no last error (or for one kept
+    /// from before remit recorded the time).
+    #[schema(required = true)]
+    pub last_error_at: Option<DateTime<Utc>>,
     /// Attempts failed since the last success.
     pub failure_streak: u32,
     /// When the first of them ended; `null` with no streak.
@@ -307,6 +313,7 @@ impl From<&Destination> for DestinationView {
             disabled_reason: d.health.disabled_reason.clone(),
             disabled_at: d.health.disabled_at,
             last_error: d.health.last_error.clone(),
+            last_error_at: d.health.last_error_at,
             failure_streak: d.health.failure_streak,
             failure_streak_since: d.health.failure_streak_since,
             disable_after_seconds: d.health.overrides.after_seconds,

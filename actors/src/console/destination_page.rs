@@ -61,7 +61,7 @@ pub async fn page(
                     tr {
                         th scope="row" { "last error" }
                         td data-field="last_error" {
-                            (destination.health.last_error.as_deref().unwrap_or("—"))
+                            (super::layout::last_error(&destination.health))
                         }
                     }
                 }

@@ -1,7 +1,9 @@
 //! The destinations page: each destination of the region with its state
 //! (active, paused until, disabled and why), configured and announced
-//! rate, tasks in flight, due backlog, last error, and its 429s and
-//! failures in the last hour; and, for an admin token, enable, disable and
+//! rate, tasks in flight, due backlog, tasks retrying, how long its oldest
+//! reminder has waited past its deadline, its last error and when (gone
+//! once it recovers), and its 429s and failures in the last hour (replayed
+//! failures included); and, for an admin token, enable, disable and
 //! rotate its signing secret, through the same checks and store calls as
 //! /v1 (`DisableDestination`, `RotateSecret`).
 
@@ -15,7 +17,7 @@ use remit::store::Store;
 use serde::Deserialize;
 use slog::info;
 
-use super::layout::{instant, see_other, Page, Section};
+use super::layout::{instant, last_error, see_other, waited, Page, Section};
 use super::session::Viewer;
 use super::{session, ConsoleError, ConsoleState};
 use crate::api::{DisableDestination, RotateSecret};
@@ -28,6 +30,7 @@ pub async fn page(
     let viewer = session::viewer(&request, &state).await?;
     viewer.sees_every_tenant()?;
     let summaries = state.store.destination_summaries(state.region).await?;
+    let now = Utc::now();
     Ok(Page {
         title: "Destinations",
         section: Section::Destinations,
@@ -47,6 +50,8 @@ pub async fn page(
                                 th scope="col" { "rate" }
                                 th scope="col" { "in flight" }
                                 th scope="col" { "due backlog" }
+                                th scope="col" { "retrying" }
+                                th scope="col" { "oldest wait" }
                                 th scope="col" { "last error" }
                                 th scope="col" { "429s (1 h)" }
                                 th scope="col" { "failed (1 h)" }
@@ -55,7 +60,7 @@ pub async fn page(
                         }
                         tbody {
                             @for summary in &summaries {
-                                (row(&state, &viewer, summary))
+                                (row(&state, &viewer, summary, now))
                             }
                         }
                     }
@@ -66,7 +71,12 @@ pub async fn page(
     .render())
 }
 
-fn row(state: &ConsoleState, viewer: &Viewer, summary: &DestinationSummary) -> Markup {
+fn row(
+    state: &ConsoleState,
+    viewer: &Viewer,
+    summary: &DestinationSummary,
+    now: chrono::DateTime<Utc>,
+) -> Markup {
     let d = &summary.destination;
     let file = state
         .throttle
@@ -102,7 +112,9 @@ fn row(state: &ConsoleState, viewer: &Viewer, summary: &DestinationSummary) -> M
             }
             td.number data-field="in_flight" { (summary.in_flight) }
             td.number data-field="backlog" { (summary.due_backlog) }
-            td data-field="last_error" { (d.health.last_error.as_deref().unwrap_or("—")) }
+            td.number data-field="retrying" { (summary.retrying) }
+            td data-field="oldest_wait" { (waited(summary.oldest_due, now)) }
+            td data-field="last_error" { (last_error(&d.health)) }
             td.number data-field="rate_limited" { (summary.rate_limited_last_hour) }
             td.number data-field="failed" { (summary.failed_last_hour) }
             @if viewer.admin() {

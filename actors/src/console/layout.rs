@@ -107,6 +107,28 @@ pub fn instant(at: DateTime<Utc>) -> Markup {
     html! { time datetime=(text) { (text) } }
 }
 
+/// A destination's last error and when it happened (`—` with none: it has
+/// recovered, or never failed).
+pub fn last_error(health: &remit::domain::DestinationHealth) -> Markup {
+    match (&health.last_error, health.last_error_at) {
+        (None, _) => html! { "—" },
+        (Some(error), None) => html! { (error) },
+        (Some(error), Some(at)) => html! { (error) br; span.hint { "at " (instant(at)) } },
+    }
+}
+
+/// How long a reminder due at `due` has waited by `now` (`—` when none
+/// waits), with the deadline in its `<time>`.
+pub fn waited(due: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Markup {
+    match due {
+        None => html! { "—" },
+        Some(due) => {
+            let text = crate::words::instant(due);
+            html! { time datetime=(text) title=(format!("due {text}")) { (crate::status::human(now - due)) } }
+        }
+    }
+}
+
 pub fn maybe_instant(at: Option<DateTime<Utc>>) -> Markup {
     match at {
         Some(at) => instant(at),

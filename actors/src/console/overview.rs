@@ -55,7 +55,7 @@ pub async fn page(
                 }
                 p.hint { "Updated " (super::layout::instant(report.now)) "; the page refreshes every 5 seconds." }
             }
-            (trouble::section(&summaries, report.now))
+            (trouble::section(&summaries, report.now, state.runtime.late_after_seconds))
             section aria-labelledby="last-hour" {
                 h2 #last-hour { "The last hour" }
                 div.charts {
@@ -75,7 +75,7 @@ pub async fn page(
                             thead { tr { th scope="col" { "reason" } th scope="col" { "tasks" } } }
                             tbody {
                                 @for (reason, count) in &activity.failures_by_reason {
-                                    tr {
+                                    tr data-reason=(reason) {
                                         td { (reason) }
                                         td.number { (count) }
                                     }

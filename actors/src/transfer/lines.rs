@@ -52,6 +52,8 @@ pub(super) struct DestinationLine {
     disabled_at: Option<DateTime<Utc>>,
     #[serde(default)]
     last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_error_at: Option<DateTime<Utc>>,
     #[serde(default)]
     disable_after_seconds: Option<i64>,
     #[serde(default)]
@@ -200,6 +202,7 @@ pub(super) fn destination_line(record: DestinationRecord) -> Result<DestinationL
         disabled_reason: d.health.disabled_reason.clone(),
         disabled_at: d.health.disabled_at,
         last_error: d.health.last_error.clone(),
+        last_error_at: d.health.last_error_at,
         disable_after_seconds: d.health.overrides.after_seconds,
         disable_after_failures: d.health.overrides.failures,
         rate_per_second: d.settings.rate_per_second,
@@ -265,6 +268,7 @@ pub(super) fn destination_record(line: DestinationLine) -> Result<DestinationRec
                 disabled_reason: line.disabled_reason,
                 disabled_at: line.disabled_at,
                 last_error: line.last_error,
+                last_error_at: line.last_error_at,
                 overrides: DisableOverrides::new(
                     line.disable_after_seconds,
                     line.disable_after_failures,

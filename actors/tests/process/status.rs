@@ -1,6 +1,6 @@
 //! `remit status` as an operator runs it: no runtime, either store.
 
-use remit::domain::{AttemptRecord, Region};
+use remit::domain::{AttemptRecord, FailureReason, Region};
 use remit::store::{ClaimRequest, Store};
 
 use crate::support::{self, delivered, Backend, TestDb};
@@ -27,8 +27,8 @@ async fn reads_the_database_alone(backend: Backend) {
             region: Region::US,
             lease_owner: "us-1".into(),
             lease: chrono::Duration::seconds(30),
-            limit: 1,
-            per_destination_cap: 1,
+            limit: 2,
+            per_destination_cap: 2,
             skip: Vec::new(),
             resume_after: None,
         })
@@ -42,6 +42,14 @@ async fn reads_the_database_alone(backend: Backend) {
         )
         .await
         .unwrap();
+    db.store
+        .fail(
+            &claimed[1].lease(),
+            &FailureReason::Status(410),
+            &AttemptRecord::default(),
+        )
+        .await
+        .unwrap();
 
     let json = crate::run(crate::remit(&db).args(["status", "--format", "json"]));
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
@@ -49,7 +57,11 @@ async fn reads_the_database_alone(backend: Backend) {
     assert_eq!(us["region"], "us");
     assert_eq!(
         (us["pending"].as_i64(), us["delivered"].as_i64()),
-        (Some(2), Some(1))
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        report["failures_last_day_by_destination"],
+        serde_json::json!([{"destination": "crm", "tasks": 1}])
     );
     assert!(us["oldest_eligible_seconds"].as_f64().is_some());
     assert_eq!(report["deadline_to_delivery_last_hour"]["delivered"], 1);
@@ -57,6 +69,16 @@ async fn reads_the_database_alone(backend: Backend) {
     let text = crate::run(crate::remit(&db).args(["status", "--region", "us"]));
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("region  pending"), "{text}");
+    let by_destination = text
+        .split("Failed in the last day, by destination")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no failures by destination: {text}"));
+    assert!(
+        by_destination
+            .lines()
+            .any(|l| l.split_whitespace().eq(["crm", "1"])),
+        "{text}"
+    );
     assert!(
         text.contains("Deadline to delivery, last hour: p50"),
         "{text}"

@@ -47,8 +47,16 @@ pub struct DestinationSummary {
     pub due_backlog: i64,
     /// 429 answers in the last hour.
     pub rate_limited_last_hour: i64,
-    /// Tasks that ended failed in the last hour.
+    /// Tasks that moved into `failed` in the last hour (a failure replayed
+    /// since still counts).
     pub failed_last_hour: i64,
+    /// Tasks waiting for a retry (`retry_wait`), or in flight on one (leased
+    /// after an earlier attempt).
+    pub retrying: i64,
+    /// The deadline (`not_before`) of its oldest task that has not ended,
+    /// when that deadline has come: how long its longest-waiting reminder
+    /// has waited.
+    pub oldest_due: Option<DateTime<Utc>>,
 }
 
 /// A receiver's announced quota, as the destination's row keeps it.

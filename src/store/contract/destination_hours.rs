@@ -28,7 +28,9 @@ pub trait DestinationHours: Sync {
     /// older), of the region's destinations or of every region's, and
     /// those of destinations that no longer exist. Answers how many it
     /// deleted. A store that keeps an hour in several rows (PostgreSQL's
-    /// slots) folds each hour that has ended into one first.
+    /// slots) folds each hour that has ended into one first. The failure
+    /// log the reports read (`task_failures`) is kept as long: its entries
+    /// older than `older_than` go too (and are not counted in the answer).
     fn prune_destination_hours(
         &self,
         region: Option<Region>,

@@ -28,8 +28,12 @@ pub struct StatusReport {
     pub top_retry_wait: Vec<(DestinationId, i64)>,
     /// Destinations with the most 429 answers in the last hour.
     pub top_rate_limited: Vec<(DestinationId, i64)>,
-    /// Tasks failed in the last day, by reason.
+    /// Moves into `failed` in the last day (a failure replayed since still
+    /// counts), by reason, most first.
     pub failures_last_day: Vec<(String, i64)>,
+    /// The same failures by destination: the [`TOP`] with the most, most
+    /// first.
+    pub failures_by_destination_last_day: Vec<(DestinationId, i64)>,
     /// From `not_before` to delivery, for tasks delivered in the last hour.
     pub deadline_to_delivery: Option<Latency>,
 }

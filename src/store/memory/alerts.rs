@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
+use super::failure_log::LoggedFailure;
 use super::state::State;
 use super::MemStore;
 use crate::domain::{Destination, DestinationId, EventKind, Region, Task, TaskId, TaskState};
@@ -33,9 +34,11 @@ pub(super) struct AlertRecords {
 }
 
 impl State {
-    /// Records every move into `failed` not recorded yet.
+    /// Records every move into `failed` not recorded yet, to announce and
+    /// in the failure log.
     pub(super) fn record_failures(&mut self) {
         let records = &mut self.alert_records;
+        let log = &mut self.failure_log;
         for t in &self.tasks {
             let (TaskState::Failed, Some(at)) = (t.state, t.finalized_at) else {
                 continue;
@@ -44,6 +47,13 @@ impl State {
                 continue;
             }
             records.recorded.insert(t.id, at);
+            log.push(LoggedFailure {
+                task_id: t.id,
+                failed_at: at,
+                region: t.region,
+                destination: t.destination_id.clone(),
+                reason: t.failure_reason.clone().unwrap_or_else(|| "unknown".into()),
+            });
             records.failures.push((
                 t.region,
                 FailedTask {

@@ -65,6 +65,8 @@ impl DestinationHours for MemStore {
         let cutoff = self.now() - older_than - Duration::hours(1);
         let mut state = self.state.lock();
         let state = &mut *state;
+        state.record_failures();
+        state.prune_failure_log(region, cutoff + Duration::hours(1));
         let before = state.hours.len();
         let destinations = &state.destinations;
         state.hours.retain(|(id, hour), _| {

@@ -15,6 +15,7 @@ mod destination_changes;
 mod destination_health;
 mod destination_hours;
 mod destinations;
+mod failure_log;
 mod keys;
 mod lease;
 mod rate;

@@ -32,7 +32,9 @@ impl MemStore {
 impl Reports for MemStore {
     async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
         let now = self.report_time();
-        Ok(self.state.lock().status(region, now))
+        let mut state = self.state.lock();
+        state.record_failures();
+        Ok(state.status(region, now))
     }
 
     async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
@@ -62,12 +64,16 @@ impl Reports for MemStore {
         region: Region,
     ) -> Result<Vec<DestinationSummary>, StoreError> {
         let now = self.report_time();
-        Ok(self.state.lock().summaries(region, now))
+        let mut state = self.state.lock();
+        state.record_failures();
+        Ok(state.summaries(region, now))
     }
 
     async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
         let now = self.report_time();
-        Ok(self.state.lock().activity(region, now))
+        let mut state = self.state.lock();
+        state.record_failures();
+        Ok(state.activity(region, now))
     }
 }
 
@@ -243,10 +249,21 @@ impl State {
                         .rate_limited(|t| &t.destination_id == id)
                         .filter(|at| in_last_hour(Some(*at), now))
                         .count() as i64,
-                    failed_last_hour: own()
-                        .filter(|t| t.region == region && t.state == TaskState::Failed)
-                        .filter(|t| in_last_hour(t.finalized_at, now))
+                    failed_last_hour: self
+                        .failures_between(Some(region), now - Duration::hours(1), now)
+                        .filter(|f| &f.destination == id)
                         .count() as i64,
+                    retrying: own()
+                        .filter(|t| match t.state {
+                            TaskState::RetryWait => true,
+                            TaskState::Leased => t.attempt_count - 1 > t.attempts_before_replay,
+                            _ => false,
+                        })
+                        .count() as i64,
+                    oldest_due: own()
+                        .filter(|t| !t.state.is_terminal() && t.not_before <= now)
+                        .map(|t| t.not_before)
+                        .min(),
                 }
             })
             .collect()
@@ -279,25 +296,21 @@ impl State {
         };
         let mut minutes = empty_hour(now);
         let mut samples: Vec<Vec<i64>> = vec![Vec::new(); minutes.len()];
-        let ended = self.tasks.iter().filter(|t| {
-            t.region == region && t.state.is_terminal() && in_last_hour(t.finalized_at, now)
+        // Failures come from the log (below); cancels are not counted.
+        let delivered = self.tasks.iter().filter(|t| {
+            t.region == region
+                && t.state == TaskState::Delivered
+                && in_last_hour(t.finalized_at, now)
         });
-        for task in ended.clone() {
+        for task in delivered {
             let Some(i) = task.finalized_at.and_then(minute) else {
                 continue;
             };
             let Some(m) = minutes.get_mut(i) else {
                 continue;
             };
-            match task.state {
-                TaskState::Delivered => {
-                    m.delivered += 1;
-                    samples[i].extend(lateness(task));
-                }
-                TaskState::Failed => m.failed += 1,
-                // The activity has no count of cancels.
-                _ => {}
-            }
+            m.delivered += 1;
+            samples[i].extend(lateness(task));
         }
         let limited = self.rate_limited(|t| t.region == region);
         for at in limited.filter(|at| in_last_hour(Some(*at), now)) {
@@ -308,9 +321,13 @@ impl State {
         for (m, s) in minutes.iter_mut().zip(samples) {
             m.deadline_to_delivery = Latency::of(s);
         }
-        let failures = ended
-            .filter(|t| t.state == TaskState::Failed)
-            .filter_map(|t| t.failure_reason.clone());
+        let failed = self.failures_between(Some(region), now - Duration::hours(1), now);
+        for f in failed.clone() {
+            if let Some(m) = minute(f.failed_at).and_then(|i| minutes.get_mut(i)) {
+                m.failed += 1;
+            }
+        }
+        let failures = failed.map(|f| f.reason.clone());
         Activity {
             now,
             minutes,
@@ -369,8 +386,11 @@ impl State {
         let ended_since = |state: TaskState, since: DateTime<Utc>| {
             tasks().filter(move |t| t.state == state && t.finalized_at.is_some_and(|at| at > since))
         };
-        let failures = ended_since(TaskState::Failed, now - Duration::days(1))
-            .filter_map(|t| t.failure_reason.clone());
+        let failed_last_day = || self.failures_between(only, now - Duration::days(1), now);
+        let failures = failed_last_day().map(|f| f.reason.clone());
+        let mut failures_by_destination =
+            most_first(failed_last_day().map(|f| f.destination.clone()));
+        failures_by_destination.truncate(top);
         let deliveries = ended_since(TaskState::Delivered, now - Duration::hours(1));
         StatusReport {
             now,
@@ -384,6 +404,7 @@ impl State {
             top_retry_wait,
             top_rate_limited,
             failures_last_day: most_first(failures),
+            failures_by_destination_last_day: failures_by_destination,
             deadline_to_delivery: Latency::of(deliveries.filter_map(lateness).collect()),
         }
     }

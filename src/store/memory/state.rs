@@ -105,6 +105,8 @@ pub(super) struct State {
     pub(super) payload_keys: Vec<Vec<u8>>,
     /// What the alert check records and keeps between checks.
     pub(super) alert_records: super::alerts::AlertRecords,
+    /// Every move of a task into `failed`, oldest first.
+    pub(super) failure_log: Vec<super::failure_log::LoggedFailure>,
 }
 
 impl State {

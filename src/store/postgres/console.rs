@@ -61,6 +61,10 @@ struct SummaryRow {
     rate_limited: i64,
     #[diesel(sql_type = BigInt)]
     failed: i64,
+    #[diesel(sql_type = BigInt)]
+    retrying: i64,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    oldest_due: Option<DateTime<Utc>>,
 }
 
 /// The destinations and their counts from one snapshot, so they agree.
@@ -111,6 +115,8 @@ fn summary(destination: Destination, counts: Option<SummaryRow>) -> DestinationS
             due_backlog: 0,
             rate_limited_last_hour: 0,
             failed_last_hour: 0,
+            retrying: 0,
+            oldest_due: None,
         };
     };
     let learned_quota = match (c.quota_remaining, c.quota_resets_at, c.quota_learned_at) {
@@ -129,6 +135,8 @@ fn summary(destination: Destination, counts: Option<SummaryRow>) -> DestinationS
         due_backlog: c.due_backlog,
         rate_limited_last_hour: c.rate_limited,
         failed_last_hour: c.failed,
+        retrying: c.retrying,
+        oldest_due: c.oldest_due,
     }
 }
 
@@ -138,8 +146,6 @@ struct EndedRow {
     minute: i32,
     #[diesel(sql_type = BigInt)]
     delivered: i64,
-    #[diesel(sql_type = BigInt)]
-    failed: i64,
     #[diesel(sql_type = Nullable<BigInt>)]
     p50: Option<i64>,
     #[diesel(sql_type = Nullable<BigInt>)]
@@ -190,6 +196,11 @@ pub(in crate::store) async fn activity(
                 .bind::<Text, _>(region.as_str())
                 .load(conn)
                 .await?;
+            let failed: Vec<MinuteCount> = diesel::sql_query(console_sql::ACTIVITY_FAILED)
+                .bind::<Nullable<Timestamptz>, _>(now_param)
+                .bind::<Text, _>(region.as_str())
+                .load(conn)
+                .await?;
             let limited: Vec<MinuteCount> = diesel::sql_query(console_sql::ACTIVITY_RATE_LIMITED)
                 .bind::<Nullable<Timestamptz>, _>(now_param)
                 .bind::<Text, _>(region.as_str())
@@ -207,8 +218,15 @@ pub(in crate::store) async fn activity(
                     .and_then(|i| minutes.get_mut(i))
                 {
                     m.delivered = row.delivered;
-                    m.failed = row.failed;
                     m.deadline_to_delivery = Latency::from_micros(row.delivered, row.p50, row.p99);
+                }
+            }
+            for row in failed {
+                if let Some(m) = usize::try_from(row.minute)
+                    .ok()
+                    .and_then(|i| minutes.get_mut(i))
+                {
+                    m.failed = row.n;
                 }
             }
             for row in limited {

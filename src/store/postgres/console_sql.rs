@@ -125,11 +125,14 @@ pub fn search_tasks(
 }
 
 /// Each destination of a region ($2) with its learned quota and its
-/// counts: in flight and due (from the live rows, `task_queue`), failed in
-/// the last hour (`task_ends_by_time`) and 429s in the last hour
-/// (`attempts_rate_limited`). $1 is the pinned clock, or NULL.
-pub const DESTINATION_SUMMARIES: &str = concat!(
-    r#"
+/// counts: in flight and due (from the live rows due by now,
+/// `task_queue_due`), waiting for a retry (every live row of the region,
+/// which `remit status` counts the same way), the deadline of its oldest
+/// live task (one probe of `task_queue_late_check` per destination),
+/// failed in the last hour (`task_failures_by_time`, replayed failures
+/// included) and 429s in the last hour (`attempts_rate_limited`). $1 is the
+/// pinned clock, or NULL.
+pub const DESTINATION_SUMMARIES: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 live AS (
     SELECT t.destination_id,
@@ -146,15 +149,17 @@ live AS (
       AND live.available_at >= '-infinity'::timestamptz + (clock.now - clock.now)
     GROUP BY t.destination_id
 ),
+retrying AS (
+    SELECT q.destination_id, count(*) AS retrying
+    FROM task_queue q WHERE q.region = $2 AND q.retrying
+    GROUP BY q.destination_id
+),
 failed AS (
-    SELECT t.destination_id, count(*) AS failed
-    FROM task_ends e"#,
-    ended_task!(),
-    r#"
-    WHERE e.region = $2 AND t.state = 'failed'
-      AND e.finalized_at > (SELECT now FROM clock) - interval '1 hour'
-      AND e.finalized_at <= (SELECT now FROM clock)
-    GROUP BY t.destination_id
+    SELECT f.destination_id, count(*) AS failed
+    FROM task_failures f, clock
+    WHERE f.region = $2
+      AND f.failed_at > clock.now - interval '1 hour' AND f.failed_at <= clock.now
+    GROUP BY f.destination_id
 ),
 limited AS (
     SELECT t.destination_id, count(*) AS rate_limited
@@ -168,15 +173,22 @@ SELECT d.id AS destination,
        coalesce(live.in_flight, 0) AS in_flight,
        coalesce(live.due_backlog, 0) AS due_backlog,
        coalesce(limited.rate_limited, 0) AS rate_limited,
-       coalesce(failed.failed, 0) AS failed
+       coalesce(failed.failed, 0) AS failed,
+       coalesce(retrying.retrying, 0) AS retrying,
+       oldest.not_before AS oldest_due
 FROM destinations d
 LEFT JOIN live ON live.destination_id = d.id
+LEFT JOIN retrying ON retrying.destination_id = d.id
 LEFT JOIN failed ON failed.destination_id = d.id
 LEFT JOIN limited ON limited.destination_id = d.id
+LEFT JOIN LATERAL (
+    SELECT q.not_before FROM task_queue q
+    WHERE q.destination_id = d.id AND q.not_before <= (SELECT now FROM clock)
+    ORDER BY q.not_before LIMIT 1
+) oldest ON true
 WHERE d.region = $2 AND d.deleted_at IS NULL
 ORDER BY d.id
-"#
-);
+"#;
 
 /// The minute (0 = the oldest of the hour, 59 = the one ending at `now`)
 /// an instant of the window (now - 1 hour, now] falls in.
@@ -190,9 +202,8 @@ macro_rules! minute_of {
     };
 }
 
-/// The region's ($2) tasks that ended in the last hour, by minute: how
-/// many were delivered and failed, and the deliveries' deadline-to-delivery
-/// percentiles in microseconds.
+/// The region's ($2) tasks delivered in the last hour, by minute: how many,
+/// and their deadline-to-delivery percentiles in microseconds.
 pub const ACTIVITY_ENDED: &str = concat!(
     r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now)
@@ -200,7 +211,6 @@ SELECT "#,
     minute_of!("t.finalized_at"),
     r#" AS minute,
        count(*) FILTER (WHERE t.state = 'delivered') AS delivered,
-       count(*) FILTER (WHERE t.state = 'failed') AS failed,
        (EXTRACT(EPOCH FROM percentile_disc(0.5) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)
             FILTER (WHERE t.state = 'delivered')) * 1e6)::int8 AS p50,
        (EXTRACT(EPOCH FROM percentile_disc(0.99) WITHIN GROUP (ORDER BY t.delivered_at - t.not_before)
@@ -228,20 +238,31 @@ GROUP BY 1
 "#
 );
 
-/// The region's ($2) tasks that failed in the last hour, by reason.
-pub const ACTIVITY_FAILURES: &str = concat!(
+/// The region's ($2) failures of the last hour by minute, from the
+/// failure log (`task_failures`): a failure replayed since still counts in
+/// the minute it happened.
+pub const ACTIVITY_FAILED: &str = concat!(
     r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now)
-SELECT t.failure_reason AS reason, count(*) AS n
-FROM task_ends e"#,
-    ended_task!(),
-    r#", clock
-WHERE e.region = $2 AND t.state = 'failed'
-  AND e.finalized_at > clock.now - interval '1 hour' AND e.finalized_at <= clock.now
-GROUP BY t.failure_reason
-ORDER BY n DESC, t.failure_reason
+SELECT "#,
+    minute_of!("f.failed_at"),
+    r#" AS minute, count(*) AS n
+FROM task_failures f, clock
+WHERE f.region = $2 AND f.failed_at > clock.now - interval '1 hour' AND f.failed_at <= clock.now
+GROUP BY 1
 "#
 );
+
+/// The region's ($2) failures of the last hour by reason, from the failure
+/// log, replayed ones included.
+pub const ACTIVITY_FAILURES: &str = r#"
+WITH clock AS (SELECT coalesce($1, now()) AS now)
+SELECT f.failure_reason AS reason, count(*) AS n
+FROM task_failures f, clock
+WHERE f.region = $2 AND f.failed_at > clock.now - interval '1 hour' AND f.failed_at <= clock.now
+GROUP BY f.failure_reason
+ORDER BY n DESC, f.failure_reason
+"#;
 
 /// One batch of a bulk replay, under the job's row lock: the region's ($1)
 /// failed tasks after the cursor ($2) that ended by the job's creation

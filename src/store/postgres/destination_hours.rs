@@ -165,6 +165,19 @@ WHERE s.destination_id = doomed.destination_id AND s.hour = doomed.hour
   AND s.slot = doomed.slot
 "#;
 
+/// The failure log's entries (`task_failures`) older than the age ($2 ms
+/// before $1), of a region ($3) or all, at most $4 of them: the log is
+/// kept as long as the hours.
+const PRUNE_FAILURES_SQL: &str = r#"
+DELETE FROM task_failures
+WHERE ctid IN (
+    SELECT ctid FROM task_failures
+    WHERE failed_at < coalesce($1, now()) - $2 * interval '1 millisecond'
+      AND ($3::text IS NULL OR region = $3)
+    LIMIT $4
+)
+"#;
+
 /// Most hours one prune statement deletes: each batch is a short
 /// transaction of its own.
 const PRUNE_BATCH: i32 = 5_000;
@@ -279,6 +292,19 @@ impl DestinationHours for PgStore {
                 .execute(&mut conn)
                 .await?;
             deleted += n as u64;
+            if n < PRUNE_BATCH as usize {
+                break;
+            }
+        }
+        loop {
+            let mut conn = self.conn().await?;
+            let n = diesel::sql_query(PRUNE_FAILURES_SQL)
+                .bind::<Nullable<Timestamptz>, _>(self.clock.now_param())
+                .bind::<BigInt, _>(older_than.num_milliseconds())
+                .bind::<Nullable<Text>, _>(region.as_ref().map(Region::as_str))
+                .bind::<Integer, _>(PRUNE_BATCH)
+                .execute(&mut conn)
+                .await?;
             if n < PRUNE_BATCH as usize {
                 return Ok(deleted);
             }

@@ -91,7 +91,8 @@ const REVIVE_SQL: &str = r#"
 UPDATE destinations
 SET url = $3, disable_after_seconds = $4, disable_after_failures = $5, deleted_at = NULL,
     enabled = true, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL,
-    disabled_reason = NULL, disabled_at = NULL, last_error = NULL, refused = NULL,
+    disabled_reason = NULL, disabled_at = NULL, last_error = NULL, last_error_at = NULL,
+    refused = NULL,
     refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, quota_remaining = NULL,
     quota_resets_at = NULL, quota_limit = NULL, quota_learned_at = NULL, quota_token = NULL,
     quota_window_ms = NULL, rate_per_second = NULL, burst = NULL, max_in_flight = NULL,

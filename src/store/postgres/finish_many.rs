@@ -100,14 +100,16 @@ batch AS (
     FROM judged GROUP BY id
 ),
 -- Only rows with something to write are locked, in id order (as the token
--- take locks them): a success on a destination with no streak writes
--- nothing, nor does a deleted destination's tombstone (it keeps no health).
+-- take locks them): a success on a destination with no streak and no last
+-- error writes nothing, nor does a deleted destination's tombstone (it
+-- keeps no health).
 -- FOR NO KEY UPDATE reads the latest committed row.
 locked AS (
     SELECT d.id, d.enabled, d.failure_streak, d.failure_streak_since, d.last_error,
            d.disable_after_seconds, d.disable_after_failures
     FROM destinations d JOIN batch b ON b.id = d.id
-    WHERE (b.failed > 0 OR d.failure_streak > 0) AND d.deleted_at IS NULL
+    WHERE (b.failed > 0 OR d.failure_streak > 0 OR d.last_error IS NOT NULL)
+      AND d.deleted_at IS NULL
     ORDER BY d.id
     FOR NO KEY UPDATE OF d
 ),
@@ -133,9 +135,10 @@ tip AS (
           >= coalesce(l.disable_after_seconds, rule.after_seconds) * interval '1 second'
     ORDER BY s.id, s.n
 ),
--- What the batch leaves: the streak of its last run (none when a success
--- ended it) and the error of its last failure (a success keeps the one
--- before, as a record).
+-- What the batch leaves: the streak of its last run and the error of its
+-- last failure, with its time; none of them when a success ended the
+-- batch (the destination recovered). A destination with no failure in the
+-- batch has no `latest` row: its batch ended with a success.
 latest AS (
     SELECT DISTINCT ON (id) id, run, count, since, last_error FROM steps ORDER BY id, n DESC
 ),
@@ -143,18 +146,21 @@ verdict AS (
     SELECT l.id,
            CASE WHEN la.run = b.last_run THEN la.count ELSE 0 END::int AS count,
            CASE WHEN la.run = b.last_run THEN la.since END AS since,
-           coalesce(la.last_error, l.last_error) AS last_error,
+           CASE WHEN la.run = b.last_run THEN la.last_error END AS last_error,
+           CASE WHEN la.run = b.last_run THEN clock.now END AS last_error_at,
            t.id IS NOT NULL AS tips, t.count AS tip_count, t.since AS tip_since,
            t.last_error AS tip_error
     FROM locked l JOIN batch b ON b.id = l.id
          LEFT JOIN latest la ON la.id = l.id
-         LEFT JOIN tip t ON t.id = l.id
+         LEFT JOIN tip t ON t.id = l.id,
+         clock
 ),
 healed AS (
     UPDATE destinations d
     SET failure_streak = v.count,
         failure_streak_since = v.since,
         last_error = v.last_error,
+        last_error_at = v.last_error_at,
         enabled = d.enabled AND NOT v.tips,
         disabled_reason = CASE WHEN v.tips
             THEN 'auto: ' || v.tip_count || ' failures over '

@@ -70,6 +70,7 @@ pub(crate) struct DestinationRow {
     pub disabled_reason: Option<String>,
     pub disabled_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
+    pub last_error_at: Option<DateTime<Utc>>,
     pub disable_after_seconds: Option<i64>,
     pub disable_after_failures: Option<i32>,
     pub rate_per_second: Option<f64>,
@@ -178,6 +179,7 @@ impl TryFrom<DestinationRow> for Destination {
                 disabled_reason: row.disabled_reason,
                 disabled_at: row.disabled_at,
                 last_error: row.last_error,
+                last_error_at: row.last_error_at,
                 overrides: DisableOverrides {
                     after_seconds: row.disable_after_seconds,
                     failures: row

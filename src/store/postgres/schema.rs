@@ -32,6 +32,7 @@ diesel::table! {
         disabled_reason -> Nullable<Text>,
         disabled_at -> Nullable<Timestamptz>,
         last_error -> Nullable<Text>,
+        last_error_at -> Nullable<Timestamptz>,
         disable_after_seconds -> Nullable<Int8>,
         disable_after_failures -> Nullable<Int4>,
         rate_per_second -> Nullable<Float8>,

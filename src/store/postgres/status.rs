@@ -8,7 +8,9 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::rows::region;
-use super::status_sql::{FAILURES, LATENCY, STATUS_ENDED, STATUS_LIVE, TOP_RATE_LIMITED};
+use super::status_sql::{
+    FAILURES, FAILURES_BY_DESTINATION, LATENCY, STATUS_ENDED, STATUS_LIVE, TOP_RATE_LIMITED,
+};
 use super::{PgStore, StoreError};
 use crate::domain::{DestinationId, Region};
 use crate::store::contract::status::{
@@ -387,6 +389,12 @@ async fn read(
         .bind::<Nullable<Text>, _>(&only_text)
         .load(conn)
         .await?;
+    let failing: Vec<Counted> = diesel::sql_query(FAILURES_BY_DESTINATION)
+        .bind::<Nullable<Timestamptz>, _>(now_param)
+        .bind::<Nullable<Text>, _>(&only_text)
+        .bind::<BigInt, _>(TOP)
+        .load(conn)
+        .await?;
     let latency: LatencyRow = diesel::sql_query(LATENCY)
         .bind::<Nullable<Timestamptz>, _>(now_param)
         .bind::<Nullable<Text>, _>(&only_text)
@@ -443,6 +451,7 @@ async fn read(
         top_retry_wait,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|r| (r.reason, r.n)).collect(),
+        failures_by_destination_last_day: destinations(failing)?,
         deadline_to_delivery: Latency::from_micros(latency.n, latency.p50, latency.p99),
     })
 }

@@ -135,18 +135,32 @@ macro_rules! regions {
 }
 
 /// The tasks that failed in the last day by reason, in a region ($2) or
-/// all; $1 is the pinned clock, or NULL.
+/// all; $1 is the pinned clock, or NULL. From the failure log
+/// (`task_failures_by_time`, one region at a time): a failure replayed
+/// since still counts.
 pub const FAILURES: &str = concat!(
     r#"
-SELECT t.failure_reason AS reason, count(*) AS n
+SELECT f.failure_reason AS reason, count(*) AS n
 FROM "#,
     regions!(),
-    r#" JOIN task_ends e ON e.region = r.region"#,
-    ended_task!(),
+    r#" JOIN task_failures f ON f.region = r.region
+WHERE f.failed_at > coalesce($1, now()) - interval '1 day' AND f.failed_at <= coalesce($1, now())
+GROUP BY f.failure_reason
+ORDER BY n DESC, f.failure_reason
+"#
+);
+
+/// The same failures by destination: the $3 with the most.
+pub const FAILURES_BY_DESTINATION: &str = concat!(
     r#"
-WHERE e.finalized_at > coalesce($1, now()) - interval '1 day' AND t.state = 'failed'
-GROUP BY t.failure_reason
-ORDER BY n DESC, t.failure_reason
+SELECT f.destination_id AS destination, count(*) AS n
+FROM "#,
+    regions!(),
+    r#" JOIN task_failures f ON f.region = r.region
+WHERE f.failed_at > coalesce($1, now()) - interval '1 day' AND f.failed_at <= coalesce($1, now())
+GROUP BY f.destination_id
+ORDER BY n DESC, f.destination_id
+LIMIT $3
 "#
 );
 

@@ -148,6 +148,7 @@ pub(in crate::store) async fn import_destinations(
                     destinations::disabled_reason.eq(d.health.disabled_reason.as_deref()),
                     destinations::disabled_at.eq(d.health.disabled_at),
                     destinations::last_error.eq(d.health.last_error.as_deref()),
+                    destinations::last_error_at.eq(d.health.last_error_at),
                     destinations::disable_after_seconds.eq(d.health.overrides.after_seconds),
                     destinations::disable_after_failures.eq(d
                         .health

@@ -1,8 +1,9 @@
 //! What an ended attempt does to its destination's row, written once for
 //! the model and SQLite (PostgreSQL says the same in its finish statement,
-//! `postgres/finish_many`): a failure grows the streak and may disable the
-//! destination, a success ends a streak, and a success with no streak
-//! writes nothing.
+//! `postgres/finish_many`): a failure grows the streak, records its error
+//! and when it happened, and may disable the destination; a success ends a
+//! streak and clears the last error (the destination has recovered); a
+//! success with neither writes nothing.
 //!
 //! A batch of finishes applies this to its applied finishes one after
 //! another, in the batch's order, exactly as if each came alone: failures
@@ -40,10 +41,12 @@ pub(in crate::store) fn after_attempt(
 ) -> Option<bool> {
     match Health::of(record) {
         Health::Neutral => None,
-        Health::Succeeded if d.health.failure_streak == 0 => None,
+        Health::Succeeded if d.health.failure_streak == 0 && d.health.last_error.is_none() => None,
         Health::Succeeded => {
             d.health.failure_streak = 0;
             d.health.failure_streak_since = None;
+            d.health.last_error = None;
+            d.health.last_error_at = None;
             Some(false)
         }
         Health::Failed => {
@@ -55,6 +58,7 @@ pub(in crate::store) fn after_attempt(
             d.health.failure_streak = streak.count;
             d.health.failure_streak_since = Some(streak.since);
             d.health.last_error = policy::last_error(record);
+            d.health.last_error_at = Some(now);
             let tips = d.enabled && policy::judge(streak, now, rule_for(&d.health, default));
             if tips {
                 d.enabled = false;
@@ -84,7 +88,7 @@ pub(in crate::store) fn disable(
 }
 
 /// Enables `d`: the streak and the reason are cleared (the last error
-/// stays, as a record). The event to record, when it was disabled.
+/// stays until a success clears it). The event to record, when it was disabled.
 pub(in crate::store) fn enable(
     d: &mut Destination,
     now: DateTime<Utc>,

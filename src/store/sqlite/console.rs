@@ -101,11 +101,17 @@ struct SummaryRow {
     rate_limited: i64,
     #[diesel(sql_type = BigInt)]
     failed: i64,
+    #[diesel(sql_type = BigInt)]
+    retrying: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    oldest_due: Option<i64>,
 }
 
 /// Each destination of the region (?2) with its counts at ?1; each count
 /// reads the partial index of its states (`tasks_due`,
-/// `tasks_expired_leases`, `tasks_finalized`, `attempts_rate_limited`).
+/// `tasks_expired_leases`, `tasks_tenant_turns`, `attempts_rate_limited`)
+/// or the failure log (`task_failures_by_time`, replayed failures
+/// included).
 /// SQLite uses a partial index only for a query that repeats its WHERE
 /// clause, hence `state IN ('delivered', 'failed', 'cancelled')` beside
 /// `state = 'failed'` here and in the activity's reads. A row whose change
@@ -120,10 +126,17 @@ const SUMMARIES_SQL: &str = "SELECT d.id AS destination, d.quota_limit, d.quota_
        (SELECT count(*) FROM attempts a JOIN tasks t ON t.id = a.task_id \
           WHERE a.http_status = 429 AND a.recorded_at > ?1 - 3600000000 \
             AND a.recorded_at <= ?1 AND t.destination_id = d.id) AS rate_limited, \
-       (SELECT count(*) FROM tasks t WHERE t.region = d.region \
-          AND t.state IN ('delivered', 'failed', 'cancelled') \
-          AND t.finalized_at > ?1 - 3600000000 \
-          AND t.finalized_at <= ?1 AND t.state = 'failed' AND t.destination_id = d.id) AS failed \
+       (SELECT count(*) FROM task_failures f WHERE f.region = d.region \
+          AND f.failed_at > ?1 - 3600000000 AND f.failed_at <= ?1 \
+          AND f.destination_id = d.id) AS failed, \
+       (SELECT count(*) FROM tasks t WHERE t.region = d.region AND t.destination_id = d.id \
+          AND t.finalized_at IS NULL \
+          AND (t.state = 'retry_wait' \
+               OR (t.state = 'leased' AND t.attempt_count - 1 > t.attempts_before_replay))) \
+         AS retrying, \
+       (SELECT min(t.not_before) FROM tasks t WHERE t.region = d.region \
+          AND t.destination_id = d.id AND t.finalized_at IS NULL AND t.not_before <= ?1) \
+         AS oldest_due \
      FROM destinations d WHERE d.region = ?2 AND d.deleted_at IS NULL ORDER BY d.id";
 
 #[derive(QueryableByName)]
@@ -252,6 +265,11 @@ fn summaries(
                 due_backlog: c.as_ref().map_or(0, |c| c.due_backlog),
                 rate_limited_last_hour: c.as_ref().map_or(0, |c| c.rate_limited),
                 failed_last_hour: c.as_ref().map_or(0, |c| c.failed),
+                retrying: c.as_ref().map_or(0, |c| c.retrying),
+                oldest_due: match c.as_ref().and_then(|c| c.oldest_due) {
+                    Some(at) => Some(instant("tasks.not_before", at)?),
+                    None => None,
+                },
             })
         })
         .collect()
@@ -266,11 +284,16 @@ fn activity(
     let counts: Vec<MinuteRow> = diesel::sql_query(concat!(
         "SELECT ",
         minute_of!("finalized_at"),
-        " AS minute, state AS kind, count(*) AS n FROM tasks \
+        " AS minute, 'delivered' AS kind, count(*) AS n FROM tasks \
          WHERE region = ?2 AND state IN ('delivered', 'failed', 'cancelled') \
-           AND state <> 'cancelled' \
+           AND state = 'delivered' \
            AND finalized_at > ?1 - 3600000000 AND finalized_at <= ?1 \
-         GROUP BY 1, 2 \
+         GROUP BY 1 \
+         UNION ALL SELECT ",
+        minute_of!("failed_at"),
+        " AS minute, 'failed' AS kind, count(*) AS n FROM task_failures \
+         WHERE region = ?2 AND failed_at > ?1 - 3600000000 AND failed_at <= ?1 \
+         GROUP BY 1 \
          UNION ALL SELECT ",
         minute_of!("a.recorded_at"),
         " AS minute, 'rate_limited' AS kind, count(*) AS n \
@@ -294,10 +317,8 @@ fn activity(
     .bind::<Text, _>(region.as_str())
     .load(conn)?;
     let failures: Vec<ReasonCount> = diesel::sql_query(
-        "SELECT failure_reason AS reason, count(*) AS n FROM tasks \
-         WHERE region = ?2 AND state IN ('delivered', 'failed', 'cancelled') \
-           AND state = 'failed' \
-           AND finalized_at > ?1 - 3600000000 AND finalized_at <= ?1 \
+        "SELECT failure_reason AS reason, count(*) AS n FROM task_failures \
+         WHERE region = ?2 AND failed_at > ?1 - 3600000000 AND failed_at <= ?1 \
          GROUP BY failure_reason ORDER BY n DESC, failure_reason",
     )
     .bind::<BigInt, _>(at)

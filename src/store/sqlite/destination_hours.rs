@@ -166,6 +166,13 @@ impl DestinationHours for SqliteStore {
             .bind::<BigInt, _>(micros(cutoff))
             .bind::<Nullable<Text>, _>(region.as_ref().map(|r| r.as_str().to_owned()))
             .execute(conn)?;
+            // The failure log is kept as long as the hours.
+            diesel::sql_query(
+                "DELETE FROM task_failures WHERE failed_at < ?1 AND (?2 IS NULL OR region = ?2)",
+            )
+            .bind::<BigInt, _>(micros(ctx.now - older_than))
+            .bind::<Nullable<Text>, _>(region.as_ref().map(|r| r.as_str().to_owned()))
+            .execute(conn)?;
             Ok(n as u64)
         })
         .await

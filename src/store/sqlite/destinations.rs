@@ -91,8 +91,8 @@ pub(super) fn add(
 const REVIVE_SQL: &str = "UPDATE destinations \
      SET url = ?, disable_after_seconds = ?, disable_after_failures = ?, deleted_at = NULL, \
      enabled = 1, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL, \
-     disabled_reason = NULL, disabled_at = NULL, last_error = NULL, refused = NULL, \
-     refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, quota_remaining = NULL, \
+     disabled_reason = NULL, disabled_at = NULL, last_error = NULL, last_error_at = NULL, \
+     refused = NULL, refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, quota_remaining = NULL, \
      quota_resets_at = NULL, quota_limit = NULL, quota_learned_at = NULL, quota_token = NULL, \
      quota_window_ms = NULL, rate_per_second = NULL, burst = NULL, max_in_flight = NULL, \
      timeout_ms = NULL, max_attempts = NULL, retry_horizon_seconds = NULL, \
@@ -205,7 +205,8 @@ pub(super) fn write_health(
     let h = &d.health;
     diesel::sql_query(
         "UPDATE destinations SET enabled = ?, failure_streak = ?, failure_streak_since = ?, \
-         disabled_reason = ?, disabled_at = ?, last_error = ?, updated_at = ? WHERE id = ?",
+         disabled_reason = ?, disabled_at = ?, last_error = ?, last_error_at = ?, updated_at = ? \
+         WHERE id = ?",
     )
     .bind::<Bool, _>(d.enabled)
     .bind::<BigInt, _>(i64::from(h.failure_streak))
@@ -213,6 +214,7 @@ pub(super) fn write_health(
     .bind::<Nullable<Text>, _>(&h.disabled_reason)
     .bind::<Nullable<BigInt>, _>(h.disabled_at.map(micros))
     .bind::<Nullable<Text>, _>(&h.last_error)
+    .bind::<Nullable<BigInt>, _>(h.last_error_at.map(micros))
     .bind::<BigInt, _>(micros(now))
     .bind::<Text, _>(d.id.as_str())
     .execute(conn)?;

@@ -304,6 +304,8 @@ pub(super) struct DestinationRow {
     #[diesel(sql_type = Nullable<Text>)]
     last_error: Option<String>,
     #[diesel(sql_type = Nullable<BigInt>)]
+    last_error_at: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
     disable_after_seconds: Option<i64>,
     #[diesel(sql_type = Nullable<Integer>)]
     disable_after_failures: Option<i32>,
@@ -330,7 +332,7 @@ pub(super) const DESTINATION_COLUMNS: &str = "id, region, url, \
      EXISTS (SELECT 1 FROM destination_secrets s WHERE s.destination_id = destinations.id) \
      AS has_signing_secret, enabled, paused_until, rate_tokens, rate_refilled_at, \
      failure_streak, failure_streak_since, disabled_reason, disabled_at, last_error, \
-     disable_after_seconds, disable_after_failures, rate_per_second, burst, max_in_flight, \
+     last_error_at, disable_after_seconds, disable_after_failures, rate_per_second, burst, max_in_flight, \
      timeout_ms, max_attempts, retry_horizon_seconds, late_after_seconds, deleted_at";
 
 impl DestinationRow {
@@ -356,6 +358,7 @@ impl DestinationRow {
                 disabled_reason: self.disabled_reason.clone(),
                 disabled_at: maybe("destinations.disabled_at", self.disabled_at)?,
                 last_error: self.last_error.clone(),
+                last_error_at: maybe("destinations.last_error_at", self.last_error_at)?,
                 overrides: DisableOverrides {
                     after_seconds: self.disable_after_seconds,
                     failures: self

@@ -238,12 +238,23 @@ fn read(
     .bind::<BigInt, _>(TOP)
     .load(conn)?;
     let failures: Vec<Counted> = diesel::sql_query(
-        "SELECT failure_reason AS name, count(*) AS n FROM tasks \
-                 WHERE state = 'failed' AND finalized_at > ?1 AND (?2 IS NULL OR region = ?2) \
+        "SELECT failure_reason AS name, count(*) AS n FROM task_failures \
+                 WHERE failed_at > ?1 AND failed_at <= ?3 AND (?2 IS NULL OR region = ?2) \
                  GROUP BY failure_reason ORDER BY n DESC, failure_reason",
     )
     .bind::<BigInt, _>(now - 24 * HOUR_MICROS)
     .bind::<Nullable<Text>, _>(&text)
+    .bind::<BigInt, _>(now)
+    .load(conn)?;
+    let failing: Vec<Counted> = diesel::sql_query(
+        "SELECT destination_id AS name, count(*) AS n FROM task_failures \
+                 WHERE failed_at > ?1 AND failed_at <= ?3 AND (?2 IS NULL OR region = ?2) \
+                 GROUP BY destination_id ORDER BY n DESC, destination_id LIMIT ?4",
+    )
+    .bind::<BigInt, _>(now - 24 * HOUR_MICROS)
+    .bind::<Nullable<Text>, _>(&text)
+    .bind::<BigInt, _>(now)
+    .bind::<BigInt, _>(TOP)
     .load(conn)?;
     let samples: Vec<Sample> = diesel::sql_query(
         "SELECT delivered_at - not_before AS micros FROM tasks \
@@ -295,6 +306,7 @@ fn read(
         top_retry_wait: destinations(retry)?,
         top_rate_limited: destinations(limited)?,
         failures_last_day: failures.into_iter().map(|c| (c.name, c.n)).collect(),
+        failures_by_destination_last_day: destinations(failing)?,
         deadline_to_delivery: Latency::of(samples.into_iter().map(|s| s.micros).collect()),
     })
 }

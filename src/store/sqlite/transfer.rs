@@ -118,8 +118,9 @@ impl SqliteStore {
                     "INSERT INTO destinations (id, region, url, enabled, \
                      paused_until, rate_tokens, rate_refilled_at, created_at, updated_at, \
                      failure_streak, failure_streak_since, disabled_reason, disabled_at, \
-                     last_error, disable_after_seconds, disable_after_failures) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     last_error, last_error_at, disable_after_seconds, \
+                     disable_after_failures) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind::<Text, _>(d.id.as_str())
                 .bind::<Text, _>(d.region.as_str())
@@ -135,6 +136,7 @@ impl SqliteStore {
                 .bind::<Nullable<Text>, _>(&d.health.disabled_reason)
                 .bind::<Nullable<BigInt>, _>(d.health.disabled_at.map(micros))
                 .bind::<Nullable<Text>, _>(&d.health.last_error)
+                .bind::<Nullable<BigInt>, _>(d.health.last_error_at.map(micros))
                 .bind::<Nullable<BigInt>, _>(d.health.overrides.after_seconds)
                 .bind::<Nullable<BigInt>, _>(d.health.overrides.failures.map(i64::from))
                 .execute(conn)?;

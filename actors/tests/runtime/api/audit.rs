@@ -1,5 +1,6 @@
 //! The audit log through the API, on both stores: every admin route called
-//! once leaves exactly one entry, with the calling token's id and name,
+//! once (a destination's change and delete included) leaves exactly one
+//! entry, with the calling token's id and name,
 //! the action and its target; scheduling and reads leave none; no secret
 //! (a signing secret given or generated, a token, a payload) appears
 //! anywhere in the log; GET /v1/audit filters, pages and names a bad
@@ -196,6 +197,38 @@ async fn every_admin_route_leaves_one_entry(backend: Backend) {
         ("destination", "crm"),
     )
     .await;
+    const HEADER_SECRET: &str = "Bearer 7d1c55e0a4b94e2f";
+    secrets.push(HEADER_SECRET.to_owned());
+    let change = json!({
+        "rate_per_second": 7, "timeout_ms": 4000,
+        "headers": [{"name": "Authorization", "value": HEADER_SECRET, "secret": true}],
+    });
+    let (_, updated) = a
+        .once(
+            ("PATCH", "/v1/destinations/crm", Some(change)),
+            "destination.update",
+            ("destination", "crm"),
+        )
+        .await;
+    assert_eq!(updated["after"]["rate_per_second"], 7.0, "{updated}");
+    assert_eq!(
+        updated["before"]["rate_per_second"],
+        Value::Null,
+        "{updated}"
+    );
+    let spare = json!({"id": "spare", "region": "eu", "url": receiver.url("/spare")});
+    a.once(
+        ("POST", "/v1/destinations", Some(spare)),
+        "destination.create",
+        ("destination", "spare"),
+    )
+    .await;
+    a.once(
+        ("DELETE", "/v1/destinations/spare", None),
+        "destination.delete",
+        ("destination", "spare"),
+    )
+    .await;
 
     // Scheduling and reads are not admin actions.
     let mut ids = Vec::new();
@@ -333,7 +366,7 @@ async fn every_admin_route_leaves_one_entry(backend: Backend) {
         .iter()
         .filter(|e| e["actor"]["kind"] == "token")
         .collect();
-    assert_eq!(by_ops.len(), 18, "{entries:#?}");
+    assert_eq!(by_ops.len(), 21, "{entries:#?}");
     for e in &by_ops {
         assert_eq!(
             e["actor"],
@@ -364,8 +397,8 @@ async fn every_admin_route_leaves_one_entry(backend: Backend) {
     assert_eq!(count("actor=bootstrap").await, 2);
     let by_id = format!("/v1/audit?actor={ops_id}&limit=500");
     let (_, page) = api.call("GET", &by_id, Some(API_TOKEN), None).await;
-    assert_eq!(page["entries"].as_array().unwrap().len(), 18);
-    assert_eq!(count("target_kind=destination&target_id=crm").await, 5);
+    assert_eq!(page["entries"].as_array().unwrap().len(), 21);
+    assert_eq!(count("target_kind=destination&target_id=crm").await, 6);
     let (_, first) = api
         .call("GET", "/v1/audit?limit=2", Some(API_TOKEN), None)
         .await;

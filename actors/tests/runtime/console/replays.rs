@@ -98,6 +98,16 @@ async fn failed_tasks_are_replayed_one_or_in_bulk_and_delivered() {
     .await;
     let b1 = db.store.task(b1).await.unwrap().unwrap();
     assert_eq!(b1.state, TaskState::Failed, "outside the filter");
+    // The overview still counts the four failures of the hour, the three
+    // replayed and delivered since among them.
+    let overview = browser.get("/console/overview").await;
+    assert!(
+        overview.body.contains(
+            r#"<tr data-reason="http_410"><td>http_410</td><td class="number">4</td></tr>"#
+        ),
+        "{}",
+        overview.body
+    );
     runtime.shutdown().await;
 }
 

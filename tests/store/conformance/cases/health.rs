@@ -1,5 +1,6 @@
 //! A destination's health: a failure streak long enough in count and time
-//! disables it in the finish that tips it, a success ends the streak, a
+//! disables it in the finish that tips it, each failure leaves its error
+//! and when it happened, a success ends the streak and clears the error, a
 //! receiver pacing remit (429 or 503 with Retry-After) does not count, and
 //! an operator disables and enables by hand.
 
@@ -142,8 +143,8 @@ async fn disabled_by_the_batch<H: Harness>(
 /// A batch applies its outcomes in its order, exactly as if each finish
 /// came on its own: failures that make the streak long enough disable the
 /// destination there (the event says so, with the tipping failure's
-/// error), a later failure is the last error, and the success after them
-/// ends the streak but does not enable the destination again.
+/// error), and the success after them ends the streak and clears the last
+/// error but does not enable the destination again.
 pub async fn failures_that_tip_then_a_success_in_one_batch_disable<H: Harness>(h: &H) {
     let s = h.store();
     let d = fragile(h, "crm", 3).await;
@@ -159,7 +160,8 @@ pub async fn failures_that_tip_then_a_success_in_one_batch_disable<H: Harness>(h
     let after = s.destination(&d).await.unwrap().unwrap();
     assert_eq!(after.health.failure_streak, 0);
     assert_eq!(after.health.failure_streak_since, None);
-    assert_eq!(after.health.last_error.as_deref(), Some("status 404"));
+    assert_eq!(after.health.last_error, None, "the success cleared it");
+    assert_eq!(after.health.last_error_at, None);
     disabled_by_the_batch(h, &after, &finished, reason, now).await;
 }
 
@@ -182,6 +184,7 @@ pub async fn a_success_then_failures_that_tip_in_one_batch_disable<H: Harness>(h
     assert_eq!(after.health.failure_streak, 2);
     assert_eq!(after.health.failure_streak_since, Some(now));
     assert_eq!(after.health.last_error.as_deref(), Some("status 504"));
+    assert_eq!(after.health.last_error_at, Some(now));
     disabled_by_the_batch(h, &after, &finished, reason, now).await;
 }
 
@@ -211,6 +214,7 @@ pub async fn a_failure_streak_disables_its_destination_in_the_finish<H: Harness>
     );
     assert_eq!(disabled.health.disabled_at, Some(now));
     assert_eq!(disabled.health.last_error.as_deref(), Some("status 500"));
+    assert_eq!(disabled.health.last_error_at, Some(now));
     assert_eq!(s.destination(&d).await.unwrap().as_ref(), Some(disabled));
 
     // Its last task waits, unsent and not failed.
@@ -234,19 +238,63 @@ pub async fn pacing_does_not_count_and_a_success_ends_the_streak<H: Harness>(h: 
     let paced = s.destination(&d).await.unwrap().unwrap();
     assert!(paced.enabled, "a 429 or 503 with Retry-After never counts");
     assert_eq!(paced.health.failure_streak, 1);
+    assert_eq!(paced.health.last_error.as_deref(), Some("status 500"));
+    assert_eq!(
+        paced.health.last_error_at,
+        Some(t0() + Duration::hours(1)),
+        "the failure's time: pacing neither moves nor clears it"
+    );
 
     answer(h, &d, 204, false).await;
     let healed = s.destination(&d).await.unwrap().unwrap();
     assert_eq!(healed.health.failure_streak, 0);
     assert_eq!(healed.health.failure_streak_since, None);
-    assert_eq!(healed.health.last_error.as_deref(), Some("status 500"));
+    assert_eq!(
+        (healed.health.last_error, healed.health.last_error_at),
+        (None, None),
+        "recovered: the last error is gone"
+    );
 
     // A 429 without Retry-After is a failure like any other.
     answer(h, &d, 429, false).await;
     let limited = s.destination(&d).await.unwrap().unwrap();
     assert_eq!(limited.health.failure_streak, 1);
     assert_eq!(limited.health.last_error.as_deref(), Some("status 429"));
+    assert_eq!(
+        limited.health.last_error_at,
+        Some(t0() + Duration::hours(5))
+    );
     assert!(limited.enabled);
+}
+
+/// Enabling a destination by hand ends its streak but keeps its last error
+/// (nothing has succeeded since); the first success after clears it, and a
+/// success after that writes nothing more.
+pub async fn the_last_error_stays_until_a_success<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = fragile(h, "crm", 1).await;
+    for r in ["r1", "r2", "r3"] {
+        task(h, r, &d, Region::US).await;
+    }
+    let tipped = answer(h, &d, 500, false).await;
+    assert_eq!(tipped.disabled.len(), 1);
+    s.enable_destination(&d).await.unwrap();
+    let enabled = s.destination(&d).await.unwrap().unwrap();
+    assert_eq!(enabled.health.failure_streak, 0);
+    assert_eq!(enabled.health.last_error.as_deref(), Some("status 500"));
+    assert_eq!(
+        enabled.health.last_error_at,
+        Some(t0() + Duration::hours(1))
+    );
+
+    answer(h, &d, 200, false).await;
+    let recovered = s.destination(&d).await.unwrap().unwrap();
+    assert_eq!(
+        (&recovered.health.last_error, recovered.health.last_error_at),
+        (&None, None)
+    );
+    answer(h, &d, 200, false).await;
+    assert_eq!(s.destination(&d).await.unwrap().unwrap(), recovered);
 }
 
 pub async fn an_operator_disables_and_enables_a_destination<H: Harness>(h: &H) {

@@ -41,6 +41,8 @@ pub async fn destination_summaries_count_each_destinations_tasks<H: Harness>(h: 
         ),
         (2, 2, 1, 1)
     );
+    assert_eq!(c.retrying, 1, "the 429's task waits for its retry");
+    assert_eq!(c.oldest_due, Some(t0()), "its oldest live task, due now");
     let i = &summaries[1];
     assert_eq!(i.destination.id, idle);
     assert_eq!(
@@ -52,6 +54,7 @@ pub async fn destination_summaries_count_each_destinations_tasks<H: Harness>(h: 
         ),
         (0, 0, 0, 0)
     );
+    assert_eq!((i.retrying, i.oldest_due), (0, None));
     assert_eq!(i.learned_quota, None);
 
     // An hour and more later the failure and the 429 are out of the window,
@@ -64,6 +67,90 @@ pub async fn destination_summaries_count_each_destinations_tasks<H: Harness>(h: 
         c.due_backlog, 4,
         "two never claimed, the retry and the later one"
     );
+    assert_eq!(c.retrying, 1, "due, and still waiting for its retry");
+    assert_eq!(c.oldest_due, Some(t0()), "still waiting since t0");
+}
+
+/// A destination's oldest wait is its oldest task that has not ended and
+/// whose deadline has come: in flight or waiting; a task due later, or one
+/// that ended, does not count.
+pub async fn a_destination_summary_names_its_oldest_wait<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    let first = tenant_task(h, "clinic-a", "first", &crm, Region::EU, 0).await;
+    tenant_task(h, "clinic-a", "second", &crm, Region::EU, 30).await;
+    tenant_task(h, "clinic-a", "later", &crm, Region::EU, 3600).await;
+    let oldest = || async { s.destination_summaries(Region::EU).await.unwrap()[0].oldest_due };
+    assert_eq!(oldest().await, Some(t0()));
+    h.clock().advance(Duration::seconds(40));
+    let claimed = s.claim_due(&claim(Region::EU, "c", 1)).await.unwrap();
+    assert_eq!(claimed[0].task.id, first);
+    assert_eq!(oldest().await, Some(t0()), "in flight still waits");
+    deliver_one(h, &claimed[0]).await;
+    assert_eq!(
+        oldest().await,
+        Some(t0() + Duration::seconds(30)),
+        "delivered: the next one is the oldest"
+    );
+    end(h, Region::EU, &[]).await;
+    assert_eq!(oldest().await, None, "the one left is not due yet");
+}
+
+/// A failure replayed since stays in the reports of the hour and the day
+/// it happened (the failure chart, the destination's failures, `remit
+/// status` by reason and by destination), and a second failure of the same
+/// task counts again.
+pub async fn a_replayed_failure_stays_in_the_reports<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    let other = destination(h, "other", Region::EU).await;
+    let id = tenant_task(h, "clinic-a", "r0", &crm, Region::EU, 0).await;
+    let o = tenant_task(h, "clinic-a", "o0", &other, Region::EU, 0).await;
+    h.clock().advance(Duration::seconds(5));
+    end(h, Region::EU, &[id, o]).await;
+    assert!(matches!(
+        s.replay(id, Duration::hours(2)).await.unwrap(),
+        Replayed::Replayed(_)
+    ));
+    h.clock().advance(Duration::minutes(2));
+    let activity = s.activity(Region::EU).await.unwrap();
+    let failed: i64 = activity.minutes.iter().map(|m| m.failed).sum();
+    assert_eq!(failed, 2, "both failures, the replayed one included");
+    assert_eq!(
+        activity.minutes[57].failed, 2,
+        "in the minute they happened"
+    );
+    assert_eq!(
+        activity.failures_by_reason,
+        vec![("http_410".to_owned(), 2)]
+    );
+    let summaries = s.destination_summaries(Region::EU).await.unwrap();
+    assert_eq!(summaries[0].failed_last_hour, 1);
+    assert_eq!(summaries[1].failed_last_hour, 1);
+
+    // It fails again: two failures of crm's.
+    end(h, Region::EU, &[id]).await;
+    let report = s.status(Some(Region::EU)).await.unwrap();
+    assert_eq!(report.failures_last_day, vec![("http_410".to_owned(), 3)]);
+    assert_eq!(
+        report.failures_by_destination_last_day,
+        vec![(crm.clone(), 2), (other.clone(), 1)]
+    );
+    assert_eq!(
+        s.destination_summaries(Region::EU).await.unwrap()[0].failed_last_hour,
+        2
+    );
+    let us = s.status(Some(Region::US)).await.unwrap();
+    assert!(
+        us.failures_by_destination_last_day.is_empty(),
+        "another region's"
+    );
+
+    // A day on, the day's lists are empty.
+    h.clock().advance(Duration::days(1));
+    let report = s.status(Some(Region::EU)).await.unwrap();
+    assert!(report.failures_last_day.is_empty());
+    assert!(report.failures_by_destination_last_day.is_empty());
 }
 
 pub async fn activity_counts_the_last_hour_by_minute<H: Harness>(h: &H) {

@@ -1,0 +1,1 @@
+ALTER TABLE destinations DROP COLUMN last_error_at;

@@ -1,0 +1,2 @@
+DROP TRIGGER task_failures_recorded;
+DROP TABLE task_failures;
