@@ -4,7 +4,7 @@
 
 use crate::words::counted;
 use chrono::Duration;
-use remit::store::StatusReport;
+use remit::store::{Replication, StatusReport};
 use serde_json::{json, Value};
 
 /// A duration as a person reads it: `850ms`, `12.4s`, `3m05s`, `2h10m`.
@@ -65,6 +65,32 @@ pub fn to_json(report: &StatusReport) -> Value {
             "delivered": l.count, "p50_seconds": seconds(l.p50), "p99_seconds": seconds(l.p99),
         })),
     })
+}
+
+/// The database's replication as `--format json` gives it (`null` on an
+/// embedded file).
+pub fn replication_to_json(replication: Option<&Replication>) -> Value {
+    let Some(r) = replication else {
+        return Value::Null;
+    };
+    json!({
+        "synchronous_standby_names": r.synchronous_standby_names,
+        "synchronous_commit": r.synchronous_commit,
+        "in_recovery": r.in_recovery,
+        "standbys": r.standbys.iter().map(|s| json!({
+            "name": s.name, "state": s.state, "sync_state": s.sync_state,
+        })).collect::<Vec<_>>(),
+        "synchronous": r.synchronous().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+        "summary": r.summary(),
+    })
+}
+
+/// The database's replication as one line of the text report.
+pub fn replication_to_text(replication: Option<&Replication>) -> String {
+    match replication {
+        Some(r) => format!("Replication: {}\n", r.summary()),
+        None => "Replication: none (an embedded file)\n".into(),
+    }
 }
 
 /// Rows of cells, each column padded to its widest cell.

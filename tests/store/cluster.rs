@@ -1,8 +1,9 @@
 //! A throwaway PostgreSQL cluster of a test's own, for what the shared
 //! server cannot show: TLS with a test CA, client certificates, a server
-//! without TLS, a server that crashes and comes back. Started with the installed PostgreSQL binaries (as the
-//! `postgres` user when the test runs as root), on a free port of
-//! 127.0.0.1, and removed when dropped.
+//! without TLS, a server that crashes and comes back, a primary with a
+//! streaming standby that is promoted in its place. Started with the
+//! installed PostgreSQL binaries (as the `postgres` user when the test
+//! runs as root), on a free port of 127.0.0.1, and removed when dropped.
 //!
 //! With `Tls::On`, the cluster has `ssl = on` with a server certificate for
 //! `localhost` only (not for 127.0.0.1) signed by the test CA, and its
@@ -106,6 +107,100 @@ impl Cluster {
         );
     }
 
+    /// A streaming standby of this cluster, cloned with `pg_basebackup -R`
+    /// and started on a port of its own; `name` is the `application_name`
+    /// it replicates as (what `synchronous_standby_names` names). It is
+    /// asynchronous until [`Cluster::make_synchronous`] says otherwise.
+    pub fn standby(&self, name: &str) -> Cluster {
+        let dir =
+            std::env::temp_dir().join(format!("remit-standby-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let standby = Cluster {
+            dir,
+            bin: self.bin.clone(),
+            port: free_port(),
+            certs: None,
+        };
+        let data = standby.dir.join("data");
+        let port = self.port.to_string();
+        standby.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-D",
+                path(&data),
+                "-X",
+                "stream",
+                "-R",
+                "--no-sync",
+            ],
+        );
+        append(
+            &data.join("postgresql.conf"),
+            &format!(
+                "port = {}\nunix_socket_directories = '{}'\ncluster_name = '{name}'\n",
+                standby.port,
+                standby.dir.display()
+            ),
+        );
+        standby.resume();
+        standby
+    }
+
+    /// Makes the standby `name` synchronous: from now on a commit returns
+    /// once the standby has flushed it. Returns when the primary reports
+    /// it so.
+    pub fn make_synchronous(&self, name: &str) {
+        self.query(&format!(
+            "ALTER SYSTEM SET synchronous_standby_names = '{name}'"
+        ));
+        self.query("SELECT pg_reload_conf()");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let sql =
+            format!("SELECT sync_state FROM pg_stat_replication WHERE application_name = '{name}'");
+        while self.query(&sql) != "sync" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the standby {name} did not become synchronous"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// Promotes a standby to primary and returns once it accepts writes.
+    pub fn promote(&self) {
+        let data = self.dir.join("data");
+        self.run("pg_ctl", &["-D", path(&data), "-w", "promote"]);
+    }
+
+    /// Stops the server cleanly (`pg_ctl stop -m fast`).
+    #[allow(dead_code)] // The runtime's tests stop a standby; the store's do not.
+    pub fn stop(&self) {
+        let data = self.dir.join("data");
+        self.run("pg_ctl", &["-D", path(&data), "-m", "fast", "-w", "stop"]);
+    }
+
+    /// Runs `sql` as the superuser over the cluster's socket and answers
+    /// its output, unaligned and trimmed.
+    pub fn query(&self, sql: &str) -> String {
+        let output = Command::new(self.bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "postgres", "-d", "postgres", "-XtAqc", sql])
+            .output()
+            .expect("psql runs");
+        assert!(
+            output.status.success(),
+            "{sql}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
     fn init(&self) {
         let data = self.dir.join("data");
         self.run(
@@ -136,7 +231,11 @@ impl Cluster {
                  hostssl all remit_cert 127.0.0.1/32 cert\n\
                  hostssl all all 127.0.0.1/32 trust\n"
             }
-            None => "local all all trust\nhost all all 127.0.0.1/32 trust\n",
+            // Replication too, so that a standby can be cloned from it.
+            None => {
+                "local all all trust\nhost all all 127.0.0.1/32 trust\n\
+                 host replication all 127.0.0.1/32 trust\n"
+            }
         };
         append(&data.join("postgresql.conf"), &conf);
         std::fs::write(data.join("pg_hba.conf"), hba).unwrap();

@@ -15,6 +15,7 @@ mod connect;
 mod console_plans;
 mod destinations;
 mod empty_start;
+mod failover;
 mod fairness;
 mod fencing;
 mod file_modes;

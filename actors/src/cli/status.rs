@@ -18,18 +18,22 @@ pub async fn run(
     // What is sealed under each payload key, so an operator knows when an
     // old key can be dropped (after `remit rekey`).
     let sealed = store.sealed_counts().await?;
+    // Whether what remit acknowledges survives a failover.
+    let replication = store.replication().await?;
     let newest = remit_actors::app::payload_key(config)
         .ok()
         .map(|k| k.fingerprint_hex());
     match format {
         ReportFormat::Text => print!(
-            "{}\nSealed under each payload key:\n{}",
+            "{}\n{}\nSealed under each payload key:\n{}",
             remit_actors::status::to_text(&report, &config.database_description()),
+            remit_actors::status::replication_to_text(replication.as_ref()),
             remit_actors::rekey::counts_to_text(&sealed, newest.as_deref())
         ),
         ReportFormat::Json => {
             let mut json = remit_actors::status::to_json(&report);
             json["sealed_by_key"] = remit_actors::rekey::counts_to_json(&sealed);
+            json["replication"] = remit_actors::status::replication_to_json(replication.as_ref());
             println!("{json}");
         }
     }

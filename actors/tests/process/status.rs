@@ -59,6 +59,16 @@ async fn reads_the_database_alone(backend: Backend) {
         (us["pending"].as_i64(), us["delivered"].as_i64()),
         (Some(1), Some(1))
     );
+    // Whether a commit waits for a standby: the shared server has none.
+    match backend {
+        Backend::Postgres => {
+            let replication = &report["replication"];
+            assert_eq!(replication["in_recovery"], false, "{replication}");
+            assert_eq!(replication["synchronous"], serde_json::json!([]));
+            assert!(replication["summary"].is_string(), "{replication}");
+        }
+        Backend::Sqlite => assert!(report["replication"].is_null()),
+    }
     assert_eq!(
         report["failures_last_day_by_destination"],
         serde_json::json!([{"destination": "crm", "tasks": 1}])
@@ -69,6 +79,7 @@ async fn reads_the_database_alone(backend: Backend) {
     let text = crate::run(crate::remit(&db).args(["status", "--region", "us"]));
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("region  pending"), "{text}");
+    assert!(text.contains("\nReplication: "), "{text}");
     let by_destination = text
         .split("Failed in the last day, by destination")
         .nth(1)

@@ -14,6 +14,7 @@ mod destination_reads;
 mod disabled_unsent;
 mod eviction;
 mod failing_claims;
+mod failover;
 mod fairness;
 mod hostile;
 mod in_flight;

@@ -33,7 +33,8 @@
 //!   counters each keeps; `url`: [`DatabaseUrl`], which backend a URL
 //!   names; `wakeup`: [`Wakeup`], what a wake-up says; `secrets`: a
 //!   signing secret as a row holds it and an export carries it;
-//!   `headers`: a destination's custom header likewise.
+//!   `headers`: a destination's custom header likewise; `replication`:
+//!   [`Replication`], whether a commit waits for a standby.
 
 mod alerts;
 mod audit;
@@ -47,6 +48,7 @@ mod error;
 mod headers;
 mod keys;
 mod replay_jobs;
+mod replication;
 mod reports;
 mod secrets;
 mod stats;
@@ -71,6 +73,7 @@ pub use headers::{HeaderRecord, StoredHeader};
 pub(in crate::store) use keys::may_record;
 pub use keys::Keys;
 pub use replay_jobs::ReplayJobs;
+pub use replication::{Replication, Standby};
 pub use reports::Reports;
 pub use secrets::{SecretRecord, StoredValue};
 pub use stats::StoreStats;

@@ -104,6 +104,7 @@ macro_rules! on_store {
 mod audit;
 mod contract;
 mod destination_hours;
+mod replication;
 mod store;
 
 impl Database {

@@ -105,6 +105,7 @@ mod refusals;
 mod rekey;
 mod replay;
 mod replay_jobs;
+mod replication;
 mod retention;
 mod rows;
 mod schedule_many;

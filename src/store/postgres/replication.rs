@@ -1,0 +1,63 @@
+//! The server's replication, for `remit status` (see
+//! `store::Replication`): its settings and the standbys streaming from it.
+
+use diesel::sql_types::{Bool, Nullable, Text};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+
+use super::{PgStore, StoreError};
+use crate::store::{Replication, Standby};
+
+#[derive(QueryableByName)]
+struct Settings {
+    #[diesel(sql_type = Text)]
+    names: String,
+    #[diesel(sql_type = Text)]
+    commit: String,
+    #[diesel(sql_type = Bool)]
+    in_recovery: bool,
+}
+
+#[derive(QueryableByName)]
+struct StandbyRow {
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    state: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    sync_state: Option<String>,
+}
+
+impl PgStore {
+    /// The server's replication settings and standbys. A role without
+    /// `pg_monitor` sees the standbys' names but not their states.
+    pub async fn replication(&self) -> Result<Replication, StoreError> {
+        let mut conn = self.conn().await?;
+        let settings: Settings = diesel::sql_query(
+            "SELECT current_setting('synchronous_standby_names') AS names, \
+             current_setting('synchronous_commit') AS commit, \
+             pg_is_in_recovery() AS in_recovery",
+        )
+        .get_result(&mut conn)
+        .await?;
+        let standbys: Vec<StandbyRow> = diesel::sql_query(
+            "SELECT application_name AS name, state, sync_state FROM pg_stat_replication \
+             ORDER BY application_name",
+        )
+        .load(&mut conn)
+        .await?;
+        Ok(Replication {
+            synchronous_standby_names: settings.names,
+            synchronous_commit: settings.commit,
+            in_recovery: settings.in_recovery,
+            standbys: standbys
+                .into_iter()
+                .map(|s| Standby {
+                    name: s.name,
+                    state: s.state,
+                    sync_state: s.sync_state,
+                })
+                .collect(),
+        })
+    }
+}
