@@ -50,14 +50,12 @@ async fn schedule_until(api: &Api, phase: &str, until: Instant, acked: &Mutex<Ac
             "payload": {"reminder": reminder},
         });
         let (status, answer) = api.post("/v1/tasks", body).await;
-        let mut acked = acked.lock();
         if (200..300).contains(&status) {
             let id = TaskId(answer["id"].as_str().unwrap().parse().unwrap());
-            acked.tasks.insert(reminder, (id, not_before));
+            acked.lock().tasks.insert(reminder, (id, not_before));
         } else {
-            acked.refused += 1;
+            acked.lock().refused += 1;
         }
-        drop(acked);
         n += 1;
         actix_rt::time::sleep(Duration::from_millis(25)).await;
     }
