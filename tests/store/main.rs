@@ -23,6 +23,7 @@ mod finish_locks;
 mod hot_claim;
 mod hot_path_plans;
 mod hour_contention;
+mod migration_lint;
 mod ordering_cost;
 mod ordering_race;
 mod payloads;
