@@ -20,13 +20,10 @@ CREATE TABLE task_failures (
 );
 CREATE INDEX task_failures_by_time ON task_failures (region, failed_at);
 
--- The failures of the last week that their tasks still show (one replayed
--- before now is gone from its row). `tasks` is only read: no lock this
--- takes stalls a claim or a finish.
-INSERT INTO task_failures (task_id, failed_at, region, destination_id, failure_reason)
-SELECT id, finalized_at, region, destination_id, coalesce(failure_reason, 'unknown')
-FROM tasks
-WHERE state = 'failed' AND finalized_at > now() - interval '7 days';
+-- The failures from before this migration are copied by the next one,
+-- once this one has committed and the trigger below records every new
+-- failure: copied here, in this transaction's snapshot, a failure committed
+-- by another session while the copy ran would be in neither.
 
 -- Replacing the function takes no lock on `tasks`; its trigger (and the
 -- trigger's WHEN) stay as they are.

@@ -7,7 +7,7 @@ CREATE TABLE task_failures (
     region TEXT NOT NULL,
     destination_id TEXT NOT NULL,
     failure_reason TEXT NOT NULL
-);
+) STRICT;
 CREATE INDEX task_failures_by_time ON task_failures (region, failed_at);
 
 INSERT INTO task_failures (task_id, failed_at, region, destination_id, failure_reason)

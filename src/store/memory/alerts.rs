@@ -5,9 +5,10 @@
 //! PostgreSQL and SQLite record a task's move into `failed` by a trigger
 //! as it happens; the model has no trigger, so it records the moves it
 //! has not seen (a failed task whose `finalized_at` it has not recorded)
-//! at each check and before anything can take a task out of `failed` (a
-//! replay, a bulk replay, a move, retention): no move is missed, as none
-//! can be undone unseen. A task imported as failed is recorded as seen,
+//! at each check, at each report that reads them, and before anything can
+//! take a task out of `failed` (a replay, a bulk replay, a move, a cancel
+//! or an erase, the settle of a change that waited for an attempt,
+//! retention): no move is missed, as none can be undone unseen. A task imported as failed is recorded as seen,
 //! as an insert fires no trigger.
 
 use std::collections::{BTreeMap, HashMap};

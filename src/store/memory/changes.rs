@@ -13,6 +13,9 @@ impl Changes for MemStore {
     async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
+        // A failed task may leave `failed` here: its failure is recorded
+        // first, as the databases' triggers recorded it when it happened.
+        state.record_failures();
         let Some(task) = state.task_mut(id) else {
             return Ok(Cancel::NotFound);
         };
@@ -68,6 +71,9 @@ impl Changes for MemStore {
     async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
+        // A failed task may leave `failed` here: its failure is recorded
+        // first, as the databases' triggers recorded it when it happened.
+        state.record_failures();
         let Some(&i) = state.by_id.get(&id) else {
             return Ok(Erase::NotFound);
         };
@@ -87,6 +93,9 @@ impl Changes for MemStore {
     ) -> Result<ErasedTenant, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
+        // A failed task may leave `failed` here: its failure is recorded
+        // first, as the databases' triggers recorded it when it happened.
+        state.record_failures();
         // By task id, as the databases walk them.
         let mut rows: Vec<(TaskId, usize)> = state
             .tasks
@@ -139,6 +148,9 @@ impl Changes for MemStore {
     async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
+        // A failed task may leave `failed` here: its failure is recorded
+        // first, as the databases' triggers recorded it when it happened.
+        state.record_failures();
         let State {
             tasks, attempts, ..
         } = &mut *state;

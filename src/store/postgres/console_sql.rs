@@ -5,7 +5,8 @@
 //! Every query names only what the indexes serve: the task search one
 //! condition per field that is set (never `$n IS NULL OR …`, which a
 //! generic plan cannot use an index for), and the last hour's counts
-//! `task_ends_by_time` and `attempts_rate_limited`.
+//! `task_ends_by_time` (deliveries), `task_failures_by_time` (failures)
+//! and `attempts_rate_limited`.
 
 use chrono::{DateTime, Utc};
 
@@ -126,8 +127,10 @@ pub fn search_tasks(
 
 /// Each destination of a region ($2) with its learned quota and its
 /// counts: in flight and due (from the live rows due by now,
-/// `task_queue_due`), waiting for a retry (every live row of the region,
-/// which `remit status` counts the same way), the deadline of its oldest
+/// `task_queue_due`), retrying (the rows waiting for a retry,
+/// `task_queue_retrying`, less the leased ones among them, plus the leased
+/// rows tried before their lease: a claim leaves a row's `retrying` as it
+/// was), the deadline of its oldest
 /// live task (one probe of `task_queue_late_check` per destination),
 /// failed in the last hour (`task_failures_by_time`, replayed failures
 /// included) and 429s in the last hour (`attempts_rate_limited`). $1 is the
@@ -138,7 +141,10 @@ live AS (
     SELECT t.destination_id,
            count(*) FILTER (WHERE t.state = 'leased') AS in_flight,
            count(*) FILTER (WHERE t.state IN ('pending', 'retry_wait')
-                              AND GREATEST(t.available_at, t.not_before) <= clock.now) AS due_backlog
+                              AND GREATEST(t.available_at, t.not_before) <= clock.now) AS due_backlog,
+           count(*) FILTER (WHERE t.state = 'leased' AND live.retrying) AS leased_marked,
+           count(*) FILTER (WHERE t.state = 'leased'
+                              AND t.attempt_count - 1 > t.attempts_before_replay) AS leased_retrying
     FROM task_queue live JOIN tasks t ON t.id = live.task_id, clock
     -- In flight or due: a leased row keeps the `available_at` it was
     -- claimed at, so both are at or before now and the rows due later are
@@ -174,7 +180,8 @@ SELECT d.id AS destination,
        coalesce(live.due_backlog, 0) AS due_backlog,
        coalesce(limited.rate_limited, 0) AS rate_limited,
        coalesce(failed.failed, 0) AS failed,
-       coalesce(retrying.retrying, 0) AS retrying,
+       coalesce(retrying.retrying, 0) - coalesce(live.leased_marked, 0)
+           + coalesce(live.leased_retrying, 0) AS retrying,
        oldest.not_before AS oldest_due
 FROM destinations d
 LEFT JOIN live ON live.destination_id = d.id

@@ -57,6 +57,7 @@ const BUILT_CONCURRENTLY: &[&str] = &[
     "tasks_cancelled",
     "task_queue_late_check",
     "tasks_horizon_check",
+    "task_queue_retrying",
 ];
 
 fn drop_failed_builds(

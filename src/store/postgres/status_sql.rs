@@ -125,8 +125,8 @@ LIMIT $3
 
 /// The regions asked for: $2, or every region a destination is in (a
 /// task's region is its destination's), so that the windows below walk
-/// `task_ends_by_time` (region, finalized_at) one region at a time, for
-/// all regions too, and read each task by `ended_task!`.
+/// `task_ends_by_time` (region, finalized_at) and `task_failures_by_time`
+/// (region, failed_at) one region at a time, for all regions too.
 macro_rules! regions {
     () => {
         "(SELECT DISTINCT d.region FROM destinations d \

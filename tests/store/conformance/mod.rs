@@ -250,6 +250,7 @@ every_store!(
     destination_summaries_count_each_destinations_tasks,
     a_destination_summary_names_its_oldest_wait,
     a_replayed_failure_stays_in_the_reports,
+    a_failure_settled_into_a_cancel_still_counts,
     activity_counts_the_last_hour_by_minute,
     status_lists_refusals_disabled_destinations_and_failures_most_first,
     a_search_page_is_held_within_one_and_max_page,

@@ -1,7 +1,7 @@
 //! `Reports`: each destination's counts and learned quota, and the last
 //! hour minute by minute.
 
-use remit::store::Reports;
+use remit::store::{Changes, Reports};
 
 use super::*;
 
@@ -296,4 +296,28 @@ pub async fn a_destination_summary_carries_its_learned_quota<H: Harness>(h: &H) 
         .unwrap();
     assert_eq!(after.remaining, 40.0 - granted);
     assert_eq!(after.learned_at, t0());
+}
+
+/// A task cancelled while its attempt was in flight, whose attempt then
+/// failed for good, ends `cancelled` at the settle; its failure still
+/// counts where it happened.
+pub async fn a_failure_settled_into_a_cancel_still_counts<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::EU).await;
+    let id = tenant_task(h, "clinic-a", "r0", &crm, Region::EU, 0).await;
+    let claimed = s.claim_due(&claim(Region::EU, "c", 1)).await.unwrap();
+    assert!(matches!(
+        s.cancel(id, "ops").await.unwrap(),
+        remit::store::Cancel::AfterAttempt(_)
+    ));
+    fail_gone(h, &claimed[0]).await;
+    assert_eq!(s.settle_changes(Region::EU, 10).await.unwrap(), 1);
+    assert_eq!(
+        s.task(id).await.unwrap().unwrap().state,
+        TaskState::Cancelled
+    );
+    let summary = &s.destination_summaries(Region::EU).await.unwrap()[0];
+    assert_eq!(summary.failed_last_hour, 1);
+    let activity = s.activity(Region::EU).await.unwrap();
+    assert_eq!(activity.minutes.iter().map(|m| m.failed).sum::<i64>(), 1);
 }

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS task_queue_retrying;
