@@ -91,6 +91,17 @@ pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppEr
     Ok(Database::connect(&database, key).await?)
 }
 
+/// Where the reports read: the replica `database.read_url` names, through
+/// a pool of its own, else `store` itself.
+pub async fn reports(config: &Config, store: &Database) -> Result<Database, AppError> {
+    match &config.database.read_url {
+        Some(url) => Ok(store
+            .reading_from(url, config.database.read_pool_size)
+            .await?),
+        None => Ok(store.clone()),
+    }
+}
+
 /// Connects for a command that seals payloads (`run`, `schedule`): a key
 /// other than the one the database's payloads are sealed with is refused
 /// here, naming both fingerprints, before anything is sealed under it.
@@ -148,6 +159,7 @@ impl Runtime {
         let log =
             log.new(slog::o!("region" => region.to_string(), "lease_owner" => lease_owner.clone()));
         let api_store = store.with_own_pool(config.api.pool_size).await?;
+        let reports = reports(&config, &api_store).await?;
         let stats = Arc::new(RuntimeStats::new(Metrics::new(
             region,
             config.metrics.max_destinations,
@@ -164,6 +176,7 @@ impl Runtime {
 
         let state = ApiState {
             store: api_store,
+            reports: reports.clone(),
             rules: TaskRules {
                 serving: region,
                 allow_other_regions: config.allow_other_regions,
@@ -197,6 +210,8 @@ impl Runtime {
                 payload_key(&config).ok().as_ref(),
                 log.new(slog::o!("component" => "console")),
             );
+            console.reports = reports.clone();
+            console.replica = config.database.read_url.is_some();
             console.sign_ins = console
                 .sign_ins
                 .count_refusals_in(stats.metrics.console_sign_ins_refused());

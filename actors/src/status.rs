@@ -4,7 +4,7 @@
 
 use crate::words::counted;
 use chrono::Duration;
-use remit::store::{Replication, StatusReport};
+use remit::store::{ReadSource, Replication, StatusReport};
 use serde_json::{json, Value};
 
 /// A duration as a person reads it: `850ms`, `12.4s`, `3m05s`, `2h10m`.
@@ -91,6 +91,27 @@ pub fn replication_to_text(replication: Option<&Replication>) -> String {
         Some(r) => format!("Replication: {}\n", r.summary()),
         None => "Replication: none (an embedded file)\n".into(),
     }
+}
+
+/// Where the report was read, when `database.read_url` names a replica
+/// (`null` otherwise).
+pub fn read_source_to_json(source: Option<&ReadSource>) -> Value {
+    let Some(s) = source else {
+        return Value::Null;
+    };
+    json!({
+        "replica": s.standby,
+        "replayed_at": s.replayed_at,
+        "caught_up": s.caught_up,
+        "paused": s.paused,
+        "lag_seconds": s.lag().map(seconds),
+        "summary": s.summary(),
+    })
+}
+
+/// The same as one line (nothing when the primary was read).
+pub fn read_source_to_text(source: Option<&ReadSource>) -> String {
+    source.map_or(String::new(), |s| format!("Counts {}.\n", s.summary()))
 }
 
 /// Rows of cells, each column padded to its widest cell.

@@ -97,7 +97,7 @@ pub use contract::{
     TransitionOutcome,
 };
 pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};
-pub use contract::{Replication, Standby};
+pub use contract::{ReadSource, Replication, Standby};
 pub use database::{
     create_schema, drop_schema, migrate, Database, DatabaseConfig, Sandbox, Wakeups,
     DEFAULT_DATABASE_URL,

@@ -32,6 +32,7 @@ mod reconcile;
 mod recovery;
 mod regions;
 mod replay_jobs;
+mod replica;
 mod retention;
 mod schedule;
 mod secrets_at_rest;

@@ -267,7 +267,7 @@ pub async fn get(
             quoted(id.as_str())
         )));
     }
-    let hours = state.store.destination_hours(&id, since, until).await?;
+    let hours = state.reports.destination_hours(&id, since, until).await?;
     Ok(HttpResponse::Ok().json(DestinationStats {
         destination_id: id.as_str().to_owned(),
         since,

@@ -91,6 +91,10 @@ pub struct ApiState {
     /// A pool of the API's own, so requests cannot take the connections
     /// delivery needs.
     pub store: Database,
+    /// Where what only reads and needs no read of its own writes (a
+    /// destination's stats) reads: `database.read_url`'s replica, else
+    /// `store`.
+    pub reports: Database,
     pub rules: TaskRules,
     /// Destinations' own retry horizons, for tasks that name none.
     pub horizons: Arc<horizons::Horizons>,

@@ -54,6 +54,8 @@ impl ConsoleServer {
             log.new(slog::o!("component" => "console")),
         );
         state.sign_ins = state.sign_ins.with_clock(clock);
+        state.reports = super::reports(config, &store).await?;
+        state.replica = config.database.read_url.is_some();
         let failed = |source| AppError::Bind {
             what: "--bind",
             addr: bind.to_owned(),

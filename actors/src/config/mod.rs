@@ -79,6 +79,8 @@ impl Default for Config {
                 url: remit::store::DEFAULT_DATABASE_URL.into(),
                 pool_size: 8,
                 allow_newer_schema: false,
+                read_url: None,
+                read_pool_size: 2,
             },
             lease: LeaseConfig { seconds: 30 },
             send: SendConfig {

@@ -88,6 +88,19 @@ pub struct DatabaseConfig {
     /// Start on a schema with migrations this release does not know (a
     /// rollback onto a newer schema); an older schema is always refused.
     pub allow_newer_schema: bool,
+    /// A replica of the PostgreSQL database for what only reads (`remit
+    /// status`, the console's overview, destinations, task search and
+    /// audit log, a destination's stats), so an operator's dashboard does
+    /// not load the primary. Unset: everything reads the primary.
+    #[serde(default)]
+    pub read_url: Option<String>,
+    /// Connections the pool on `read_url` opens.
+    #[serde(default = "read_pool_size")]
+    pub read_pool_size: u32,
+}
+
+fn read_pool_size() -> u32 {
+    2
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -22,8 +22,20 @@ impl Config {
 
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
         self.region()?;
-        remit::store::DatabaseUrl::parse(&self.database.url)
+        let url = remit::store::DatabaseUrl::parse(&self.database.url)
             .map_err(|e| invalid("database.url", e.reason))?;
+        if let Some(read_url) = &self.database.read_url {
+            let read = remit::store::DatabaseUrl::parse(read_url)
+                .map_err(|e| invalid("database.read_url", e.reason))?;
+            let postgres =
+                |u: &remit::store::DatabaseUrl| matches!(u, remit::store::DatabaseUrl::Postgres(_));
+            if !postgres(&url) || !postgres(&read) {
+                return Err(invalid(
+                    "database.read_url",
+                    "a replica of PostgreSQL (postgres://…), with database.url a PostgreSQL too",
+                ));
+            }
+        }
         if self.lease.seconds == 0 {
             return Err(invalid("lease.seconds", "must be at least 1"));
         }
@@ -43,6 +55,7 @@ impl Config {
             ("claim.batch_size", self.claim.batch_size),
             ("claim.per_destination_cap", self.claim.per_destination_cap),
             ("database.pool_size", self.database.pool_size),
+            ("database.read_pool_size", self.database.read_pool_size),
             ("api.pool_size", self.api.pool_size),
             ("retry.max_attempts", self.retry.max_attempts),
             (

@@ -87,7 +87,7 @@ pub async fn page(
     viewer.sees_every_tenant()?;
     let (filter, before) = query.filter()?;
     let found = state
-        .store
+        .reports
         .audit_entries(&filter, before, PAGE_SIZE)
         .await?;
     Ok(Page {

@@ -38,7 +38,7 @@ pub async fn page(
     let now = Utc::now();
     let until = hour_of(now) + chrono::Duration::hours(1);
     let hours = state
-        .store
+        .reports
         .destination_hours(&id, Week::start(now), until)
         .await?;
     let week = Week::new(&hours, now);

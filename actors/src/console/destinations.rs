@@ -29,7 +29,7 @@ pub async fn page(
 ) -> Result<HttpResponse, ConsoleError> {
     let viewer = session::viewer(&request, &state).await?;
     viewer.sees_every_tenant()?;
-    let summaries = state.store.destination_summaries(state.region).await?;
+    let summaries = state.reports.destination_summaries(state.region).await?;
     let now = Utc::now();
     Ok(Page {
         title: "Destinations",

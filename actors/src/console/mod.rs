@@ -70,6 +70,12 @@ pub use sign_in_limit::LimitRule;
 pub struct ConsoleState {
     /// A pool apart from delivery's (the API's, or the console's own).
     pub store: Database,
+    /// Where the pages that only read (the overview, the destinations,
+    /// the task search, the audit log, a destination's health) read:
+    /// `database.read_url`'s replica, else `store`.
+    pub reports: Database,
+    /// Whether `reports` is a replica (the overview says how far behind).
+    pub replica: bool,
     /// The region whose tasks and destinations it shows.
     pub region: Region,
     /// The bootstrap token (`api.token`), admin.
@@ -129,6 +135,8 @@ impl ConsoleState {
             None => Key::generate(),
         };
         Self {
+            reports: store.clone(),
+            replica: false,
             store,
             region,
             bootstrap: config.api.token.clone(),

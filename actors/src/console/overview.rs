@@ -24,11 +24,16 @@ pub async fn page(
     // Two reads of their own, at once: the page waits for the slower only.
     // The counts are `remit status`'s own, without the rest of its report.
     let (report, activity, summaries) = futures_util::future::try_join3(
-        state.store.region_counts(region),
-        state.store.activity(region),
-        state.store.destination_summaries(region),
+        state.reports.region_counts(region),
+        state.reports.activity(region),
+        state.reports.destination_summaries(region),
     )
     .await?;
+    // Where it was read, when that is a replica: how far behind it is.
+    let source = match state.replica {
+        true => state.reports.read_source().await?,
+        false => None,
+    };
     let counts = report.counts;
     let oldest = counts.oldest_eligible.map_or(0, |d| d.num_seconds().max(0));
     let title = format!("Overview of {region}");
@@ -54,6 +59,9 @@ pub async fn page(
                     }
                 }
                 p.hint { "Updated " (super::layout::instant(report.now)) "; the page refreshes every 5 seconds." }
+                @if let Some(source) = &source {
+                    p.hint data-read-source { (source.summary().replacen("read", "Read", 1)) "." }
+                }
             }
             (trouble::section(&summaries, report.now, state.runtime.late_after_seconds))
             section aria-labelledby="last-hour" {

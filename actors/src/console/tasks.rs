@@ -36,7 +36,7 @@ pub async fn search(
         .map(|v| task_id(v, "before"))
         .transpose()?;
     let found = state
-        .store
+        .reports
         .search_tasks(state.region, &filter, before, PAGE_SIZE)
         .await?;
     Ok(Page {

@@ -20,6 +20,7 @@ mod prune;
 mod quota;
 mod rekey;
 mod replay;
+mod replica;
 mod rotate_secret;
 mod schedule;
 mod startup;

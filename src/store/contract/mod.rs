@@ -73,7 +73,7 @@ pub use headers::{HeaderRecord, StoredHeader};
 pub(in crate::store) use keys::may_record;
 pub use keys::Keys;
 pub use replay_jobs::ReplayJobs;
-pub use replication::{Replication, Standby};
+pub use replication::{ReadSource, Replication, Standby};
 pub use reports::Reports;
 pub use secrets::{SecretRecord, StoredValue};
 pub use stats::StoreStats;

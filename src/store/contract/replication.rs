@@ -1,8 +1,11 @@
 //! What `remit status` says of the database's replication: whether a
 //! commit waits for a standby before it returns, so that what remit
 //! acknowledges (a schedule, a delivery's mark, a Retry-After's deadline)
-//! survives a failover to that standby. PostgreSQL only: an embedded file
-//! has no standby.
+//! survives a failover to that standby; and, where the reports read from a
+//! replica (`database.read_url`), how far behind it is. PostgreSQL only:
+//! an embedded file has no standby.
+
+use chrono::{DateTime, Duration, Utc};
 
 /// The server's replication as it reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +30,60 @@ pub struct Standby {
     pub state: Option<String>,
     /// `sync`, `quorum`, `potential` or `async`.
     pub sync_state: Option<String>,
+}
+
+/// Where the reports were read: a replica (a standby in recovery) and how
+/// far its replay is behind, or a primary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadSource {
+    /// The server's clock when asked.
+    pub now: DateTime<Utc>,
+    /// Whether it is a standby (in recovery).
+    pub standby: bool,
+    /// When the last transaction it replayed committed on the primary;
+    /// `None` before the first, or on a primary.
+    pub replayed_at: Option<DateTime<Utc>>,
+    /// Whether it has replayed all it has received from the primary.
+    pub caught_up: bool,
+    /// Whether an operator paused its replay.
+    pub paused: bool,
+}
+
+impl ReadSource {
+    /// How far behind the primary its reads are: nothing once it has
+    /// replayed all it received (an idle primary sends nothing, so the
+    /// age of the last replayed commit says nothing then); `None` on a
+    /// primary, or before its first replay.
+    pub fn lag(&self) -> Option<Duration> {
+        if !self.standby {
+            return None;
+        }
+        if self.caught_up && !self.paused {
+            return Some(Duration::zero());
+        }
+        self.replayed_at
+            .map(|at| (self.now - at).max(Duration::zero()))
+    }
+
+    /// One line for a person.
+    pub fn summary(&self) -> String {
+        if !self.standby {
+            return "read from the read URL, which is a primary (not a replica)".into();
+        }
+        let paused = if self.paused {
+            ", its replay paused"
+        } else {
+            ""
+        };
+        match self.lag() {
+            Some(lag) if lag.is_zero() => format!("read from a replica, caught up{paused}"),
+            Some(lag) => format!(
+                "read from a replica, {:.1} s behind the primary{paused}",
+                lag.num_milliseconds() as f64 / 1000.0
+            ),
+            None => format!("read from a replica that has replayed nothing yet{paused}"),
+        }
+    }
 }
 
 impl Replication {
@@ -92,6 +149,35 @@ mod tests {
             in_recovery: false,
             standbys,
         }
+    }
+
+    #[test]
+    fn a_replica_is_behind_by_its_last_replay_unless_caught_up() {
+        let now = DateTime::parse_from_rfc3339("2026-12-24T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let source = |standby, caught_up, paused| ReadSource {
+            now,
+            standby,
+            replayed_at: Some(now - Duration::seconds(42)),
+            caught_up,
+            paused,
+        };
+        assert_eq!(source(true, true, false).lag(), Some(Duration::zero()));
+        assert_eq!(
+            source(true, false, false).lag(),
+            Some(Duration::seconds(42))
+        );
+        assert_eq!(
+            source(true, true, true).lag(),
+            Some(Duration::seconds(42)),
+            "paused: what it has not replayed may be anything"
+        );
+        assert_eq!(source(false, true, false).lag(), None);
+        assert!(source(true, false, true)
+            .summary()
+            .contains("42.0 s behind"));
+        assert!(source(false, true, false).summary().contains("a primary"));
     }
 
     #[test]

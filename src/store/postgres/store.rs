@@ -105,6 +105,23 @@ impl PgStore {
         })
     }
 
+    /// The same key, clock and counters reading from another server (a
+    /// replica, `database.read_url`) through a pool of its own of
+    /// `pool_size` connections: for the reports, which only read. Its
+    /// schema is checked as the primary's is, a newer one accepted (a
+    /// replica is never ahead of its primary).
+    pub async fn reading_from(&self, url: &str, pool_size: u32) -> Result<Self, StoreError> {
+        let connector = PgConnector::new(url, self.connect_timeout)?.for_store();
+        let mut first = connector.establish().await?;
+        let embedded = super::migrate::embedded_versions()?;
+        schema_check::check(&mut first, &embedded, true).await?;
+        Ok(Self {
+            pool: open_pool(&connector, pool_size, self.connect_timeout, first).await?,
+            connector,
+            ..self.clone()
+        })
+    }
+
     /// Replaces the clock (tests and the simulation pin it).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;

@@ -1,0 +1,106 @@
+//! The reports read from a replica (`database.read_url`): a store reading
+//! from a streaming standby sees what the primary committed once the
+//! standby has replayed it, and says how far behind it is, so a report
+//! read there can say how old its counts are.
+
+use std::time::{Duration, Instant};
+
+use remit::domain::{NewDestination, Region};
+use remit::store::{Database, DatabaseConfig, Reports, Store};
+
+use crate::cluster::{Cluster, Tls};
+use crate::support::{new_task, test_key};
+
+/// The region's pending count as `store` reads it.
+async fn pending(store: &Database) -> i64 {
+    store
+        .status(Some(Region::EU))
+        .await
+        .unwrap()
+        .regions
+        .first()
+        .map_or(0, |r| r.pending)
+}
+
+async fn wait_for_pending(replica: &Database, n: i64) {
+    let started = Instant::now();
+    while pending(replica).await != n {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the replica never showed {n} pending"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn reports_read_from_a_replica_say_how_far_behind_it_is() {
+    let Some(primary) = Cluster::start(Tls::Off) else {
+        return;
+    };
+    let standby = primary.standby("replica1");
+    let url = primary.url("127.0.0.1", "postgres", "");
+    remit::store::migrate(&url).await.unwrap();
+    let store = Database::connect(&DatabaseConfig::new(url), test_key())
+        .await
+        .unwrap();
+    let replica = store
+        .reading_from(&standby.url("127.0.0.1", "postgres", ""), 2)
+        .await
+        .unwrap();
+    let crm = remit::domain::DestinationId::new("crm").unwrap();
+    store
+        .add_destination(
+            NewDestination::new(crm.clone(), Region::EU, "http://127.0.0.1:9/", None).unwrap(),
+        )
+        .await
+        .unwrap();
+    for n in 0..5 {
+        let task = new_task(&format!("first-{n}"), &crm, Region::EU);
+        store.schedule(task).await.unwrap();
+    }
+    wait_for_pending(&replica, 5).await;
+    let source = replica.read_source().await.unwrap().unwrap();
+    assert!(source.standby && !source.paused, "{source:?}");
+    assert_eq!(source.lag(), Some(chrono::Duration::zero()), "{source:?}");
+
+    // Its replay paused, the replica falls behind what the primary commits.
+    standby.query("SELECT pg_wal_replay_pause()");
+    // A pause is asked for, then taken at the next record replayed.
+    let asked = Instant::now();
+    while standby.query("SELECT pg_get_wal_replay_pause_state()") != "paused" {
+        assert!(asked.elapsed() < Duration::from_secs(10), "never paused");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let paused_at = Instant::now();
+    for n in 0..3 {
+        let task = new_task(&format!("later-{n}"), &crm, Region::EU);
+        store.schedule(task).await.unwrap();
+    }
+    assert_eq!(pending(&store).await, 8, "the primary has them");
+    assert_eq!(pending(&replica).await, 5, "the replica does not yet");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let source = replica.read_source().await.unwrap().unwrap();
+    assert!(source.paused, "{source:?}");
+    let lag = source.lag().unwrap();
+    assert!(
+        lag >= chrono::Duration::milliseconds(200)
+            && lag.to_std().unwrap() <= paused_at.elapsed() + Duration::from_secs(1),
+        "{lag} behind, paused {:?} ago",
+        paused_at.elapsed()
+    );
+    assert!(
+        source.summary().contains("behind the primary"),
+        "{source:?}"
+    );
+
+    standby.query("SELECT pg_wal_replay_resume()");
+    wait_for_pending(&replica, 8).await;
+    let source = replica.read_source().await.unwrap().unwrap();
+    assert_eq!(source.lag(), Some(chrono::Duration::zero()), "{source:?}");
+
+    // The primary itself is no replica.
+    let primary_source = store.read_source().await.unwrap().unwrap();
+    assert!(!primary_source.standby);
+    assert_eq!(primary_source.lag(), None);
+}
