@@ -174,6 +174,9 @@ pub struct AsyncPgConnection {
     shutdown_channel: Option<oneshot::Sender<()>>,
     // a sync mutex is fine here as we only hold it for a really short time
     instrumentation: Arc<std::sync::Mutex<DynInstrumentation>>,
+    // Send each statement as one unnamed Parse/Bind/Describe/Execute/Sync
+    // (see `set_unnamed_statements`).
+    unnamed_statements: bool,
 }
 
 impl SimpleAsyncConnection for AsyncPgConnection {
@@ -221,7 +224,7 @@ impl AsyncConnectionCore for AsyncPgConnection {
         T::Query: QueryFragment<Self::Backend> + QueryId + 'query,
     {
         let query = source.as_query();
-        let load_future = self.with_prepared_statement(query, load_prepared);
+        let load_future = self.with_prepared_statement(query, load_prepared, load_unnamed);
 
         self.run_with_connection_future(load_future)
     }
@@ -233,7 +236,7 @@ impl AsyncConnectionCore for AsyncPgConnection {
     where
         T: QueryFragment<Self::Backend> + QueryId + 'query,
     {
-        let execute = self.with_prepared_statement(source, execute_prepared);
+        let execute = self.with_prepared_statement(source, execute_prepared, execute_unnamed);
         self.run_with_connection_future(execute)
     }
 }
@@ -253,7 +256,7 @@ impl<'a> AsyncConnectionCore for &'a AsyncPgConnection {
         T::Query: QueryFragment<Self::Backend> + QueryId + 'query,
     {
         let query = source.as_query();
-        let load_future = self.with_prepared_statement(query, load_prepared);
+        let load_future = self.with_prepared_statement(query, load_prepared, load_unnamed);
 
         self.run_with_connection_future(load_future)
     }
@@ -265,7 +268,7 @@ impl<'a> AsyncConnectionCore for &'a AsyncPgConnection {
     where
         T: QueryFragment<Self::Backend> + QueryId + 'query,
     {
-        let execute = self.with_prepared_statement(source, execute_prepared);
+        let execute = self.with_prepared_statement(source, execute_prepared, execute_unnamed);
         self.run_with_connection_future(execute)
     }
 }
@@ -347,6 +350,41 @@ async fn load_prepared(
         .map_err(|e| diesel::result::Error::from(ErrorHelper(e)))
         .map_ok(PgRow::new)
         .boxed())
+}
+
+async fn load_unnamed(
+    conn: &tokio_postgres::Client,
+    sql: String,
+    binds: Vec<ToSqlHelper>,
+) -> QueryResult<BoxStream<'static, QueryResult<PgRow>>> {
+    let params = binds
+        .into_iter()
+        .map(|b| type_from_oid(&b.0).map(|t| (b, t)))
+        .collect::<QueryResult<Vec<_>>>()?;
+    let res = conn.query_typed_raw(&sql, params).await.map_err(ErrorHelper)?;
+    Ok(res
+        .map_err(|e| diesel::result::Error::from(ErrorHelper(e)))
+        .map_ok(PgRow::new)
+        .boxed())
+}
+
+async fn execute_unnamed(
+    conn: &tokio_postgres::Client,
+    sql: String,
+    binds: Vec<ToSqlHelper>,
+) -> QueryResult<usize> {
+    let types = binds
+        .iter()
+        .map(|b| type_from_oid(&b.0))
+        .collect::<QueryResult<Vec<_>>>()?;
+    let params = binds
+        .iter()
+        .zip(types)
+        .map(|(b, t)| (b as &(dyn ToSql + Sync), t))
+        .collect::<Vec<_>>();
+    let res = conn.execute_typed(&sql, &params).await.map_err(ErrorHelper)?;
+    res.try_into()
+        .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))
 }
 
 async fn execute_prepared(
@@ -512,11 +550,24 @@ impl AsyncPgConnection {
             notification_rx,
             shutdown_channel,
             instrumentation,
+            unnamed_statements: false,
         };
         conn.set_config_options()
             .await
             .map_err(ConnectionError::CouldntSetupConfiguration)?;
         Ok(conn)
+    }
+
+    /// Send every statement as one unnamed Parse/Bind/Describe/Execute/Sync
+    /// instead of a named prepared statement, bypassing the statement cache.
+    ///
+    /// A transaction pooler (PgBouncer in transaction mode before 1.21)
+    /// hands out a server per transaction, so a named statement prepared on
+    /// one server may be executed on another. An unnamed statement sent
+    /// with a single Sync never crosses servers. Each statement is planned
+    /// at every call.
+    pub fn set_unnamed_statements(&mut self, on: bool) {
+        self.unnamed_statements = on;
     }
 
     /// Constructs a cancellation token that can later be used to request cancellation of a query running on the connection associated with this client.
@@ -525,14 +576,13 @@ impl AsyncPgConnection {
     }
 
     async fn set_config_options(&mut self) -> QueryResult<()> {
-        use crate::run_query_dsl::RunQueryDsl;
-
-        futures_util::future::try_join(
-            diesel::sql_query("SET TIME ZONE 'UTC'").execute(&mut &*self),
-            diesel::sql_query("SET CLIENT_ENCODING TO 'UTF8'").execute(&mut &*self),
+        // The simple-query protocol: no prepared statement, so this works
+        // through a transaction pooler, in one round trip.
+        SimpleAsyncConnection::batch_execute(
+            &mut &*self,
+            "SET TIME ZONE 'UTC'; SET CLIENT_ENCODING TO 'UTF8'",
         )
-        .await?;
-        Ok(())
+        .await
     }
 
     fn run_with_connection_future<'a, R: 'a>(
@@ -543,14 +593,16 @@ impl AsyncPgConnection {
         drive_future(connection_future, future).boxed()
     }
 
-    fn with_prepared_statement<'a, T, F, R>(
+    fn with_prepared_statement<'a, T, F, G, R>(
         &'a self,
         query: T,
         callback: fn(&'a tokio_postgres::Client, Statement, Vec<ToSqlHelper>) -> F,
+        unnamed_callback: fn(&'a tokio_postgres::Client, String, Vec<ToSqlHelper>) -> G,
     ) -> BoxFuture<'a, QueryResult<R>>
     where
         T: QueryFragment<diesel::pg::Pg> + QueryId,
         F: Future<Output = QueryResult<R>> + Send + 'a,
+        G: Future<Output = QueryResult<R>> + Send + 'a,
         R: Send,
     {
         self.record_instrumentation(InstrumentationEvent::start_query(&diesel::debug_query(
@@ -570,6 +622,7 @@ impl AsyncPgConnection {
         // The code that doesn't need the `T` generic parameter is in a separate function to reduce LLVM IR lines
         self.with_prepared_statement_after_sql_built(
             callback,
+            unnamed_callback,
             query.is_safe_to_cache_prepared(&Pg),
             T::query_id(),
             query.to_sql(&mut query_builder, &Pg),
@@ -578,9 +631,10 @@ impl AsyncPgConnection {
         )
     }
 
-    fn with_prepared_statement_after_sql_built<'a, F, R>(
+    fn with_prepared_statement_after_sql_built<'a, F, G, R>(
         &'a self,
         callback: fn(&'a tokio_postgres::Client, Statement, Vec<ToSqlHelper>) -> F,
+        unnamed_callback: fn(&'a tokio_postgres::Client, String, Vec<ToSqlHelper>) -> G,
         is_safe_to_cache_prepared: QueryResult<bool>,
         query_id: Option<std::any::TypeId>,
         to_sql_result: QueryResult<()>,
@@ -589,8 +643,10 @@ impl AsyncPgConnection {
     ) -> BoxFuture<'a, QueryResult<R>>
     where
         F: Future<Output = QueryResult<R>> + Send + 'a,
+        G: Future<Output = QueryResult<R>> + Send + 'a,
         R: Send,
     {
+        let unnamed = self.unnamed_statements;
         let raw_connection = &self.conn;
         let stmt_cache = &self.stmt_cache;
         let metadata_cache = &self.metadata_cache;
@@ -660,6 +716,15 @@ impl AsyncPgConnection {
                             )
                         })?;
                 }
+            }
+            if unnamed {
+                let binds = bind_collector
+                    .metadata
+                    .into_iter()
+                    .zip(bind_collector.binds)
+                    .map(|(meta, bind)| ToSqlHelper(meta, bind))
+                    .collect::<Vec<_>>();
+                return unnamed_callback(raw_connection, sql.clone(), binds).await;
             }
             let stmt = {
                 let mut stmt_cache = stmt_cache.lock().await;
@@ -942,22 +1007,22 @@ async fn lookup_type(
 ) -> QueryResult<(u32, u32)> {
     let r = if let Some(schema) = schema.as_ref() {
         raw_connection
-            .query_one(
+            .query_typed_one(
                 "SELECT pg_type.oid, pg_type.typarray FROM pg_type \
              INNER JOIN pg_namespace ON pg_type.typnamespace = pg_namespace.oid \
              WHERE pg_type.typname = $1 AND pg_namespace.nspname = $2 \
              LIMIT 1",
-                &[&type_name, schema],
+                &[(&type_name, Type::TEXT), (schema, Type::TEXT)],
             )
             .await
             .map_err(ErrorHelper)?
     } else {
         raw_connection
-            .query_one(
+            .query_typed_one(
                 "SELECT pg_type.oid, pg_type.typarray FROM pg_type \
              WHERE pg_type.oid = quote_ident($1)::regtype::oid \
              LIMIT 1",
-                &[&type_name],
+                &[(&type_name, Type::TEXT)],
             )
             .await
             .map_err(ErrorHelper)?
