@@ -20,7 +20,7 @@ mod validate;
 
 pub use sections::{
     ApiConfig, ClaimConfig, ConsoleConfig, ConsoleListener, DatabaseConfig, DestinationsConfig,
-    EventsConfig, LeaseConfig, LogConfig, LogFormat, MetricsConfig, ReconcileConfig,
+    EventsConfig, LeaseConfig, LogConfig, LogFormat, MetricsConfig, PoolerMode, ReconcileConfig,
     RetentionConfig, RetryConfig, SendConfig, ShutdownConfig, ThrottleConfig, ThrottleLimits,
     TracingConfig,
 };
@@ -79,6 +79,8 @@ impl Default for Config {
                 url: remit::store::DEFAULT_DATABASE_URL.into(),
                 pool_size: 8,
                 allow_newer_schema: false,
+                pooler: PoolerMode::None,
+                direct_url: None,
             },
             lease: LeaseConfig { seconds: 30 },
             send: SendConfig {

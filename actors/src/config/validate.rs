@@ -3,7 +3,7 @@
 
 use remit::domain::PruneRequest;
 
-use super::{invalid, Config, ConfigError};
+use super::{invalid, Config, ConfigError, PoolerMode};
 
 impl Config {
     /// Where the database is, without any password, for the first log
@@ -22,8 +22,26 @@ impl Config {
 
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
         self.region()?;
-        remit::store::DatabaseUrl::parse(&self.database.url)
+        let url = remit::store::DatabaseUrl::parse(&self.database.url)
             .map_err(|e| invalid("database.url", e.reason))?;
+        let postgres = matches!(url, remit::store::DatabaseUrl::Postgres(_));
+        if self.database.pooler != PoolerMode::None && !postgres {
+            return Err(invalid(
+                "database.pooler",
+                "a pooler stands in front of PostgreSQL: database.url must be a postgres:// URL",
+            ));
+        }
+        if let Some(direct) = &self.database.direct_url {
+            if !matches!(
+                remit::store::DatabaseUrl::parse(direct),
+                Ok(remit::store::DatabaseUrl::Postgres(_))
+            ) {
+                return Err(invalid(
+                    "database.direct_url",
+                    "must be a postgres:// URL of PostgreSQL itself",
+                ));
+            }
+        }
         if self.lease.seconds == 0 {
             return Err(invalid("lease.seconds", "must be at least 1"));
         }
