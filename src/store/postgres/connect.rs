@@ -199,6 +199,15 @@ impl PgConnector {
         self.pooler
     }
 
+    /// Whether the startup packet asks for `enable_seqscan=off` (a store's,
+    /// unless its URL set another value), so a session planning with
+    /// sequential scans did not get what it asked for.
+    pub(crate) fn asks_for_seqscan_off(&self) -> bool {
+        self.config
+            .get_options()
+            .is_some_and(|options| options.contains("enable_seqscan=off"))
+    }
+
     /// Opens one connection, or says why it could not.
     pub async fn establish(&self) -> Result<AsyncPgConnection, StoreError> {
         self.connect().await.map_err(|cause| StoreError::Connect {

@@ -75,11 +75,13 @@ struct Settings {
 }
 
 /// Checks that the session plans as remit's statements expect, whoever
-/// set it: remit at connect (no pooler), or the server (behind one).
-/// Returns a warning to log when `jit` is on behind a pooler.
+/// set it: remit at connect (no pooler, when it `asked` for it), or the
+/// server (behind one). Returns a warning to log when `jit` is on behind a
+/// pooler.
 pub(super) async fn check_settings(
     conn: &mut AsyncPgConnection,
     pooler: Pooler,
+    asked: bool,
 ) -> Result<Option<String>, StoreError> {
     let settings: Settings = diesel::sql_query(
         "SELECT current_setting('enable_seqscan') AS seqscan, current_setting('jit') AS jit, \
@@ -94,7 +96,7 @@ pub(super) async fn check_settings(
         )
     };
     match pooler {
-        Pooler::None if settings.seqscan != "off" => {
+        Pooler::None if asked && settings.seqscan != "off" => {
             Err(StoreError::Pooler(PoolerError::SettingsIgnored {
                 seqscan: settings.seqscan,
             }))
