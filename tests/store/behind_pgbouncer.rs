@@ -48,8 +48,7 @@ async fn every_call_works_through_a_transaction_pooler() {
     let hook = DestinationId::new("hook").unwrap();
     store
         .add_destination(
-            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None)
-                .unwrap(),
+            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
         )
         .await
         .unwrap();

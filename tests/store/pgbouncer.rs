@@ -105,7 +105,10 @@ impl PgBouncer {
             .stderr(Stdio::null());
         if let Some((uid, gid)) = postgres_ids_when_root() {
             use std::os::unix::process::CommandExt as _;
-            let _ = Command::new("chown").args(["-R", "postgres"]).arg(&dir).status();
+            let _ = Command::new("chown")
+                .args(["-R", "postgres"])
+                .arg(&dir)
+                .status();
             command.uid(uid).gid(gid);
         }
         let child = command.spawn().unwrap();
@@ -166,9 +169,10 @@ impl Drop for PgBouncer {
                 .unwrap();
             rt.block_on(async move {
                 let mut admin = admin(&base).await;
-                let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
-                    .execute(&mut admin)
-                    .await;
+                let _ =
+                    diesel::sql_query(format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
+                        .execute(&mut admin)
+                        .await;
             });
         });
         let _ = done.join();
