@@ -361,7 +361,10 @@ async fn load_unnamed(
         .into_iter()
         .map(|b| type_from_oid(&b.0).map(|t| (b, t)))
         .collect::<QueryResult<Vec<_>>>()?;
-    let res = conn.query_typed_raw(&sql, params).await.map_err(ErrorHelper)?;
+    let res = conn
+        .query_typed_raw(&sql, params)
+        .await
+        .map_err(ErrorHelper)?;
     Ok(res
         .map_err(|e| diesel::result::Error::from(ErrorHelper(e)))
         .map_ok(PgRow::new)
@@ -382,7 +385,10 @@ async fn execute_unnamed(
         .zip(types)
         .map(|(b, t)| (b as &(dyn ToSql + Sync), t))
         .collect::<Vec<_>>();
-    let res = conn.execute_typed(&sql, &params).await.map_err(ErrorHelper)?;
+    let res = conn
+        .execute_typed(&sql, &params)
+        .await
+        .map_err(ErrorHelper)?;
     res.try_into()
         .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))
 }
