@@ -192,8 +192,7 @@ async fn a_pooler_remit_was_not_told_of_is_named_at_once() {
     // would hide it. Put the server's back to its defaults.
     let mut admin = crate::support::connect(&ignoring.direct_url).await;
     use diesel_async::RunQueryDsl as _;
-    let database = ignoring.direct_url.rsplit('/').next().unwrap().to_owned();
-    let database = database.split('?').next().unwrap();
+    let database = ignoring.database();
     diesel::sql_query(format!("ALTER DATABASE {database} RESET ALL"))
         .execute(&mut admin)
         .await
@@ -219,4 +218,70 @@ async fn a_pooler_remit_was_not_told_of_is_named_at_once() {
         )),
         "{said}"
     );
+}
+
+/// Behind a pooler the server sets `jit`; left on, it is a warning that
+/// spells out the statement that turns it off, not a refusal.
+#[tokio::test]
+async fn jit_left_on_behind_a_pooler_is_a_warning_with_its_remedy() {
+    use diesel_async::RunQueryDsl as _;
+    let Some(bouncer) = PgBouncer::start("").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    let database = bouncer.database().to_owned();
+    let mut admin = crate::support::connect(&bouncer.direct_url).await;
+    diesel::sql_query(format!("ALTER DATABASE {database} SET jit = on"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let store = connect(&bouncer, &behind(&bouncer, true)).await;
+    assert_eq!(store.warnings().len(), 1, "{:?}", store.warnings());
+    assert!(
+        store.warnings()[0].contains(&format!(
+            "ALTER ROLE \"postgres\" IN DATABASE \"{database}\" SET jit = off"
+        )),
+        "{:?}",
+        store.warnings()
+    );
+}
+
+/// A session pooler keeps a server for each client session: named
+/// statements and LISTEN work through it, so remit only stops asking for
+/// settings at connect.
+#[tokio::test]
+async fn a_session_pooler_carries_named_statements_and_listen() {
+    let Some(bouncer) = PgBouncer::start_in("session", 8, "").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    let mut config = DatabaseConfig::new(bouncer.url.clone());
+    config.pool_size = 4;
+    config.pooler = Pooler::Session;
+    let store = connect(&bouncer, &config).await;
+    let mut wakeups = Wakeups::connect(&store).await.unwrap();
+    assert!(wakeups.reaches_every_process());
+    let hook = DestinationId::new("hook").unwrap();
+    store
+        .add_destination(
+            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
+        )
+        .await
+        .unwrap();
+    for i in 0..20 {
+        store
+            .schedule(new_task(&format!("r{i}"), &hook, Region::EU))
+            .await
+            .unwrap();
+    }
+    // The schedules' notifications came through the pooler.
+    let heard = tokio::time::timeout(Duration::from_secs(5), wakeups.next())
+        .await
+        .expect("no wake-up within 5 s")
+        .unwrap();
+    assert!(
+        matches!(heard, remit::store::Wakeup::DueWork(r) if r == Region::EU),
+        "{heard:?}"
+    );
+    store.status(Some(Region::EU)).await.unwrap();
 }

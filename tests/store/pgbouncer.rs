@@ -38,10 +38,17 @@ pub struct PgBouncer {
 }
 
 impl PgBouncer {
-    /// Starts PgBouncer in transaction mode in front of a new, empty
-    /// database; `extra` lines go to its `[pgbouncer]` section. `None`
-    /// only when PgBouncer is missing and REMIT_SKIP_PGBOUNCER=1.
+    /// Starts PgBouncer in transaction mode with two server connections
+    /// in front of a new, empty database; `extra` lines go to its
+    /// `[pgbouncer]` section. `None` only when PgBouncer is missing and
+    /// REMIT_SKIP_PGBOUNCER=1.
     pub async fn start(extra: &str) -> Option<PgBouncer> {
+        Self::start_in("transaction", 2, extra).await
+    }
+
+    /// As [`PgBouncer::start`], in `pool_mode` with `servers` server
+    /// connections (a session pooler needs one per client connection).
+    pub async fn start_in(pool_mode: &str, servers: u32, extra: &str) -> Option<PgBouncer> {
         let Some(program) = program() else {
             let skip = std::env::var("REMIT_SKIP_PGBOUNCER").is_ok_and(|v| v == "1");
             assert!(
@@ -90,7 +97,7 @@ impl PgBouncer {
                 "[databases]\n{database} = {target}\n\n[pgbouncer]\n\
                  listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n\
                  auth_type = trust\nauth_file = {users}\n\
-                 pool_mode = transaction\ndefault_pool_size = 2\nmax_client_conn = 200\n\
+                 pool_mode = {pool_mode}\ndefault_pool_size = {servers}\nmax_client_conn = 200\n\
                  logfile = {log}\n{extra}\n",
                 users = dir.join("users.txt").display(),
                 log = dir.join("pgbouncer.log").display(),
@@ -127,6 +134,11 @@ impl PgBouncer {
         };
         bouncer.wait_until_listening();
         Some(bouncer)
+    }
+
+    /// The name of the test's database.
+    pub fn database(&self) -> &str {
+        &self.database
     }
 
     /// PgBouncer's log so far, for a failing assertion's message.
