@@ -53,8 +53,8 @@ impl PgBouncer {
             let skip = std::env::var("REMIT_SKIP_PGBOUNCER").is_ok_and(|v| v == "1");
             assert!(
                 skip,
-                "pgbouncer is not installed (looked for PGBOUNCER, /usr/sbin/pgbouncer and \
-                 pgbouncer on PATH): install Debian's pgbouncer (`make test` does as root), or \
+                "pgbouncer is not installed (PGBOUNCER, if set, names no file; no \
+                 /usr/sbin/pgbouncer, none on PATH): install Debian's pgbouncer (`make test` does as root), or \
                  set REMIT_SKIP_PGBOUNCER=1 to skip the tests behind it"
             );
             eprintln!("\n*** SKIPPED: pgbouncer is not installed (REMIT_SKIP_PGBOUNCER=1) ***\n");
@@ -199,10 +199,12 @@ async fn admin(base: &str) -> diesel_async::AsyncPgConnection {
         .unwrap_or_else(|e| panic!("{}", remit::error_chain(&e)))
 }
 
-/// `PGBOUNCER`, Debian's `/usr/sbin/pgbouncer`, or `pgbouncer` on PATH.
+/// `PGBOUNCER` (the program, which must exist), else Debian's
+/// `/usr/sbin/pgbouncer`, else `pgbouncer` on PATH.
 fn program() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("PGBOUNCER") {
-        return Some(PathBuf::from(path));
+        let path = PathBuf::from(path);
+        return path.exists().then_some(path);
     }
     let debian = Path::new("/usr/sbin/pgbouncer");
     if debian.exists() {
