@@ -2,11 +2,12 @@
 #
 # `make test` is the test command: it brings what the tests need where it
 # is missing (Debian's Chromium and its driver for the console's browser
-# tests, installed when run as root) and runs every test binary to the end,
+# tests, Debian's pgbouncer for the tests behind it, installed when run as
+# root) and runs every test binary to the end,
 # so one failing binary never hides the others' results.
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test browser lint contract ci
+.PHONY: help demo test browser pgbouncer lint contract ci
 
 help: ## List the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -14,11 +15,14 @@ help: ## List the targets
 demo: ## remit's whole job on a temporary SQLite file (about 20 s)
 	cargo run -p remit-actors --bin remit -- demo
 
-test: browser ## Every test, against DATABASE_URL (else PostgreSQL on 127.0.0.1:5432)
+test: browser pgbouncer ## Every test, against DATABASE_URL (else PostgreSQL on 127.0.0.1:5432)
 	cargo test --workspace --all-features --no-fail-fast
 
 browser: ## Debian's chromium and chromium-driver, where missing (as root)
 	@bash tests/console_browser.sh
+
+pgbouncer: ## Debian's pgbouncer, where missing (as root)
+	@bash tests/pgbouncer.sh
 
 lint: ## Formatting and clippy, with and without the failpoints
 	cargo fmt --all -- --check

@@ -88,6 +88,8 @@ pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppEr
     let mut database = DatabaseConfig::new(config.database.url.clone());
     database.pool_size = config.database.pool_size;
     database.allow_newer_schema = config.database.allow_newer_schema;
+    database.pooler = config.database.pooler.into();
+    database.direct_url = config.database.direct_url.clone();
     Ok(Database::connect(&database, key).await?)
 }
 
@@ -389,6 +391,9 @@ pub fn run(config: Config) -> Result<(), AppError> {
         info!(log, "database"; "at" => config.database_description(),
               "default" => config.database_is_default());
         let store = connect_to_seal(&config, key).await?;
+        for warning in store.warnings() {
+            warn!(log, "{}", warning);
+        }
         let runtime = Runtime::start(config, store, log.clone()).await?;
         let signal = signals.next().await;
         info!(log, "signal received; shutting down"; "signal" => signal);

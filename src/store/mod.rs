@@ -117,7 +117,8 @@ pub use postgres::console_sql;
 pub use postgres::hot_path_sql;
 pub use postgres::status_sql;
 pub use postgres::{
-    ConnectFailure, PgConfig, PgConnector, PgStore, SslMode, TlsFailure, TlsSettingsError,
+    ConnectFailure, PgConfig, PgConnector, PgStore, Pooler, PoolerError, SslMode, TlsFailure,
+    TlsSettingsError,
 };
 pub use rules::{
     check_imported_destination, check_imported_task, ImportCheck, KeyCount, Rekeyed,

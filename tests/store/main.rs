@@ -6,6 +6,7 @@
 mod alert_plans;
 mod audit;
 mod audit_log;
+mod behind_pgbouncer;
 mod big_tables;
 mod claim_cost;
 mod cluster;
@@ -27,6 +28,7 @@ mod migration_lint;
 mod ordering_cost;
 mod ordering_race;
 mod payloads;
+mod pgbouncer;
 mod queue_mirror;
 mod reconcile;
 mod recovery;

@@ -9,7 +9,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use remit::domain::Region;
 use remit::payload_crypto::PayloadKey;
 use remit::store::Database;
-use slog::info;
+use slog::{info, warn};
 
 use super::{connect, install_crypto_provider, payload_key, AppError, Signals};
 use crate::config::Config;
@@ -118,6 +118,9 @@ pub fn run(config: Config, bind: String) -> Result<(), AppError> {
         let signals = Signals::install();
         info!(log, "database"; "at" => config.database_description());
         let store = connect(&config, key).await?;
+        for warning in store.warnings() {
+            warn!(log, "{}", warning);
+        }
         let console = ConsoleServer::start(&config, region, store, &bind, log.clone()).await?;
         let signal = signals.next().await;
         info!(log, "signal received; shutting down"; "signal" => signal);

@@ -1,14 +1,29 @@
-//! `remit migrate`: applies the embedded schema migrations.
+//! `remit migrate`: applies the embedded schema migrations, over
+//! `database.direct_url` when the database is behind a pooler: migrating
+//! holds a session advisory lock and builds indexes concurrently, which a
+//! transaction pooler cannot carry.
 
 use remit_actors::app::AppError;
-use remit_actors::config::Config;
+use remit_actors::config::{Config, ConfigError, PoolerMode};
 
 use super::CliError;
 
 pub async fn run(config: &Config) -> Result<(), CliError> {
-    let applied = remit::store::migrate(&config.database.url)
-        .await
-        .map_err(AppError::from)?;
+    let url = match (&config.database.direct_url, config.database.pooler) {
+        (Some(direct), _) => direct,
+        (None, PoolerMode::Transaction) => {
+            return Err(AppError::from(ConfigError::Invalid {
+                key: "database.direct_url".into(),
+                reason: "remit migrate needs a session of its own (an advisory lock, CREATE INDEX \
+                         CONCURRENTLY), which a transaction pooler does not give: set it to \
+                         PostgreSQL itself"
+                    .into(),
+            })
+            .into())
+        }
+        (None, _) => &config.database.url,
+    };
+    let applied = remit::store::migrate(url).await.map_err(AppError::from)?;
     if applied.is_empty() {
         println!("schema is up to date");
     }

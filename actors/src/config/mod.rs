@@ -20,7 +20,7 @@ mod validate;
 
 pub use sections::{
     ApiConfig, ClaimConfig, ConsoleConfig, ConsoleListener, DatabaseConfig, DestinationsConfig,
-    EventsConfig, LeaseConfig, LogConfig, LogFormat, MetricsConfig, ReconcileConfig,
+    EventsConfig, LeaseConfig, LogConfig, LogFormat, MetricsConfig, PoolerMode, ReconcileConfig,
     RetentionConfig, RetryConfig, SendConfig, ShutdownConfig, ThrottleConfig, ThrottleLimits,
     TracingConfig,
 };
@@ -81,6 +81,8 @@ impl Default for Config {
                 allow_newer_schema: false,
                 read_url: None,
                 read_pool_size: 2,
+                pooler: PoolerMode::None,
+                direct_url: None,
             },
             lease: LeaseConfig { seconds: 30 },
             send: SendConfig {

@@ -97,10 +97,37 @@ pub struct DatabaseConfig {
     /// Connections the pool on `read_url` opens.
     #[serde(default = "read_pool_size")]
     pub read_pool_size: u32,
+    /// What stands between `url` and PostgreSQL: "none", or a pooler such
+    /// as PgBouncer in "session" or "transaction" mode.
+    pub pooler: PoolerMode,
+    /// PostgreSQL itself, when `url` is a pooler: LISTEN and `remit
+    /// migrate` need a session of their own, which a transaction pooler
+    /// does not give.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct_url: Option<String>,
 }
 
 fn read_pool_size() -> u32 {
     2
+}
+
+/// `database.pooler`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PoolerMode {
+    None,
+    Session,
+    Transaction,
+}
+
+impl From<PoolerMode> for remit::store::Pooler {
+    fn from(mode: PoolerMode) -> Self {
+        match mode {
+            PoolerMode::None => remit::store::Pooler::None,
+            PoolerMode::Session => remit::store::Pooler::Session,
+            PoolerMode::Transaction => remit::store::Pooler::Transaction,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -292,3 +292,44 @@ fn the_alert_settings_name_their_key() {
     assert_eq!(check.late_after, chrono::Duration::minutes(5));
     assert_eq!(check.quiet_prefix, "remit-events-");
 }
+
+#[test]
+fn a_pooler_needs_postgresql_and_a_direct_url_must_be_postgresql() {
+    let mut config = Config::default();
+    config.database.pooler = PoolerMode::Transaction;
+    let refused = config.validate().unwrap_err().to_string();
+    assert!(
+        refused.contains("database.pooler") && refused.contains("postgres://"),
+        "{refused}"
+    );
+
+    config.database.url = "postgres://remit@pgbouncer:6432/remit".into();
+    config.validate().unwrap();
+    config.database.direct_url = Some("sqlite://remit.db".into());
+    let refused = config.validate().unwrap_err().to_string();
+    assert!(refused.contains("database.direct_url"), "{refused}");
+    config.database.direct_url = Some("postgres://remit@db:5432/remit".into());
+    config.validate().unwrap();
+}
+
+#[test]
+fn the_pooler_is_read_from_a_file_and_a_bad_one_is_named() {
+    let dir = std::env::temp_dir().join(format!("remit-config-pooler-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pooler.toml");
+    std::fs::write(
+        &path,
+        "[database]\nurl = \"postgres://remit@pgbouncer:6432/remit\"\npooler = \"transaction\"\n\
+         direct_url = \"postgres://remit@db:5432/remit\"\n",
+    )
+    .unwrap();
+    let config = Config::load(Some(&path)).unwrap();
+    assert_eq!(config.database.pooler, PoolerMode::Transaction);
+    assert_eq!(
+        config.database.direct_url.as_deref(),
+        Some("postgres://remit@db:5432/remit")
+    );
+    std::fs::write(&path, "[database]\npooler = \"bouncer\"\n").unwrap();
+    let err = Config::load(Some(&path)).unwrap_err().to_string();
+    assert!(err.contains("database.pooler"), "{err}");
+}

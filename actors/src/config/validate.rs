@@ -3,7 +3,7 @@
 
 use remit::domain::PruneRequest;
 
-use super::{invalid, Config, ConfigError};
+use super::{invalid, Config, ConfigError, PoolerMode};
 
 impl Config {
     /// Where the database is, without any password, for the first log
@@ -24,15 +24,31 @@ impl Config {
         self.region()?;
         let url = remit::store::DatabaseUrl::parse(&self.database.url)
             .map_err(|e| invalid("database.url", e.reason))?;
+        let postgres = matches!(url, remit::store::DatabaseUrl::Postgres(_));
         if let Some(read_url) = &self.database.read_url {
             let read = remit::store::DatabaseUrl::parse(read_url)
                 .map_err(|e| invalid("database.read_url", e.reason))?;
-            let postgres =
-                |u: &remit::store::DatabaseUrl| matches!(u, remit::store::DatabaseUrl::Postgres(_));
-            if !postgres(&url) || !postgres(&read) {
+            if !postgres || !matches!(read, remit::store::DatabaseUrl::Postgres(_)) {
                 return Err(invalid(
                     "database.read_url",
                     "a replica of PostgreSQL (postgres://…), with database.url a PostgreSQL too",
+                ));
+            }
+        }
+        if self.database.pooler != PoolerMode::None && !postgres {
+            return Err(invalid(
+                "database.pooler",
+                "a pooler stands in front of PostgreSQL: database.url must be a postgres:// URL",
+            ));
+        }
+        if let Some(direct) = &self.database.direct_url {
+            if !matches!(
+                remit::store::DatabaseUrl::parse(direct),
+                Ok(remit::store::DatabaseUrl::Postgres(_))
+            ) {
+                return Err(invalid(
+                    "database.direct_url",
+                    "must be a postgres:// URL of PostgreSQL itself",
                 ));
             }
         }

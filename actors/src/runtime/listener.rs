@@ -12,6 +12,9 @@
 //! is noticed within seconds. What the process keeps of destinations is
 //! trusted only while a ping proved the listener alive a moment ago
 //! (`Targets`).
+//!
+//! Behind a transaction pooler without `database.direct_url` there is no
+//! LISTEN at all: the listener says so once and the runtime polls.
 
 use std::time::Duration;
 
@@ -71,6 +74,14 @@ pub fn spawn(
                     // process's pauses are heard here.
                     let every_process = wakeups.reaches_every_process();
                     targets.set_listening(every_process);
+                    if wakeups.polling_only() {
+                        warn!(
+                            log,
+                            "LISTEN cannot go through a transaction pooler: wake-ups come \
+                                    from polling (claim.idle_poll_ms); set database.direct_url \
+                                    to PostgreSQL itself for prompt wake-ups"
+                        );
+                    }
                     // Anything missed while disconnected.
                     poll();
                     let mut pings = actix_rt::time::interval(PING_EVERY);

@@ -16,6 +16,7 @@ mod events;
 mod export_file;
 mod import;
 mod payload_key;
+mod pgbouncer;
 mod prune;
 mod quota;
 mod rekey;

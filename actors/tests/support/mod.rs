@@ -18,6 +18,9 @@ pub mod db;
 #[path = "../../../tests/store/cluster.rs"]
 pub mod cluster;
 
+#[path = "../../../tests/store/pgbouncer.rs"]
+pub mod pgbouncer;
+
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};

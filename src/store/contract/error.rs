@@ -69,6 +69,10 @@ pub enum StoreError {
         #[source]
         cause: Box<ConnectFailure>,
     },
+    /// A connection pooler in front of PostgreSQL, or its settings, do
+    /// not fit `database.pooler`.
+    #[error(transparent)]
+    Pooler(crate::store::PoolerError),
     #[error("could not open the database file")]
     Open(#[source] diesel::ConnectionError),
     /// The schema is not the one this build was made for.

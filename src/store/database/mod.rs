@@ -27,7 +27,7 @@ pub use sandbox::{create_schema, drop_schema, Sandbox};
 
 use super::postgres;
 use super::sqlite::{self, SqliteStore};
-use super::{Clock, DatabaseUrl, PgConfig, PgStore, StoreError, StoreStats};
+use super::{Clock, DatabaseUrl, PgConfig, PgStore, Pooler, StoreError, StoreStats};
 use crate::payload_crypto::PayloadKey;
 
 /// The URL remit uses when none is configured: a SQLite file in the
@@ -46,6 +46,10 @@ pub struct DatabaseConfig {
     /// Accept a schema with migrations this build does not know (a
     /// rollback onto a newer schema); an older one is always refused.
     pub allow_newer_schema: bool,
+    /// What stands between a PostgreSQL `url` and PostgreSQL.
+    pub pooler: Pooler,
+    /// PostgreSQL itself when `url` is a pooler, for LISTEN.
+    pub direct_url: Option<String>,
 }
 
 impl DatabaseConfig {
@@ -56,6 +60,8 @@ impl DatabaseConfig {
             pool_size: pg.pool_size,
             connect_timeout: pg.connect_timeout,
             allow_newer_schema: pg.allow_newer_schema,
+            pooler: pg.pooler,
+            direct_url: pg.direct_url,
         }
     }
 }
@@ -120,6 +126,8 @@ impl Database {
                     pool_size: config.pool_size,
                     connect_timeout: config.connect_timeout,
                     allow_newer_schema: config.allow_newer_schema,
+                    pooler: config.pooler,
+                    direct_url: config.direct_url.clone(),
                 };
                 Ok(Database::Postgres(PgStore::connect(&pg, key).await?))
             }
@@ -171,6 +179,14 @@ impl Database {
 
     pub fn stats(&self) -> &StoreStats {
         on_store!(self, s => s.stats())
+    }
+
+    /// What connecting found worth a warning, for the process to log.
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            Database::Postgres(pg) => pg.warnings(),
+            Database::Sqlite(_) => &[],
+        }
     }
 
     /// "PostgreSQL" or "SQLite", for logs and status.

@@ -10,13 +10,17 @@
 //! sender reads the destination's row right before each request.
 //!
 //! On SQLite the same wake-ups travel inside the process only: there is no
-//! LISTEN, so [`Wakeups::reaches_every_process`] is false there.
+//! LISTEN, so [`Wakeups::reaches_every_process`] is false there. Behind a
+//! transaction pooler without `database.direct_url` there are none at all
+//! (LISTEN through the pooler would answer OK and never hear a thing):
+//! claimers poll, and a sender reads the destination's row before each
+//! request.
 
 use crate::store::postgres::Listener;
 use crate::store::{Database, StoreError, Wakeup};
 
-/// Where wake-ups come from: a dedicated connection that LISTENs on both
-/// channels, or the embedded store's in-process broadcast.
+/// Where wake-ups come from: a dedicated connection that LISTENs on every
+/// channel, the embedded store's in-process broadcast, or nowhere.
 pub struct Wakeups {
     source: Source,
 }
@@ -24,6 +28,8 @@ pub struct Wakeups {
 enum Source {
     Listen(Listener),
     InProcess(tokio::sync::broadcast::Receiver<Wakeup>),
+    /// Behind a transaction pooler without a direct URL: polling only.
+    Polling,
 }
 
 impl std::fmt::Debug for Wakeups {
@@ -35,7 +41,10 @@ impl std::fmt::Debug for Wakeups {
 impl Wakeups {
     pub async fn connect(store: &Database) -> Result<Self, StoreError> {
         let source = match store {
-            Database::Postgres(pg) => Source::Listen(Listener::connect(pg).await?),
+            Database::Postgres(pg) => match pg.listen_connector() {
+                Some(connector) => Source::Listen(Listener::connect(connector).await?),
+                None => Source::Polling,
+            },
             Database::Sqlite(lite) => Source::InProcess(lite.subscribe()),
         };
         Ok(Self { source })
@@ -47,6 +56,12 @@ impl Wakeups {
         matches!(self.source, Source::Listen(_))
     }
 
+    /// Whether nothing is heard at all: a transaction pooler without a
+    /// direct URL to LISTEN on, where only polling finds new work.
+    pub fn polling_only(&self) -> bool {
+        matches!(self.source, Source::Polling)
+    }
+
     /// Proves the connection alive with a round trip (`SELECT 1`) that must
     /// answer `within`: a connection the network lost without a word (no
     /// reset, no close) would otherwise wait for notifications forever.
@@ -54,7 +69,7 @@ impl Wakeups {
     pub async fn ping(&mut self, within: std::time::Duration) -> Result<(), StoreError> {
         match &mut self.source {
             Source::Listen(listener) => listener.ping(within).await,
-            Source::InProcess(_) => Ok(()),
+            Source::InProcess(_) | Source::Polling => Ok(()),
         }
     }
 
@@ -74,6 +89,7 @@ impl Wakeups {
                     }
                 }
             },
+            Source::Polling => std::future::pending().await,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Opening a connection to PostgreSQL: every connection remit makes (the
 //! pool's, the LISTEN connection, migrations, sandboxes) comes from a
-//! [`PgConnector`], which speaks TLS as the URL asks (`tls`) and names
-//! why a connection could not be opened ([`ConnectFailure`]).
+//! [`PgConnector`], which speaks TLS as the URL asks (`tls`), speaks to a
+//! pooler as `database.pooler` says (`pooler`), and names why a connection
+//! could not be opened ([`ConnectFailure`]).
 
 use std::error::Error as _;
 use std::io;
@@ -15,6 +16,7 @@ use tokio_postgres::config::{Host, SslMode as WireMode};
 use tokio_postgres::error::{DbError, SqlState};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::pooler::{self, Pooler, PoolerError};
 use super::tls::{self, SslMode, TlsSettingsError};
 use super::{DatabaseUrl, StoreError};
 
@@ -39,6 +41,17 @@ pub enum ConnectFailure {
     UnknownDatabase(#[source] DbError),
     #[error("the server refused the connection")]
     Refused(#[source] DbError),
+    /// PgBouncer refuses the startup parameter remit asks for its session
+    /// settings with (SQLSTATE 08P01).
+    #[error(
+        "the server refused the startup parameter `options`, as PgBouncer does: set \
+         database.pooler = \"transaction\" (or \"session\") and database.direct_url to \
+         PostgreSQL itself, for LISTEN and `remit migrate`"
+    )]
+    PoolerRefusedOptions(#[source] DbError),
+    /// Filling the type cache of a connection behind a transaction pooler.
+    #[error("the new connection's warm-up behind the transaction pooler failed")]
+    WarmUp(#[source] diesel::result::Error),
     #[error("the connection failed")]
     Other(#[source] tokio_postgres::Error),
     #[error("the new connection could not be set up")]
@@ -78,6 +91,7 @@ pub struct PgConnector {
     /// The URL without its password, for messages.
     described: Arc<str>,
     timeout: Duration,
+    pooler: Pooler,
 }
 
 impl std::fmt::Debug for PgConnector {
@@ -107,6 +121,16 @@ impl PgConnector {
     /// Reads `url`'s connection and TLS settings (and the files these
     /// name). A connection attempt gives up after `timeout`.
     pub fn new(url: &str, timeout: Duration) -> Result<Self, StoreError> {
+        Self::behind(url, timeout, Pooler::None)
+    }
+
+    /// As [`PgConnector::new`], for a URL that reaches PostgreSQL through
+    /// `pooler`. Behind a pooler no session setting is asked for at
+    /// connect (PgBouncer refuses the startup parameter `options`, so a URL
+    /// with its own is refused); behind a transaction pooler each
+    /// connection sends its statements unnamed and warms its type cache
+    /// (`pooler`).
+    pub fn behind(url: &str, timeout: Duration, pooler: Pooler) -> Result<Self, StoreError> {
         let described: Arc<str> = DatabaseUrl::Postgres(url.to_owned()).describe().into();
         let failed = |cause| StoreError::Connect {
             url: described.to_string(),
@@ -126,13 +150,18 @@ impl PgConnector {
         // runs for milliseconds. The statements are written to stay under
         // `jit_above_cost` anyway (`tests/store/hot_path_plans.rs`); this
         // is insurance.
-        ask_for(&mut config, "jit=off");
+        if pooler == Pooler::None {
+            ask_for(&mut config, "jit=off");
+        } else if config.get_options().is_some() {
+            return Err(StoreError::Pooler(PoolerError::OptionsInUrl));
+        }
         Ok(Self {
             config: Arc::new(config),
             mode: settings.mode(),
             tls: MakeRustlsConnect::new(tls),
             described: described.clone(),
             timeout,
+            pooler,
         })
     }
 
@@ -148,8 +177,12 @@ impl PgConnector {
     /// (`tests/store/empty_start.rs`). No statement of remit's wants a
     /// sequential scan of a table that can grow (the plan tests hold
     /// this), and where no index serves the planner still takes one.
-    /// Migrations and sandboxes keep the server's setting.
+    /// Migrations and sandboxes keep the server's setting. Behind a pooler
+    /// the server must set it (`pooler::check_settings`).
     pub fn for_store(mut self) -> Self {
+        if self.pooler != Pooler::None {
+            return self;
+        }
         let mut config = (*self.config).clone();
         ask_for(&mut config, "enable_seqscan=off");
         self.config = Arc::new(config);
@@ -159,6 +192,20 @@ impl PgConnector {
     /// The URL without its password.
     pub fn describe(&self) -> &str {
         &self.described
+    }
+
+    /// What stands between this connector and PostgreSQL.
+    pub fn pooler(&self) -> Pooler {
+        self.pooler
+    }
+
+    /// Whether the startup packet asks for `enable_seqscan=off` (a store's,
+    /// unless its URL set another value), so a session planning with
+    /// sequential scans did not get what it asked for.
+    pub(crate) fn asks_for_seqscan_off(&self) -> bool {
+        self.config
+            .get_options()
+            .is_some_and(|options| options.contains("enable_seqscan=off"))
     }
 
     /// Opens one connection, or says why it could not.
@@ -220,9 +267,16 @@ impl PgConnector {
                 .await
                 .map_err(|_| ConnectFailure::TimedOut(self.timeout))?
                 .map_err(|e| self.classify(e))?;
-        AsyncPgConnection::try_from_client_and_connection(client, connection)
+        let mut conn = AsyncPgConnection::try_from_client_and_connection(client, connection)
             .await
-            .map_err(ConnectFailure::Setup)
+            .map_err(ConnectFailure::Setup)?;
+        if self.pooler == Pooler::Transaction {
+            conn.set_unnamed_statements(true);
+            pooler::warm_up(&mut conn)
+                .await
+                .map_err(ConnectFailure::WarmUp)?;
+        }
+        Ok(conn)
     }
 
     /// Names the cause of a failed connection. tokio-postgres keeps its
@@ -233,6 +287,12 @@ impl PgConnector {
             let db = db.clone();
             return if *db.code() == SqlState::INVALID_CATALOG_NAME {
                 ConnectFailure::UnknownDatabase(db)
+            } else if *db.code() == SqlState::PROTOCOL_VIOLATION
+                && db
+                    .message()
+                    .contains("unsupported startup parameter: options")
+            {
+                ConnectFailure::PoolerRefusedOptions(db)
             } else if db.code().code().starts_with("28") {
                 ConnectFailure::Authentication(db)
             } else {

@@ -10,7 +10,8 @@
 //! - `connect`: every connection to PostgreSQL, with its failure named;
 //!   `tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
 //!   `sslkey` ask for it; `tls_checks`: what the modes that check less
-//!   than `verify-full` accept.
+//!   than `verify-full` accept; `pooler`: what changes behind a connection
+//!   pooler (PgBouncer), and the session settings checked at connect.
 //! - The calls, a file per group: `claim`; `transitions` (`fail`,
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
 //!   `lease` (hand back, extend); `schedule_many`; `destinations` (add, read,
@@ -96,6 +97,7 @@ pub(super) mod migrate;
 mod next_due;
 mod notify;
 mod payload_keys;
+mod pooler;
 mod prepared;
 mod quota;
 mod rate;
@@ -123,6 +125,7 @@ mod transitions;
 
 pub use connect::{ConnectFailure, PgConnector, TlsFailure};
 pub(super) use notify::Listener;
+pub use pooler::{Pooler, PoolerError};
 pub use store::{PgConfig, PgStore};
 pub use tls::{SslMode, TlsSettingsError};
 

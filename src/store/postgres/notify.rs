@@ -5,7 +5,7 @@
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures_util::StreamExt;
 
-use super::{PgStore, StoreError};
+use super::{PgConnector, StoreError};
 use crate::domain::{DestinationId, TaskId};
 use crate::store::Wakeup;
 
@@ -20,8 +20,10 @@ pub(super) const TASK_CHANGED_CHANNEL: &str = "remit_task_changed";
 pub(crate) struct Listener(Box<AsyncPgConnection>);
 
 impl Listener {
-    pub(crate) async fn connect(store: &PgStore) -> Result<Self, StoreError> {
-        Ok(Self(Box::new(listen(store).await?)))
+    /// Listens through `connector`: PostgreSQL itself, never a
+    /// transaction pooler (`PgStore::listen_connector`).
+    pub(crate) async fn connect(connector: &PgConnector) -> Result<Self, StoreError> {
+        Ok(Self(Box::new(listen(connector).await?)))
     }
 
     /// A round trip (`SELECT 1`) that must answer `within`.
@@ -41,8 +43,8 @@ impl Listener {
     }
 }
 
-async fn listen(store: &PgStore) -> Result<AsyncPgConnection, StoreError> {
-    let mut conn = store.connector().establish().await?;
+async fn listen(connector: &PgConnector) -> Result<AsyncPgConnection, StoreError> {
+    let mut conn = connector.establish().await?;
     // All in one round trip: the connection listens to all or to none.
     conn.batch_execute(&format!(
         "LISTEN {DUE_WORK_CHANNEL}; LISTEN {DESTINATION_CHANNEL}; LISTEN {TASK_CHANGED_CHANNEL}"

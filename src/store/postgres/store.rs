@@ -12,7 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::{
     api_tokens, claim, destinations, events, finish_many, lease, next_due, quota, rate, reads,
     reconcile, refusals, replay, retention, schedule_many, schema_check, secrets, send_targets,
-    transitions, ClaimRequest, Clock, Finish, Finished, PgConnector, QuotaNote, Replayed,
+    transitions, ClaimRequest, Clock, Finish, Finished, PgConnector, Pooler, QuotaNote, Replayed,
     Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
 };
 use crate::domain::{
@@ -35,6 +35,11 @@ pub struct PgConfig {
     /// Accept a schema with migrations this build does not know (a
     /// rollback onto a newer schema); an older one is always refused.
     pub allow_newer_schema: bool,
+    /// What stands between `url` and PostgreSQL.
+    pub pooler: Pooler,
+    /// PostgreSQL itself, when `url` is a pooler: for LISTEN (and
+    /// `remit migrate`, which takes it from the configuration).
+    pub direct_url: Option<String>,
 }
 
 impl PgConfig {
@@ -44,6 +49,8 @@ impl PgConfig {
             pool_size: 8,
             connect_timeout: StdDuration::from_secs(5),
             allow_newer_schema: false,
+            pooler: Pooler::None,
+            direct_url: None,
         }
     }
 }
@@ -53,6 +60,12 @@ impl PgConfig {
 pub struct PgStore {
     pool: Pool<AsyncPgConnection>,
     connector: PgConnector,
+    /// Where LISTEN connects: PostgreSQL itself, or nowhere behind a
+    /// transaction pooler without `direct_url`.
+    listen: Option<PgConnector>,
+    /// What the connect found worth a warning (a server that leaves `jit`
+    /// on behind a pooler).
+    warnings: Arc<[String]>,
     connect_timeout: StdDuration,
     pub(crate) key: PayloadKey,
     pub(crate) clock: Clock,
@@ -78,13 +91,27 @@ impl PgStore {
     /// that cannot be reached says why at once (rather than when the
     /// pool's wait runs out), and checks that the schema is this build's.
     pub async fn connect(config: &PgConfig, key: PayloadKey) -> Result<Self, StoreError> {
-        let connector = PgConnector::new(&config.url, config.connect_timeout)?.for_store();
+        let connector =
+            PgConnector::behind(&config.url, config.connect_timeout, config.pooler)?.for_store();
+        let listen = match (&config.direct_url, config.pooler) {
+            (Some(direct), _) => Some(PgConnector::new(direct, config.connect_timeout)?),
+            (None, Pooler::Transaction) => None,
+            (None, _) => Some(connector.clone()),
+        };
         let mut first = connector.establish().await?;
         let embedded = super::migrate::embedded_versions()?;
         schema_check::check(&mut first, &embedded, config.allow_newer_schema).await?;
+        let warnings = super::pooler::check_settings(
+            &mut first,
+            config.pooler,
+            connector.asks_for_seqscan_off(),
+        )
+        .await?;
         Ok(Self {
             pool: open_pool(&connector, config.pool_size, config.connect_timeout, first).await?,
             connector,
+            listen,
+            warnings: warnings.into_iter().collect(),
             connect_timeout: config.connect_timeout,
             key,
             clock: Clock::database(),
@@ -147,9 +174,15 @@ impl PgStore {
         &self.clock
     }
 
-    /// Opens connections of the store's own outside the pool (LISTEN).
-    pub(crate) fn connector(&self) -> &PgConnector {
-        &self.connector
+    /// Opens the LISTEN connection, outside the pool: `None` behind a
+    /// transaction pooler without a direct URL, where LISTEN cannot go.
+    pub(crate) fn listen_connector(&self) -> Option<&PgConnector> {
+        self.listen.as_ref()
+    }
+
+    /// What the connect found worth a warning, for the process to log.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     pub fn stats(&self) -> &StoreStats {

@@ -1,0 +1,287 @@
+//! The store behind PgBouncer 1.18 in transaction mode, started by the
+//! test (`pgbouncer.rs`): every call works with `database.pooler =
+//! "transaction"`, and a pooler remit was not told of is named at once.
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use remit::domain::{AttemptRecord, DestinationId, NewDestination, Region, TaskState};
+use remit::policy::{Decision, Transition};
+use remit::store::console::TaskFilter;
+use remit::store::{
+    ClaimRequest, Database, DatabaseConfig, Finish, Pooler, Reports, Store, TransitionOutcome,
+    Wakeups,
+};
+
+use crate::pgbouncer::PgBouncer;
+use crate::support::{new_task, test_key};
+
+fn behind(bouncer: &PgBouncer, direct: bool) -> DatabaseConfig {
+    let mut config = DatabaseConfig::new(bouncer.url.clone());
+    config.pool_size = 8;
+    config.pooler = Pooler::Transaction;
+    config.direct_url = direct.then(|| bouncer.direct_url.clone());
+    config
+}
+
+async fn connect(bouncer: &PgBouncer, config: &DatabaseConfig) -> Database {
+    Database::connect(config, test_key())
+        .await
+        .unwrap_or_else(|e| panic!("{}\n{}", remit::error_chain(&e), bouncer.log()))
+}
+
+/// Eight workers at once, each scheduling, claiming, finishing (delivered
+/// and retried) and reading, through a pooler with two server
+/// connections: no call fails, and the ENUMs read back are the states
+/// written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_call_works_through_a_transaction_pooler() {
+    const WORKERS: usize = 8;
+    const ROUNDS: usize = 12;
+    const BATCH: usize = 4;
+    let Some(bouncer) = PgBouncer::start("").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    let store = connect(&bouncer, &behind(&bouncer, true)).await;
+    assert_eq!(store.warnings(), [] as [String; 0]);
+    let hook = DestinationId::new("hook").unwrap();
+    store
+        .add_destination(
+            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
+        )
+        .await
+        .unwrap();
+
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            let store = store.clone();
+            let hook = hook.clone();
+            tokio::spawn(async move {
+                let mut finished = Vec::new();
+                for round in 0..ROUNDS {
+                    let batch = (0..BATCH)
+                        .map(|i| new_task(&format!("w{w}-r{round}-{i}"), &hook, Region::EU))
+                        .collect();
+                    for scheduled in store.schedule_many(batch).await? {
+                        assert!(scheduled?.created);
+                    }
+                    let claimed = store
+                        .claim_due(&ClaimRequest {
+                            region: Region::EU,
+                            lease_owner: format!("w{w}"),
+                            lease: chrono::Duration::seconds(30),
+                            limit: BATCH as u32,
+                            per_destination_cap: BATCH as u32,
+                            skip: Vec::new(),
+                            resume_after: None,
+                        })
+                        .await?;
+                    let finishes: Vec<Finish> = claimed
+                        .iter()
+                        .enumerate()
+                        .map(|(i, claimed)| {
+                            let transition = if i % 2 == 0 {
+                                Transition::Deliver
+                            } else {
+                                Transition::RetryWait {
+                                    available_at: Utc::now() + chrono::Duration::hours(1),
+                                }
+                            };
+                            Finish {
+                                lease: claimed.lease(),
+                                destination: hook.clone(),
+                                decision: Decision {
+                                    transition,
+                                    pause_destination_until: None,
+                                    record: AttemptRecord {
+                                        http_status: Some(if i % 2 == 0 { 200 } else { 503 }),
+                                        ..AttemptRecord::default()
+                                    },
+                                },
+                            }
+                        })
+                        .collect();
+                    let outcomes = store.finish_many(&finishes).await?.outcomes;
+                    assert!(outcomes.iter().all(|o| *o == TransitionOutcome::Applied));
+                    for (i, claimed) in claimed.iter().enumerate() {
+                        let expected = if i % 2 == 0 {
+                            TaskState::Delivered
+                        } else {
+                            TaskState::RetryWait
+                        };
+                        finished.push((claimed.task.id, expected));
+                    }
+                    store.status(Some(Region::EU)).await?;
+                    store
+                        .search_tasks(Region::EU, &TaskFilter::default(), None, 20)
+                        .await?;
+                }
+                Ok::<_, remit::store::StoreError>(finished)
+            })
+        })
+        .collect();
+    let mut finished = Vec::new();
+    for worker in workers {
+        match worker.await.unwrap() {
+            Ok(mine) => finished.extend(mine),
+            Err(e) => panic!("{}\n{}", remit::error_chain(&e), bouncer.log()),
+        }
+    }
+    assert!(!finished.is_empty(), "nothing was claimed");
+    for (id, expected) in finished {
+        let task = store.task(id).await.unwrap().unwrap();
+        assert_eq!(task.state, expected, "{id:?}");
+        let attempts = store.attempts(id).await.unwrap();
+        assert_eq!(attempts.len(), 1, "{id:?}");
+    }
+    let status = store.status(Some(Region::EU)).await.unwrap();
+    assert!(format!("{status:?}").contains("delivered"), "{status:?}");
+}
+
+/// Wake-ups come over the direct URL; without one, behind a transaction
+/// pooler, there is no LISTEN at all (it would answer OK and never hear a
+/// thing), and the process is told it hears no other process.
+#[tokio::test]
+async fn listen_goes_to_postgresql_itself_or_nowhere() {
+    let Some(bouncer) = PgBouncer::start("").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+
+    let store = connect(&bouncer, &behind(&bouncer, true)).await;
+    let wakeups = Wakeups::connect(&store).await.unwrap();
+    assert!(wakeups.reaches_every_process() && !wakeups.polling_only());
+
+    let store = connect(&bouncer, &behind(&bouncer, false)).await;
+    let mut wakeups = Wakeups::connect(&store).await.unwrap();
+    assert!(!wakeups.reaches_every_process() && wakeups.polling_only());
+    wakeups.ping(Duration::from_millis(100)).await.unwrap();
+}
+
+/// Without `database.pooler`, PgBouncer refuses the session settings
+/// remit asks for at connect: the store says so within a second, naming
+/// what to set.
+#[tokio::test]
+async fn a_pooler_remit_was_not_told_of_is_named_at_once() {
+    let Some(bouncer) = PgBouncer::start("").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    let started = Instant::now();
+    let refused = Database::connect(&DatabaseConfig::new(bouncer.url.clone()), test_key())
+        .await
+        .unwrap_err();
+    let said = remit::error_chain(&refused);
+    assert!(started.elapsed() < Duration::from_secs(1), "{said}");
+    assert!(
+        said.contains("unsupported startup parameter: options")
+            && said.contains("database.pooler")
+            && said.contains("database.direct_url"),
+        "{said}"
+    );
+
+    // A pooler told to drop what it does not support accepts the
+    // connection but not the settings: the store notices.
+    let Some(ignoring) = PgBouncer::start("ignore_startup_parameters = options").await else {
+        return;
+    };
+    remit::store::migrate(&ignoring.direct_url).await.unwrap();
+    // This database plans as remit wants, so what is checked is whether
+    // the settings asked for arrived: they did not, and the server's own
+    // would hide it. Put the server's back to its defaults.
+    let mut admin = crate::support::connect(&ignoring.direct_url).await;
+    use diesel_async::RunQueryDsl as _;
+    let database = ignoring.database();
+    diesel::sql_query(format!("ALTER DATABASE {database} RESET ALL"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let refused = Database::connect(&DatabaseConfig::new(ignoring.url.clone()), test_key())
+        .await
+        .unwrap_err();
+    let said = remit::error_chain(&refused);
+    assert!(
+        said.contains("were not applied") && said.contains("database.pooler"),
+        "{said}"
+    );
+
+    // Behind a pooler, the server must set enable_seqscan: the store
+    // names the statement that does.
+    let refused = Database::connect(&behind(&ignoring, true), test_key())
+        .await
+        .unwrap_err();
+    let said = remit::error_chain(&refused);
+    assert!(
+        said.contains(&format!(
+            "ALTER ROLE \"postgres\" IN DATABASE \"{database}\" SET enable_seqscan = off"
+        )),
+        "{said}"
+    );
+}
+
+/// Behind a pooler the server sets `jit`; left on, it is a warning that
+/// spells out the statement that turns it off, not a refusal.
+#[tokio::test]
+async fn jit_left_on_behind_a_pooler_is_a_warning_with_its_remedy() {
+    use diesel_async::RunQueryDsl as _;
+    let Some(bouncer) = PgBouncer::start("").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    let database = bouncer.database().to_owned();
+    let mut admin = crate::support::connect(&bouncer.direct_url).await;
+    diesel::sql_query(format!("ALTER DATABASE {database} SET jit = on"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let store = connect(&bouncer, &behind(&bouncer, true)).await;
+    assert_eq!(store.warnings().len(), 1, "{:?}", store.warnings());
+    assert!(
+        store.warnings()[0].contains(&format!(
+            "ALTER ROLE \"postgres\" IN DATABASE \"{database}\" SET jit = off"
+        )),
+        "{:?}",
+        store.warnings()
+    );
+}
+
+/// A session pooler keeps a server for each client session: named
+/// statements and LISTEN work through it, so remit only stops asking for
+/// settings at connect.
+#[tokio::test]
+async fn a_session_pooler_carries_named_statements_and_listen() {
+    let Some(bouncer) = PgBouncer::start_in("session", 8, "").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    let mut config = DatabaseConfig::new(bouncer.url.clone());
+    config.pool_size = 4;
+    config.pooler = Pooler::Session;
+    let store = connect(&bouncer, &config).await;
+    let mut wakeups = Wakeups::connect(&store).await.unwrap();
+    assert!(wakeups.reaches_every_process());
+    let hook = DestinationId::new("hook").unwrap();
+    store
+        .add_destination(
+            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
+        )
+        .await
+        .unwrap();
+    for i in 0..20 {
+        store
+            .schedule(new_task(&format!("r{i}"), &hook, Region::EU))
+            .await
+            .unwrap();
+    }
+    // The schedules' notifications came through the pooler.
+    let heard = tokio::time::timeout(Duration::from_secs(5), wakeups.next())
+        .await
+        .expect("no wake-up within 5 s")
+        .unwrap();
+    assert!(
+        matches!(heard, remit::store::Wakeup::DueWork(r) if r == Region::EU),
+        "{heard:?}"
+    );
+    store.status(Some(Region::EU)).await.unwrap();
+}
