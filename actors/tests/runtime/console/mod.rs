@@ -11,6 +11,7 @@ mod listeners;
 mod pages;
 mod path_variants;
 mod replays;
+mod replica;
 mod sessions;
 mod sign_in_limit;
 mod tokens;
