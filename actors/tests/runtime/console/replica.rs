@@ -25,15 +25,10 @@ async fn the_overview_says_it_reads_a_replica_and_how_far_behind() {
     let mut config = support::config_for_url(&url, Region::EU, "console-1");
     config.database.read_url = Some(standby.url("127.0.0.1", "postgres", ""));
     remit_actors::app::install_crypto_provider();
-    let console = ConsoleServer::start(
-        &config,
-        Region::EU,
-        store,
-        "127.0.0.1:0",
-        support::logger(),
-    )
-    .await
-    .unwrap();
+    let console =
+        ConsoleServer::start(&config, Region::EU, store, "127.0.0.1:0", support::logger())
+            .await
+            .unwrap();
     let browser = Browser::signed_in(console.addr(), API_TOKEN).await;
     let started = Instant::now();
     loop {
