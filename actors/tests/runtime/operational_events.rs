@@ -73,7 +73,9 @@ async fn every_kind(backend: Backend) {
     events.script("/events", vec![], Reply::ok());
     let receiver = Receiver::start();
     receiver.script("/gone", vec![], Reply::status(410));
-    receiver.script("/slow", vec![], Reply::ok().delayed(Duration::from_secs(3)));
+    // Slow enough that an alert check (every 100 ms here) finds its task
+    // live and late even on a loaded machine.
+    receiver.script("/slow", vec![], Reply::ok().delayed(Duration::from_secs(8)));
     receiver.script("/prompt", vec![], Reply::ok());
     receiver.script("/down", vec![], Reply::status(503));
     receiver.script("/flaky", vec![], Reply::ok());
