@@ -280,11 +280,29 @@ impl DestinationHours for PgStore {
                 .execute(&mut conn)
                 .await?;
         }
+        let hours = self.prune_in_batches(PRUNE_SQL, region, older_than).await?;
+        // The failure log goes with the hours, and is not counted.
+        self.prune_in_batches(PRUNE_FAILURES_SQL, region, older_than)
+            .await?;
+        Ok(hours)
+    }
+}
+
+impl PgStore {
+    /// Runs `sql` (a delete of at most $4 rows older than $2 ms before
+    /// $1, of region $3 or all) until a batch deletes fewer than a full
+    /// one; answers how many it deleted. A connection per batch: between
+    /// batches it is free for others.
+    async fn prune_in_batches(
+        &self,
+        sql: &str,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
         let mut deleted = 0u64;
         loop {
-            // A connection per batch: between batches it is free for others.
             let mut conn = self.conn().await?;
-            let n = diesel::sql_query(PRUNE_SQL)
+            let n = diesel::sql_query(sql)
                 .bind::<Nullable<Timestamptz>, _>(self.clock.now_param())
                 .bind::<BigInt, _>(older_than.num_milliseconds())
                 .bind::<Nullable<Text>, _>(region.as_ref().map(Region::as_str))
@@ -292,19 +310,6 @@ impl DestinationHours for PgStore {
                 .execute(&mut conn)
                 .await?;
             deleted += n as u64;
-            if n < PRUNE_BATCH as usize {
-                break;
-            }
-        }
-        loop {
-            let mut conn = self.conn().await?;
-            let n = diesel::sql_query(PRUNE_FAILURES_SQL)
-                .bind::<Nullable<Timestamptz>, _>(self.clock.now_param())
-                .bind::<BigInt, _>(older_than.num_milliseconds())
-                .bind::<Nullable<Text>, _>(region.as_ref().map(Region::as_str))
-                .bind::<Integer, _>(PRUNE_BATCH)
-                .execute(&mut conn)
-                .await?;
             if n < PRUNE_BATCH as usize {
                 return Ok(deleted);
             }
