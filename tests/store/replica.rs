@@ -104,3 +104,58 @@ async fn reports_read_from_a_replica_say_how_far_behind_it_is() {
     assert!(!primary_source.standby);
     assert_eq!(primary_source.lag(), None);
 }
+
+/// A process started just after `remit migrate` may reach a replica that
+/// has not yet replayed the migration: it waits for the replay rather than
+/// refusing the replica as older than itself.
+#[tokio::test]
+async fn a_replica_still_replaying_a_migration_is_waited_for() {
+    let Some(primary) = Cluster::start(Tls::Off) else {
+        return;
+    };
+    let standby = primary.standby("replica1");
+    let url = primary.url("127.0.0.1", "postgres", "");
+    remit::store::migrate(&url).await.unwrap();
+    let store = Database::connect(&DatabaseConfig::new(url), test_key())
+        .await
+        .unwrap();
+    let newest = primary.query("SELECT max(version) FROM __diesel_schema_migrations");
+    let recorded =
+        format!("SELECT count(*) FROM __diesel_schema_migrations WHERE version = '{newest}'");
+    // The newest migration's record taken away and replayed, then the
+    // replay paused and the record written back: to the replica, that
+    // migration is still to come.
+    primary.query(&format!(
+        "DELETE FROM __diesel_schema_migrations WHERE version = '{newest}'"
+    ));
+    let started = Instant::now();
+    while standby.query(&recorded) != "0" {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never replayed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    standby.query("SELECT pg_wal_replay_pause()");
+    while standby.query("SELECT pg_get_wal_replay_pause_state()") != "paused" {
+        assert!(started.elapsed() < Duration::from_secs(10), "never paused");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    primary.query(&format!(
+        "INSERT INTO __diesel_schema_migrations (version) VALUES ('{newest}')"
+    ));
+
+    let read_url = standby.url("127.0.0.1", "postgres", "");
+    let opening = tokio::spawn(async move { store.reading_from(&read_url, 1).await.map(|_| ()) });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !opening.is_finished(),
+        "opened on a replica older than the build"
+    );
+    standby.query("SELECT pg_wal_replay_resume()");
+    opening
+        .await
+        .unwrap()
+        .expect("opened once the replica replayed the migration");
+    assert_eq!(standby.query(&recorded), "1");
+}

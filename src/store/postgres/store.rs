@@ -23,6 +23,14 @@ use crate::domain::{
 };
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
+use crate::store::SchemaMismatch;
+
+/// How long a process starting just after `remit migrate` waits for its
+/// replica (`database.read_url`) to replay the migrations, before it is
+/// refused as older than this build: replay takes milliseconds when the
+/// replica keeps up, and much longer means it does not.
+const REPLICA_SCHEMA_WAIT: StdDuration = StdDuration::from_secs(10);
+const REPLICA_SCHEMA_POLL: StdDuration = StdDuration::from_millis(100);
 
 /// How to reach the database.
 #[derive(Debug, Clone)]
@@ -136,12 +144,24 @@ impl PgStore {
     /// replica, `database.read_url`) through a pool of its own of
     /// `pool_size` connections: for the reports, which only read. Its
     /// schema is checked as the primary's is, a newer one accepted (a
-    /// replica is never ahead of its primary).
+    /// replica is never ahead of its primary). A replica that has not yet
+    /// replayed the newest migrations (a process started just after
+    /// `remit migrate`) is waited for, up to `REPLICA_SCHEMA_WAIT`.
     pub async fn reading_from(&self, url: &str, pool_size: u32) -> Result<Self, StoreError> {
         let connector = PgConnector::new(url, self.connect_timeout)?.for_store();
         let mut first = connector.establish().await?;
         let embedded = super::migrate::embedded_versions()?;
-        schema_check::check(&mut first, &embedded, true).await?;
+        let started = std::time::Instant::now();
+        loop {
+            match schema_check::check(&mut first, &embedded, true).await {
+                Err(StoreError::Schema(SchemaMismatch::Older { .. }))
+                    if started.elapsed() < REPLICA_SCHEMA_WAIT =>
+                {
+                    tokio::time::sleep(REPLICA_SCHEMA_POLL).await;
+                }
+                checked => break checked?,
+            }
+        }
         Ok(Self {
             pool: open_pool(&connector, pool_size, self.connect_timeout, first).await?,
             connector,
