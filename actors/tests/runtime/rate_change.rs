@@ -1,8 +1,11 @@
 //! A destination's rate changed through the API takes effect in every
-//! process of the region within about a second, their throttles already
-//! holding its tasks included: two runtimes drain a backlog at 2 requests
-//! a second; the rate goes to 50 through the first one's API; the
-//! receiver sees the new rate at once, from both.
+//! process of the region, their throttles already holding its tasks
+//! included: two runtimes drain a backlog at 2 requests a second; the rate
+//! goes to 50 through the first one's API; the receiver sees the new rate
+//! from both, more requests within a few seconds of the change than the
+//! old rate allows in that time. (The windows are seconds long, not the
+//! fraction of one the change takes, so that a loaded machine's delays
+//! cannot pass for the old rate.)
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,9 @@ use crate::api::client::Api;
 use crate::support::{self, Backend, Receiver, TestDb};
 
 const TASKS: usize = 60;
+
+/// How long after the change the new rate is looked for.
+const WINDOW: Duration = Duration::from_secs(4);
 
 async fn a_new_rate_reaches_every_process(backend: Backend) {
     let db = TestDb::running_on(backend).await;
@@ -62,17 +68,15 @@ async fn a_new_rate_reaches_every_process(backend: Backend) {
     assert_eq!(status, 200, "{view}");
     let changed = chrono::Utc::now();
     let at_change = receiver.requests_to("/hook").len();
-    // Fifteen more within 1.5 s: the old rate would need 7.5 s for them.
+    // Twenty more within WINDOW: the old rate allows 2 * 4 + 1 = 9.
     receiver
-        .wait_until(Duration::from_millis(1500), "the new rate", |r| {
-            r.len() >= at_change + 15
-        })
+        .wait_until(WINDOW, "the new rate", |r| r.len() >= at_change + 20)
         .await;
     support::wait_for_state(&db, &tasks, TaskState::Delivered, Duration::from_secs(20)).await;
 
-    // Both processes sent at the new rate: each sent, within 1.5 s of the
-    // change, more than the old rate allowed the two together.
-    let window = changed + chrono::Duration::milliseconds(1500);
+    // Both processes sent at the new rate: each sent, within WINDOW of the
+    // change, more than half of what the old rate allowed the two together.
+    let window = changed + chrono::Duration::from_std(WINDOW).unwrap();
     let mut sent_by = std::collections::BTreeMap::<String, usize>::new();
     for id in &tasks {
         for attempt in db.store.attempts(*id).await.unwrap() {
@@ -92,7 +96,7 @@ async fn a_new_rate_reaches_every_process(backend: Backend) {
         assert_eq!(sent_by.len(), 2, "after the change, sent by {sent_by:?}");
         assert!(
             sent_by.values().all(|&n| n >= 5),
-            "within 1.5 s of the change: {sent_by:?}"
+            "within {WINDOW:?} of the change: {sent_by:?}"
         );
     }
     for runtime in runtimes {
