@@ -25,6 +25,7 @@ mod hot_claim;
 mod hot_path_plans;
 mod hour_contention;
 mod migration_lint;
+mod migration_locks;
 mod ordering_cost;
 mod ordering_race;
 mod payloads;

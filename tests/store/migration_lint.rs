@@ -13,9 +13,10 @@
 //!   (validating scans the table under ACCESS EXCLUSIVE), never inline
 //!   with a new column, and no column changes type or becomes NOT NULL (a
 //!   rewrite or a scan);
-//! - a migration that takes any lock on a hot table sets `lock_timeout`,
-//!   so that queued behind a long reader it fails (to be run again)
-//!   instead of stalling every write queued behind it;
+//! - a migration that takes any lock on a hot table sets `lock_timeout`
+//!   of a second at most, so that queued behind a long reader it fails
+//!   (and `remit migrate` tries it again) instead of stalling every write
+//!   queued behind it for longer;
 //! - no trigger is created on a hot table in the transaction that then
 //!   backfills it (the backfill runs under the trigger's lock).
 //!
@@ -235,10 +236,37 @@ fn problems(dir: &Path) -> Vec<String> {
             statements.len()
         ));
     }
-    if in_transaction && locks_hot && !sql.to_lowercase().contains("lock_timeout") {
-        found.push("a lock on a hot table without lock_timeout".into());
+    if in_transaction && locks_hot {
+        match lock_timeout_ms(&sql.to_lowercase()) {
+            None => found.push("a lock on a hot table without lock_timeout".into()),
+            Some(ms) if ms > 1000 => found.push(format!(
+                "a lock_timeout of {ms} ms (writes queued behind the migration wait that long)"
+            )),
+            Some(_) => {}
+        }
     }
     found
+}
+
+/// The `lock_timeout` a migration sets, in milliseconds: `'1s'`,
+/// `'500ms'` or a bare number of milliseconds.
+fn lock_timeout_ms(sql: &str) -> Option<u64> {
+    let rest = &sql[sql.find("lock_timeout")? + "lock_timeout".len()..];
+    let value = rest
+        .trim_start()
+        .trim_start_matches(['=', ' ', '\'']);
+    let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
+    let n: u64 = digits.parse().ok()?;
+    let unit = &value[digits.len()..];
+    Some(if unit.starts_with("ms") {
+        n
+    } else if unit.starts_with('s') {
+        n * 1000
+    } else if unit.starts_with("min") {
+        n * 60_000
+    } else {
+        n
+    })
 }
 
 #[test]
@@ -284,6 +312,10 @@ fn the_rules_catch_what_they_are_for() {
         (
             "ALTER TABLE attempts ADD COLUMN y INT;",
             "without lock_timeout",
+        ),
+        (
+            "SET LOCAL lock_timeout = '5s'; ALTER TABLE attempts ADD COLUMN y INT;",
+            "lock_timeout of 5000 ms",
         ),
         (
             "SET LOCAL lock_timeout = '1s'; CREATE TRIGGER g AFTER UPDATE ON tasks \

@@ -39,8 +39,16 @@ pub enum Command {
         #[arg(long)]
         database_url: Option<String>,
     },
-    /// Apply the embedded schema migrations.
-    Migrate,
+    /// Apply the embedded schema migrations, one at a time. A migration
+    /// that waits longer than a second for a lock (a long transaction in
+    /// its way) gives it up, so that claims and finishes go on, and is
+    /// tried again, naming the sessions in its way.
+    Migrate {
+        /// Stop trying a migration whose locks stay taken after this long
+        /// (e.g. 2m, 30s), and exit naming what holds them.
+        #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
+        give_up_after: std::time::Duration,
+    },
     /// Run a region's delivery runtime and the HTTP API until SIGTERM.
     Run {
         /// The region to serve (overrides the configuration).

@@ -1,14 +1,18 @@
 //! `remit migrate`: applies the embedded schema migrations, over
 //! `database.direct_url` when the database is behind a pooler: migrating
 //! holds a session advisory lock and builds indexes concurrently, which a
-//! transaction pooler cannot carry.
+//! transaction pooler cannot carry. Each try of a migration that timed
+//! out waiting for a lock is told on stderr, with the sessions in its way.
 
+use std::time::Duration;
+
+use remit::store::{LockPatience, LockWait};
 use remit_actors::app::AppError;
 use remit_actors::config::{Config, ConfigError, PoolerMode};
 
 use super::CliError;
 
-pub async fn run(config: &Config) -> Result<(), CliError> {
+pub async fn run(config: &Config, give_up_after: Duration) -> Result<(), CliError> {
     let url = match (&config.database.direct_url, config.database.pooler) {
         (Some(direct), _) => direct,
         (None, PoolerMode::Transaction) => {
@@ -23,7 +27,11 @@ pub async fn run(config: &Config) -> Result<(), CliError> {
         }
         (None, _) => &config.database.url,
     };
-    let applied = remit::store::migrate(url).await.map_err(AppError::from)?;
+    let patience = LockPatience { give_up_after };
+    let tell = Box::new(|wait: &LockWait| eprintln!("{wait}"));
+    let applied = remit::store::migrate_patiently(url, patience, tell)
+        .await
+        .map_err(AppError::from)?;
     if applied.is_empty() {
         println!("schema is up to date");
     }

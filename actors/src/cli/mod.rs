@@ -125,7 +125,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
 async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
     match command {
         Command::Demo { database_url } => Ok(remit_actors::demo::run(config, database_url).await?),
-        Command::Migrate => migrate::run(&config).await,
+        Command::Migrate { give_up_after } => migrate::run(&config, give_up_after).await,
         Command::Destination(DestinationCommand::Add {
             id,
             region,

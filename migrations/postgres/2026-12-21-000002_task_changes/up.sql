@@ -13,9 +13,9 @@
 --
 -- The lock is ACCESS EXCLUSIVE, held for an instant; but while it waits
 -- for a long reader (a dump, a report) every claim and finish would queue
--- behind it. So it waits at most five seconds and the migration fails,
--- naming the lock, to be run again.
-SET LOCAL lock_timeout = '5s';
+-- behind it. So it waits at most a second and the migration fails and is
+-- tried again by `remit migrate`, which names what holds the lock.
+SET LOCAL lock_timeout = '1s';
 ALTER TABLE tasks
     ADD COLUMN cancelled_at TIMESTAMPTZ,
     ADD COLUMN cancelled_by TEXT,

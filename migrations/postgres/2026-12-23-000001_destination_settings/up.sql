@@ -5,10 +5,10 @@
 -- it did.
 --
 -- `destinations` is small, but every claim, token take and finish locks
--- its rows: wait at most five seconds for the ACCESS EXCLUSIVE lock (an
+-- its rows: wait at most a second for the ACCESS EXCLUSIVE lock (an
 -- instant once granted, since no column has a default to write), then
--- fail, naming the lock, to be run again.
-SET LOCAL lock_timeout = '5s';
+-- fail, to be tried again by `remit migrate`.
+SET LOCAL lock_timeout = '1s';
 ALTER TABLE destinations
     ADD COLUMN rate_per_second DOUBLE PRECISION
         CHECK (rate_per_second >= 0.001 AND rate_per_second <= 1000000),

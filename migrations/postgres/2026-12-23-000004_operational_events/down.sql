@@ -1,4 +1,4 @@
-SET LOCAL lock_timeout = '5s';
+SET LOCAL lock_timeout = '1s';
 DROP TABLE region_alerts;
 DROP TABLE alert_windows;
 DROP TABLE destination_alerts;

@@ -7,13 +7,13 @@
 --
 -- Every lock here is held for an instant, but while it waits for a long
 -- reader every write to the table would queue behind it: it waits at most
--- five seconds and the migration fails, naming the lock, to be run again.
+-- a second and the migration fails, to be tried again by `remit migrate`.
 --
 -- Rolling out: a process of an older build reads an event of a new kind as
 -- a corrupt row and its relay logs that and turns nothing; the new
 -- processes of the region turn those events. Upgrade every process of a
 -- region together.
-SET LOCAL lock_timeout = '5s';
+SET LOCAL lock_timeout = '1s';
 
 -- The outbox: the new kinds, and `data`, the body's `data` object as the
 -- check wrote it (JSON text); NULL for a disable or an enable, whose body

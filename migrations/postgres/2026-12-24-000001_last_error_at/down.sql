@@ -1,2 +1,2 @@
-SET LOCAL lock_timeout = '5s';
+SET LOCAL lock_timeout = '1s';
 ALTER TABLE destinations DROP COLUMN last_error_at;

@@ -6,7 +6,7 @@
 --
 -- A nullable column without a default is written to the catalog only: the
 -- ACCESS EXCLUSIVE lock is held for an instant, but every claim, token
--- take and finish locks these rows, so wait at most five seconds for it,
--- then fail, naming the lock, to be run again.
-SET LOCAL lock_timeout = '5s';
+-- take and finish locks these rows, so wait at most a second for it, then
+-- fail, to be tried again by `remit migrate`.
+SET LOCAL lock_timeout = '1s';
 ALTER TABLE destinations ADD COLUMN last_error_at TIMESTAMPTZ;

@@ -1,4 +1,4 @@
-SET LOCAL lock_timeout = '5s';
+SET LOCAL lock_timeout = '1s';
 CREATE OR REPLACE FUNCTION failures_to_announce_recorded() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN

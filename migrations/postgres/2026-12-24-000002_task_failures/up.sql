@@ -9,7 +9,7 @@
 -- insert per failure; a claim or a delivery pays nothing more) and pruned
 -- with the destinations' hours (retention.stats_keep_days). It holds no
 -- tenant, reminder or payload, only what the reports count by.
-SET LOCAL lock_timeout = '5s';
+SET LOCAL lock_timeout = '1s';
 
 CREATE TABLE task_failures (
     task_id UUID NOT NULL,

@@ -27,7 +27,9 @@ pub use sandbox::{create_schema, drop_schema, Sandbox};
 
 use super::postgres;
 use super::sqlite::{self, SqliteStore};
-use super::{Clock, DatabaseUrl, PgConfig, PgStore, Pooler, StoreError, StoreStats};
+use super::{
+    Clock, DatabaseUrl, LockPatience, LockWait, PgConfig, PgStore, Pooler, StoreError, StoreStats,
+};
 use crate::payload_crypto::PayloadKey;
 
 /// The URL remit uses when none is configured: a SQLite file in the
@@ -69,8 +71,19 @@ impl DatabaseConfig {
 /// Applies every pending migration to the database `url` names (creating
 /// a SQLite file that does not exist yet) and returns the versions applied.
 pub async fn migrate(url: &str) -> Result<Vec<String>, StoreError> {
+    migrate_patiently(url, LockPatience::default(), Box::new(|_| {})).await
+}
+
+/// `migrate`, trying a PostgreSQL migration whose locks are taken again
+/// until `patience` runs out, each wait told to `on_wait` (SQLite's
+/// migrations run under its write lock, and wait for nothing else).
+pub async fn migrate_patiently(
+    url: &str,
+    patience: LockPatience,
+    on_wait: Box<dyn Fn(&LockWait) + Send>,
+) -> Result<Vec<String>, StoreError> {
     match DatabaseUrl::parse(url)? {
-        DatabaseUrl::Postgres(url) => postgres::migrate::migrate(&url).await,
+        DatabaseUrl::Postgres(url) => postgres::migrate::migrate(&url, patience, on_wait).await,
         DatabaseUrl::Sqlite(path) => tokio::task::spawn_blocking(move || sqlite::migrate(&path))
             .await
             .map_err(|e| StoreError::Migration(format!("migration thread failed: {e}")))?,

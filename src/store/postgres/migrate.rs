@@ -4,14 +4,17 @@
 //! blocks in place, which a current-thread runtime such as actix's forbids.
 //! So migrations run on a blocking thread over the sync wrapper.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use diesel::RunQueryDsl as _;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
+use super::lock_holders::lock_holders;
 use super::{PgConnector, StoreError};
+use crate::store::contract::holders_to_text;
+use crate::store::{LockPatience, LockWait};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
 
@@ -22,19 +25,33 @@ const MIGRATION_LOCK: i64 = 0x7265_6d69_745f_6d67;
 /// How long migrating waits for the server to answer a new connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long one try of a migration in a transaction waits for a lock
+/// (unless the migration sets a shorter one): what a claim or a finish
+/// queued behind it waits at most.
+const TRY_LOCK_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What hears of each try that timed out waiting for a lock.
+pub type OnLockWait = Box<dyn Fn(&LockWait) + Send>;
+
 /// The versions of the migrations this binary holds.
 pub(crate) fn embedded_versions() -> Result<Vec<String>, StoreError> {
     super::schema_version::embedded_versions::<diesel::pg::Pg>(&MIGRATIONS)
 }
 
-/// Applies every pending migration and returns the versions it applied.
-pub async fn migrate(database_url: &str) -> Result<Vec<String>, StoreError> {
+/// Applies every pending migration, one at a time, and returns the
+/// versions it applied; a migration whose locks are taken is tried again
+/// (`patience`), each wait told to `on_wait`.
+pub async fn migrate(
+    database_url: &str,
+    patience: LockPatience,
+    on_wait: OnLockWait,
+) -> Result<Vec<String>, StoreError> {
     // Connected here, on the runtime, with TLS as the URL asks; the
     // harness then drives it from a blocking thread.
     let conn = PgConnector::new(database_url, CONNECT_TIMEOUT)?
         .establish()
         .await?;
-    tokio::task::spawn_blocking(move || migrate_blocking(conn))
+    tokio::task::spawn_blocking(move || migrate_blocking(conn, patience, on_wait))
         .await
         .map_err(|e| StoreError::Migration(format!("migration thread failed: {e}")))?
 }
@@ -86,8 +103,15 @@ fn drop_failed_builds(
     Ok(())
 }
 
-fn migrate_blocking(conn: AsyncPgConnection) -> Result<Vec<String>, StoreError> {
+fn migrate_blocking(
+    conn: AsyncPgConnection,
+    patience: LockPatience,
+    on_wait: OnLockWait,
+) -> Result<Vec<String>, StoreError> {
     let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
+    // Named, so that an operator looking at pg_stat_activity (or at
+    // another process's lock wait) sees what this session is.
+    diesel::sql_query("SET application_name = 'remit migrate'").execute(&mut conn)?;
     // Tried, not waited for in a statement: an index built concurrently
     // (by the holder) waits for every statement under way in the database,
     // and one waiting here for the holder's lock would be a deadlock.
@@ -102,10 +126,80 @@ fn migrate_blocking(conn: AsyncPgConnection) -> Result<Vec<String>, StoreError> 
         std::thread::sleep(LOCK_RETRY);
     }
     drop_failed_builds(&mut conn)?;
-    let applied = conn
-        .run_pending_migrations(MIGRATIONS)
-        .map(|versions| versions.iter().map(ToString::to_string).collect())
-        .map_err(|e| StoreError::Migration(e.to_string()));
+    let applied = apply_pending(&mut conn, patience, &on_wait);
     diesel::sql_query(format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})")).execute(&mut conn)?;
     applied
+}
+
+fn apply_pending(
+    conn: &mut AsyncConnectionWrapper<AsyncPgConnection>,
+    patience: LockPatience,
+    on_wait: &OnLockWait,
+) -> Result<Vec<String>, StoreError> {
+    let pending = conn
+        .pending_migrations(MIGRATIONS)
+        .map_err(|e| StoreError::Migration(e.to_string()))?;
+    let mut applied = Vec::with_capacity(pending.len());
+    for migration in pending {
+        let version = migration.name().version().to_string();
+        // A migration in a transaction gives its locks up after a try; an
+        // index built concurrently waits for transactions under way, which
+        // stalls no one (its lock lets writes through), so it waits them out.
+        let in_transaction = migration.metadata().run_in_transaction();
+        let lock_timeout = if in_transaction {
+            TRY_LOCK_TIMEOUT.as_millis()
+        } else {
+            0
+        };
+        diesel::sql_query(format!("SET lock_timeout = {lock_timeout}")).execute(conn)?;
+        let started = Instant::now();
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let error = match conn.run_migration(migration.as_ref()) {
+                Ok(_) => break,
+                Err(e) => e.to_string(),
+            };
+            if !in_transaction || !waited_for_a_lock(&error) {
+                return Err(StoreError::Migration(error));
+            }
+            // Rolled back, nothing of it kept: who is in the way is looked
+            // for now, while they still are.
+            let holders = lock_holders(conn, TRY_LOCK_TIMEOUT / 2)?;
+            let next_try_in = TRY_LOCK_TIMEOUT * tries.min(MAX_PAUSE_IN_TRIES);
+            if started.elapsed() + next_try_in > patience.give_up_after {
+                return Err(StoreError::Migration(format!(
+                    "migration {version} could not take its locks in {tries} tries over {} s; \
+                     held by {}: end those transactions (or wait for them), then run \
+                     `remit migrate` again",
+                    started.elapsed().as_secs(),
+                    holders_to_text(&holders)
+                )));
+            }
+            on_wait(&LockWait {
+                migration: version.clone(),
+                tries,
+                holders,
+                next_try_in,
+            });
+            // The writes that queued behind the try go through meanwhile.
+            std::thread::sleep(next_try_in);
+        }
+        applied.push(version);
+    }
+    Ok(applied)
+}
+
+/// The longest pause between tries, in tries' lock timeouts: the pauses
+/// grow from one to this, so a long holder is not hammered, nor a short
+/// one waited for much longer than it holds.
+const MAX_PAUSE_IN_TRIES: u32 = 5;
+
+/// Whether a migration failed because a statement of it waited for a
+/// lock longer than `lock_timeout` ("canceling statement due to lock
+/// timeout"). diesel's migration error keeps only the server's message,
+/// not its SQLSTATE (55P03), so this reads the message, which servers
+/// send in English unless `lc_messages` says otherwise.
+fn waited_for_a_lock(error: &str) -> bool {
+    error.contains("lock timeout")
 }

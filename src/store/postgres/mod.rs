@@ -93,6 +93,7 @@ mod finish_many;
 mod headers;
 pub mod hot_path_sql;
 mod lease;
+mod lock_holders;
 pub(super) mod migrate;
 mod next_due;
 mod notify;
