@@ -94,12 +94,30 @@ pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppEr
 }
 
 /// Where the reports read: the replica `database.read_url` names, through
-/// a pool of its own, else `store` itself.
-pub async fn reports(config: &Config, store: &Database) -> Result<Database, AppError> {
+/// a pool of its own, else `store` itself. What its connect found worth a
+/// warning (a server behind a pooler that leaves `jit` on) is logged.
+pub async fn reports(
+    config: &Config,
+    store: &Database,
+    log: &slog::Logger,
+) -> Result<Database, AppError> {
     match &config.database.read_url {
         Some(url) => Ok(store
-            .reading_from(url, config.database.read_pool_size)
-            .await?),
+            .reading_from(
+                url,
+                config.database.read_pool_size,
+                config
+                    .database
+                    .read_pooler
+                    .unwrap_or(config.database.pooler)
+                    .into(),
+            )
+            .await
+            .inspect(|replica| {
+                for warning in replica.warnings() {
+                    slog::warn!(log, "database.read_url: {}", warning);
+                }
+            })?),
         None => Ok(store.clone()),
     }
 }
@@ -161,7 +179,7 @@ impl Runtime {
         let log =
             log.new(slog::o!("region" => region.to_string(), "lease_owner" => lease_owner.clone()));
         let api_store = store.with_own_pool(config.api.pool_size).await?;
-        let reports = reports(&config, &api_store).await?;
+        let reports = reports(&config, &api_store, &log).await?;
         let stats = Arc::new(RuntimeStats::new(Metrics::new(
             region,
             config.metrics.max_destinations,

@@ -285,3 +285,63 @@ async fn a_session_pooler_carries_named_statements_and_listen() {
     );
     store.status(Some(Region::EU)).await.unwrap();
 }
+
+/// The reports' read URL behind a transaction pooler (a replica behind
+/// PgBouncer; here the primary itself, which a read URL may name): with
+/// the pooler said, every report reads through it, over both of its
+/// server connections; without, the pooler is named at once.
+#[tokio::test]
+async fn the_reports_read_through_a_transaction_pooler() {
+    let Some(bouncer) = PgBouncer::start("").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    let store = connect(&bouncer, &DatabaseConfig::new(bouncer.direct_url.clone())).await;
+    let hook = DestinationId::new("hook").unwrap();
+    store
+        .add_destination(
+            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
+        )
+        .await
+        .unwrap();
+    for n in 0..3 {
+        store
+            .schedule(new_task(&format!("r{n}"), &hook, Region::EU))
+            .await
+            .unwrap();
+    }
+
+    let reports = store
+        .reading_from(&bouncer.url, 4, Pooler::Transaction)
+        .await
+        .unwrap_or_else(|e| panic!("{}\n{}", remit::error_chain(&e), bouncer.log()));
+    let reads: Vec<_> = (0..8)
+        .map(|_| {
+            let reports = reports.clone();
+            tokio::spawn(async move {
+                let status = reports.status(Some(Region::EU)).await?;
+                let found = reports
+                    .search_tasks(Region::EU, &TaskFilter::default(), None, 20)
+                    .await?
+                    .tasks;
+                reports.read_source().await?;
+                Ok::<_, remit::store::StoreError>((status.regions[0].pending, found.len()))
+            })
+        })
+        .collect();
+    for read in reads {
+        let read = read.await.unwrap();
+        let (pending, found) = read.unwrap_or_else(|e| panic!("{}", remit::error_chain(&e)));
+        assert_eq!((pending, found), (3, 3));
+    }
+
+    let refused = store
+        .reading_from(&bouncer.url, 1, Pooler::None)
+        .await
+        .unwrap_err();
+    let said = remit::error_chain(&refused);
+    assert!(
+        said.contains("unsupported startup parameter: options") && said.contains("database.pooler"),
+        "{said}"
+    );
+}

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use remit::domain::{NewDestination, Region};
-use remit::store::{Database, DatabaseConfig, Reports, Store};
+use remit::store::{Database, DatabaseConfig, Pooler, Reports, Store};
 
 use crate::cluster::{Cluster, Tls};
 use crate::support::{new_task, test_key};
@@ -45,7 +45,7 @@ async fn reports_read_from_a_replica_say_how_far_behind_it_is() {
         .await
         .unwrap();
     let replica = store
-        .reading_from(&standby.url("127.0.0.1", "postgres", ""), 2)
+        .reading_from(&standby.url("127.0.0.1", "postgres", ""), 2, Pooler::None)
         .await
         .unwrap();
     let crm = remit::domain::DestinationId::new("crm").unwrap();
@@ -146,7 +146,12 @@ async fn a_replica_still_replaying_a_migration_is_waited_for() {
     ));
 
     let read_url = standby.url("127.0.0.1", "postgres", "");
-    let opening = tokio::spawn(async move { store.reading_from(&read_url, 1).await.map(|_| ()) });
+    let opening = tokio::spawn(async move {
+        store
+            .reading_from(&read_url, 1, Pooler::None)
+            .await
+            .map(|_| ())
+    });
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         !opening.is_finished(),

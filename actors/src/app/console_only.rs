@@ -54,7 +54,7 @@ impl ConsoleServer {
             log.new(slog::o!("component" => "console")),
         );
         state.sign_ins = state.sign_ins.with_clock(clock);
-        state.reports = super::reports(config, &store).await?;
+        state.reports = super::reports(config, &store, &log).await?;
         state.replica = config.database.read_url.is_some();
         let failed = |source| AppError::Bind {
             what: "--bind",

@@ -81,6 +81,7 @@ impl Default for Config {
                 allow_newer_schema: false,
                 read_url: None,
                 read_pool_size: 2,
+                read_pooler: None,
                 pooler: PoolerMode::None,
                 direct_url: None,
             },

@@ -310,6 +310,14 @@ fn a_pooler_needs_postgresql_and_a_direct_url_must_be_postgresql() {
     assert!(refused.contains("database.direct_url"), "{refused}");
     config.database.direct_url = Some("postgres://remit@db:5432/remit".into());
     config.validate().unwrap();
+    config.database.read_pooler = Some(PoolerMode::Session);
+    let refused = config.validate().unwrap_err().to_string();
+    assert!(
+        refused.contains("database.read_pooler") && refused.contains("read_url"),
+        "{refused}"
+    );
+    config.database.read_url = Some("postgres://remit@replica:5432/remit".into());
+    config.validate().unwrap();
 }
 
 #[test]

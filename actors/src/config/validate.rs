@@ -35,6 +35,12 @@ impl Config {
                 ));
             }
         }
+        if self.database.read_pooler.is_some() && self.database.read_url.is_none() {
+            return Err(invalid(
+                "database.read_pooler",
+                "it says what stands in front of database.read_url, which is not set",
+            ));
+        }
         if self.database.pooler != PoolerMode::None && !postgres {
             return Err(invalid(
                 "database.pooler",

@@ -2,7 +2,7 @@
 //! replica the reports may read from.
 
 use super::Database;
-use crate::store::{ReadSource, Replication, StoreError};
+use crate::store::{Pooler, ReadSource, Replication, StoreError};
 
 impl Database {
     /// The server's replication: whether a commit waits for a standby.
@@ -14,13 +14,18 @@ impl Database {
         }
     }
 
-    /// The same store reading from `url` (a replica) through a pool of its
-    /// own, for the reports; a SQLite store has no replica and answers
-    /// itself.
-    pub async fn reading_from(&self, url: &str, pool_size: u32) -> Result<Database, StoreError> {
+    /// The same store reading from `url` (a replica, behind `pooler`)
+    /// through a pool of its own, for the reports; a SQLite store has no
+    /// replica and answers itself.
+    pub async fn reading_from(
+        &self,
+        url: &str,
+        pool_size: u32,
+        pooler: Pooler,
+    ) -> Result<Database, StoreError> {
         match self {
             Database::Postgres(store) => Ok(Database::Postgres(
-                store.reading_from(url, pool_size).await?,
+                store.reading_from(url, pool_size, pooler).await?,
             )),
             Database::Sqlite(_) => Ok(self.clone()),
         }

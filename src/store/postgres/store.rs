@@ -147,14 +147,20 @@ impl PgStore {
     /// replica is never ahead of its primary). A replica that has not yet
     /// replayed the newest migrations (a process started just after
     /// `remit migrate`) is waited for, up to `REPLICA_SCHEMA_WAIT`.
-    pub async fn reading_from(&self, url: &str, pool_size: u32) -> Result<Self, StoreError> {
-        let connector = PgConnector::new(url, self.connect_timeout)?.for_store();
+    pub async fn reading_from(
+        &self,
+        url: &str,
+        pool_size: u32,
+        pooler: Pooler,
+    ) -> Result<Self, StoreError> {
+        let connector = PgConnector::behind(url, self.connect_timeout, pooler)?.for_store();
         let mut first = connector.establish().await?;
         let embedded = super::migrate::embedded_versions()?;
         let started = std::time::Instant::now();
         loop {
             match schema_check::check(&mut first, &embedded, true).await {
-                Err(StoreError::Schema(SchemaMismatch::Older { .. }))
+                // A new database's replica may not have the schema at all.
+                Err(StoreError::Schema(SchemaMismatch::Older { .. } | SchemaMismatch::Empty))
                     if started.elapsed() < REPLICA_SCHEMA_WAIT =>
                 {
                     tokio::time::sleep(REPLICA_SCHEMA_POLL).await;
@@ -162,9 +168,16 @@ impl PgStore {
                 checked => break checked?,
             }
         }
+        // A pooler remit was not told of, or a server behind one that
+        // leaves the planner's settings as they are, is named here as at
+        // the primary's connect.
+        let warnings =
+            super::pooler::check_settings(&mut first, pooler, connector.asks_for_seqscan_off())
+                .await?;
         Ok(Self {
             pool: open_pool(&connector, pool_size, self.connect_timeout, first).await?,
             connector,
+            warnings: warnings.into_iter().collect(),
             ..self.clone()
         })
     }
