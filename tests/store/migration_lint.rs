@@ -248,25 +248,49 @@ fn problems(dir: &Path) -> Vec<String> {
     found
 }
 
-/// The `lock_timeout` a migration sets, in milliseconds: `'1s'`,
-/// `'500ms'` or a bare number of milliseconds.
+/// The longest `lock_timeout` a migration sets, in milliseconds, outside
+/// its comments: `= '1s'`, `TO '500ms'`, a bare number of milliseconds;
+/// a value it cannot read counts as too long.
 fn lock_timeout_ms(sql: &str) -> Option<u64> {
-    let rest = &sql[sql.find("lock_timeout")? + "lock_timeout".len()..];
-    let value = rest
-        .trim_start()
-        .trim_start_matches(['=', ' ', '\'']);
-    let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
-    let n: u64 = digits.parse().ok()?;
-    let unit = &value[digits.len()..];
-    Some(if unit.starts_with("ms") {
-        n
-    } else if unit.starts_with('s') {
-        n * 1000
-    } else if unit.starts_with("min") {
-        n * 60_000
-    } else {
-        n
-    })
+    let code: String = sql
+        .lines()
+        .map(|line| line.split("--").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    code.match_indices("lock_timeout")
+        .map(|(at, name)| {
+            let value = code[at + name.len()..]
+                .trim_start()
+                .trim_start_matches(['=', ' '])
+                .trim_start_matches("to ")
+                .trim_start_matches([' ', '\'']);
+            let number: String = value
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let unit = value[number.len()..].trim_start();
+            let scale = [
+                ("ms", 1.0),
+                ("min", 60_000.0),
+                ("s", 1000.0),
+                ("h", 3_600_000.0),
+                ("d", 86_400_000.0),
+            ]
+            .iter()
+            .find(|(u, _)| unit.starts_with(u))
+            .map_or(
+                if unit.starts_with('\'') || unit.starts_with(';') {
+                    1.0
+                } else {
+                    f64::INFINITY
+                },
+                |(_, s)| *s,
+            );
+            number
+                .parse::<f64>()
+                .map_or(u64::MAX, |n| (n * scale).min(u64::MAX as f64) as u64)
+        })
+        .max()
 }
 
 #[test]
@@ -316,6 +340,16 @@ fn the_rules_catch_what_they_are_for() {
         (
             "SET LOCAL lock_timeout = '5s'; ALTER TABLE attempts ADD COLUMN y INT;",
             "lock_timeout of 5000 ms",
+        ),
+        (
+            "-- lock_timeout = '1s' in a comment\nSET LOCAL lock_timeout TO '1.5s'; \
+             ALTER TABLE attempts ADD COLUMN y INT;",
+            "lock_timeout of 1500 ms",
+        ),
+        (
+            "SET LOCAL lock_timeout = '1s'; SET LOCAL lock_timeout = '2 h'; \
+             ALTER TABLE attempts ADD COLUMN y INT;",
+            "lock_timeout of 7200000 ms",
         ),
         (
             "SET LOCAL lock_timeout = '1s'; CREATE TRIGGER g AFTER UPDATE ON tasks \

@@ -40,12 +40,14 @@ pub enum Command {
         database_url: Option<String>,
     },
     /// Apply the embedded schema migrations, one at a time. A migration
-    /// that waits longer than a second for a lock (a long transaction in
-    /// its way) gives it up, so that claims and finishes go on, and is
-    /// tried again, naming the sessions in its way.
+    /// in a transaction that waits longer than a second for a lock (a long
+    /// transaction in its way) gives it up, so that claims and finishes go
+    /// on, and is tried again, naming the sessions in its way. An index
+    /// built concurrently blocks no one, and waits for the transactions
+    /// under way as long as they last.
     Migrate {
-        /// Stop trying a migration whose locks stay taken after this long
-        /// (e.g. 2m, 30s), and exit naming what holds them.
+        /// Stop trying a migration in a transaction whose locks stay taken
+        /// this long (e.g. 2m, 30s), and exit naming what holds them.
         #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
         give_up_after: std::time::Duration,
     },

@@ -42,23 +42,32 @@ pub struct LockWait {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockHolder {
     pub pid: i32,
+    /// The role it is logged in as.
+    pub role: String,
     pub application: String,
-    /// `active`, `idle in transaction`, …
-    pub state: String,
-    /// How long its transaction has been open.
-    pub open_for: Duration,
+    /// `active`, `idle in transaction`, …; `None` when the migrating role
+    /// may not see it (another role's session, without
+    /// `pg_read_all_stats`).
+    pub state: Option<String>,
+    /// How long its transaction has been open; `None` as `state`.
+    pub open_for: Option<Duration>,
 }
 
 impl fmt::Display for LockHolder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "pid {} ({:?}, {}, transaction open {} s)",
-            self.pid,
-            self.application,
-            self.state,
-            self.open_for.as_secs()
-        )
+        write!(f, "pid {} (role {:?}", self.pid, self.role)?;
+        if !self.application.is_empty() {
+            write!(f, ", {:?}", self.application)?;
+        }
+        match (&self.state, self.open_for) {
+            (Some(state), Some(open)) => {
+                write!(f, ", {state}, transaction open {} s)", open.as_secs())
+            }
+            _ => write!(
+                f,
+                ", its state hidden from this role: pg_read_all_stats shows it)"
+            ),
+        }
     }
 }
 
@@ -66,7 +75,7 @@ impl fmt::Display for LockHolder {
 /// none was seen (the lock was let go before they were looked for).
 pub fn holders_to_text(holders: &[LockHolder]) -> String {
     if holders.is_empty() {
-        return "no session still holding it when looked for".into();
+        return "no session holding a lock on remit's tables when looked for".into();
     }
     holders
         .iter()

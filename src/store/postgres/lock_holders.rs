@@ -1,10 +1,16 @@
-//! The sessions likely in a migration's way: those of this database, other
-//! than the asking one, with a transaction open longer than the migration
-//! waited and a lock on a table granted. The longest open first.
+//! The sessions likely in a migration's way: those holding a lock on a
+//! table of remit's schema in this database, other than the asking one,
+//! whose transaction has been open longer than a try waits (a claim's or a
+//! finish's is over in milliseconds). The longest open first.
+//!
+//! It starts from `pg_locks`, which every role may read: a role without
+//! `pg_read_all_stats` sees another role's session in `pg_stat_activity`
+//! without its state or transaction start, and such a session is named
+//! with what can be seen (its pid and role), not left out.
 
 use std::time::Duration;
 
-use diesel::sql_types::{Double, Integer, Text};
+use diesel::sql_types::{Double, Nullable, Text};
 use diesel::RunQueryDsl as _;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
@@ -17,14 +23,16 @@ const NAMED: i64 = 5;
 
 #[derive(diesel::QueryableByName)]
 struct Row {
-    #[diesel(sql_type = Integer)]
+    #[diesel(sql_type = diesel::sql_types::Integer)]
     pid: i32,
     #[diesel(sql_type = Text)]
-    application: String,
+    role: String,
     #[diesel(sql_type = Text)]
-    state: String,
-    #[diesel(sql_type = Double)]
-    open_seconds: f64,
+    application: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    state: Option<String>,
+    #[diesel(sql_type = Nullable<Double>)]
+    open_seconds: Option<f64>,
 }
 
 pub(super) fn lock_holders(
@@ -32,15 +40,16 @@ pub(super) fn lock_holders(
     open_longer_than: Duration,
 ) -> Result<Vec<LockHolder>, StoreError> {
     let rows: Vec<Row> = diesel::sql_query(
-        "SELECT a.pid, coalesce(a.application_name, '') AS application, \
-                coalesce(a.state, '') AS state, \
+        "SELECT h.pid, coalesce(a.usename::text, '') AS role, \
+                coalesce(a.application_name, '') AS application, a.state, \
                 extract(epoch FROM now() - a.xact_start)::float8 AS open_seconds \
-         FROM pg_stat_activity a \
-         WHERE a.pid <> pg_backend_pid() AND a.datname = current_database() \
-           AND a.xact_start < now() - $1 * interval '1 millisecond' \
-           AND EXISTS (SELECT 1 FROM pg_locks l \
-                       WHERE l.pid = a.pid AND l.granted AND l.locktype = 'relation') \
-         ORDER BY a.xact_start LIMIT $2",
+         FROM (SELECT DISTINCT l.pid FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+               WHERE l.granted AND l.locktype = 'relation' AND l.pid <> pg_backend_pid() \
+                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                 AND c.relnamespace = current_schema()::regnamespace) h \
+         LEFT JOIN pg_stat_activity a ON a.pid = h.pid \
+         WHERE a.xact_start IS NULL OR a.xact_start < now() - $1 * interval '1 millisecond' \
+         ORDER BY a.xact_start NULLS LAST LIMIT $2",
     )
     .bind::<Double, _>(open_longer_than.as_millis() as f64)
     .bind::<diesel::sql_types::BigInt, _>(NAMED)
@@ -49,9 +58,10 @@ pub(super) fn lock_holders(
         .into_iter()
         .map(|r| LockHolder {
             pid: r.pid,
+            role: r.role,
             application: r.application,
             state: r.state,
-            open_for: Duration::from_secs_f64(r.open_seconds.max(0.0)),
+            open_for: r.open_seconds.map(|s| Duration::from_secs_f64(s.max(0.0))),
         })
         .collect())
 }

@@ -110,8 +110,13 @@ fn migrate_blocking(
 ) -> Result<Vec<String>, StoreError> {
     let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
     // Named, so that an operator looking at pg_stat_activity (or at
-    // another process's lock wait) sees what this session is.
-    diesel::sql_query("SET application_name = 'remit migrate'").execute(&mut conn)?;
+    // another process's lock wait) sees what this session is; a name the
+    // URL gives is kept.
+    diesel::sql_query(
+        "SELECT set_config('application_name', 'remit migrate', false) \
+         WHERE current_setting('application_name') = ''",
+    )
+    .execute(&mut conn)?;
     // Tried, not waited for in a statement: an index built concurrently
     // (by the holder) waits for every statement under way in the database,
     // and one waiting here for the holder's lock would be a deadlock.
@@ -160,18 +165,24 @@ fn apply_pending(
                 Ok(_) => break,
                 Err(e) => e.to_string(),
             };
-            if !in_transaction || !waited_for_a_lock(&error) {
+            if !in_transaction || !lost_to_a_lock(&error) {
                 return Err(StoreError::Migration(error));
             }
             // Rolled back, nothing of it kept: who is in the way is looked
-            // for now, while they still are.
-            let holders = lock_holders(conn, TRY_LOCK_TIMEOUT / 2)?;
+            // for now, while they still are. Not finding out is no reason
+            // to stop.
+            let holders = lock_holders(conn, TRY_LOCK_TIMEOUT / 2).unwrap_or_default();
             let next_try_in = TRY_LOCK_TIMEOUT * tries.min(MAX_PAUSE_IN_TRIES);
             if started.elapsed() + next_try_in > patience.give_up_after {
+                let before = if applied.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (applied before it: {})", applied.join(", "))
+                };
                 return Err(StoreError::Migration(format!(
                     "migration {version} could not take its locks in {tries} tries over {} s; \
                      held by {}: end those transactions (or wait for them), then run \
-                     `remit migrate` again",
+                     `remit migrate` again{before}",
                     started.elapsed().as_secs(),
                     holders_to_text(&holders)
                 )));
@@ -195,11 +206,14 @@ fn apply_pending(
 /// one waited for much longer than it holds.
 const MAX_PAUSE_IN_TRIES: u32 = 5;
 
-/// Whether a migration failed because a statement of it waited for a
-/// lock longer than `lock_timeout` ("canceling statement due to lock
-/// timeout"). diesel's migration error keeps only the server's message,
-/// not its SQLSTATE (55P03), so this reads the message, which servers
-/// send in English unless `lc_messages` says otherwise.
-fn waited_for_a_lock(error: &str) -> bool {
-    error.contains("lock timeout")
+/// Whether a migration failed for a lock another session holds: it waited
+/// longer than `lock_timeout` ("canceling statement due to lock timeout",
+/// SQLSTATE 55P03), or it was chosen to break a deadlock with a session
+/// that takes the same tables in another order ("deadlock detected",
+/// 40P01). Rolled back, either is worth another try. diesel's migration
+/// error keeps only the server's message, not its SQLSTATE, so this reads
+/// the message, which servers send in English unless `lc_messages` says
+/// otherwise (then a try that waited fails at once, as without retries).
+fn lost_to_a_lock(error: &str) -> bool {
+    error.contains("lock timeout") || error.contains("deadlock detected")
 }
