@@ -30,6 +30,24 @@ async fn connect(bouncer: &PgBouncer, config: &DatabaseConfig) -> Database {
         .unwrap_or_else(|e| panic!("{}\n{}", remit::error_chain(&e), bouncer.log()))
 }
 
+/// The destination `hook` on `store`, with `tasks` reminders scheduled.
+async fn hook_with_tasks(store: &Database, tasks: usize) -> DestinationId {
+    let hook = DestinationId::new("hook").unwrap();
+    store
+        .add_destination(
+            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
+        )
+        .await
+        .unwrap();
+    for n in 0..tasks {
+        store
+            .schedule(new_task(&format!("r{n}"), &hook, Region::EU))
+            .await
+            .unwrap();
+    }
+    hook
+}
+
 /// Eight workers at once, each scheduling, claiming, finishing (delivered
 /// and retried) and reading, through a pooler with two server
 /// connections: no call fails, and the ENUMs read back are the states
@@ -45,13 +63,7 @@ async fn every_call_works_through_a_transaction_pooler() {
     remit::store::migrate(&bouncer.direct_url).await.unwrap();
     let store = connect(&bouncer, &behind(&bouncer, true)).await;
     assert_eq!(store.warnings(), [] as [String; 0]);
-    let hook = DestinationId::new("hook").unwrap();
-    store
-        .add_destination(
-            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
-        )
-        .await
-        .unwrap();
+    let hook = hook_with_tasks(&store, 0).await;
 
     let workers: Vec<_> = (0..WORKERS)
         .map(|w| {
@@ -261,19 +273,7 @@ async fn a_session_pooler_carries_named_statements_and_listen() {
     let store = connect(&bouncer, &config).await;
     let mut wakeups = Wakeups::connect(&store).await.unwrap();
     assert!(wakeups.reaches_every_process());
-    let hook = DestinationId::new("hook").unwrap();
-    store
-        .add_destination(
-            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
-        )
-        .await
-        .unwrap();
-    for i in 0..20 {
-        store
-            .schedule(new_task(&format!("r{i}"), &hook, Region::EU))
-            .await
-            .unwrap();
-    }
+    hook_with_tasks(&store, 20).await;
     // The schedules' notifications came through the pooler.
     let heard = tokio::time::timeout(Duration::from_secs(5), wakeups.next())
         .await
@@ -297,19 +297,7 @@ async fn the_reports_read_through_a_transaction_pooler() {
     };
     remit::store::migrate(&bouncer.direct_url).await.unwrap();
     let store = connect(&bouncer, &DatabaseConfig::new(bouncer.direct_url.clone())).await;
-    let hook = DestinationId::new("hook").unwrap();
-    store
-        .add_destination(
-            NewDestination::new(hook.clone(), Region::EU, "http://127.0.0.1:9/hook", None).unwrap(),
-        )
-        .await
-        .unwrap();
-    for n in 0..3 {
-        store
-            .schedule(new_task(&format!("r{n}"), &hook, Region::EU))
-            .await
-            .unwrap();
-    }
+    hook_with_tasks(&store, 3).await;
 
     let reports = store
         .reading_from(&bouncer.url, 4, Pooler::Transaction)

@@ -33,17 +33,24 @@ async fn wait_for_pending(replica: &Database, n: i64) {
     }
 }
 
-#[tokio::test]
-async fn reports_read_from_a_replica_say_how_far_behind_it_is() {
-    let Some(primary) = Cluster::start(Tls::Off) else {
-        return;
-    };
+/// A primary of the test's own, migrated, with a streaming standby and a
+/// store on the primary; `None` where no PostgreSQL binaries are installed.
+async fn primary_standby_and_store() -> Option<(Cluster, Cluster, Database)> {
+    let primary = Cluster::start(Tls::Off)?;
     let standby = primary.standby("replica1");
     let url = primary.url("127.0.0.1", "postgres", "");
     remit::store::migrate(&url).await.unwrap();
     let store = Database::connect(&DatabaseConfig::new(url), test_key())
         .await
         .unwrap();
+    Some((primary, standby, store))
+}
+
+#[tokio::test]
+async fn reports_read_from_a_replica_say_how_far_behind_it_is() {
+    let Some((_primary, standby, store)) = primary_standby_and_store().await else {
+        return;
+    };
     let replica = store
         .reading_from(&standby.url("127.0.0.1", "postgres", ""), 2, Pooler::None)
         .await
@@ -110,15 +117,9 @@ async fn reports_read_from_a_replica_say_how_far_behind_it_is() {
 /// refusing the replica as older than itself.
 #[tokio::test]
 async fn a_replica_still_replaying_a_migration_is_waited_for() {
-    let Some(primary) = Cluster::start(Tls::Off) else {
+    let Some((primary, standby, store)) = primary_standby_and_store().await else {
         return;
     };
-    let standby = primary.standby("replica1");
-    let url = primary.url("127.0.0.1", "postgres", "");
-    remit::store::migrate(&url).await.unwrap();
-    let store = Database::connect(&DatabaseConfig::new(url), test_key())
-        .await
-        .unwrap();
     let newest = primary.query("SELECT max(version) FROM __diesel_schema_migrations");
     let recorded =
         format!("SELECT count(*) FROM __diesel_schema_migrations WHERE version = '{newest}'");
