@@ -90,6 +90,7 @@ pub async fn page(
         .reports
         .audit_entries(&filter, before, PAGE_SIZE)
         .await?;
+    let read_from = super::read_source::note(&state).await?;
     Ok(Page {
         title: "Audit log",
         section: Section::Audit,
@@ -97,6 +98,7 @@ pub async fn page(
         refresh: false,
         body: html! {
             h1 { "Audit log" }
+            (read_from)
             p { "Every admin action, newest first: who, what, on what, and the settings before and after. Secrets are never recorded." }
             (form(&query))
             @if found.entries.is_empty() {

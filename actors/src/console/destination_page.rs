@@ -42,6 +42,7 @@ pub async fn page(
         .destination_hours(&id, Week::start(now), until)
         .await?;
     let week = Week::new(&hours, now);
+    let read_from = super::read_source::note(&state).await?;
     let mut total = AttemptCounts::default();
     for hour in &hours {
         total.merge(&hour.counts);
@@ -54,6 +55,7 @@ pub async fn page(
         refresh: true,
         body: html! {
             h1 { "Destination " (id.as_str()) }
+            (read_from)
             p.url { (destination.url.as_str()) }
             table #destination {
                 tbody {

@@ -30,6 +30,7 @@ pub async fn page(
     let viewer = session::viewer(&request, &state).await?;
     viewer.sees_every_tenant()?;
     let summaries = state.reports.destination_summaries(state.region).await?;
+    let read_from = super::read_source::note(&state).await?;
     let now = Utc::now();
     Ok(Page {
         title: "Destinations",
@@ -38,6 +39,7 @@ pub async fn page(
         refresh: true,
         body: html! {
             h1 { "Destinations in " (state.region.to_string()) }
+            (read_from)
             @if summaries.is_empty() {
                 p { "No destination is registered in this region." }
             } @else {

@@ -39,6 +39,7 @@ mod failures;
 mod headers;
 mod layout;
 mod overview;
+mod read_source;
 mod replays;
 mod search;
 mod session;

@@ -9,7 +9,7 @@ use remit::store::RegionStatus;
 use remit::store::Reports;
 
 use super::layout::{Page, Section};
-use super::{charts, trouble};
+use super::{charts, read_source, trouble};
 use super::{session, ConsoleError, ConsoleState};
 
 /// `GET /console/overview`: the region this process serves, and no other
@@ -29,11 +29,7 @@ pub async fn page(
         state.reports.destination_summaries(region),
     )
     .await?;
-    // Where it was read, when that is a replica: how far behind it is.
-    let source = match state.replica {
-        true => state.reports.read_source().await?,
-        false => None,
-    };
+    let read_from = read_source::note(&state).await?;
     let counts = report.counts;
     let oldest = counts.oldest_eligible.map_or(0, |d| d.num_seconds().max(0));
     let title = format!("Overview of {region}");
@@ -59,9 +55,7 @@ pub async fn page(
                     }
                 }
                 p.hint { "Updated " (super::layout::instant(report.now)) "; the page refreshes every 5 seconds." }
-                @if let Some(source) = &source {
-                    p.hint data-read-source { (source.summary().replacen("read", "Read", 1)) "." }
-                }
+                (read_from)
             }
             (trouble::section(&summaries, report.now, state.runtime.late_after_seconds))
             section aria-labelledby="last-hour" {

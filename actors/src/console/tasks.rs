@@ -39,6 +39,7 @@ pub async fn search(
         .reports
         .search_tasks(state.region, &filter, before, PAGE_SIZE)
         .await?;
+    let read_from = super::read_source::note(&state).await?;
     Ok(Page {
         title: "Tasks",
         section: Section::Tasks,
@@ -46,6 +47,7 @@ pub async fn search(
         refresh: false,
         body: html! {
             h1 { "Tasks in " (state.region.to_string()) }
+            (read_from)
             (search_form(&query))
             @if found.tasks.is_empty() {
                 p #no-tasks { "No task matches." }

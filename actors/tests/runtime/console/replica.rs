@@ -1,10 +1,10 @@
 //! With `database.read_url`, the console's overview reads a replica and
-//! says how far behind it is.
+//! says how far behind it is, as does every other page read there.
 
 use std::time::{Duration, Instant};
 
-use remit::domain::Region;
-use remit::store::{Database, DatabaseConfig};
+use remit::domain::{DestinationId, NewDestination, Region};
+use remit::store::{Database, DatabaseConfig, Store};
 use remit_actors::app::ConsoleServer;
 
 use super::browser::Browser;
@@ -20,6 +20,18 @@ async fn the_overview_says_it_reads_a_replica_and_how_far_behind() {
     let url = primary.url("127.0.0.1", "postgres", "");
     remit::store::migrate(&url).await.unwrap();
     let store = Database::connect(&DatabaseConfig::new(url.clone()), support::db::test_key())
+        .await
+        .unwrap();
+    store
+        .add_destination(
+            NewDestination::new(
+                DestinationId::new("crm").unwrap(),
+                Region::EU,
+                "http://127.0.0.1:9/hook",
+                None,
+            )
+            .unwrap(),
+        )
         .await
         .unwrap();
     let mut config = support::config_for_url(&url, Region::EU, "console-1");
@@ -45,6 +57,22 @@ async fn the_overview_says_it_reads_a_replica_and_how_far_behind() {
         );
         actix_rt::time::sleep(Duration::from_millis(50)).await;
     }
+    // The other pages read there say where they read, too.
+    for path in [
+        "/console/destinations",
+        "/console/destinations/crm",
+        "/console/tasks",
+        "/console/audit",
+    ] {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, 200, "{path}: {}", page.body);
+        assert!(
+            page.body.contains("data-read-source") && page.body.contains("Read from a replica"),
+            "{path}: {}",
+            page.body
+        );
+    }
+
     standby.query("SELECT pg_wal_replay_pause()");
     while standby.query("SELECT pg_get_wal_replay_pause_state()") != "paused" {
         assert!(started.elapsed() < Duration::from_secs(20), "never paused");
