@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use remit::store::{ConnectFailure, Database, DatabaseConfig, SchemaMismatch, StoreError};
+use remit::store::{ConnectFailure, Database, DatabaseConfig, Reports, SchemaMismatch, StoreError};
 
 use crate::cluster::free_port;
 use crate::support::{database_url, test_key, Backend, TestDb};
@@ -172,6 +172,48 @@ async fn a_server_that_never_answers_is_named_after_the_timeout() {
         "{text}"
     );
     assert!(text.contains("did not answer within 300 ms"), "{text}");
+}
+
+/// A URL naming two hosts (a primary and its standby) whose first has gone
+/// silent, its address dropping the connection's packets as a failed-over
+/// primary's may: the store gives that host its connect timeout and
+/// connects to the next, rather than spending the whole timeout on it.
+#[tokio::test]
+async fn a_silent_first_host_is_passed_over_for_the_next() {
+    let db = TestDb::new().await;
+    // A listener that never accepts, its queue filled: the kernel drops
+    // every further SYN, as a host that is gone does.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_addr = silent.local_addr().unwrap();
+    let mut queued = Vec::new();
+    while let Ok(stream) =
+        std::net::TcpStream::connect_timeout(&silent_addr, Duration::from_millis(200))
+    {
+        queued.push(stream);
+        assert!(queued.len() < 10_000, "the listener's queue never filled");
+    }
+    let real = url::Url::parse(&db.url).unwrap();
+    let real_host = format!(
+        "{}:{}",
+        real.host_str().unwrap(),
+        real.port().unwrap_or(5432)
+    );
+    let both = db
+        .url
+        .replacen(&real_host, &format!("{silent_addr},{real_host}"), 1);
+    assert_ne!(both, db.url);
+    let mut config = DatabaseConfig::new(both);
+    config.connect_timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let store = Database::connect(&config, test_key())
+        .await
+        .unwrap_or_else(|e| panic!("{}", remit::error_chain(&e)));
+    eprintln!("connected past the silent host in {:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "the silent host was tried first"
+    );
+    store.status(None).await.unwrap();
 }
 
 /// A pool whose server crashed serves again once the server is back: the

@@ -150,6 +150,14 @@ impl PgConnector {
         // runs for milliseconds. The statements are written to stay under
         // `jit_above_cost` anyway (`tests/store/hot_path_plans.rs`); this
         // is insurance.
+        // Each host of a URL that names several (a primary and its
+        // standby) gets the whole timeout to answer a connect, as libpq's
+        // connect_timeout does: a first host that has gone silent (its
+        // address dropping packets after a failover) is given up for the
+        // next rather than spending the timeout of them all.
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(timeout);
+        }
         if pooler == Pooler::None {
             ask_for(&mut config, "jit=off");
         } else if config.get_options().is_some() {
@@ -262,11 +270,18 @@ impl PgConnector {
     async fn attempt(&self, mode: WireMode) -> Result<AsyncPgConnection, ConnectFailure> {
         let mut config = (*self.config).clone();
         config.ssl_mode(mode);
-        let (client, connection) =
-            tokio::time::timeout(self.timeout, config.connect(self.tls.clone()))
-                .await
-                .map_err(|_| ConnectFailure::TimedOut(self.timeout))?
-                .map_err(|e| self.classify(e))?;
+        // The hosts are tried in turn, each for its connect timeout; this
+        // bounds the whole, the login of a host that answers included.
+        let hosts = config.get_hosts().len().max(1) as u32;
+        let per_host = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(self.timeout);
+        let whole = per_host.max(self.timeout) * hosts;
+        let (client, connection) = tokio::time::timeout(whole, config.connect(self.tls.clone()))
+            .await
+            .map_err(|_| ConnectFailure::TimedOut(whole))?
+            .map_err(|e| self.classify(e))?;
         let mut conn = AsyncPgConnection::try_from_client_and_connection(client, connection)
             .await
             .map_err(ConnectFailure::Setup)?;
