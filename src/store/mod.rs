@@ -85,6 +85,7 @@ mod sqlite;
 
 pub use contract::console;
 pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
+pub use contract::{AfterWait, LockHolder, LockPatience, LockWait};
 pub use contract::{AlertCheck, Alerts, AlertsChecked};
 pub use contract::{Audit, MAX_AUDIT_PAGE};
 pub use contract::{
@@ -97,7 +98,6 @@ pub use contract::{
     TransitionOutcome,
 };
 pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};
-pub use contract::{LockHolder, LockPatience, LockWait};
 pub use contract::{ReadSource, Replication, Standby};
 pub use database::{
     create_schema, drop_schema, migrate, migrate_patiently, Database, DatabaseConfig, Sandbox,

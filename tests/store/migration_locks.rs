@@ -4,11 +4,12 @@
 //! the way, and applies the migration once that session has ended, or
 //! gives up naming it, with nothing of the migration written.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection as _};
 use remit::domain::Region;
-use remit::store::{LockPatience, LockWait};
+use remit::store::{AfterWait, LockPatience, LockWait};
 
 use crate::support::TestDb;
 
@@ -82,11 +83,12 @@ async fn a_migration_behind_a_long_transaction_lets_writes_through_then_applies(
     let (told, mut waits) = tokio::sync::mpsc::unbounded_channel::<LockWait>();
     let url = db.url.clone();
     let migrating = tokio::spawn(async move {
-        let tell = Box::new(move |wait: &LockWait| {
+        let tell = Arc::new(move |wait: &LockWait| {
             let _ = told.send(wait.clone());
         });
         let patience = LockPatience {
             give_up_after: Duration::from_secs(60),
+            ..LockPatience::default()
         };
         remit::store::migrate_patiently(&url, patience, tell).await
     });
@@ -139,6 +141,10 @@ async fn a_migration_behind_a_long_transaction_lets_writes_through_then_applies(
     let first_wait = &told[0];
     assert_eq!(first_wait.migration, PENDING);
     assert!(
+        matches!(first_wait.next, AfterWait::TryAgain { tries: 1, .. }),
+        "{first_wait:?}"
+    );
+    assert!(
         first_wait
             .holders
             .iter()
@@ -170,8 +176,9 @@ async fn a_migration_gives_up_naming_the_transaction_in_its_way() {
 
     let patience = LockPatience {
         give_up_after: Duration::from_secs(2),
+        ..LockPatience::default()
     };
-    let error = remit::store::migrate_patiently(&db.url, patience, Box::new(|_| {}))
+    let error = remit::store::migrate_patiently(&db.url, patience, Arc::new(|_| {}))
         .await
         .expect_err("gave up");
     let message = remit::error_chain(&error);
@@ -193,5 +200,81 @@ async fn a_migration_gives_up_naming_the_transaction_in_its_way() {
         )
         .await,
         0
+    );
+}
+
+/// An index built concurrently waits for every transaction that wrote to
+/// its table, blocking no one meanwhile: it is not timed out, and `remit
+/// migrate` says whom it waits for until they end.
+#[tokio::test]
+async fn an_index_build_names_the_transaction_it_waits_for_and_outlasts_it() {
+    let db = TestDb::new().await;
+    undo_newest_migrations(&db).await;
+    let mut batch = db.conn().await;
+    batch
+        .batch_execute(
+            "SET application_name = 'queue-batch'; BEGIN; \
+             UPDATE task_queue SET retrying = retrying WHERE false;",
+        )
+        .await
+        .unwrap();
+
+    let (told, mut waits) = tokio::sync::mpsc::unbounded_channel::<LockWait>();
+    let url = db.url.clone();
+    let migrating = tokio::spawn(async move {
+        let tell = Arc::new(move |wait: &LockWait| {
+            let _ = told.send(wait.clone());
+        });
+        let patience = LockPatience {
+            give_up_after: Duration::from_secs(1),
+            report_every: Duration::from_millis(200),
+        };
+        remit::store::migrate_patiently(&url, patience, tell).await
+    });
+    let started = Instant::now();
+    let waiting = loop {
+        let wait = tokio::time::timeout(Duration::from_secs(20), waits.recv())
+            .await
+            .expect("the build's wait was told")
+            .unwrap();
+        if let AfterWait::KeepWaiting { .. } = wait.next {
+            break wait;
+        }
+    };
+    assert_eq!(waiting.migration, "20261224000004");
+    assert!(
+        waiting
+            .holders
+            .iter()
+            .any(|h| h.application == "queue-batch"),
+        "{waiting}"
+    );
+    assert!(
+        waiting.to_string().contains("blocks no claim or finish"),
+        "{waiting}"
+    );
+    // Past give_up_after, and still waiting: a build is not given up.
+    while started.elapsed() < Duration::from_millis(1500) {
+        waits.recv().await.unwrap();
+    }
+    assert!(!migrating.is_finished(), "the build ended before the batch");
+
+    batch.batch_execute("ROLLBACK").await.unwrap();
+    let versions = migrating
+        .await
+        .unwrap()
+        .expect("built once the batch ended");
+    assert!(
+        versions.contains(&"20261224000004".to_owned()),
+        "{versions:?}"
+    );
+    assert_eq!(
+        db.count(
+            "SELECT count(*) AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+             WHERE c.relname = 'task_queue_retrying' AND i.indisvalid \
+               AND c.relnamespace = current_schema()::regnamespace"
+        )
+        .await,
+        1
     );
 }

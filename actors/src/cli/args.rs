@@ -44,7 +44,7 @@ pub enum Command {
     /// transaction in its way) gives it up, so that claims and finishes go
     /// on, and is tried again, naming the sessions in its way. An index
     /// built concurrently blocks no one, and waits for the transactions
-    /// under way as long as they last.
+    /// under way as long as they last, naming them every 5 s.
     Migrate {
         /// Stop trying a migration in a transaction whose locks stay taken
         /// this long (e.g. 2m, 30s), and exit naming what holds them.

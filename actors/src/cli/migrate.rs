@@ -27,8 +27,11 @@ pub async fn run(config: &Config, give_up_after: Duration) -> Result<(), CliErro
         }
         (None, _) => &config.database.url,
     };
-    let patience = LockPatience { give_up_after };
-    let tell = Box::new(|wait: &LockWait| eprintln!("{wait}"));
+    let patience = LockPatience {
+        give_up_after,
+        ..LockPatience::default()
+    };
+    let tell = std::sync::Arc::new(|wait: &LockWait| eprintln!("{wait}"));
     let applied = remit::store::migrate_patiently(url, patience, tell)
         .await
         .map_err(AppError::from)?;

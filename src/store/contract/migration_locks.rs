@@ -3,7 +3,9 @@
 //! report, a session left idle in one) would queue every claim and finish
 //! behind itself; so each try waits about a second at most, gives the lock
 //! up, lets the writes through, and tries again, naming the sessions in
-//! its way, until `give_up_after`.
+//! its way, until `give_up_after`. An index built concurrently blocks no
+//! one while it waits for the transactions under way, and waits them out;
+//! every `report_every` it names them.
 
 use std::fmt;
 use std::time::Duration;
@@ -13,28 +15,40 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LockPatience {
     pub give_up_after: Duration,
+    /// How often an index build that waits is told of.
+    pub report_every: Duration,
 }
 
 impl Default for LockPatience {
     fn default() -> Self {
         Self {
             give_up_after: Duration::from_secs(120),
+            report_every: Duration::from_secs(5),
         }
     }
 }
 
-/// One try of a migration that timed out waiting for a lock, rolled back.
+/// A migration waiting for sessions that hold what it needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockWait {
     /// The migration's version.
     pub migration: String,
-    /// Tries so far, this one included.
-    pub tries: u32,
-    /// The sessions with a transaction open longer than the try waited,
-    /// holding locks in this database: what is likely in the way.
+    /// What is likely in the way: the sessions with a transaction open
+    /// longer than a try waited, holding locks on remit's tables; for an
+    /// index build, the sessions it waits for.
     pub holders: Vec<LockHolder>,
-    /// When the next try starts.
-    pub next_try_in: Duration,
+    pub next: AfterWait,
+}
+
+/// What the migration does about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterWait {
+    /// A try timed out waiting and was rolled back; the next starts in
+    /// `pause`.
+    TryAgain { tries: u32, pause: Duration },
+    /// An index built concurrently has waited `waited` so far, blocking
+    /// no one, and goes on waiting.
+    KeepWaiting { waited: Duration },
 }
 
 /// A session holding locks, as PostgreSQL shows it. Never its query: an
@@ -86,13 +100,22 @@ pub fn holders_to_text(holders: &[LockHolder]) -> String {
 
 impl fmt::Display for LockWait {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "migration {} waited for a lock (try {}), held by {}; trying again in {} s",
-            self.migration,
-            self.tries,
-            holders_to_text(&self.holders),
-            self.next_try_in.as_secs()
-        )
+        let holders = holders_to_text(&self.holders);
+        match self.next {
+            AfterWait::TryAgain { tries, pause } => write!(
+                f,
+                "migration {} waited for a lock (try {tries}), held by {holders}; trying again \
+                 in {} s",
+                self.migration,
+                pause.as_secs()
+            ),
+            AfterWait::KeepWaiting { waited } => write!(
+                f,
+                "migration {} builds an index concurrently and has waited {} s for the \
+                 transactions of {holders} to end; it blocks no claim or finish meanwhile",
+                self.migration,
+                waited.as_secs()
+            ),
+        }
     }
 }

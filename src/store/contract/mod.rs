@@ -73,7 +73,7 @@ pub use error::{SchemaMismatch, StoreError};
 pub use headers::{HeaderRecord, StoredHeader};
 pub(in crate::store) use keys::may_record;
 pub use keys::Keys;
-pub use migration_locks::{holders_to_text, LockHolder, LockPatience, LockWait};
+pub use migration_locks::{holders_to_text, AfterWait, LockHolder, LockPatience, LockWait};
 pub use replay_jobs::ReplayJobs;
 pub use replication::{ReadSource, Replication, Standby};
 pub use reports::Reports;

@@ -71,7 +71,7 @@ impl DatabaseConfig {
 /// Applies every pending migration to the database `url` names (creating
 /// a SQLite file that does not exist yet) and returns the versions applied.
 pub async fn migrate(url: &str) -> Result<Vec<String>, StoreError> {
-    migrate_patiently(url, LockPatience::default(), Box::new(|_| {})).await
+    migrate_patiently(url, LockPatience::default(), std::sync::Arc::new(|_| {})).await
 }
 
 /// `migrate`, trying a PostgreSQL migration whose locks are taken again
@@ -80,7 +80,7 @@ pub async fn migrate(url: &str) -> Result<Vec<String>, StoreError> {
 pub async fn migrate_patiently(
     url: &str,
     patience: LockPatience,
-    on_wait: Box<dyn Fn(&LockWait) + Send>,
+    on_wait: std::sync::Arc<dyn Fn(&LockWait) + Send + Sync>,
 ) -> Result<Vec<String>, StoreError> {
     match DatabaseUrl::parse(url)? {
         DatabaseUrl::Postgres(url) => postgres::migrate::migrate(&url, patience, on_wait).await,

@@ -7,6 +7,14 @@
 //! `pg_read_all_stats` sees another role's session in `pg_stat_activity`
 //! without its state or transaction start, and such a session is named
 //! with what can be seen (its pid and role), not left out.
+//!
+//! An index built concurrently waits on the transactions themselves, not
+//! on a table's lock: those are the ones `pg_blocking_pids` gives for the
+//! building session (`blocking`).
+//!
+//! An index built concurrently waits on the transactions themselves, not
+//! on a table's lock: those are the ones `pg_blocking_pids` gives for the
+//! building session (`blocking`).
 
 use std::time::Duration;
 
@@ -54,14 +62,41 @@ pub(super) fn lock_holders(
     .bind::<Double, _>(open_longer_than.as_millis() as f64)
     .bind::<diesel::sql_types::BigInt, _>(NAMED)
     .load(conn)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| LockHolder {
-            pid: r.pid,
-            role: r.role,
-            application: r.application,
-            state: r.state,
-            open_for: r.open_seconds.map(|s| Duration::from_secs_f64(s.max(0.0))),
-        })
-        .collect())
+    Ok(rows.into_iter().map(Row::into_holder).collect())
+}
+
+/// The sessions the session `pid` waits for, as `lock_holders` names them.
+pub(super) async fn blocking(
+    conn: &mut AsyncPgConnection,
+    pid: i32,
+) -> Result<Vec<LockHolder>, StoreError> {
+    let rows: Vec<Row> = diesel_async::RunQueryDsl::load(
+        diesel::sql_query(
+            "SELECT b.pid, coalesce(a.usename::text, '') AS role, \
+                    coalesce(a.application_name, '') AS application, a.state, \
+                    extract(epoch FROM now() - a.xact_start)::float8 AS open_seconds \
+             FROM unnest(pg_blocking_pids($1)) AS b(pid) \
+             LEFT JOIN pg_stat_activity a ON a.pid = b.pid \
+             ORDER BY a.xact_start NULLS LAST LIMIT $2",
+        )
+        .bind::<diesel::sql_types::Integer, _>(pid)
+        .bind::<diesel::sql_types::BigInt, _>(NAMED),
+        conn,
+    )
+    .await?;
+    Ok(rows.into_iter().map(Row::into_holder).collect())
+}
+
+impl Row {
+    fn into_holder(self) -> LockHolder {
+        LockHolder {
+            pid: self.pid,
+            role: self.role,
+            application: self.application,
+            state: self.state,
+            open_for: self
+                .open_seconds
+                .map(|s| Duration::from_secs_f64(s.max(0.0))),
+        }
+    }
 }

@@ -4,17 +4,20 @@
 //! blocks in place, which a current-thread runtime such as actix's forbids.
 //! So migrations run on a blocking thread over the sync wrapper.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use diesel::RunQueryDsl as _;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
-use super::lock_holders::lock_holders;
+use super::lock_holders::{blocking, lock_holders};
 use super::{PgConnector, StoreError};
 use crate::store::contract::holders_to_text;
-use crate::store::{LockPatience, LockWait};
+use crate::store::{AfterWait, LockPatience, LockWait};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
 
@@ -30,8 +33,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// queued behind it waits at most.
 const TRY_LOCK_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// What hears of each try that timed out waiting for a lock.
-pub type OnLockWait = Box<dyn Fn(&LockWait) + Send>;
+/// What hears of each wait: a try that timed out, an index build that
+/// goes on waiting.
+pub type OnLockWait = Arc<dyn Fn(&LockWait) + Send + Sync>;
+
+/// The index build under way, if any: what the watcher reports on.
+type Building = Arc<Mutex<Option<(String, Instant)>>>;
 
 /// The versions of the migrations this binary holds.
 pub(crate) fn embedded_versions() -> Result<Vec<String>, StoreError> {
@@ -47,13 +54,68 @@ pub async fn migrate(
     on_wait: OnLockWait,
 ) -> Result<Vec<String>, StoreError> {
     // Connected here, on the runtime, with TLS as the URL asks; the
-    // harness then drives it from a blocking thread.
-    let conn = PgConnector::new(database_url, CONNECT_TIMEOUT)?
-        .establish()
-        .await?;
-    tokio::task::spawn_blocking(move || migrate_blocking(conn, patience, on_wait))
-        .await
-        .map_err(|e| StoreError::Migration(format!("migration thread failed: {e}")))?
+    // harness then drives it from a blocking thread, while a second
+    // session here watches what an index build waits for.
+    let connector = PgConnector::new(database_url, CONNECT_TIMEOUT)?;
+    let mut conn = connector.establish().await?;
+    let watcher = connector.establish().await?;
+    let pid = backend_pid(&mut conn).await?;
+    let building = Building::default();
+    let work = tokio::task::spawn_blocking({
+        let (building, on_wait) = (building.clone(), on_wait.clone());
+        move || migrate_blocking(conn, patience, on_wait, building)
+    });
+    tokio::select! {
+        done = work => done
+            .map_err(|e| StoreError::Migration(format!("migration thread failed: {e}")))?,
+        never = watch_index_builds(watcher, pid, building, on_wait, patience.report_every) => {
+            match never {}
+        }
+    }
+}
+
+async fn backend_pid(conn: &mut AsyncPgConnection) -> Result<i32, StoreError> {
+    #[derive(diesel::QueryableByName)]
+    struct Pid {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        pid: i32,
+    }
+    let row: Pid = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query("SELECT pg_backend_pid() AS pid"),
+        conn,
+    )
+    .await?;
+    Ok(row.pid)
+}
+
+/// Every `every`, while an index is built, tells `on_wait` whom the
+/// build waits for (it waits for every transaction under way on its
+/// table, then for every older snapshot, which may take as long as the
+/// longest), so that a `remit migrate` that seems stuck says why. A
+/// failed look is skipped: it changes nothing of the migration.
+async fn watch_index_builds(
+    mut conn: AsyncPgConnection,
+    pid: i32,
+    building: Building,
+    on_wait: OnLockWait,
+    every: Duration,
+) -> std::convert::Infallible {
+    loop {
+        tokio::time::sleep(every).await;
+        let Some((migration, since)) = building.lock().clone() else {
+            continue;
+        };
+        match blocking(&mut conn, pid).await {
+            Ok(holders) if !holders.is_empty() => on_wait(&LockWait {
+                migration,
+                holders,
+                next: AfterWait::KeepWaiting {
+                    waited: since.elapsed(),
+                },
+            }),
+            _ => {}
+        }
+    }
 }
 
 /// How long a migration waits between tries for the lock another holds.
@@ -107,6 +169,7 @@ fn migrate_blocking(
     conn: AsyncPgConnection,
     patience: LockPatience,
     on_wait: OnLockWait,
+    building: Building,
 ) -> Result<Vec<String>, StoreError> {
     let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
     // Named, so that an operator looking at pg_stat_activity (or at
@@ -131,7 +194,7 @@ fn migrate_blocking(
         std::thread::sleep(LOCK_RETRY);
     }
     drop_failed_builds(&mut conn)?;
-    let applied = apply_pending(&mut conn, patience, &on_wait);
+    let applied = apply_pending(&mut conn, patience, &on_wait, &building);
     diesel::sql_query(format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})")).execute(&mut conn)?;
     applied
 }
@@ -140,6 +203,7 @@ fn apply_pending(
     conn: &mut AsyncConnectionWrapper<AsyncPgConnection>,
     patience: LockPatience,
     on_wait: &OnLockWait,
+    building: &Building,
 ) -> Result<Vec<String>, StoreError> {
     let pending = conn
         .pending_migrations(MIGRATIONS)
@@ -161,7 +225,12 @@ fn apply_pending(
         let mut tries = 0;
         loop {
             tries += 1;
-            let error = match conn.run_migration(migration.as_ref()) {
+            if !in_transaction {
+                *building.lock() = Some((version.clone(), started));
+            }
+            let ran = conn.run_migration(migration.as_ref());
+            *building.lock() = None;
+            let error = match ran {
                 Ok(_) => break,
                 Err(e) => e.to_string(),
             };
@@ -189,9 +258,11 @@ fn apply_pending(
             }
             on_wait(&LockWait {
                 migration: version.clone(),
-                tries,
                 holders,
-                next_try_in,
+                next: AfterWait::TryAgain {
+                    tries,
+                    pause: next_try_in,
+                },
             });
             // The writes that queued behind the try go through meanwhile.
             std::thread::sleep(next_try_in);
