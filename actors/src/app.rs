@@ -17,7 +17,7 @@ use remit::store::{Database, DatabaseConfig, StoreError};
 use slog::{info, warn};
 
 use crate::api::{self, ApiState, Progress, TaskRules};
-use crate::config::{Config, ConfigError, ConsoleListener};
+use crate::config::{Config, ConfigError, ConsoleListener, PoolerMode};
 use crate::console::{self, ConsoleState};
 use crate::runtime::{
     buckets, finisher, quotas, Capacity, ChangedTasks, Holds, Metrics, RegionSupervisor, Restarts,
@@ -44,6 +44,11 @@ pub enum AppError {
     PayloadKeyRing { source_name: String, reason: String },
     #[error("database")]
     Store(#[from] StoreError),
+    /// The replica the reports read (`database.read_url`): where the
+    /// store's message names `database.pooler`, the replica's own key is
+    /// `database.read_pooler`.
+    #[error("the replica of database.read_url (what stands in front of it: database.read_pooler)")]
+    Replica(#[source] StoreError),
     #[error("the demo failed: not every reminder was delivered in time, or a request broke a deadline (the report above says which)")]
     DemoIncomplete,
     #[error(transparent)]
@@ -109,10 +114,11 @@ pub async fn reports(
                 config
                     .database
                     .read_pooler
-                    .unwrap_or(config.database.pooler)
+                    .unwrap_or(PoolerMode::None)
                     .into(),
             )
             .await
+            .map_err(AppError::Replica)
             .inspect(|replica| {
                 for warning in replica.warnings() {
                     slog::warn!(log, "database.read_url: {}", warning);

@@ -97,8 +97,8 @@ pub struct DatabaseConfig {
     /// Connections the pool on `read_url` opens.
     #[serde(default = "read_pool_size")]
     pub read_pool_size: u32,
-    /// What stands between `read_url` and the replica; unset, the same as
-    /// `pooler`.
+    /// What stands between `read_url` and the replica, as `pooler` says
+    /// for `url`; unset, nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pooler: Option<PoolerMode>,
     /// What stands between `url` and PostgreSQL: "none", or a pooler such

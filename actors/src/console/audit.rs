@@ -90,7 +90,7 @@ pub async fn page(
         .reports
         .audit_entries(&filter, before, PAGE_SIZE)
         .await?;
-    let read_from = super::read_source::note(&state).await?;
+    let read_from = super::read_source::note(&state).await;
     Ok(Page {
         title: "Audit log",
         section: Section::Audit,

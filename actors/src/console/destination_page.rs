@@ -42,7 +42,7 @@ pub async fn page(
         .destination_hours(&id, Week::start(now), until)
         .await?;
     let week = Week::new(&hours, now);
-    let read_from = super::read_source::note(&state).await?;
+    let read_from = super::read_source::note(&state).await;
     let mut total = AttemptCounts::default();
     for hour in &hours {
         total.merge(&hour.counts);

@@ -30,7 +30,7 @@ pub async fn page(
     let viewer = session::viewer(&request, &state).await?;
     viewer.sees_every_tenant()?;
     let summaries = state.reports.destination_summaries(state.region).await?;
-    let read_from = super::read_source::note(&state).await?;
+    let read_from = super::read_source::note(&state).await;
     let now = Utc::now();
     Ok(Page {
         title: "Destinations",

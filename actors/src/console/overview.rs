@@ -29,7 +29,7 @@ pub async fn page(
         state.reports.destination_summaries(region),
     )
     .await?;
-    let read_from = read_source::note(&state).await?;
+    let read_from = read_source::note(&state).await;
     let counts = report.counts;
     let oldest = counts.oldest_eligible.map_or(0, |d| d.num_seconds().max(0));
     let title = format!("Overview of {region}");

@@ -39,7 +39,7 @@ pub async fn search(
         .reports
         .search_tasks(state.region, &filter, before, PAGE_SIZE)
         .await?;
-    let read_from = super::read_source::note(&state).await?;
+    let read_from = super::read_source::note(&state).await;
     Ok(Page {
         title: "Tasks",
         section: Section::Tasks,

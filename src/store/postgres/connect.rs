@@ -270,18 +270,30 @@ impl PgConnector {
     async fn attempt(&self, mode: WireMode) -> Result<AsyncPgConnection, ConnectFailure> {
         let mut config = (*self.config).clone();
         config.ssl_mode(mode);
-        // The hosts are tried in turn, each for its connect timeout; this
-        // bounds the whole, the login of a host that answers included.
-        let hosts = config.get_hosts().len().max(1) as u32;
+        // The hosts (or addresses) are tried in turn, each for its
+        // connect timeout; this bounds the whole, the login of a host that
+        // answers included, at no less than the store's timeout. (A name
+        // that resolves to several addresses is one host here.)
+        let hosts = config
+            .get_hosts()
+            .len()
+            .max(config.get_hostaddrs().len())
+            .max(1) as u32;
         let per_host = config
             .get_connect_timeout()
             .copied()
             .unwrap_or(self.timeout);
-        let whole = per_host.max(self.timeout) * hosts;
+        let whole = (per_host * hosts).max(self.timeout);
         let (client, connection) = tokio::time::timeout(whole, config.connect(self.tls.clone()))
             .await
             .map_err(|_| ConnectFailure::TimedOut(whole))?
-            .map_err(|e| self.classify(e))?;
+            .map_err(|e| match self.classify(e) {
+                // The last host's own connect timeout, ending with the whole.
+                ConnectFailure::Unreachable(io) if io.kind() == io::ErrorKind::TimedOut => {
+                    ConnectFailure::TimedOut(per_host)
+                }
+                other => other,
+            })?;
         let mut conn = AsyncPgConnection::try_from_client_and_connection(client, connection)
             .await
             .map_err(ConnectFailure::Setup)?;

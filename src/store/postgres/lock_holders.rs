@@ -11,10 +11,6 @@
 //! An index built concurrently waits on the transactions themselves, not
 //! on a table's lock: those are the ones `pg_blocking_pids` gives for the
 //! building session (`blocking`).
-//!
-//! An index built concurrently waits on the transactions themselves, not
-//! on a table's lock: those are the ones `pg_blocking_pids` gives for the
-//! building session (`blocking`).
 
 use std::time::Duration;
 

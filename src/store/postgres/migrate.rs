@@ -37,6 +37,9 @@ const TRY_LOCK_TIMEOUT: Duration = Duration::from_secs(1);
 /// goes on waiting.
 pub type OnLockWait = Arc<dyn Fn(&LockWait) + Send + Sync>;
 
+/// The shortest time between reports of an index build that waits.
+const MIN_REPORT_EVERY: Duration = Duration::from_millis(100);
+
 /// The index build under way, if any: what the watcher reports on.
 type Building = Arc<Mutex<Option<(String, Instant)>>>;
 
@@ -58,8 +61,16 @@ pub async fn migrate(
     // session here watches what an index build waits for.
     let connector = PgConnector::new(database_url, CONNECT_TIMEOUT)?;
     let mut conn = connector.establish().await?;
-    let watcher = connector.establish().await?;
     let pid = backend_pid(&mut conn).await?;
+    // Only for what it reports: a second session the server refuses (its
+    // connection limit reached) costs the reports, not the migration.
+    let watcher = match connector.establish().await {
+        Ok(mut watcher) => name_session(&mut watcher, "remit migrate (watcher)")
+            .await
+            .ok()
+            .map(|()| watcher),
+        Err(_) => None,
+    };
     let building = Building::default();
     let work = tokio::task::spawn_blocking({
         let (building, on_wait) = (building.clone(), on_wait.clone());
@@ -72,6 +83,20 @@ pub async fn migrate(
             match never {}
         }
     }
+}
+
+/// Names this session in `pg_stat_activity`, unless the URL named it.
+async fn name_session(conn: &mut AsyncPgConnection, name: &str) -> Result<(), StoreError> {
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(
+            "SELECT set_config('application_name', $1, false) \
+             WHERE current_setting('application_name') = ''",
+        )
+        .bind::<diesel::sql_types::Text, _>(name),
+        conn,
+    )
+    .await?;
+    Ok(())
 }
 
 async fn backend_pid(conn: &mut AsyncPgConnection) -> Result<i32, StoreError> {
@@ -94,14 +119,17 @@ async fn backend_pid(conn: &mut AsyncPgConnection) -> Result<i32, StoreError> {
 /// longest), so that a `remit migrate` that seems stuck says why. A
 /// failed look is skipped: it changes nothing of the migration.
 async fn watch_index_builds(
-    mut conn: AsyncPgConnection,
+    conn: Option<AsyncPgConnection>,
     pid: i32,
     building: Building,
     on_wait: OnLockWait,
     every: Duration,
 ) -> std::convert::Infallible {
+    let Some(mut conn) = conn else {
+        return std::future::pending().await;
+    };
     loop {
-        tokio::time::sleep(every).await;
+        tokio::time::sleep(every.max(MIN_REPORT_EVERY)).await;
         let Some((migration, since)) = building.lock().clone() else {
             continue;
         };

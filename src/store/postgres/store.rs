@@ -157,16 +157,24 @@ impl PgStore {
         let mut first = connector.establish().await?;
         let embedded = super::migrate::embedded_versions()?;
         let started = std::time::Instant::now();
+        let mut waited = false;
         loop {
             match schema_check::check(&mut first, &embedded, true).await {
                 // A new database's replica may not have the schema at all.
                 Err(StoreError::Schema(SchemaMismatch::Older { .. } | SchemaMismatch::Empty))
                     if started.elapsed() < REPLICA_SCHEMA_WAIT =>
                 {
+                    waited = true;
                     tokio::time::sleep(REPLICA_SCHEMA_POLL).await;
                 }
                 checked => break checked?,
             }
+        }
+        // A connection opened before the schema was there knows none of its
+        // types (behind a transaction pooler, it warms them up at connect):
+        // the pool starts with one opened now.
+        if waited {
+            first = connector.establish().await?;
         }
         // A pooler remit was not told of, or a server behind one that
         // leaves the planner's settings as they are, is named here as at
