@@ -229,6 +229,7 @@ async fn storm(backend: Backend) {
         runtimes.push(support::start(config, &db.store).await);
     }
     let gone = DestinationId::new("gone").unwrap();
+    let started = std::time::Instant::now();
     for i in 0..TASKS {
         support::task(&db, &format!("storm-{i}"), &gone, Region::EU).await;
     }
@@ -243,6 +244,7 @@ async fn storm(backend: Backend) {
             counted(log) >= TASKS
         })
         .await;
+    let took = started.elapsed();
     for runtime in runtimes {
         runtime.shutdown().await;
     }
@@ -253,9 +255,13 @@ async fn storm(backend: Backend) {
         TASKS,
         "each failure counted once, by one of the two processes"
     );
+    // One event a window at most (2 s; the spacing is checked below): a
+    // handful for a storm a loaded machine drains in a few seconds, never
+    // one a failure.
+    let windows = took.as_secs() / 2 + 1;
     assert!(
-        failed.len() <= 6,
-        "{} events for one storm: {:?}",
+        failed.len() as u64 <= windows.max(6),
+        "{} events for one storm over {took:?}: {:?}",
         failed.len(),
         failed
             .iter()
