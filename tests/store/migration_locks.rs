@@ -65,6 +65,25 @@ async fn open_transaction_on_destinations(db: &TestDb) -> AsyncPgConnection {
     conn
 }
 
+/// `remit migrate` of `db` under way, and each wait it tells of.
+fn migrate_in_the_background(
+    db: &TestDb,
+    patience: LockPatience,
+) -> (
+    tokio::task::JoinHandle<Result<Vec<String>, remit::store::StoreError>>,
+    tokio::sync::mpsc::UnboundedReceiver<LockWait>,
+) {
+    let (told, waits) = tokio::sync::mpsc::unbounded_channel::<LockWait>();
+    let url = db.url.clone();
+    let migrating = tokio::spawn(async move {
+        let tell = Arc::new(move |wait: &LockWait| {
+            let _ = told.send(wait.clone());
+        });
+        remit::store::migrate_patiently(&url, patience, tell).await
+    });
+    (migrating, waits)
+}
+
 async fn applied(db: &TestDb, version: &str) -> bool {
     db.count(&format!(
         "SELECT count(*) AS n FROM __diesel_schema_migrations WHERE version = '{version}'"
@@ -80,18 +99,13 @@ async fn a_migration_behind_a_long_transaction_lets_writes_through_then_applies(
     undo_newest_migrations(&db).await;
     let mut batch = open_transaction_on_destinations(&db).await;
 
-    let (told, mut waits) = tokio::sync::mpsc::unbounded_channel::<LockWait>();
-    let url = db.url.clone();
-    let migrating = tokio::spawn(async move {
-        let tell = Arc::new(move |wait: &LockWait| {
-            let _ = told.send(wait.clone());
-        });
-        let patience = LockPatience {
+    let (migrating, mut waits) = migrate_in_the_background(
+        &db,
+        LockPatience {
             give_up_after: Duration::from_secs(60),
             ..LockPatience::default()
-        };
-        remit::store::migrate_patiently(&url, patience, tell).await
-    });
+        },
+    );
 
     // A claim's read of `destinations`, over and over while the migration
     // tries twice: a read queued behind a try waits at most for that try's
@@ -220,18 +234,13 @@ async fn an_index_build_names_the_transaction_it_waits_for_and_outlasts_it() {
         .await
         .unwrap();
 
-    let (told, mut waits) = tokio::sync::mpsc::unbounded_channel::<LockWait>();
-    let url = db.url.clone();
-    let migrating = tokio::spawn(async move {
-        let tell = Arc::new(move |wait: &LockWait| {
-            let _ = told.send(wait.clone());
-        });
-        let patience = LockPatience {
+    let (migrating, mut waits) = migrate_in_the_background(
+        &db,
+        LockPatience {
             give_up_after: Duration::from_secs(1),
             report_every: Duration::from_millis(200),
-        };
-        remit::store::migrate_patiently(&url, patience, tell).await
-    });
+        },
+    );
     // Until the build has waited past `give_up_after`, and goes on.
     let waiting = loop {
         let told = tokio::time::timeout(Duration::from_secs(60), waits.recv())
