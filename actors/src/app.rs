@@ -11,13 +11,12 @@ use std::sync::Arc;
 use actix::prelude::*;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
-use remit::payload_crypto::{PayloadKey, PAYLOAD_KEY_ENV};
-use remit::store::Keys;
-use remit::store::{Database, DatabaseConfig, StoreError};
+use remit::payload_crypto::PAYLOAD_KEY_ENV;
+use remit::store::{Database, StoreError};
 use slog::{info, warn};
 
 use crate::api::{self, ApiState, Progress, TaskRules};
-use crate::config::{Config, ConfigError, ConsoleListener, PoolerMode};
+use crate::config::{Config, ConfigError, ConsoleListener};
 use crate::console::{self, ConsoleState};
 use crate::runtime::{
     buckets, finisher, quotas, Capacity, ChangedTasks, Holds, Metrics, RegionSupervisor, Restarts,
@@ -26,8 +25,10 @@ use crate::runtime::{
 use crate::telemetry::{Telemetry, TelemetryError};
 
 mod console_only;
+mod database;
 mod payload_key;
 pub use console_only::{run as run_console, ConsoleServer};
+pub use database::{connect, connect_to_seal, reports};
 pub use payload_key::payload_key;
 
 #[derive(Debug, thiserror::Error)]
@@ -85,56 +86,6 @@ impl AppError {
 /// awc with rustls needs a process-wide crypto provider, even for http://.
 pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
-/// Connects to the configured database (an embedded file is created and
-/// migrated on first use) and checks that its schema is this release's.
-pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppError> {
-    let mut database = DatabaseConfig::new(config.database.url.clone());
-    database.pool_size = config.database.pool_size;
-    database.allow_newer_schema = config.database.allow_newer_schema;
-    database.pooler = config.database.pooler.into();
-    database.direct_url = config.database.direct_url.clone();
-    Ok(Database::connect(&database, key).await?)
-}
-
-/// Where the reports read: the replica `database.read_url` names, through
-/// a pool of its own, else `store` itself. What its connect found worth a
-/// warning (a server behind a pooler that leaves `jit` on) is logged.
-pub async fn reports(
-    config: &Config,
-    store: &Database,
-    log: &slog::Logger,
-) -> Result<Database, AppError> {
-    match &config.database.read_url {
-        Some(url) => Ok(store
-            .reading_from(
-                url,
-                config.database.read_pool_size,
-                config
-                    .database
-                    .read_pooler
-                    .unwrap_or(PoolerMode::None)
-                    .into(),
-            )
-            .await
-            .map_err(AppError::Replica)
-            .inspect(|replica| {
-                for warning in replica.warnings() {
-                    slog::warn!(log, "database.read_url: {}", warning);
-                }
-            })?),
-        None => Ok(store.clone()),
-    }
-}
-
-/// Connects for a command that seals payloads (`run`, `schedule`): a key
-/// other than the one the database's payloads are sealed with is refused
-/// here, naming both fingerprints, before anything is sealed under it.
-pub async fn connect_to_seal(config: &Config, key: PayloadKey) -> Result<Database, AppError> {
-    let store = connect(config, key).await?;
-    store.check_payload_key().await?;
-    Ok(store)
 }
 
 /// A running region runtime and its API server.
