@@ -81,6 +81,7 @@ async fn run(url: &str, consumers: u32, batch: u32) {
                     lease: Duration::seconds(60),
                     limit: batch,
                     per_destination_cap: batch,
+                    caps: Vec::new(),
                     skip: Vec::new(),
                     resume_after: None,
                 };

@@ -19,8 +19,8 @@ use crate::api::{self, ApiState, Progress, TaskRules};
 use crate::config::{Config, ConfigError, ConsoleListener};
 use crate::console::{self, ConsoleState};
 use crate::runtime::{
-    buckets, finisher, quotas, Capacity, ChangedTasks, Holds, Metrics, RegionSupervisor, Restarts,
-    RuntimeStats, Shared, Shutdown, Targets, WallClock,
+    buckets, finisher, quotas, Capacity, ChangedTasks, Holds, Metrics, Paces, RegionSupervisor,
+    Restarts, RuntimeStats, Shared, Shutdown, Targets, WallClock,
 };
 use crate::telemetry::{Telemetry, TelemetryError};
 
@@ -230,6 +230,7 @@ impl Runtime {
             capacity: capacity.clone(),
             pauses: Holds::default(),
             busy: Holds::default(),
+            paces: Paces::default(),
             targets: Targets::default(),
             changed: ChangedTasks::default(),
             finisher: finisher::start(store.clone(), log.clone(), stats.clone()),

@@ -74,6 +74,7 @@ async fn run(url: &str, setup: &CeilingSetup) -> Result<Ceiling, LoadError> {
                 lease: Duration::seconds(60),
                 limit: setup.batch,
                 per_destination_cap: setup.per_destination_cap,
+                caps: Vec::new(),
                 skip: Vec::new(),
                 resume_after: None,
             };

@@ -85,6 +85,7 @@ async fn every_call_works_through_a_transaction_pooler() {
                             lease: chrono::Duration::seconds(30),
                             limit: BATCH as u32,
                             per_destination_cap: BATCH as u32,
+                            caps: Vec::new(),
                             skip: Vec::new(),
                             resume_after: None,
                         })

@@ -36,14 +36,14 @@ pub(crate) async fn explain_claim(db: &TestDb, sql: &str) -> serde_json::Value {
     let run = |sql: String| diesel::sql_query(sql);
     run("BEGIN".into()).execute(&mut conn).await.unwrap();
     run(format!(
-        "PREPARE measured_claim (timestamptz, text, text, bigint, int, int, text[], text, text) AS {sql}"
+        "PREPARE measured_claim (timestamptz, text, text, bigint, int, int, text[], text, text, text[], int[]) AS {sql}"
     ))
     .execute(&mut conn)
     .await
     .unwrap();
     let explained: Plan = run(format!(
         "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
-         EXECUTE measured_claim (NULL, 'us', 'cost', 30000, {LIMIT}, 16, '{{}}', '', '')"
+         EXECUTE measured_claim (NULL, 'us', 'cost', 30000, {LIMIT}, 16, '{{}}', '', '', '{{}}', '{{}}')"
     ))
     .get_result(&mut conn)
     .await

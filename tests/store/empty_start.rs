@@ -40,8 +40,8 @@ fn walks() -> [(
             "claim",
             "force_generic_plan",
             hot_path_sql::claim(),
-            "timestamptz, text, text, bigint, int, int, text[], text, text",
-            "NULL, 'us', 'empty-start', 30000, 64, 16, '{}', '', ''",
+            "timestamptz, text, text, bigint, int, int, text[], text, text, text[], int[]",
+            "NULL, 'us', 'empty-start', 30000, 64, 16, '{}', '', '', '{}', '{}'",
         ),
         (
             "next_due",

@@ -46,6 +46,7 @@ async fn one_claim_reaches_every_destination_with_work() {
             lease: chrono::Duration::seconds(30),
             limit: 64,
             per_destination_cap: 16,
+            caps: Vec::new(),
             skip: Vec::new(),
             resume_after: None,
         })
@@ -78,6 +79,7 @@ async fn the_per_destination_cap_holds_even_when_alone() {
             lease: chrono::Duration::seconds(30),
             limit: 64,
             per_destination_cap: 5,
+            caps: Vec::new(),
             skip: Vec::new(),
             resume_after: None,
         })

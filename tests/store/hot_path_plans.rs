@@ -61,7 +61,7 @@ fn claim_of_64(name: &'static str, args: &'static str) -> Statement<'static> {
     Statement {
         name,
         sql: hot_path_sql::claim(),
-        types: "timestamptz, text, text, bigint, int, int, text[], text, text",
+        types: "timestamptz, text, text, bigint, int, int, text[], text, text, text[], int[]",
         args,
     }
 }
@@ -76,7 +76,10 @@ async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
     eprintln!("filled in {:?}", started.elapsed());
     let from_the_start = assert_cheap(
         &mut conn,
-        &claim_of_64("claim", "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''"),
+        &claim_of_64(
+            "claim",
+            "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', '', '{}', '{}'",
+        ),
     )
     .await;
     // The turn over the busy destination's tenants resuming past its last
@@ -87,7 +90,7 @@ async fn the_claim_is_cheap_on_a_million_reminders_in_the_first_users_shape() {
         &mut conn,
         &claim_of_64(
             "claim resuming before idle tenants",
-            "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', 'busy-9'",
+            "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', 'busy-9', '{}', '{}'",
         ),
     )
     .await;
@@ -132,7 +135,7 @@ async fn the_claim_is_cheap_in_a_long_drain() {
         &mut conn,
         &claim_of_64(
             "claim in a drain",
-            "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', ''",
+            "NULL, 'us', 'plans', 30000, 64, 16, '{}', '', '', '{}', '{}'",
         ),
     )
     .await;

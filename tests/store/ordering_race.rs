@@ -58,6 +58,8 @@ async fn a_line_never_has_two_tasks_leased_whatever_commits_between_claims() {
         .bind::<Array<Text>, _>(Vec::<String>::new())
         .bind::<Text, _>("")
         .bind::<Text, _>("")
+        .bind::<Array<Text>, _>(Vec::<String>::new())
+        .bind::<Array<Integer>, _>(Vec::<i32>::new())
         .execute(&mut first)
         .await
         .unwrap();

@@ -344,6 +344,7 @@ pub fn claim(region: Region, lease_owner: &str, limit: u32) -> ClaimRequest {
         lease: Duration::seconds(30),
         limit,
         per_destination_cap: limit,
+        caps: Vec::new(),
         skip: Vec::new(),
         resume_after: None,
     }

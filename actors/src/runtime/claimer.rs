@@ -138,6 +138,12 @@ impl Claimer {
                 .unwrap_or(u32::MAX)
                 .min(config.claim.batch_size),
             per_destination_cap: config.claim.per_destination_cap,
+            // A destination paced by a rate of its own takes what that rate
+            // sends within a hold, not the configuration's share.
+            caps: self
+                .shared
+                .paces
+                .caps(self.shared.max_hold(), config.claim.per_destination_cap),
             skip: self.skipped(),
             resume_after: self.resume_after.clone(),
         };
@@ -209,7 +215,7 @@ impl Claimer {
         let idle_max = Duration::from_millis(config.claim.idle_poll_ms);
         if claimed.is_empty() {
             self.idle_delay = (self.idle_delay * 2).clamp(busy, idle_max);
-            let delay = idle_wait(self.idle_delay, next_due);
+            let delay = idle_wait(self.idle_delay, next_due, self.shared.busy.next_end());
             self.schedule_poll(ctx, delay);
             return;
         }
@@ -256,19 +262,26 @@ impl Claimer {
 }
 
 /// How long an idle Claimer waits before its next claim: until the next
-/// due time the store knows of, when that comes before the idle backoff
-/// ends. Work due already that this claim did not take (its destination
-/// held here, waiting in a line, or taken by another process) is not
-/// reported (`Store::next_due`): that is what the backoff is for. A wait of
+/// due time the store knows of, or the end of the first hold this process
+/// keeps on a destination (a throttle's queue about to run dry at the
+/// destination's rate), when either comes before the idle backoff ends.
+/// Work due already that this claim did not take (its destination held
+/// here, waiting in a line, or taken by another process) is not reported
+/// (`Store::next_due`): the hold's end stands for the first. A wait of
 /// zero is a row that fell due just after the claim read the time: the
-/// next claim goes at once. The backoff (at most
-/// `claim.idle_poll_ms`) stays the safety net for work this process cannot
-/// see coming, such as another process's retries.
-fn idle_wait(backoff: Duration, next_due: Option<chrono::Duration>) -> Duration {
-    match next_due.and_then(|wait| wait.to_std().ok()) {
-        Some(wait) => wait.min(backoff),
-        None => backoff,
-    }
+/// next claim goes at once. The backoff (at most `claim.idle_poll_ms`)
+/// stays the safety net for work this process cannot see coming, such as
+/// another process's retries.
+fn idle_wait(
+    backoff: Duration,
+    next_due: Option<chrono::Duration>,
+    hold_ends: Option<Duration>,
+) -> Duration {
+    let due = next_due.and_then(|wait| wait.to_std().ok());
+    [due, hold_ends]
+        .into_iter()
+        .flatten()
+        .fold(backoff, Duration::min)
 }
 
 impl Actor for Claimer {
@@ -353,13 +366,26 @@ mod tests {
     fn an_idle_claimer_wakes_for_the_next_due_row_within_its_backoff() {
         let backoff = Duration::from_millis(640);
         let ms = chrono::Duration::milliseconds;
-        assert_eq!(idle_wait(backoff, Some(ms(37))), Duration::from_millis(37));
-        assert_eq!(idle_wait(backoff, Some(ms(5_000))), backoff, "safety net");
-        assert_eq!(idle_wait(backoff, None), backoff, "nothing live");
+        let none = None;
         assert_eq!(
-            idle_wait(backoff, Some(ms(0))),
+            idle_wait(backoff, Some(ms(37)), none),
+            Duration::from_millis(37)
+        );
+        assert_eq!(
+            idle_wait(backoff, Some(ms(5_000)), none),
+            backoff,
+            "safety net"
+        );
+        assert_eq!(idle_wait(backoff, None, none), backoff, "nothing live");
+        assert_eq!(
+            idle_wait(backoff, Some(ms(0)), none),
             Duration::ZERO,
             "fell due just after the claim: claim again at once"
+        );
+        assert_eq!(
+            idle_wait(backoff, Some(ms(500)), Some(Duration::from_millis(90))),
+            Duration::from_millis(90),
+            "a destination held here is free again first"
         );
     }
 }

@@ -31,6 +31,28 @@ impl Holds {
         *entry = (*entry).max(until);
     }
 
+    /// Holds the destination for `left` from now, whatever held it before
+    /// (zero ends the hold): for a hold its owner works out afresh each
+    /// time, as a throttle does from what it has queued.
+    pub fn set(&self, destination: &DestinationId, left: Duration) {
+        if left.is_zero() {
+            self.release(destination);
+            return;
+        }
+        let until = Instant::now().checked_add(left).unwrap_or_else(far_future);
+        self.until.borrow_mut().insert(destination.clone(), until);
+    }
+
+    /// How long until the first hold ends, if any is held.
+    pub fn next_end(&self) -> Option<Duration> {
+        let now = Instant::now();
+        self.until
+            .borrow()
+            .values()
+            .map(|until| until.saturating_duration_since(now))
+            .min()
+    }
+
     /// Ends the destination's hold now (its limits changed: what held it
     /// may no longer).
     pub fn release(&self, destination: &DestinationId) {
@@ -81,5 +103,19 @@ mod tests {
         pauses.hold(&other, Duration::ZERO);
         assert_eq!(pauses.left(&other), None);
         assert_eq!(pauses.held_now(), vec![id]);
+    }
+
+    #[test]
+    fn a_set_hold_replaces_the_one_before_and_zero_ends_it() {
+        let busy = Holds::default();
+        let id = DestinationId::new("crm").expect("a valid id");
+        busy.set(&id, Duration::from_secs(30));
+        busy.set(&id, Duration::from_secs(2));
+        let left = busy.left(&id).expect("held");
+        assert!(left <= Duration::from_secs(2), "shortened: {left:?}");
+        assert!(busy.next_end().expect("one hold") <= Duration::from_secs(2));
+        busy.set(&id, Duration::ZERO);
+        assert_eq!(busy.left(&id), None);
+        assert_eq!(busy.next_end(), None);
     }
 }

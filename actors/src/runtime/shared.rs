@@ -12,7 +12,8 @@ use remit::store::Database;
 use tokio::sync::Semaphore;
 
 use super::{
-    Buckets, Capacity, ChangedTasks, Finisher, Holds, Metrics, Quotas, Restarts, Targets, WallClock,
+    Buckets, Capacity, ChangedTasks, Finisher, Holds, Metrics, Paces, Quotas, Restarts, Targets,
+    WallClock,
 };
 use crate::config::Config;
 use crate::egress::Egress;
@@ -70,6 +71,9 @@ pub struct Shared {
     pub pauses: Holds,
     /// Destinations this process cannot start anything for soon.
     pub busy: Holds,
+    /// The limits of destinations with settings of their own, as their
+    /// throttles last took them.
+    pub paces: Paces,
     /// Destinations as read for earlier sends.
     pub targets: Targets,
     /// Tasks an operator changed that this process may hold unsent.

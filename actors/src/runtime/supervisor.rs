@@ -238,10 +238,15 @@ impl Handler<DestinationChanged> for RegionSupervisor {
                 Ok(Ok((id, Some(target)))) => {
                     // Its limits may have changed: its throttle takes them
                     // now, even with tasks queued.
+                    let settings = &target.destination.settings;
                     if let Some(throttle) = this.throttles.get(&id) {
-                        throttle
-                            .addr
-                            .do_send(Retune(target.destination.settings.clone()));
+                        throttle.addr.do_send(Retune(settings.clone()));
+                    } else {
+                        // Its next claim is paced by them already.
+                        let config = &this.shared.config;
+                        let limits = config.limits_of(&id, settings);
+                        let own = limits != config.throttle_for(&id);
+                        this.shared.paces.heard(&id, limits, own);
                     }
                     // A claim left it out while its queue covered the old
                     // rate's next while; with new limits, claim it again.

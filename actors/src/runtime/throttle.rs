@@ -112,7 +112,11 @@ impl Throttle {
         senders: SenderPool,
         keeper: Keeper,
     ) -> Self {
-        let limits = shared.config.throttle_for(&destination);
+        // What the destination's last throttle took, until its row is read.
+        let limits = shared
+            .paces
+            .limits(&destination)
+            .unwrap_or_else(|| shared.config.throttle_for(&destination));
         shared.stats.throttles.fetch_add(1, Ordering::Relaxed);
         Self {
             tokens: Unspent::default(),

@@ -30,6 +30,7 @@ async fn reconcile_reports_for_cron_and_hands_expired_leases_back() {
             lease: chrono::Duration::milliseconds(1),
             limit: 1,
             per_destination_cap: 1,
+            caps: Vec::new(),
             skip: Vec::new(),
             resume_after: None,
         })

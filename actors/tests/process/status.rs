@@ -29,6 +29,7 @@ async fn reads_the_database_alone(backend: Backend) {
             lease: chrono::Duration::seconds(30),
             limit: 2,
             per_destination_cap: 2,
+            caps: Vec::new(),
             skip: Vec::new(),
             resume_after: None,
         })

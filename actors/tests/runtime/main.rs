@@ -24,6 +24,7 @@ mod long_overdue;
 mod on_time;
 mod operational_events;
 mod ordering;
+mod own_rates;
 mod poison;
 mod rate_change;
 mod regional_events;

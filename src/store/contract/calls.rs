@@ -33,6 +33,11 @@ pub struct ClaimRequest {
     /// Most rows of one destination in one claim, so that one busy
     /// destination cannot take every slot.
     pub per_destination_cap: u32,
+    /// Destinations that take fewer rows than `per_destination_cap` in one
+    /// claim, each with its own cap: what its rate sends before the rows
+    /// would have to go back (the runtime's pace of a destination with a
+    /// rate of its own). Others take up to `per_destination_cap`.
+    pub caps: Vec<(DestinationId, u32)>,
     /// Destinations this lease owner cannot start anything for soon (paused,
     /// or at their in-flight cap): their rows are left to others or later,
     /// instead of being claimed only to be handed back.
@@ -56,6 +61,16 @@ pub struct ResumePoint {
 }
 
 impl ClaimRequest {
+    /// The most rows of `destination` this claim takes.
+    pub fn cap_of(&self, destination: &str) -> u32 {
+        self.caps
+            .iter()
+            .find(|(id, _)| id.as_str() == destination)
+            .map_or(self.per_destination_cap, |(_, cap)| {
+                (*cap).min(self.per_destination_cap)
+            })
+    }
+
     /// Where the next claim should start its turns, given what this one
     /// claimed: after the last destination it reached and after the last
     /// tenant it reached, each counting the wrap round to the start; from

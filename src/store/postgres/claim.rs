@@ -185,6 +185,20 @@ pub(super) async fn claim_due(
         .bind::<Array<Text>, _>(request.skip.iter().map(|d| d.as_str()).collect::<Vec<_>>())
         .bind::<Text, _>(request.destination_after())
         .bind::<Text, _>(request.tenant_after())
+        .bind::<Array<Text>, _>(
+            request
+                .caps
+                .iter()
+                .map(|(d, _)| d.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Integer>, _>(
+            request
+                .caps
+                .iter()
+                .map(|(_, cap)| clamp(*cap))
+                .collect::<Vec<_>>(),
+        )
         .load(&mut conn)
         .await?;
 

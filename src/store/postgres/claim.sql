@@ -5,7 +5,10 @@ WITH RECURSIVE params AS MATERIALIZED (
     SELECT coalesce($1, now()) AS now, $2::text AS region, $3::text AS lease_owner,
            $4::bigint AS lease_ms, $5::int AS claim_limit, $6::int AS cap,
            $7::text[] AS skip, $8::text COLLATE "C" AS resume_after,
-           $9::text COLLATE "C" AS tenant_after
+           $9::text COLLATE "C" AS tenant_after,
+           -- Destinations with a cap of their own (lower than `cap`): what
+           -- their rate sends within a hold.
+           $10::text[] AS capped, $11::int[] AS capped_rows
 ),
 clock AS (SELECT now FROM params),
 -- One index descent per step: the next destination of the region, in byte
@@ -66,10 +69,13 @@ open_destinations AS MATERIALIZED (
     LIMIT (SELECT claim_limit FROM params)
 ),
 -- Each open destination's share of the claim: the limit split as evenly as
--- it goes (the first in the turn get one more), at most `cap`.
+-- it goes (the first in the turn get one more), at most `cap`, or the
+-- destination's own cap.
 share AS (
     SELECT o.id,
            least((SELECT cap FROM params),
+                 (SELECT c.rows FROM params p, unnest(p.capped, p.capped_rows) AS c(id, rows)
+                  WHERE c.id COLLATE "C" = o.id LIMIT 1),
                  (SELECT claim_limit FROM params) / n.open
                  + CASE WHEN o.pos <= (SELECT claim_limit FROM params) % n.open THEN 1 ELSE 0 END)
                AS rows

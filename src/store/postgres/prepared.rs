@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn the_prepared_statements_use_each_parameter_once_in_order() {
         for (name, sql, count) in [
-            ("claim", super::super::claim::claim_sql(), 9),
+            ("claim", super::super::claim::claim_sql(), 11),
             ("end many", super::super::finish_many::END_MANY_SQL, 21),
             ("pause many", super::super::finish_many::PAUSE_MANY_SQL, 5),
             ("take tokens", super::super::rate::TAKE_SQL, 5),

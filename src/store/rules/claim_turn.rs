@@ -73,7 +73,7 @@ pub(in crate::store) fn choose<K: Ord + Copy, L: Lookups<K>>(
             with_work.push(destination);
         }
     }
-    let shares = shares(request, with_work.len());
+    let shares = shares(request, &with_work);
     let mut chosen: Vec<(usize, Row<K>)> = Vec::new();
     for (destination, share) in with_work.iter().zip(shares) {
         let tenants = tenant_turn(request, destination, share, lookups)?;
@@ -99,16 +99,20 @@ fn turn(request: &ClaimRequest, ids: &[DestinationId]) -> Vec<DestinationId> {
 }
 
 /// Each destination's share of the claim, in turn order: the limit split as
-/// evenly as it goes (the first in the turn get one more), at most the cap.
-fn shares(request: &ClaimRequest, open: usize) -> Vec<usize> {
+/// evenly as it goes (the first in the turn get one more), at most the
+/// destination's cap.
+fn shares(request: &ClaimRequest, open: &[DestinationId]) -> Vec<usize> {
     let limit = request.limit as usize;
-    let cap = request.per_destination_cap as usize;
-    let Some(open) = std::num::NonZeroUsize::new(open) else {
+    if open.is_empty() {
         return Vec::new();
-    };
-    let (each, extra) = (limit / open, limit % open);
-    (1..=open.get())
-        .map(|pos| cap.min(each + usize::from(pos <= extra)))
+    }
+    let (each, extra) = (limit / open.len(), limit % open.len());
+    open.iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let cap = request.cap_of(id.as_str()) as usize;
+            cap.min(each + usize::from(i < extra))
+        })
         .collect()
 }
 
@@ -203,11 +207,38 @@ mod tests {
             lease: chrono::Duration::seconds(30),
             limit: 10,
             per_destination_cap: 3,
+            caps: Vec::new(),
             skip: Vec::new(),
             resume_after: None,
         };
-        assert_eq!(shares(&request, 3), [3, 3, 3]);
-        assert_eq!(shares(&request, 4), [3, 3, 2, 2]);
-        assert!(shares(&request, 0).is_empty());
+        let ids = |n: usize| -> Vec<DestinationId> {
+            (0..n)
+                .map(|i| DestinationId::new(&format!("d{i}")).unwrap())
+                .collect()
+        };
+        assert_eq!(shares(&request, &ids(3)), [3, 3, 3]);
+        assert_eq!(shares(&request, &ids(4)), [3, 3, 2, 2]);
+        assert!(shares(&request, &ids(0)).is_empty());
+    }
+
+    #[test]
+    fn a_destination_with_a_cap_of_its_own_takes_no_more() {
+        let slow = DestinationId::new("slow").unwrap();
+        let fast = DestinationId::new("fast").unwrap();
+        let request = ClaimRequest {
+            region: crate::domain::Region::US,
+            lease_owner: "c".into(),
+            lease: chrono::Duration::seconds(30),
+            limit: 64,
+            per_destination_cap: 16,
+            caps: vec![(slow.clone(), 2), (fast.clone(), 100)],
+            skip: Vec::new(),
+            resume_after: None,
+        };
+        assert_eq!(
+            shares(&request, &[slow, fast]),
+            [2, 16],
+            "never past the claim's cap"
+        );
     }
 }

@@ -18,6 +18,14 @@ impl<S: SimStore> World<S> {
             lease: Duration::seconds(LEASE),
             limit: self.rng.random_range(1..8),
             per_destination_cap: self.rng.random_range(1..4),
+            // Sometimes a destination paced slower than the claim's cap.
+            caps: match self.destinations.len() {
+                n if n > 0 && self.rng.random_bool(0.3) => vec![(
+                    self.destinations[self.rng.random_range(0..n)].0.clone(),
+                    self.rng.random_range(1..3),
+                )],
+                _ => Vec::new(),
+            },
             skip: Vec::new(),
             // Any point of the turn: where it starts changes who goes
             // first, never what may be claimed.
@@ -31,6 +39,14 @@ impl<S: SimStore> World<S> {
         };
         let now = self.now();
         let batch = self.store.claim_due(&request).await.unwrap();
+        let mut taken = std::collections::HashMap::<String, u32>::new();
+        for claimed in &batch {
+            let d = claimed.task.destination_id.as_str();
+            let n = taken.entry(d.to_owned()).or_default();
+            *n += 1;
+            let cap = request.cap_of(d);
+            check!(self, *n <= cap, "more than {d}'s cap of {cap} claimed");
+        }
         for claimed in &batch {
             self.rows.insert(claimed.task.id, claimed.task.clone());
         }

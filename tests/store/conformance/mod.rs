@@ -169,6 +169,7 @@ every_store!(
     release_abandon_and_extend,
     pauses_hold_a_destination,
     claims_are_capped_and_round_robin,
+    a_destination_takes_no_more_than_its_own_cap,
     regions_are_isolated,
     scheduling_is_idempotent_and_validated,
     the_token_bucket_is_shared,

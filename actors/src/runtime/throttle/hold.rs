@@ -4,6 +4,12 @@
 //! destination out while what is queued here covers the next while, so
 //! the destination keeps receiving its rate from memory and nothing is
 //! claimed only to be handed back.
+//!
+//! Every one of these decisions paces by the destination's own limits, so
+//! none is made before they are read (a new throttle starts from what the
+//! last one took, or the configuration's). The claimer's hold on the
+//! destination is worked out afresh from what is queued each time it is
+//! set, never kept from a queue since handed back or sent.
 
 use std::time::{Duration, Instant};
 
@@ -51,15 +57,12 @@ impl Throttle {
                 .collect();
             debug!(self.shared.log, "handing back what cannot go within the hold";
                    "destination" => %self.destination, "kept" => keep, "count" => later.len());
-            // Claiming more of it before the kept tasks are nearly sent
-            // would only bring it back; a claim's round trip ahead of that
-            // is enough for the next task to be in memory on time.
-            self.shared.busy.hold(
-                &self.destination,
-                turn(keep).saturating_sub(self.claim_lead()),
-            );
             hand_back_each(&self.shared, later);
         }
+        // Claiming more before the kept tasks are nearly sent would only
+        // bring it back; a claim's round trip ahead of that is enough for
+        // the next task to be in memory on time.
+        self.hold_claims_for(wait);
         if self.queue.is_empty() {
             self.process_slot = None;
             return;
@@ -78,19 +81,28 @@ impl Throttle {
     }
 
     /// Leaves the destination out of claims while what is queued here
-    /// covers more than the claimer's lead at the destination's rate.
-    /// Claiming beyond that would bring rows into memory only to hand them
-    /// back, one write each; on a busy store those writes delay the
-    /// finishes that free the destination's slots, and the destination
+    /// covers more than the claimer's lead at the destination's rate, and
+    /// no longer. Claiming beyond that would bring rows into memory only to
+    /// hand them back, one write each; on a busy store those writes delay
+    /// the finishes that free the destination's slots, and the destination
     /// then sits at its in-flight cap with tasks past their hold.
     pub(super) fn hold_claims_while_queued(&self) {
-        let waiting = self.queue.len().saturating_sub(self.tokens.len());
-        let covers =
-            per_token(&self.limits).saturating_mul(u32::try_from(waiting).unwrap_or(u32::MAX));
-        let lead = self.claim_lead();
-        if covers > lead {
-            self.shared.busy.hold(&self.destination, covers - lead);
+        self.hold_claims_for(Duration::ZERO);
+    }
+
+    /// As [`Self::hold_claims_while_queued`], when the next token is `wait`
+    /// away.
+    fn hold_claims_for(&self, wait: Duration) {
+        if !self.limits_read {
+            return;
         }
+        let waiting = self.queue.len().saturating_sub(self.tokens.len());
+        let covers = wait.saturating_add(
+            per_token(&self.limits).saturating_mul(u32::try_from(waiting).unwrap_or(u32::MAX)),
+        );
+        self.shared
+            .busy
+            .set(&self.destination, covers.saturating_sub(self.claim_lead()));
     }
 
     /// At the in-flight cap nothing moves until a send ends; make sure the
@@ -123,7 +135,7 @@ impl Throttle {
                 return;
             }
             let timeout = self.shared.send_timeout();
-            self.shared.busy.hold(&self.destination, timeout);
+            self.shared.busy.set(&self.destination, timeout);
             self.hand_back_all(Some(timeout));
             return;
         };

@@ -107,6 +107,7 @@ impl Handler<Evict> for Throttle {
             // The row is read again with the next throttle: kept rows
             // follow the destinations in flight too.
             this.shared.targets.forget(&this.destination);
+            this.shared.paces.released(&this.destination);
         });
     }
 }

@@ -157,6 +157,42 @@ pub async fn claims_are_capped_and_round_robin<H: Harness>(h: &H) {
     assert_eq!(destinations.len(), 3);
 }
 
+/// A destination with a cap of its own (a slow rate's) takes no more than
+/// it in a claim, and the claim's cap still bounds one that names a larger
+/// cap; the rest of the claim goes to the others.
+pub async fn a_destination_takes_no_more_than_its_own_cap<H: Harness>(h: &H) {
+    let s = h.store();
+    let slow = destination(h, "slow", Region::US).await;
+    let fast = destination(h, "fast", Region::US).await;
+    for i in 0..10 {
+        task(h, &format!("s{i}"), &slow, Region::US).await;
+        task(h, &format!("f{i}"), &fast, Region::US).await;
+    }
+    let mut request = claim(Region::US, "c", 10);
+    request.per_destination_cap = 4;
+    request.caps = vec![(slow.clone(), 2), (fast.clone(), 9)];
+    let claimed = s.claim_due(&request).await.unwrap();
+    let count = |d: &DestinationId| {
+        claimed
+            .iter()
+            .filter(|c| &c.task.destination_id == d)
+            .count()
+    };
+    assert_eq!(count(&slow), 2, "its own cap");
+    assert_eq!(count(&fast), 4, "the claim's cap, lower than the one named");
+
+    // Without a cap of its own it takes its share again.
+    request.caps.clear();
+    let claimed = s.claim_due(&request).await.unwrap();
+    let count = |d: &DestinationId| {
+        claimed
+            .iter()
+            .filter(|c| &c.task.destination_id == d)
+            .count()
+    };
+    assert_eq!((count(&slow), count(&fast)), (4, 4));
+}
+
 pub async fn regions_are_isolated<H: Harness>(h: &H) {
     let s = h.store();
     let us = destination(h, "us", Region::US).await;
