@@ -1,6 +1,13 @@
 //! What a change to a destination writes, the same in every store: the
 //! settings and thresholds after it, its URL, and its header rows (a
 //! secret given without its value keeps the row stored under its name).
+//!
+//! A secret header was given for one receiver: a change of the URL's
+//! origin (scheme, host or port) that would carry a sealed value to
+//! another is refused, naming the headers, unless the change gives their
+//! values again or leaves them out (which drops them). Otherwise a second
+//! admin could move the URL to a host of theirs and receive the first's
+//! credential with the next webhook.
 
 use crate::domain::{
     header_field, quoted, Destination, DestinationChange, DestinationId, DestinationSettings,
@@ -49,6 +56,29 @@ pub(in crate::store) fn plan(
         change.disable_after_failures.apply(thresholds.failures),
     )?;
     let destination = current.id.as_str();
+    // The sealed values the change keeps as they were stored.
+    let kept_secrets: Vec<&str> = match &change.headers {
+        None => stored
+            .iter()
+            .filter(|r| r.key_fingerprint().is_some())
+            .map(|r| r.name.as_str())
+            .collect(),
+        Some(asked) => asked
+            .iter()
+            .filter(|h| h.value.is_secret() && h.value.known().is_none())
+            .filter(|h| {
+                stored
+                    .iter()
+                    .any(|r| r.name == h.name && r.key_fingerprint().is_some())
+            })
+            .map(|h| h.name.as_str())
+            .collect(),
+    };
+    if let Some(url) = &change.url {
+        if url.origin() != current.url.origin() && !kept_secrets.is_empty() {
+            return Err(secrets_would_move(&current.url, url, &kept_secrets));
+        }
+    }
     let headers = match &change.headers {
         None => None,
         Some(asked) => Some(
@@ -134,6 +164,27 @@ pub(in crate::store) fn revived_while_cancelling(new: &NewDestination, live: u64
              register it again once they have"
         ),
     }
+}
+
+/// The refusal of a change that would send secret headers sealed for one
+/// origin to another.
+fn secrets_would_move(from: &url::Url, to: &url::Url, names: &[&str]) -> StoreError {
+    let names: Vec<String> = names.iter().map(|n| quoted(n)).collect();
+    StoreError::Invalid(InvalidInput::new(
+        "url",
+        format!(
+            "moves the destination from {} to {}, and its secret header{} {} would go there \
+             with it; give {} value{} again in headers, or leave {} out to drop {}",
+            from.origin().ascii_serialization(),
+            to.origin().ascii_serialization(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if names.len() == 1 { "its" } else { "their" },
+            if names.len() == 1 { "" } else { "s" },
+            if names.len() == 1 { "it" } else { "them" },
+            if names.len() == 1 { "it" } else { "them" },
+        ),
+    ))
 }
 
 fn kept_secret_missing(index: usize, name: &str) -> StoreError {

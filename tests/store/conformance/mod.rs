@@ -149,6 +149,7 @@ every_store!(
     a_change_keeps_resets_or_sets_each_setting,
     a_change_of_url_is_read_and_sent_to,
     headers_are_replaced_whole_and_secrets_never_shown,
+    a_secret_header_never_follows_the_url_to_another_origin,
     a_missing_or_deleted_destination_is_not_changed,
     a_destination_with_live_tasks_is_deleted_only_with_them,
     a_deleted_id_registered_again_comes_back_clean,

@@ -189,6 +189,38 @@ async fn settings_hold_on(backend: Backend) {
         Some(SECRET),
         "the kept secret is still sent"
     );
+
+    // Another admin moves only the URL, to a host of theirs: refused, the
+    // header named, its value nowhere in the answer, nothing written.
+    let other = Receiver::start();
+    let (status, refused) = api
+        .patch(
+            "/v1/destinations/crm",
+            json!({"url": other.url("/collect")}),
+        )
+        .await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(refused["error"]["field"], json!("url"), "{refused}");
+    let reason = refused["error"]["message"].to_string();
+    assert!(reason.contains("authorization"), "{refused}");
+    assert!(!refused.to_string().contains(SECRET), "{refused}");
+    // Moved with the header dropped, the new host gets a request without it.
+    let (status, view) = api
+        .patch(
+            "/v1/destinations/crm",
+            json!({"url": other.url("/collect"), "max_attempts": null, "timeout_ms": null,
+                   "headers": []}),
+        )
+        .await;
+    assert_eq!(status, 200, "{view}");
+    let (status, _) = api.post("/v1/tasks", task_body("crm", "r-moved")).await;
+    assert_eq!(status, 201);
+    other
+        .wait_until(Duration::from_secs(10), "the moved request", |r| {
+            !r.is_empty()
+        })
+        .await;
+    assert_eq!(other.requests()[0].header("authorization"), None);
     runtime.shutdown().await;
 }
 

@@ -146,6 +146,94 @@ pub async fn a_change_of_url_is_read_and_sent_to<H: Harness>(h: &H) {
     assert_eq!(target.destination.url, url);
 }
 
+/// A secret header never follows the URL to another origin: the change is
+/// refused, naming the header and nothing written, unless the change gives
+/// its value again or drops it. A new path on the same origin keeps it.
+pub async fn a_secret_header_never_follows_the_url_to_another_origin<H: Harness>(h: &H) {
+    let s = h.store();
+    let crm = destination(h, "crm", Region::US).await;
+    let before = s.destination(&crm).await.unwrap().unwrap().url;
+    s.update_destination(
+        &crm,
+        headers(vec![
+            plain(0, "X-Tenant", "clinic-a"),
+            secret(1, "Authorization", Some(TOKEN)),
+        ]),
+    )
+    .await
+    .unwrap();
+    let elsewhere = |url: &str| DestinationChange {
+        url: Some(url::Url::parse(url).unwrap()),
+        ..DestinationChange::default()
+    };
+    let refused = |result: Result<remit::domain::Destination, StoreError>| match result {
+        Err(StoreError::Invalid(e)) => e,
+        other => panic!("not refused: {other:?}"),
+    };
+    // The registered URL is http://127.0.0.1:9/: another host, scheme,
+    // port.
+    for url in [
+        "http://attacker.example:9/in",
+        "https://127.0.0.1:9/in",
+        "http://127.0.0.1:10/in",
+    ] {
+        let e = refused(s.update_destination(&crm, elsewhere(url)).await);
+        assert_eq!(e.field, "url", "{url}");
+        assert!(
+            e.reason.contains("\"authorization\""),
+            "{url}: {}",
+            e.reason
+        );
+        assert!(!e.reason.contains(TOKEN), "the value is never shown");
+    }
+    // A secret given without its value is the stored one: refused too.
+    let mut keep = elsewhere("https://attacker.example/in");
+    keep.headers = Some(vec![secret(0, "authorization", None)]);
+    assert_eq!(refused(s.update_destination(&crm, keep).await).field, "url");
+    // Nothing was written.
+    let read = s.destination(&crm).await.unwrap().unwrap();
+    assert_eq!(read.url, before);
+    assert_eq!(
+        send_headers(h, &crm).await,
+        vec![
+            ("x-tenant".to_owned(), Some("clinic-a".to_owned())),
+            ("authorization".to_owned(), Some(TOKEN.to_owned())),
+        ]
+    );
+
+    // Another path of the same origin keeps the secret.
+    let same = before.join("/v2/in").unwrap();
+    s.update_destination(&crm, elsewhere(same.as_str()))
+        .await
+        .unwrap();
+    assert_eq!(send_headers(h, &crm).await.len(), 2);
+
+    // Given again with the move, it goes to the new origin.
+    let mut again = elsewhere("https://new.example/in");
+    again.headers = Some(vec![secret(
+        0,
+        "Authorization",
+        Some("Bearer new-receivers-own-token"),
+    )]);
+    s.update_destination(&crm, again).await.unwrap();
+    assert_eq!(
+        send_headers(h, &crm).await,
+        vec![(
+            "authorization".to_owned(),
+            Some("Bearer new-receivers-own-token".to_owned())
+        )]
+    );
+    // Left out, it is dropped, and the move goes through.
+    let mut drop = elsewhere("https://other.example/in");
+    drop.headers = Some(vec![plain(0, "X-Tenant", "clinic-a")]);
+    let moved = s.update_destination(&crm, drop).await.unwrap();
+    assert_eq!(moved.url.as_str(), "https://other.example/in");
+    assert_eq!(
+        send_headers(h, &crm).await,
+        vec![("x-tenant".to_owned(), Some("clinic-a".to_owned()))]
+    );
+}
+
 pub async fn headers_are_replaced_whole_and_secrets_never_shown<H: Harness>(h: &H) {
     let s = h.store();
     let crm = destination(h, "crm", Region::US).await;
