@@ -7,7 +7,7 @@
 
 use actix_web::{web, HttpResponse};
 use remit::domain::{TaskState, MAX_PAYLOAD_BYTES};
-use remit::store::{why_not_moved, Changes, Move, Reschedule, Store, StoreError};
+use remit::store::{Changes, Move, Reschedule, Store, StoreError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -16,7 +16,7 @@ use super::body::read_object;
 use super::error::ErrorBody;
 use super::payload::RawPayload;
 use super::reminder_changes::{reminder_task, ReminderPath};
-use super::task_changes::{answer, ChangeAnswer, ChangeOutcome};
+use super::task_changes::{answer, may_revive, not_moved, ChangeAnswer, ChangeOutcome};
 use super::{ApiError, ApiState, Caller, CreateTask};
 
 /// What the reminder is to be: its destination, region, deadline, payload
@@ -69,7 +69,7 @@ pub struct PutReminder {
         (status = 400, description = "The body is not the JSON this endpoint takes; the error names the field", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "The token's scope does not allow this, or it may not schedule for this tenant", body = ErrorBody),
+        (status = 403, description = "The token's scope does not allow this, it may not schedule for this tenant, or the reminder has ended (failed or cancelled) and the token is not an admin's", body = ErrorBody),
         (status = 409, description = "Delivered with other content, waiting to be cancelled, or another destination, region or ordering key", body = ErrorBody),
         (status = 413, description = "The body is too large", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
@@ -109,6 +109,7 @@ pub async fn put(
         not_before: new.not_before,
         payload: Some(new.payload.clone()),
         by: caller.name(),
+        revive: may_revive(&caller),
     };
     let existing = match state.store.schedule(new.clone()).await {
         Ok(scheduled) if scheduled.created => {
@@ -158,13 +159,9 @@ pub async fn put(
                 task.id
             ),
         )),
-        Move::Refused(task) => Err(ApiError::Conflict(format!(
-            "task {} of this reminder is not moved: {}",
-            task.id,
-            why_not_moved(&task, true)
-        ))),
         Move::NotFound => Err(ApiError::Conflict(
             "the reminder changed meanwhile; try again".into(),
         )),
+        refused => Err(not_moved(refused, true)),
     }
 }

@@ -4,7 +4,7 @@
 //! answer says the change waits for it (`after_attempt`).
 
 use actix_web::{web, HttpResponse};
-use remit::domain::{InvalidInput, Payload, TaskId, MAX_PAYLOAD_BYTES};
+use remit::domain::{InvalidInput, Payload, Scope, TaskId, MAX_PAYLOAD_BYTES};
 use remit::store::{why_not_moved, Cancel, Changes, Erase, Move, Reschedule, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -80,8 +80,10 @@ impl RescheduleTask {
         })
     }
 
-    /// The change, every field checked; an error names the field.
-    pub fn validate(self, by: String) -> Result<Reschedule, InvalidInput> {
+    /// The change, every field checked; an error names the field. `revive`:
+    /// whether the caller may bring an ended task back (the scope replay
+    /// takes).
+    pub fn validate(self, by: String, revive: bool) -> Result<Reschedule, InvalidInput> {
         let not_before = parse_not_before(&self.not_before)?;
         let payload = match self.payload {
             Some(raw) if raw.len() > MAX_PAYLOAD_BYTES => {
@@ -97,6 +99,7 @@ impl RescheduleTask {
             not_before,
             payload,
             by,
+            revive,
         })
     }
 }
@@ -145,18 +148,53 @@ pub(super) async fn reschedule_task(
     // Whose task it is first: another tenant's is answered as missing,
     // whatever the body.
     own_task(state, caller, id).await?;
-    let change = read_object::<RescheduleTask>(body.get())?.validate(caller.name())?;
+    let change =
+        read_object::<RescheduleTask>(body.get())?.validate(caller.name(), may_revive(caller))?;
     match state.acting(caller).reschedule(id, &change).await? {
         Move::Moved(task) => {
             state.stats.metrics.rescheduled();
             answer(state, ChangeOutcome::Moved, &task).await
         }
         Move::AfterAttempt(task) => answer(state, ChangeOutcome::AfterAttempt, &task).await,
-        Move::Refused(task) => Err(ApiError::Conflict(format!(
-            "task {id} is not moved: {}",
-            why_not_moved(&task, change.payload.is_some())
-        ))),
         Move::NotFound => Err(missing_task(id)),
+        refused => Err(not_moved(refused, change.payload.is_some())),
+    }
+}
+
+/// Whether the caller may bring an ended task back with a reschedule: what
+/// replay takes, the admin scope.
+pub(super) fn may_revive(caller: &Caller) -> bool {
+    caller.scope() == Scope::Admin
+}
+
+/// The answer to a reschedule that left the task as it was (any `Move`
+/// but a move or a missing task).
+pub(super) fn not_moved(refused: Move, new_payload: bool) -> ApiError {
+    match refused {
+        Move::Ended(task) => ApiError::Forbidden {
+            field: None,
+            message: format!(
+                "task {} is {}; bringing it back with a fresh attempt budget is a replay, \
+                 which takes the admin scope",
+                task.id,
+                task.state.as_str()
+            ),
+        },
+        Move::DestinationDeleted(task) => ApiError::Conflict(format!(
+            "task {} is not moved: its destination {} was deleted; schedule a new reminder \
+             to a registered destination",
+            task.id, task.destination_id
+        )),
+        Move::Refused(task) => ApiError::Conflict(format!(
+            "task {} is not moved: {}",
+            task.id,
+            why_not_moved(&task, new_payload)
+        )),
+        Move::Moved(task) | Move::AfterAttempt(task) => ApiError::Conflict(format!(
+            "task {} was moved meanwhile; read it again",
+            task.id
+        )),
+        Move::NotFound => ApiError::Conflict("the task is gone; read it again".into()),
     }
 }
 
@@ -213,8 +251,10 @@ pub async fn cancel(
 /// The task becomes due at the new `not_before` (earlier or later), with
 /// its retry horizon as long as before and the same idempotency key; with
 /// `payload`, the payload is replaced. A failed or cancelled task comes
-/// back `pending` with a fresh attempt budget. A task in flight moves
-/// after its attempt if that attempt does not deliver (`after_attempt`).
+/// back `pending` with a fresh attempt budget, which is a replay: only for
+/// an admin token (403 for others). A task in flight moves after its
+/// attempt if that attempt does not end it (`after_attempt`). A task of a
+/// deleted destination is never moved (409).
 #[utoipa::path(
     post,
     path = "/v1/tasks/{id}/reschedule",
@@ -227,9 +267,9 @@ pub async fn cancel(
         (status = 400, description = "The body is not the JSON this endpoint takes; the error names the field", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "The token's scope does not allow this", body = ErrorBody),
+        (status = 403, description = "The token's scope does not allow this, or the task has ended (failed or cancelled) and the token is not an admin's", body = ErrorBody),
         (status = 404, description = "No such task in this region (or of the token's tenants), or an id that is not a UUID", body = ErrorBody),
-        (status = 409, description = "The task is delivered, waits to be cancelled, was attempted in its ordering line, is in flight and a new payload was given, or its payload was erased and no new one was given", body = ErrorBody),
+        (status = 409, description = "The task is delivered, waits to be cancelled, was attempted in its ordering line, is in flight and a new payload was given, its payload was erased and no new one was given, or its destination was deleted", body = ErrorBody),
         (status = 413, description = "The body is too large", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
         (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),

@@ -123,7 +123,9 @@ pub async fn reschedule(
         (None, json) => json,
     };
     let change = RescheduleTask::from_parts(not_before, payload)
-        .and_then(|r| r.validate(BY.to_owned()))
+        // The command line reaches the database itself: it may replay, so
+        // it may bring an ended task back too.
+        .and_then(|r| r.validate(BY.to_owned(), true))
         .map_err(|e| CliError::Usage(format!("--{}: {}", e.field.replace('_', "-"), e.reason)))?;
     // A new payload is sealed with the configured key.
     let store = match change.payload {
@@ -151,6 +153,19 @@ pub async fn reschedule(
                 "task {} is not moved: {}",
                 task.id,
                 why_not_moved(&task, change.payload.is_some())
+            )))
+        }
+        Move::DestinationDeleted(task) => {
+            return Err(CliError::Usage(format!(
+                "task {} is not moved: its destination {} was deleted",
+                task.id, task.destination_id
+            )))
+        }
+        Move::Ended(task) => {
+            return Err(CliError::Usage(format!(
+                "task {} is {} and not moved",
+                task.id,
+                task.state.as_str()
             )))
         }
         Move::NotFound => return Err(rejected("task", id.to_string())),

@@ -113,6 +113,8 @@ pub async fn reschedule(
         not_before,
         payload: None,
         by: viewer.caller_name(),
+        // Bringing an ended task back is a replay: an admin's.
+        revive: viewer.admin(),
     };
     let page = format!("/console/tasks/{}", task.id.0);
     match state.acting(&viewer).reschedule(task.id, &change).await? {
@@ -125,6 +127,15 @@ pub async fn reschedule(
             "task {} is not moved: {}",
             task.id.0,
             why_not_moved(&task, false)
+        ))),
+        Move::DestinationDeleted(task) => Err(ConsoleError::Conflict(format!(
+            "task {} is not moved: its destination {} was deleted",
+            task.id.0, task.destination_id
+        ))),
+        Move::Ended(task) => Err(ConsoleError::Conflict(format!(
+            "task {} is {}; bringing it back is a replay, which takes an admin's token",
+            task.id.0,
+            task.state.as_str()
         ))),
         Move::NotFound => Err(ConsoleError::NotFound(format!(
             "no task with id {}",

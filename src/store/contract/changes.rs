@@ -31,8 +31,11 @@ pub trait Changes: Sync {
     /// when given, a new payload under the same idempotency key): its
     /// horizon keeps its length from the new deadline, its attempts their
     /// numbers. A failed or cancelled task comes back `pending` with a
-    /// fresh attempt budget, as a replay does. A task in flight moves once
-    /// its attempt ends without a delivery (its payload is replaced now).
+    /// fresh attempt budget, as a replay does, only when the change may
+    /// `revive` it ([`Move::Ended`] otherwise). A task in flight moves once
+    /// its attempt ends, unless the attempt ended it (its payload is
+    /// replaced now). A task of a deleted destination is never moved
+    /// ([`Move::DestinationDeleted`]).
     fn reschedule(
         &self,
         id: TaskId,
@@ -84,6 +87,9 @@ pub struct Reschedule {
     pub payload: Option<Payload>,
     /// A token's id, `cli`, or `bootstrap`.
     pub by: String,
+    /// Whether the caller may bring back a task that has ended (`failed` or
+    /// `cancelled`) with a fresh attempt budget: the scope replay takes.
+    pub revive: bool,
 }
 
 /// What a cancel did.
@@ -111,6 +117,11 @@ pub enum Move {
     AfterAttempt(Task),
     /// Delivered (or its payload erased): it is not moved.
     Refused(Task),
+    /// Failed or cancelled, and the change may not bring it back: it is
+    /// not moved.
+    Ended(Task),
+    /// Its destination was deleted: it is not moved.
+    DestinationDeleted(Task),
     NotFound,
 }
 

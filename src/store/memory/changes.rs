@@ -5,7 +5,7 @@
 use super::{MemStore, State};
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TenantId};
 use crate::store::rules::audit_entries;
-use crate::store::rules::changes::{self, CancelStep, MoveStep};
+use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
 use crate::store::rules::requests;
 use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
 
@@ -39,17 +39,28 @@ impl Changes for MemStore {
         let now = self.now();
         let mut state = self.state.lock();
         state.record_failures();
+        let Some(destination) = state.task_mut(id).map(|t| t.destination_id.clone()) else {
+            return Ok(Move::NotFound);
+        };
+        let deleted = state
+            .destinations
+            .get(&destination)
+            .is_some_and(|d| d.deleted_at.is_some());
         let Some(task) = state.task_mut(id) else {
             return Ok(Move::NotFound);
         };
         let before = task.clone();
-        let step = changes::reschedule(task, to, change.payload.is_some(), now);
-        let task = task.clone();
-        let after_attempt = match step {
-            MoveStep::Refused => return Ok(Move::Refused(task)),
-            MoveStep::AfterAttempt => true,
-            MoveStep::Now => false,
+        let asked = MoveAsked {
+            new_payload: change.payload.is_some(),
+            revive: change.revive,
+            destination_deleted: deleted,
         };
+        let step = changes::reschedule(task, to, asked, now);
+        let task = task.clone();
+        if let Some(refused) = changes::not_moved(step, &task) {
+            return Ok(refused);
+        }
+        let after_attempt = step == MoveStep::AfterAttempt;
         if let Some(payload) = &change.payload {
             // Sealed as `schedule` seals it: bound to the same reference.
             let sealed = self

@@ -19,7 +19,7 @@ use super::secrets::now;
 use super::{audit, PgStore, StoreError};
 use crate::domain::{Attempt, AuditAction, DestinationId, Task, TaskId, TaskState, TenantId};
 use crate::store::rules::audit_entries;
-use crate::store::rules::changes::{self, CancelStep, MoveStep};
+use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
 use crate::store::{Cancel, Erase, ErasedTenant, Move, Reschedule};
 
 /// The row, locked until the transaction ends; `None` when there is none.
@@ -87,6 +87,24 @@ async fn wake(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreErro
     Ok(())
 }
 
+/// Whether the destination was deleted, its row held against a deletion
+/// until the transaction ends (so a task is never moved into a deletion
+/// whose cancel has already passed it).
+async fn destination_deleted(
+    conn: &mut AsyncPgConnection,
+    id: &DestinationId,
+) -> Result<bool, StoreError> {
+    use super::schema::destinations;
+    let deleted: Option<Option<DateTime<Utc>>> = destinations::table
+        .find(id.as_str())
+        .select(destinations::deleted_at)
+        .for_share()
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(deleted.is_some_and(|at| at.is_some()))
+}
+
 async fn drop_payload(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreError> {
     diesel::delete(payloads::table.find(task.payload_ref))
         .execute(conn)
@@ -143,9 +161,14 @@ pub(super) async fn reschedule(
             return Ok(Move::NotFound);
         };
         let before = task.clone();
-        let step = changes::reschedule(&mut task, change.not_before, change.payload.is_some(), now);
-        if step == MoveStep::Refused {
-            return Ok(Move::Refused(task));
+        let asked = MoveAsked {
+            new_payload: change.payload.is_some(),
+            revive: change.revive,
+            destination_deleted: destination_deleted(conn, &task.destination_id).await?,
+        };
+        let step = changes::reschedule(&mut task, change.not_before, asked, now);
+        if let Some(refused) = changes::not_moved(step, &task) {
+            return Ok(refused);
         }
         if let Some(payload) = &change.payload {
             let sealed = store

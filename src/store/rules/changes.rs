@@ -9,6 +9,12 @@
 //! it waits ([`WaitingChange`]), the claim passes the row by, and
 //! [`settle`] applies it once the attempt has ended (or, when the lease ran
 //! out, logs the lost attempt `abandoned` and applies it).
+//!
+//! Bringing back a task that has ended (`failed` or `cancelled`) with a
+//! fresh attempt budget is a replay by another name, so a move does it only
+//! for a caller who may replay (`revive`), and never for a task of a
+//! deleted destination. A move that waited for an attempt never does: it
+//! lapses when the attempt ends the task, whoever asked for it.
 
 use chrono::{DateTime, Utc};
 
@@ -28,20 +34,13 @@ pub(in crate::store) enum CancelStep {
     Ended,
 }
 
-/// Whether the row has ended for good: delivered, cancelled, or failed
-/// with no move waiting to bring it back (a move asked while its attempt
-/// was in flight revives a failed task once it settles, as a reschedule
-/// of a failed task does at once).
+/// Whether the row has ended: delivered, failed or cancelled (a move that
+/// waited for the attempt that ended it lapses).
 fn ended(task: &Task) -> bool {
-    match task.state {
-        TaskState::Failed => !matches!(task.waiting_change, Some(WaitingChange::Move(_))),
-        state => state.is_terminal(),
-    }
+    task.state.is_terminal()
 }
 
-/// Cancels the row: see [`crate::store::Changes::cancel`]. A failed row
-/// whose move waits has not ended: the cancel ends it `cancelled` now
-/// instead of letting the move bring it back.
+/// Cancels the row: see [`crate::store::Changes::cancel`].
 pub(in crate::store) fn cancel(task: &mut Task, by: &str, now: DateTime<Utc>) -> CancelStep {
     match task.state {
         TaskState::Cancelled => CancelStep::Repeat,
@@ -55,7 +54,7 @@ pub(in crate::store) fn cancel(task: &mut Task, by: &str, now: DateTime<Utc>) ->
             task.updated_at = now;
             CancelStep::AfterAttempt
         }
-        // Waiting (`pending`, `retry_wait`), or failed with a move waiting.
+        // Waiting (`pending`, `retry_wait`).
         _ => {
             task.cancelled = Some(Cancellation {
                 at: now,
@@ -70,7 +69,7 @@ pub(in crate::store) fn cancel(task: &mut Task, by: &str, now: DateTime<Utc>) ->
 fn end_cancelled(task: &mut Task, now: DateTime<Utc>) {
     task.state = TaskState::Cancelled;
     task.waiting_change = None;
-    // A failed row whose move waited ends cancelled, not failed.
+    // A failed row whose cancel waited ends cancelled, not failed.
     task.failure_reason = None;
     task.finalized_at = Some(now);
     task.updated_at = now;
@@ -88,6 +87,22 @@ pub(in crate::store) enum MoveStep {
     /// move would hold the line back until it, or let it pass one in
     /// flight).
     Refused,
+    /// Not moved: it has ended (failed or cancelled), and the caller may
+    /// not bring it back.
+    Ended,
+    /// Not moved: its destination was deleted.
+    DestinationDeleted,
+}
+
+/// The answer of a reschedule that left the row as it was, if it did.
+pub(in crate::store) fn not_moved(step: MoveStep, task: &Task) -> Option<crate::store::Move> {
+    use crate::store::Move;
+    match step {
+        MoveStep::Refused => Some(Move::Refused(task.clone())),
+        MoveStep::Ended => Some(Move::Ended(task.clone())),
+        MoveStep::DestinationDeleted => Some(Move::DestinationDeleted(task.clone())),
+        MoveStep::Now | MoveStep::AfterAttempt => None,
+    }
 }
 
 /// Whether a reschedule leaves the row as it is ([`MoveStep::Refused`]).
@@ -100,17 +115,34 @@ pub(in crate::store) fn refuses_move(task: &Task, new_payload: bool) -> bool {
         || (task.ordering_key.is_some() && task.attempt_count > 0)
 }
 
+/// What a reschedule asks of a row, beside the new deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(in crate::store) struct MoveAsked {
+    /// It brings a payload (the store writes it).
+    pub new_payload: bool,
+    /// Its caller may bring an ended task back (the scope replay takes).
+    pub revive: bool,
+    /// The task's destination was deleted.
+    pub destination_deleted: bool,
+}
+
 /// Moves the row's deadline to `to`: see
-/// [`crate::store::Changes::reschedule`]. `new_payload` says whether the
-/// change brings a payload (the store writes it).
+/// [`crate::store::Changes::reschedule`].
 pub(in crate::store) fn reschedule(
     task: &mut Task,
     to: DateTime<Utc>,
-    new_payload: bool,
+    asked: MoveAsked,
     now: DateTime<Utc>,
 ) -> MoveStep {
+    let new_payload = asked.new_payload;
     if refuses_move(task, new_payload) {
         return MoveStep::Refused;
+    }
+    if asked.destination_deleted {
+        return MoveStep::DestinationDeleted;
+    }
+    if ended(task) && !asked.revive {
+        return MoveStep::Ended;
     }
     if new_payload {
         task.payload_erased_at = None;
@@ -179,9 +211,10 @@ pub(in crate::store) fn settles(task: &Task, now: DateTime<Utc>) -> bool {
 
 /// Applies the row's waiting change ([`settles`] must hold): after a
 /// delivery it lapses; a cancel ends the row `cancelled` (a failed one
-/// too, so nothing, a replay included, sends it again); a move moves it. A lease
-/// that ran out is ended first, its attempt logged `abandoned`, which the
-/// answer carries.
+/// too, so nothing, a replay included, sends it again); a move moves a row
+/// the attempt did not end, and lapses on one it failed (bringing that
+/// back is a replay's). A lease that ran out is ended first, its attempt
+/// logged `abandoned`, which the answer carries.
 pub(in crate::store) fn settle(task: &mut Task, now: DateTime<Utc>) -> Option<Attempt> {
     let change = task.waiting_change.take()?;
     task.updated_at = now;
@@ -195,6 +228,7 @@ pub(in crate::store) fn settle(task: &mut Task, now: DateTime<Utc>) -> Option<At
     });
     match (change, task.state) {
         (_, TaskState::Delivered | TaskState::Cancelled) => {}
+        (WaitingChange::Move(_), TaskState::Failed) => {}
         (WaitingChange::Cancel, _) => end_cancelled(task, now),
         (WaitingChange::Move(to), _) => move_to(task, to, now),
     }
@@ -257,25 +291,60 @@ mod tests {
         assert_eq!(cancel(&mut cancelled, "cli", now()), CancelStep::Repeat);
     }
 
+    const MOVE: MoveAsked = MoveAsked {
+        new_payload: false,
+        revive: false,
+        destination_deleted: false,
+    };
+    const REVIVE: MoveAsked = MoveAsked {
+        revive: true,
+        ..MOVE
+    };
+    const WITH_PAYLOAD: MoveAsked = MoveAsked {
+        new_payload: true,
+        ..MOVE
+    };
+
     #[test]
-    fn a_move_keeps_the_horizon_length_and_revives_an_ended_task() {
+    fn a_move_keeps_the_horizon_length_and_revives_an_ended_task_for_who_may() {
         let to = now() + Duration::days(30);
         let mut t = task(TaskState::Pending);
-        assert_eq!(reschedule(&mut t, to, false, now()), MoveStep::Now);
+        assert_eq!(reschedule(&mut t, to, MOVE, now()), MoveStep::Now);
         assert_eq!((t.not_before, t.available_at), (to, to));
         assert_eq!(t.retry_horizon_at, to + Duration::hours(1));
 
         for state in [TaskState::Failed, TaskState::Cancelled] {
             let mut t = task(state);
             t.attempt_count = 3;
-            assert_eq!(reschedule(&mut t, to, false, now()), MoveStep::Now);
+            let was = t.clone();
+            assert_eq!(reschedule(&mut t, to, MOVE, now()), MoveStep::Ended);
+            assert_eq!(t, was, "left as it was");
+            assert_eq!(reschedule(&mut t, to, REVIVE, now()), MoveStep::Now);
             assert_eq!(t.state, TaskState::Pending);
             assert_eq!(t.finalized_at, None);
             assert_eq!(t.attempts_since_replay(), 0);
         }
 
         let mut t = task(TaskState::Delivered);
-        assert_eq!(reschedule(&mut t, to, false, now()), MoveStep::Refused);
+        assert_eq!(reschedule(&mut t, to, REVIVE, now()), MoveStep::Refused);
+    }
+
+    #[test]
+    fn a_task_of_a_deleted_destination_is_never_moved() {
+        let to = now() + Duration::days(1);
+        let gone = MoveAsked {
+            destination_deleted: true,
+            ..REVIVE
+        };
+        for state in [TaskState::Pending, TaskState::Failed, TaskState::Cancelled] {
+            let mut t = task(state);
+            let was = t.clone();
+            assert_eq!(
+                reschedule(&mut t, to, gone, now()),
+                MoveStep::DestinationDeleted
+            );
+            assert_eq!(t, was);
+        }
     }
 
     #[test]
@@ -284,8 +353,12 @@ mod tests {
         let mut t = task(TaskState::Pending);
         assert!(erase(&mut t, "cli", now()));
         assert_eq!(t.state, TaskState::Cancelled);
-        assert_eq!(reschedule(&mut t, to, false, now()), MoveStep::Refused);
-        assert_eq!(reschedule(&mut t, to, true, now()), MoveStep::Now);
+        assert_eq!(reschedule(&mut t, to, REVIVE, now()), MoveStep::Refused);
+        let brought = MoveAsked {
+            revive: true,
+            ..WITH_PAYLOAD
+        };
+        assert_eq!(reschedule(&mut t, to, brought, now()), MoveStep::Now);
         assert_eq!(t.payload_erased_at, None);
         assert_eq!(t.state, TaskState::Pending);
     }
@@ -293,7 +366,7 @@ mod tests {
     #[test]
     fn a_change_after_an_expired_lease_logs_the_lost_attempt() {
         let mut t = task(TaskState::Leased);
-        reschedule(&mut t, now() + Duration::days(2), false, now());
+        reschedule(&mut t, now() + Duration::days(2), MOVE, now());
         let later = now() + Duration::minutes(1);
         assert!(settles(&t, later));
         let lost = settle(&mut t, later).expect("the lost attempt");
@@ -319,34 +392,25 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_task_whose_move_waits_is_cancelled_or_erased_not_brought_back() {
-        // Moved while in flight, then the attempt failed: the move would
-        // bring the task back once it settles.
-        let failed_moving = || {
-            let mut t = task(TaskState::Leased);
-            reschedule(&mut t, now() + Duration::days(1), false, now());
-            t.state = TaskState::Failed;
-            t.lease_token = None;
-            t.lease_owner = None;
-            t.lease_expires_at = None;
-            t.failure_reason = Some("http_404".into());
-            t.finalized_at = Some(now());
-            t
-        };
-        let mut t = failed_moving();
-        assert_eq!(cancel(&mut t, "cli", now()), CancelStep::Now);
-        assert_eq!(t.state, TaskState::Cancelled);
+    fn a_move_that_waited_lapses_when_the_attempt_fails_the_task() {
+        // Moved while in flight (by any caller), then the attempt failed
+        // the task: the move does not bring it back, which is a replay's.
+        let mut t = task(TaskState::Leased);
+        reschedule(&mut t, now() + Duration::days(1), REVIVE, now());
+        t.state = TaskState::Failed;
+        t.lease_token = None;
+        t.lease_owner = None;
+        t.lease_expires_at = None;
+        t.failure_reason = Some("http_404".into());
+        t.finalized_at = Some(now());
+        assert!(settles(&t, now()));
+        assert_eq!(settle(&mut t, now()), None);
+        assert_eq!(t.state, TaskState::Failed);
         assert_eq!(t.waiting_change, None);
-        assert_eq!(t.failure_reason, None);
-        assert!(!settles(&t, now()), "nothing is left to bring it back");
+        assert_eq!(t.not_before, now(), "not moved");
 
-        let mut t = failed_moving();
-        assert!(erase_cancels(&t));
-        assert!(erase(&mut t, "cli", now()));
-        assert_eq!(t.state, TaskState::Cancelled);
-        assert_eq!(t.waiting_change, None);
-
-        // Without a move waiting, a failed task is left alone.
+        // A failed task is ended: neither cancelled nor erased into
+        // `cancelled`.
         let mut t = task(TaskState::Failed);
         assert!(!erase_cancels(&t));
         assert_eq!(cancel(&mut t, "cli", now()), CancelStep::Ended);

@@ -160,8 +160,9 @@ pub(in crate::store) fn revived_while_cancelling(new: &NewDestination, live: u64
         what: "deleted destination",
         id: new.id.to_string(),
         why: format!(
-            "{live} of its tasks have not ended yet (its deletion's cancel is under way); \
-             register it again once they have"
+            "{live} of its tasks have not ended yet (its deletion cancels them: those waiting \
+             through its cancel job, one in flight once its attempt ends); register it again \
+             once they have"
         ),
     }
 }

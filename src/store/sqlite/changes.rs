@@ -15,7 +15,7 @@ use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{audit, Ctx, SqliteStore};
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId};
 use crate::store::rules::audit_entries;
-use crate::store::rules::changes::{self, CancelStep, MoveStep};
+use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
 use crate::store::rules::requests;
 use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError, Wakeup};
 
@@ -194,12 +194,20 @@ fn reschedule(
         return Ok(Move::NotFound);
     };
     let before = task.clone();
-    let after_attempt = match changes::reschedule(&mut task, to, change.payload.is_some(), ctx.now)
-    {
-        MoveStep::Refused => return Ok(Move::Refused(task)),
-        MoveStep::AfterAttempt => true,
-        MoveStep::Now => false,
+    let deleted = match rows::any_destination_row(conn, &task.destination_id)? {
+        Some(row) => row.deleted_at()?.is_some(),
+        None => false,
     };
+    let asked = MoveAsked {
+        new_payload: change.payload.is_some(),
+        revive: change.revive,
+        destination_deleted: deleted,
+    };
+    let step = changes::reschedule(&mut task, to, asked, ctx.now);
+    if let Some(refused) = changes::not_moved(step, &task) {
+        return Ok(refused);
+    }
+    let after_attempt = step == MoveStep::AfterAttempt;
     if let Some(payload) = &change.payload {
         // Sealed as `schedule` seals it: bound to the same reference.
         let sealed = ctx

@@ -64,12 +64,8 @@ impl<S: SimStore> World<S> {
         let answer = self.store.cancel(id, BY).await.unwrap();
         let after = self.row(id).await;
         let by_us = |t: &Task| t.cancelled.as_ref().is_some_and(|c| c.by == BY);
-        let coming_back = coming_back(&before);
         match (&answer, before.state) {
-            (
-                Cancel::Cancelled(t),
-                TaskState::Pending | TaskState::RetryWait | TaskState::Failed,
-            ) if before.state != TaskState::Failed || coming_back => {
+            (Cancel::Cancelled(t), TaskState::Pending | TaskState::RetryWait) => {
                 check!(
                     self,
                     t.state == TaskState::Cancelled
@@ -96,9 +92,7 @@ impl<S: SimStore> World<S> {
                 self.totals.changes.cancelled_after_attempt += 1;
             }
             (Cancel::AlreadyCancelled(t), TaskState::Cancelled)
-            | (Cancel::Ended(t), TaskState::Delivered | TaskState::Failed)
-                if !coming_back =>
-            {
+            | (Cancel::Ended(t), TaskState::Delivered | TaskState::Failed) => {
                 check!(
                     self,
                     *t == before && after == before,
@@ -140,10 +134,13 @@ impl<S: SimStore> World<S> {
             .rng
             .random_bool(0.3)
             .then(|| format!("{{\"moved\":{}}}", self.step).into_bytes());
+        // Half the callers may bring an ended task back (an admin's).
+        let revive = self.rng.random_bool(0.5);
         let change = Reschedule {
             not_before: to,
             payload: body.clone().map(Payload::json),
             by: BY.into(),
+            revive,
         };
         let before = self.rows[&id].clone();
         let answer = self.store.reschedule(id, &change).await.unwrap();
@@ -153,7 +150,19 @@ impl<S: SimStore> World<S> {
             || before.waiting_change == Some(WaitingChange::Cancel)
             || (body.is_some() && before.state == TaskState::Leased)
             || (before.ordering_key.is_some() && before.attempt_count > 0);
+        let ended = !refused && before.state.is_terminal() && !revive;
         match &answer {
+            Move::Ended(t) => check!(
+                self,
+                ended && *t == before && after == before,
+                "the reschedule of {id} ({:?}, revive {revive}) answered ended and left {after:?}",
+                before.state
+            ),
+            Move::DestinationDeleted(_) => check!(
+                self,
+                false,
+                "the reschedule of {id} found its destination deleted"
+            ),
             Move::Refused(t) => check!(
                 self,
                 refused && *t == before && after == before,
@@ -165,6 +174,7 @@ impl<S: SimStore> World<S> {
             Move::AfterAttempt(t) => check!(
                 self,
                 !refused
+                    && !ended
                     && before.state == TaskState::Leased
                     && t.lease_token == before.lease_token
                     && t.waiting_change == Some(WaitingChange::Move(to))
@@ -184,6 +194,7 @@ impl<S: SimStore> World<S> {
                 check!(
                     self,
                     !refused
+                        && !ended
                         && before.state != TaskState::Leased
                         && t.state == state
                         && (t.not_before, t.available_at) == (to, to)
@@ -207,7 +218,7 @@ impl<S: SimStore> World<S> {
             after.idempotency_key == self.scheduled[&id].key,
             "promise 3: the reschedule of {id} changed its key"
         );
-        if let (Some(body), false) = (&body, refused) {
+        if let (Some(body), false) = (&body, refused || ended) {
             let read = self.store.payload(&after).await.unwrap();
             check!(
                 self,
@@ -257,8 +268,7 @@ impl<S: SimStore> World<S> {
             check!(self, false, "the erase of {id} answered {answer:?}");
             return;
         };
-        let cancels_now = matches!(before.state, TaskState::Pending | TaskState::RetryWait)
-            || coming_back(&before);
+        let cancels_now = matches!(before.state, TaskState::Pending | TaskState::RetryWait);
         let state = match before.state {
             _ if cancels_now => t.state == TaskState::Cancelled && t.waiting_change.is_none(),
             TaskState::Leased => {
@@ -425,10 +435,4 @@ impl<S: SimStore> World<S> {
         );
         self.totals.changes.settled += settled;
     }
-}
-
-/// Whether the row, failed, has a move waiting that would bring it back: it
-/// has not ended, and a cancel or an erase ends it `cancelled` instead.
-fn coming_back(task: &Task) -> bool {
-    task.state == TaskState::Failed && matches!(task.waiting_change, Some(WaitingChange::Move(_)))
 }

@@ -57,7 +57,7 @@ impl<S: SimStore> World<S> {
                 );
             } else if task.state.is_terminal() && task.waiting_change.is_none() {
                 // Ended for good, unless an operator brings it back (a
-                // change still waiting may: a move revives a failed task).
+                // replay, or a move by a caller who may replay).
                 self.terminal.insert(task.id, task.clone());
             }
         }
@@ -93,8 +93,10 @@ impl<S: SimStore> World<S> {
             let task = &tasks[&id];
             let expected = &self.scheduled[&id];
             match asked {
-                // A delivery makes the change lapse.
+                // A delivery makes the change lapse, and a move lapses on a
+                // task the attempt failed (bringing it back is a replay's).
                 _ if task.state == TaskState::Delivered => {}
+                WaitingChange::Move(_) if task.state == TaskState::Failed => {}
                 WaitingChange::Cancel => check!(
                     self,
                     matches!(task.state, TaskState::Cancelled | TaskState::Failed),
@@ -124,7 +126,8 @@ impl<S: SimStore> World<S> {
             let step = self.step;
             let expected = self.scheduled.get_mut(&id).unwrap();
             expected.waiting = None;
-            if let (WaitingChange::Move(to), false) = (asked, task.state == TaskState::Delivered) {
+            let lapsed = matches!(task.state, TaskState::Delivered | TaskState::Failed);
+            if let (WaitingChange::Move(to), false) = (asked, lapsed) {
                 expected.not_before = to;
                 expected.moved_at = step;
             }

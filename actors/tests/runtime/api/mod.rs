@@ -16,6 +16,7 @@ mod ordering;
 pub(crate) mod path_variants;
 mod regions;
 mod replays;
+mod revivals;
 mod routing;
 mod scopes;
 mod secrets;

@@ -2,7 +2,7 @@
 //! again.
 
 use remit::domain::Payload;
-use remit::store::{Cancel, Changes, Move, Reschedule};
+use remit::store::{Cancel, Changes, Destinations, Move, Reschedule};
 
 use super::changes::{claim_all, state, to};
 use super::*;
@@ -82,4 +82,101 @@ pub async fn changes_never_revive_what_was_cancelled_or_erased<H: Harness>(h: &H
             .unwrap(),
         Move::Refused(_)
     ));
+}
+
+/// Bringing an ended task back is a replay by another name: a move by a
+/// caller who may not replay leaves a failed or cancelled task as it was
+/// (`Move::Ended`), and one who may brings it back.
+pub async fn only_a_caller_who_may_replay_brings_an_ended_task_back<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::US).await;
+    let cancelled = task(h, "cancelled", &d, Region::US).await;
+    s.cancel(cancelled, "tok_ops").await.unwrap();
+    let failed = task(h, "failed", &d, Region::US).await;
+    let held = claim_one(h).await;
+    s.fail(&held.lease(), &FailureReason::MaxAttempts, &record(500))
+        .await
+        .unwrap();
+    let schedule_token = Reschedule {
+        by: "tok_schedule".into(),
+        revive: false,
+        payload: Some(Payload::json(r#"{"again":true}"#)),
+        ..to(t0() + Duration::days(1))
+    };
+    for id in [cancelled, failed] {
+        let before = state(h, id).await;
+        let payload = s.payload(&before).await.unwrap();
+        match s.reschedule(id, &schedule_token).await.unwrap() {
+            Move::Ended(t) => assert_eq!(t, before),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(state(h, id).await, before, "nothing written");
+        assert_eq!(
+            s.payload(&before).await.unwrap(),
+            payload,
+            "nor the payload"
+        );
+        match s
+            .reschedule(id, &to(t0() + Duration::days(1)))
+            .await
+            .unwrap()
+        {
+            Move::Moved(t) => assert_eq!(t.state, TaskState::Pending),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// A move asked while an attempt is in flight lapses when that attempt
+/// fails the task, whoever asked: it does not bring the task back with a
+/// fresh budget (a replay does).
+pub async fn a_move_that_waited_lapses_when_the_attempt_fails_the_task<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::US).await;
+    let id = task(h, "last-try", &d, Region::US).await;
+    let held = claim_one(h).await;
+    let later = t0() + Duration::days(2);
+    assert!(matches!(
+        s.reschedule(id, &to(later)).await.unwrap(),
+        Move::AfterAttempt(_)
+    ));
+    s.fail(&held.lease(), &FailureReason::MaxAttempts, &record(500))
+        .await
+        .unwrap();
+    assert_eq!(s.settle_changes(Region::US, 10).await.unwrap(), 1);
+    let t = state(h, id).await;
+    assert_eq!(t.state, TaskState::Failed);
+    assert_eq!(t.waiting_change, None);
+    assert_eq!(t.not_before, t0(), "not moved");
+    // A cancel of it now is a cancel of an ended task.
+    assert!(matches!(
+        s.cancel(id, "tok_ops").await.unwrap(),
+        Cancel::Ended(_)
+    ));
+}
+
+/// A task of a deleted destination is never moved, by anyone: it would be
+/// sent to nothing, and hold the id from being registered again.
+pub async fn a_deleted_destinations_task_is_never_moved<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::US).await;
+    let failed = task(h, "failed", &d, Region::US).await;
+    let held = claim_one(h).await;
+    s.fail(&held.lease(), &FailureReason::MaxAttempts, &record(500))
+        .await
+        .unwrap();
+    s.delete_destination(&d, None).await.unwrap();
+    let before = state(h, failed).await;
+    match s
+        .reschedule(failed, &to(t0() + Duration::days(1)))
+        .await
+        .unwrap()
+    {
+        Move::DestinationDeleted(t) => assert_eq!(t, before),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(state(h, failed).await, before);
+    // So the id registers again at once.
+    let again = NewDestination::new(d.clone(), Region::US, "http://127.0.0.1:9/", None).unwrap();
+    s.add_destination(again).await.unwrap();
 }

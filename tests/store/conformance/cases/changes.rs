@@ -7,11 +7,14 @@ use remit::store::{Cancel, Changes, Erase, Move, Reports, Reschedule};
 use super::*;
 use crate::support::claim;
 
+/// A move to `at` by an operator who may replay (and so may bring an
+/// ended task back).
 pub(super) fn to(at: chrono::DateTime<chrono::Utc>) -> Reschedule {
     Reschedule {
         not_before: at,
         payload: None,
         by: "tok_ops".into(),
+        revive: true,
     }
 }
 
