@@ -58,9 +58,9 @@ pub async fn fill(conn: &mut AsyncPgConnection, rows: &[&str]) -> Vec<String> {
     steps.extend(
         [
             "INSERT INTO task_queue (task_id, region, destination_id, tenant_id, available_at, \
-               not_before, ordering_key, retrying) \
+               not_before, ordering_key, retrying, retry_horizon_at) \
              SELECT id, region, destination_id, tenant_id, available_at, not_before, ordering_key, \
-               state = 'retry_wait' \
+               state = 'retry_wait', retry_horizon_at \
              FROM tasks WHERE finalized_at IS NULL",
             "INSERT INTO task_ends (task_id, region, finalized_at) \
              SELECT id, region, finalized_at FROM tasks WHERE finalized_at IS NOT NULL",

@@ -3,6 +3,7 @@
 // Test code panics on unexpected errors by design.
 #![allow(clippy::unwrap_used)]
 
+mod alert_marks_upgrade;
 mod alert_plans;
 mod audit;
 mod audit_log;

@@ -11,7 +11,7 @@
 //! retention): no move is missed, as none can be undone unseen. A task imported as failed is recorded as seen,
 //! as an insert fires no trigger.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 
@@ -31,7 +31,26 @@ pub(super) struct AlertRecords {
     failures: Vec<(Region, FailedTask)>,
     destinations: BTreeMap<DestinationId, (Region, DestinationAlerts)>,
     windows: BTreeMap<(DestinationId, EventKind), (Region, Window)>,
-    horizon_checked: HashMap<Region, (DateTime<Utc>, TaskId)>,
+    /// Tasks announced late.
+    late_seen: HashSet<TaskId>,
+    /// Tasks whose horizon was announced.
+    horizon_seen: HashSet<TaskId>,
+}
+
+impl AlertRecords {
+    /// A change of a task's row (`before` to `after`): a move of its
+    /// deadline clears its late mark, a move of its horizon the other, and
+    /// a task that comes back to life has neither, as the databases'
+    /// triggers do.
+    pub(super) fn moved(&mut self, before: &Task, after: &Task) {
+        let revived = before.state.is_terminal() && !after.state.is_terminal();
+        if revived || before.not_before != after.not_before {
+            self.late_seen.remove(&after.id);
+        }
+        if revived || before.retry_horizon_at != after.retry_horizon_at {
+            self.horizon_seen.remove(&after.id);
+        }
+    }
 }
 
 impl State {
@@ -93,7 +112,6 @@ impl State {
                 .filter(|(_, (of, _))| *of == region)
                 .map(|(key, (_, w))| (key.clone(), w.clone()))
                 .collect(),
-            horizon_checked: r.horizon_checked.get(&region).copied(),
         }
     }
 
@@ -112,7 +130,7 @@ impl State {
             .map(|d| d.destination.clone())
             .collect();
         let kept = self.kept(region);
-        let scans = alerts::late_scans(check, now, &dests, &kept);
+        let scans = alerts::late_scans(check, now, &dests);
         let batch = usize::try_from(check.batch).unwrap_or(usize::MAX);
 
         let mut failed: Vec<FailedTask> = self
@@ -133,8 +151,7 @@ impl State {
                 .filter(|t| {
                     t.destination_id == s.destination
                         && alerts::live(t)
-                        && s.after
-                            .is_none_or(|(at, id)| (t.not_before, t.id.0) > (at, id.0))
+                        && !self.alert_records.late_seen.contains(&t.id)
                         && t.not_before <= s.cutoff
                 })
                 .collect();
@@ -144,14 +161,14 @@ impl State {
 
         let mut horizon = Vec::new();
         if check.announce {
-            let (after_at, after_id) = alerts::horizon_after(&kept, now);
             let until = alerts::horizon_until(check, now);
             let mut due: Vec<&Task> = self
                 .tasks
                 .iter()
                 .filter(|t| {
                     t.region == region
-                        && (t.retry_horizon_at, t.id.0) > (after_at, after_id.0)
+                        && alerts::live(t)
+                        && !self.alert_records.horizon_seen.contains(&t.id)
                         && t.retry_horizon_at <= until
                 })
                 .collect();
@@ -183,9 +200,20 @@ impl State {
                 .windows
                 .insert((d.clone(), *kind), (region, w.clone()));
         }
-        if let Some(cursor) = plan.horizon_checked {
-            records.horizon_checked.insert(region, cursor);
-        }
+        records.late_seen.extend(plan.late_seen.iter().copied());
+        records
+            .horizon_seen
+            .extend(plan.horizon_seen.iter().copied());
+        // A mark of a task that ended is dropped with its queue row on the
+        // databases; here, at the next check.
+        let live: HashSet<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|t| alerts::live(t))
+            .map(|t| t.id)
+            .collect();
+        records.late_seen.retain(|id| live.contains(id));
+        records.horizon_seen.retain(|id| live.contains(id));
         plan.checked
     }
 }

@@ -57,6 +57,7 @@ impl Changes for MemStore {
         };
         let step = changes::reschedule(task, to, asked, now);
         let task = task.clone();
+        state.alert_records.moved(&before, &task);
         if let Some(refused) = changes::not_moved(step, &task) {
             return Ok(refused);
         }
@@ -163,7 +164,10 @@ impl Changes for MemStore {
         // first, as the databases' triggers recorded it when it happened.
         state.record_failures();
         let State {
-            tasks, attempts, ..
+            tasks,
+            attempts,
+            alert_records,
+            ..
         } = &mut *state;
         let ready = tasks
             .iter_mut()
@@ -171,7 +175,9 @@ impl Changes for MemStore {
             .take(usize::try_from(limit).unwrap_or(usize::MAX));
         let mut settled = 0;
         for task in ready {
+            let before = task.clone();
             attempts.extend(changes::settle(task, now));
+            alert_records.moved(&before, task);
             settled += 1;
         }
         Ok(settled)

@@ -276,6 +276,7 @@ impl Store for MemStore {
             return Ok(Replayed::NotFailed(task.clone()));
         }
         let after = task.clone();
+        state.alert_records.moved(&before, &after);
         let entry = task_changed(AuditAction::TaskReplay, &before, &after);
         self.audit_in(&mut state, entry);
         Ok(Replayed::Replayed(after))

@@ -150,6 +150,7 @@ impl ReplayJobs for MemStore {
         let mut replayed = 0;
         for &task_id in &picked {
             let task = state.task_mut(task_id).expect("a picked task is there");
+            let before = task.clone();
             let done = match job.action {
                 JobAction::Replay => lifecycle::replay(task, job.horizon, now),
                 JobAction::Cancel => matches!(
@@ -157,6 +158,8 @@ impl ReplayJobs for MemStore {
                     CancelStep::Now | CancelStep::AfterAttempt
                 ),
             };
+            let after = task.clone();
+            state.alert_records.moved(&before, &after);
             if done {
                 replayed += 1;
             }

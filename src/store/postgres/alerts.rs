@@ -2,12 +2,13 @@
 //! the region's advisory lock (tried, not waited for: a second process of
 //! the region skips its turn), which reads what the last check kept, runs
 //! three bounded, indexed reads (the recorded failures, each destination's
-//! late tasks from its cursor in `task_queue_late_check`, the region's
-//! horizons from its cursor in `tasks_horizon_check`), hands them to
-//! `rules::alerts::fold`, and writes the events, the cursors and the
-//! windows back. It waits on nothing but SQL.
+//! live tasks not yet announced late in `task_queue_late`, the region's
+//! live tasks whose horizon was not yet announced in
+//! `task_queue_horizon_unseen`), hands them to `rules::alerts::fold`, and
+//! writes the events, the marks and the windows back. It waits on nothing
+//! but SQL.
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Integer, Nullable, SmallInt, Text, Timestamptz, Uuid,
@@ -15,7 +16,7 @@ use diesel::sql_types::{
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::alerts_sql::{HORIZON_SQL, LATE_SQL};
+use super::alerts_sql::{HORIZON_SQL, LATE_SQL, MARK_SQL};
 use super::rows::{corrupt, DestinationRow, TaskRow};
 use super::schema::destinations;
 use super::secrets::now;
@@ -61,12 +62,12 @@ pub(super) async fn check(
             .map(Destination::try_from)
             .collect::<Result<_, _>>()?;
         let kept = kept(conn, check).await?;
-        let scans = alerts::late_scans(check, now, &dests, &kept);
+        let scans = alerts::late_scans(check, now, &dests);
         let found = Found {
             failed: failed(conn, check).await?,
             late: late(conn, &scans, check.batch).await?,
             horizon: if check.announce {
-                horizon(conn, check, &kept, now).await?
+                horizon(conn, check, now).await?
             } else {
                 Vec::new()
             },
@@ -82,10 +83,6 @@ pub(super) async fn check(
 struct DestinationAlertsRow {
     #[diesel(sql_type = Text)]
     destination_id: String,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    late_checked_not_before: Option<DateTime<Utc>>,
-    #[diesel(sql_type = Nullable<Uuid>)]
-    late_checked_task: Option<uuid::Uuid>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     failing_since: Option<DateTime<Utc>>,
     #[diesel(sql_type = Nullable<SmallInt>)]
@@ -104,14 +101,6 @@ struct WindowRow {
     held: Option<String>,
 }
 
-#[derive(QueryableByName)]
-struct CursorRow {
-    #[diesel(sql_type = Timestamptz)]
-    horizon_checked_at: DateTime<Utc>,
-    #[diesel(sql_type = Uuid)]
-    horizon_checked_task: uuid::Uuid,
-}
-
 fn destination_id(column: &'static str, text: &str) -> Result<DestinationId, StoreError> {
     DestinationId::new(text).map_err(|e| corrupt(column, e))
 }
@@ -119,18 +108,14 @@ fn destination_id(column: &'static str, text: &str) -> Result<DestinationId, Sto
 async fn kept(conn: &mut AsyncPgConnection, check: &AlertCheck) -> Result<Kept, StoreError> {
     let region = check.region.as_str();
     let rows: Vec<DestinationAlertsRow> = diesel::sql_query(
-        "SELECT destination_id, late_checked_not_before, late_checked_task, failing_since, \
-         failing_percent FROM destination_alerts WHERE region = $1",
+        "SELECT destination_id, failing_since, failing_percent FROM destination_alerts \
+         WHERE region = $1",
     )
     .bind::<Text, _>(region)
     .load(conn)
     .await?;
     let mut kept = Kept::default();
     for r in rows {
-        let late_checked = r
-            .late_checked_not_before
-            .zip(r.late_checked_task)
-            .map(|(at, id)| (at, TaskId(id)));
         let failing = match (r.failing_since, r.failing_percent) {
             (Some(since), Some(p)) => Some((
                 since,
@@ -140,10 +125,7 @@ async fn kept(conn: &mut AsyncPgConnection, check: &AlertCheck) -> Result<Kept, 
         };
         kept.destinations.insert(
             destination_id("destination_alerts.destination_id", &r.destination_id)?,
-            DestinationAlerts {
-                late_checked,
-                failing,
-            },
+            DestinationAlerts { failing },
         );
     }
     let windows: Vec<WindowRow> = diesel::sql_query(
@@ -166,14 +148,6 @@ async fn kept(conn: &mut AsyncPgConnection, check: &AlertCheck) -> Result<Kept, 
             },
         );
     }
-    let cursor: Option<CursorRow> = diesel::sql_query(
-        "SELECT horizon_checked_at, horizon_checked_task FROM region_alerts WHERE region = $1",
-    )
-    .bind::<Text, _>(region)
-    .get_result(conn)
-    .await
-    .optional()?;
-    kept.horizon_checked = cursor.map(|c| (c.horizon_checked_at, TaskId(c.horizon_checked_task)));
     Ok(kept)
 }
 
@@ -229,16 +203,6 @@ async fn failed(
         .collect()
 }
 
-/// The start of every late check without a cursor: no task's deadline is
-/// earlier (the API's first instant), and no task id is nil.
-fn beginning() -> (DateTime<Utc>, TaskId) {
-    let first = Utc
-        .with_ymd_and_hms(1, 1, 1, 0, 0, 0)
-        .single()
-        .unwrap_or(DateTime::UNIX_EPOCH);
-    (first, TaskId(uuid::Uuid::nil()))
-}
-
 async fn late(
     conn: &mut AsyncPgConnection,
     scans: &[LateScan],
@@ -248,18 +212,9 @@ async fn late(
         return Ok(Vec::new());
     }
     let ids: Vec<&str> = scans.iter().map(|s| s.destination.as_str()).collect();
-    let (after_at, after_id): (Vec<DateTime<Utc>>, Vec<uuid::Uuid>) = scans
-        .iter()
-        .map(|s| {
-            let (at, id) = s.after.unwrap_or_else(beginning);
-            (at, id.0)
-        })
-        .unzip();
     let cutoffs: Vec<DateTime<Utc>> = scans.iter().map(|s| s.cutoff).collect();
     let rows: Vec<TaskRow> = diesel::sql_query(LATE_SQL)
         .bind::<Array<Text>, _>(ids)
-        .bind::<Array<Timestamptz>, _>(after_at)
-        .bind::<Array<Uuid>, _>(after_id)
         .bind::<Array<Timestamptz>, _>(cutoffs)
         .bind::<BigInt, _>(i64::from(batch))
         .load(conn)
@@ -270,14 +225,10 @@ async fn late(
 async fn horizon(
     conn: &mut AsyncPgConnection,
     check: &AlertCheck,
-    kept: &Kept,
     now: DateTime<Utc>,
 ) -> Result<Vec<Task>, StoreError> {
-    let (after_at, after_id) = alerts::horizon_after(kept, now);
     let rows: Vec<TaskRow> = diesel::sql_query(HORIZON_SQL)
         .bind::<Text, _>(check.region.as_str())
-        .bind::<Timestamptz, _>(after_at)
-        .bind::<Uuid, _>(after_id.0)
         .bind::<Timestamptz, _>(alerts::horizon_until(check, now))
         .bind::<BigInt, _>(i64::from(check.batch))
         .load(conn)
@@ -325,17 +276,13 @@ async fn write(
     }
     for (d, a) in &plan.destinations {
         diesel::sql_query(
-            "INSERT INTO destination_alerts (destination_id, region, late_checked_not_before, \
-             late_checked_task, failing_since, failing_percent) VALUES ($1, $2, $3, $4, $5, $6) \
+            "INSERT INTO destination_alerts (destination_id, region, failing_since, \
+             failing_percent) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (destination_id) DO UPDATE SET \
-             late_checked_not_before = EXCLUDED.late_checked_not_before, \
-             late_checked_task = EXCLUDED.late_checked_task, \
              failing_since = EXCLUDED.failing_since, failing_percent = EXCLUDED.failing_percent",
         )
         .bind::<Text, _>(d.as_str())
         .bind::<Text, _>(region)
-        .bind::<Nullable<Timestamptz>, _>(a.late_checked.map(|(at, _)| at))
-        .bind::<Nullable<Uuid>, _>(a.late_checked.map(|(_, id)| id.0))
         .bind::<Nullable<Timestamptz>, _>(a.failing.map(|(since, _)| since))
         .bind::<Nullable<SmallInt>, _>(a.failing.map(|(_, p)| i16::from(p)))
         .execute(conn)
@@ -355,18 +302,13 @@ async fn write(
         .execute(conn)
         .await?;
     }
-    if let Some((at, id)) = plan.horizon_checked {
-        diesel::sql_query(
-            "INSERT INTO region_alerts (region, horizon_checked_at, horizon_checked_task) \
-             VALUES ($1, $2, $3) ON CONFLICT (region) DO UPDATE SET \
-             horizon_checked_at = EXCLUDED.horizon_checked_at, \
-             horizon_checked_task = EXCLUDED.horizon_checked_task",
-        )
-        .bind::<Text, _>(region)
-        .bind::<Timestamptz, _>(at)
-        .bind::<Uuid, _>(id.0)
-        .execute(conn)
-        .await?;
+    if !plan.late_seen.is_empty() || !plan.horizon_seen.is_empty() {
+        let ids = |seen: &[TaskId]| seen.iter().map(|id| id.0).collect::<Vec<_>>();
+        diesel::sql_query(MARK_SQL)
+            .bind::<Array<Uuid>, _>(ids(&plan.late_seen))
+            .bind::<Array<Uuid>, _>(ids(&plan.horizon_seen))
+            .execute(conn)
+            .await?;
     }
     Ok(())
 }

@@ -131,7 +131,8 @@ pub fn search_tasks(
 /// `task_queue_retrying`, less the leased ones among them, plus the leased
 /// rows tried before their lease: a claim leaves a row's `retrying` as it
 /// was), the deadline of its oldest
-/// live task (one probe of `task_queue_late_check` per destination),
+/// live task (two probes of `task_queue_late` per destination, one on
+/// each side of the alert check's mark),
 /// failed in the last hour (`task_failures_by_time`, replayed failures
 /// included) and 429s in the last hour (`attempts_rate_limited`). $1 is the
 /// pinned clock, or NULL.
@@ -189,9 +190,15 @@ LEFT JOIN retrying ON retrying.destination_id = d.id
 LEFT JOIN failed ON failed.destination_id = d.id
 LEFT JOIN limited ON limited.destination_id = d.id
 LEFT JOIN LATERAL (
-    SELECT q.not_before FROM task_queue q
-    WHERE q.destination_id = d.id AND q.not_before <= (SELECT now FROM clock)
-    ORDER BY q.not_before LIMIT 1
+    SELECT least(
+        (SELECT q.not_before FROM task_queue q
+         WHERE q.destination_id = d.id AND q.late_seen = false
+           AND q.not_before <= (SELECT now FROM clock)
+         ORDER BY q.not_before LIMIT 1),
+        (SELECT q.not_before FROM task_queue q
+         WHERE q.destination_id = d.id AND q.late_seen = true
+           AND q.not_before <= (SELECT now FROM clock)
+         ORDER BY q.not_before LIMIT 1)) AS not_before
 ) oldest ON true
 WHERE d.region = $2 AND d.deleted_at IS NULL
 ORDER BY d.id

@@ -165,6 +165,8 @@ const BUILT_CONCURRENTLY: &[&str] = &[
     "task_queue_late_check",
     "tasks_horizon_check",
     "task_queue_retrying",
+    "task_queue_late",
+    "task_queue_horizon_unseen",
 ];
 
 fn drop_failed_builds(

@@ -7,16 +7,20 @@
 //! - *failed*: each move of a task into `failed` is recorded as it happens
 //!   (a trigger on PostgreSQL and SQLite; the model compares), and the
 //!   check takes the region's oldest, by (`failed_at`, task);
-//! - *late*: per destination, the live tasks whose `not_before` has come
-//!   past the last one looked at and is at least `late_after` old, by
-//!   (`not_before`, task) from a cursor kept per destination, so each
-//!   task is looked at once, when it turns late, however long the backlog
-//!   (a task scheduled or moved to a deadline the cursor has passed is not
-//!   looked at);
-//! - *horizon ending*: the region's tasks whose retry horizon comes within
-//!   `horizon_warning` of now, by (`retry_horizon_at`, task) from a cursor
-//!   kept per region, which starts at the first check's now: each task is
-//!   looked at once, and announced if it is still live;
+//! - *late*: per destination, the live tasks not yet announced late
+//!   whose `not_before` is at least `late_after` old, oldest first;
+//! - *horizon ending*: the region's live tasks not yet announced whose
+//!   retry horizon comes within `horizon_warning` of now, soonest first.
+//!
+//! Each store keeps, per live task, whether it was announced late and
+//! whether its horizon was (a mark the check sets on what it found, read
+//! through an index of the unmarked tasks, so a check reads only what it
+//! announces, however long the backlog). A move of the deadline clears
+//! the late mark, a move of the horizon the other, and a task that comes
+//! back to life (a replay) has neither. So a task backdated when
+//! scheduled, moved to an earlier time, or given a horizon shorter than
+//! others' is announced as surely as one that turns late in order: there
+//! is no cursor for it to fall behind.
 //! - *failing* and *recovered*: each destination's streak against the
 //!   level last announced for it.
 //!
@@ -45,8 +49,6 @@ use super::alert_events::{coalesced, instant, streak_events};
 /// What a store keeps of one destination between checks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(in crate::store) struct DestinationAlerts {
-    /// The last (`not_before`, task) the late check has looked at.
-    pub late_checked: Option<(DateTime<Utc>, TaskId)>,
     /// The streak announced as failing (when its first failure ended) and
     /// the highest level announced for it.
     pub failing: Option<(DateTime<Utc>, u8)>,
@@ -73,12 +75,11 @@ pub(in crate::store) struct FailedTask {
     pub not_before: DateTime<Utc>,
 }
 
-/// One destination's late check: its live tasks after `after` (from the
-/// start without one), up to `cutoff` by `not_before`.
+/// One destination's late check: its live tasks not yet announced late,
+/// up to `cutoff` by `not_before`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(in crate::store) struct LateScan {
     pub destination: DestinationId,
-    pub after: Option<(DateTime<Utc>, TaskId)>,
     pub cutoff: DateTime<Utc>,
     pub late_after: Duration,
 }
@@ -88,7 +89,6 @@ pub(in crate::store) struct LateScan {
 pub(in crate::store) struct Kept {
     pub destinations: BTreeMap<DestinationId, DestinationAlerts>,
     pub windows: BTreeMap<(DestinationId, EventKind), Window>,
-    pub horizon_checked: Option<(DateTime<Utc>, TaskId)>,
 }
 
 /// What the store's queries found.
@@ -96,10 +96,11 @@ pub(in crate::store) struct Kept {
 pub(in crate::store) struct Found {
     /// Oldest first, at most `batch`.
     pub failed: Vec<FailedTask>,
-    /// Each scan's tasks in cursor order, at most `batch` a scan; every
-    /// one live when read.
+    /// Each scan's live tasks not yet announced late, by (`not_before`,
+    /// task), at most `batch` a scan.
     pub late: Vec<Task>,
-    /// In cursor order, at most `batch`, whatever their state.
+    /// The region's live tasks whose horizon was not yet announced, by
+    /// (`retry_horizon_at`, task), at most `batch`.
     pub horizon: Vec<Task>,
 }
 
@@ -112,8 +113,10 @@ pub(in crate::store) struct Plan {
     pub destinations: Vec<(DestinationId, DestinationAlerts)>,
     /// Windows that changed (upserted).
     pub windows: Vec<(DestinationId, EventKind, Window)>,
-    /// The region's new horizon cursor, when it moved.
-    pub horizon_checked: Option<(DateTime<Utc>, TaskId)>,
+    /// Tasks now announced late (marked, so no later check finds them).
+    pub late_seen: Vec<TaskId>,
+    /// Tasks whose horizon is now announced.
+    pub horizon_seen: Vec<TaskId>,
     /// The recorded failures now dealt with (deleted).
     pub failures_done: Vec<(TaskId, DateTime<Utc>)>,
     pub checked: AlertsChecked,
@@ -136,7 +139,6 @@ pub(in crate::store) fn late_scans(
     check: &AlertCheck,
     now: DateTime<Utc>,
     destinations: &[Destination],
-    kept: &Kept,
 ) -> Vec<LateScan> {
     if !check.announce {
         return Vec::new();
@@ -148,19 +150,11 @@ pub(in crate::store) fn late_scans(
             let late_after = policy::late_after(own_late_after(d), check.late_after);
             LateScan {
                 destination: d.id.clone(),
-                after: kept.destinations.get(&d.id).and_then(|k| k.late_checked),
                 cutoff: now - late_after,
                 late_after,
             }
         })
         .collect()
-}
-
-/// Where the horizon check starts: after the last task it looked at, or
-/// at the first check's now.
-pub(in crate::store) fn horizon_after(kept: &Kept, now: DateTime<Utc>) -> (DateTime<Utc>, TaskId) {
-    kept.horizon_checked
-        .unwrap_or((now, TaskId(uuid::Uuid::nil())))
 }
 
 /// The last instant the horizon check reads up to.
@@ -249,12 +243,7 @@ pub(in crate::store) fn fold(
         let Some(&after) = late_after.get(&t.destination_id) else {
             continue;
         };
-        let cursor = kept
-            .destinations
-            .entry(t.destination_id.clone())
-            .or_default();
-        cursor.late_checked = Some((t.not_before, t.id));
-        changed.insert(t.destination_id.clone());
+        plan.late_seen.push(t.id);
         let item = json!({
             "task_id": t.id.to_string(),
             "tenant_id": t.tenant_id.as_str(),
@@ -270,7 +259,7 @@ pub(in crate::store) fn fold(
     }
 
     for t in &found.horizon {
-        plan.horizon_checked = Some((t.retry_horizon_at, t.id));
+        plan.horizon_seen.push(t.id);
         if !live(t) {
             continue;
         }
@@ -287,10 +276,6 @@ pub(in crate::store) fn fold(
             plan.checked.horizon_ending += 1;
         }
     }
-    if kept.horizon_checked.is_none() && plan.horizon_checked.is_none() {
-        plan.horizon_checked = Some(horizon_after(&kept, now));
-    }
-
     // Windows with something held, found now or before.
     for (key, window) in &kept.windows {
         if window.held.is_some() && !changed_windows.contains_key(key) {

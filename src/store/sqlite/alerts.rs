@@ -1,9 +1,10 @@
 //! The alert check on SQLite (`store::Alerts`): one `BEGIN IMMEDIATE`
 //! transaction, so two processes on one file take turns and the second
-//! reads what the first kept. The same reads as PostgreSQL's, on the
-//! indexes of this migration (`tasks_late_check`, live rows by
-//! destination and deadline; `tasks_horizon_check`), handed to
-//! `rules::alerts::fold`, and the plan written back.
+//! reads what the first kept. The same reads as PostgreSQL's, on partial
+//! indexes of the live tasks without the check's marks (`tasks_late_check`
+//! by destination and deadline, `tasks_horizon_check` by region and
+//! horizon), handed to `rules::alerts::fold`, and the plan (events,
+//! windows, marks) written back.
 
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
@@ -52,12 +53,12 @@ fn run_check(
         .map(DestinationRow::destination)
         .collect::<Result<_, _>>()?;
     let kept = kept(conn, check)?;
-    let scans = alerts::late_scans(check, now, &dests, &kept);
+    let scans = alerts::late_scans(check, now, &dests);
     let found = Found {
         failed: failed(conn, check)?,
         late: late(conn, &scans, check.batch)?,
         horizon: if check.announce {
-            horizon(conn, check, &kept, now)?
+            horizon(conn, check, now)?
         } else {
             Vec::new()
         },
@@ -71,10 +72,6 @@ fn run_check(
 struct DestinationAlertsRow {
     #[diesel(sql_type = Text)]
     destination_id: String,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    late_checked_not_before: Option<i64>,
-    #[diesel(sql_type = Nullable<Text>)]
-    late_checked_task: Option<String>,
     #[diesel(sql_type = Nullable<BigInt>)]
     failing_since: Option<i64>,
     #[diesel(sql_type = Nullable<Integer>)]
@@ -93,14 +90,6 @@ struct WindowRow {
     held: Option<String>,
 }
 
-#[derive(QueryableByName)]
-struct CursorRow {
-    #[diesel(sql_type = BigInt)]
-    horizon_checked_at: i64,
-    #[diesel(sql_type = Text)]
-    horizon_checked_task: String,
-}
-
 fn destination_id(column: &'static str, text: &str) -> Result<DestinationId, StoreError> {
     DestinationId::new(text).map_err(|e| corrupt(column, e))
 }
@@ -108,20 +97,13 @@ fn destination_id(column: &'static str, text: &str) -> Result<DestinationId, Sto
 fn kept(conn: &mut SqliteConnection, check: &AlertCheck) -> Result<Kept, StoreError> {
     let region = check.region.as_str();
     let rows: Vec<DestinationAlertsRow> = diesel::sql_query(
-        "SELECT destination_id, late_checked_not_before, late_checked_task, failing_since, \
-         failing_percent FROM destination_alerts WHERE region = ?",
+        "SELECT destination_id, failing_since, failing_percent FROM destination_alerts \
+         WHERE region = ?",
     )
     .bind::<Text, _>(region)
     .load(conn)?;
     let mut kept = Kept::default();
     for r in rows {
-        let late_checked = match (r.late_checked_not_before, r.late_checked_task) {
-            (Some(at), Some(id)) => Some((
-                instant("destination_alerts.late_checked_not_before", at)?,
-                TaskId(uuid("destination_alerts.late_checked_task", &id)?),
-            )),
-            _ => None,
-        };
         let failing = match (r.failing_since, r.failing_percent) {
             (Some(since), Some(p)) => Some((
                 instant("destination_alerts.failing_since", since)?,
@@ -131,10 +113,7 @@ fn kept(conn: &mut SqliteConnection, check: &AlertCheck) -> Result<Kept, StoreEr
         };
         kept.destinations.insert(
             destination_id("destination_alerts.destination_id", &r.destination_id)?,
-            DestinationAlerts {
-                late_checked,
-                failing,
-            },
+            DestinationAlerts { failing },
         );
     }
     let windows: Vec<WindowRow> = diesel::sql_query(
@@ -156,21 +135,6 @@ fn kept(conn: &mut SqliteConnection, check: &AlertCheck) -> Result<Kept, StoreEr
             },
         );
     }
-    let mut cursor: Vec<CursorRow> = diesel::sql_query(
-        "SELECT horizon_checked_at, horizon_checked_task FROM region_alerts WHERE region = ?",
-    )
-    .bind::<Text, _>(region)
-    .load(conn)?;
-    kept.horizon_checked = match cursor.pop() {
-        Some(c) => Some((
-            instant("region_alerts.horizon_checked_at", c.horizon_checked_at)?,
-            TaskId(uuid(
-                "region_alerts.horizon_checked_task",
-                &c.horizon_checked_task,
-            )?),
-        )),
-        None => None,
-    };
     Ok(kept)
 }
 
@@ -222,8 +186,8 @@ fn failed(conn: &mut SqliteConnection, check: &AlertCheck) -> Result<Vec<FailedT
         .collect()
 }
 
-/// Each destination's late tasks, one indexed read each
-/// (`tasks_late_check`, whose WHERE this repeats).
+/// Each destination's live tasks not yet announced late, one indexed read
+/// each (`tasks_late_check`, whose WHERE this repeats).
 fn late(
     conn: &mut SqliteConnection,
     scans: &[LateScan],
@@ -231,19 +195,13 @@ fn late(
 ) -> Result<Vec<Task>, StoreError> {
     let mut found = Vec::new();
     for s in scans {
-        let (after_at, after_id) = s
-            .after
-            .map(|(at, id)| (micros(at), id.0.to_string()))
-            .unwrap_or((i64::MIN, String::new()));
         let rows: Vec<TaskRow> = diesel::sql_query(format!(
             "SELECT {TASK_COLUMNS} FROM tasks \
-             WHERE destination_id = ? AND finalized_at IS NULL \
-               AND (not_before, id) > (?, ?) AND not_before <= ? \
+             WHERE destination_id = ? AND finalized_at IS NULL AND late_seen = 0 \
+               AND not_before <= ? \
              ORDER BY not_before, id LIMIT ?"
         ))
         .bind::<Text, _>(s.destination.as_str())
-        .bind::<BigInt, _>(after_at)
-        .bind::<Text, _>(after_id)
         .bind::<BigInt, _>(micros(s.cutoff))
         .bind::<BigInt, _>(i64::from(batch))
         .load(conn)?;
@@ -252,21 +210,20 @@ fn late(
     Ok(found)
 }
 
+/// The region's live tasks whose horizon comes within the warning and was
+/// not yet announced (`tasks_horizon_check`, whose WHERE this repeats).
 fn horizon(
     conn: &mut SqliteConnection,
     check: &AlertCheck,
-    kept: &Kept,
     now: DateTime<Utc>,
 ) -> Result<Vec<Task>, StoreError> {
-    let (after_at, after_id) = alerts::horizon_after(kept, now);
     let rows: Vec<TaskRow> = diesel::sql_query(format!(
         "SELECT {TASK_COLUMNS} FROM tasks \
-         WHERE region = ? AND (retry_horizon_at, id) > (?, ?) AND retry_horizon_at <= ? \
+         WHERE region = ? AND finalized_at IS NULL AND horizon_seen = 0 \
+           AND retry_horizon_at <= ? \
          ORDER BY retry_horizon_at, id LIMIT ?"
     ))
     .bind::<Text, _>(check.region.as_str())
-    .bind::<BigInt, _>(micros(after_at))
-    .bind::<Text, _>(after_id.0.to_string())
     .bind::<BigInt, _>(micros(alerts::horizon_until(check, now)))
     .bind::<BigInt, _>(i64::from(check.batch))
     .load(conn)?;
@@ -298,17 +255,13 @@ fn write(conn: &mut SqliteConnection, check: &AlertCheck, plan: &Plan) -> Result
     }
     for (d, a) in &plan.destinations {
         diesel::sql_query(
-            "INSERT INTO destination_alerts (destination_id, region, late_checked_not_before, \
-             late_checked_task, failing_since, failing_percent) VALUES (?, ?, ?, ?, ?, ?) \
+            "INSERT INTO destination_alerts (destination_id, region, failing_since, \
+             failing_percent) VALUES (?, ?, ?, ?) \
              ON CONFLICT (destination_id) DO UPDATE SET \
-             late_checked_not_before = excluded.late_checked_not_before, \
-             late_checked_task = excluded.late_checked_task, \
              failing_since = excluded.failing_since, failing_percent = excluded.failing_percent",
         )
         .bind::<Text, _>(d.as_str())
         .bind::<Text, _>(region)
-        .bind::<Nullable<BigInt>, _>(a.late_checked.map(|(at, _)| micros(at)))
-        .bind::<Nullable<Text>, _>(a.late_checked.map(|(_, id)| id.0.to_string()))
         .bind::<Nullable<BigInt>, _>(a.failing.map(|(since, _)| micros(since)))
         .bind::<Nullable<Integer>, _>(a.failing.map(|(_, p)| i32::from(p)))
         .execute(conn)?;
@@ -326,17 +279,15 @@ fn write(conn: &mut SqliteConnection, check: &AlertCheck, plan: &Plan) -> Result
         .bind::<Nullable<Text>, _>(w.held.as_ref().map(Held::to_text))
         .execute(conn)?;
     }
-    if let Some((at, id)) = plan.horizon_checked {
-        diesel::sql_query(
-            "INSERT INTO region_alerts (region, horizon_checked_at, horizon_checked_task) \
-             VALUES (?, ?, ?) ON CONFLICT (region) DO UPDATE SET \
-             horizon_checked_at = excluded.horizon_checked_at, \
-             horizon_checked_task = excluded.horizon_checked_task",
-        )
-        .bind::<Text, _>(region)
-        .bind::<BigInt, _>(micros(at))
-        .bind::<Text, _>(id.0.to_string())
-        .execute(conn)?;
+    for (column, seen) in [
+        ("late_seen", &plan.late_seen),
+        ("horizon_seen", &plan.horizon_seen),
+    ] {
+        for id in seen {
+            diesel::sql_query(format!("UPDATE tasks SET {column} = 1 WHERE id = ?"))
+                .bind::<Text, _>(id.0.to_string())
+                .execute(conn)?;
+        }
     }
     Ok(())
 }

@@ -160,6 +160,7 @@ every_store!(
     events_receivers_are_never_reported_on,
     late_reminders_are_announced_once_and_prompt_ones_never,
     horizons_about_to_end_are_announced_while_live,
+    what_enters_behind_the_checks_is_announced,
     a_failing_destination_is_announced_at_each_level_once_then_recovered,
     a_disabled_destination_is_not_announced_failing,
     claims_respect_deadlines_and_available_at,

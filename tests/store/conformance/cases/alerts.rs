@@ -8,7 +8,7 @@
 use chrono::DateTime;
 use remit::domain::{DestinationEvent, DisableOverrides, EventKind};
 use remit::policy::{Decision, Transition};
-use remit::store::{AlertCheck, Alerts, AlertsChecked, Finish};
+use remit::store::{AlertCheck, Alerts, AlertsChecked, Changes, Finish};
 use serde_json::Value;
 
 use super::*;
@@ -429,4 +429,108 @@ pub async fn a_disabled_destination_is_not_announced_failing<H: Harness>(h: &H) 
     let (_, events) = checked(h, &check(true)).await;
     let kinds: Vec<_> = events.iter().map(|e| e.kind).collect();
     assert_eq!(kinds, vec![EventKind::Enabled]);
+}
+
+/// What enters behind what a check has already read is announced all the
+/// same: a reminder scheduled with a deadline earlier than every one read,
+/// a reminder moved to an earlier time, and a horizon shorter than one
+/// already announced. A task moved after its announcement is announced
+/// again for its new deadline; nothing is announced twice for one.
+pub async fn what_enters_behind_the_checks_is_announced<H: Harness>(h: &H) {
+    let crm = destination(h, "crm", Region::US).await;
+    let c = check(true);
+    let late_ids = |events: &[DestinationEvent]| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e.kind == EventKind::ReminderLate)
+            .flat_map(|e| {
+                data(e)["sample"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s["reminder_id"].as_str().unwrap().to_owned())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    task_at(h, "first", &crm, t0(), Duration::days(3)).await;
+    h.clock().advance(Duration::minutes(11));
+    let (done, events) = checked(h, &c).await;
+    assert_eq!(
+        (done.late, late_ids(&events)),
+        (1, vec!["first".to_owned()])
+    );
+
+    // Scheduled already late, earlier than anything read: announced at the
+    // next check (its window passed, the event goes out with the next).
+    task_at(
+        h,
+        "backdated",
+        &crm,
+        t0() - Duration::hours(1),
+        Duration::days(3),
+    )
+    .await;
+    let (done, _) = checked(h, &c).await;
+    assert_eq!(done.late, 1, "the backdated reminder");
+
+    // Moved from next week to half an hour ago.
+    let moved = task_at(
+        h,
+        "moved",
+        &crm,
+        t0() + Duration::days(7),
+        Duration::days(3),
+    )
+    .await;
+    let now = h.clock().now_param().unwrap();
+    let to = |at| remit::store::Reschedule {
+        not_before: at,
+        payload: None,
+        by: "tok_ops".into(),
+        revive: false,
+    };
+    h.store()
+        .reschedule(moved, &to(now - Duration::minutes(30)))
+        .await
+        .unwrap();
+    let (done, _) = checked(h, &c).await;
+    assert_eq!(done.late, 1, "the reminder moved earlier");
+    let (done, _) = checked(h, &c).await;
+    assert_eq!(done.late, 0, "each announced once");
+
+    // Moved again, to another late deadline: announced for it.
+    h.store()
+        .reschedule(moved, &to(now - Duration::minutes(20)))
+        .await
+        .unwrap();
+    let (done, _) = checked(h, &c).await;
+    assert_eq!(done.late, 1, "announced again for its new deadline");
+
+    // Horizons: one ending in 50 minutes is announced; then one scheduled
+    // with a shorter horizon, ending in 20, is announced too.
+    let now = h.clock().now_param().unwrap();
+    task_at(h, "long", &crm, now + Duration::days(1), Duration::zero()).await;
+    task_at(
+        h,
+        "ends-in-50",
+        &crm,
+        now - Duration::days(3),
+        Duration::days(3) + Duration::minutes(50),
+    )
+    .await;
+    let (done, _) = checked(h, &c).await;
+    assert_eq!(done.horizon_ending, 1);
+    task_at(
+        h,
+        "ends-in-20",
+        &crm,
+        now - Duration::days(3),
+        Duration::days(3) + Duration::minutes(20),
+    )
+    .await;
+    let (done, _) = checked(h, &c).await;
+    assert_eq!(done.horizon_ending, 1, "the shorter horizon");
+    let (done, _) = checked(h, &c).await;
+    assert_eq!(done.horizon_ending, 0, "each announced once");
 }

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS task_queue_horizon_unseen
