@@ -8,6 +8,19 @@
 //! content type, so a row copied onto another reference does not decrypt.
 //! Each sealed payload records the key's fingerprint, so opening it with a
 //! different key is reported as exactly that rather than as corrupt data.
+//!
+//! A payload is sealed under a data key of its own, a random key made for
+//! it and never used again, and only that data key is sealed under the
+//! ring's key (envelope encryption). The sealed data key travels in the
+//! row's `nonce` column after the body's nonce: the row holds the only
+//! copy, so deleting the row (an erasure) destroys the key with the bytes,
+//! and a change of the ring's key (`remit rekey`) seals the data key again
+//! without touching the body. What that does and does not make final is
+//! said in docs/operations.md ("Erasure"): a copy of the row taken before
+//! the erasure opens with the ring key it was sealed under, until that key
+//! is retired. Rows sealed before data keys (the body under the ring key
+//! itself, a nonce of 24 bytes) still open, and a rekey moves them to a
+//! data key.
 
 use base64::Engine as _;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload as AeadInput};
@@ -20,6 +33,12 @@ pub const PAYLOAD_KEY_ENV: &str = "REMIT_PAYLOAD_KEY";
 
 const KEY_LEN: usize = 32;
 const FINGERPRINT_LEN: usize = 8;
+/// XChaCha20-Poly1305's nonce and tag.
+const NONCE_LEN: usize = 24;
+const TAG_LEN: usize = 16;
+/// A row's `nonce` under a data key: the body's nonce, the data key's
+/// nonce, and the data key sealed under the ring's key.
+const ENVELOPE_LEN: usize = NONCE_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PayloadCryptoError {
@@ -180,8 +199,96 @@ impl PayloadKey {
         self.fingerprints().map(hex).collect::<Vec<_>>().join(", ")
     }
 
+    /// Seals a payload under a fresh data key of its own, sealed in turn
+    /// under the newest key of the ring.
     pub fn seal(&self, payload_ref: uuid::Uuid, content_type: &str, body: &[u8]) -> SealedPayload {
-        self.seal_with(&associated_data(payload_ref, content_type), body)
+        let data_key = XChaCha20Poly1305::generate_key(&mut OsRng);
+        let body_nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
+        // Encryption with a valid key and a fresh nonce cannot fail for
+        // bodies far below the cipher's 256 GiB limit.
+        let ciphertext = XChaCha20Poly1305::new(&data_key)
+            .encrypt(
+                &body_nonce,
+                AeadInput {
+                    msg: body,
+                    aad: &associated_data(payload_ref, content_type),
+                },
+            )
+            .unwrap_or_default();
+        self.envelope(
+            payload_ref,
+            content_type,
+            &body_nonce,
+            &data_key,
+            ciphertext,
+        )
+    }
+
+    /// The row of a body sealed under `data_key`, that key sealed under the
+    /// newest key of the ring.
+    fn envelope(
+        &self,
+        payload_ref: uuid::Uuid,
+        content_type: &str,
+        body_nonce: &[u8],
+        data_key: &[u8],
+        ciphertext: Vec<u8>,
+    ) -> SealedPayload {
+        let wrapped = self.seal_with(&data_key_data(payload_ref, content_type), data_key);
+        SealedPayload {
+            key_fingerprint: wrapped.key_fingerprint,
+            nonce: [body_nonce, &wrapped.nonce, &wrapped.ciphertext].concat(),
+            ciphertext,
+        }
+    }
+
+    /// The payload sealed under the newest key of the ring: its data key
+    /// sealed again, the body's bytes as they were (a row from before data
+    /// keys is opened and sealed under a data key of its own).
+    pub fn reseal(
+        &self,
+        payload_ref: uuid::Uuid,
+        content_type: &str,
+        sealed: &SealedPayload,
+    ) -> Result<SealedPayload, PayloadCryptoError> {
+        if sealed.nonce.len() == NONCE_LEN {
+            let body = self.open(payload_ref, content_type, sealed)?;
+            return Ok(self.seal(payload_ref, content_type, &body));
+        }
+        let (body_nonce, data_key) = self.data_key(payload_ref, content_type, sealed)?;
+        Ok(self.envelope(
+            payload_ref,
+            content_type,
+            &body_nonce,
+            &data_key,
+            sealed.ciphertext.clone(),
+        ))
+    }
+
+    /// The body's nonce and the data key of a payload sealed under one.
+    fn data_key(
+        &self,
+        payload_ref: uuid::Uuid,
+        content_type: &str,
+        sealed: &SealedPayload,
+    ) -> Result<(Vec<u8>, Vec<u8>), PayloadCryptoError> {
+        if sealed.nonce.len() != ENVELOPE_LEN {
+            return Err(PayloadCryptoError::Tampered);
+        }
+        let (body_nonce, wrapped) = sealed.nonce.split_at(NONCE_LEN);
+        let (key_nonce, key_ciphertext) = wrapped.split_at(NONCE_LEN);
+        let data_key = self.open_with(
+            &data_key_data(payload_ref, content_type),
+            &SealedPayload {
+                key_fingerprint: sealed.key_fingerprint.clone(),
+                nonce: key_nonce.to_vec(),
+                ciphertext: key_ciphertext.to_vec(),
+            },
+        )?;
+        if data_key.len() != KEY_LEN {
+            return Err(PayloadCryptoError::Tampered);
+        }
+        Ok((body_nonce.to_vec(), data_key))
     }
 
     /// Seals a destination's signing secret, bound to the secret's id and
@@ -217,13 +324,30 @@ impl PayloadKey {
         }
     }
 
+    /// Opens a payload: its data key with the ring's key named by the row,
+    /// then the body (or, for a row from before data keys, the body with
+    /// the ring's key itself).
     pub fn open(
         &self,
         payload_ref: uuid::Uuid,
         content_type: &str,
         sealed: &SealedPayload,
     ) -> Result<Vec<u8>, PayloadCryptoError> {
-        self.open_with(&associated_data(payload_ref, content_type), sealed)
+        let aad = associated_data(payload_ref, content_type);
+        if sealed.nonce.len() == NONCE_LEN {
+            return self.open_with(&aad, sealed);
+        }
+        let (body_nonce, data_key) = self.data_key(payload_ref, content_type, sealed)?;
+        XChaCha20Poly1305::new_from_slice(&data_key)
+            .map_err(|_| PayloadCryptoError::Tampered)?
+            .decrypt(
+                XNonce::from_slice(&body_nonce),
+                AeadInput {
+                    msg: &sealed.ciphertext,
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| PayloadCryptoError::Tampered)
     }
 
     fn open_with(&self, aad: &[u8], sealed: &SealedPayload) -> Result<Vec<u8>, PayloadCryptoError> {
@@ -262,6 +386,18 @@ fn associated_data(payload_ref: uuid::Uuid, content_type: &str) -> Vec<u8> {
     [payload_ref.as_bytes().as_slice(), content_type.as_bytes()].concat()
 }
 
+/// A data key's associated data: a prefix no payload's can start with,
+/// then the payload's reference and content type, so a data key copied
+/// onto another row does not open.
+fn data_key_data(payload_ref: uuid::Uuid, content_type: &str) -> Vec<u8> {
+    [
+        b"remit data key v1\0".as_slice(),
+        payload_ref.as_bytes(),
+        content_type.as_bytes(),
+    ]
+    .concat()
+}
+
 /// A secret's associated data: a prefix no payload's can start with (a
 /// payload's starts with its 16-byte reference), then the ids.
 fn secret_data(secret_id: &str, destination: &str) -> Vec<u8> {
@@ -285,6 +421,10 @@ mod tests {
 
     fn key(byte: u8) -> PayloadKey {
         PayloadKey::from_bytes([byte; KEY_LEN])
+    }
+
+    fn key_text(byte: u8) -> String {
+        base64::engine::general_purpose::STANDARD.encode([byte; KEY_LEN])
     }
 
     #[test]
@@ -317,6 +457,83 @@ mod tests {
             key(2).open(r, "text/plain", &sealed),
             Err(PayloadCryptoError::WrongKey { .. })
         ));
+    }
+
+    /// A row as remit wrote it before data keys: the body under the ring's
+    /// key itself.
+    fn legacy(key: &PayloadKey, r: uuid::Uuid, body: &[u8]) -> SealedPayload {
+        key.seal_with(&associated_data(r, "text/plain"), body)
+    }
+
+    #[test]
+    fn each_payload_has_a_data_key_of_its_own_and_a_reseal_leaves_the_body() {
+        let r = uuid::Uuid::new_v4();
+        let one = key(1).seal(r, "text/plain", b"same body");
+        let two = key(1).seal(r, "text/plain", b"same body");
+        assert_eq!(one.nonce.len(), ENVELOPE_LEN);
+        assert_ne!(
+            one.nonce[NONCE_LEN..],
+            two.nonce[NONCE_LEN..],
+            "two data keys"
+        );
+        // The ring's key alone does not open the body.
+        let body_only = SealedPayload {
+            nonce: one.nonce[..NONCE_LEN].to_vec(),
+            ..one.clone()
+        };
+        assert_eq!(
+            key(1).open(r, "text/plain", &body_only),
+            Err(PayloadCryptoError::Tampered)
+        );
+
+        // Resealed under a newer key: the same body bytes, a data key sealed
+        // again; the old copy opens only with the old key.
+        let rotated = PayloadKey::ring([key_text(2).as_str(), key_text(1).as_str()]).unwrap();
+        let resealed = rotated.reseal(r, "text/plain", &one).unwrap();
+        assert_eq!(resealed.ciphertext, one.ciphertext, "the body is untouched");
+        assert_eq!(resealed.key_fingerprint, key(2).fingerprint());
+        assert_eq!(
+            key(2).open(r, "text/plain", &resealed).unwrap(),
+            b"same body"
+        );
+        assert!(matches!(
+            key(2).open(r, "text/plain", &one),
+            Err(PayloadCryptoError::WrongKey { .. })
+        ));
+    }
+
+    #[test]
+    fn a_row_from_before_data_keys_opens_and_a_reseal_gives_it_one() {
+        let r = uuid::Uuid::new_v4();
+        let old = legacy(&key(1), r, b"renewal");
+        assert_eq!(key(1).open(r, "text/plain", &old).unwrap(), b"renewal");
+        let moved = key(1).reseal(r, "text/plain", &old).unwrap();
+        assert_eq!(moved.nonce.len(), ENVELOPE_LEN);
+        assert_eq!(key(1).open(r, "text/plain", &moved).unwrap(), b"renewal");
+    }
+
+    #[test]
+    fn a_data_key_is_bound_to_its_row() {
+        let (r, other) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+        let sealed = key(1).seal(r, "text/plain", b"x");
+        let theirs = key(1).seal(other, "text/plain", b"y");
+        // Another row's data key (with its nonce) on this row's body.
+        let swapped = SealedPayload {
+            nonce: [&sealed.nonce[..NONCE_LEN], &theirs.nonce[NONCE_LEN..]].concat(),
+            ..sealed.clone()
+        };
+        assert_eq!(
+            key(1).open(r, "text/plain", &swapped),
+            Err(PayloadCryptoError::Tampered)
+        );
+        let short = SealedPayload {
+            nonce: sealed.nonce[..40].to_vec(),
+            ..sealed
+        };
+        assert_eq!(
+            key(1).open(r, "text/plain", &short),
+            Err(PayloadCryptoError::Tampered)
+        );
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod replica;
 mod retention;
 mod schedule;
 mod secrets_at_rest;
+mod sqlite_erasure;
 mod support;
 mod tls;
 mod upgrade;

@@ -88,16 +88,26 @@ pub(in crate::store) async fn batch(
                 nonce,
                 ciphertext,
             };
-            let body = key.open(payload_ref, &content_type, &old)?;
-            let new = key.seal(payload_ref, &content_type, &body);
-            done.payloads += diesel::update(payloads::table.find(payload_ref))
-                .set((
+            let new = key.reseal(payload_ref, &content_type, &old)?;
+            let row = diesel::update(payloads::table.find(payload_ref));
+            // Under a data key only that key is sealed again: the body's
+            // bytes (often stored out of line) are not written.
+            done.payloads += if new.ciphertext == old.ciphertext {
+                row.set((
+                    payloads::key_fingerprint.eq(new.key_fingerprint),
+                    payloads::nonce.eq(new.nonce),
+                ))
+                .execute(conn)
+                .await?
+            } else {
+                row.set((
                     payloads::key_fingerprint.eq(new.key_fingerprint),
                     payloads::nonce.eq(new.nonce),
                     payloads::ciphertext.eq(new.ciphertext),
                 ))
                 .execute(conn)
-                .await? as u64;
+                .await?
+            } as u64;
         }
         let secrets: Vec<(String, String, Sealed)> = destination_secrets::table
             .filter(destination_secrets::key_fingerprint.ne(&newest))

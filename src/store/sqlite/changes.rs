@@ -19,6 +19,16 @@ use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
 use crate::store::rules::requests;
 use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError, Wakeup};
 
+impl SqliteStore {
+    /// Empties the WAL after an erasure, when no other process reads from
+    /// it (`connection::scrub_wal`); the erasure stands whatever this does.
+    async fn scrub_wal(&self) {
+        let _ = self
+            .run(false, |conn, _| super::connection::scrub_wal(conn))
+            .await;
+    }
+}
+
 impl Changes for SqliteStore {
     async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
         let by = by.to_owned();
@@ -65,6 +75,7 @@ impl Changes for SqliteStore {
             if task.waiting_change.is_some() {
                 self.wake(Wakeup::TaskChanged(task.id));
             }
+            self.scrub_wal().await;
         }
         Ok(erased)
     }
@@ -86,6 +97,9 @@ impl Changes for SqliteStore {
             .await?;
         for region in regions {
             self.wake(Wakeup::DueWork(region));
+        }
+        if done.erased > 0 {
+            self.scrub_wal().await;
         }
         Ok(done)
     }

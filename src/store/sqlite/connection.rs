@@ -3,8 +3,12 @@
 //! PRAGMAs are per connection, so every connection sets them: WAL (readers
 //! never wait for the writer, and a commit is one append), a busy timeout
 //! (a process waits for another's write lock instead of failing at once),
-//! foreign keys on, and `synchronous = FULL`, so a commit survives power
-//! loss like PostgreSQL's.
+//! foreign keys on, `synchronous = FULL`, so a commit survives power
+//! loss like PostgreSQL's, and `secure_delete`, so the bytes of a deleted
+//! row (an erased payload, its data key with it) are overwritten with
+//! zeros in the file rather than left in a free page; after an erasure the
+//! WAL, which still holds the pages as they were, is checkpointed and
+//! emptied when no other process is reading from it ([`scrub_wal`]).
 //!
 //! The file holds signing secrets and sealed payloads: it is created
 //! readable by its owner only (0600), and SQLite gives its `-wal` and
@@ -53,10 +57,28 @@ pub(super) fn open(path: &Path, create: bool) -> Result<SqliteConnection, StoreE
         "PRAGMA journal_mode = WAL".to_owned(),
         "PRAGMA synchronous = FULL".to_owned(),
         "PRAGMA foreign_keys = ON".to_owned(),
+        "PRAGMA secure_delete = ON".to_owned(),
     ] {
         diesel::sql_query(pragma).execute(&mut conn)?;
     }
     Ok(conn)
+}
+
+/// Copies the WAL into the file and empties it, so that the page images it
+/// holds from before a deletion are gone from disk too. Best effort and
+/// never waits: when another process is reading from the WAL (or writing),
+/// it answers false and the pages are overwritten as the WAL is reused (or
+/// at the next erasure's try). Outside any transaction.
+pub(super) fn scrub_wal(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
+    #[derive(diesel::QueryableByName)]
+    struct Checkpoint {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        busy: i32,
+    }
+    diesel::sql_query("PRAGMA busy_timeout = 0").execute(conn)?;
+    let done = diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)").get_result::<Checkpoint>(conn);
+    diesel::sql_query(format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")).execute(conn)?;
+    Ok(done.is_ok_and(|c| c.busy == 0))
 }
 
 /// Creates an empty file (a valid empty database) readable and writable

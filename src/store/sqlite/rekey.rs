@@ -100,8 +100,7 @@ impl SqliteStore {
                         column: "payloads.payload_ref",
                         reason: e.to_string(),
                     })?;
-                let body = key.open(payload_ref, &row.bound_to, &row.sealed())?;
-                let new = key.seal(payload_ref, &row.bound_to, &body);
+                let new = key.reseal(payload_ref, &row.bound_to, &row.sealed())?;
                 done.payloads += rewrite(conn, "payloads", "payload_ref", &row.id, &new)?;
                 done.next = Some(payload_ref);
             }
