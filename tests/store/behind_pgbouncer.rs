@@ -164,7 +164,7 @@ async fn listen_goes_to_postgresql_itself_or_nowhere() {
 
     let store = connect(&bouncer, &behind(&bouncer, true)).await;
     let wakeups = Wakeups::connect(&store).await.unwrap();
-    assert!(wakeups.reaches_every_process() && !wakeups.polling_only());
+    assert!(wakeups.reaches_every_process() && !wakeups.polling_only() && !wakeups.deaf());
 
     let store = connect(&bouncer, &behind(&bouncer, false)).await;
     let mut wakeups = Wakeups::connect(&store).await.unwrap();
@@ -195,32 +195,78 @@ async fn a_pooler_remit_was_not_told_of_is_named_at_once() {
     );
 
     // A pooler told to drop what it does not support accepts the
-    // connection but not the settings: the store notices.
+    // connection but not the settings, and the role is set up as the docs
+    // ask (the server plans as remit wants whoever connects): the store
+    // notices all the same, from a value the startup packet asked for that
+    // no role can supply.
     let Some(ignoring) = PgBouncer::start("ignore_startup_parameters = options").await else {
         return;
     };
     remit::store::migrate(&ignoring.direct_url).await.unwrap();
-    // This database plans as remit wants, so what is checked is whether
-    // the settings asked for arrived: they did not, and the server's own
-    // would hide it. Put the server's back to its defaults.
     let mut admin = crate::support::connect(&ignoring.direct_url).await;
     use diesel_async::RunQueryDsl as _;
+    let database = ignoring.database();
+    for setting in ["enable_seqscan", "jit"] {
+        diesel::sql_query(format!(
+            "ALTER ROLE \"postgres\" IN DATABASE {database} SET {setting} = off"
+        ))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    }
+    let started = Instant::now();
+    let refused = Database::connect(&DatabaseConfig::new(ignoring.url.clone()), test_key())
+        .await
+        .unwrap_err();
+    let said = remit::error_chain(&refused);
+    assert!(started.elapsed() < Duration::from_secs(1), "{said}");
+    for named in [
+        "remit.connect_nonce",
+        "ignore_startup_parameters",
+        "database.pooler",
+        "RECONNECT",
+    ] {
+        assert!(said.contains(named), "{named}: {said}");
+    }
+    // Not once, at start: every new connection is checked (bb8 opens the
+    // pool's later ones through the same connector).
+    let connector = remit::store::PgConnector::new(&ignoring.url, Duration::from_secs(5)).unwrap();
+    for _ in 0..3 {
+        let refused = connector.establish().await.map(drop).unwrap_err();
+        assert!(
+            remit::error_chain(&refused).contains("remit.connect_nonce"),
+            "{}",
+            remit::error_chain(&refused)
+        );
+    }
+    // PostgreSQL itself passes the same check.
+    remit::store::PgConnector::new(&ignoring.direct_url, Duration::from_secs(5))
+        .unwrap()
+        .establish()
+        .await
+        .unwrap();
+    for setting in ["enable_seqscan", "jit"] {
+        diesel::sql_query(format!(
+            "ALTER ROLE \"postgres\" IN DATABASE {database} RESET {setting}"
+        ))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    }
+
+    // Behind a pooler, the server must set enable_seqscan: the store
+    // names the statement that does. (A pooler of its own, as this one's
+    // server connections keep the settings they started with.)
+    let Some(ignoring) = PgBouncer::start("ignore_startup_parameters = options").await else {
+        return;
+    };
+    remit::store::migrate(&ignoring.direct_url).await.unwrap();
+    let mut admin = crate::support::connect(&ignoring.direct_url).await;
     let database = ignoring.database();
     diesel::sql_query(format!("ALTER DATABASE {database} RESET ALL"))
         .execute(&mut admin)
         .await
         .unwrap();
-    let refused = Database::connect(&DatabaseConfig::new(ignoring.url.clone()), test_key())
-        .await
-        .unwrap_err();
-    let said = remit::error_chain(&refused);
-    assert!(
-        said.contains("were not applied") && said.contains("database.pooler"),
-        "{said}"
-    );
-
-    // Behind a pooler, the server must set enable_seqscan: the store
-    // names the statement that does.
     let refused = Database::connect(&behind(&ignoring, true), test_key())
         .await
         .unwrap_err();
@@ -228,8 +274,32 @@ async fn a_pooler_remit_was_not_told_of_is_named_at_once() {
     assert!(
         said.contains(&format!(
             "ALTER ROLE \"postgres\" IN DATABASE \"{database}\" SET enable_seqscan = off"
-        )),
+        )) && said.contains("RECONNECT"),
         "{said}"
+    );
+}
+
+/// A LISTEN through a pooler that hands out a server per transaction
+/// (here one told to remit as a session pooler) answers OK and hears no
+/// other session: it is not trusted to hear every process, since it never
+/// heard the NOTIFY another connection sent.
+#[tokio::test]
+async fn a_listen_that_hears_no_other_session_is_not_trusted() {
+    let Some(bouncer) = PgBouncer::start_in("transaction", 1, "").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    let mut config = DatabaseConfig::new(bouncer.url.clone());
+    config.pooler = Pooler::Session;
+    config.pool_size = 1;
+    let store = connect(&bouncer, &config).await;
+    let started = Instant::now();
+    let wakeups = Wakeups::connect(&store).await.unwrap();
+    assert!(!wakeups.reaches_every_process() && wakeups.deaf());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
     );
 }
 

@@ -74,6 +74,15 @@ pub fn spawn(
                     // process's pauses are heard here.
                     let every_process = wakeups.reaches_every_process();
                     targets.set_listening(every_process);
+                    if wakeups.deaf() {
+                        warn!(
+                            log,
+                            "LISTEN did not hear a NOTIFY sent from another connection within \
+                             2 s: a pooler stands between it and the other sessions, so what \
+                             this process keeps of destinations is not trusted (each send reads \
+                             the row); set database.direct_url to PostgreSQL itself"
+                        );
+                    }
                     if wakeups.polling_only() {
                         warn!(
                             log,

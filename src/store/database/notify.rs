@@ -42,7 +42,7 @@ impl Wakeups {
     pub async fn connect(store: &Database) -> Result<Self, StoreError> {
         let source = match store {
             Database::Postgres(pg) => match pg.listen_connector() {
-                Some(connector) => Source::Listen(Listener::connect(connector).await?),
+                Some(connector) => Source::Listen(Listener::connect(connector, pg).await?),
                 None => Source::Polling,
             },
             Database::Sqlite(lite) => Source::InProcess(lite.subscribe()),
@@ -50,10 +50,18 @@ impl Wakeups {
         Ok(Self { source })
     }
 
-    /// Whether a change any process makes (a pause) is heard here. Only
-    /// then may a process trust what it keeps of a destination.
+    /// Whether a change any process makes (a pause) is heard here: a
+    /// LISTEN that has heard a NOTIFY another connection sent. Only then
+    /// may a process trust what it keeps of a destination.
     pub fn reaches_every_process(&self) -> bool {
-        matches!(self.source, Source::Listen(_))
+        matches!(&self.source, Source::Listen(l) if l.hears_others())
+    }
+
+    /// Whether it LISTENs but did not hear a NOTIFY another connection
+    /// sent (within a couple of seconds): a pooler between it and the
+    /// other sessions, so it is not trusted and wake-ups come from polling.
+    pub fn deaf(&self) -> bool {
+        matches!(&self.source, Source::Listen(l) if !l.hears_others())
     }
 
     /// Whether nothing is heard at all: a transaction pooler without a

@@ -52,6 +52,13 @@ pub enum ConnectFailure {
     /// Filling the type cache of a connection behind a transaction pooler.
     #[error("the new connection's warm-up behind the transaction pooler failed")]
     WarmUp(#[source] diesel::result::Error),
+    /// The session did not get the settings its startup packet asked for:
+    /// something in between dropped them.
+    #[error("the new connection is not PostgreSQL's own")]
+    Pooler(#[source] PoolerError),
+    /// Reading back what the startup packet asked for failed.
+    #[error("the new connection's settings could not be read back")]
+    Check(#[source] diesel::result::Error),
     #[error("the connection failed")]
     Other(#[source] tokio_postgres::Error),
     #[error("the new connection could not be set up")]
@@ -207,15 +214,6 @@ impl PgConnector {
         self.pooler
     }
 
-    /// Whether the startup packet asks for `enable_seqscan=off` (a store's,
-    /// unless its URL set another value), so a session planning with
-    /// sequential scans did not get what it asked for.
-    pub(crate) fn asks_for_seqscan_off(&self) -> bool {
-        self.config
-            .get_options()
-            .is_some_and(|options| options.contains("enable_seqscan=off"))
-    }
-
     /// Opens one connection, or says why it could not.
     pub async fn establish(&self) -> Result<AsyncPgConnection, StoreError> {
         self.connect().await.map_err(|cause| StoreError::Connect {
@@ -270,6 +268,15 @@ impl PgConnector {
     async fn attempt(&self, mode: WireMode) -> Result<AsyncPgConnection, ConnectFailure> {
         let mut config = (*self.config).clone();
         config.ssl_mode(mode);
+        // A value fresh to this connection, asked for beside the session
+        // settings: no role's or database's default can supply it, so only
+        // a startup packet that reached PostgreSQL sets it
+        // (`pooler::check_options_arrived`).
+        let nonce =
+            (self.pooler == Pooler::None).then(|| uuid::Uuid::new_v4().simple().to_string());
+        if let Some(nonce) = &nonce {
+            ask_for(&mut config, &format!("{}={nonce}", pooler::NONCE_SETTING));
+        }
         // The hosts (or addresses) are tried in turn, each for its
         // connect timeout; this bounds the whole, the login of a host that
         // answers included, at no less than the store's timeout. (A name
@@ -297,6 +304,9 @@ impl PgConnector {
         let mut conn = AsyncPgConnection::try_from_client_and_connection(client, connection)
             .await
             .map_err(ConnectFailure::Setup)?;
+        if let Some(nonce) = &nonce {
+            pooler::check_options_arrived(&mut conn, nonce).await?;
+        }
         if self.pooler == Pooler::Transaction {
             conn.set_unnamed_statements(true);
             pooler::warm_up(&mut conn)

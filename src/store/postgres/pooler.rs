@@ -4,7 +4,12 @@
 //! A pooler in session mode gives each client a server for the whole
 //! session: everything works, except that PgBouncer refuses the startup
 //! parameter `options`, which remit uses to ask for `enable_seqscan=off`
-//! and `jit=off`. In transaction mode it gives a server per transaction,
+//! and `jit=off` (or, with `ignore_startup_parameters = options`, drops
+//! it). So every connection remit opens to PostgreSQL itself asks, in the
+//! same `options`, for a setting no server, role or database can supply, a
+//! value fresh to that connection, and reads it back before anything else
+//! ([`check_options_arrived`]): a pooler remit was not told of is named on
+//! the first connection it passes, whatever the role's defaults say. In transaction mode it gives a server per transaction,
 //! so whatever lives in a session goes another way:
 //! - named prepared statements: each statement is sent unnamed, in one
 //!   Parse/Bind/Describe/Execute/Sync (`set_unnamed_statements`, from the
@@ -21,6 +26,7 @@ use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 
+use super::connect::ConnectFailure;
 use super::StoreError;
 
 /// What stands between remit and PostgreSQL (`database.pooler`).
@@ -35,23 +41,41 @@ pub enum Pooler {
     Transaction,
 }
 
+/// The custom setting each connection to PostgreSQL itself asks for with a
+/// value of its own (a name with a dot needs no server configuration).
+pub(super) const NONCE_SETTING: &str = "remit.connect_nonce";
+
+/// What a pooler's server connections opened before a change of the
+/// role's settings keep until they are opened again.
+const RECONNECT: &str = "then `RECONNECT` on PgBouncer's admin console (server connections \
+                         opened before keep the settings they started with)";
+
 /// A pooler, or its absence, that does not fit what the server says.
 #[derive(Debug, thiserror::Error)]
 pub enum PoolerError {
-    /// `options` was accepted but not applied: PgBouncer with
-    /// `ignore_startup_parameters = options` does this.
+    /// `options` did not reach PostgreSQL: PgBouncer with
+    /// `ignore_startup_parameters = options` drops it.
     #[error(
-        "the session settings remit asks for at connect (enable_seqscan=off, jit=off) were not \
-         applied (the server says enable_seqscan = {seqscan}): a connection pooler seems to be in \
-         front; set database.pooler (\"transaction\" or \"session\") and database.direct_url to \
-         PostgreSQL itself"
+        "the startup parameter `options` did not reach PostgreSQL ({NONCE_SETTING}, asked for \
+         with a value fresh to this connection, reads {}), so neither did the session settings \
+         remit asks for with it (enable_seqscan=off, jit=off): a connection pooler in front \
+         drops it (PgBouncer's `ignore_startup_parameters = options`). Set database.pooler \
+         (\"transaction\" for PgBouncer's pool_mode = transaction, \"session\" for session) and \
+         database.direct_url to PostgreSQL itself; the server then sets those settings for the \
+         role: `ALTER ROLE \"{role}\" IN DATABASE \"{database}\" SET enable_seqscan = off` (and \
+         jit = off), {RECONNECT}",
+        found.as_deref().map_or_else(|| "nothing".to_owned(), |v| format!("{v:?}"))
     )]
-    SettingsIgnored { seqscan: String },
+    OptionsDropped {
+        found: Option<String>,
+        role: String,
+        database: String,
+    },
     /// Behind a pooler, the server must set `enable_seqscan` for the role.
     #[error(
         "behind a pooler remit cannot ask for enable_seqscan = off at connect, and the server \
-         says {seqscan}: run `{remedy}` on PostgreSQL (a sequential scan of the queue makes a \
-         claim take seconds)"
+         says {seqscan}: run `{remedy}` on PostgreSQL, {RECONNECT} (a sequential scan of the \
+         queue makes a claim take seconds)"
     )]
     SeqscanOn { seqscan: String, remedy: String },
     /// `options` in the URL cannot go through a pooler.
@@ -74,14 +98,52 @@ struct Settings {
     database: String,
 }
 
-/// Checks that the session plans as remit's statements expect, whoever
-/// set it: remit at connect (no pooler, when it `asked` for it), or the
-/// server (behind one). Returns a warning to log when `jit` is on behind a
-/// pooler.
+#[derive(QueryableByName)]
+struct Arrived {
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    nonce: Option<String>,
+    #[diesel(sql_type = Text)]
+    role: String,
+    #[diesel(sql_type = Text)]
+    database: String,
+}
+
+/// Checks that a new connection to PostgreSQL itself got the value its
+/// startup packet asked for `NONCE_SETTING` (`sent`): only PostgreSQL
+/// itself can have set it. Sent as one unnamed statement, which any pooler
+/// carries, so a transaction pooler is named here rather than by the
+/// prepared-statement errors it would cause later.
+pub(super) async fn check_options_arrived(
+    conn: &mut AsyncPgConnection,
+    sent: &str,
+) -> Result<(), ConnectFailure> {
+    conn.set_unnamed_statements(true);
+    let read = diesel::sql_query(format!(
+        "SELECT current_setting('{NONCE_SETTING}', true) AS nonce, \
+         current_user::text AS role, current_database()::text AS database"
+    ))
+    .get_result::<Arrived>(conn)
+    .await;
+    conn.set_unnamed_statements(false);
+    let arrived = read.map_err(ConnectFailure::Check)?;
+    if arrived.nonce.as_deref() == Some(sent) {
+        return Ok(());
+    }
+    Err(ConnectFailure::Pooler(PoolerError::OptionsDropped {
+        found: arrived.nonce.filter(|v| !v.is_empty()),
+        role: arrived.role,
+        database: arrived.database,
+    }))
+}
+
+/// Checks that a session behind a pooler plans as remit's statements
+/// expect: the server must set that for the role, as remit cannot ask at
+/// connect. (A connection to PostgreSQL itself got what it asked for,
+/// [`check_options_arrived`].) Returns a warning to log when `jit` is on
+/// behind a pooler.
 pub(super) async fn check_settings(
     conn: &mut AsyncPgConnection,
     pooler: Pooler,
-    asked: bool,
 ) -> Result<Option<String>, StoreError> {
     let settings: Settings = diesel::sql_query(
         "SELECT current_setting('enable_seqscan') AS seqscan, current_setting('jit') AS jit, \
@@ -96,11 +158,6 @@ pub(super) async fn check_settings(
         )
     };
     match pooler {
-        Pooler::None if asked && settings.seqscan != "off" => {
-            Err(StoreError::Pooler(PoolerError::SettingsIgnored {
-                seqscan: settings.seqscan,
-            }))
-        }
         Pooler::None => Ok(None),
         _ if settings.seqscan != "off" => Err(StoreError::Pooler(PoolerError::SeqscanOn {
             remedy: remedy("enable_seqscan"),
@@ -108,8 +165,8 @@ pub(super) async fn check_settings(
         })),
         _ if settings.jit != "off" => Ok(Some(format!(
             "behind a pooler remit cannot ask for jit = off at connect, and the server says {}: \
-             run `{}` on PostgreSQL (a statement the planner overestimates is compiled for \
-             seconds before it runs for milliseconds)",
+             run `{}` on PostgreSQL, {RECONNECT} (a statement the planner overestimates is \
+             compiled for seconds before it runs for milliseconds)",
             settings.jit,
             remedy("jit")
         ))),

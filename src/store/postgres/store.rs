@@ -103,12 +103,7 @@ impl PgStore {
         let mut first = connector.establish().await?;
         let embedded = super::migrate::embedded_versions()?;
         schema_check::check(&mut first, &embedded, config.allow_newer_schema).await?;
-        let warnings = super::pooler::check_settings(
-            &mut first,
-            config.pooler,
-            connector.asks_for_seqscan_off(),
-        )
-        .await?;
+        let warnings = super::pooler::check_settings(&mut first, config.pooler).await?;
         Ok(Self {
             pool: open_pool(&connector, config.pool_size, config.connect_timeout, first).await?,
             connector,

@@ -54,12 +54,7 @@ impl PgStore {
         // A pooler remit was not told of, or a server behind one that
         // leaves the planner's settings as they are, is named here as at
         // the primary's connect.
-        let warnings = super::super::pooler::check_settings(
-            &mut first,
-            pooler,
-            connector.asks_for_seqscan_off(),
-        )
-        .await?;
+        let warnings = super::super::pooler::check_settings(&mut first, pooler).await?;
         Ok(Self {
             pool: open_pool(&connector, pool_size, self.connect_timeout, first).await?,
             connector,
