@@ -48,8 +48,39 @@ pub enum PayloadCryptoError {
     KeyLength(usize),
     #[error("sealed with another key (fingerprint {stored}) than those configured ({configured})")]
     WrongKey { stored: String, configured: String },
+    /// Sealed under a key that neither this ring nor any key recorded for
+    /// the database holds (the store tells this from `WrongKey` when its
+    /// ring holds every recorded key): no process opens it.
+    #[error(
+        "sealed with a key (fingerprint {stored}) that neither this ring ({configured}) nor any \
+         key recorded for this database holds"
+    )]
+    UnknownKey { stored: String, configured: String },
     #[error("payload failed authentication: the stored ciphertext was altered or belongs to another row")]
     Tampered,
+}
+
+impl PayloadCryptoError {
+    /// Whether another process may open what this one could not: sealed
+    /// under a key of another ring (a rotation under way). Otherwise no
+    /// key opens it: it was altered, or its key is gone.
+    pub fn another_process_may_open(&self) -> bool {
+        matches!(self, PayloadCryptoError::WrongKey { .. })
+    }
+
+    /// A `WrongKey` told apart, knowing the keys recorded for the
+    /// database: when the ring holds every one of them, the key that sealed
+    /// it is recorded nowhere, and no process's ring opens it.
+    pub fn knowing_recorded(self, key: &PayloadKey, recorded: &[Vec<u8>]) -> Self {
+        match self {
+            PayloadCryptoError::WrongKey { stored, configured }
+                if !recorded.is_empty() && recorded.iter().all(|f| key.holds(f)) =>
+            {
+                PayloadCryptoError::UnknownKey { stored, configured }
+            }
+            other => other,
+        }
+    }
 }
 
 /// The payload keys of a process: one or more 256-bit keys, newest first

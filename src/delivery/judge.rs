@@ -26,7 +26,11 @@ impl NotNow {
     /// What the stop was, once the store carried `gate` out.
     pub(super) fn stopped(self, gate: Gate, outcome: TransitionOutcome) -> Stop {
         match self {
-            NotNow::Unreadable(error) => Stop::Unreadable { error, outcome },
+            NotNow::Unreadable(error) => Stop::Unreadable {
+                error,
+                failed: matches!(gate, Gate::Fail(_)),
+                outcome,
+            },
             NotNow::Refused(why) => Stop::Refused { why, outcome },
             NotNow::Changed => Stop::Changed { outcome },
             NotNow::Checks { paused } => Stop::Checks {

@@ -25,7 +25,7 @@ use std::future::Future;
 
 use chrono::Duration;
 
-use crate::domain::{AttemptRecord, ClaimedTask, Payload, SendTarget};
+use crate::domain::{AttemptRecord, ClaimedTask, FailureReason, Payload, SendTarget, Task};
 use crate::payload_crypto::PayloadCryptoError;
 use crate::policy::{Gate, RetryPolicy};
 use crate::store::{Store, StoreError, TransitionOutcome};
@@ -37,7 +37,8 @@ pub use consumer::{Consumer, Facts};
 use judge::{judge, NotNow};
 
 /// How long a task whose payload this consumer cannot open is handed back
-/// for, so a consumer with the right key can take it.
+/// for, so a consumer with the right key can take it (one that no key
+/// opens, until its horizon: `unreadable_gate`).
 pub const UNREADABLE_HAND_BACK: Duration = Duration::minutes(1);
 
 /// How long a task whose destination this consumer's address policy
@@ -76,10 +77,12 @@ pub enum Prepared {
 /// Why a task was not sent, and what the store did with it.
 #[derive(Debug)]
 pub enum Stop {
-    /// Another key sealed the payload: handed back for
-    /// [`UNREADABLE_HAND_BACK`].
+    /// Its payload did not open: another process's key sealed it (handed
+    /// back for [`UNREADABLE_HAND_BACK`]), or no key opens it (handed back
+    /// until its horizon, then failed `payload_unreadable`: `failed`).
     Unreadable {
         error: PayloadCryptoError,
+        failed: bool,
         outcome: TransitionOutcome,
     },
     /// The consumer's address policy refuses the destination's URL: handed
@@ -228,9 +231,7 @@ async fn look<S: Store>(
         }
         Err(StoreError::Payload(e)) => {
             return Ok(Look::NotNow {
-                gate: Gate::HandBack {
-                    after: Some(UNREADABLE_HAND_BACK),
-                },
+                gate: unreadable_gate(task, &e),
                 why: NotNow::Unreadable(e),
             });
         }
@@ -272,6 +273,30 @@ fn changed() -> Look {
     }
 }
 
+/// What becomes of a task whose payload did not open. Sealed under another
+/// process's key (a rotation under way), it is handed back for a while, for
+/// a process with that key, whatever its horizon. When no key opens it (its
+/// bytes altered, or its key held by no process), waiting cannot help: it
+/// is handed back no later than its horizon, and then fails
+/// `payload_unreadable` (unsent, so the task's line moves on and a
+/// `task.failed` event says why). The horizon is read against the store's
+/// clock at the claim (`updated_at`, which the claim set), not this
+/// process's.
+pub fn unreadable_gate(task: &Task, error: &PayloadCryptoError) -> Gate {
+    if error.another_process_may_open() {
+        return Gate::HandBack {
+            after: Some(UNREADABLE_HAND_BACK),
+        };
+    }
+    let left = task.retry_horizon_at - task.updated_at;
+    if left <= Duration::zero() {
+        return Gate::Fail(FailureReason::PayloadUnreadable);
+    }
+    Gate::HandBack {
+        after: Some(left.min(UNREADABLE_HAND_BACK)),
+    }
+}
+
 /// Carries out a gate that says "not now", once.
 async fn apply<S: Store>(
     store: &S,
@@ -283,5 +308,64 @@ async fn apply<S: Store>(
         Gate::Send => Ok(TransitionOutcome::Applied),
         Gate::HandBack { after } => store.hand_back(&lease, *after).await,
         Gate::Fail(reason) => store.fail(&lease, reason, &AttemptRecord::default()).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    fn claimed_at(horizon_left: Duration) -> Task {
+        let now = chrono::Utc
+            .with_ymd_and_hms(2026, 8, 13, 9, 0, 0)
+            .single()
+            .unwrap_or_default();
+        let mut task = Task::leased_for_tests(now, Duration::seconds(30), Duration::hours(1), 1);
+        task.updated_at = now;
+        task.retry_horizon_at = now + horizon_left;
+        task
+    }
+
+    #[test]
+    fn another_processs_key_waits_for_it_and_no_key_waits_for_the_horizon_only() {
+        let wrong = PayloadCryptoError::WrongKey {
+            stored: "aa".into(),
+            configured: "bb".into(),
+        };
+        let hand_back = |minutes: i64| Gate::HandBack {
+            after: Some(Duration::minutes(minutes)),
+        };
+        // Another process's key: back for a minute, horizon or not.
+        assert_eq!(
+            unreadable_gate(&claimed_at(Duration::hours(-1)), &wrong),
+            hand_back(1)
+        );
+        for unreadable in [
+            PayloadCryptoError::Tampered,
+            PayloadCryptoError::UnknownKey {
+                stored: "aa".into(),
+                configured: "bb".into(),
+            },
+        ] {
+            let gate = |left| unreadable_gate(&claimed_at(left), &unreadable);
+            assert_eq!(gate(Duration::hours(2)), hand_back(1));
+            assert_eq!(
+                gate(Duration::seconds(20)),
+                Gate::HandBack {
+                    after: Some(Duration::seconds(20))
+                },
+                "never past the horizon"
+            );
+            assert_eq!(
+                gate(Duration::zero()),
+                Gate::Fail(FailureReason::PayloadUnreadable)
+            );
+            assert_eq!(
+                gate(Duration::hours(-3)),
+                Gate::Fail(FailureReason::PayloadUnreadable)
+            );
+        }
     }
 }

@@ -91,6 +91,10 @@ pub enum FailureReason {
     /// Its destination was disabled (by a failure streak or by hand) when
     /// the task's retry horizon passed: it was never sent.
     DestinationDisabled,
+    /// No key opens its payload (the stored bytes were altered, or sealed
+    /// under a key no process holds) and its retry horizon passed: it was
+    /// never sent.
+    PayloadUnreadable,
 }
 
 impl FailureReason {
@@ -103,6 +107,7 @@ impl FailureReason {
             FailureReason::MaxAttempts => "max_attempts".to_owned(),
             FailureReason::BlockedAddress => "blocked_address".to_owned(),
             FailureReason::DestinationDisabled => "destination_disabled".to_owned(),
+            FailureReason::PayloadUnreadable => "payload_unreadable".to_owned(),
         }
     }
 }

@@ -56,8 +56,28 @@ pub(super) fn count_hand_back(
 pub(super) fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Logger) -> Delivered {
     let stats = &shared.stats;
     let outcome = match stop {
-        Stop::Unreadable { error, outcome } => {
-            error!(log, "cannot open the payload; handing the task back"; "error" => %error);
+        Stop::Unreadable {
+            error,
+            failed: true,
+            outcome: TransitionOutcome::Applied,
+        } => {
+            let reason = FailureReason::PayloadUnreadable.code();
+            stats.metrics.failed(&reason);
+            stats
+                .metrics
+                .attempt(&task.destination_id, AttemptOutcome::Failed);
+            error!(log, "no key opens the payload and its retry horizon has passed; failed unsent";
+                   "outcome" => "failed", "reason" => reason, "error" => %error);
+            return Delivered::Finished;
+        }
+        Stop::Unreadable { error, outcome, .. } => {
+            let until = if error.another_process_may_open() {
+                "a process with its key takes it"
+            } else {
+                "its retry horizon, when it fails"
+            };
+            error!(log, "cannot open the payload; handing the task back";
+                   "error" => %error, "until" => until);
             *outcome
         }
         Stop::Refused { outcome, .. } => *outcome,

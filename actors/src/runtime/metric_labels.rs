@@ -33,11 +33,12 @@ pub(super) const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "trans
 /// The failure reasons known in advance (`http_<status>` and
 /// `redirect_<status>` appear with their first failure), exported at 0
 /// from the start.
-pub(super) const REASONS: [&str; 4] = [
+pub(super) const REASONS: [&str; 5] = [
     "retry_horizon",
     "max_attempts",
     "blocked_address",
     "destination_disabled",
+    "payload_unreadable",
 ];
 
 /// The kinds of actor a supervisor restarts, exported at 0 from the start.

@@ -296,7 +296,10 @@ impl Store for MemStore {
 
     async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
         let (content_type, sealed) = self.state.lock().task_payload(task)?;
-        let body = self.key.open(task.payload_ref, &content_type, &sealed)?;
+        let body = self
+            .key
+            .open(task.payload_ref, &content_type, &sealed)
+            .map_err(|e| e.knowing_recorded(&self.key, &self.state.lock().payload_keys))?;
         Ok(Payload { content_type, body })
     }
 

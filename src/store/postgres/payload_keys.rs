@@ -14,6 +14,16 @@ struct Recorded {
     fingerprint: Vec<u8>,
 }
 
+/// The fingerprints recorded, without recording anything.
+pub(in crate::store) async fn recorded(
+    conn: &mut diesel_async::AsyncPgConnection,
+) -> Result<Vec<Vec<u8>>, StoreError> {
+    let recorded: Vec<Recorded> = diesel::sql_query("SELECT fingerprint FROM payload_keys")
+        .load(conn)
+        .await?;
+    Ok(recorded.into_iter().map(|r| r.fingerprint).collect())
+}
+
 /// Records the ring's newest key when the ring holds every key recorded
 /// (on an empty record, at once) and returns the recorded fingerprints, in
 /// one short transaction that first locks the table: two processes

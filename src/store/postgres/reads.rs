@@ -7,6 +7,7 @@ use super::rows::{AttemptRow, PayloadRow, TaskRow};
 use super::schema::{attempts, payloads, tasks};
 use super::{PgStore, StoreError};
 use crate::domain::{Attempt, Payload, Task, TaskId};
+use crate::payload_crypto::PayloadCryptoError;
 
 pub(super) async fn task(store: &PgStore, id: TaskId) -> Result<Option<Task>, StoreError> {
     let mut conn = store.conn().await?;
@@ -44,7 +45,15 @@ pub(super) async fn payload(store: &PgStore, task: &Task) -> Result<Payload, Sto
         return Err(StoreError::payload_erased(task.payload_ref, at));
     }
     let mut conn = store.conn().await?;
-    open_payload(store, &mut conn, task.payload_ref).await
+    match open_payload(store, &mut conn, task.payload_ref).await {
+        Err(StoreError::Payload(e @ PayloadCryptoError::WrongKey { .. })) => {
+            let recorded = super::payload_keys::recorded(&mut conn).await?;
+            Err(StoreError::Payload(
+                e.knowing_recorded(&store.key, &recorded),
+            ))
+        }
+        read => read,
+    }
 }
 
 /// Loads and decrypts one payload. A wrong key is reported as such.

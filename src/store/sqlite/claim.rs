@@ -199,6 +199,12 @@ pub(super) fn task_payload(
                 None => Err(not_found(task.payload_ref)),
             }
         }
+        Err(StoreError::Payload(
+            e @ crate::payload_crypto::PayloadCryptoError::WrongKey { .. },
+        )) => {
+            let recorded = super::payload_keys::recorded(conn)?;
+            Err(StoreError::Payload(e.knowing_recorded(key, &recorded)))
+        }
         read => read,
     }
 }

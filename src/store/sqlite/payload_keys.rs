@@ -14,6 +14,15 @@ struct Recorded {
     fingerprint: Vec<u8>,
 }
 
+/// The fingerprints recorded, without recording anything.
+pub(super) fn recorded(
+    conn: &mut diesel::sqlite::SqliteConnection,
+) -> Result<Vec<Vec<u8>>, StoreError> {
+    let rows: Vec<Recorded> =
+        diesel::sql_query("SELECT fingerprint FROM payload_keys").load(conn)?;
+    Ok(rows.into_iter().map(|r| r.fingerprint).collect())
+}
+
 impl SqliteStore {
     /// Records the ring's newest key when the ring holds every key
     /// recorded (on an empty record, at once), under the write lock, and

@@ -246,6 +246,7 @@ every_store!(
     an_import_that_breaks_a_rule_or_conflicts_writes_nothing,
     a_ring_opens_the_old_and_seals_with_the_new,
     rekey_reseals_in_batches_and_forgets_the_old_key,
+    a_key_no_process_holds_is_told_from_another_processs,
     an_erased_payload_opens_from_no_copy_once_its_key_is_retired,
     a_replaced_payload_gets_a_data_key_of_its_own,
     an_imported_secret_records_its_key,

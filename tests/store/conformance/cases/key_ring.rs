@@ -153,3 +153,48 @@ pub async fn an_imported_secret_records_its_key<H: Harness>(h: &H) {
     let both = target.with_key(ring(&[2, 1])).await;
     both.check_payload_key().await.unwrap();
 }
+
+/// A payload this ring cannot open is told apart by what the database
+/// records: under a key another ring may hold (nothing recorded, or a
+/// recorded key this ring lacks) it is `WrongKey`, which a process with
+/// that key opens; under a key recorded nowhere while this ring holds
+/// every recorded key, no process opens it: `UnknownKey`.
+pub async fn a_key_no_process_holds_is_told_from_another_processs<H: Harness>(h: &H) {
+    use remit::payload_crypto::PayloadCryptoError;
+    let stray = h.with_key(ring(&[9])).await;
+    let crm = destination(h, "crm", Region::US).await;
+    let task = stray
+        .schedule(new_task("stray", &crm, Region::US))
+        .await
+        .unwrap()
+        .task;
+    let ours = h.with_key(ring(&[1])).await;
+    assert!(
+        matches!(
+            unopened(&ours, &task).await,
+            PayloadCryptoError::WrongKey { .. }
+        ),
+        "nothing recorded"
+    );
+    ours.check_payload_key().await.unwrap();
+    let e = unopened(&ours, &task).await;
+    assert!(matches!(e, PayloadCryptoError::UnknownKey { .. }), "{e:?}");
+    assert!(!e.another_process_may_open());
+    // A ring that lacks the recorded key: the payload may be another's.
+    let other = h.with_key(ring(&[8])).await;
+    assert!(matches!(
+        unopened(&other, &task).await,
+        PayloadCryptoError::WrongKey { .. }
+    ));
+}
+
+/// Why `store` could not open the task's payload.
+async fn unopened<S: Store>(
+    store: &S,
+    task: &remit::domain::Task,
+) -> remit::payload_crypto::PayloadCryptoError {
+    match store.payload(task).await {
+        Err(StoreError::Payload(e)) => e,
+        other => panic!("{other:?}"),
+    }
+}
