@@ -19,6 +19,43 @@ pub struct Destination {
     pub settings: Box<DestinationSettings>,
 }
 
+impl Destination {
+    /// A tag of what a change of the destination may change (its URL,
+    /// settings, headers as shown, thresholds): the same for the same
+    /// values, another after any change. The API gives it as the `ETag`, and
+    /// a change carrying it (`If-Match`) is refused against a newer row, so
+    /// an editor cannot undo a change it never saw. A secret header counts
+    /// by its name and hint, as it is shown.
+    pub fn settings_tag(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let s = &self.settings;
+        let headers: Vec<String> = s
+            .headers
+            .iter()
+            .map(|h| match &h.value {
+                super::HeaderValue::Plain(v) => format!("{}:plain:{v}", h.name),
+                super::HeaderValue::Secret { hint, .. } => format!("{}:secret:{hint:?}", h.name),
+            })
+            .collect();
+        let text = format!(
+            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}",
+            self.url,
+            s.rate_per_second,
+            s.burst,
+            s.max_in_flight,
+            s.timeout_ms,
+            s.max_attempts,
+            s.retry_horizon_seconds,
+            s.late_after_seconds,
+            self.health.overrides.after_seconds,
+            self.health.overrides.failures,
+            headers.join("\n"),
+        );
+        let digest = Sha256::digest(text.as_bytes());
+        crate::payload_crypto::hex(&digest[..12])
+    }
+}
+
 /// What a destination's row says of its receiver's health (see
 /// `policy::health`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -44,6 +44,9 @@ pub struct DestinationChange {
     pub disable_after_seconds: Setting<i64>,
     pub disable_after_failures: Setting<u32>,
     pub headers: Option<Vec<CustomHeader>>,
+    /// Made against the destination as this tag says it was
+    /// (`Destination::settings_tag`): refused if it has changed since.
+    pub if_match: Option<String>,
 }
 
 impl DestinationChange {

@@ -147,6 +147,7 @@ impl ChangeDestination {
             disable_after_seconds: self.disable_after_seconds,
             disable_after_failures: self.disable_after_failures,
             headers,
+            if_match: None,
         };
         change.validate()?;
         Ok(change)
@@ -157,22 +158,28 @@ impl ChangeDestination {
 ///
 /// Takes effect in every process of the region within about a second (a
 /// throttle already holding tasks included); what a setting left out had
-/// stays. Answers the destination as it now is.
+/// stays. Answers the destination as it now is. With `If-Match` (the
+/// `ETag` a read gave), the change is refused (412) if the destination's
+/// settings changed since, so an editor never undoes a change it did not
+/// see.
 #[utoipa::path(
     patch,
     path = "/v1/destinations/{id}",
     operation_id = "update_destination",
     tag = "destinations",
     params(("id" = String, Path, description = "The destination's id", min_length = 1, max_length = 200,
-        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$")),
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"),
+        ("if-match" = Option<String>, Header, description = "The `ETag` of the destination as last read: the change is refused if it changed since")),
     request_body = ChangeDestination,
     responses(
-        (status = 200, description = "Changed: the destination as it now is", body = DestinationView),
-        (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),
+        (status = 200, description = "Changed: the destination as it now is", body = DestinationView,
+            headers(("etag" = String, description = "The version of its settings now"))),
+        (status = 400, description = "The body is not the JSON this endpoint takes, or `If-Match` is not one entity tag", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "The token's scope is not admin", body = ErrorBody),
         (status = 404, description = "No such destination in this region", body = ErrorBody),
+        (status = 412, description = "`If-Match` names a version the destination no longer has: read it again", body = ErrorBody),
         (status = 413, description = "The body is over its limit", body = ErrorBody),
         (status = 422, description = "A value was refused; `field` says which", body = ErrorBody),
         (status = 500, description = "Internal error", body = ErrorBody),
@@ -182,10 +189,12 @@ pub async fn update(
     state: web::Data<ApiState>,
     Admin(caller): Admin,
     id: web::Path<String>,
+    request: actix_web::HttpRequest,
     body: web::Json<Box<serde_json::value::RawValue>>,
 ) -> Result<HttpResponse, ApiError> {
     let id = DestinationId::new(&id)?;
-    let change = read_object::<ChangeDestination>(body.get())?.validate()?;
+    let mut change = read_object::<ChangeDestination>(body.get())?.validate()?;
+    change.if_match = super::destinations::if_match(&request)?;
     if let Setting::Set(ms) = change.timeout_ms {
         let most = state.progress.lease.as_millis() / 2;
         if u128::from(ms) > most {
@@ -203,7 +212,9 @@ pub async fn update(
         .acting(&caller)
         .update_destination(&id, change)
         .await?;
-    Ok(HttpResponse::Ok().json(DestinationView::from(&destination)))
+    Ok(HttpResponse::Ok()
+        .insert_header(super::destinations::etag(&destination))
+        .json(DestinationView::from(&destination)))
 }
 
 /// `?cancel_tasks=true`: delete the destination with its live tasks.

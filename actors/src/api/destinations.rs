@@ -170,7 +170,8 @@ pub async fn create(
         pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
     )),
     responses(
-        (status = 200, description = "The destination", body = DestinationView),
+        (status = 200, description = "The destination", body = DestinationView,
+            headers(("etag" = String, description = "The version of its settings, for `If-Match` on a change"))),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 404, description = "No such destination in this region", body = ErrorBody),
@@ -194,7 +195,37 @@ pub async fn get(
                 remit::domain::quoted(id.as_str())
             ))
         })?;
-    Ok(HttpResponse::Ok().json(DestinationView::from(&destination)))
+    Ok(HttpResponse::Ok()
+        .insert_header(etag(&destination))
+        .json(DestinationView::from(&destination)))
+}
+
+/// The `ETag` of a destination: the version of what a change may change.
+pub(super) fn etag(destination: &remit::domain::Destination) -> (&'static str, String) {
+    ("etag", format!("\"{}\"", destination.settings_tag()))
+}
+
+/// The version an `If-Match` header names, if the request has one: one
+/// entity tag, quoted (a weak one's `W/` is taken as it is; `*` matches any
+/// version, as no header would).
+pub(super) fn if_match(request: &actix_web::HttpRequest) -> Result<Option<String>, ApiError> {
+    let Some(value) = request.headers().get("if-match") else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or("").trim();
+    if text == "*" {
+        return Ok(None);
+    }
+    let tag = text.strip_prefix("W/").unwrap_or(text);
+    match tag.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) if !inner.is_empty() && !inner.contains('"') => Ok(Some(inner.to_owned())),
+        _ => Err(ApiError::BadRequest {
+            field: Some("If-Match".into()),
+            message: "must be one entity tag in double quotes, as the ETag of \
+                      GET /v1/destinations/{id} gives it, or *"
+                .into(),
+        }),
+    }
 }
 
 /// A stored destination, never its secret.

@@ -33,6 +33,9 @@ pub enum ApiError {
     MethodNotAllowed { allow: &'static str },
     #[error("{0}")]
     Conflict(String),
+    /// `If-Match` named a version that is no longer the current one.
+    #[error("{0}")]
+    PreconditionFailed(String),
     #[error("internal error")]
     Internal(#[source] StoreError),
     /// A known token without the scope, or the tenant, the request needs.
@@ -69,8 +72,8 @@ pub struct ErrorDetail {
 
 /// What kind of error it is, one code per HTTP status: `bad_request` 400,
 /// `unauthorized` 401, `forbidden` 403, `not_found` 404,
-/// `method_not_allowed` 405, `conflict` 409, `too_large` 413,
-/// `invalid` 422, `internal` 500, `unavailable` 503.
+/// `method_not_allowed` 405, `conflict` 409, `precondition_failed` 412,
+/// `too_large` 413, `invalid` 422, `internal` 500, `unavailable` 503.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -81,6 +84,7 @@ pub enum ErrorCode {
     NotFound,
     MethodNotAllowed,
     Conflict,
+    PreconditionFailed,
     Internal,
     Forbidden,
     Unavailable,
@@ -96,6 +100,7 @@ impl ApiError {
             ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
             ApiError::Conflict(_) => ErrorCode::Conflict,
+            ApiError::PreconditionFailed(_) => ErrorCode::PreconditionFailed,
             ApiError::Internal(_) => ErrorCode::Internal,
             ApiError::Forbidden { .. } => ErrorCode::Forbidden,
             ApiError::Unavailable(_) => ErrorCode::Unavailable,
@@ -165,6 +170,7 @@ impl From<StoreError> for ApiError {
                 ApiError::Conflict(e.to_string())
             }
             StoreError::NotFound { .. } => ApiError::NotFound(e.to_string()),
+            StoreError::Stale { .. } => ApiError::PreconditionFailed(e.to_string()),
             other => ApiError::Internal(other),
         }
     }
@@ -186,6 +192,7 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,

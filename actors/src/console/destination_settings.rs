@@ -74,6 +74,9 @@ fn form(state: &ConsoleState, viewer: &Viewer, d: &Destination) -> Markup {
         form #settings data-action="settings" method="post"
             action=(format!("/console/destinations/{}/settings", d.id.as_str())) {
             (viewer.csrf_input())
+            // The version the form shows: a save against a newer one is
+            // refused rather than undoing a change made meanwhile.
+            input type="hidden" name="version" value=(d.settings_tag());
             table {
                 tbody {
                     @for ((name, label), (value, default)) in NUMBERS.iter().zip(current.iter().zip(&runtime)) {
@@ -170,10 +173,16 @@ pub async fn save(
     viewer.may_act()?;
     viewer.sees_every_tenant()?;
     let d = in_region(&state, &id).await?;
-    let body = body(&pairs)?;
-    let change = read_object::<ChangeDestination>(&body.to_string())
+    let body = only_changed(body(&pairs)?, &d);
+    let mut change = read_object::<ChangeDestination>(&body.to_string())
         .map_err(|e| ConsoleError::bad("form", e.to_string()))?
         .validate()?;
+    // Made against the version the form showed (the store refuses it if
+    // the destination changed since).
+    change.if_match = pairs
+        .iter()
+        .find(|(k, _)| k == "version")
+        .map(|(_, v)| v.clone());
     state
         .acting(&viewer)
         .update_destination(&d.id, change)
@@ -184,6 +193,38 @@ pub async fn save(
         "/console/destinations/{}/settings",
         d.id.as_str()
     )))
+}
+
+/// The body without what the form left as `d` has it: a save sends only
+/// what the operator changed, so it touches nothing else.
+fn only_changed(mut body: Value, d: &Destination) -> Value {
+    let Some(fields) = body.as_object_mut() else {
+        return body;
+    };
+    let now = body_of(d);
+    fields.retain(|name, value| now.get(name) != Some(value));
+    body
+}
+
+/// The body that would leave `d` as it is (as [`body`] writes it).
+fn body_of(d: &Destination) -> Map<String, Value> {
+    let mut pairs: Vec<(String, String)> = NUMBERS
+        .iter()
+        .zip(current_numbers(d))
+        .map(|((name, _), value)| ((*name).to_owned(), value))
+        .collect();
+    let mut plain = Vec::new();
+    for h in &d.settings.headers {
+        match &h.value {
+            HeaderValue::Plain(v) => plain.push(format!("{}: {v}", h.name)),
+            HeaderValue::Secret { .. } => pairs.push(("keep_secret".into(), h.name.clone())),
+        }
+    }
+    pairs.push(("headers".into(), plain.join("\n")));
+    match body(&pairs) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
 }
 
 /// The `PATCH` body the form stands for: every number (empty: `null`),

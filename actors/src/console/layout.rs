@@ -185,7 +185,11 @@ impl From<StoreError> for ConsoleError {
                 field: invalid.field,
                 message: invalid.reason,
             },
-            StoreError::Conflict { .. } => Self::Conflict(e.to_string()),
+            StoreError::Conflict { .. } | StoreError::InUse { .. } => Self::Conflict(e.to_string()),
+            StoreError::Stale { what, id, .. } => Self::Conflict(format!(
+                "{what} {id} was changed by someone else since this page was loaded; nothing \
+                 was saved: load the page again and make the change on what it shows now"
+            )),
             e if e.is_transient() => Self::Unavailable(e),
             other => Self::Internal(other),
         }

@@ -27,6 +27,14 @@ pub enum StoreError {
         id: String,
         why: String,
     },
+    /// A change made against an older version of the thing: it changed
+    /// since the caller read it.
+    #[error("{what} {id} changed since it was read (its tag is now {current}): read it again")]
+    Stale {
+        what: &'static str,
+        id: String,
+        current: String,
+    },
     #[error("payload: {0}")]
     Payload(PayloadCryptoError),
     /// An operator erased the payload: its sealed bytes are gone for

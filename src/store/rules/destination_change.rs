@@ -37,6 +37,19 @@ pub(in crate::store) fn plan(
     key: &PayloadKey,
 ) -> Result<Plan, StoreError> {
     change.validate()?;
+    if let Some(expected) = &change.if_match {
+        // Its headers as a read shows them, whatever this read carried.
+        let mut shown = current.clone();
+        shown.settings.headers = stored.iter().map(HeaderRecord::shown).collect();
+        let tag = shown.settings_tag();
+        if *expected != tag {
+            return Err(StoreError::Stale {
+                what: "destination",
+                id: current.id.to_string(),
+                current: tag,
+            });
+        }
+    }
     let was = &current.settings;
     let settings = DestinationSettings {
         rate_per_second: change.rate_per_second.apply(was.rate_per_second),

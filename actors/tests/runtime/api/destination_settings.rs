@@ -313,3 +313,77 @@ async fn deletion_on_postgres() {
 async fn deletion_on_sqlite() {
     deletion_on(Backend::Sqlite).await;
 }
+
+/// A read gives the destination's version as its `ETag`; a change that
+/// carries it in `If-Match` goes through while nothing changed, and is
+/// refused (412, nothing written) once something did, so two editors never
+/// silently undo each other's change.
+#[actix_rt::test]
+async fn a_change_against_an_older_version_is_refused() {
+    let db = TestDb::new().await;
+    let receiver = Receiver::start();
+    let runtime = support::start(support::config(&db, Region::EU, "eu-1"), &db.store).await;
+    let api = Api::new(&runtime);
+    registered(&api, &receiver).await;
+    let client = awc::Client::default();
+    let url = format!("http://{}/v1/destinations/crm", runtime.api_addr());
+    let auth = ("authorization", format!("Bearer {}", support::API_TOKEN));
+    let read = || async {
+        let response = client
+            .get(&url)
+            .insert_header(auth.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        response
+            .headers()
+            .get("etag")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let patch = |tag: Option<String>, body: Value| {
+        let mut request = client.patch(&url).insert_header(auth.clone());
+        if let Some(tag) = tag {
+            request = request.insert_header(("if-match", tag));
+        }
+        async move {
+            let mut response = request.send_json(&body).await.unwrap();
+            let tag = response
+                .headers()
+                .get("etag")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let body: Value = serde_json::from_slice(&response.body().await.unwrap()).unwrap();
+            (response.status().as_u16(), tag, body)
+        }
+    };
+    let first = read().await;
+    assert!(first.starts_with('"') && first.ends_with('"'), "{first}");
+
+    // The first editor's change, against the version it read.
+    let (status, changed, _) = patch(Some(first.clone()), json!({"rate_per_second": 5})).await;
+    assert_eq!(status, 200);
+    let changed = changed.expect("the new version");
+    assert_ne!(changed, first);
+    assert_eq!(read().await, changed, "a read gives the same version");
+
+    // The second editor read before that change: refused, nothing written.
+    let (status, _, refused) = patch(Some(first), json!({"rate_per_second": 1})).await;
+    assert_eq!(status, 412, "{refused}");
+    assert_eq!(refused["error"]["code"], json!("precondition_failed"));
+    let (_, view) = api.get("/v1/destinations/crm").await;
+    assert_eq!(view["rate_per_second"], json!(5.0));
+
+    // `*` and no header change whatever the version; a malformed one is
+    // named.
+    let (status, _, _) = patch(Some("*".into()), json!({"burst": 2})).await;
+    assert_eq!(status, 200);
+    let (status, _, _) = patch(None, json!({"burst": 3})).await;
+    assert_eq!(status, 200);
+    let (status, _, refused) = patch(Some("no quotes".into()), json!({"burst": 4})).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["field"], json!("If-Match"));
+    runtime.shutdown().await;
+}

@@ -3,7 +3,7 @@
 //! header stays without being shown, and a refusal names its field.
 
 use remit::domain::{HeaderValue, Region};
-use remit::store::Store;
+use remit::store::{Destinations, Store};
 
 use super::browser::Browser;
 use super::console;
@@ -83,4 +83,76 @@ async fn the_settings_form_changes_the_destination() {
         assert_eq!(missing.status, 404, "{backend:?}");
         console.stop().await;
     }
+}
+
+/// The form never undoes a change made meanwhile: a save against the
+/// version the page showed is refused once the destination changed (here
+/// through the API), and a save sends only what the operator changed, so
+/// a setting someone else changed before the page was loaded stays.
+#[actix_rt::test]
+async fn a_save_never_undoes_a_change_made_meanwhile() {
+    let db = TestDb::new().await;
+    let crm = db.destination("crm", Region::EU).await;
+    let console = console(&db, Region::EU).await;
+    let browser = Browser::signed_in(console.addr(), API_TOKEN).await;
+    let version = |body: &str| {
+        let at = body
+            .find(r#"name="version" value=""#)
+            .expect("the form's version")
+            + 22;
+        body[at..at + body[at..].find('"').unwrap()].to_owned()
+    };
+    let page = browser.get("/console/destinations/crm/settings").await;
+    let (csrf, shown) = (page.csrf(), version(&page.body));
+
+    // Meanwhile, another admin sets the rate.
+    let change = remit::domain::DestinationChange {
+        rate_per_second: remit::domain::Setting::Set(7.0),
+        ..Default::default()
+    };
+    db.store.update_destination(&crm, change).await.unwrap();
+    // The form as the page showed it (no rate), with the burst changed.
+    let save = |version: String, rate: &'static str| {
+        let csrf = csrf.clone();
+        let browser = &browser;
+        async move {
+            browser
+                .post(
+                    "/console/destinations/crm/settings",
+                    &[
+                        ("csrf", csrf.as_str()),
+                        ("version", version.as_str()),
+                        ("rate_per_second", rate),
+                        ("burst", "4"),
+                        ("headers", ""),
+                    ],
+                )
+                .await
+        }
+    };
+    let refused = save(shown, "").await;
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert!(
+        refused.body.contains("changed by someone else"),
+        "{}",
+        refused.body
+    );
+    let d = db.store.destination(&crm).await.unwrap().unwrap();
+    assert_eq!(
+        (d.settings.rate_per_second, d.settings.burst),
+        (Some(7.0), None)
+    );
+
+    // Loaded again, the page shows the rate; a save of the burst alone
+    // leaves it.
+    let page = browser.get("/console/destinations/crm/settings").await;
+    assert!(page.body.contains(r#"value="7""#), "the rate shown");
+    let saved = save(version(&page.body), "7").await;
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    let d = db.store.destination(&crm).await.unwrap().unwrap();
+    assert_eq!(
+        (d.settings.rate_per_second, d.settings.burst),
+        (Some(7.0), Some(4))
+    );
+    console.stop().await;
 }
