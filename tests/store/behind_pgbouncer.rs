@@ -404,3 +404,33 @@ async fn the_reports_read_through_a_transaction_pooler() {
         "{said}"
     );
 }
+
+/// A new connection's warm-up behind a transaction pooler closes only the
+/// statements it prepared itself: another client's prepared statement on
+/// the same server (PgBouncer with one server connection) still runs
+/// after it.
+#[tokio::test]
+async fn a_warm_up_leaves_other_clients_statements_alone() {
+    use diesel_async::SimpleAsyncConnection as _;
+    let Some(bouncer) = PgBouncer::start_in("transaction", 1, "").await else {
+        return;
+    };
+    remit::store::migrate(&bouncer.direct_url).await.unwrap();
+    // Another application's client: plain, asking for nothing at connect.
+    let mut other =
+        <diesel_async::AsyncPgConnection as diesel_async::AsyncConnection>::establish(&bouncer.url)
+            .await
+            .unwrap();
+    other
+        .batch_execute("PREPARE other_clients_statement AS SELECT 1")
+        .await
+        .unwrap();
+    let mut config = behind(&bouncer, true);
+    config.pool_size = 2;
+    let store = connect(&bouncer, &config).await;
+    store.ping().await.unwrap();
+    other
+        .batch_execute("EXECUTE other_clients_statement")
+        .await
+        .unwrap_or_else(|e| panic!("the other client's statement is gone: {e}"));
+}

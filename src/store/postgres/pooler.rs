@@ -180,9 +180,12 @@ pub(super) async fn check_settings(
 /// A result column of a type that is not built in (the ENUMs) makes
 /// tokio-postgres look the type up with a named statement of its own,
 /// which a transaction pooler may send to another server. Asked here
-/// inside one transaction, the lookups run on one server; the named
-/// statements other clients left there are cleared first, and the
-/// lookups' own after.
+/// inside one transaction, the lookups run on one server, and the
+/// statements they prepared there (those prepared since the transaction
+/// began) are closed before it ends. Only those: other clients' statements
+/// on the same server are theirs (a `DEALLOCATE ALL` broke PgBouncer 1.21's
+/// own prepared statements, `max_prepared_statements`), and a pooler that
+/// names the server's statements itself (`PGBOUNCER_…`) closes them itself.
 pub(super) async fn warm_up(conn: &mut AsyncPgConnection) -> diesel::QueryResult<()> {
     use super::enums::{OutcomeColumn, StateColumn};
     use super::schema::sql_types::{AttemptOutcome, TaskState};
@@ -209,7 +212,7 @@ pub(super) async fn warm_up(conn: &mut AsyncPgConnection) -> diesel::QueryResult
         present: bool,
     }
 
-    conn.batch_execute("BEGIN; DEALLOCATE ALL").await?;
+    conn.batch_execute("BEGIN").await?;
     // A database remit has not migrated yet has no types to look up; the
     // schema check says what to do about it.
     let present = diesel::sql_query(
@@ -228,10 +231,35 @@ pub(super) async fn warm_up(conn: &mut AsyncPgConnection) -> diesel::QueryResult
     )
     .load::<Types>(conn)
     .await;
-    let end = match types {
-        Ok(_) => "DEALLOCATE ALL; COMMIT",
-        Err(_) => "ROLLBACK",
-    };
+    if types.is_ok() {
+        close_own_statements(conn).await?;
+    }
+    let end = if types.is_ok() { "COMMIT" } else { "ROLLBACK" };
     conn.batch_execute(end).await?;
     types.map(drop)
+}
+
+/// Closes the statements this transaction prepared on its server, unless
+/// the pooler names them itself (and so tracks and closes them).
+async fn close_own_statements(conn: &mut AsyncPgConnection) -> diesel::QueryResult<()> {
+    #[derive(QueryableByName)]
+    struct Prepared {
+        #[diesel(sql_type = Text)]
+        name: String,
+    }
+    let own: Vec<Prepared> = diesel::sql_query(
+        "SELECT name FROM pg_prepared_statements WHERE prepare_time >= now() AND NOT from_sql",
+    )
+    .load(conn)
+    .await?;
+    if own.iter().any(|p| p.name.starts_with("PGBOUNCER_")) {
+        return Ok(());
+    }
+    for statement in own {
+        // Quoted as an identifier: the name came from the catalogue.
+        let name = statement.name.replace('"', "\"\"");
+        conn.batch_execute(&format!("DEALLOCATE \"{name}\""))
+            .await?;
+    }
+    Ok(())
 }
