@@ -134,6 +134,7 @@ actions! {
     TenantErase => "tenant.erase",
     Import => "import",
     Rekey => "rekey",
+    AuditPrune => "audit.prune",
 }
 
 impl std::fmt::Display for AuditAction {
@@ -155,6 +156,9 @@ pub enum TargetKind {
     Import,
     /// A payload key, by its fingerprint (a rekey).
     PayloadKey,
+    /// The audit log itself (its retention), by the entries a prune took:
+    /// a region's, those of no region (`shared`), or every one (`all`).
+    AuditLog,
 }
 
 impl TargetKind {
@@ -166,6 +170,7 @@ impl TargetKind {
         TargetKind::Job,
         TargetKind::Import,
         TargetKind::PayloadKey,
+        TargetKind::AuditLog,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -177,6 +182,7 @@ impl TargetKind {
             TargetKind::Job => "job",
             TargetKind::Import => "import",
             TargetKind::PayloadKey => "payload_key",
+            TargetKind::AuditLog => "audit_log",
         }
     }
 

@@ -2,7 +2,7 @@
 //! attempts and payloads, the audit log's old entries, and old hours of
 //! destinations' health (`retention.stats_keep_days`), and says how many.
 
-use remit::store::{Audit, DestinationHours, Store};
+use remit::store::{Audit, AuditScope, DestinationHours, Store};
 use remit_actors::config::Config;
 
 use super::{connect_without_payloads, region_flag, CliError};
@@ -26,9 +26,22 @@ pub async fn run(
         .prune_destination_hours(request.region, stats_keep)
         .await?;
     print!("{}", remit_actors::prune::to_text(&request, &report));
-    let entries = store
-        .prune_audit(config.retention.audit_keep(), config.retention.batch_size)
-        .await?;
+    // A region's entries with it (and those of no region, shared by all),
+    // or, without one, every entry.
+    let scopes = match request.region {
+        Some(region) => vec![AuditScope::Region(region), AuditScope::Shared],
+        None => vec![AuditScope::All],
+    };
+    let mut entries = 0;
+    for scope in scopes {
+        entries += store
+            .prune_audit(
+                scope,
+                config.retention.audit_keep(),
+                config.retention.batch_size,
+            )
+            .await?;
+    }
     print!(
         "{}",
         remit_actors::prune::audit_text(config.retention.audit_keep_days, entries)

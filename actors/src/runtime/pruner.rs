@@ -65,6 +65,7 @@ impl Pruner {
             batch_size: retention.batch_size,
         };
         let audit_keep = retention.audit_keep();
+        let request_region = self.shared.region;
         let batch_size = retention.batch_size;
         let stats_keep = retention.stats_keep();
         let own = self.store.clone();
@@ -79,7 +80,13 @@ impl Pruner {
             };
             let report = match store.prune(&request).await {
                 Ok(tasks) => store
-                    .prune_audit(audit_keep, batch_size)
+                    // Its region's entries, to its own retention; those of
+                    // no region are an operator's (`remit prune`).
+                    .prune_audit(
+                        remit::store::AuditScope::Region(request_region),
+                        audit_keep,
+                        batch_size,
+                    )
                     .await
                     .map(|entries| (tasks, entries)),
                 Err(e) => Err(e),

@@ -70,8 +70,17 @@ async fn prune_deletes_old_terminal_tasks_by_region_and_age() {
     );
     assert_eq!(
         db.count(entries).await,
-        before - 1,
-        "only the entry past a year"
+        before,
+        "only the entry past a year went, and the prune left one of its own"
+    );
+    assert_eq!(
+        db.count(
+            "SELECT count(*) AS n FROM audit_log WHERE action = 'audit.prune' \
+             AND actor_kind = 'cli' AND after->>'deleted' = '1'"
+        )
+        .await,
+        1,
+        "who pruned the log, and how much"
     );
     assert!(!exists(&db, old_us).await);
     assert!(exists(&db, old_eu).await, "another region");

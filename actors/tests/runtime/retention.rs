@@ -48,10 +48,13 @@ async fn the_runtime_prunes_its_regions_old_terminal_tasks_only() {
     .await;
     let later = chrono::Utc::now() + chrono::Duration::days(1);
     let live = support::task_at(&db, "live", &us, Region::US, later).await;
-    // The log only grows (an UPDATE is refused): an old entry is written old.
+    // The log only grows (an UPDATE is refused): an old entry is written
+    // old, one of this region and one of no region.
     db.execute(
-        "INSERT INTO audit_log (at, actor_kind, action, target_kind, target_id) \
-         VALUES (now() - interval '400 days', 'system', 'rekey', 'payload_key', 'old')",
+        "INSERT INTO audit_log (at, actor_kind, action, target_kind, target_id, region) \
+         VALUES (now() - interval '400 days', 'system', 'destination.disable', 'destination', \
+                 'old', 'us'), \
+                (now() - interval '400 days', 'system', 'rekey', 'payload_key', 'shared', NULL)",
     )
     .await;
     let old_entries = "SELECT count(*) AS n FROM audit_log WHERE target_id = 'old'";
@@ -64,6 +67,8 @@ async fn the_runtime_prunes_its_regions_old_terminal_tasks_only() {
     }
     let kept = "SELECT count(*) AS n FROM audit_log WHERE action = 'destination.create'";
     assert_eq!(db.count(kept).await, 2, "young entries stay");
+    let shared = "SELECT count(*) AS n FROM audit_log WHERE target_id = 'shared'";
+    assert_eq!(db.count(shared).await, 1, "no region's entries are remit prune's");
     runtime.shutdown().await;
 
     assert!(db.store.attempts(old).await.unwrap().is_empty());

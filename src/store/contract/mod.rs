@@ -60,7 +60,7 @@ mod url;
 mod wakeup;
 
 pub use alerts::{AlertCheck, Alerts, AlertsChecked};
-pub use audit::{Audit, MAX_AUDIT_PAGE};
+pub use audit::{Audit, AuditScope, MAX_AUDIT_PAGE};
 pub use calls::{
     AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
     TokenRequest, Tokens, TransitionOutcome,

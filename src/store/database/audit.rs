@@ -30,7 +30,12 @@ impl Audit for Database {
         on_store!(self, s => s.audit_entries(filter, before, limit).await)
     }
 
-    async fn prune_audit(&self, older_than: Duration, batch_size: u32) -> Result<u64, StoreError> {
-        on_store!(self, s => s.prune_audit(older_than, batch_size).await)
+    async fn prune_audit(
+        &self,
+        scope: crate::store::AuditScope,
+        older_than: Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => s.prune_audit(scope, older_than, batch_size).await)
     }
 }

@@ -63,11 +63,23 @@ impl Audit for MemStore {
         Ok(AuditPage::of(rows, limit))
     }
 
-    async fn prune_audit(&self, older_than: Duration, _batch_size: u32) -> Result<u64, StoreError> {
+    async fn prune_audit(
+        &self,
+        scope: crate::store::AuditScope,
+        older_than: Duration,
+        _batch_size: u32,
+    ) -> Result<u64, StoreError> {
         let cutoff = self.now() - older_than;
         let mut state = self.state.lock();
         let before = state.audit.len();
-        state.audit.retain(|e| e.at >= cutoff);
-        Ok((before - state.audit.len()) as u64)
+        state
+            .audit
+            .retain(|e| e.at >= cutoff || !scope.admits(e.region));
+        let deleted = (before - state.audit.len()) as u64;
+        if deleted > 0 {
+            let entry = crate::store::rules::audit_entries::audit_pruned(scope, cutoff, deleted);
+            self.audit_in(&mut state, entry);
+        }
+        Ok(deleted)
     }
 }

@@ -9,8 +9,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::{PgStore, StoreError};
 use crate::domain::{AuditFilter, AuditPage, NewAuditEntry};
+use crate::store::rules::audit_entries;
 use crate::store::rules::audit_rows::{json_text, AuditColumns};
-use crate::store::MAX_AUDIT_PAGE;
+use crate::store::{AuditScope, MAX_AUDIT_PAGE};
 
 /// $1 the store's now (NULL: the transaction's), $2 actor kind, $3 actor
 /// id, $4 actor name, $5 action, $6 target kind, $7 target id, $8 region,
@@ -126,31 +127,46 @@ pub(super) async fn entries(
     Ok(AuditPage::of(entries, limit))
 }
 
-/// $1 the store's now (NULL: the database's), $2 the age kept in
-/// milliseconds, $3 the most rows.
+/// $1 the cutoff, $2 the most rows, $3 the scope (`region`, `shared` or
+/// `all`), $4 the region.
 const PRUNE_SQL: &str = "DELETE FROM audit_log WHERE id IN ( \
         SELECT id FROM audit_log \
-        WHERE at < coalesce($1, now()) - $2 * interval '1 millisecond' \
-        ORDER BY at LIMIT $3)";
+        WHERE at < $1 \
+          AND ($3 = 'all' OR ($3 = 'shared' AND region IS NULL) \
+               OR ($3 = 'region' AND region = $4)) \
+        ORDER BY at LIMIT $2)";
 
 pub(super) async fn prune(
     store: &PgStore,
+    scope: AuditScope,
     older_than: Duration,
     batch_size: u32,
 ) -> Result<u64, StoreError> {
     let mut conn = store.conn().await?;
+    let cutoff = super::secrets::now(store, &mut conn).await? - older_than;
+    let (kind, region) = match scope {
+        AuditScope::Region(r) => ("region", Some(r.as_str().to_owned())),
+        AuditScope::Shared => ("shared", None),
+        AuditScope::All => ("all", None),
+    };
     let batch = batch_size.max(1);
     let mut deleted = 0;
     loop {
         let n = diesel::sql_query(PRUNE_SQL)
-            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-            .bind::<BigInt, _>(older_than.num_milliseconds())
+            .bind::<Timestamptz, _>(cutoff)
             .bind::<BigInt, _>(i64::from(batch))
+            .bind::<Text, _>(kind)
+            .bind::<Nullable<Text>, _>(region.as_deref())
             .execute(&mut conn)
             .await?;
         deleted += n as u64;
         if n < batch as usize {
-            return Ok(deleted);
+            break;
         }
     }
+    if deleted > 0 {
+        let entry = audit_entries::audit_pruned(scope, cutoff, deleted);
+        record(store, &mut conn, entry).await?;
+    }
+    Ok(deleted)
 }

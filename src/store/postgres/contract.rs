@@ -209,9 +209,10 @@ impl Audit for PgStore {
 
     async fn prune_audit(
         &self,
+        scope: crate::store::AuditScope,
         older_than: chrono::Duration,
         batch_size: u32,
     ) -> Result<u64, StoreError> {
-        audit::prune(self, older_than, batch_size).await
+        audit::prune(self, scope, older_than, batch_size).await
     }
 }

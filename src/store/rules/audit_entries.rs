@@ -212,3 +212,21 @@ pub fn keys_forgotten(newest: &str, forgotten: &[String]) -> NewAuditEntry {
     )
     .after(json!({"forgotten": forgotten}))
 }
+
+/// A prune of the audit log that took `deleted` entries of `scope`, those
+/// written before `cutoff`.
+pub fn audit_pruned(
+    scope: crate::store::AuditScope,
+    cutoff: chrono::DateTime<chrono::Utc>,
+    deleted: u64,
+) -> NewAuditEntry {
+    let entry = NewAuditEntry::new(
+        AuditAction::AuditPrune,
+        AuditTarget::new(TargetKind::AuditLog, &scope.label()),
+    )
+    .after(json!({"deleted": deleted, "before": cutoff.to_rfc3339()}));
+    match scope {
+        crate::store::AuditScope::Region(r) => entry.region(r),
+        _ => entry,
+    }
+}

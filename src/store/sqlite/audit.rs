@@ -13,9 +13,9 @@ use super::{Ctx, SqliteStore};
 use crate::domain::{
     AuditAction, AuditFilter, AuditPage, Destination, DestinationId, NewAuditEntry,
 };
-use crate::store::rules::audit_entries::destination_changed;
+use crate::store::rules::audit_entries::{self, destination_changed};
 use crate::store::rules::audit_rows::{json_text, AuditColumns};
-use crate::store::{Audit, StoreError, MAX_AUDIT_PAGE};
+use crate::store::{Audit, AuditScope, StoreError, MAX_AUDIT_PAGE};
 
 /// Writes `entry` as the operation's actor, at its now, on `conn`: call it
 /// inside the transaction of the action it records, so the two commit or
@@ -148,26 +148,58 @@ impl Audit for SqliteStore {
         .await
     }
 
-    async fn prune_audit(&self, older_than: Duration, batch_size: u32) -> Result<u64, StoreError> {
+    async fn prune_audit(
+        &self,
+        scope: AuditScope,
+        older_than: Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
         let batch = batch_size.max(1);
+        let (kind, region) = match scope {
+            AuditScope::Region(r) => ("region", Some(r.as_str().to_owned())),
+            AuditScope::Shared => ("shared", None),
+            AuditScope::All => ("all", None),
+        };
         let mut deleted = 0;
+        let mut cutoff = None;
         loop {
-            let n = self
+            let region = region.clone();
+            let (n, at) = self
                 .run(true, move |conn, ctx| {
                     let cutoff = ctx.now - older_than;
-                    Ok(diesel::sql_query(
+                    let n = diesel::sql_query(
                         "DELETE FROM audit_log WHERE id IN \
-                         (SELECT id FROM audit_log WHERE at < ? ORDER BY at LIMIT ?)",
+                         (SELECT id FROM audit_log WHERE at < ? \
+                          AND (? = 'all' OR (? = 'shared' AND region IS NULL) \
+                               OR (? = 'region' AND region = ?)) \
+                          ORDER BY at LIMIT ?)",
                     )
                     .bind::<BigInt, _>(micros(cutoff))
+                    .bind::<Text, _>(kind)
+                    .bind::<Text, _>(kind)
+                    .bind::<Text, _>(kind)
+                    .bind::<Nullable<Text>, _>(region)
                     .bind::<BigInt, _>(i64::from(batch))
-                    .execute(conn)?)
+                    .execute(conn)?;
+                    Ok((n, cutoff))
                 })
                 .await?;
             deleted += n as u64;
+            cutoff.get_or_insert(at);
             if n < batch as usize {
-                return Ok(deleted);
+                break;
             }
         }
+        if let (true, Some(cutoff)) = (deleted > 0, cutoff) {
+            self.run(true, move |conn, ctx| {
+                record(
+                    conn,
+                    ctx,
+                    audit_entries::audit_pruned(scope, cutoff, deleted),
+                )
+            })
+            .await?;
+        }
+        Ok(deleted)
     }
 }

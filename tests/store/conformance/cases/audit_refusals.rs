@@ -4,7 +4,7 @@
 
 use remit::domain::{Actor, AuditAction, AuditFilter, Rotation, TargetKind, TokenGrant, TokenId};
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Audit, Cancel, Changes, Keys, Move, ReplayJobs, Transfer};
+use remit::store::{Audit, AuditScope, Cancel, Changes, Keys, Move, ReplayJobs, Transfer};
 
 use super::audit_log::{entries_after, newest_id, ops};
 use super::changes::to;
@@ -266,9 +266,38 @@ pub async fn audit_retention_deletes_only_old_entries<H: Harness>(h: &H) {
     s.disable_destination(&crm, None).await.unwrap();
     let kept = newest_id(&s).await;
 
-    assert_eq!(s.prune_audit(Duration::days(11), 1).await.unwrap(), 0);
-    assert_eq!(s.prune_audit(Duration::days(7), 1).await.unwrap(), 3);
+    // An entry of no region (a token's), as old as the region's first.
+    h.clock().advance(Duration::days(-10));
+    let (new, _) = TokenGrant {
+        scope: "read".into(),
+        ..TokenGrant::default()
+    }
+    .check(t0())
+    .unwrap();
+    s.add_api_token(new).await.unwrap();
+    h.clock().advance(Duration::days(10));
+    let us = AuditScope::Region(Region::US);
+
+    assert_eq!(s.prune_audit(us, Duration::days(11), 1).await.unwrap(), 0);
+    // Another region's prune takes none of this region's entries.
+    let eu = AuditScope::Region(Region::EU);
+    assert_eq!(s.prune_audit(eu, Duration::days(7), 1).await.unwrap(), 0);
+    assert_eq!(s.prune_audit(us, Duration::days(7), 1).await.unwrap(), 3);
     let left = entries_after(&s, 0).await;
-    assert_eq!(left.iter().map(|e| e.id).collect::<Vec<_>>(), [kept]);
-    assert_eq!(s.prune_audit(Duration::days(7), 1).await.unwrap(), 0);
+    let actions: Vec<&str> = left.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(left[0].id, kept);
+    assert_eq!(actions[1..], ["token.create", "audit.prune"], "{actions:?}");
+    // The prune left an entry saying what it took, and as whom.
+    let pruned = &left[2];
+    assert_eq!(pruned.target.id, "us");
+    assert_eq!(pruned.after.as_ref().unwrap()["deleted"], 3);
+    assert_eq!(pruned.actor, ops());
+    assert_eq!(s.prune_audit(us, Duration::days(7), 1).await.unwrap(), 0);
+    // The entries of no region are an operator's to prune.
+    assert_eq!(
+        s.prune_audit(AuditScope::Shared, Duration::days(7), 1)
+            .await
+            .unwrap(),
+        1
+    );
 }
