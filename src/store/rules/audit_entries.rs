@@ -222,7 +222,7 @@ pub fn audit_pruned(
 ) -> NewAuditEntry {
     let entry = NewAuditEntry::new(
         AuditAction::AuditPrune,
-        AuditTarget::new(TargetKind::AuditLog, &scope.label()),
+        AuditTarget::new(TargetKind::AuditLog, scope.label()),
     )
     .after(json!({"deleted": deleted, "before": cutoff.to_rfc3339()}));
     match scope {
