@@ -111,3 +111,78 @@ async fn a_line_never_has_two_tasks_leased_whatever_commits_between_claims() {
     }
     assert_eq!(leased, 1, "one task of the line out at a time");
 }
+
+/// A line with no live task left has its row pruned with the region's old
+/// tasks, so lines keyed per event do not grow the table without end; its
+/// next task makes the row anew, with a version never used before.
+#[tokio::test]
+async fn an_idle_lines_row_is_pruned_and_made_anew() {
+    let db = TestDb::new().await;
+    let d = db.destination("crm", Region::EU).await;
+    let in_line = |reminder: &str, key: &str| NewTask {
+        not_before: t0(),
+        ordering_key: Some(OrderingKey::new(key).unwrap()),
+        ..new_task(reminder, &d, Region::EU)
+    };
+    db.store.schedule(in_line("done", "event-1")).await.unwrap();
+    db.store.schedule(in_line("live", "event-2")).await.unwrap();
+    let claimed = db
+        .store
+        .claim_due(&claim(Region::EU, "c", 10))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 2);
+    let done = claimed
+        .iter()
+        .find(|c| c.task.reminder_id.as_str() == "done")
+        .unwrap();
+    db.store
+        .finish(
+            &done.lease(),
+            &d,
+            &crate::support::delivered(remit::domain::AttemptRecord {
+                http_status: Some(200),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap();
+    let lines = "SELECT count(*) AS n FROM ordering_lines";
+    assert_eq!(db.count(lines).await, 2);
+    let versions = "SELECT coalesce(max(version), 0) AS n FROM ordering_lines";
+    let before = db.count(versions).await;
+
+    let request = remit::domain::PruneRequest {
+        region: Some(Region::EU),
+        older_than: Duration::days(30),
+        batch_size: 100,
+    };
+    db.store.prune(&request).await.unwrap();
+    assert_eq!(
+        db.count(lines).await,
+        1,
+        "the idle line's row went, the live one's stayed"
+    );
+    assert_eq!(
+        db.count("SELECT count(*) AS n FROM ordering_lines WHERE ordering_key = 'event-2'")
+            .await,
+        1
+    );
+
+    // Its key again: the row is made anew, past every version there was.
+    db.store
+        .schedule(in_line("again", "event-1"))
+        .await
+        .unwrap();
+    let claimed = db
+        .store
+        .claim_due(&claim(Region::EU, "c", 10))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1, "{claimed:?}");
+    assert!(
+        db.count("SELECT min(version) AS n FROM ordering_lines WHERE ordering_key = 'event-1'")
+            .await
+            > before
+    );
+}

@@ -68,7 +68,11 @@ async fn the_runtime_prunes_its_regions_old_terminal_tasks_only() {
     let kept = "SELECT count(*) AS n FROM audit_log WHERE action = 'destination.create'";
     assert_eq!(db.count(kept).await, 2, "young entries stay");
     let shared = "SELECT count(*) AS n FROM audit_log WHERE target_id = 'shared'";
-    assert_eq!(db.count(shared).await, 1, "no region's entries are remit prune's");
+    assert_eq!(
+        db.count(shared).await,
+        1,
+        "no region's entries are remit prune's"
+    );
     runtime.shutdown().await;
 
     assert!(db.store.attempts(old).await.unwrap().is_empty());

@@ -229,19 +229,22 @@ chosen AS (
 -- line's version, so that two claims whose snapshots each saw their own
 -- task as the line's head cannot both lease one: the second waits on the
 -- first's row lock and, once that commits, finds the version moved and
--- leaves the line alone (the next claim judges it afresh). Lines are taken
--- in (destination, key) order, so two claims never wait on each other in
--- a circle. Rows without a key skip this entirely.
+-- leaves the line alone (the next claim judges it afresh). Versions come
+-- from one sequence and are never reused, so a row made anew after
+-- retention pruned the line's old one never carries the version a claim
+-- saw on the old. Lines are taken in (destination, key) order, so two
+-- claims never wait on each other in a circle. Rows without a key skip
+-- this entirely.
 lines AS (
     INSERT INTO ordering_lines AS l (destination_id, ordering_key, version, holder)
     SELECT DISTINCT ON (c.destination_id, c.line_key)
-           c.destination_id, c.line_key, c.line_version + 1, c.id
+           c.destination_id, c.line_key, nextval('ordering_line_versions'), c.id
     FROM chosen c
     WHERE c.line_key IS NOT NULL
     ORDER BY c.destination_id, c.line_key, c.turn
     ON CONFLICT (destination_id, ordering_key) DO UPDATE
         SET version = EXCLUDED.version, holder = EXCLUDED.holder
-        WHERE l.version = EXCLUDED.version - 1
+        WHERE l.version = (SELECT s.line_version FROM chosen s WHERE s.id = EXCLUDED.holder)
     RETURNING l.holder
 ),
 taken AS (

@@ -14,7 +14,7 @@ use diesel_async::RunQueryDsl;
 
 use super::schema::destinations;
 use super::{requests, PgStore, StoreError};
-use crate::domain::{PruneReport, PruneRequest};
+use crate::domain::{PruneReport, PruneRequest, Region};
 
 /// The run's cutoff, fixed once: $1 now, $2 the age kept in milliseconds.
 /// Rows that end during the run are younger than it, so the run ends.
@@ -157,6 +157,36 @@ pub(super) async fn prune(
                 break;
             }
         }
+        prune_lines(store, region, size).await?;
     }
     Ok(report)
+}
+
+/// The ordering lines of a region's destinations with no task live (one
+/// row per line a claim took a task of: with a key per event, one per
+/// event), at most `$2` a transaction, rows a claim holds passed over. A
+/// line's row made anew later never carries a version a claim saw on the
+/// old one (`ordering_line_versions`), so pruning one cannot let two claims
+/// take its line. `$1` the region.
+const PRUNE_LINES_SQL: &str = "DELETE FROM ordering_lines l USING ( \
+        SELECT o.destination_id, o.ordering_key FROM ordering_lines o \
+        JOIN destinations d ON d.id = o.destination_id AND d.region = $1 \
+        WHERE NOT EXISTS (SELECT 1 FROM task_queue q \
+                          WHERE q.destination_id = o.destination_id \
+                            AND q.ordering_key = o.ordering_key) \
+        LIMIT $2 FOR UPDATE OF o SKIP LOCKED) idle \
+    WHERE l.destination_id = idle.destination_id AND l.ordering_key = idle.ordering_key";
+
+async fn prune_lines(store: &PgStore, region: Region, size: i32) -> Result<(), StoreError> {
+    loop {
+        let mut conn = store.conn().await?;
+        let deleted = diesel::sql_query(PRUNE_LINES_SQL)
+            .bind::<Text, _>(region.as_str())
+            .bind::<Integer, _>(size)
+            .execute(&mut conn)
+            .await?;
+        if deleted < usize::try_from(size).unwrap_or(usize::MAX) {
+            return Ok(());
+        }
+    }
 }

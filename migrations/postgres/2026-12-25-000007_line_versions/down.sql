@@ -1,0 +1,1 @@
+DROP SEQUENCE ordering_line_versions;
