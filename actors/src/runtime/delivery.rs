@@ -80,10 +80,14 @@ pub async fn deliver(
 
     failpoint::hit(failpoint::BEFORE_SEND)?;
     sent.set(true);
+    // When the request goes out, on the store's clock: the claim's now
+    // (which it wrote as the row's `updated_at`) and the time since, on
+    // this process's monotonic clock.
+    let sent_at = task.updated_at + chrono_saturating(claimed_at.elapsed());
     let exchanged = exchange(
         &shared,
         &client,
-        (&claimed, token),
+        (&claimed, token, sent_at),
         (&payload, &target),
         &mut span,
         &log,
@@ -189,7 +193,7 @@ struct Exchanged {
 async fn exchange(
     shared: &Shared,
     client: &awc::Client,
-    (claimed, token): (&ClaimedTask, u64),
+    (claimed, token, sent_at): (&ClaimedTask, u64, chrono::DateTime<chrono::Utc>),
     (payload, target): (&Payload, &SendTarget),
     span: &mut AttemptSpan,
     log: &slog::Logger,
@@ -220,7 +224,7 @@ async fn exchange(
     span.response(&response);
     quotas::learn(
         shared,
-        (&task.destination_id, token),
+        (&task.destination_id, token, sent_at),
         &quota,
         (received_at, server_date),
         log,

@@ -44,7 +44,7 @@ pub fn start(store: Database, log: slog::Logger) -> Quotas {
 /// places it among the destination's requests).
 pub fn learn(
     shared: &Shared,
-    (destination, token): (&DestinationId, u64),
+    (destination, token, sent_at): (&DestinationId, u64, DateTime<Utc>),
     fields: &QuotaFields,
     received: (DateTime<Utc>, Option<DateTime<Utc>>),
     log: &slog::Logger,
@@ -73,6 +73,7 @@ pub fn learn(
         destination: destination.clone(),
         quota,
         token,
+        sent_at,
     };
     let quotas = shared.quotas.clone();
     let log = log.clone();

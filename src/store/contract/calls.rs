@@ -142,8 +142,14 @@ pub struct QuotaNote {
     /// [`Tokens::Granted`]): the tokens numbered above it went out after
     /// it, uncounted in what the receiver announced, and a note with a
     /// lower number than the stored one is an older view of the
-    /// receiver's window.
+    /// receiver's window, unless it was sent after that one was learned.
     pub token: u64,
+    /// When the answered request went out, on the store's clock (as the
+    /// process measures it from its claim): tokens are numbered as they
+    /// are granted, and a process may send one granted long before another
+    /// process's, so a note whose request went out after the stored quota
+    /// was learned is fresher whatever its number.
+    pub sent_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// One attempt's end, as a batch of [`Store::finish_many`] carries it.

@@ -44,7 +44,8 @@ impl MemStore {
         let mut state = self.state.lock();
         for note in quota::latest(notes) {
             if let Some(record) = state.destinations.get_mut(&note.destination) {
-                if quota::supersedes(note, record.quota.and_then(|q| q.token)) {
+                let stored = record.quota.map(|q| (q.token, q.learned_at));
+                if quota::supersedes(note, stored) {
                     record.quota = Some(quota::learned(note, record.rate_granted, now));
                 }
             }

@@ -15,7 +15,8 @@ use crate::store::{rules::quota, QuotaNote};
 /// request's own (`$6`, its token's number); its reset on the database's
 /// clock; the limit, when it was learned, the token's number, and the
 /// window it renews to (`$7`, when the limit is known too). An
-/// announcement placed before the stored one is left out. Rows are
+/// announcement placed before the stored one is left out, unless its
+/// request went out (`$8`) after the stored one was learned. Rows are
 /// locked in id order, as every statement that locks several destinations
 /// does, so a batch never deadlocks with a token take or a finish. Like a
 /// take it does not wait for the disk flush: a crash forgets at most the
@@ -27,8 +28,8 @@ WITH clock AS (
 ),
 learned AS (
     SELECT * FROM unnest($2::text[], $3::float8[], $4::int8[], $5::int8[], $6::int8[],
-                         $7::int8[])
-        AS l(id, remaining, resets_in_ms, quota_limit, token, window_ms)
+                         $7::int8[], $8::timestamptz[])
+        AS l(id, remaining, resets_in_ms, quota_limit, token, window_ms, sent_at)
 ),
 locked AS (
     SELECT d.id FROM destinations d JOIN learned l ON l.id = d.id
@@ -44,7 +45,7 @@ SET quota_remaining = GREATEST(0, l.remaining - GREATEST(0, d.rate_granted - l.t
     quota_window_ms = l.window_ms
 FROM learned l, locked, clock
 WHERE d.id = l.id AND locked.id = d.id
-  AND (d.quota_token IS NULL OR l.token >= d.quota_token)
+  AND (d.quota_token IS NULL OR l.token >= d.quota_token OR l.sent_at > d.quota_learned_at)
 "#;
 
 pub(super) async fn learn_quotas(store: &PgStore, notes: &[QuotaNote]) -> Result<(), StoreError> {
@@ -84,6 +85,7 @@ pub(super) async fn learn_quotas(store: &PgStore, notes: &[QuotaNote]) -> Result
         .bind::<Array<Nullable<BigInt>>, _>(limits)
         .bind::<Array<BigInt>, _>(tokens)
         .bind::<Array<Nullable<BigInt>>, _>(windows)
+        .bind::<Array<Timestamptz>, _>(latest.iter().map(|n| n.sent_at).collect::<Vec<_>>())
         .execute(&mut conn)
         .await?;
     Ok(())

@@ -16,7 +16,11 @@
 //! - An announcement placed before the stored one (a lower token number:
 //!   a slow answer to an earlier request) is an older view of the
 //!   receiver's window and is ignored; of two with the same number, the
-//!   later write wins.
+//!   later write wins. Numbers follow the order tokens were granted, not
+//!   the order requests went out (a process may hold a token while
+//!   another's later ones go), so an answer to a request sent after the
+//!   stored quota was learned (on the store's clock) is fresher whatever
+//!   its number: the receiver answered it after the stored one.
 
 use std::collections::HashMap;
 
@@ -37,11 +41,17 @@ pub(in crate::store) struct LearnedRow {
     pub token: Option<u64>,
 }
 
-/// Whether a note replaces the stored quota, announced on the answer to
-/// the request sent with token `stored`: not when its own request was sent
-/// with an earlier token.
-pub(in crate::store) fn supersedes(note: &QuotaNote, stored: Option<u64>) -> bool {
-    stored.is_none_or(|token| note.token >= token)
+/// Whether a note replaces the stored quota (`stored`: the token its
+/// answered request was sent with, and when it was learned): not when its
+/// own request was sent with an earlier token, before that was learned.
+pub(in crate::store) fn supersedes(
+    note: &QuotaNote,
+    stored: Option<(Option<u64>, DateTime<Utc>)>,
+) -> bool {
+    match stored {
+        None | Some((None, _)) => true,
+        Some((Some(token), learned_at)) => note.token >= token || note.sent_at > learned_at,
+    }
 }
 
 /// The row a note writes at the store's `now`, when the bucket has granted

@@ -123,6 +123,8 @@ struct Placed {
     rate_granted: i64,
     #[diesel(sql_type = Nullable<BigInt>)]
     quota_token: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    quota_learned_at: Option<i64>,
 }
 
 pub(super) fn learn_quotas(
@@ -131,10 +133,11 @@ pub(super) fn learn_quotas(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     for note in quota::latest(notes) {
-        let mut rows: Vec<Placed> =
-            diesel::sql_query("SELECT rate_granted, quota_token FROM destinations WHERE id = ?")
-                .bind::<Text, _>(note.destination.as_str())
-                .load(conn)?;
+        let mut rows: Vec<Placed> = diesel::sql_query(
+            "SELECT rate_granted, quota_token, quota_learned_at FROM destinations WHERE id = ?",
+        )
+        .bind::<Text, _>(note.destination.as_str())
+        .load(conn)?;
         let Some(placed) = rows.pop() else {
             continue;
         };
@@ -142,7 +145,11 @@ pub(super) fn learn_quotas(
             .quota_token
             .map(|t| count("destinations.quota_token", t))
             .transpose()?;
-        if !quota::supersedes(note, stored_token) {
+        let learned_at = placed
+            .quota_learned_at
+            .map(|at| super::rows::instant("destinations.quota_learned_at", at))
+            .transpose()?;
+        if !quota::supersedes(note, learned_at.map(|at| (stored_token, at))) {
             continue;
         }
         let granted = count("destinations.rate_granted", placed.rate_granted)?;

@@ -230,6 +230,7 @@ every_store!(
     requests_sent_after_the_answered_one_count_against_its_announcement,
     requests_sent_before_the_answered_one_are_not_counted_again,
     an_answer_to_an_earlier_request_never_replaces_a_later_ones,
+    an_answer_to_a_request_sent_after_the_stored_one_was_learned_wins,
     in_one_batch_the_answer_to_the_latest_request_wins,
     a_quota_with_a_window_renews_once_at_its_reset,
     a_quota_renews_to_the_window_that_holds_now,

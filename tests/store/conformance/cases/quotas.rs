@@ -14,7 +14,8 @@ fn note(d: &DestinationId, remaining: u64, resets_in: Duration) -> QuotaNote {
     answer_to(d, 0, remaining, resets_in)
 }
 
-/// The announcement on the answer to the request sent with token `token`.
+/// The announcement on the answer to the request sent with token `token`
+/// (at the pinned clock's start).
 fn answer_to(d: &DestinationId, token: u64, remaining: u64, resets_in: Duration) -> QuotaNote {
     QuotaNote {
         destination: d.clone(),
@@ -25,6 +26,7 @@ fn answer_to(d: &DestinationId, token: u64, remaining: u64, resets_in: Duration)
             window: None,
         },
         token,
+        sent_at: t0() - Duration::seconds(1),
     }
 }
 
@@ -196,6 +198,38 @@ pub async fn an_answer_to_an_earlier_request_never_replaces_a_later_ones<H: Harn
     assert_eq!(
         s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
         Tokens::WaitFor(std::time::Duration::from_secs(30))
+    );
+}
+
+/// Tokens are numbered as they are granted, and a process may send one it
+/// was granted long before another process's later ones: an answer to a
+/// request sent after the stored quota was learned is fresher whatever its
+/// number, and replaces it.
+pub async fn an_answer_to_a_request_sent_after_the_stored_one_was_learned_wins<H: Harness>(h: &H) {
+    let s = h.store();
+    let d = destination(h, "crm", Region::US).await;
+    assert_eq!(
+        s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
+        granted(10, 10)
+    );
+    // Another process sent token 10 at once: nothing remains for 30 s.
+    s.learn_quotas(&[answer_to(&d, 10, 0, Duration::seconds(30))])
+        .await
+        .unwrap();
+    // This one held token 3, and sent it five seconds later: the receiver
+    // answered it after the other, with the window renewed.
+    h.clock().advance(Duration::seconds(5));
+    let later = QuotaNote {
+        sent_at: t0() + Duration::seconds(5),
+        ..answer_to(&d, 3, 50, Duration::seconds(60))
+    };
+    s.learn_quotas(&[later]).await.unwrap();
+    assert!(
+        matches!(
+            s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
+            Tokens::Granted { .. }
+        ),
+        "paced by the fresher answer"
     );
 }
 

@@ -268,6 +268,7 @@ pub async fn a_destination_summary_carries_its_learned_quota<H: Harness>(h: &H) 
             window: None,
         },
         token: 0,
+        sent_at: t0(),
     };
     s.learn_quotas(&[note]).await.unwrap();
     let learned = s.destination_summaries(Region::EU).await.unwrap()[0]
