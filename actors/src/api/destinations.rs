@@ -206,8 +206,8 @@ pub(super) fn etag(destination: &remit::domain::Destination) -> (&'static str, S
 }
 
 /// The version an `If-Match` header names, if the request has one: one
-/// entity tag, quoted (a weak one's `W/` is taken as it is; `*` matches any
-/// version, as no header would).
+/// entity tag, quoted (a weak one never matches; `*` matches any version,
+/// as no header would).
 pub(super) fn if_match(request: &actix_web::HttpRequest) -> Result<Option<String>, ApiError> {
     let Some(value) = request.headers().get("if-match") else {
         return Ok(None);
@@ -216,9 +216,18 @@ pub(super) fn if_match(request: &actix_web::HttpRequest) -> Result<Option<String
     if text == "*" {
         return Ok(None);
     }
-    let tag = text.strip_prefix("W/").unwrap_or(text);
+    // A weak tag never matches (If-Match compares strongly): kept whole, it
+    // equals no version.
+    let (weak, tag) = match text.strip_prefix("W/") {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
     match tag.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(inner) if !inner.is_empty() && !inner.contains('"') => Ok(Some(inner.to_owned())),
+        Some(inner) if !inner.is_empty() && !inner.contains('"') => Ok(Some(if weak {
+            format!("W/{inner}")
+        } else {
+            inner.to_owned()
+        })),
         _ => Err(ApiError::BadRequest {
             field: Some("If-Match".into()),
             message: "must be one entity tag in double quotes, as the ETag of \

@@ -377,6 +377,14 @@ pub async fn replay(
         Replayed::NotFailed(task) if task.payload_erased_at.is_some() => Err(ApiError::Conflict(
             format!("the payload of task {id} was erased; reschedule it with a new payload"),
         )),
+        // Failed, its payload there, and not replayed: its destination was
+        // deleted.
+        Replayed::NotFailed(task) if task.state == remit::domain::TaskState::Failed => {
+            Err(ApiError::Conflict(format!(
+                "task {id} is not replayed: its destination {} was deleted",
+                task.destination_id
+            )))
+        }
         Replayed::NotFailed(task) => Err(ApiError::Conflict(format!(
             "task {id} is {}; only a failed task can be replayed",
             task.state.as_str()

@@ -297,6 +297,15 @@ pub async fn replay(
                   "task" => %task.id.0, "by" => viewer.caller_name());
             Ok(see_other(&format!("/console/tasks/{}", task.id.0)))
         }
+        Replayed::NotFailed(task)
+            if task.state == remit::domain::TaskState::Failed
+                && task.payload_erased_at.is_none() =>
+        {
+            Err(ConsoleError::Conflict(format!(
+                "task {} is not replayed: its destination {} was deleted",
+                task.id.0, task.destination_id
+            )))
+        }
         Replayed::NotFailed(task) => Err(ConsoleError::Conflict(format!(
             "task {} is {}; only a failed task can be replayed",
             task.id.0,

@@ -5,11 +5,13 @@
 //! its rate sends within a hold (`claim_cap`), so a slow destination's
 //! rows are not claimed only to be handed back.
 //!
-//! Only limits that differ from the configuration's for the destination
-//! are kept (what a new throttle would start from anyway needs no entry),
-//! while the destination's throttle lives and for [`KEPT_AFTER`] once it
-//! is evicted: memory follows the destinations with settings of their own
-//! that are in flight, not every destination ever sent to.
+//! Only limits worth keeping are kept (`Shared::paces_keep`: a
+//! destination's own, or any slow enough to cap a claim), while the
+//! destination's throttle lives and for [`KEPT_AFTER`] once it is evicted:
+//! memory follows the destinations in flight with such limits, not every
+//! destination ever sent to. A destination's first claim in a process,
+//! before its limits are known, takes the claim's share; what its rate
+//! cannot send within the hold goes back, due when its turn comes.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -36,11 +38,11 @@ struct Pace {
 }
 
 impl Paces {
-    /// The destination's throttle took `limits`; `own` says whether they
-    /// differ from the configuration's (only those are kept).
-    pub fn took(&self, destination: &DestinationId, limits: ThrottleLimits, own: bool) {
+    /// The destination's throttle took `limits`; `keep` says whether they
+    /// are worth keeping (else what was kept is dropped).
+    pub fn took(&self, destination: &DestinationId, limits: ThrottleLimits, keep: bool) {
         let mut inner = self.inner.borrow_mut();
-        if own {
+        if keep {
             inner.insert(
                 destination.clone(),
                 Pace {
@@ -55,8 +57,8 @@ impl Paces {
 
     /// A change of the destination's limits was heard while it has no
     /// throttle here: kept a while, for the claims and the next throttle.
-    pub fn heard(&self, destination: &DestinationId, limits: ThrottleLimits, own: bool) {
-        self.took(destination, limits, own);
+    pub fn heard(&self, destination: &DestinationId, limits: ThrottleLimits, keep: bool) {
+        self.took(destination, limits, keep);
         self.released(destination);
     }
 
@@ -131,7 +133,7 @@ mod tests {
     }
 
     #[test]
-    fn only_own_limits_are_kept_and_only_slow_ones_cap_a_claim() {
+    fn only_limits_worth_keeping_are_kept_and_only_slow_ones_cap_a_claim() {
         let paces = Paces::default();
         let slow = DestinationId::new("slow").unwrap();
         let fast = DestinationId::new("fast").unwrap();

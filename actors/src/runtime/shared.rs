@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use remit::domain::{Region, SendTarget};
+use remit::domain::{DestinationId, Region, SendTarget};
 use remit::policy::RetryPolicy;
 use remit::store::Database;
 use tokio::sync::Semaphore;
@@ -15,7 +15,7 @@ use super::{
     Buckets, Capacity, ChangedTasks, Finisher, Holds, Metrics, Paces, Quotas, Restarts, Targets,
     WallClock,
 };
-use crate::config::Config;
+use crate::config::{Config, ThrottleLimits};
 use crate::egress::Egress;
 use crate::telemetry::Telemetry;
 
@@ -114,6 +114,15 @@ impl Shared {
     /// before anyone could reclaim it.
     pub fn max_hold(&self) -> Duration {
         self.lease() / 5
+    }
+
+    /// Whether `limits` of `destination` are worth keeping in `paces`: its
+    /// own (a new throttle would not start from them otherwise), or slow
+    /// enough to cap a claim, whatever set them.
+    pub fn paces_keep(&self, destination: &DestinationId, limits: &ThrottleLimits) -> bool {
+        let cap = self.config.claim.per_destination_cap;
+        *limits != self.config.throttle_for(destination)
+            || super::paces::claim_cap(limits, self.max_hold(), cap) < cap
     }
 
     pub fn send_timeout(&self) -> Duration {

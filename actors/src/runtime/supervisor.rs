@@ -243,10 +243,9 @@ impl Handler<DestinationChanged> for RegionSupervisor {
                         throttle.addr.do_send(Retune(settings.clone()));
                     } else {
                         // Its next claim is paced by them already.
-                        let config = &this.shared.config;
-                        let limits = config.limits_of(&id, settings);
-                        let own = limits != config.throttle_for(&id);
-                        this.shared.paces.heard(&id, limits, own);
+                        let limits = this.shared.config.limits_of(&id, settings);
+                        let keep = this.shared.paces_keep(&id, &limits);
+                        this.shared.paces.heard(&id, limits, keep);
                     }
                     // A claim left it out while its queue covered the old
                     // rate's next while; with new limits, claim it again.

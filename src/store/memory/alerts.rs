@@ -200,10 +200,13 @@ impl State {
                 .windows
                 .insert((d.clone(), *kind), (region, w.clone()));
         }
-        records.late_seen.extend(plan.late_seen.iter().copied());
+        // Read and marked under one lock: nothing moved in between.
+        records
+            .late_seen
+            .extend(plan.late_seen.iter().map(|(id, _)| *id));
         records
             .horizon_seen
-            .extend(plan.horizon_seen.iter().copied());
+            .extend(plan.horizon_seen.iter().map(|(id, _)| *id));
         // A mark of a task that ended is dropped with its queue row on the
         // databases; here, at the next check.
         let live: HashSet<TaskId> = self

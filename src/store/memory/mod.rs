@@ -268,11 +268,12 @@ impl Store for MemStore {
         let now = self.now();
         let mut state = self.state.lock();
         state.record_failures();
+        let deleted = state.destination_deleted(id);
         let Some(task) = state.task_mut(id) else {
             return Ok(Replayed::NotFound);
         };
         let before = task.clone();
-        if !lifecycle::replay(task, horizon, now) {
+        if !lifecycle::replay(task, horizon, deleted, now) {
             return Ok(Replayed::NotFailed(task.clone()));
         }
         let after = task.clone();

@@ -46,7 +46,8 @@ impl MemStore {
             if let Some(record) = state.destinations.get_mut(&note.destination) {
                 let stored = record.quota.map(|q| (q.token, q.learned_at));
                 if quota::supersedes(note, stored) {
-                    record.quota = Some(quota::learned(note, record.rate_granted, now));
+                    let token = record.quota.and_then(|q| q.token);
+                    record.quota = Some(quota::learned(note, record.rate_granted, token, now));
                 }
             }
         }

@@ -149,10 +149,11 @@ impl ReplayJobs for MemStore {
         let picked = state.replay_batch(&job, batch);
         let mut replayed = 0;
         for &task_id in &picked {
+            let deleted = state.destination_deleted(task_id);
             let task = state.task_mut(task_id).expect("a picked task is there");
             let before = task.clone();
             let done = match job.action {
-                JobAction::Replay => lifecycle::replay(task, job.horizon, now),
+                JobAction::Replay => lifecycle::replay(task, job.horizon, deleted, now),
                 JobAction::Cancel => matches!(
                     changes::cancel(task, &job.requested_by, now),
                     CancelStep::Now | CancelStep::AfterAttempt

@@ -110,6 +110,15 @@ pub(super) struct State {
 }
 
 impl State {
+    /// Whether the task's destination was deleted (a missing task's or
+    /// destination's was not).
+    pub(super) fn destination_deleted(&self, task: TaskId) -> bool {
+        self.by_id
+            .get(&task)
+            .and_then(|&i| self.destinations.get(&self.tasks[i].destination_id))
+            .is_some_and(|d| d.deleted_at.is_some())
+    }
+
     /// The destination, unless it is missing or deleted.
     pub(super) fn live_destination(&self, id: &DestinationId) -> Option<&DestinationRecord> {
         self.destinations.get(id).filter(|d| d.live())

@@ -16,7 +16,7 @@ use diesel::sql_types::{
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::alerts_sql::{HORIZON_SQL, LATE_SQL, MARK_SQL};
+use super::alerts_sql::{HORIZON_SQL, LATE_SQL, MARK_HORIZON_SQL, MARK_LATE_SQL};
 use super::rows::{corrupt, DestinationRow, TaskRow};
 use super::schema::destinations;
 use super::secrets::now;
@@ -302,11 +302,18 @@ async fn write(
         .execute(conn)
         .await?;
     }
-    if !plan.late_seen.is_empty() || !plan.horizon_seen.is_empty() {
-        let ids = |seen: &[TaskId]| seen.iter().map(|id| id.0).collect::<Vec<_>>();
-        diesel::sql_query(MARK_SQL)
-            .bind::<Array<Uuid>, _>(ids(&plan.late_seen))
-            .bind::<Array<Uuid>, _>(ids(&plan.horizon_seen))
+    for (sql, seen) in [
+        (MARK_LATE_SQL, &plan.late_seen),
+        (MARK_HORIZON_SQL, &plan.horizon_seen),
+    ] {
+        if seen.is_empty() {
+            continue;
+        }
+        let (ids, at): (Vec<uuid::Uuid>, Vec<DateTime<Utc>>) =
+            seen.iter().map(|(id, at)| (id.0, *at)).unzip();
+        diesel::sql_query(sql)
+            .bind::<Array<Uuid>, _>(ids)
+            .bind::<Array<Timestamptz>, _>(at)
             .execute(conn)
             .await?;
     }

@@ -32,11 +32,20 @@ JOIN tasks t ON t.id = h.task_id
 ORDER BY h.retry_horizon_at, h.task_id
 "#;
 
-/// Marks tasks announced late (`$1`) and tasks whose horizon was
-/// announced (`$2`): each a probe of the queue's primary key.
-pub const MARK_SQL: &str = r#"
-UPDATE task_queue q
-SET late_seen = q.late_seen OR q.task_id = ANY($1),
-    horizon_seen = q.horizon_seen OR q.task_id = ANY($2)
-WHERE q.task_id = ANY($1) OR q.task_id = ANY($2)
+/// Marks the tasks announced late (`$1`, each with the deadline `$2` it
+/// was announced for): a row whose deadline moved since the check read it
+/// (a reschedule committed in between, which cleared the mark) is left
+/// unmarked, to be announced for its new one. Each a probe of the queue's
+/// primary key.
+pub const MARK_LATE_SQL: &str = r#"
+UPDATE task_queue q SET late_seen = true
+FROM unnest($1::uuid[], $2::timestamptz[]) AS s(task_id, not_before)
+WHERE q.task_id = s.task_id AND q.not_before = s.not_before
+"#;
+
+/// As [`MARK_LATE_SQL`], for the tasks whose horizon (`$2`) was announced.
+pub const MARK_HORIZON_SQL: &str = r#"
+UPDATE task_queue q SET horizon_seen = true
+FROM unnest($1::uuid[], $2::timestamptz[]) AS s(task_id, retry_horizon_at)
+WHERE q.task_id = s.task_id AND q.retry_horizon_at = s.retry_horizon_at
 "#;

@@ -89,7 +89,10 @@ async fn wake(conn: &mut AsyncPgConnection, task: &Task) -> Result<(), StoreErro
 
 /// Whether the destination was deleted, its row held against a deletion
 /// until the transaction ends (so a task is never moved into a deletion
-/// whose cancel has already passed it).
+/// whose cancel has already passed it). A key-share lock: a deletion's
+/// FOR UPDATE waits for it, while token takes and finishes, which update
+/// the row's other columns, do not (so no finish holding the destination
+/// can wait on this task's lock in a circle).
 async fn destination_deleted(
     conn: &mut AsyncPgConnection,
     id: &DestinationId,
@@ -98,7 +101,7 @@ async fn destination_deleted(
     let deleted: Option<Option<DateTime<Utc>>> = destinations::table
         .find(id.as_str())
         .select(destinations::deleted_at)
-        .for_share()
+        .for_key_share()
         .first(conn)
         .await
         .optional()?;

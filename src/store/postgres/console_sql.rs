@@ -311,6 +311,8 @@ replayed AS (
     -- An erased payload is gone: nothing to send again.
     WHERE t.id IN (SELECT id FROM picked) AND t.state = 'failed'
       AND t.payload_erased_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM destinations d
+                      WHERE d.id = t.destination_id AND d.deleted_at IS NOT NULL)
     RETURNING t.id
 )
 SELECT (SELECT count(*) FROM picked) AS picked,

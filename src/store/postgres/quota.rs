@@ -41,7 +41,9 @@ SET quota_remaining = GREATEST(0, l.remaining - GREATEST(0, d.rate_granted - l.t
     quota_resets_at = clock.now + l.resets_in_ms * interval '1 millisecond',
     quota_limit = l.quota_limit,
     quota_learned_at = clock.now,
-    quota_token = l.token,
+    -- The highest token seen: a note that won by when it was sent does not
+    -- lower it (GREATEST skips a NULL).
+    quota_token = GREATEST(d.quota_token, l.token),
     quota_window_ms = l.window_ms
 FROM learned l, locked, clock
 WHERE d.id = l.id AND locked.id = d.id

@@ -25,6 +25,9 @@ UPDATE tasks t
     r#"
 FROM clock
 WHERE t.id = $1 AND t.state = 'failed' AND t.payload_erased_at IS NULL
+  -- Never to a deleted destination.
+  AND NOT EXISTS (SELECT 1 FROM destinations d
+                  WHERE d.id = t.destination_id AND d.deleted_at IS NOT NULL)
 RETURNING t.*
 "#
 );

@@ -113,10 +113,12 @@ pub(in crate::store) struct Plan {
     pub destinations: Vec<(DestinationId, DestinationAlerts)>,
     /// Windows that changed (upserted).
     pub windows: Vec<(DestinationId, EventKind, Window)>,
-    /// Tasks now announced late (marked, so no later check finds them).
-    pub late_seen: Vec<TaskId>,
-    /// Tasks whose horizon is now announced.
-    pub horizon_seen: Vec<TaskId>,
+    /// Tasks now announced late (marked, so no later check finds them),
+    /// each with the deadline it was announced for: a task moved since the
+    /// check read it is not marked.
+    pub late_seen: Vec<(TaskId, DateTime<Utc>)>,
+    /// Tasks whose horizon is now announced, each with that horizon.
+    pub horizon_seen: Vec<(TaskId, DateTime<Utc>)>,
     /// The recorded failures now dealt with (deleted).
     pub failures_done: Vec<(TaskId, DateTime<Utc>)>,
     pub checked: AlertsChecked,
@@ -243,7 +245,7 @@ pub(in crate::store) fn fold(
         let Some(&after) = late_after.get(&t.destination_id) else {
             continue;
         };
-        plan.late_seen.push(t.id);
+        plan.late_seen.push((t.id, t.not_before));
         let item = json!({
             "task_id": t.id.to_string(),
             "tenant_id": t.tenant_id.as_str(),
@@ -259,7 +261,7 @@ pub(in crate::store) fn fold(
     }
 
     for t in &found.horizon {
-        plan.horizon_seen.push(t.id);
+        plan.horizon_seen.push((t.id, t.retry_horizon_at));
         if !live(t) {
             continue;
         }

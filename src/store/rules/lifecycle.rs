@@ -371,9 +371,15 @@ pub(in crate::store) fn extend(task: &mut Task, by: Duration, now: DateTime<Utc>
 /// counts only the attempts since. False when the row is not `failed`
 /// (replaying anything else would resend a delivered webhook or race a
 /// live lease), or when its payload was erased.
-pub(in crate::store) fn replay(task: &mut Task, horizon: Duration, now: DateTime<Utc>) -> bool {
-    // An erased payload is gone: there is nothing to send again.
-    if task.state != TaskState::Failed || task.payload_erased_at.is_some() {
+pub(in crate::store) fn replay(
+    task: &mut Task,
+    horizon: Duration,
+    destination_deleted: bool,
+    now: DateTime<Utc>,
+) -> bool {
+    // An erased payload is gone: there is nothing to send again; nor is a
+    // deleted destination there to send to.
+    if task.state != TaskState::Failed || task.payload_erased_at.is_some() || destination_deleted {
         return false;
     }
     let from = now.max(task.not_before);

@@ -59,7 +59,15 @@ pub(in crate::store) fn supersedes(
 /// after the answered request's, the reset measured on the store's clock,
 /// as every delay a receiver asks for is, and the window it renews to when
 /// the receiver named its limit and window.
-pub(in crate::store) fn learned(note: &QuotaNote, granted: u64, now: DateTime<Utc>) -> LearnedRow {
+/// The token kept is the highest seen (`stored`, or the note's): a note
+/// that wins by when it was sent does not lower it, so a slower answer to
+/// a request sent before both cannot pass for the newest by its number.
+pub(in crate::store) fn learned(
+    note: &QuotaNote,
+    granted: u64,
+    stored: Option<u64>,
+    now: DateTime<Utc>,
+) -> LearnedRow {
     let since = granted.saturating_sub(note.token);
     LearnedRow {
         pace: Learned {
@@ -75,19 +83,21 @@ pub(in crate::store) fn learned(note: &QuotaNote, granted: u64, now: DateTime<Ut
         },
         limit: note.quota.limit,
         learned_at: now,
-        token: Some(note.token),
+        token: Some(stored.map_or(note.token, |t| t.max(note.token))),
     }
 }
 
-/// The notes a batch writes: for each destination the one with the
-/// highest token number (of equals, the last), in the order destinations
-/// first appear.
+/// The notes a batch writes: for each destination the one that went out
+/// last (by when it was sent, then by token number; of equals, the last),
+/// in the order destinations first appear.
 pub(in crate::store) fn latest(notes: &[QuotaNote]) -> Vec<&QuotaNote> {
     let mut at: HashMap<&str, usize> = HashMap::new();
     let mut kept: Vec<&QuotaNote> = Vec::new();
     for note in notes {
         match at.get(note.destination.as_str()) {
-            Some(&i) if kept[i].token <= note.token => kept[i] = note,
+            Some(&i) if (kept[i].sent_at, kept[i].token) <= (note.sent_at, note.token) => {
+                kept[i] = note
+            }
             Some(_) => {}
             None => {
                 at.insert(note.destination.as_str(), kept.len());

@@ -279,14 +279,18 @@ fn write(conn: &mut SqliteConnection, check: &AlertCheck, plan: &Plan) -> Result
         .bind::<Nullable<Text>, _>(w.held.as_ref().map(Held::to_text))
         .execute(conn)?;
     }
-    for (column, seen) in [
-        ("late_seen", &plan.late_seen),
-        ("horizon_seen", &plan.horizon_seen),
-    ] {
-        for id in seen {
-            diesel::sql_query(format!("UPDATE tasks SET {column} = 1 WHERE id = ?"))
-                .bind::<Text, _>(id.0.to_string())
-                .execute(conn)?;
+    let marks = [
+        ("late_seen", "not_before", &plan.late_seen),
+        ("horizon_seen", "retry_horizon_at", &plan.horizon_seen),
+    ];
+    for (column, at_column, seen) in marks {
+        for (id, at) in seen {
+            diesel::sql_query(format!(
+                "UPDATE tasks SET {column} = 1 WHERE id = ? AND {at_column} = ?"
+            ))
+            .bind::<Text, _>(id.0.to_string())
+            .bind::<BigInt, _>(micros(*at))
+            .execute(conn)?;
         }
     }
     Ok(())

@@ -197,7 +197,8 @@ pub(super) fn replay(
     let Some(mut task) = rows::task(conn, id)? else {
         return Ok(Replayed::NotFound);
     };
-    if !lifecycle::replay(&mut task, horizon, now) {
+    let deleted = rows::destination_deleted(conn, &task.destination_id)?;
+    if !lifecycle::replay(&mut task, horizon, deleted, now) {
         return Ok(Replayed::NotFailed(task));
     }
     rows::write_task(conn, &task)?;

@@ -153,7 +153,7 @@ pub(super) fn learn_quotas(
             continue;
         }
         let granted = count("destinations.rate_granted", placed.rate_granted)?;
-        let row = quota::learned(note, granted, now);
+        let row = quota::learned(note, granted, stored_token, now);
         diesel::sql_query(
             "UPDATE destinations SET quota_remaining = ?, quota_resets_at = ?, quota_limit = ?, \
              quota_learned_at = ?, quota_token = ?, quota_window_ms = ? WHERE id = ?",

@@ -246,7 +246,9 @@ impl SqliteStore {
                 for mut task in tasks {
                     let changed = match job.action {
                         JobAction::Replay => {
-                            let replayed = lifecycle::replay(&mut task, job.horizon, ctx.now);
+                            let deleted = rows::destination_deleted(conn, &task.destination_id)?;
+                            let replayed =
+                                lifecycle::replay(&mut task, job.horizon, deleted, ctx.now);
                             wake |= replayed;
                             replayed
                         }

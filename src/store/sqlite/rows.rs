@@ -387,6 +387,17 @@ impl DestinationRow {
 }
 
 /// The destination's row, a deleted one's tombstone included.
+/// Whether the destination was deleted (a missing one was not).
+pub(super) fn destination_deleted(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+) -> Result<bool, StoreError> {
+    match any_destination_row(conn, id)? {
+        Some(row) => Ok(row.deleted_at()?.is_some()),
+        None => Ok(false),
+    }
+}
+
 pub(super) fn any_destination_row(
     conn: &mut SqliteConnection,
     id: &DestinationId,

@@ -37,8 +37,8 @@ impl Throttle {
                    "rate_per_second" => limits.rate_per_second, "burst" => limits.burst,
                    "max_in_flight" => limits.max_in_flight);
         }
-        let own = limits != self.shared.config.throttle_for(&self.destination);
-        self.shared.paces.took(&self.destination, limits, own);
+        let keep = self.shared.paces_keep(&self.destination, &limits);
+        self.shared.paces.took(&self.destination, limits, keep);
         self.limits = limits;
         self.limits_read = true;
         self.limits_read_at = Some(Instant::now());

@@ -176,6 +176,12 @@ pub async fn a_deleted_destinations_task_is_never_moved<H: Harness>(h: &H) {
         other => panic!("{other:?}"),
     }
     assert_eq!(state(h, failed).await, before);
+    // Nor replayed, by an admin or a bulk replay.
+    assert!(matches!(
+        s.replay(failed, Duration::hours(1)).await.unwrap(),
+        Replayed::NotFailed(_)
+    ));
+    assert_eq!(state(h, failed).await, before);
     // So the id registers again at once.
     let again = NewDestination::new(d.clone(), Region::US, "http://127.0.0.1:9/", None).unwrap();
     s.add_destination(again).await.unwrap();

@@ -73,6 +73,17 @@ pub async fn an_erased_payload_opens_from_no_copy_once_its_key_is_retired<H: Har
     rotated.forget_unused_keys().await.unwrap();
     let new_only = h.with_key(ring(&[2])).await;
     new_only.check_payload_key().await.unwrap();
+    // Nothing the store holds is under key 1 any more (so destroying it
+    // costs nothing), and the copy from before opens under key 1 alone: once
+    // key 1 is destroyed, it opens under nothing.
+    let under: Vec<String> = new_only
+        .sealed_counts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.fingerprint)
+        .collect();
+    assert_eq!(under, [PayloadKey::from_bytes([2; 32]).fingerprint_hex()]);
     assert!(matches!(
         open(&ring(&[2]), &erased_copy, &erased_copy.sealed),
         Err(PayloadCryptoError::WrongKey { .. })

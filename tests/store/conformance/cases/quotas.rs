@@ -224,6 +224,11 @@ pub async fn an_answer_to_a_request_sent_after_the_stored_one_was_learned_wins<H
         ..answer_to(&d, 3, 50, Duration::seconds(60))
     };
     s.learn_quotas(&[later]).await.unwrap();
+    // A slow answer to token 5, sent before both, changes nothing: the
+    // token kept is still the highest seen.
+    s.learn_quotas(&[answer_to(&d, 5, 0, Duration::seconds(300))])
+        .await
+        .unwrap();
     assert!(
         matches!(
             s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
