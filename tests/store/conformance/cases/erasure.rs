@@ -6,19 +6,12 @@
 //! payloads resealed, the old key dropped) no copy opens. A reseal writes
 //! the data key again and leaves the body's bytes as they were.
 
-use base64::Engine as _;
 use remit::payload_crypto::{PayloadCryptoError, PayloadKey, SealedPayload};
 use remit::store::{Changes, Keys, Transfer};
 
+use super::key_ring::ring;
 use super::*;
 
-fn ring(bytes: &[u8]) -> PayloadKey {
-    let texts: Vec<String> = bytes
-        .iter()
-        .map(|b| base64::engine::general_purpose::STANDARD.encode([*b; 32]))
-        .collect();
-    PayloadKey::ring(texts.iter().map(String::as_str)).unwrap()
-}
 
 pub async fn an_erased_payload_opens_from_no_copy_once_its_key_is_retired<H: Harness>(h: &H) {
     let old = h.with_key(ring(&[1])).await;

@@ -13,7 +13,7 @@ fn text(byte: u8) -> String {
     base64::engine::general_purpose::STANDARD.encode([byte; 32])
 }
 
-fn ring(bytes: &[u8]) -> PayloadKey {
+pub(super) fn ring(bytes: &[u8]) -> PayloadKey {
     let texts: Vec<String> = bytes.iter().map(|b| text(*b)).collect();
     PayloadKey::ring(texts.iter().map(String::as_str)).unwrap()
 }
