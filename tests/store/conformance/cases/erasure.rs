@@ -12,7 +12,6 @@ use remit::store::{Changes, Keys, Transfer};
 use super::key_ring::ring;
 use super::*;
 
-
 pub async fn an_erased_payload_opens_from_no_copy_once_its_key_is_retired<H: Harness>(h: &H) {
     let old = h.with_key(ring(&[1])).await;
     old.check_payload_key().await.unwrap();
