@@ -205,35 +205,20 @@ pub(super) fn etag(destination: &remit::domain::Destination) -> (&'static str, S
     ("etag", format!("\"{}\"", destination.settings_tag()))
 }
 
-/// The version an `If-Match` header names, if the request has one: one
-/// entity tag, quoted (a weak one never matches; `*` matches any version,
-/// as no header would).
-pub(super) fn if_match(request: &actix_web::HttpRequest) -> Result<Option<String>, ApiError> {
-    let Some(value) = request.headers().get("if-match") else {
-        return Ok(None);
-    };
-    let text = value.to_str().unwrap_or("").trim();
+/// The version an `If-Match` header names, if the request has one: the
+/// tag inside a strong entity tag's quotes, or the whole value (a tag
+/// sent without its quotes is taken as it is; a weak tag, a list or
+/// anything else matches no version: 412, as RFC 9110's strong comparison
+/// has it); `*` matches any version, as no header would.
+pub(super) fn if_match(request: &actix_web::HttpRequest) -> Option<String> {
+    let value = request.headers().get("if-match")?;
+    let text = String::from_utf8_lossy(value.as_bytes()).trim().to_owned();
     if text == "*" {
-        return Ok(None);
+        return None;
     }
-    // A weak tag never matches (If-Match compares strongly): kept whole, it
-    // equals no version.
-    let (weak, tag) = match text.strip_prefix("W/") {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    match tag.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(inner) if !inner.is_empty() && !inner.contains('"') => Ok(Some(if weak {
-            format!("W/{inner}")
-        } else {
-            inner.to_owned()
-        })),
-        _ => Err(ApiError::BadRequest {
-            field: Some("If-Match".into()),
-            message: "must be one entity tag in double quotes, as the ETag of \
-                      GET /v1/destinations/{id} gives it, or *"
-                .into(),
-        }),
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) if !inner.is_empty() && !inner.contains('"') => Some(inner.to_owned()),
+        _ => Some(text),
     }
 }
 
