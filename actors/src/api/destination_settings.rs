@@ -169,8 +169,8 @@ impl ChangeDestination {
     tag = "destinations",
     params(("id" = String, Path, description = "The destination's id", min_length = 1, max_length = 200,
         pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"),
-        ("if-match" = Option<String>, Header, nullable = false, pattern = r#"^(\*|"[0-9a-f]+")$"#,
-            description = "The `ETag` of the destination as last read: the change is refused if it changed since (a weak tag, or anything else, never matches)")),
+        ("if-match" = Option<String>, Header, nullable = false,
+            description = "The `ETag` of the destination as last read: the change is refused (412) if the destination changed since; a weak tag never matches")),
     request_body = ChangeDestination,
     responses(
         (status = 200, description = "Changed: the destination as it now is", body = DestinationView,
