@@ -247,8 +247,17 @@ async fn every_operation_admits_exactly_its_scopes(backend: Backend) {
                     }
                     _ => {}
                 }
+                // The walk's earlier calls ended the fixture's task (a
+                // cancel): moving it back is a replay's, an admin's, which
+                // a schedule token is refused by the task's state, not the
+                // route's scope.
+                let revival = status == 403
+                    && scope == "schedule"
+                    && answer["error"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("which takes the admin scope"));
                 assert!(
-                    !matches!(status, 401 | 403 | 404) && status < 500,
+                    revival || (!matches!(status, 401 | 403 | 404) && status < 500),
                     "{what} answered {status}"
                 );
             }
