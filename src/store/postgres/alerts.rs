@@ -19,7 +19,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::alerts_sql::{HORIZON_SQL, LATE_SQL, MARK_HORIZON_SQL, MARK_LATE_SQL};
 use super::rows::{corrupt, DestinationRow, TaskRow};
 use super::schema::destinations;
-use super::secrets::now;
+use super::store_now::now;
 use super::{PgStore, StoreError};
 use crate::domain::{Destination, DestinationId, EventKind, Task, TaskId};
 use crate::store::rules::alerts::{

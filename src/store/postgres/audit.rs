@@ -143,7 +143,7 @@ pub(super) async fn prune(
     batch_size: u32,
 ) -> Result<u64, StoreError> {
     let mut conn = store.conn().await?;
-    let cutoff = super::secrets::now(store, &mut conn).await? - older_than;
+    let cutoff = super::store_now::now(store, &mut conn).await? - older_than;
     let (kind, region) = match scope {
         AuditScope::Region(r) => ("region", Some(r.as_str().to_owned())),
         AuditScope::Shared => ("shared", None),

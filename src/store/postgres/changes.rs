@@ -15,7 +15,7 @@ use super::enums::StateColumn;
 use super::notify::{DUE_WORK_CHANNEL, TASK_CHANGED_CHANNEL};
 use super::rows::TaskRow;
 use super::schema::{attempts, payloads, tasks};
-use super::secrets::now;
+use super::store_now::now;
 use super::{audit, PgStore, StoreError};
 use crate::domain::{Attempt, AuditAction, DestinationId, Task, TaskId, TaskState, TenantId};
 use crate::store::rules::audit_entries;

@@ -9,8 +9,10 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use diesel::sql_types::Text;
+use diesel::QueryableByName;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
-use diesel_async::AsyncPgConnection;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::FutureExt;
 use tokio_postgres::config::{Host, SslMode as WireMode};
 use tokio_postgres::error::{DbError, SqlState};
@@ -271,7 +273,7 @@ impl PgConnector {
         // A value fresh to this connection, asked for beside the session
         // settings: no role's or database's default can supply it, so only
         // a startup packet that reached PostgreSQL sets it
-        // (`pooler::check_options_arrived`).
+        // (`check_options_arrived`).
         let nonce =
             (self.pooler == Pooler::None).then(|| uuid::Uuid::new_v4().simple().to_string());
         if let Some(nonce) = &nonce {
@@ -305,7 +307,7 @@ impl PgConnector {
             .await
             .map_err(ConnectFailure::Setup)?;
         if let Some(nonce) = &nonce {
-            pooler::check_options_arrived(&mut conn, nonce).await?;
+            check_options_arrived(&mut conn, nonce).await?;
         }
         if self.pooler == Pooler::Transaction {
             conn.set_unnamed_statements(true);
@@ -406,4 +408,43 @@ fn plain_name(listed: &str) -> &str {
         .split_once("(\"")
         .and_then(|(_, rest)| rest.strip_suffix("\")"))
         .unwrap_or(listed)
+}
+
+#[derive(QueryableByName)]
+struct Arrived {
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    nonce: Option<String>,
+    #[diesel(sql_type = Text)]
+    role: String,
+    #[diesel(sql_type = Text)]
+    database: String,
+}
+
+/// Checks that a new connection to PostgreSQL itself got the value its
+/// startup packet asked for `NONCE_SETTING` (`sent`): only PostgreSQL
+/// itself can have set it. Sent as one unnamed statement, which any pooler
+/// carries, so a transaction pooler is named here rather than by the
+/// prepared-statement errors it would cause later.
+async fn check_options_arrived(
+    conn: &mut AsyncPgConnection,
+    sent: &str,
+) -> Result<(), ConnectFailure> {
+    conn.set_unnamed_statements(true);
+    let read = diesel::sql_query(format!(
+        "SELECT current_setting('{}', true) AS nonce, \
+         current_user::text AS role, current_database()::text AS database",
+        pooler::NONCE_SETTING
+    ))
+    .get_result::<Arrived>(conn)
+    .await;
+    conn.set_unnamed_statements(false);
+    let arrived = read.map_err(ConnectFailure::Check)?;
+    if arrived.nonce.as_deref() == Some(sent) {
+        return Ok(());
+    }
+    Err(ConnectFailure::Pooler(PoolerError::OptionsDropped {
+        found: arrived.nonce.filter(|v| !v.is_empty()),
+        role: arrived.role,
+        database: arrived.database,
+    }))
 }

@@ -161,7 +161,7 @@ pub(super) async fn delete(
         .execute(conn)
         .await?;
         headers::replace(conn, id.as_str(), &[]).await?;
-        let now = super::secrets::now(store, conn).await?;
+        let now = super::store_now::now(store, conn).await?;
         let entry = destination_changed(
             AuditAction::DestinationDelete,
             Some(&destination),

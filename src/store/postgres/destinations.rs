@@ -21,7 +21,7 @@ pub(super) async fn add_destination(
 
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
-        let now = secrets::now(store, conn).await?;
+        let now = super::store_now::now(store, conn).await?;
         let inserted: Option<DestinationRow> = diesel::insert_into(destinations::table)
             .values((
                 destinations::id.eq(new.id.as_str()),

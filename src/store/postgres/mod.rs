@@ -21,6 +21,7 @@
 //!   payload, ping); `reconcile`; `replay`; `retention` (prune);
 //!   `api_tokens` (add, look up by hash, list, revoke); `audit` (an admin
 //!   action's entry, written in its transaction; pages; retention).
+//! - `store_now`: the store's now inside a transaction (pinned in tests).
 //! - `prepared`: the hot statements, built so each connection prepares
 //!   them once; `hot_path_sql` names them for the test that plans them.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
@@ -119,6 +120,7 @@ mod send_targets;
 mod status;
 pub mod status_sql;
 mod store;
+mod store_now;
 mod tls;
 mod tls_checks;
 mod transfer;

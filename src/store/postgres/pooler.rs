@@ -8,9 +8,10 @@
 //! it). So every connection remit opens to PostgreSQL itself asks, in the
 //! same `options`, for a setting no server, role or database can supply, a
 //! value fresh to that connection, and reads it back before anything else
-//! ([`check_options_arrived`]): a pooler remit was not told of is named on
-//! the first connection it passes, whatever the role's defaults say. In transaction mode it gives a server per transaction,
-//! so whatever lives in a session goes another way:
+//! (`connect::check_options_arrived`): a pooler remit was not told of is
+//! named on the first connection it passes, whatever the role's defaults
+//! say. In transaction mode it gives a server per transaction, so whatever
+//! lives in a session goes another way:
 //! - named prepared statements: each statement is sent unnamed, in one
 //!   Parse/Bind/Describe/Execute/Sync (`set_unnamed_statements`, from the
 //!   vendored diesel-async), and tokio-postgres's type cache is filled once
@@ -26,7 +27,6 @@ use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 
-use super::connect::ConnectFailure;
 use super::StoreError;
 
 /// What stands between remit and PostgreSQL (`database.pooler`).
@@ -98,48 +98,10 @@ struct Settings {
     database: String,
 }
 
-#[derive(QueryableByName)]
-struct Arrived {
-    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
-    nonce: Option<String>,
-    #[diesel(sql_type = Text)]
-    role: String,
-    #[diesel(sql_type = Text)]
-    database: String,
-}
-
-/// Checks that a new connection to PostgreSQL itself got the value its
-/// startup packet asked for `NONCE_SETTING` (`sent`): only PostgreSQL
-/// itself can have set it. Sent as one unnamed statement, which any pooler
-/// carries, so a transaction pooler is named here rather than by the
-/// prepared-statement errors it would cause later.
-pub(super) async fn check_options_arrived(
-    conn: &mut AsyncPgConnection,
-    sent: &str,
-) -> Result<(), ConnectFailure> {
-    conn.set_unnamed_statements(true);
-    let read = diesel::sql_query(format!(
-        "SELECT current_setting('{NONCE_SETTING}', true) AS nonce, \
-         current_user::text AS role, current_database()::text AS database"
-    ))
-    .get_result::<Arrived>(conn)
-    .await;
-    conn.set_unnamed_statements(false);
-    let arrived = read.map_err(ConnectFailure::Check)?;
-    if arrived.nonce.as_deref() == Some(sent) {
-        return Ok(());
-    }
-    Err(ConnectFailure::Pooler(PoolerError::OptionsDropped {
-        found: arrived.nonce.filter(|v| !v.is_empty()),
-        role: arrived.role,
-        database: arrived.database,
-    }))
-}
-
 /// Checks that a session behind a pooler plans as remit's statements
 /// expect: the server must set that for the role, as remit cannot ask at
 /// connect. (A connection to PostgreSQL itself got what it asked for,
-/// [`check_options_arrived`].) Returns a warning to log when `jit` is on
+/// `connect::check_options_arrived`.) Returns a warning to log when `jit` is on
 /// behind a pooler.
 pub(super) async fn check_settings(
     conn: &mut AsyncPgConnection,

@@ -251,7 +251,7 @@ async fn advance_locked(
     let step = match job.action {
         JobAction::Replay => replay_batch(conn, &job, batch, now).await?,
         JobAction::Cancel => {
-            let now = super::secrets::now(store, conn).await?;
+            let now = super::store_now::now(store, conn).await?;
             cancel_batch(conn, &job, batch, now).await?
         }
     };

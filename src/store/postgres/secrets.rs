@@ -17,12 +17,6 @@ use crate::payload_crypto::PayloadKey;
 use crate::store::contract::{SecretRecord, StoredValue};
 use crate::store::rules::audit_entries;
 
-#[derive(QueryableByName)]
-struct Now {
-    #[diesel(sql_type = Timestamptz)]
-    now: DateTime<Utc>,
-}
-
 /// A secret's row.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = destination_secrets)]
@@ -55,18 +49,6 @@ impl SecretRow {
             },
         ))
     }
-}
-
-/// The store's now: the pinned clock, or the database's.
-pub(super) async fn now(
-    store: &PgStore,
-    conn: &mut AsyncPgConnection,
-) -> Result<DateTime<Utc>, StoreError> {
-    let now: Now = diesel::sql_query("SELECT coalesce($1, now()) AS now")
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .get_result(conn)
-        .await?;
-    Ok(now.now)
 }
 
 /// Stores a new secret, sealed with `key`, valid until a rotation ends it.
@@ -213,7 +195,7 @@ pub(super) async fn rotate(
 ) -> Result<SigningSecret, StoreError> {
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
-        let now = now(store, conn).await?;
+        let now = super::store_now::now(store, conn).await?;
         let region: String = destinations::table
             .find(id.as_str())
             .filter(destinations::deleted_at.is_null())
