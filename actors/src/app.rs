@@ -1,7 +1,11 @@
 //! A whole remit process: the region's actor runtime plus the HTTP API
 //! and the web console, started together and stopped gracefully on
-//! SIGTERM or SIGINT. `remit console` serves the console alone
-//! (`console_only`).
+//! SIGTERM or SIGINT.
+//!
+//! # Layout
+//! - `console_only`: `remit console`, the console served alone.
+//! - `database`: the configured database as a process opens it.
+//! - `payload_key`: which payload keys a process holds.
 
 use std::net::SocketAddr;
 use std::rc::Rc;

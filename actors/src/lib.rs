@@ -11,6 +11,7 @@
 //!   token (server-rendered HTML, no payload ever shown).
 //! - [`app`]: starting and stopping a whole process (`remit run`).
 //! - [`demo`]: `remit demo`, the whole job against a local receiver.
+//! - [`events_destination`]: the name of a region's events destination.
 //! - [`signature`]: Standard Webhooks signing.
 //! - [`logging`]: structured logs through slog.
 //! - [`telemetry`]: traces over OpenTelemetry (API requests, claims,
@@ -18,6 +19,9 @@
 //! - [`reconcile`]: the ledger file and report rendering of `remit reconcile`.
 //! - [`prune`]: the request and report of `remit prune`.
 //! - [`rekey`]: `remit rekey`, and the counts under each payload key.
+//! - [`status`]: `remit status`, the schedule's health on one screen.
+//! - [`transfer`]: `remit export` and `remit import`, a schedule as JSON
+//!   lines.
 //! - [`replay_jobs`]: bulk replays worked to the end, batch by batch.
 //! - [`schedule_file`]: `remit schedule --file`, many webhooks from a file.
 //! - [`words`]: counts as a person reads them ("1 request").
@@ -28,6 +32,7 @@ pub mod config;
 pub mod console;
 pub mod demo;
 pub mod egress;
+pub mod events_destination;
 pub mod logging;
 pub mod prune;
 pub mod reconcile;

@@ -1,4 +1,7 @@
 //! The `remit` command line.
+//!
+//! # Layout
+//! - `cli`: the commands, their flags and their exit statuses.
 
 use std::process::ExitCode;
 

@@ -1,4 +1,20 @@
 //! What a webhook task is, independent of how it is stored or sent.
+//!
+//! # Layout
+//! - `ids`: identifiers and the residency region, checked once at the edge.
+//! - `task`: a logical webhook and its life cycle; `payload` the body a
+//!   product hands over (health data, never logged); `idempotency` the key
+//!   every attempt carries; `trace_parent` the trace it belongs to.
+//! - `attempt`: one try, as the append-only attempt log keeps it.
+//! - `destination`: a receiver and its region; `destination_settings` its
+//!   own limits and policies; `destination_change` what an operator's
+//!   change of it asks; `signing_secret` its secrets; `destination_event`
+//!   an operational event about it; `destination_hour` its health over an
+//!   hour, counted with `histogram`.
+//! - `api_token`: who may call the API, and what each may do there.
+//! - `audit`: an admin action as the audit log keeps it.
+//! - `reconcile`: what a reconciliation pass found; `retention` which
+//!   ended tasks may be forgotten.
 
 mod api_token;
 mod attempt;

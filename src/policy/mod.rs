@@ -1,5 +1,15 @@
 //! Pure delivery policy: no I/O, and `now` is always an argument. Which
 //! addresses a webhook may be sent to is policy too ([`blocked`]).
+//!
+//! # Layout
+//! - `gate`: whether a claimed task may be sent now.
+//! - `decision`: which transition an attempt's outcome causes;
+//!   `retry_after` the receiver's Retry-After read; `backoff` the wait
+//!   when it sent none.
+//! - `quota`: the quota a receiver announces on its responses.
+//! - `health`: when a destination that keeps failing is disabled;
+//!   `alerts` when a person is told.
+//! - `address`: the IP addresses a webhook is never sent to.
 
 mod address;
 mod alerts;

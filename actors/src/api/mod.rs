@@ -23,6 +23,9 @@
 //!   and reminder, and a tenant's erasure), `reminder_put` (a reminder made due at a
 //!   time, created or moved), `listings` (pages of tasks and destinations): the
 //!   handlers, which see only their own region's destinations and tasks.
+//! - `task_views`: a task, its state and its attempt log as /v1/tasks
+//!   answers them; `task_times`: a task's times as a request writes them.
+//! - `canonical_path`: paths in their one spelling.
 //! - `horizons`: the retry horizon of a task that names none, its
 //!   destination's own where it has one.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
@@ -197,7 +200,13 @@ fn configure_api(config: &mut web::ServiceConfig) {
                 // any handler's extractor reads the body.
                 .wrap(from_fn(auth::require_token))
                 .wrap(from_fn(failures::log_server_errors))
-                .wrap(from_fn(telemetry::trace_request))
+                .wrap(from_fn(|request: actix_web::dev::ServiceRequest, next| {
+                    let telemetry = request
+                        .app_data::<web::Data<ApiState>>()
+                        .map(|state| state.telemetry.clone())
+                        .unwrap_or_default();
+                    telemetry::trace_request(telemetry, request, next)
+                }))
                 .service(
                     v1("/v1/destinations", "GET, POST")
                         .route(web::get().to(listings::destinations))

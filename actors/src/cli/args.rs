@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use super::report_format::ReportFormat;
 pub use super::task_args::{CancelArgs, EraseArgs, TaskArgs, TaskListArgs};
 
 #[derive(Debug, Parser)]
@@ -252,12 +253,6 @@ pub struct ScheduleArgs {
     /// same key: one at a time, in order of not_before, then scheduling.
     #[arg(long)]
     pub ordering_key: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ReportFormat {
-    Text,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]

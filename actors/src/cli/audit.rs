@@ -5,7 +5,7 @@ use remit::store::Audit;
 use remit_actors::api::{AuditEntryView, AuditList, AuditQuery};
 use remit_actors::words;
 
-use super::args::ReportFormat;
+use super::report_format::ReportFormat;
 use super::{connect_without_payloads, CliError};
 
 /// Which entries to show; every flag given narrows the list.

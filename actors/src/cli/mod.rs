@@ -4,15 +4,18 @@
 //! in the library).
 //!
 //! # Layout
-//! - `args`: the commands and flags, as clap reads them.
+//! - `args`: the commands and flags, as clap reads them; `task_args` the
+//!   flags of the task commands, `report_format` the text-or-JSON choice the
+//!   listing commands share.
 //! - `destination` (add, enable, disable, secrets) and
 //!   `destination_settings` (set, show, delete; their flags are
 //!   `destination_args`).
 //! - `migrate`, `schedule`, `reconcile`, `prune`, `status`,
 //!   `rekey`, `transfer` (export and import), `token` (create, list,
 //!   revoke), `replay` (bulk replay by filter, and the bulk cancel of
-//!   `cancel --filter`), `audit` (the audit log of admin actions): one
-//!   command each.
+//!   `cancel --filter`), `audit` (the audit log of admin actions), `tasks`
+//!   (a page of tasks) and `task_changes` (cancel, reschedule, erase,
+//!   retry-now): one command each.
 
 mod args;
 mod audit;
@@ -24,6 +27,7 @@ mod prune;
 mod reconcile;
 mod rekey;
 mod replay;
+mod report_format;
 mod schedule;
 mod status;
 mod task_args;

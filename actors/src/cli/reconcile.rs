@@ -8,7 +8,7 @@ use remit_actors::app::AppError;
 use remit_actors::config::Config;
 use remit_actors::error_chain;
 
-use super::args::ReportFormat;
+use super::report_format::ReportFormat;
 use super::{connect_without_payloads, region_flag, CliError};
 
 pub async fn run(

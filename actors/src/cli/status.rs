@@ -3,7 +3,7 @@
 use remit::store::{Keys, Reports};
 use remit_actors::config::Config;
 
-use super::args::ReportFormat;
+use super::report_format::ReportFormat;
 use super::{connect_without_payloads, region_flag, CliError};
 
 pub async fn run(

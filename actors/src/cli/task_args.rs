@@ -1,7 +1,7 @@
 //! The flags of the commands that change or list tasks already scheduled:
 //! `remit cancel`, `reschedule`, `erase` and `tasks`.
 
-use super::args::ReportFormat;
+use super::report_format::ReportFormat;
 
 /// Which task a change is for: its id, or its tenant and reminder.
 #[derive(Debug, clap::Args)]

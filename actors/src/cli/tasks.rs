@@ -6,7 +6,8 @@ use remit_actors::api::{TaskFields, TaskQuery};
 use remit_actors::app::AppError;
 use remit_actors::config::Config;
 
-use super::args::{ReportFormat, TaskListArgs};
+use super::args::TaskListArgs;
+use super::report_format::ReportFormat;
 use super::{connect_without_payloads, region_flag, CliError};
 
 pub async fn run(config: &Config, args: TaskListArgs) -> Result<(), CliError> {

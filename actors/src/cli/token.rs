@@ -9,7 +9,7 @@ use remit::store::Store;
 use remit_actors::api::TokenView;
 use remit_actors::words;
 
-use super::args::ReportFormat;
+use super::report_format::ReportFormat;
 use super::{connect_without_payloads, CliError};
 
 pub async fn create(

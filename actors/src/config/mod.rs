@@ -2,6 +2,12 @@
 //! file, then the environment (`REMIT_` plus the key path in upper case with
 //! `__` between sections, e.g. `REMIT_LEASE__SECONDS`), then the usual
 //! variables for secrets and the database.
+//!
+//! # Layout
+//! - `sections`: the sections, each a table of the TOML file, with their
+//!   defaults.
+//! - `validate`: the checks a configuration passes before anything runs.
+//! - `read_error`: a value that could not be read, in remit's words.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -71,7 +71,7 @@ impl EventsConfig {
             failing_levels: self.failing_percents.clone(),
             sample: usize::try_from(self.sample_size).unwrap_or(usize::MAX),
             batch: ALERT_BATCH,
-            quiet_prefix: crate::runtime::EVENTS_DESTINATION_PREFIX.to_owned(),
+            quiet_prefix: crate::events_destination::EVENTS_DESTINATION_PREFIX.to_owned(),
         }
     }
 }

@@ -103,9 +103,12 @@ impl Config {
             // The destination the event relay will register, checked now
             // so a bad URL stops the start rather than every poll.
             let region = self.region()?;
-            let id =
-                crate::runtime::events_destination_id(region, url, self.events.secret.as_deref())
-                    .map_err(|e| invalid("events.url", e.reason))?;
+            let id = crate::events_destination::events_destination_id(
+                region,
+                url,
+                self.events.secret.as_deref(),
+            )
+            .map_err(|e| invalid("events.url", e.reason))?;
             remit::domain::NewDestination::new(id, region, url, None)
                 .map_err(|e| invalid("events.url", e.reason))?;
         }

@@ -10,8 +10,7 @@ use remit::domain::{hour_of, quoted, AttemptCounts, DestinationId};
 use remit::store::{DestinationHours, Store};
 
 use super::charts::{self, Week};
-use super::destinations::state_text;
-use super::layout::{Page, Section};
+use super::layout::{state_text, Page, Section};
 use super::{session, ConsoleError, ConsoleState};
 
 /// `GET /console/destinations/{id}`.

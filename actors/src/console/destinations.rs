@@ -17,7 +17,7 @@ use remit::store::Store;
 use serde::Deserialize;
 use slog::info;
 
-use super::layout::{instant, last_error, see_other, waited, Page, Section};
+use super::layout::{instant, last_error, see_other, state_text, waited, Page, Section};
 use super::session::Viewer;
 use super::{session, ConsoleError, ConsoleState};
 use crate::api::{DisableDestination, RotateSecret};
@@ -123,20 +123,6 @@ fn row(
                 td.actions { (actions(viewer, d)) }
             }
         }
-    }
-}
-
-/// `active`, `paused until …` or `disabled: REASON`.
-pub fn state_text(d: &Destination) -> String {
-    if !d.enabled {
-        let reason = d.health.disabled_reason.as_deref().unwrap_or("manual");
-        return format!("disabled: {reason}");
-    }
-    match d.paused_until {
-        Some(until) if until > Utc::now() => {
-            format!("paused until {}", crate::words::instant(until))
-        }
-        _ => "active".into(),
     }
 }
 

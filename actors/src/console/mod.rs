@@ -9,23 +9,30 @@
 //!   when, the CSRF value) and the check every page makes with it.
 //! - `sign_in`: the sign-in form, signing in and out.
 //! - `sign_in_limit`: failed sign-ins per client address and lockouts,
-//!   as a pure rule of `now`.
+//!   as a pure rule of `now` (its tests in `sign_in_limit_tests`).
 //! - `sign_in_guard`: that limit shared by every request, its clock and
 //!   its counter of refusals.
-//! - `overview`: the region's counts and the last hour's plots.
+//! - `overview`: the region's counts and the last hour's plots;
+//!   `trouble` its list of destinations that need a person.
+//! - `read_source`: the line that says a page was read from a replica, and
+//!   how far behind it is.
 //! - `charts`: the plots, as inline SVG: the last hour's, and a
 //!   destination's week.
 //! - `destinations`: each destination's state and counts; enable,
 //!   disable, rotate its secret.
 //! - `destination_page`: one destination's health over the last week,
 //!   hour by hour.
-//! - `tasks`: the task list, a task's page, replaying one task.
+//! - `destination_settings`: one destination's settings page and its save.
+//! - `tasks`: the task list, a task's page, replaying one task;
+//!   `task_changes` cancelling or moving it from that page; `task_access`
+//!   which task a request may see.
 //! - `search`: the task search form, what it filters and its next page
 //!   (the task list and the bulk replay form read it).
 //! - `replays`: bulk replay and bulk cancel by filter (a job of either
 //!   action) and its progress.
 //! - `audit`: the audit log of admin actions, with the API's filters.
-//! - `layout`: the page frame, navigation and error pages.
+//! - `layout`: the page frame, navigation, the error pages and the cells
+//!   pages share; `error`: what a page cannot show, and why.
 //! - `headers`: the security headers every answer carries.
 //! - `failures`: server-side failures logged with their cause.
 //! - `assets/`: the style sheet and the live-refresh script, compiled in.
@@ -35,6 +42,7 @@ mod charts;
 mod destination_page;
 mod destination_settings;
 mod destinations;
+mod error;
 mod failures;
 mod headers;
 mod layout;
@@ -46,6 +54,7 @@ mod session;
 mod sign_in;
 mod sign_in_guard;
 mod sign_in_limit;
+mod task_access;
 mod task_changes;
 mod tasks;
 mod trouble;
@@ -61,7 +70,7 @@ use remit::store::Database;
 
 use crate::config::{Config, ThrottleConfig};
 
-pub use layout::ConsoleError;
+pub use error::ConsoleError;
 pub use session::Viewer;
 pub use sign_in_guard::{SignInClock, SignInGuard, MAX_TRACKED_ADDRESSES};
 pub use sign_in_limit::LimitRule;

@@ -12,7 +12,7 @@ use slog::info;
 
 use super::layout::see_other;
 use super::session::Viewer;
-use super::tasks::own_task;
+use super::task_access::own_task;
 use super::{session, ConsoleError, ConsoleState};
 
 /// The forms a task's page offers an admin: cancel while it has not

@@ -8,7 +8,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
-use remit::domain::{Attempt, Task, TaskId, TaskState, WaitingChange};
+use remit::domain::{Attempt, Task, TaskState, WaitingChange};
 use remit::store::Reports;
 use remit::store::{Replayed, Store};
 use serde::Deserialize;
@@ -17,7 +17,7 @@ use slog::info;
 use super::layout::{instant, maybe_instant, see_other, Page, Section};
 use super::replays::{bulk_cancel_form, bulk_replay_form};
 use super::search::{task_id, Search};
-use super::session::Viewer;
+use super::task_access::own_task;
 use super::task_changes;
 use super::{session, ConsoleError, ConsoleState};
 
@@ -137,26 +137,6 @@ fn row(task: &Task) -> Markup {
             td { (task.failure_reason.as_deref().unwrap_or("")) }
         }
     }
-}
-
-/// The task, if it is this region's and the viewer may see its tenant:
-/// any other is answered as one that does not exist.
-pub(super) async fn own_task(
-    state: &ConsoleState,
-    viewer: &Viewer,
-    raw: &str,
-) -> Result<Task, ConsoleError> {
-    let missing =
-        || ConsoleError::NotFound(format!("no task with id {}", remit::domain::quoted(raw)));
-    let id = uuid::Uuid::parse_str(raw)
-        .map(TaskId)
-        .map_err(|_| missing())?;
-    state
-        .store
-        .task(id)
-        .await?
-        .filter(|t| t.region == state.region && viewer.caller.sees_tenant(&t.tenant_id))
-        .ok_or_else(missing)
 }
 
 /// `GET /console/tasks/{id}`.

@@ -11,6 +11,11 @@
 //! and follows the tasks it held until they are delivered. At the end it
 //! prints what the receiver saw. It succeeds only if every reminder was
 //! delivered and no request broke a deadline.
+//!
+//! # Layout
+//! - `receiver`: the local receiver that behaves like the hard ones.
+//! - `progress`: the live progress bars, read from the database.
+//! - `summary`: the closing report, and whether the demo succeeded.
 
 mod progress;
 mod receiver;

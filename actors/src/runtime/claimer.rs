@@ -19,13 +19,17 @@ use slog::{debug, error, info, warn};
 use super::failpoint;
 use super::guard::{self, Guarded};
 use super::listener;
-use super::messages::{Drain, Poll, Route, Work};
-use super::{RegionSupervisor, Shared};
+use super::messages::{DestinationChanged, Drain, Poll, Route, Work};
+use super::Shared;
 use crate::telemetry;
 
 pub struct Claimer {
     shared: Shared,
-    supervisor: Addr<RegionSupervisor>,
+    /// The supervisor, which routes claimed work to its throttle.
+    route: Recipient<Route>,
+    /// The supervisor, which hears of a destination another process
+    /// changed (passed on to the listener).
+    destination_changed: Recipient<DestinationChanged>,
     idle_delay: Duration,
     claiming: bool,
     draining: bool,
@@ -54,11 +58,16 @@ impl std::fmt::Debug for Claimer {
 }
 
 impl Claimer {
-    pub fn new(shared: Shared, supervisor: Addr<RegionSupervisor>) -> Self {
+    pub fn new(
+        shared: Shared,
+        route: Recipient<Route>,
+        destination_changed: Recipient<DestinationChanged>,
+    ) -> Self {
         Self {
             idle_delay: Duration::from_millis(shared.config.claim.busy_poll_ms),
             shared,
-            supervisor,
+            route,
+            destination_changed,
             claiming: false,
             draining: false,
             next_poll: None,
@@ -250,7 +259,7 @@ impl Claimer {
                       "task" => %task.task.id, "destination" => %task.task.destination_id,
                       "attempt" => task.task.attempt_count);
             }
-            self.supervisor.do_send(Route(Work {
+            self.route.do_send(Route(Work {
                 claimed: task,
                 claimed_at,
                 slot,
@@ -289,8 +298,9 @@ impl Actor for Claimer {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         if self.listener.as_ref().is_none_or(|l| l.is_finished()) && !self.draining {
-            let supervisor = self.supervisor.clone();
-            self.listener = Some(listener::spawn(&self.shared, ctx.address(), supervisor));
+            let poll = ctx.address().recipient().downgrade();
+            let changed = self.destination_changed.clone();
+            self.listener = Some(listener::spawn(&self.shared, poll, changed));
         }
         // Bounded exponential backoff after restarts: 0, 2, 4, ... busy
         // intervals, at most five seconds.

@@ -9,15 +9,18 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Instant;
 
+use chrono::{DateTime, Utc};
+
 use remit::delivery::{self, Prepared, Stop};
-use remit::domain::{ClaimedTask, Payload, SendTarget, Task};
-use remit::policy::{decide, Gate, Observed, TransportError};
-use remit::store::StoreError;
+use remit::domain::{ClaimedTask, DestinationId, Payload, SendTarget, Task};
+use remit::policy::{decide, read_quota, Gate, Observed, QuotaFields, TransportError};
+use remit::store::{QuotaNote, StoreError};
+use slog::{debug, warn};
 
 use super::consumer::{chrono_saturating, hold_refused, RuntimeConsumer};
 use super::delivered::{report, stopped, Delivered};
 use super::failpoint::{self, Injected};
-use super::{commit, quotas, transport, BatchError, Shared};
+use super::{commit, transport, BatchError, Shared};
 use crate::signature;
 use crate::telemetry::AttemptSpan;
 
@@ -222,7 +225,7 @@ async fn exchange(
     let received_at = shared.wall.now();
     let received = Instant::now();
     span.response(&response);
-    quotas::learn(
+    learn_quota(
         shared,
         (&task.destination_id, token, sent_at),
         &quota,
@@ -294,4 +297,51 @@ async fn settle(
     report(shared, log, task, outcome, &decision);
     span.finished(outcome, &decision);
     Ok(())
+}
+
+/// Reads what one response announced, logs what had to be clamped or
+/// could not be read, and hands the quota to be written without waiting
+/// for it, with the number of the token its request went out with (which
+/// places it among the destination's requests).
+fn learn_quota(
+    shared: &Shared,
+    (destination, token, sent_at): (&DestinationId, u64, DateTime<Utc>),
+    fields: &QuotaFields,
+    received: (DateTime<Utc>, Option<DateTime<Utc>>),
+    log: &slog::Logger,
+) {
+    if fields.is_empty() {
+        return;
+    }
+    let (received_at, server_date) = received;
+    let announced = read_quota(
+        fields,
+        received_at,
+        server_date,
+        shared.policy.max_server_delay,
+    );
+    for problem in &announced.problems {
+        warn!(log, "the receiver's rate-limit fields were clamped or ignored"; "problem" => problem);
+    }
+    let Some(quota) = announced.quota else {
+        return;
+    };
+    shared
+        .stats
+        .metrics
+        .quota_announced(destination, quota.remaining);
+    let note = QuotaNote {
+        destination: destination.clone(),
+        quota,
+        token,
+        sent_at,
+    };
+    let quotas = shared.quotas.clone();
+    let log = log.clone();
+    actix_rt::spawn(async move {
+        if let Err(e) = quotas.call(note).await {
+            debug!(log, "could not record the receiver's quota; the next response will";
+                   "error" => %crate::error_chain(&e));
+        }
+    });
 }

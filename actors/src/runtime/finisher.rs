@@ -9,7 +9,7 @@ use std::sync::Arc;
 use remit::store::{Database, Finish, Store, TransitionOutcome};
 use slog::warn;
 
-use super::shared::RuntimeStats;
+use super::runtime_stats::RuntimeStats;
 
 use super::batcher::Batcher;
 

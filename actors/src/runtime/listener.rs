@@ -23,7 +23,7 @@ use remit::store::{Wakeup, Wakeups};
 use slog::warn;
 
 use super::messages::{DestinationChanged, Poll};
-use super::{Claimer, RegionSupervisor, Shared, Targets};
+use super::{Shared, Targets};
 
 /// How often the LISTEN connection is asked to prove itself alive.
 pub const PING_EVERY: Duration = Duration::from_secs(2);
@@ -44,8 +44,8 @@ enum Event {
 /// until the returned handle is aborted (or dropped with the runtime).
 pub fn spawn(
     shared: &Shared,
-    claimer: Addr<Claimer>,
-    supervisor: Addr<RegionSupervisor>,
+    claimer: actix::WeakRecipient<Poll>,
+    supervisor: Recipient<DestinationChanged>,
 ) -> actix_rt::task::JoinHandle<()> {
     let store = shared.store.clone();
     let region = shared.region;
@@ -55,7 +55,6 @@ pub fn spawn(
     let keep = shared.lease();
     // Weak: the listener must not keep a claimer the runtime let go of
     // (actix restarts a supervised actor while its address is held).
-    let claimer = claimer.downgrade();
     let poll = move || {
         if let Some(claimer) = claimer.upgrade() {
             claimer.do_send(Poll);

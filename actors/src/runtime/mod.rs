@@ -49,6 +49,7 @@ mod reads;
 mod reconciler;
 mod restarts;
 mod retry;
+mod runtime_stats;
 mod sender;
 mod shared;
 mod spare;
@@ -58,15 +59,16 @@ mod throttle;
 mod transport;
 mod wall_clock;
 
+pub use crate::events_destination::{
+    events_destination_id, EVENTS_DESTINATION_PREFIX, EVENTS_TENANT,
+};
 pub use alerter::Alerter;
 pub use batcher::BatchError;
 pub use buckets::Buckets;
 pub use capacity::{Capacity, Slot};
 pub use changed_tasks::ChangedTasks;
 pub use claimer::Claimer;
-pub use event_relay::{
-    events_destination_id, EventRelay, EVENTS_DESTINATION_PREFIX, EVENTS_TENANT,
-};
+pub use event_relay::EventRelay;
 pub use finisher::Finisher;
 pub use holds::Holds;
 pub use messages::Shutdown;
@@ -77,8 +79,9 @@ pub use pruner::Pruner;
 pub use quotas::Quotas;
 pub use reconciler::Reconciler;
 pub use restarts::Restarts;
+pub use runtime_stats::RuntimeStats;
 pub use sender::Sender;
-pub use shared::{RuntimeStats, Shared};
+pub use shared::Shared;
 pub use supervisor::{CrashSender, RegionSupervisor};
 pub use targets::Targets;
 pub use throttle::Throttle;

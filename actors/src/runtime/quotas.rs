@@ -3,16 +3,12 @@
 //! every process of the region paces the destination by it. Only a
 //! response that carried rate-limit fields costs anything; a delivery
 //! never waits for the write, and a lost write is made good by the next
-//! response that announces.
+//! response that announces. (What a response announced is read on the
+//! send path, `delivery`.)
 
-use chrono::{DateTime, Utc};
-use remit::domain::DestinationId;
-use remit::policy::{read_quota, QuotaFields};
 use remit::store::{Database, QuotaNote, Store};
-use slog::{debug, warn};
 
 use super::batcher::Batcher;
-use super::Shared;
 
 pub type Quotas = Batcher<QuotaNote, ()>;
 
@@ -36,51 +32,4 @@ pub fn start(store: Database, log: slog::Logger) -> Quotas {
             }
         },
     )
-}
-
-/// Reads what one response announced, logs what had to be clamped or
-/// could not be read, and hands the quota to be written without waiting
-/// for it, with the number of the token its request went out with (which
-/// places it among the destination's requests).
-pub fn learn(
-    shared: &Shared,
-    (destination, token, sent_at): (&DestinationId, u64, DateTime<Utc>),
-    fields: &QuotaFields,
-    received: (DateTime<Utc>, Option<DateTime<Utc>>),
-    log: &slog::Logger,
-) {
-    if fields.is_empty() {
-        return;
-    }
-    let (received_at, server_date) = received;
-    let announced = read_quota(
-        fields,
-        received_at,
-        server_date,
-        shared.policy.max_server_delay,
-    );
-    for problem in &announced.problems {
-        warn!(log, "the receiver's rate-limit fields were clamped or ignored"; "problem" => problem);
-    }
-    let Some(quota) = announced.quota else {
-        return;
-    };
-    shared
-        .stats
-        .metrics
-        .quota_announced(destination, quota.remaining);
-    let note = QuotaNote {
-        destination: destination.clone(),
-        quota,
-        token,
-        sent_at,
-    };
-    let quotas = shared.quotas.clone();
-    let log = log.clone();
-    actix_rt::spawn(async move {
-        if let Err(e) = quotas.call(note).await {
-            debug!(log, "could not record the receiver's quota; the next response will";
-                   "error" => %crate::error_chain(&e));
-        }
-    });
 }

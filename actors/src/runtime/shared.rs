@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,48 +11,12 @@ use remit::store::Database;
 use tokio::sync::Semaphore;
 
 use super::{
-    Buckets, Capacity, ChangedTasks, Finisher, Holds, Metrics, Paces, Quotas, Restarts, Targets,
-    WallClock,
+    Buckets, Capacity, ChangedTasks, Finisher, Holds, Paces, Quotas, Restarts, RuntimeStats,
+    Targets, WallClock,
 };
 use crate::config::{Config, ThrottleLimits};
 use crate::egress::Egress;
 use crate::telemetry::Telemetry;
-
-/// What the runtime counts: the labelled series /metrics serves, and the
-/// process's total of actor restarts, read without parsing them.
-#[derive(Debug)]
-pub struct RuntimeStats {
-    pub metrics: Metrics,
-    /// Actors restarted by a supervisor.
-    pub restarts: AtomicU64,
-    /// Throttles in memory now: one per destination with work here, or
-    /// idle for a moment.
-    pub throttles: AtomicU64,
-}
-
-impl RuntimeStats {
-    pub fn new(metrics: Metrics) -> Self {
-        Self {
-            metrics,
-            restarts: AtomicU64::default(),
-            throttles: AtomicU64::default(),
-        }
-    }
-
-    /// An actor of kind `actor` (`sender`, `throttle`, …) restarts.
-    pub fn restarted(&self, actor: &'static str) {
-        Self::bump(&self.restarts);
-        self.metrics.restarted(actor);
-    }
-
-    pub fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub fn read(counter: &AtomicU64) -> u64 {
-        counter.load(Ordering::Relaxed)
-    }
-}
 
 /// Cheap to clone; every actor of the region holds one.
 #[derive(Clone)]

@@ -120,8 +120,11 @@ impl Actor for RegionSupervisor {
             .collect();
         self.senders = Some(SenderPool::new(senders));
         let shared = self.shared.clone();
-        let me = ctx.address();
-        self.claimer = Some(actix::Supervisor::start(move |_| Claimer::new(shared, me)));
+        let route = ctx.address().recipient();
+        let changed = ctx.address().recipient();
+        self.claimer = Some(actix::Supervisor::start(move |_| {
+            Claimer::new(shared, route, changed)
+        }));
         let shared = self.shared.clone();
         self.reconciler = Some(actix::Supervisor::start(move |_| Reconciler::new(shared)));
         let shared = self.shared.clone();

@@ -16,6 +16,12 @@
 //! A throttle lives only while its destination has work here: idle for a
 //! moment, it is evicted (`idle`), so memory follows the destinations in
 //! flight, not every destination ever sent to.
+//!
+//! # Layout
+//! - `limits`: a throttle's limits, the destination's own settings over
+//!   the runtime's.
+//! - `unspent`: the tokens taken and not yet spent.
+//! - `hold`: when a task sent back is due again; `idle`: the eviction.
 
 mod hold;
 mod idle;

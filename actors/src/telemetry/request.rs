@@ -9,13 +9,13 @@ use std::future::{ready, Ready};
 use actix_web::body::MessageBody;
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _};
 use opentelemetry::{Context, KeyValue};
 use remit::domain::TraceParent;
 
 use super::context::{remote_parent, traceparent_of};
-use crate::api::ApiState;
+use super::Telemetry;
 
 /// The request's own span, as a `traceparent`; `None` when tracing is off.
 #[derive(Debug, Clone, Default)]
@@ -50,13 +50,11 @@ impl FromRequest for RequestTrace {
 /// (`POST /v1/tasks`), never by a path's ids. With tracing off it only
 /// passes the request on.
 pub async fn trace_request(
+    telemetry: Telemetry,
     request: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let tracer = request
-        .app_data::<web::Data<ApiState>>()
-        .and_then(|state| state.telemetry.tracer().cloned());
-    let Some(tracer) = tracer else {
+    let Some(tracer) = telemetry.tracer().cloned() else {
         return next.call(request).await;
     };
     let parent = request

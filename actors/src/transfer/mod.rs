@@ -9,8 +9,13 @@
 //! export` still writes it readable by its owner only. Ids, idempotency keys,
 //! states, leases and attempt numbers travel as they are (see
 //! `remit::store::transfer`). An import checks every line before it writes
-//! anything (`remit::store::check_imported_task`). `lines` holds the
-//! file's lines and their conversion to and from the store's records.
+//! anything (`remit::store::check_imported_task`).
+//!
+//! # Layout
+//! - `lines`: the file's lines and their conversion to and from the
+//!   store's records.
+//! - `header_lines`: a destination's custom header as a line carries it
+//!   (a sealed value stays sealed).
 
 use std::io::{BufRead, Write};
 

@@ -1,8 +1,9 @@
 //! What a process may ask of its database, as traits every backend
 //! implements the same way ([`PgStore`](super::PgStore),
 //! [`SqliteStore`](super::SqliteStore), and [`Database`](super::Database),
-//! which passes each call to the one it runs on), grouped by who asks:
+//! which passes each call to the one it runs on), grouped by who asks.
 //!
+//! # Layout
 //! - `store`: [`Store`], the runtime's calls (schedule, claim, finish,
 //!   destinations, tokens), each one short transaction; the model
 //!   ([`MemStore`](super::MemStore)) implements it too, and every trait
@@ -34,7 +35,9 @@
 //!   names; `wakeup`: [`Wakeup`], what a wake-up says; `secrets`: a
 //!   signing secret as a row holds it and an export carries it;
 //!   `headers`: a destination's custom header likewise; `replication`:
-//!   [`Replication`], whether a commit waits for a standby.
+//!   [`Replication`], whether a commit waits for a standby;
+//!   `migration_locks`: how `remit migrate` waits for the locks a
+//!   migration takes on a live database.
 
 mod alerts;
 mod audit;

@@ -15,7 +15,9 @@
 //! - `notify`: [`Wakeups`], the wake-ups a process hears (LISTEN/NOTIFY on
 //!   PostgreSQL, the in-process broadcast on SQLite);
 //! - `sandbox`: [`Sandbox`], a throwaway database of remit's own (a SQLite
-//!   file in a temporary directory, or a schema inside a PostgreSQL).
+//!   file in a temporary directory, or a schema inside a PostgreSQL);
+//! - `replication`: the database's replication as `remit status` shows
+//!   it.
 
 mod notify;
 mod sandbox;

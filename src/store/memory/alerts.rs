@@ -8,50 +8,19 @@
 //! at each check, at each report that reads them, and before anything can
 //! take a task out of `failed` (a replay, a bulk replay, a move, a cancel
 //! or an erase, the settle of a change that waited for an attempt,
-//! retention): no move is missed, as none can be undone unseen. A task imported as failed is recorded as seen,
-//! as an insert fires no trigger.
+//! retention): no move is missed, as none can be undone unseen. A task
+//! imported as failed is recorded as seen, as an insert fires no trigger.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
 use super::failure_log::LoggedFailure;
 use super::state::State;
 use super::MemStore;
-use crate::domain::{Destination, DestinationId, EventKind, Region, Task, TaskId, TaskState};
-use crate::store::rules::alerts::{self, DestinationAlerts, FailedTask, Found, Kept, Window};
+use crate::domain::{Destination, Region, Task, TaskId, TaskState};
+use crate::store::rules::alerts::{self, FailedTask, Found, Kept};
 use crate::store::{AlertCheck, Alerts, AlertsChecked, StoreError};
-
-/// What the model keeps for the alert check.
-#[derive(Debug, Clone, Default)]
-pub(super) struct AlertRecords {
-    /// Each task's last move into `failed` recorded (its `finalized_at`).
-    recorded: HashMap<TaskId, DateTime<Utc>>,
-    /// Recorded moves not yet announced, with their region.
-    failures: Vec<(Region, FailedTask)>,
-    destinations: BTreeMap<DestinationId, (Region, DestinationAlerts)>,
-    windows: BTreeMap<(DestinationId, EventKind), (Region, Window)>,
-    /// Tasks announced late.
-    late_seen: HashSet<TaskId>,
-    /// Tasks whose horizon was announced.
-    horizon_seen: HashSet<TaskId>,
-}
-
-impl AlertRecords {
-    /// A change of a task's row (`before` to `after`): a move of its
-    /// deadline clears its late mark, a move of its horizon the other, and
-    /// a task that comes back to life has neither, as the databases'
-    /// triggers do.
-    pub(super) fn moved(&mut self, before: &Task, after: &Task) {
-        let revived = before.state.is_terminal() && !after.state.is_terminal();
-        if revived || before.not_before != after.not_before {
-            self.late_seen.remove(&after.id);
-        }
-        if revived || before.retry_horizon_at != after.retry_horizon_at {
-            self.horizon_seen.remove(&after.id);
-        }
-    }
-}
 
 impl State {
     /// Records every move into `failed` not recorded yet, to announce and
@@ -67,7 +36,7 @@ impl State {
                 continue;
             }
             records.recorded.insert(t.id, at);
-            log.push(LoggedFailure {
+            log.record(LoggedFailure {
                 task_id: t.id,
                 failed_at: at,
                 region: t.region,

@@ -66,7 +66,7 @@ impl DestinationHours for MemStore {
         let mut state = self.state.lock();
         let state = &mut *state;
         state.record_failures();
-        state.prune_failure_log(region, cutoff + Duration::hours(1));
+        state.failure_log.prune(region, cutoff + Duration::hours(1));
         let before = state.hours.len();
         let destinations = &state.destinations;
         state.hours.retain(|(id, hour), _| {

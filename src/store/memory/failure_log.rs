@@ -7,7 +7,6 @@
 
 use chrono::{DateTime, Utc};
 
-use super::state::State;
 use crate::domain::{DestinationId, Region, TaskId};
 
 /// One move into `failed`.
@@ -20,24 +19,32 @@ pub(super) struct LoggedFailure {
     pub reason: String,
 }
 
-impl State {
+/// Every move into `failed`, oldest first.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FailureLog(Vec<LoggedFailure>);
+
+impl FailureLog {
+    pub(super) fn record(&mut self, failure: LoggedFailure) {
+        self.0.push(failure);
+    }
+
     /// The failures logged in `(since, until]`, of the region's (every
     /// region's with `None`).
-    pub(super) fn failures_between(
+    pub(super) fn between(
         &self,
         region: Option<Region>,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> impl Iterator<Item = &LoggedFailure> + Clone {
-        self.failure_log.iter().filter(move |f| {
+        self.0.iter().filter(move |f| {
             region.is_none_or(|r| f.region == r) && f.failed_at > since && f.failed_at <= until
         })
     }
 
     /// Forgets the region's (every region's) failures logged before
     /// `cutoff`.
-    pub(super) fn prune_failure_log(&mut self, region: Option<Region>, cutoff: DateTime<Utc>) {
-        self.failure_log
+    pub(super) fn prune(&mut self, region: Option<Region>, cutoff: DateTime<Utc>) {
+        self.0
             .retain(|f| !(region.is_none_or(|r| f.region == r) && f.failed_at < cutoff));
     }
 }

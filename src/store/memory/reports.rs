@@ -250,7 +250,8 @@ impl State {
                         .filter(|at| in_last_hour(Some(*at), now))
                         .count() as i64,
                     failed_last_hour: self
-                        .failures_between(Some(region), now - Duration::hours(1), now)
+                        .failure_log
+                        .between(Some(region), now - Duration::hours(1), now)
                         .filter(|f| &f.destination == id)
                         .count() as i64,
                     retrying: own()
@@ -321,7 +322,9 @@ impl State {
         for (m, s) in minutes.iter_mut().zip(samples) {
             m.deadline_to_delivery = Latency::of(s);
         }
-        let failed = self.failures_between(Some(region), now - Duration::hours(1), now);
+        let failed = self
+            .failure_log
+            .between(Some(region), now - Duration::hours(1), now);
         for f in failed.clone() {
             if let Some(m) = minute(f.failed_at).and_then(|i| minutes.get_mut(i)) {
                 m.failed += 1;
@@ -386,7 +389,7 @@ impl State {
         let ended_since = |state: TaskState, since: DateTime<Utc>| {
             tasks().filter(move |t| t.state == state && t.finalized_at.is_some_and(|at| at > since))
         };
-        let failed_last_day = || self.failures_between(only, now - Duration::days(1), now);
+        let failed_last_day = || self.failure_log.between(only, now - Duration::days(1), now);
         let failures = failed_last_day().map(|f| f.reason.clone());
         let mut failures_by_destination =
             most_first(failed_last_day().map(|f| f.destination.clone()));

@@ -104,9 +104,9 @@ pub(super) struct State {
     /// secrets are sealed with, in the order they were recorded.
     pub(super) payload_keys: Vec<Vec<u8>>,
     /// What the alert check records and keeps between checks.
-    pub(super) alert_records: super::alerts::AlertRecords,
+    pub(super) alert_records: super::alert_records::AlertRecords,
     /// Every move of a task into `failed`, oldest first.
-    pub(super) failure_log: Vec<super::failure_log::LoggedFailure>,
+    pub(super) failure_log: super::failure_log::FailureLog,
 }
 
 impl State {

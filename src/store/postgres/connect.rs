@@ -15,81 +15,13 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfi
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::FutureExt;
 use tokio_postgres::config::{Host, SslMode as WireMode};
-use tokio_postgres::error::{DbError, SqlState};
+use tokio_postgres::error::SqlState;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::pooler::{self, Pooler, PoolerError};
-use super::tls::{self, SslMode, TlsSettingsError};
+use super::connect_failure::{self, ConnectFailure, PoolerError, TlsFailure};
+use super::pooler::{self, Pooler};
+use super::tls::{self, SslMode};
 use super::{DatabaseUrl, StoreError};
-
-/// Why a connection to PostgreSQL could not be opened.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectFailure {
-    #[error("the URL's TLS settings cannot be used")]
-    Settings(#[source] TlsSettingsError),
-    #[error("the URL is not a connection URL tokio-postgres understands")]
-    Url(#[source] tokio_postgres::Error),
-    /// Refused, unreachable, or a host name that does not resolve.
-    #[error("the server could not be reached")]
-    Unreachable(#[source] io::Error),
-    #[error("the server did not answer within {} ms", .0.as_millis())]
-    TimedOut(Duration),
-    #[error("TLS failed")]
-    Tls(#[source] TlsFailure),
-    /// An unknown role, a wrong password, or no pg_hba.conf entry.
-    #[error("the server refused the login")]
-    Authentication(#[source] DbError),
-    #[error("the database does not exist")]
-    UnknownDatabase(#[source] DbError),
-    #[error("the server refused the connection")]
-    Refused(#[source] DbError),
-    /// PgBouncer refuses the startup parameter remit asks for its session
-    /// settings with (SQLSTATE 08P01).
-    #[error(
-        "the server refused the startup parameter `options`, as PgBouncer does: set \
-         database.pooler = \"transaction\" (or \"session\") and database.direct_url to \
-         PostgreSQL itself, for LISTEN and `remit migrate`"
-    )]
-    PoolerRefusedOptions(#[source] DbError),
-    /// Filling the type cache of a connection behind a transaction pooler.
-    #[error("the new connection's warm-up behind the transaction pooler failed")]
-    WarmUp(#[source] diesel::result::Error),
-    /// The session did not get the settings its startup packet asked for:
-    /// something in between dropped them.
-    #[error("the new connection is not PostgreSQL's own")]
-    Pooler(#[source] PoolerError),
-    /// Reading back what the startup packet asked for failed.
-    #[error("the new connection's settings could not be read back")]
-    Check(#[source] diesel::result::Error),
-    #[error("the connection failed")]
-    Other(#[source] tokio_postgres::Error),
-    #[error("the new connection could not be set up")]
-    Setup(#[source] diesel::ConnectionError),
-}
-
-/// How TLS failed.
-#[derive(Debug, thiserror::Error)]
-pub enum TlsFailure {
-    #[error("the server does not offer TLS, which sslmode={0} requires")]
-    NotOffered(SslMode),
-    #[error("the server's certificate is not signed by a CA in sslrootcert")]
-    UnknownCa(#[source] rustls::Error),
-    /// Named without rustls's message, whose list of the certificate's
-    /// names is in Rust's debug form (`DnsName("localhost")`).
-    #[error(
-        "the server's certificate is not valid for the host name {host} (sslmode=verify-full){}",
-        if presented.is_empty() { String::new() } else { format!("; it names {presented}") }
-    )]
-    WrongHost { host: String, presented: String },
-    #[error("the server refused remit's client certificate (sslcert, sslkey)")]
-    ClientCertificateRefused(#[source] rustls::Error),
-    #[error("the server's certificate was refused")]
-    BadCertificate(#[source] rustls::Error),
-    #[error("the handshake failed")]
-    Handshake(#[source] rustls::Error),
-    #[error("the handshake failed")]
-    Other(#[source] tokio_postgres::Error),
-}
 
 /// Opens connections to one database URL. Cheap to clone.
 #[derive(Clone)]
@@ -277,7 +209,10 @@ impl PgConnector {
         let nonce =
             (self.pooler == Pooler::None).then(|| uuid::Uuid::new_v4().simple().to_string());
         if let Some(nonce) = &nonce {
-            ask_for(&mut config, &format!("{}={nonce}", pooler::NONCE_SETTING));
+            ask_for(
+                &mut config,
+                &format!("{}={nonce}", connect_failure::NONCE_SETTING),
+            );
         }
         // The hosts (or addresses) are tried in turn, each for its
         // connect timeout; this bounds the whole, the login of a host that
@@ -433,7 +368,7 @@ async fn check_options_arrived(
     let read = diesel::sql_query(format!(
         "SELECT current_setting('{}', true) AS nonce, \
          current_user::text AS role, current_database()::text AS database",
-        pooler::NONCE_SETTING
+        connect_failure::NONCE_SETTING
     ))
     .get_result::<Arrived>(conn)
     .await;

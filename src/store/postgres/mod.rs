@@ -5,9 +5,13 @@
 //! them, in as few statements as it can.
 //!
 //! # Layout
-//! - `store`: [`PgStore`], its pool, and the `Store` trait, one line per
-//!   call into the files below.
-//! - `connect`: every connection to PostgreSQL, with its failure named;
+//! - `store`: [`PgStore`] and its pool.
+//! - `contract`: every trait of the contract on `PgStore`, one line per
+//!   call into the files below (`Store`, `Reports`, `Transfer`, `Keys`,
+//!   `ReplayJobs`, ...); it alone imports them, so no file below imports
+//!   the store that calls it.
+//! - `connect`: every connection to PostgreSQL; `connect_failure`: why one
+//!   could not be opened, or is not PostgreSQL's own;
 //!   `tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
 //!   `sslkey` ask for it; `tls_checks`: what the modes that check less
 //!   than `verify-full` accept; `pooler`: what changes behind a connection
@@ -16,22 +20,31 @@
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
 //!   `lease` (hand back, extend); `schedule_many`; `destinations` (add, read,
 //!   pause); `destination_changes` (an operator's change of a destination,
-//!   its deletion) and `headers` (its custom header rows); `quota` (what receivers announced of their quotas); `secrets` (signing secrets: add, rotate, list, the valid ones
-//!   of many destinations); `rate` (token takes); `reads` (task, attempts,
-//!   payload, ping); `reconcile`; `replay`; `retention` (prune);
-//!   `api_tokens` (add, look up by hash, list, revoke); `audit` (an admin
-//!   action's entry, written in its transaction; pages; retention).
+//!   its deletion) and `headers` (its custom header rows); `send_targets`
+//!   (destinations read for their sends, many at once); `quota` (what
+//!   receivers announced of their quotas); `secrets` (signing secrets:
+//!   add, rotate, list, the valid ones of many destinations); `rate`
+//!   (token takes); `reads` (task, attempts, payload, ping); `next_due`
+//!   (when a claim could next find work); `changes` (an operator's
+//!   cancel, reschedule, erase and retry-now); `reconcile`; `replay`;
+//!   `retention` (prune); `api_tokens` (add, look up by hash, list,
+//!   revoke); `audit` (an admin action's entry, written in its
+//!   transaction; pages; retention).
 //! - `store_now`: the store's now inside a transaction (pinned in tests).
 //! - `prepared`: the hot statements, built so each connection prepares
 //!   them once; `hot_path_sql` names them for the test that plans them.
 //! - `schema`, `rows`, `enums`: diesel's view of the tables and the
 //!   conversion of rows into domain types.
 //! - `migrate`: the embedded migrations (`migrations/postgres`);
-//!   `schema_check`: whether a database has this build's.
-//! - `contract`: the contract's other traits (`Reports`, `Transfer`,
-//!   `Keys`, `ReplayJobs`) on `PgStore`, one line per call into `status`,
-//!   `console`, `transfer`, `payload_keys`, `secrets`, `rekey` and
-//!   `replay_jobs`; `refusals`: `Store::mark_refused`.
+//!   `schema_check`: whether a database has this build's; `lock_holders`:
+//!   the sessions likely in a migration's way.
+//! - `replication`: the server's replication, for `remit status`.
+//! - `status`, `console`, `transfer`, `payload_keys`, `rekey` and
+//!   `replay_jobs`: the statements behind the reports, export and import,
+//!   the key ring and bulk replays; `refusals`: `Store::mark_refused`.
+//!   The text of the
+//!   statements a test plans stands in one place each: `status_sql`,
+//!   `console_sql`, `alerts_sql`.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
 //! - `alerts`: the region's alert check (`Alerts`), one transaction under
 //!   an advisory lock; `events`: the outbox it and the disables write.
@@ -81,6 +94,7 @@ pub(in crate::store) mod audit;
 mod changes;
 mod claim;
 mod connect;
+mod connect_failure;
 mod console;
 pub mod console_sql;
 mod contract;
@@ -126,15 +140,16 @@ mod tls_checks;
 mod transfer;
 mod transitions;
 
-pub use connect::{ConnectFailure, PgConnector, TlsFailure};
+pub use connect::PgConnector;
+pub use connect_failure::{ConnectFailure, PoolerError, TlsFailure};
 pub(super) use notify::Listener;
-pub use pooler::{Pooler, PoolerError};
+pub use pooler::Pooler;
 pub use store::{PgConfig, PgStore};
 pub use tls::{SslMode, TlsSettingsError};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{
     rules::lifecycle, rules::requests, rules::schema_version, ClaimRequest, Clock, DatabaseUrl,
-    Finish, Finished, QuotaNote, Replayed, Scheduled, Store, StoreError, StoreStats, TokenRequest,
-    Tokens, TransitionOutcome,
+    Finish, Finished, Replayed, Scheduled, StoreError, StoreStats, TokenRequest, Tokens,
+    TransitionOutcome,
 };

@@ -27,6 +27,7 @@ use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 
+use super::connect_failure::{PoolerError, RECONNECT};
 use super::StoreError;
 
 /// What stands between remit and PostgreSQL (`database.pooler`).
@@ -39,51 +40,6 @@ pub enum Pooler {
     Session,
     /// A pooler that hands out a server per transaction.
     Transaction,
-}
-
-/// The custom setting each connection to PostgreSQL itself asks for with a
-/// value of its own (a name with a dot needs no server configuration).
-pub(super) const NONCE_SETTING: &str = "remit.connect_nonce";
-
-/// What a pooler's server connections opened before a change of the
-/// role's settings keep until they are opened again.
-const RECONNECT: &str = "then `RECONNECT` on PgBouncer's admin console (server connections \
-                         opened before keep the settings they started with)";
-
-/// A pooler, or its absence, that does not fit what the server says.
-#[derive(Debug, thiserror::Error)]
-pub enum PoolerError {
-    /// `options` did not reach PostgreSQL: PgBouncer with
-    /// `ignore_startup_parameters = options` drops it.
-    #[error(
-        "the startup parameter `options` did not reach PostgreSQL ({NONCE_SETTING}, asked for \
-         with a value fresh to this connection, reads {}), so neither did the session settings \
-         remit asks for with it (enable_seqscan=off, jit=off): a connection pooler in front \
-         drops it (PgBouncer's `ignore_startup_parameters = options`). Set database.pooler \
-         (\"transaction\" for PgBouncer's pool_mode = transaction, \"session\" for session) and \
-         database.direct_url to PostgreSQL itself; the server then sets those settings for the \
-         role: `ALTER ROLE \"{role}\" IN DATABASE \"{database}\" SET enable_seqscan = off` (and \
-         jit = off), {RECONNECT}",
-        found.as_deref().map_or_else(|| "nothing".to_owned(), |v| format!("{v:?}"))
-    )]
-    OptionsDropped {
-        found: Option<String>,
-        role: String,
-        database: String,
-    },
-    /// Behind a pooler, the server must set `enable_seqscan` for the role.
-    #[error(
-        "behind a pooler remit cannot ask for enable_seqscan = off at connect, and the server \
-         says {seqscan}: run `{remedy}` on PostgreSQL, {RECONNECT} (a sequential scan of the \
-         queue makes a claim take seconds)"
-    )]
-    SeqscanOn { seqscan: String, remedy: String },
-    /// `options` in the URL cannot go through a pooler.
-    #[error(
-        "the URL sets `options`, which a pooler refuses: set those settings on the server \
-         (ALTER ROLE … IN DATABASE … SET) instead"
-    )]
-    OptionsInUrl,
 }
 
 #[derive(QueryableByName)]

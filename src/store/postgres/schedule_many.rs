@@ -31,25 +31,29 @@ pub(super) async fn schedule_many(
     batch: Vec<NewTask>,
 ) -> Result<Answers, StoreError> {
     let mut conn = store.conn().await?;
-    schedule_many_on(store, &mut conn, batch).await
+    store.schedule_many_on(&mut conn, batch).await
 }
 
-/// As `schedule_many`, on the caller's connection. Inside the caller's
-/// transaction the writes (and the wake-up NOTIFY) commit or roll back
-/// with it: a product schedules its reminders in the transaction of the
-/// business write that created them, and needs no outbox.
-pub(super) async fn schedule_many_on(
-    store: &PgStore,
-    conn: &mut AsyncPgConnection,
-    batch: Vec<NewTask>,
-) -> Result<Answers, StoreError> {
-    let mut answers = Vec::with_capacity(batch.len());
-    let mut batch = batch.into_iter().peekable();
-    while batch.peek().is_some() {
-        let chunk: Vec<NewTask> = batch.by_ref().take(CHUNK).collect();
-        answers.extend(schedule_chunk(store, conn, chunk).await?);
+impl PgStore {
+    /// Schedules `batch` on the caller's connection, each task answered as
+    /// [`Store::schedule_many`](crate::store::Store::schedule_many)
+    /// answers it. Inside the caller's transaction the writes (and the
+    /// wake-up NOTIFY) commit or roll back with it: a product schedules its
+    /// reminders in the transaction of the business write that created
+    /// them, and needs no outbox.
+    pub async fn schedule_many_on(
+        &self,
+        conn: &mut AsyncPgConnection,
+        batch: Vec<NewTask>,
+    ) -> Result<Answers, StoreError> {
+        let mut answers = Vec::with_capacity(batch.len());
+        let mut batch = batch.into_iter().peekable();
+        while batch.peek().is_some() {
+            let chunk: Vec<NewTask> = batch.by_ref().take(CHUNK).collect();
+            answers.extend(schedule_chunk(self, conn, chunk).await?);
+        }
+        Ok(answers)
     }
-    Ok(answers)
 }
 
 /// A task that passed the checks and is about to be written.

@@ -1,5 +1,9 @@
 //! `PgStore`: the schedule on PostgreSQL through a bb8 pool of diesel-async
 //! connections.
+//!
+//! # Layout
+//! - `read_replica`: the store the reports read, on a replica when one is
+//!   configured.
 
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
@@ -7,20 +11,8 @@ use std::time::Duration as StdDuration;
 use diesel_async::pooled_connection::bb8::{Pool, PooledConnection};
 use diesel_async::AsyncPgConnection;
 
-use chrono::{DateTime, Duration, Utc};
-
-use super::{
-    api_tokens, claim, destinations, events, finish_many, lease, next_due, quota, rate, reads,
-    reconcile, refusals, replay, retention, schedule_many, schema_check, secrets, send_targets,
-    transitions, ClaimRequest, Clock, Finish, Finished, PgConnector, Pooler, QuotaNote, Replayed,
-    Scheduled, Store, StoreError, StoreStats, TokenRequest, Tokens, TransitionOutcome,
-};
-use crate::domain::{
-    Actor, ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent,
-    DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload,
-    PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget,
-    SigningSecret, Task, TaskId, TokenHash, TokenId,
-};
+use super::{schema_check, Clock, PgConnector, Pooler, StoreError, StoreStats};
+use crate::domain::Actor;
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
 
@@ -169,18 +161,6 @@ impl PgStore {
         &self.stats
     }
 
-    /// Schedules `batch` on the caller's connection, typically inside the
-    /// caller's own transaction, so the reminders commit (or roll back)
-    /// with the business write that created them. Each task is answered as
-    /// [`Store::schedule_many`] answers it.
-    pub async fn schedule_many_on(
-        &self,
-        conn: &mut AsyncPgConnection,
-        batch: Vec<NewTask>,
-    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
-        schedule_many::schedule_many_on(self, conn, batch).await
-    }
-
     pub(crate) async fn conn(&self) -> Result<PooledConnection<'_, AsyncPgConnection>, StoreError> {
         Ok(self.pool.get().await?)
     }
@@ -208,184 +188,4 @@ async fn open_pool(
     // without it opens its own on demand.
     let _ = pool.add(first);
     Ok(pool)
-}
-
-impl Store for PgStore {
-    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
-        destinations::add_destination(self, new).await
-    }
-
-    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
-        destinations::destination(self, id).await
-    }
-
-    async fn send_targets(
-        &self,
-        ids: &[DestinationId],
-    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
-        send_targets::send_targets(self, ids).await
-    }
-
-    async fn rotate_secret(
-        &self,
-        id: &DestinationId,
-        rotation: Rotation,
-    ) -> Result<SigningSecret, StoreError> {
-        secrets::rotate(self, id, rotation).await
-    }
-
-    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
-        secrets::list(self, id).await
-    }
-
-    async fn pause_destination(
-        &self,
-        id: &DestinationId,
-        pause: Duration,
-    ) -> Result<DateTime<Utc>, StoreError> {
-        destinations::pause_destination(self, id, pause).await
-    }
-
-    async fn take_tokens_many(
-        &self,
-        asks: &[TokenRequest],
-    ) -> Result<Vec<Option<Tokens>>, StoreError> {
-        rate::take_tokens_many(self, asks).await
-    }
-
-    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
-        quota::learn_quotas(self, notes).await
-    }
-
-    async fn schedule_many(
-        &self,
-        batch: Vec<NewTask>,
-    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
-        schedule_many::schedule_many(self, batch).await
-    }
-
-    async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
-        reads::task(self, id).await
-    }
-
-    async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
-        reads::attempts(self, id).await
-    }
-
-    async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
-        replay::replay(self, id, horizon).await
-    }
-
-    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
-        reconcile::reconcile(self, request).await
-    }
-
-    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
-        retention::prune(self, request).await
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        reads::ping(self).await
-    }
-
-    async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
-        reads::payload(self, task).await
-    }
-
-    async fn next_due(&self, region: Region) -> Result<Option<Duration>, StoreError> {
-        next_due::next_due(self, region).await
-    }
-
-    async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
-        claim::claim_due(self, request).await
-    }
-
-    async fn fail(
-        &self,
-        lease: &Lease,
-        reason: &FailureReason,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        transitions::fail(self, lease, reason, record).await
-    }
-
-    async fn abandon(
-        &self,
-        lease: &Lease,
-        record: &AttemptRecord,
-    ) -> Result<TransitionOutcome, StoreError> {
-        transitions::abandon(self, lease, record).await
-    }
-
-    async fn hand_back(
-        &self,
-        lease: &Lease,
-        after: Option<Duration>,
-    ) -> Result<TransitionOutcome, StoreError> {
-        lease::hand_back(self, lease, after).await
-    }
-
-    async fn extend_lease(
-        &self,
-        lease: &Lease,
-        by: Duration,
-    ) -> Result<TransitionOutcome, StoreError> {
-        lease::extend_lease(self, lease, by).await
-    }
-
-    async fn finish_many(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
-        finish_many::finish_many(self, batch).await
-    }
-
-    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
-        api_tokens::add(self, new).await
-    }
-
-    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
-        api_tokens::by_hash(self, hash).await
-    }
-
-    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
-        api_tokens::list(self).await
-    }
-
-    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
-        api_tokens::revoke(self, id).await
-    }
-
-    async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
-        refusals::mark_refused(self, id, why).await
-    }
-
-    async fn disable_destination(
-        &self,
-        id: &DestinationId,
-        reason: Option<String>,
-    ) -> Result<Destination, StoreError> {
-        destinations::disable(self, id, reason).await
-    }
-
-    async fn fail_disabled_past_horizon(
-        &self,
-        region: Region,
-        limit: u32,
-    ) -> Result<u64, StoreError> {
-        destinations::fail_disabled_past_horizon(self, region, limit).await
-    }
-
-    async fn destination_events(
-        &self,
-        region: Region,
-        limit: u32,
-    ) -> Result<Vec<DestinationEvent>, StoreError> {
-        events::events(self, region, limit).await
-    }
-
-    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
-        events::forget(self, ids).await
-    }
-
-    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
-        destinations::enable(self, id).await
-    }
 }

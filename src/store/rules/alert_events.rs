@@ -1,5 +1,6 @@
-//! The events the alert check writes, and what waits for a window, as
-//! every store keeps it: written once for the rule in `alerts`.
+//! The events the alert check writes, what waits for a window and the
+//! streak announced of each destination, as every store keeps them:
+//! written once for the rule in `alerts`.
 
 use std::collections::BTreeMap;
 
@@ -10,9 +11,16 @@ use crate::domain::{Destination, DestinationEvent, DestinationId, EventKind};
 use crate::policy::{self, DisableRule, Streak};
 use crate::store::{AlertCheck, StoreError};
 
-use super::alerts::DestinationAlerts;
 use super::columns::corrupt;
 use super::health::rule_for;
+
+/// What a store keeps of one destination between checks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(in crate::store) struct DestinationAlerts {
+    /// The streak announced as failing (when its first failure ended) and
+    /// the highest level announced for it.
+    pub failing: Option<(DateTime<Utc>, u8)>,
+}
 
 /// What waits for a window to pass.
 #[derive(Debug, Clone, PartialEq)]

@@ -43,16 +43,8 @@ use crate::domain::{
 use crate::policy::{self, DisableRule};
 use crate::store::{AlertCheck, AlertsChecked};
 
-pub(in crate::store) use super::alert_events::Held;
 use super::alert_events::{coalesced, instant, streak_events};
-
-/// What a store keeps of one destination between checks.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(in crate::store) struct DestinationAlerts {
-    /// The streak announced as failing (when its first failure ended) and
-    /// the highest level announced for it.
-    pub failing: Option<(DateTime<Utc>, u8)>,
-}
+pub(in crate::store) use super::alert_events::{DestinationAlerts, Held};
 
 /// One coalesced kind of one destination: when its last event went out,
 /// and what waits for the next.

@@ -2,6 +2,7 @@
 //! SQLite apply these rules to the rows they read, and PostgreSQL's
 //! statements take their targets from them.
 //!
+//! # Layout
 //! - `lifecycle`: each transition's rules (the states it leaves, the lease
 //!   guard, what it writes and logs, what a repeat or a stale lease gets);
 //!   `lapsed`: the same for rows no lease holder will finish (an expired

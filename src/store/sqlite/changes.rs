@@ -10,6 +10,7 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::attempt_rows;
 use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{audit, Ctx, SqliteStore};
@@ -352,7 +353,7 @@ fn settle_changes(
         let lost = changes::settle(&mut task, now);
         rows::write_task(conn, &task)?;
         if let Some(lost) = &lost {
-            rows::insert_attempt(conn, lost)?;
+            attempt_rows::insert_attempt(conn, lost)?;
         }
         settled += 1;
         due |= makes_due(&task);

@@ -11,6 +11,7 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::attempt_rows;
 use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{next_token, Ctx};
@@ -62,7 +63,7 @@ pub(super) fn claim_due(
             lifecycle::lease(task, token, &request.lease_owner, request.lease, ctx.now);
         rows::write_task(conn, &one.task)?;
         if let Some(lost) = lost {
-            rows::insert_attempt(conn, &lost)?;
+            attempt_rows::insert_attempt(conn, &lost)?;
         }
         one.payload = open_payload(conn, &ctx.key, one.task.payload_ref).ok();
         claimed.push(one);

@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
-use diesel::{QueryableByName, RunQueryDsl};
+use diesel::RunQueryDsl;
 
 use super::rows::micros;
 use super::{audit, destinations, headers, replay_jobs, SqliteStore};
@@ -105,12 +105,6 @@ pub(super) fn write_settings(
     Ok(())
 }
 
-#[derive(QueryableByName)]
-struct Live {
-    #[diesel(sql_type = BigInt)]
-    live: i64,
-}
-
 fn delete(
     conn: &mut SqliteConnection,
     ctx: &super::Ctx,
@@ -120,7 +114,7 @@ fn delete(
     let now = ctx.now;
     let destination =
         destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
-    let live_tasks = live_tasks(conn, id, destination.region)?;
+    let live_tasks = destinations::live_tasks(conn, id, destination.region)?;
     let cancel = match cancel {
         _ if live_tasks == 0 => None,
         None => return Err(live_refusal(id, live_tasks)),
@@ -158,20 +152,4 @@ fn delete(
         live_tasks,
         cancel_job,
     })
-}
-
-/// The destination's tasks that have not ended.
-pub(super) fn live_tasks(
-    conn: &mut SqliteConnection,
-    id: &DestinationId,
-    region: crate::domain::Region,
-) -> Result<u64, StoreError> {
-    let live: Live = diesel::sql_query(
-        "SELECT count(*) AS live FROM tasks WHERE destination_id = ? AND region = ? \
-         AND state IN ('pending', 'leased', 'retry_wait')",
-    )
-    .bind::<Text, _>(id.as_str())
-    .bind::<Text, _>(region.as_str())
-    .get_result(conn)?;
-    Ok(u64::try_from(live.live).unwrap_or(0))
 }

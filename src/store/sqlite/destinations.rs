@@ -4,7 +4,7 @@
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
-use diesel::RunQueryDsl;
+use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{any_destination_row, destination_row, micros};
 use super::{audit, headers, secrets, Ctx};
@@ -42,7 +42,7 @@ pub(super) fn add(
         if was.region != new.region {
             return Err(revived_elsewhere(&new, was.region.as_str()));
         }
-        let live = super::destination_changes::live_tasks(conn, &new.id, new.region)?;
+        let live = live_tasks(conn, &new.id, new.region)?;
         if live > 0 {
             return Err(revived_while_cancelling(&new, live));
         }
@@ -308,4 +308,26 @@ pub(super) fn forget_events(
             .execute(conn)? as u64;
     }
     Ok(gone)
+}
+
+#[derive(QueryableByName)]
+struct Live {
+    #[diesel(sql_type = BigInt)]
+    live: i64,
+}
+
+/// The destination's tasks that have not ended.
+pub(super) fn live_tasks(
+    conn: &mut SqliteConnection,
+    id: &DestinationId,
+    region: crate::domain::Region,
+) -> Result<u64, StoreError> {
+    let live: Live = diesel::sql_query(
+        "SELECT count(*) AS live FROM tasks WHERE destination_id = ? AND region = ? \
+         AND state IN ('pending', 'leased', 'retry_wait')",
+    )
+    .bind::<Text, _>(id.as_str())
+    .bind::<Text, _>(region.as_str())
+    .get_result(conn)?;
+    Ok(u64::try_from(live.live).unwrap_or(0))
 }

@@ -10,7 +10,8 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
-use super::rows::{self, destination_row, AttemptRow, ATTEMPT_COLUMNS};
+use super::attempt_rows::{self, AttemptRow, ATTEMPT_COLUMNS};
+use super::rows::{self, destination_row};
 use crate::domain::{
     Attempt, AttemptOutcome, AttemptRecord, DestinationEvent, DestinationHour, EventKind,
     FailureReason, Lease, Task, TaskId,
@@ -82,14 +83,17 @@ pub(super) fn end_attempt(
         Ok(task) => task,
         Err(refusal) => {
             if refusal == TransitionOutcome::Fenced {
-                rows::insert_attempt(conn, &lifecycle::fenced_attempt(lease, end.record, now))?;
+                attempt_rows::insert_attempt(
+                    conn,
+                    &lifecycle::fenced_attempt(lease, end.record, now),
+                )?;
             }
             return Ok(refusal);
         }
     };
     let logged = lifecycle::end_attempt(&mut task, lease, end, now);
     rows::write_task(conn, &task)?;
-    rows::insert_attempt(conn, &logged)?;
+    attempt_rows::insert_attempt(conn, &logged)?;
     in_finish()?;
     Ok(TransitionOutcome::Applied)
 }

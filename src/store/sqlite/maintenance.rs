@@ -10,6 +10,7 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::attempt_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use crate::domain::{ReconcileReport, ReconcileRequest, Region, Task};
 use crate::store::{rules::findings, rules::lapsed, StoreError};
@@ -44,7 +45,7 @@ pub(super) fn reconcile(
     {
         let lost = lapsed::reclaim(task, now);
         rows::write_task(conn, task)?;
-        rows::insert_attempt(conn, &lost)?;
+        attempt_rows::insert_attempt(conn, &lost)?;
         reclaimed += 1;
     }
     Ok(ReconcileReport {
@@ -140,7 +141,7 @@ pub(super) fn fail_disabled_past_horizon(
         let mut task = Task::try_from(row)?;
         let settled = lapsed::settle_disabled(&mut task, now);
         if let Some(lost) = &settled.abandoned {
-            rows::insert_attempt(conn, lost)?;
+            attempt_rows::insert_attempt(conn, lost)?;
         }
         if settled.abandoned.is_some() || settled.failed {
             rows::write_task(conn, &task)?;

@@ -14,6 +14,28 @@
 //! Wake-ups travel inside the process only (SQLite has no LISTEN): another
 //! process on the same file finds new work by polling, and reads a
 //! destination's pause from its row before each request.
+//!
+//! # Layout
+//! - `connection`: opening the file and migrating it.
+//! - `operations`: the `Store` trait, each call one transaction on the
+//!   connection's thread, into the files below; `contract`: the other
+//!   traits likewise.
+//! - `rows`: the tables as rows (instants are INTEGER microseconds);
+//!   `attempt_rows` and `payload_rows`: the attempt log's and the
+//!   payloads' rows.
+//! - The calls, a file per group: `schedule`; `claim`; `finish` (the
+//!   guarded transitions); `next_due`; `rate` (token takes);
+//!   `destinations` (register, pause, health), `destination_changes` (an
+//!   operator's change, a deletion), `headers` (custom header rows),
+//!   `secrets`, `refusals` (destinations an address policy refuses);
+//!   `changes` (an operator's cancel, reschedule, erase and retry-now);
+//!   `replay_jobs`; `maintenance` (reconciliation and retention);
+//!   `api_tokens`; `audit`.
+//! - `status` and `console`: the reports' reads; `destination_hours`:
+//!   each destination's hours.
+//! - `alerts`: the alert check, one `BEGIN IMMEDIATE` transaction.
+//! - `payload_keys`: the keys the payloads are sealed with; `rekey`:
+//!   re-sealing under the newest; `transfer`: export and import.
 
 mod alerts;
 mod api_tokens;

@@ -17,8 +17,6 @@ use crate::store::rules::columns::{
 };
 use crate::store::StoreError;
 
-pub(super) use super::attempt_rows::{insert_attempt, AttemptRow, ATTEMPT_COLUMNS};
-
 /// A status as stored: clamped as PostgreSQL's SMALLINT column clamps it,
 /// so every row written can be read back.
 pub(super) fn status_column(status: u16) -> i32 {

@@ -4,12 +4,12 @@ use diesel::sql_types::{BigInt, Bool, Double, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::attempt_rows::{self, AttemptRow, ATTEMPT_COLUMNS};
 use super::audit;
 use super::destination_changes::write_settings;
 use super::payload_rows;
 use super::rows::{
-    self, any_destination_row, micros, AttemptRow, DestinationRow, TaskRow, ATTEMPT_COLUMNS,
-    DESTINATION_COLUMNS, TASK_COLUMNS,
+    self, any_destination_row, micros, DestinationRow, TaskRow, DESTINATION_COLUMNS, TASK_COLUMNS,
 };
 use super::{headers, secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
@@ -254,7 +254,7 @@ fn insert(conn: &mut SqliteConnection, record: &TaskRecord) -> Result<(), StoreE
     rows::insert_task(conn, &bare)?;
     rows::write_task(conn, t)?;
     for attempt in &record.attempts {
-        rows::insert_attempt(conn, attempt)?;
+        attempt_rows::insert_attempt(conn, attempt)?;
     }
     Ok(())
 }
