@@ -9,6 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use remit::store::{ClaimRequest, Destinations, Leases, PgConfig, PgStore};
 use std::time::Instant;
 
 use chrono::Duration;
@@ -16,7 +17,6 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use remit::domain::{AttemptRecord, DestinationId, NewDestination, Region};
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{Decision, Transition};
-use remit::store::{ClaimRequest, PgConfig, PgStore, Store};
 
 const TASKS: usize = 20_000;
 

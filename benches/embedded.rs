@@ -10,6 +10,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use remit::store::{
+    ClaimRequest, Database, DatabaseConfig, Destinations, Finish, Leases, Sandbox, Schedule,
+};
 use std::time::Instant;
 
 use chrono::{Duration, Utc};
@@ -18,7 +21,6 @@ use remit::domain::{
 };
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{Decision, Transition};
-use remit::store::{ClaimRequest, Database, DatabaseConfig, Finish, Sandbox, Store};
 
 const TASKS: usize = 20_000;
 const DESTINATIONS: usize = 20;

@@ -1,6 +1,6 @@
 //! `remit schedule --file tasks.jsonl`: many webhooks from a file (or
 //! standard input), one JSON object per line shaped like POST /v1/tasks,
-//! scheduled a thousand at a time through `Store::schedule_many`. Each
+//! scheduled a thousand at a time through `Schedule::schedule_many`. Each
 //! line gets its own answer; a bad line never stops its neighbours.
 
 use std::io::BufRead;

@@ -7,10 +7,10 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{AttemptOutcome, Region, TaskState};
-use remit::store::Store;
 use remit_actors::runtime::failpoint;
 
 use support::{Receiver, TestDb};

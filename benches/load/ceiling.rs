@@ -5,6 +5,9 @@
 //! fresh schema holding the run's tasks. End-to-end throughput over this is
 //! the share of the database's pace the whole runtime achieves.
 
+use remit::store::{
+    ClaimRequest, Destinations, Finish, Leases, PgConfig, PgStore, Schedule, TransitionOutcome,
+};
 use std::time::Instant;
 
 use chrono::{Duration, Utc};
@@ -14,7 +17,6 @@ use remit::domain::{
 };
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{Decision, Transition};
-use remit::store::{ClaimRequest, Finish, PgConfig, PgStore, Store, TransitionOutcome};
 
 use crate::error::LoadError;
 

@@ -11,7 +11,7 @@
 //! clock ([`Consumer::wait`]): real time in the runtime, the simulation's
 //! fake clock there. The request itself and the finish are the caller's:
 //! the runtime sends over HTTP, the simulation answers from its seeded
-//! receiver, and both commit the policy's decision with [`Store::finish`];
+//! receiver, and both commit the policy's decision with [`Leases::finish`];
 //! a request the address policy stops at the exchange goes back through
 //! [`carry_out`], as every "not now" does.
 //!

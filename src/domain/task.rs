@@ -190,7 +190,7 @@ pub struct Cancellation {
 /// A change asked of a task while an attempt was in flight. A request
 /// that has started cannot be called back, so the change waits: when the
 /// attempt delivers, it lapses; otherwise it is applied instead of the
-/// retry (`Store::settle_changes`). Until then the task is not claimed,
+/// retry (`Changes::settle_changes`). Until then the task is not claimed,
 /// even once its lease runs out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitingChange {
@@ -251,7 +251,7 @@ pub struct ClaimedTask {
     /// The row was taken over from a consumer whose lease expired.
     pub reclaimed: bool,
     /// The opened payload, when the claim could bring it along; otherwise
-    /// [`crate::store::Store::payload`] reads it (and says why it cannot be
+    /// [`crate::store::Schedule::payload`] reads it (and says why it cannot be
     /// opened).
     pub payload: Option<super::Payload>,
 }

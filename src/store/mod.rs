@@ -87,6 +87,7 @@ pub use contract::console;
 pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use contract::{AfterWait, LockHolder, LockPatience, LockWait};
 pub use contract::{AlertCheck, Alerts, AlertsChecked};
+pub use contract::{ApiTokens, Leases, Rates, Schedule, Upkeep};
 pub use contract::{Audit, AuditScope, MAX_AUDIT_PAGE};
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,

@@ -1,5 +1,8 @@
 //! The simulated world: one store, a clock, consumers and a receiver log.
 
+use remit::store::{
+    Changes, Clock, Database, DestinationHours, Destinations, MemStore, Schedule, Store, Transfer,
+};
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -11,8 +14,6 @@ use remit::domain::{
 };
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{RetryPolicy, TransportError};
-use remit::store::Transfer;
-use remit::store::{Changes, Clock, Database, DestinationHours, MemStore, Store};
 
 const LEASE: i64 = 30;
 const SEND_TIMEOUT: i64 = 10;

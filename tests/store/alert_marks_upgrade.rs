@@ -7,7 +7,7 @@
 use chrono::Duration;
 use diesel_async::SimpleAsyncConnection;
 use remit::domain::{Region, TaskId};
-use remit::store::Store;
+use remit::store::Schedule;
 
 use crate::support::{new_task, TestDb};
 

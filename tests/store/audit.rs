@@ -5,7 +5,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use remit::domain::{AttemptOutcome, AttemptRecord, FailureReason, Region, TaskState};
 use remit::policy::{decide, Observed, RetryPolicy, TransportError};
-use remit::store::{Store, TransitionOutcome};
+use remit::store::{Leases, Schedule, TransitionOutcome};
 
 use crate::support::{t0, TestDb};
 

@@ -2,16 +2,16 @@
 //! test (`pgbouncer.rs`): every call works with `database.pooler =
 //! "transaction"`, and a pooler remit was not told of is named at once.
 
+use remit::store::{
+    ClaimRequest, Database, DatabaseConfig, Destinations, Finish, Leases, Pooler, Reports,
+    Schedule, TransitionOutcome, Upkeep, Wakeups,
+};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use remit::domain::{AttemptRecord, DestinationId, NewDestination, Region, TaskState};
 use remit::policy::{Decision, Transition};
 use remit::store::console::TaskFilter;
-use remit::store::{
-    ClaimRequest, Database, DatabaseConfig, Finish, Pooler, Reports, Store, TransitionOutcome,
-    Wakeups,
-};
 
 use crate::pgbouncer::PgBouncer;
 use crate::support::{new_task, test_key};

@@ -1,10 +1,10 @@
 //! Several database sessions claiming one region at once.
 
+use remit::store::{Leases, Rates, TransitionOutcome};
 use std::collections::{HashMap, HashSet};
 
 use chrono::Duration;
 use remit::domain::{AttemptRecord, Region, TaskId};
-use remit::store::{Store, TransitionOutcome};
 
 use crate::support::{claim, Backend, TestDb};
 

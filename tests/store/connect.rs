@@ -2,9 +2,10 @@
 //! unknown database or role, a schema older or newer than the binary. Each
 //! answer comes well inside the pool's 5 s wait for a connection.
 
+use remit::store::{
+    ConnectFailure, Database, DatabaseConfig, Reports, SchemaMismatch, StoreError, Upkeep,
+};
 use std::time::{Duration, Instant};
-
-use remit::store::{ConnectFailure, Database, DatabaseConfig, Reports, SchemaMismatch, StoreError};
 
 use crate::cluster::free_port;
 use crate::support::{database_url, test_key, Backend, TestDb};
@@ -220,8 +221,6 @@ async fn a_silent_first_host_is_passed_over_for_the_next() {
 /// broken connections are dropped, not handed out forever.
 #[tokio::test]
 async fn the_pool_serves_again_once_a_crashed_server_is_back() {
-    use remit::store::Store as _;
-
     use crate::cluster::{Cluster, Tls};
 
     let Some(cluster) = Cluster::start(Tls::Off) else {

@@ -1,7 +1,7 @@
 //! Destinations: registration and the shared pause after a 429.
 
 use remit::domain::{DestinationId, NewDestination, Region};
-use remit::store::{Store, StoreError};
+use remit::store::{Destinations, StoreError};
 
 use crate::support::{t0, TestDb};
 

@@ -5,10 +5,10 @@
 //! replication report says, before, that a commit waits for the standby,
 //! and, after, that the new primary has none.
 
+use remit::store::{Database, DatabaseConfig, Destinations, Schedule};
 use std::time::{Duration, Instant};
 
 use remit::domain::{NewDestination, Region};
-use remit::store::{Database, DatabaseConfig, Store};
 
 use crate::cluster::{Cluster, Tls};
 use crate::support::{new_task, test_key};

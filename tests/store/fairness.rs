@@ -1,9 +1,9 @@
 //! One busy destination cannot take every claim slot.
 
+use remit::store::{ClaimRequest, Leases};
 use std::collections::HashMap;
 
 use remit::domain::Region;
-use remit::store::{ClaimRequest, Store};
 
 use crate::support::TestDb;
 

@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 use remit::domain::{AttemptOutcome, AttemptRecord, ClaimedTask, FailureReason, Region, TaskState};
-use remit::store::{Store, TransitionOutcome};
+use remit::store::{Leases, Schedule, TransitionOutcome};
 
 use crate::support::{delivered, retry_at, t0, TestDb};
 

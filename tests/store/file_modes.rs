@@ -2,11 +2,11 @@
 //! database file, and the `-wal` and `-shm` files SQLite makes beside it
 //! once something is written.
 
+use remit::store::{Destinations, SqliteStore};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use remit::domain::{DestinationId, NewDestination, Region};
-use remit::store::{SqliteStore, Store};
 
 use crate::support::test_key;
 

@@ -8,7 +8,7 @@ use chrono::Duration;
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use remit::domain::{AttemptRecord, Region};
 use remit::policy::{Decision, Transition};
-use remit::store::{Finish, Store, TransitionOutcome};
+use remit::store::{Finish, Leases, TransitionOutcome};
 
 use crate::support::{retry_at, t0, TestDb};
 

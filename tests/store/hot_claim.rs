@@ -8,7 +8,7 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 use remit::domain::{AttemptRecord, Region};
 use remit::policy::{Decision, Transition};
-use remit::store::{Finish, Store, TransitionOutcome};
+use remit::store::{Finish, Leases, TransitionOutcome};
 
 use crate::support::TestDb;
 

@@ -11,8 +11,7 @@ use chrono::Duration;
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{RunQueryDsl, SimpleAsyncConnection};
 use remit::domain::{NewTask, OrderingKey, Region, TaskState};
-use remit::store::hot_path_sql;
-use remit::store::Store;
+use remit::store::{hot_path_sql, Leases, Schedule, Upkeep};
 
 use crate::support::{claim, new_task, t0, TestDb};
 

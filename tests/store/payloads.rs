@@ -2,8 +2,7 @@
 
 use remit::domain::{Region, TaskState};
 use remit::payload_crypto::{PayloadCryptoError, PayloadKey};
-use remit::store::Keys;
-use remit::store::{Store, StoreError};
+use remit::store::{Keys, Schedule, StoreError};
 
 use crate::support::{new_task, TestDb};
 

@@ -7,7 +7,7 @@
 
 use chrono::Duration;
 use remit::domain::{AttemptRecord, FailureReason, PruneRequest, ReconcileRequest, Region};
-use remit::store::{Finish, Store, TransitionOutcome};
+use remit::store::{Finish, Leases, Schedule, TransitionOutcome, Upkeep};
 
 use crate::support::{delivered, new_task, retry_at, t0, TestDb};
 

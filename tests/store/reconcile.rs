@@ -5,7 +5,7 @@ use remit::domain::{
     AttemptOutcome, AttemptRecord, FailureReason, LedgerEntry, ReconcileRequest, Region,
     ReminderId, TaskState, TenantId,
 };
-use remit::store::Store;
+use remit::store::{Leases, Schedule, Upkeep};
 
 use crate::support::{delivered, new_task, t0, TestDb};
 

@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 use remit::domain::{AttemptOutcome, AttemptRecord, FailureReason, Region};
-use remit::store::{Store, TransitionOutcome};
+use remit::store::{Leases, Schedule, TransitionOutcome};
 
 use crate::support::{delivered, t0, TestDb};
 

@@ -7,8 +7,7 @@
 use chrono::Duration;
 use remit::domain::{AttemptRecord, FailureReason, Region, TaskId, TaskState, TenantId};
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::ReplayJobs;
-use remit::store::{Database, Store};
+use remit::store::{Database, Leases, ReplayJobs, Schedule};
 
 use crate::support::{new_task, test_key, Backend, TestDb};
 

@@ -3,10 +3,10 @@
 //! standby has replayed it, and says how far behind it is, so a report
 //! read there can say how old its counts are.
 
+use remit::store::{Database, DatabaseConfig, Destinations, Pooler, Reports, Schedule};
 use std::time::{Duration, Instant};
 
 use remit::domain::{NewDestination, Region};
-use remit::store::{Database, DatabaseConfig, Pooler, Reports, Store};
 
 use crate::cluster::{Cluster, Tls};
 use crate::support::{new_task, test_key};

@@ -2,12 +2,12 @@
 //! pruning batch never waits on a row another session holds, and the
 //! queue tables keep their room for updates and their vacuum settings.
 
+use remit::store::{Leases, Upkeep};
 use std::time::Duration as StdDuration;
 
 use chrono::Duration;
 use diesel_async::RunQueryDsl;
 use remit::domain::{AttemptRecord, PruneRequest, Region};
-use remit::store::Store;
 
 use crate::support::{delivered, TestDb};
 

@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 use remit::domain::{DestinationId, Payload, Region, TaskState, MAX_PAYLOAD_BYTES};
-use remit::store::{Store, StoreError};
+use remit::store::{Leases, Schedule, StoreError};
 
 use crate::support::{new_task, t0, TestDb};
 
@@ -232,7 +232,6 @@ async fn the_schema_refuses_a_traceparent_that_is_not_w3c_version_00() {
 async fn a_line_scheduled_in_a_slow_transaction_still_goes_one_at_a_time() {
     use diesel_async::AsyncConnection;
     use remit::domain::OrderingKey;
-    use remit::store::Store;
 
     let db = TestDb::new().await;
     let d = db.destination("crm", Region::EU).await;

@@ -6,8 +6,7 @@
 use chrono::Duration;
 use remit::domain::{DestinationId, NewDestination, Region, Rotation};
 use remit::payload_crypto::PayloadKey;
-use remit::store::Keys;
-use remit::store::{Store, StoreError};
+use remit::store::{Destinations, Keys, Store, StoreError};
 
 use crate::support::{t0, test_key, Backend, TestDb};
 

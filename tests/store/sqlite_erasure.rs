@@ -3,10 +3,10 @@
 //! with zeros in the file (`secure_delete`), and the WAL that held it is
 //! emptied once the erasure commits.
 
+use remit::store::{Changes, Destinations, Schedule, SqliteStore, Transfer};
 use std::path::{Path, PathBuf};
 
 use remit::domain::{DestinationId, NewDestination, Payload, Region};
-use remit::store::{Changes, SqliteStore, Store, Transfer};
 
 use crate::support::{new_task, test_key};
 

@@ -15,7 +15,9 @@ use remit::domain::{
 };
 use remit::payload_crypto::PayloadKey;
 use remit::policy::{Decision, Transition};
-use remit::store::{ClaimRequest, Clock, Database, DatabaseConfig, PgStore, Store};
+use remit::store::{
+    ClaimRequest, Clock, Database, DatabaseConfig, Destinations, Leases, PgStore, Schedule,
+};
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -351,7 +353,7 @@ pub fn claim(region: Region, lease_owner: &str, limit: u32) -> ClaimRequest {
 }
 
 /// The decision the policy makes for a delivery, `record` logged with it:
-/// what a test hands [`Store::finish`] to deliver a task.
+/// what a test hands [`Leases::finish`] to deliver a task.
 pub fn delivered(record: AttemptRecord) -> Decision {
     Decision {
         transition: Transition::Deliver,

@@ -2,12 +2,13 @@
 //! with `ssl = on` whose pg_hba.conf accepts only `hostssl` (so a
 //! connection that works is an encrypted one), one without TLS.
 
+use remit::store::{
+    ConnectFailure, Database, DatabaseConfig, Leases, Schedule, StoreError, TlsFailure,
+    TransitionOutcome,
+};
 use std::time::{Duration, Instant};
 
 use remit::domain::{AttemptRecord, Region};
-use remit::store::{
-    ConnectFailure, Database, DatabaseConfig, Store, StoreError, TlsFailure, TransitionOutcome,
-};
 
 use crate::cluster::{Cluster, Tls};
 use crate::support::{claim, delivered, new_task, test_key, TestDb};

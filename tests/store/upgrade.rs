@@ -4,7 +4,7 @@
 
 use chrono::Duration;
 use remit::domain::{AttemptRecord, Lease, ReconcileRequest, Region};
-use remit::store::{Store, StoreError, TransitionOutcome};
+use remit::store::{Leases, Rates, Schedule, StoreError, TransitionOutcome, Upkeep};
 
 use crate::support::{delivered, TestDb};
 

@@ -23,11 +23,10 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, HttpRequest};
 use remit::domain::{token_hash, TokenHash, TOKEN_PREFIX};
-use remit::store::{Database, Store};
+use remit::store::{ApiTokens, Database};
 
 use super::caller::Caller;
-use super::scopes;
-use super::{ApiError, ApiState};
+use super::{scopes, ApiError, ApiState};
 
 /// Middleware for the /v1 scope: answers 401 or 503 unless the request
 /// carries a usable token; otherwise hands the [`Caller`] on, for

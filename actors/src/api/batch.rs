@@ -7,7 +7,7 @@
 
 use actix_web::{web, HttpResponse, ResponseError};
 use remit::domain::{InvalidInput, NewTask, MAX_PAYLOAD_BYTES};
-use remit::store::{Scheduled, Store, StoreError};
+use remit::store::{Schedule, Scheduled, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;

@@ -9,7 +9,7 @@ use remit::domain::{
     MAX_HEADERS,
 };
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Destinations, Store};
+use remit::store::Destinations;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 

@@ -4,9 +4,8 @@
 //! forward once its receiver is fixed.
 
 use actix_web::{web, HttpResponse};
-use remit::domain::TenantId;
-use remit::domain::{quoted, Destination, DestinationId, InvalidInput};
-use remit::store::{Changes, Store, StoreError};
+use remit::domain::{quoted, Destination, DestinationId, InvalidInput, TenantId};
+use remit::store::{Changes, Destinations, StoreError};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 

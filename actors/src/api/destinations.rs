@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use remit::domain::{
     CustomHeader, Destination, DestinationId, DisableOverrides, HeaderValue, NewDestination, Region,
 };
-use remit::store::Store;
+use remit::store::Destinations;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;

@@ -57,12 +57,12 @@ mod task_views;
 mod tasks;
 mod tokens;
 
+use remit::store::{Database, Upkeep};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
-use remit::store::{Database, Store};
 use serde::Serialize;
 use utoipa::ToSchema;
 

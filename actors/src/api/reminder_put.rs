@@ -7,7 +7,7 @@
 
 use actix_web::{web, HttpResponse};
 use remit::domain::{TaskState, MAX_PAYLOAD_BYTES};
-use remit::store::{Changes, Move, Reschedule, Store, StoreError};
+use remit::store::{Changes, Move, Reschedule, Schedule, StoreError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;

@@ -4,7 +4,7 @@
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{DestinationId, InvalidInput, Rotation, SigningSecret};
-use remit::store::Store;
+use remit::store::Destinations;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;

@@ -5,7 +5,7 @@
 
 use actix_web::{web, HttpResponse};
 use remit::domain::{InvalidInput, Payload, Scope, TaskId, MAX_PAYLOAD_BYTES};
-use remit::store::{why_not_moved, Cancel, Changes, Erase, Move, Reschedule, Store};
+use remit::store::{why_not_moved, Cancel, Changes, Erase, Move, Reschedule, Schedule};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;

@@ -5,7 +5,7 @@ use remit::domain::{
     DestinationId, InvalidInput, NewTask, OrderingKey, Payload, Region, ReminderId, Task, TaskId,
     TenantId, MAX_PAYLOAD_BYTES,
 };
-use remit::store::{Replayed, Store};
+use remit::store::{Replayed, Schedule};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;

@@ -5,7 +5,7 @@
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{quoted, ApiToken, InvalidInput, TokenGrant, TokenId};
-use remit::store::Store;
+use remit::store::ApiTokens;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;

@@ -4,7 +4,7 @@
 //! takes one out of delivery, or brings it back.
 
 use remit::domain::{Destination, DestinationId};
-use remit::store::Store;
+use remit::store::Destinations;
 use remit_actors::api::{CreateDestination, DisableDestination, RotateSecret};
 use remit_actors::app::AppError;
 use remit_actors::config::Config;

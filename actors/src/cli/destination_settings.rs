@@ -4,7 +4,7 @@
 
 use remit::domain::DestinationId;
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Destinations, Store};
+use remit::store::Destinations;
 use remit_actors::api::{read_object, ChangeDestination, DeletedView, DestinationView};
 use remit_actors::app::AppError;
 use remit_actors::config::Config;

@@ -1,9 +1,9 @@
 //! `remit reconcile`, for cron: exit 0 when the schedule is clean, 1 when
 //! it found something (the report says what), 3 when it could not look.
 
+use remit::store::Upkeep;
 use std::path::PathBuf;
 
-use remit::store::Store;
 use remit_actors::app::AppError;
 use remit_actors::config::Config;
 use remit_actors::error_chain;

@@ -1,9 +1,9 @@
 //! `remit schedule`: one webhook from flags, or many from a file of JSON
 //! lines shaped like the API's.
 
+use remit::store::Schedule;
 use std::path::Path;
 
-use remit::store::Store;
 use remit_actors::api::horizons::Horizons;
 use remit_actors::api::{CreateTask, TaskRules};
 use remit_actors::app::{self, AppError};

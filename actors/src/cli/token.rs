@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use remit::domain::{quoted, ApiToken, TokenGrant, TokenId};
-use remit::store::Store;
+use remit::store::ApiTokens;
 use remit_actors::api::TokenView;
 use remit_actors::words;
 

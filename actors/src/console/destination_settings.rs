@@ -9,7 +9,7 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use remit::domain::{Destination, DestinationId, HeaderValue};
-use remit::store::{Destinations, Store};
+use remit::store::Destinations;
 use serde_json::{json, Map, Value};
 use slog::info;
 

@@ -12,8 +12,7 @@ use chrono::Utc;
 use maud::{html, Markup};
 use remit::domain::{Destination, DestinationId, Rotation};
 use remit::store::console::DestinationSummary;
-use remit::store::Reports;
-use remit::store::Store;
+use remit::store::{Destinations, Reports};
 use serde::Deserialize;
 use slog::info;
 

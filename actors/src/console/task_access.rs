@@ -3,7 +3,7 @@
 //! or of a tenant the viewer may not see reads as one that does not exist.
 
 use remit::domain::{Task, TaskId};
-use remit::store::Store;
+use remit::store::Schedule;
 
 use super::session::Viewer;
 use super::{ConsoleError, ConsoleState};

@@ -9,8 +9,7 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use remit::domain::{Attempt, Task, TaskState, WaitingChange};
-use remit::store::Reports;
-use remit::store::{Replayed, Store};
+use remit::store::{Replayed, Reports, Schedule};
 use serde::Deserialize;
 use slog::info;
 
@@ -18,8 +17,7 @@ use super::layout::{instant, maybe_instant, see_other, Page, Section};
 use super::replays::{bulk_cancel_form, bulk_replay_form};
 use super::search::{task_id, Search};
 use super::task_access::own_task;
-use super::task_changes;
-use super::{session, ConsoleError, ConsoleState};
+use super::{session, task_changes, ConsoleError, ConsoleState};
 
 /// Tasks listed on one page.
 const PAGE_SIZE: u32 = 50;

@@ -21,6 +21,7 @@ mod progress;
 mod receiver;
 mod summary;
 
+use remit::store::{Database, Destinations, Reports, Sandbox, Schedule};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -30,8 +31,6 @@ use remit::domain::{
     TenantId,
 };
 use remit::payload_crypto::PayloadKey;
-use remit::store::Reports;
-use remit::store::{Database, Sandbox, Store};
 
 use crate::app::{self, AppError, Runtime};
 use crate::config::{Config, ThrottleLimits};

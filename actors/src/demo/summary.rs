@@ -1,12 +1,11 @@
 //! The demo's closing report: what was delivered, what the receiver saw,
 //! and whether every promise held.
 
+use remit::store::{Database, Latency, Reports, Schedule};
 use std::collections::HashMap;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
-use remit::store::Reports;
-use remit::store::{Database, Latency, Store};
 
 use super::receiver::Seen;
 use crate::app::AppError;

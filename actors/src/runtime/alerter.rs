@@ -1,5 +1,5 @@
 //! The Alerter: every `events.check_interval_ms` it runs the region's
-//! alert check (`Store::check_alerts`), which finds what a person should
+//! alert check (`Alerts::check_alerts`), which finds what a person should
 //! hear about (tasks that ended failed, reminders late against their
 //! deadline or near the end of their retry horizon, destinations failing
 //! and recovered) and writes it, coalesced per destination, to the outbox

@@ -2,7 +2,7 @@
 //! throttle asks for its destination's tokens and waits for its answer,
 //! and asks that arrive together share one round trip to the buckets.
 
-use remit::store::{Database, Store, TokenRequest, Tokens};
+use remit::store::{Database, Rates, TokenRequest, Tokens};
 
 use super::batcher::Batcher;
 

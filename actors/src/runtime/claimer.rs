@@ -9,18 +9,16 @@
 //! (`listener`), so a claim that keeps failing never opens a session per
 //! attempt.
 
+use remit::store::{ClaimRequest, Leases};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
-use remit::store::{ClaimRequest, Store};
 use slog::{debug, error, info, warn};
 
-use super::failpoint;
 use super::guard::{self, Guarded};
-use super::listener;
 use super::messages::{DestinationChanged, Drain, Poll, Route, Work};
-use super::Shared;
+use super::{failpoint, listener, Shared};
 use crate::telemetry;
 
 pub struct Claimer {
@@ -276,7 +274,7 @@ impl Claimer {
 /// destination's rate), when either comes before the idle backoff ends.
 /// Work due already that this claim did not take (its destination held
 /// here, waiting in a line, or taken by another process) is not reported
-/// (`Store::next_due`): the hold's end stands for the first. A wait of
+/// (`Leases::next_due`): the hold's end stands for the first. A wait of
 /// zero is a row that fell due just after the claim read the time: the
 /// next claim goes at once. The backoff (at most `claim.idle_poll_ms`)
 /// stays the safety net for work this process cannot see coming, such as

@@ -3,13 +3,13 @@
 //! extends the lease while a slow write is under way, so the outcome of a
 //! request that went out is never dropped for want of a lease.
 
+use remit::store::{Finish, Leases, TransitionOutcome};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use remit::domain::{DestinationId, Lease};
 use remit::policy::Decision;
-use remit::store::{Finish, Store, TransitionOutcome};
 use slog::{info, warn};
 
 use super::{BatchError, Shared};

@@ -6,14 +6,13 @@
 //! address policy refuses a URL, with the hold that follows a refusal, and
 //! whether it heard of an operator's change to the task.
 
+use remit::store::{Destinations, StoreError};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use remit::delivery;
 use remit::domain::{DestinationId, SendTarget, TaskId};
-use remit::store::Store;
-use remit::store::StoreError;
 use slog::warn;
 
 use super::Shared;

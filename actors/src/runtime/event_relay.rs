@@ -13,6 +13,7 @@
 //! URL and the secret, and never disabled by a failure streak (its
 //! threshold is out of reach).
 
+use remit::store::{Alerts, Database, Destinations, Schedule, StoreError};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -20,7 +21,6 @@ use remit::domain::{
     DestinationEvent, DestinationId, DisableOverrides, NewDestination, NewTask, Payload, Region,
     ReminderId, TenantId,
 };
-use remit::store::{Database, Store, StoreError};
 use serde_json::json;
 use slog::{info, warn};
 

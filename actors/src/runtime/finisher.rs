@@ -1,12 +1,12 @@
 //! The Finisher: the outcomes of many deliveries committed together, one
-//! `Store::finish_many` per batch. A delivery is answered only after the
+//! `Leases::finish_many` per batch. A delivery is answered only after the
 //! commit, so nothing is acknowledged (its slot freed, its throttle told)
 //! before its next state is durable; when a commit fails, each delivery
 //! retries on its own while its lease lasts.
 
+use remit::store::{Database, Finish, Leases, TransitionOutcome};
 use std::sync::Arc;
 
-use remit::store::{Database, Finish, Store, TransitionOutcome};
 use slog::warn;
 
 use super::runtime_stats::RuntimeStats;

@@ -3,9 +3,9 @@
 //! that a stopping actor cannot cancel them, retried while the lease is
 //! still this process's to give, and counted once the store has them.
 
+use remit::store::Leases;
 use std::time::Duration;
 
-use remit::store::Store;
 use slog::warn;
 
 use super::delivered::count_hand_back;

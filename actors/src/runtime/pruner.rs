@@ -12,11 +12,11 @@
 //! database connection of its own (the claimer and the senders never wait
 //! for it), one short transaction per batch.
 
+use remit::store::{Audit, Database, DestinationHours, StoreError, Upkeep};
 use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::{PruneReport, PruneRequest};
-use remit::store::{Audit, Database, DestinationHours, Store, StoreError};
 use slog::{debug, info, warn};
 
 use super::guard::{self, Guarded};

@@ -1,12 +1,12 @@
 //! Quotas: what receivers announce of their quotas, written to their
-//! destinations' rows in batches (one `Store::learn_quotas` per batch), so
+//! destinations' rows in batches (one `Rates::learn_quotas` per batch), so
 //! every process of the region paces the destination by it. Only a
 //! response that carried rate-limit fields costs anything; a delivery
 //! never waits for the write, and a lost write is made good by the next
 //! response that announces. (What a response announced is read on the
 //! send path, `delivery`.)
 
-use remit::store::{Database, QuotaNote, Store};
+use remit::store::{Database, QuotaNote, Rates};
 
 use super::batcher::Batcher;
 

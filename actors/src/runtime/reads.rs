@@ -5,7 +5,7 @@
 //! would otherwise cost as much as everything else a delivery does.
 
 use remit::domain::{DestinationId, SendTarget};
-use remit::store::{Database, Store};
+use remit::store::{Database, Destinations};
 
 use super::batcher::Batcher;
 

@@ -7,17 +7,15 @@
 //! would otherwise wait forever), and settles the changes (cancels, moves)
 //! that waited for an attempt in flight to end.
 
+use remit::store::{Changes, Reports, Upkeep};
 use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::ReconcileRequest;
-use remit::store::Store;
-use remit::store::{Changes, Reports};
 use slog::{info, warn};
 
-use super::failpoint;
 use super::guard::{self, Guarded};
-use super::Shared;
+use super::{failpoint, Shared};
 
 pub struct Reconciler {
     shared: Shared,

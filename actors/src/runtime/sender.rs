@@ -8,6 +8,7 @@
 //! idempotency key makes the possible duplicate safe), and the sender is
 //! restarted after a backoff; the other deliveries run on.
 
+use remit::store::{Destinations, Leases};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -15,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
-use remit::store::Store;
 use slog::{error, warn};
 
 use super::delivered::Delivered;

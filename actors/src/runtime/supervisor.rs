@@ -4,6 +4,7 @@
 //! running (actix restarts a supervised actor when it stops), and runs the
 //! graceful shutdown.
 
+use remit::store::Destinations;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
-use remit::store::Store;
 use slog::{info, warn};
 
 use super::guard::{self, Guarded};

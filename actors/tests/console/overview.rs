@@ -1,11 +1,11 @@
 //! Signing in, the overview's counts against `remit status --format json`,
 //! and the destinations page: each state, and a rotation's new secret.
 
+use remit::store::Destinations;
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
 use remit::domain::TaskState;
-use remit::store::Store;
 
 use crate::driver::{screenshot, wait_for, wait_for_xpath, with_browser};
 use crate::pages::{self, assert_no_payload, attr, count, open, text};

@@ -2,13 +2,13 @@
 //! pointing at the test receiver and tasks of named tenants, written with
 //! the store itself, then delivered (or not) by the real runtime.
 
+use remit::store::{Destinations, Schedule};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, ReminderId, Task, TaskId, TaskState, TenantId,
 };
-use remit::store::Store;
 
 use crate::server::REGION;
 use crate::support::TestDb;

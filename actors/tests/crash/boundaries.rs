@@ -1,10 +1,10 @@
 //! One crash at each durable boundary of a delivery, on each store.
 
+use remit::store::{Schedule, CRASH_EXIT_CODE};
 use std::time::Duration;
 
 use chrono::Utc;
 use remit::domain::{AttemptOutcome, Region, TaskId, TaskState};
-use remit::store::{Store, CRASH_EXIT_CODE};
 use remit_actors::runtime::failpoint;
 
 use crate::consumer::Consumer;

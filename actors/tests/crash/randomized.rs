@@ -8,6 +8,7 @@
 //! requests open at the receiver at once, and that each line's first tasks
 //! went in order. A failure prints `seed=N`; rerun it with `REMIT_SEED=N`.
 
+use remit::store::Schedule;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,6 @@ use chrono::Utc;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use remit::domain::{AttemptOutcome, Region, TaskId, TaskState};
-use remit::store::Store;
 
 use crate::consumer::Consumer;
 use crate::support::{self, Backend, Receiver, Reply, RetryAfter, TestDb};

@@ -1,10 +1,10 @@
 //! Killing every consumer of a region never lets another region's
 //! consumer take its work.
 
+use remit::store::{Schedule, CRASH_EXIT_CODE};
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState};
-use remit::store::{Store, CRASH_EXIT_CODE};
 use remit_actors::runtime::failpoint;
 
 use crate::consumer::Consumer;

@@ -4,7 +4,7 @@
 
 use chrono::{Duration, Utc};
 use remit::domain::{DestinationId, Region, TaskId, TaskState, WaitingChange};
-use remit::store::Store;
+use remit::store::{Leases, Schedule};
 
 use crate::support::{self, TestDb};
 

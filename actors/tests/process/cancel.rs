@@ -3,11 +3,11 @@
 //! once is never sent; a task in flight gets at most the request already
 //! under way, and no retry after it.
 
+use remit::store::{Cancel, Changes, Schedule};
 use std::collections::HashMap;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
-use remit::store::{Cancel, Changes, Store};
 
 use crate::support::{self, Receiver, Reply, TestDb};
 

@@ -217,7 +217,9 @@ async fn two_processes_one_killed_announce_each_failure_once() {
             payload: remit::domain::Payload::json(r#"{"renewal":"2026-09-01"}"#.to_owned()),
             ordering_key: None,
         };
-        remit::store::Store::schedule(&db.store, new).await.unwrap();
+        remit::store::Schedule::schedule(&db.store, new)
+            .await
+            .unwrap();
     }
     // One process is killed once the first failures are announced,
     // whatever it was doing; the other carries on.

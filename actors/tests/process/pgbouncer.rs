@@ -4,11 +4,11 @@
 //! "transaction"`, every task delivered; a pooler remit was not told of,
 //! and a migrate with nothing direct to use, refused at once by name.
 
+use remit::store::{Database, DatabaseConfig, Schedule};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use remit::domain::{TaskId, TaskState};
-use remit::store::{Database, DatabaseConfig, Store};
 
 use crate::remit_command;
 use crate::support::pgbouncer::PgBouncer;

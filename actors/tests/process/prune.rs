@@ -3,7 +3,7 @@
 //! older than `retention.audit_keep_days`; bad input exits 2 naming it.
 
 use remit::domain::{AttemptRecord, Region, TaskId};
-use remit::store::Store;
+use remit::store::{Destinations, Leases, Schedule};
 
 use crate::support::{self, TestDb};
 

@@ -3,10 +3,10 @@
 //! requests already on their way when an answer announces what remains);
 //! told nothing, they run into it and are held by its 429s.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{NewTask, Payload, Region, ReminderId, TenantId};
-use remit::store::Store;
 
 use super::{remit, terminate};
 use crate::support::quota_receiver::{QuotaReceiver, Seen};

@@ -1,6 +1,7 @@
 //! `remit reconcile` as cron runs it: what it reports and its exit codes,
 //! expired leases handed back, and a database it cannot reach.
 
+use remit::store::{Leases, Schedule};
 use std::process::Command;
 
 use remit::domain::TaskState;
@@ -10,7 +11,7 @@ use crate::support::{self, TestDb};
 
 #[actix_rt::test]
 async fn reconcile_reports_for_cron_and_hands_expired_leases_back() {
-    use remit::store::{ClaimRequest, Store};
+    use remit::store::ClaimRequest;
     let db = TestDb::with_database_clock().await;
     let dest = support::destination(
         &db,

@@ -3,7 +3,7 @@
 //! the key.
 
 use remit::domain::{AttemptRecord, FailureReason, Region, TaskId, TaskState};
-use remit::store::Store;
+use remit::store::{Destinations, Leases, Schedule};
 
 use crate::support::{self, TestDb};
 

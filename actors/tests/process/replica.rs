@@ -1,10 +1,10 @@
 //! `remit status` with `database.read_url`: its counts come from the
 //! replica, and it says how far behind the replica is.
 
+use remit::store::{Database, DatabaseConfig, Destinations, Schedule};
 use std::time::{Duration, Instant};
 
 use remit::domain::{DestinationId, NewDestination, Region};
-use remit::store::{Database, DatabaseConfig, Store};
 
 use crate::support::cluster::{Cluster, Tls};
 

@@ -3,7 +3,7 @@
 //! takes it as it is), the list never shows a value, and a refused flag
 //! names itself once and writes nothing.
 
-use remit::store::Store;
+use remit::store::Destinations;
 
 use crate::support::TestDb;
 

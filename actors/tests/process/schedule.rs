@@ -2,6 +2,7 @@
 //! input, and many from a file with `--file`, each line answered on its own.
 
 use remit::domain::Region;
+use remit::store::Schedule;
 
 use crate::support::{self, TestDb};
 
@@ -75,8 +76,6 @@ async fn schedule_file_answers_each_line_and_exits_1_when_any_is_refused() {
 /// so it never shows in the process list, and stores it byte for byte.
 #[actix_rt::test]
 async fn schedule_reads_the_payload_from_stdin_or_a_file() {
-    use remit::store::Store;
-
     let db = TestDb::with_database_clock().await;
     support::destination(
         &db,
@@ -154,8 +153,6 @@ async fn schedule_reads_the_payload_from_stdin_or_a_file() {
 /// written.
 #[actix_rt::test]
 async fn schedule_takes_an_ordering_key() {
-    use remit::store::Store;
-
     let db = TestDb::with_database_clock().await;
     support::destination(&db, "crm", Region::EU, "http://127.0.0.1:9/", None).await;
     let out = super::run(super::schedule_in_2030(&db, "eu", "keyed").args([

@@ -1,7 +1,7 @@
 //! `remit status` as an operator runs it: no runtime, either store.
 
 use remit::domain::{AttemptRecord, FailureReason, Region};
-use remit::store::{ClaimRequest, Store};
+use remit::store::{ClaimRequest, Leases};
 
 use crate::support::{self, delivered, Backend, TestDb};
 

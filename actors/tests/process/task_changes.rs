@@ -3,7 +3,7 @@
 //! refusal exits non-zero naming what is wrong.
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
+use remit::store::Schedule;
 
 use crate::support::{self, TestDb};
 

@@ -3,6 +3,7 @@
 //! their way back) keep their leases and go out once the server accepts
 //! connections again, instead of waiting for their leases to run out.
 
+use remit::store::{Database, DatabaseConfig, Destinations, Schedule};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,6 @@ use chrono::Utc;
 use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TenantId,
 };
-use remit::store::{Database, DatabaseConfig, Store};
 
 use crate::support::cluster::{Cluster, Tls};
 use crate::support::{self, Receiver};

@@ -2,7 +2,7 @@
 //! read does, in the order asked, on every store the runtime runs on.
 
 use remit::domain::{DestinationId, Region};
-use remit::store::Store;
+use remit::store::Destinations;
 
 use crate::support::{Backend, TestDb};
 

@@ -4,10 +4,10 @@
 //! only the request already under way finishes. On both stores: over
 //! NOTIFY on PostgreSQL, over the in-process wake-up on SQLite.
 
+use remit::store::{Destinations, Schedule};
 use std::time::{Duration, Instant};
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
 
 use crate::support::{self, Backend, Receiver, Reply, TestDb};
 

@@ -12,6 +12,7 @@
 //! idempotency key makes that safe). docs/operations.md ("PostgreSQL in
 //! production") says which setup keeps which promise.
 
+use remit::store::{Database, DatabaseConfig, Destinations, Schedule};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,7 +20,6 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, SubsecRound, Utc};
 use parking_lot::Mutex;
 use remit::domain::{DestinationId, NewDestination, Region, TaskId};
-use remit::store::{Database, DatabaseConfig, Store};
 use serde_json::json;
 
 use crate::api::client::Api;

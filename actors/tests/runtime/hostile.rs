@@ -2,10 +2,10 @@
 //! exchange, the attempt is a `timeout`, the task is delivered later, the
 //! other destinations keep flowing and no capacity is lost.
 
+use remit::store::Schedule;
 use std::time::{Duration, Instant};
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
 
 use crate::support::hostile::{HostileReceiver, Misbehaviour};
 use crate::support::{self, Receiver, TestDb};

@@ -1,11 +1,11 @@
 //! A process holding the wrong payload key never sends garbage and does
 //! not crash-loop: it hands the task back for a process with the right key.
 
+use remit::store::Schedule;
 use std::time::{Duration, Instant};
 
 use remit::domain::{Region, TaskState};
 use remit::payload_crypto::PayloadKey;
-use remit::store::Store;
 
 use crate::support::{self, Receiver, TestDb};
 

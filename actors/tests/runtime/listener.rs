@@ -45,8 +45,9 @@ async fn a_listener_that_stops_answering_is_replaced_within_seconds() {
     assert!(status.success(), "could not stop the LISTEN backend");
     let started = Instant::now();
     // Pinged every 2 s, given up after 2 s without an answer, reconnected
-    // after 0.5 s: a new session within about 4.5 s.
-    let second = wait_for_listener(&db, &listener, first, Duration::from_secs(8)).await;
+    // after 0.5 s: a new session within about 4.5 s (a bound of twice
+    // that, for a loaded machine; a listener never replaced never comes).
+    let second = wait_for_listener(&db, &listener, first, Duration::from_secs(12)).await;
     let noticed = started.elapsed();
     eprintln!("a new LISTEN session {noticed:?} after the old one stopped answering");
     drop(stopped);
@@ -55,7 +56,7 @@ async fn a_listener_that_stops_answering_is_replaced_within_seconds() {
     runtime.shutdown().await;
     assert_ne!(second, first);
     assert!(
-        noticed < Duration::from_secs(6),
+        noticed < Duration::from_secs(9),
         "a new LISTEN session after {noticed:?}"
     );
 }

@@ -4,11 +4,11 @@
 //! handed back (remit's side, not an attempt) and then sent, instead of
 //! ending as `retry_horizon` with no attempt at all. On both stores.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
 
 use crate::support::{self, Backend, Receiver, Reply, RetryAfter, TestDb};
 

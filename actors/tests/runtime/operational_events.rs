@@ -7,10 +7,10 @@
 //! two processes of the region checking, arrives as a handful of events
 //! whose counts add up to the storm exactly.
 
+use remit::store::{Destinations, Schedule};
 use std::time::Duration;
 
 use remit::domain::{DestinationId, DisableOverrides, NewDestination, NewTask, Payload, Region};
-use remit::store::Store;
 use serde_json::Value;
 
 use crate::support::standard_webhooks::verify;

@@ -2,10 +2,10 @@
 //! holds the next task of the same key until the head is delivered, while
 //! a task of another key on the same destination goes on.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
-use remit::store::Store;
 
 use crate::support::{self, Received, Receiver, Reply, RetryAfter, TestDb};
 

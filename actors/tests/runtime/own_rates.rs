@@ -10,11 +10,11 @@
 //! far faster than the default would allow (before, the claimer held it as
 //! if it were paced at the default, and it received 64 tasks every 2.3 s).
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use remit::domain::{DestinationId, NewTask, Payload, Region, ReminderId, TaskId, TenantId};
-use remit::store::Store;
 use serde_json::json;
 
 use crate::api::client::Api;
@@ -108,9 +108,10 @@ async fn each_destination_receives_its_own_rate(backend: Backend) {
     let times = arrivals(&receiver, "fast");
     assert_eq!(times.len(), FAST_TASKS, "each fast task once");
     let span = seconds(times[FAST_TASKS - 1] - times[0]);
-    // At the default 20 a second this would take 100 s.
+    // At the default 20 a second this would take 100 s; a third of that
+    // leaves room for a loaded machine and still tells the two apart.
     assert!(
-        span < 10.0,
+        span < 33.0,
         "{FAST_TASKS} tasks at 100,000/s took {span:.1} s"
     );
 }

@@ -1,10 +1,10 @@
 //! A task whose attempts were all lost with crashing consumers is failed
 //! with `max_attempts` instead of being sent (and crashing) forever.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
 
 use crate::support::{self, Receiver, TestDb};
 

@@ -7,10 +7,10 @@
 //! fraction of one the change takes, so that a loaded machine's delays
 //! cannot pass for the old rate.)
 
+use remit::store::Schedule;
 use std::time::{Duration, Instant};
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
 use serde_json::json;
 
 use crate::api::client::Api;

@@ -3,12 +3,12 @@
 //! database holding the events destination of before (one id for every
 //! region) still delivers the events queued for it.
 
+use remit::store::{Destinations, Schedule};
 use std::time::Duration;
 
 use remit::domain::{
     DestinationId, DisableOverrides, NewDestination, NewTask, Payload, Region, ReminderId, TenantId,
 };
-use remit::store::Store;
 use remit_actors::runtime::{events_destination_id, EVENTS_TENANT};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};

@@ -2,12 +2,11 @@
 //! its replay job runner and worked to the end: every matching failed task
 //! is sent again and delivered, and nothing else is touched.
 
+use remit::store::{ReplayJobs, Schedule};
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState, TenantId};
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::ReplayJobs;
-use remit::store::Store;
 
 use crate::support::{self, Backend, Receiver, Reply, TestDb};
 

@@ -1,9 +1,9 @@
 //! A region's runtime never sends another region's tasks.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
 
 use crate::support::{self, Backend, Receiver, TestDb};
 

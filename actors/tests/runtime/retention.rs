@@ -1,10 +1,10 @@
 //! The runtime prunes its own region's old terminal tasks, and nothing
 //! else, and the audit log's entries past `retention.audit_keep_days`.
 
+use remit::store::{Leases, Schedule};
 use std::time::Duration;
 
 use remit::domain::{AttemptRecord, Region, TaskId, TaskState};
-use remit::store::Store;
 
 use crate::support::{self, delivered, TestDb};
 

@@ -1,10 +1,10 @@
 //! A 429 with Retry-After holds the task and its destination until the
 //! receiver's deadline, and the retry carries the same keys.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{AttemptOutcome, Region, TaskState};
-use remit::store::Store;
 
 use crate::support::{self, Receiver, Reply, RetryAfter, TestDb};
 

@@ -6,11 +6,10 @@
 //! `/metrics` counts it; the API refuses such destinations by the field
 //! `url`.
 
+use remit::store::{Destinations, Reports, Schedule};
 use std::time::{Duration, Instant};
 
 use remit::domain::{AttemptOutcome, Region, TaskState};
-use remit::store::Reports;
-use remit::store::Store;
 use serde_json::{json, Value};
 
 use crate::support::{self, Receiver, TestDb, API_TOKEN};

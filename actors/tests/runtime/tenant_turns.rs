@@ -3,11 +3,11 @@
 //! configured rate in full while the backlog drains, with no seconds of
 //! silence between bursts. On both stores.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use chrono::Utc;
 use remit::domain::{DestinationId, NewTask, Payload, Region, ReminderId, TaskId, TenantId};
-use remit::store::Store;
 
 use crate::support::{self, Backend, Receiver, TestDb};
 

@@ -2,11 +2,11 @@
 //! what the runtime exports, and the webhook receiver records the
 //! `traceparent` each attempt sends.
 
+use remit::store::Schedule;
 use std::collections::HashSet;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
-use remit::store::Store;
 use remit_actors::app::Runtime;
 use serde_json::{json, Value};
 

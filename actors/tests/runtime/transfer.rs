@@ -5,8 +5,7 @@ use chrono::Duration;
 use remit::domain::{
     AttemptRecord, DestinationId, FailureReason, NewDestination, OrderingKey, Region,
 };
-use remit::store::Keys;
-use remit::store::{Store, TransitionOutcome};
+use remit::store::{Destinations, Keys, Leases, Rates, Schedule, TransitionOutcome};
 use remit_actors::transfer;
 
 use crate::support::{self, delivered, retry_at, Backend, TestDb};

@@ -1,7 +1,7 @@
 //! What an export leaves behind on purpose: a task's traceparent.
 
 use remit::domain::{DestinationId, NewDestination, Region};
-use remit::store::Store;
+use remit::store::{Destinations, Schedule};
 use remit_actors::transfer;
 
 use crate::support::{self, Backend, TestDb};

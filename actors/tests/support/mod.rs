@@ -21,6 +21,7 @@ pub mod cluster;
 #[path = "../../../tests/store/pgbouncer.rs"]
 pub mod pgbouncer;
 
+use remit::store::{Database, Destinations, Schedule, Store};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -28,7 +29,6 @@ use remit::domain::{
     DestinationId, NewDestination, NewTask, Payload, Region, ReminderId, TaskId, TaskState,
     TenantId,
 };
-use remit::store::{Database, Store};
 use remit_actors::app::Runtime;
 use remit_actors::config::Config;
 

@@ -15,7 +15,7 @@ use std::future::Future;
 
 use chrono::Duration;
 
-use crate::domain::Region;
+use crate::domain::{DestinationEvent, Region};
 use crate::store::StoreError;
 
 /// What one check looks for, and how it coalesces.
@@ -63,6 +63,22 @@ pub struct AlertsChecked {
 }
 
 pub trait Alerts: Sync {
+    /// Up to `limit` of the region's operational events not yet turned
+    /// into webhooks, oldest first. A destination disabled by a finish or
+    /// by hand, or enabled, writes one in the same transaction.
+    fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<DestinationEvent>, StoreError>> + Send;
+
+    /// Deletes the events with these ids (they have been scheduled);
+    /// returns how many were there.
+    fn forget_destination_events(
+        &self,
+        ids: &[uuid::Uuid],
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
     /// Runs one check of `check.region` at the store's now, in one
     /// transaction.
     fn check_alerts(

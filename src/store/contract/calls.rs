@@ -123,7 +123,7 @@ fn last_reached<'a, T: Clone + 'a>(
         .cloned()
 }
 
-/// One destination's ask for tokens, as [`Store::take_tokens_many`] takes it.
+/// One destination's ask for tokens, as [`Rates::take_tokens_many`] takes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TokenRequest {
     pub destination: DestinationId,
@@ -133,7 +133,7 @@ pub struct TokenRequest {
 }
 
 /// What a receiver announced of its quota on a response from the
-/// destination, as [`Store::learn_quotas`] takes it.
+/// destination, as [`Rates::learn_quotas`] takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuotaNote {
     pub destination: DestinationId,
@@ -152,7 +152,7 @@ pub struct QuotaNote {
     pub sent_at: chrono::DateTime<chrono::Utc>,
 }
 
-/// One attempt's end, as a batch of [`Store::finish_many`] carries it.
+/// One attempt's end, as a batch of [`Leases::finish_many`] carries it.
 #[derive(Debug, Clone)]
 pub struct Finish {
     pub lease: Lease,

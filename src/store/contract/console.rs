@@ -97,7 +97,7 @@ pub struct MinuteActivity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JobAction {
     /// Sends every failed task of the region that matches, and had ended
-    /// when the job was made, round again (as `Store::replay` does).
+    /// when the job was made, round again (as `Schedule::replay` does).
     Replay,
     /// Cancels every task of the region that matches, had been scheduled
     /// when the job was made and has not ended when the job gets to it (as

@@ -1,5 +1,5 @@
 //! `DestinationHours`: each destination's health over time, one row per
-//! destination and hour, kept by the finish (`Store::finish_many` counts
+//! destination and hour, kept by the finish (`Leases::finish_many` counts
 //! every attempt it applies into its destination's hour in the same
 //! transaction; `domain::DestinationHour` says what counts where), read by
 //! the API and the console, and pruned by the Pruner.

@@ -2,16 +2,272 @@
 //! whichever backend this is, unchanged.
 
 use super::Database;
-use crate::domain::{Destination, DestinationChange, DestinationId, Region, TaskId, TenantId};
+use crate::domain::{
+    ApiToken, Attempt, AttemptRecord, AuditFilter, AuditPage, ClaimedTask, Destination,
+    DestinationChange, DestinationEvent, DestinationHour, DestinationId, FailureReason, Lease,
+    NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport,
+    ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId, TenantId,
+    TokenHash, TokenId,
+};
 use crate::payload_crypto::PayloadKey;
 use crate::store::console::{
     Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
 };
 use crate::store::{
-    AlertCheck, Alerts, AlertsChecked, Cancel, Changes, Deleted, DestinationRecord, Destinations,
-    Erase, ErasedTenant, Imported, KeyCount, Keys, Move, RegionCounts, RegionStatus, Rekeyed,
-    ReplayJobs, Reports, Reschedule, StatusReport, StoreError, TaskRecord, Transfer,
+    AlertCheck, Alerts, AlertsChecked, ApiTokens, Audit, Cancel, Changes, ClaimRequest, Deleted,
+    DestinationHours, DestinationRecord, Destinations, Erase, ErasedTenant, Finish, Finished,
+    Imported, KeyCount, Keys, Leases, Move, QuotaNote, Rates, RegionCounts, RegionStatus, Rekeyed,
+    ReplayJobs, Replayed, Reports, Reschedule, Schedule, Scheduled, StatusReport, StoreError,
+    TaskRecord, TokenRequest, Tokens, Transfer, TransitionOutcome, Upkeep,
 };
+use chrono::{DateTime, Duration, Utc};
+
+impl Schedule for Database {
+    async fn schedule_many(
+        &self,
+        batch: Vec<NewTask>,
+    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
+        on_store!(self, s => s.schedule_many(batch).await)
+    }
+
+    async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        on_store!(self, s => s.task(id).await)
+    }
+
+    async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
+        on_store!(self, s => s.attempts(id).await)
+    }
+
+    async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
+        on_store!(self, s => s.replay(id, horizon).await)
+    }
+
+    async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
+        on_store!(self, s => s.payload(task).await)
+    }
+}
+
+impl Leases for Database {
+    async fn next_due(&self, region: Region) -> Result<Option<Duration>, StoreError> {
+        on_store!(self, s => s.next_due(region).await)
+    }
+
+    async fn claim_due(&self, request: &ClaimRequest) -> Result<Vec<ClaimedTask>, StoreError> {
+        on_store!(self, s => s.claim_due(request).await)
+    }
+
+    async fn fail(
+        &self,
+        lease: &Lease,
+        reason: &FailureReason,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        on_store!(self, s => s.fail(lease, reason, record).await)
+    }
+
+    async fn abandon(
+        &self,
+        lease: &Lease,
+        record: &AttemptRecord,
+    ) -> Result<TransitionOutcome, StoreError> {
+        on_store!(self, s => s.abandon(lease, record).await)
+    }
+
+    async fn hand_back(
+        &self,
+        lease: &Lease,
+        after: Option<Duration>,
+    ) -> Result<TransitionOutcome, StoreError> {
+        on_store!(self, s => s.hand_back(lease, after).await)
+    }
+
+    async fn extend_lease(
+        &self,
+        lease: &Lease,
+        by: Duration,
+    ) -> Result<TransitionOutcome, StoreError> {
+        on_store!(self, s => s.extend_lease(lease, by).await)
+    }
+
+    async fn finish_many(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
+        on_store!(self, s => s.finish_many(batch).await)
+    }
+}
+
+impl Destinations for Database {
+    async fn update_destination(
+        &self,
+        id: &DestinationId,
+        change: DestinationChange,
+    ) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.update_destination(id, change).await)
+    }
+
+    async fn delete_destination(
+        &self,
+        id: &DestinationId,
+        cancel: Option<NewReplayJob>,
+    ) -> Result<Deleted, StoreError> {
+        on_store!(self, s => s.delete_destination(id, cancel).await)
+    }
+
+    async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
+        on_store!(self, s => Destinations::mark_refused(s, id, why).await)
+    }
+
+    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.add_destination(new).await)
+    }
+
+    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
+        on_store!(self, s => s.destination(id).await)
+    }
+
+    async fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
+        on_store!(self, s => s.send_targets(ids).await)
+    }
+
+    async fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> Result<SigningSecret, StoreError> {
+        on_store!(self, s => s.rotate_secret(id, rotation).await)
+    }
+
+    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
+        on_store!(self, s => s.signing_secrets(id).await)
+    }
+
+    async fn pause_destination(
+        &self,
+        id: &DestinationId,
+        pause: Duration,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        on_store!(self, s => s.pause_destination(id, pause).await)
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.disable_destination(id, reason).await)
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        on_store!(self, s => s.enable_destination(id).await)
+    }
+}
+
+impl Rates for Database {
+    async fn take_tokens_many(
+        &self,
+        asks: &[TokenRequest],
+    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        on_store!(self, s => s.take_tokens_many(asks).await)
+    }
+
+    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
+        on_store!(self, s => s.learn_quotas(notes).await)
+    }
+}
+
+impl ApiTokens for Database {
+    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        on_store!(self, s => s.add_api_token(new).await)
+    }
+
+    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
+        on_store!(self, s => s.api_token_by_hash(hash).await)
+    }
+
+    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        on_store!(self, s => s.api_tokens().await)
+    }
+
+    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+        on_store!(self, s => s.revoke_api_token(id).await)
+    }
+}
+
+impl Upkeep for Database {
+    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
+        on_store!(self, s => s.reconcile(request).await)
+    }
+
+    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
+        on_store!(self, s => s.prune(request).await)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        on_store!(self, s => s.ping().await)
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => s.fail_disabled_past_horizon(region, limit).await)
+    }
+}
+
+impl Alerts for Database {
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        on_store!(self, s => Alerts::check_alerts(s, check).await)
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        on_store!(self, s => s.destination_events(region, limit).await)
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        on_store!(self, s => s.forget_destination_events(ids).await)
+    }
+}
+
+impl Changes for Database {
+    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
+        on_store!(self, s => Changes::cancel(s, id, by).await)
+    }
+
+    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
+        on_store!(self, s => Changes::reschedule(s, id, change).await)
+    }
+
+    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
+        on_store!(self, s => Changes::erase(s, id, by).await)
+    }
+
+    async fn erase_tenant(
+        &self,
+        tenant: &TenantId,
+        by: &str,
+        limit: u32,
+    ) -> Result<ErasedTenant, StoreError> {
+        on_store!(self, s => Changes::erase_tenant(s, tenant, by, limit).await)
+    }
+
+    async fn retry_now(
+        &self,
+        destination: &DestinationId,
+        tenant: Option<&TenantId>,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => Changes::retry_now(s, destination, tenant).await)
+    }
+
+    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
+        on_store!(self, s => Changes::settle_changes(s, region, limit).await)
+    }
+}
 
 impl Reports for Database {
     async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
@@ -45,6 +301,72 @@ impl Reports for Database {
 
     async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
         on_store!(self, s => Reports::activity(s, region).await)
+    }
+}
+
+impl Audit for Database {
+    async fn audit_entries(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<AuditPage, StoreError> {
+        on_store!(self, s => s.audit_entries(filter, before, limit).await)
+    }
+
+    async fn prune_audit(
+        &self,
+        scope: crate::store::AuditScope,
+        older_than: Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => s.prune_audit(scope, older_than, batch_size).await)
+    }
+}
+
+impl DestinationHours for Database {
+    async fn destination_hours(
+        &self,
+        id: &DestinationId,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DestinationHour>, StoreError> {
+        on_store!(self, s => DestinationHours::destination_hours(s, id, since, until).await)
+    }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => DestinationHours::prune_destination_hours(s, region, older_than).await)
+    }
+}
+
+impl ReplayJobs for Database {
+    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
+        on_store!(self, s => ReplayJobs::create_replay_job(s, new).await)
+    }
+
+    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+        on_store!(self, s => ReplayJobs::replay_job(s, id).await)
+    }
+
+    async fn replay_jobs(
+        &self,
+        region: Region,
+        unfinished_only: bool,
+        limit: u32,
+    ) -> Result<Vec<ReplayJob>, StoreError> {
+        on_store!(self, s => ReplayJobs::replay_jobs(s, region, unfinished_only, limit).await)
+    }
+
+    async fn advance_replay_job(
+        &self,
+        id: uuid::Uuid,
+        batch: u32,
+    ) -> Result<ReplayJob, StoreError> {
+        on_store!(self, s => ReplayJobs::advance_replay_job(s, id, batch).await)
     }
 }
 
@@ -100,91 +422,5 @@ impl Keys for Database {
 
     async fn forget_unused_keys(&self) -> Result<Vec<Vec<u8>>, StoreError> {
         on_store!(self, s => Keys::forget_unused_keys(s).await)
-    }
-}
-
-impl ReplayJobs for Database {
-    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
-        on_store!(self, s => ReplayJobs::create_replay_job(s, new).await)
-    }
-
-    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
-        on_store!(self, s => ReplayJobs::replay_job(s, id).await)
-    }
-
-    async fn replay_jobs(
-        &self,
-        region: Region,
-        unfinished_only: bool,
-        limit: u32,
-    ) -> Result<Vec<ReplayJob>, StoreError> {
-        on_store!(self, s => ReplayJobs::replay_jobs(s, region, unfinished_only, limit).await)
-    }
-
-    async fn advance_replay_job(
-        &self,
-        id: uuid::Uuid,
-        batch: u32,
-    ) -> Result<ReplayJob, StoreError> {
-        on_store!(self, s => ReplayJobs::advance_replay_job(s, id, batch).await)
-    }
-}
-
-impl Changes for Database {
-    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
-        on_store!(self, s => Changes::cancel(s, id, by).await)
-    }
-
-    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
-        on_store!(self, s => Changes::reschedule(s, id, change).await)
-    }
-
-    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
-        on_store!(self, s => Changes::erase(s, id, by).await)
-    }
-
-    async fn erase_tenant(
-        &self,
-        tenant: &TenantId,
-        by: &str,
-        limit: u32,
-    ) -> Result<ErasedTenant, StoreError> {
-        on_store!(self, s => Changes::erase_tenant(s, tenant, by, limit).await)
-    }
-
-    async fn retry_now(
-        &self,
-        destination: &DestinationId,
-        tenant: Option<&TenantId>,
-    ) -> Result<u64, StoreError> {
-        on_store!(self, s => Changes::retry_now(s, destination, tenant).await)
-    }
-
-    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
-        on_store!(self, s => Changes::settle_changes(s, region, limit).await)
-    }
-}
-
-impl Destinations for Database {
-    async fn update_destination(
-        &self,
-        id: &DestinationId,
-        change: DestinationChange,
-    ) -> Result<Destination, StoreError> {
-        on_store!(self, s => s.update_destination(id, change).await)
-    }
-
-    async fn delete_destination(
-        &self,
-        id: &DestinationId,
-        cancel: Option<NewReplayJob>,
-    ) -> Result<Deleted, StoreError> {
-        on_store!(self, s => s.delete_destination(id, cancel).await)
-    }
-}
-
-impl Alerts for Database {
-    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
-        on_store!(self, s => Alerts::check_alerts(s, check).await)
     }
 }

@@ -27,10 +27,10 @@ use std::time::Duration as StdDuration;
 pub use notify::Wakeups;
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 
-use super::postgres;
 use super::sqlite::{self, SqliteStore};
 use super::{
-    Clock, DatabaseUrl, LockPatience, LockWait, PgConfig, PgStore, Pooler, StoreError, StoreStats,
+    postgres, Clock, DatabaseUrl, LockPatience, LockWait, PgConfig, PgStore, Pooler, StoreError,
+    StoreStats,
 };
 use crate::payload_crypto::PayloadKey;
 
@@ -124,9 +124,7 @@ macro_rules! on_store {
 // After the macro, which they use.
 mod audit;
 mod contract;
-mod destination_hours;
 mod replication;
-mod store;
 
 impl Database {
     /// Connects to the database the URL names, checks that it answers and

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use super::failure_log::LoggedFailure;
 use super::state::State;
 use super::MemStore;
-use crate::domain::{Destination, Region, Task, TaskId, TaskState};
+use crate::domain::{Destination, DestinationEvent, Region, Task, TaskId, TaskState};
 use crate::store::rules::alerts::{self, FailedTask, Found, Kept};
 use crate::store::{AlertCheck, Alerts, AlertsChecked, StoreError};
 
@@ -195,5 +195,17 @@ impl Alerts for MemStore {
         let now = self.now();
         let rule = self.disable_rule;
         Ok(self.state.lock().check_alerts_now(check, now, rule))
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        self.events(region, limit)
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        self.forget_events(ids)
     }
 }

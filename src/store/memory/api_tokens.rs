@@ -6,7 +6,7 @@ use super::MemStore;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
 use crate::store::rules::audit_entries;
 use crate::store::rules::token_rows::token_conflict;
-use crate::store::StoreError;
+use crate::store::{ApiTokens, StoreError};
 
 impl MemStore {
     pub(super) fn add_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
@@ -61,5 +61,23 @@ impl MemStore {
         let after = token.clone();
         self.audit_in(&mut state, audit_entries::token_revoked(&before, &after));
         Some(after)
+    }
+}
+
+impl ApiTokens for MemStore {
+    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        self.add_token(new)
+    }
+
+    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
+        Ok(self.token_by_hash(hash))
+    }
+
+    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        Ok(self.tokens())
+    }
+
+    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+        Ok(self.revoke_token(id))
     }
 }

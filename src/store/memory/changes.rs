@@ -4,10 +4,28 @@
 
 use super::{MemStore, State};
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TenantId};
-use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
-use crate::store::rules::requests;
+use crate::store::rules::{audit_entries, requests};
 use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
+
+impl State {
+    /// Erases the payload of the task at `i` (its sealed bytes dropped) and
+    /// cancels it if it has not ended. Answers whether the payload was
+    /// there until now, and whether the erase cancels the task.
+    fn erase_row(
+        &mut self,
+        i: usize,
+        by: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> (bool, bool) {
+        let task: &mut Task = &mut self.tasks[i];
+        let cancels = changes::erase_cancels(task);
+        let erased = changes::erase(task, by, now);
+        let payload_ref = task.payload_ref;
+        self.payloads.remove(&payload_ref);
+        (erased, cancels)
+    }
+}
 
 impl Changes for MemStore {
     async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
@@ -181,24 +199,5 @@ impl Changes for MemStore {
             settled += 1;
         }
         Ok(settled)
-    }
-}
-
-impl State {
-    /// Erases the payload of the task at `i` (its sealed bytes dropped) and
-    /// cancels it if it has not ended. Answers whether the payload was
-    /// there until now, and whether the erase cancels the task.
-    fn erase_row(
-        &mut self,
-        i: usize,
-        by: &str,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> (bool, bool) {
-        let task: &mut Task = &mut self.tasks[i];
-        let cancels = changes::erase_cancels(task);
-        let erased = changes::erase(task, by, now);
-        let payload_ref = task.payload_ref;
-        self.payloads.remove(&payload_ref);
-        (erased, cancels)
     }
 }

@@ -9,21 +9,18 @@
 //! # Layout
 //! - `state`: the model's data, one value under one lock, and the guard
 //!   every transition out of `leased` goes through.
-//! - `store`: `Store` on the model, each call by the files below.
-//! - The calls, a file per group, each by the rules every store applies
-//!   (`store::rules`): `schedule`; `claim`; `lease` (hand back); `rate`
-//!   (token takes); `destinations` (register, rotate a secret),
+//! - Each trait of the contract in the file named like its contract
+//!   file, each by the rules every store applies (`store::rules`):
+//!   `schedule`, `leases`, `destinations`, `rates`, `api_tokens`,
+//!   `upkeep`, `alerts`, `changes`, `reports`, `audit`,
+//!   `destination_hours`, `replay_jobs`, `transfer`, `keys`.
+//! - What those call, a file per group: `claim`; `lease` (hand back);
+//!   `rate` (token takes); `destinations` also registers and rotates;
 //!   `destination_health` (the failure streak and the disable it may
-//!   tip), `destination_changes` (an operator's change, a deletion),
-//!   `secrets`; `changes` (an operator's cancel, reschedule, erase and
-//!   retry-now); `replay_jobs`; `reconcile`; `retention`; `api_tokens`;
-//!   `audit`.
-//! - `reports`: `Reports`, the same reads as the databases'.
-//! - `destination_hours`: each destination's hours, as the finish counts
-//!   them.
-//! - `alerts`: the alert check; `alert_records` what it keeps between
-//!   checks; `failure_log` every move into `failed`, for the reports.
-//! - `keys`: the payload key ring; `transfer`: export and import.
+//!   tip), `secrets`; `changes` (an operator's cancel, reschedule, erase and
+//!   retry-now); `reconcile`; `retention`.
+//! - `alert_records`: what the alert check keeps between checks;
+//!   `failure_log`: every move into `failed`, for the reports.
 
 mod alert_records;
 mod alerts;
@@ -31,14 +28,15 @@ mod api_tokens;
 mod audit;
 mod changes;
 mod claim;
-mod destination_changes;
 mod destination_health;
 mod destination_hours;
 mod destinations;
 mod failure_log;
 mod keys;
 mod lease;
+mod leases;
 mod rate;
+mod rates;
 mod reconcile;
 mod replay_jobs;
 mod reports;
@@ -46,8 +44,8 @@ mod retention;
 mod schedule;
 mod secrets;
 mod state;
-mod store;
 mod transfer;
+mod upkeep;
 
 use state::State;
 
@@ -56,9 +54,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
 
-use super::rules::lifecycle::{self, EndAttempt};
-use super::{rules::requests, Clock, Scheduled, StoreError, TransitionOutcome};
-use crate::domain::{Actor, Lease, NewTask, Payload, Task, TaskId};
+use super::rules::lifecycle::EndAttempt;
+use super::{rules::requests, Clock, StoreError, TransitionOutcome};
+use crate::domain::{Actor, Lease, Task};
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
 

@@ -29,54 +29,6 @@ impl MemStore {
     }
 }
 
-impl Reports for MemStore {
-    async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
-        let now = self.report_time();
-        let mut state = self.state.lock();
-        state.record_failures();
-        Ok(state.status(region, now))
-    }
-
-    async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
-        let now = self.report_time();
-        let regions = self.state.lock().regions(Some(region), now);
-        Ok(RegionCounts::of(now, region, regions))
-    }
-
-    async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
-        let now = self.report_time();
-        Ok(self.state.lock().queue(region, now))
-    }
-
-    async fn search_tasks(
-        &self,
-        region: Region,
-        filter: &TaskFilter,
-        before: Option<TaskId>,
-        limit: u32,
-    ) -> Result<TaskPage, StoreError> {
-        let limit = limit.clamp(1, MAX_PAGE);
-        Ok(self.state.lock().search(region, filter, before, limit))
-    }
-
-    async fn destination_summaries(
-        &self,
-        region: Region,
-    ) -> Result<Vec<DestinationSummary>, StoreError> {
-        let now = self.report_time();
-        let mut state = self.state.lock();
-        state.record_failures();
-        Ok(state.summaries(region, now))
-    }
-
-    async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
-        let now = self.report_time();
-        let mut state = self.state.lock();
-        state.record_failures();
-        Ok(state.activity(region, now))
-    }
-}
-
 /// Whether `at` is within the hour ending at `now`: (now - 1 hour, now].
 fn in_last_hour(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
     at.is_some_and(|at| at > now - Duration::hours(1) && at <= now)
@@ -436,4 +388,52 @@ fn matches(filter: &TaskFilter, task: &Task) -> bool {
             .only_tenants
             .as_ref()
             .is_none_or(|tenants| tenants.contains(&task.tenant_id))
+}
+
+impl Reports for MemStore {
+    async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
+        let now = self.report_time();
+        let mut state = self.state.lock();
+        state.record_failures();
+        Ok(state.status(region, now))
+    }
+
+    async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
+        let now = self.report_time();
+        let regions = self.state.lock().regions(Some(region), now);
+        Ok(RegionCounts::of(now, region, regions))
+    }
+
+    async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
+        let now = self.report_time();
+        Ok(self.state.lock().queue(region, now))
+    }
+
+    async fn search_tasks(
+        &self,
+        region: Region,
+        filter: &TaskFilter,
+        before: Option<TaskId>,
+        limit: u32,
+    ) -> Result<TaskPage, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        Ok(self.state.lock().search(region, filter, before, limit))
+    }
+
+    async fn destination_summaries(
+        &self,
+        region: Region,
+    ) -> Result<Vec<DestinationSummary>, StoreError> {
+        let now = self.report_time();
+        let mut state = self.state.lock();
+        state.record_failures();
+        Ok(state.summaries(region, now))
+    }
+
+    async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
+        let now = self.report_time();
+        let mut state = self.state.lock();
+        state.record_failures();
+        Ok(state.activity(region, now))
+    }
 }

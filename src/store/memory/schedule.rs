@@ -1,7 +1,14 @@
 //! Scheduling in the model: one task at a time under the lock, with the
 //! same rules (validation, idempotency, conflicts) as PostgreSQL's.
 
+use super::super::rules::audit_entries::task_changed;
+use super::super::rules::lifecycle;
+use super::super::{Replayed, Scheduled, StoreError};
+use super::MemStore;
 use super::*;
+use crate::domain::{Attempt, AuditAction, NewTask, Payload, Task, TaskId};
+use crate::store::Schedule;
+use chrono::Duration;
 
 impl MemStore {
     /// What `schedule` does, once the lock is the only thing to wait for.
@@ -53,5 +60,73 @@ impl MemStore {
             task,
             created: true,
         })
+    }
+}
+
+impl Schedule for MemStore {
+    /// One `schedule` per task, in order: the model has nothing to batch.
+    async fn schedule_many(
+        &self,
+        batch: Vec<NewTask>,
+    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
+        let mut answers = Vec::with_capacity(batch.len());
+        for new in batch {
+            answers.push(match self.schedule_now(new) {
+                // The task's own answer: bad input, a conflicting repeat, or a
+                // repeat whose stored payload this key cannot open.
+                Err(
+                    e @ (StoreError::Invalid(_)
+                    | StoreError::Conflict { .. }
+                    | StoreError::Payload(_)),
+                ) => Err(e),
+                Err(e) => return Err(e),
+                Ok(scheduled) => Ok(scheduled),
+            });
+        }
+        Ok(answers)
+    }
+
+    async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        let state = self.state.lock();
+        Ok(state.by_id.get(&id).map(|&i| state.tasks[i].clone()))
+    }
+
+    async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
+        Ok(self
+            .state
+            .lock()
+            .attempts
+            .iter()
+            .filter(|a| a.task_id == id)
+            .cloned()
+            .collect())
+    }
+
+    async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
+        let now = self.now();
+        let mut state = self.state.lock();
+        state.record_failures();
+        let deleted = state.destination_deleted(id);
+        let Some(task) = state.task_mut(id) else {
+            return Ok(Replayed::NotFound);
+        };
+        let before = task.clone();
+        if !lifecycle::replay(task, horizon, deleted, now) {
+            return Ok(Replayed::NotFailed(task.clone()));
+        }
+        let after = task.clone();
+        state.alert_records.moved(&before, &after);
+        let entry = task_changed(AuditAction::TaskReplay, &before, &after);
+        self.audit_in(&mut state, entry);
+        Ok(Replayed::Replayed(after))
+    }
+
+    async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
+        let (content_type, sealed) = self.state.lock().task_payload(task)?;
+        let body = self
+            .key
+            .open(task.payload_ref, &content_type, &sealed)
+            .map_err(|e| e.knowing_recorded(&self.key, &self.state.lock().payload_keys))?;
+        Ok(Payload { content_type, body })
     }
 }

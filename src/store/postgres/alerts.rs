@@ -20,12 +20,14 @@ use super::alerts_sql::{HORIZON_SQL, LATE_SQL, MARK_HORIZON_SQL, MARK_LATE_SQL};
 use super::rows::{corrupt, DestinationRow, TaskRow};
 use super::schema::destinations;
 use super::store_now::now;
-use super::{PgStore, StoreError};
-use crate::domain::{Destination, DestinationId, EventKind, Task, TaskId};
+use super::{events, PgStore, StoreError};
+use crate::domain::{
+    Destination, DestinationEvent, DestinationId, EventKind, Region, Task, TaskId,
+};
 use crate::store::rules::alerts::{
     self, DestinationAlerts, FailedTask, Found, Held, Kept, LateScan, Plan, Window,
 };
-use crate::store::{AlertCheck, AlertsChecked};
+use crate::store::{AlertCheck, Alerts, AlertsChecked};
 
 #[derive(QueryableByName)]
 struct Locked {
@@ -318,4 +320,22 @@ async fn write(
             .await?;
     }
     Ok(())
+}
+
+impl Alerts for PgStore {
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        events::events(self, region, limit).await
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        events::forget(self, ids).await
+    }
+
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        self::check(self, check).await
+    }
 }

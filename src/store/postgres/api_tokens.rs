@@ -10,6 +10,7 @@ use super::{audit, PgStore, StoreError};
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
 use crate::store::rules::audit_entries;
 use crate::store::rules::token_rows::{token_conflict, TokenColumns};
+use crate::store::ApiTokens;
 
 const COLUMNS: &str = "id, name, scope, tenants, created_at, expires_at, revoked_at";
 
@@ -154,4 +155,22 @@ pub(super) async fn revoke(store: &PgStore, id: &TokenId) -> Result<Option<ApiTo
         Ok(Some(after))
     })
     .await
+}
+
+impl ApiTokens for PgStore {
+    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        self::add(self, new).await
+    }
+
+    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
+        self::by_hash(self, hash).await
+    }
+
+    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        self::list(self).await
+    }
+
+    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+        self::revoke(self, id).await
+    }
 }

@@ -17,10 +17,12 @@ use super::rows::TaskRow;
 use super::schema::{attempts, payloads, tasks};
 use super::store_now::now;
 use super::{audit, PgStore, StoreError};
-use crate::domain::{Attempt, AuditAction, DestinationId, Task, TaskId, TaskState, TenantId};
+use crate::domain::{
+    Attempt, AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId,
+};
 use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
-use crate::store::{Cancel, Erase, ErasedTenant, Move, Reschedule};
+use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 
 /// The row, locked until the transaction ends; `None` when there is none.
 pub(super) async fn locked(
@@ -316,7 +318,7 @@ pub(super) async fn retry_now(
     conn.transaction::<_, StoreError, _>(async |conn| {
         // Nothing moves for a destination that does not exist, and nothing
         // is recorded.
-        let Some(target) = super::destinations::destination_on(conn, destination).await? else {
+        let Some(target) = super::destination_rows::destination_on(conn, destination).await? else {
             return Ok(0);
         };
         let moved: Moved = diesel::sql_query(RETRY_NOW_SQL)
@@ -392,4 +394,39 @@ async fn log_attempt(conn: &mut AsyncPgConnection, attempt: &Attempt) -> Result<
         .execute(conn)
         .await?;
     Ok(())
+}
+
+impl Changes for PgStore {
+    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
+        self::cancel(self, id, by).await
+    }
+
+    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
+        self::reschedule(self, id, change).await
+    }
+
+    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
+        self::erase(self, id, by).await
+    }
+
+    async fn erase_tenant(
+        &self,
+        tenant: &TenantId,
+        by: &str,
+        limit: u32,
+    ) -> Result<ErasedTenant, StoreError> {
+        self::erase_tenant(self, tenant, by, limit).await
+    }
+
+    async fn retry_now(
+        &self,
+        destination: &DestinationId,
+        tenant: Option<&TenantId>,
+    ) -> Result<u64, StoreError> {
+        self::retry_now(self, destination, tenant).await
+    }
+
+    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
+        self::settle_changes(self, region, limit).await
+    }
 }

@@ -10,8 +10,7 @@ use diesel_async::RunQueryDsl;
 
 use super::prepared::prepared;
 use super::rows::TaskRow;
-use super::StoreStats;
-use super::{ClaimRequest, PgStore, StoreError};
+use super::{ClaimRequest, PgStore, StoreError, StoreStats};
 use crate::domain::{ClaimedTask, Payload, Task};
 use crate::payload_crypto::SealedPayload;
 
@@ -154,7 +153,7 @@ struct ClaimedRow {
 
 impl ClaimedRow {
     /// The payload opened with this store's key; `None` when it is missing
-    /// or cannot be opened here, which `Store::payload` then reports.
+    /// or cannot be opened here, which `Schedule::payload` then reports.
     fn open_payload(&mut self, store: &PgStore, payload_ref: uuid::Uuid) -> Option<Payload> {
         let content_type = self.payload_content_type.take()?;
         let sealed = SealedPayload {

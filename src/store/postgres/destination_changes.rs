@@ -61,7 +61,7 @@ pub(super) async fn update(
         }
         // Limits may have loosened: the claimers look again too.
         tell(conn, id, Some(current.region)).await?;
-        let after = super::destinations::destination_on(conn, id)
+        let after = super::destination_rows::destination_on(conn, id)
             .await?
             .ok_or_else(|| StoreError::no_destination(id))?;
         let entry = destination_changed(AuditAction::DestinationUpdate, Some(&current), &after);
@@ -201,7 +201,7 @@ async fn locked(
     if present != Some(true) {
         return Err(StoreError::no_destination(id));
     }
-    super::destinations::destination_on(conn, id)
+    super::destination_rows::destination_on(conn, id)
         .await?
         .ok_or_else(|| StoreError::no_destination(id))
 }

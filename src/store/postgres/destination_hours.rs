@@ -241,6 +241,35 @@ impl TryFrom<HourRow> for DestinationHour {
     }
 }
 
+impl PgStore {
+    /// Runs `sql` (a delete of at most $4 rows older than $2 ms before
+    /// $1, of region $3 or all) until a batch deletes fewer than a full
+    /// one; answers how many it deleted. A connection per batch: between
+    /// batches it is free for others.
+    async fn prune_in_batches(
+        &self,
+        sql: &str,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        let mut deleted = 0u64;
+        loop {
+            let mut conn = self.conn().await?;
+            let n = diesel::sql_query(sql)
+                .bind::<Nullable<Timestamptz>, _>(self.clock.now_param())
+                .bind::<BigInt, _>(older_than.num_milliseconds())
+                .bind::<Nullable<Text>, _>(region.as_ref().map(Region::as_str))
+                .bind::<Integer, _>(PRUNE_BATCH)
+                .execute(&mut conn)
+                .await?;
+            deleted += n as u64;
+            if n < PRUNE_BATCH as usize {
+                return Ok(deleted);
+            }
+        }
+    }
+}
+
 impl DestinationHours for PgStore {
     async fn destination_hours(
         &self,
@@ -285,34 +314,5 @@ impl DestinationHours for PgStore {
         self.prune_in_batches(PRUNE_FAILURES_SQL, region, older_than)
             .await?;
         Ok(hours)
-    }
-}
-
-impl PgStore {
-    /// Runs `sql` (a delete of at most $4 rows older than $2 ms before
-    /// $1, of region $3 or all) until a batch deletes fewer than a full
-    /// one; answers how many it deleted. A connection per batch: between
-    /// batches it is free for others.
-    async fn prune_in_batches(
-        &self,
-        sql: &str,
-        region: Option<Region>,
-        older_than: Duration,
-    ) -> Result<u64, StoreError> {
-        let mut deleted = 0u64;
-        loop {
-            let mut conn = self.conn().await?;
-            let n = diesel::sql_query(sql)
-                .bind::<Nullable<Timestamptz>, _>(self.clock.now_param())
-                .bind::<BigInt, _>(older_than.num_milliseconds())
-                .bind::<Nullable<Text>, _>(region.as_ref().map(Region::as_str))
-                .bind::<Integer, _>(PRUNE_BATCH)
-                .execute(&mut conn)
-                .await?;
-            deleted += n as u64;
-            if n < PRUNE_BATCH as usize {
-                return Ok(deleted);
-            }
-        }
     }
 }

@@ -1,449 +1,83 @@
-//! Registering destinations, reading them for a send, and pausing them
-//! after a 429.
+//! `Destinations` on PostgreSQL: each call into the file that holds its
+//! statements (`destination_rows`, `secrets`, `send_targets`,
+//! `destination_changes`, `refusals`).
 
-use chrono::{DateTime, Utc};
-use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use super::{
+    destination_changes, destination_rows, refusals, secrets, send_targets, PgStore, StoreError,
+};
+use crate::domain::{
+    Destination, DestinationChange, DestinationId, NewDestination, Rotation, SendTarget,
+    SigningSecret,
+};
+use crate::store::console::NewReplayJob;
+use crate::store::{Deleted, Destinations};
+use chrono::{DateTime, Duration, Utc};
 
-use super::notify::DESTINATION_CHANNEL;
-use super::rows::DestinationRow;
-use super::schema::destinations;
-use super::{audit, headers, requests, secrets, PgStore, StoreError};
-use crate::domain::{AuditAction, Destination, DestinationId, NewDestination};
-use crate::store::rules::audit_entries::destination_changed;
-use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
-
-pub(super) async fn add_destination(
-    store: &PgStore,
-    new: NewDestination,
-) -> Result<Destination, StoreError> {
-    use diesel_async::AsyncConnection as _;
-
-    let mut conn = store.conn().await?;
-    conn.transaction::<_, StoreError, _>(async |conn| {
-        let now = super::store_now::now(store, conn).await?;
-        let inserted: Option<DestinationRow> = diesel::insert_into(destinations::table)
-            .values((
-                destinations::id.eq(new.id.as_str()),
-                destinations::region.eq(new.region.as_str()),
-                destinations::url.eq(new.url.as_str()),
-                destinations::disable_after_seconds.eq(new.overrides.after_seconds),
-                destinations::disable_after_failures.eq(new
-                    .overrides
-                    .failures
-                    .map(|f| f.min(i32::MAX as u32) as i32)),
-            ))
-            .on_conflict_do_nothing()
-            .returning(DestinationRow::as_returning())
-            .get_result(conn)
-            .await
-            .optional()?;
-        if let Some(row) = inserted {
-            let mut destination = Destination::try_from(row)?;
-            if let Some(secret) = &new.signing_secret {
-                secrets::insert(conn, &store.key, &new.id, secret, now).await?;
-                destination.has_signing_secret = true;
-            }
-            let entry = destination_changed(AuditAction::DestinationCreate, None, &destination);
-            audit::record(store, conn, entry).await?;
-            return Ok(destination);
-        }
-        // Deleted: registered again, as new.
-        if revive(conn, &new).await? {
-            let mut destination = destination_on(conn, &new.id)
-                .await?
-                .ok_or_else(|| StoreError::no_destination(&new.id))?;
-            if let Some(secret) = &new.signing_secret {
-                secrets::insert(conn, &store.key, &new.id, secret, now).await?;
-                destination.has_signing_secret = true;
-            }
-            let entry = destination_changed(AuditAction::DestinationCreate, None, &destination);
-            audit::record(store, conn, entry).await?;
-            // Processes that held it as deleted read it again.
-            diesel::sql_query("SELECT pg_notify($1, $2)")
-                .bind::<diesel::sql_types::Text, _>(DESTINATION_CHANNEL)
-                .bind::<diesel::sql_types::Text, _>(new.id.as_str())
-                .execute(conn)
-                .await?;
-            return Ok(destination);
-        }
-        // Registered before: the same settings are a repeat, others a conflict.
-        let row = destinations::table
-            .find(new.id.as_str())
-            .select(DestinationRow::as_select())
-            .first::<DestinationRow>(conn)
-            .await?;
-        let valid = secrets::valid(conn, &store.key, &[new.id.as_str()], Some(now)).await?;
-        let values: Vec<String> = valid.into_values().flatten().map(|s| s.secret).collect();
-        let same = requests::same_destination_or_conflict(row.try_into()?, &values, &new)?;
-        // A repeat is recorded too: someone asked, and nothing changed.
-        let entry = destination_changed(AuditAction::DestinationCreate, Some(&same), &same);
-        audit::record(store, conn, entry).await?;
-        Ok(same)
-    })
-    .await
-}
-
-/// $1 the id, $2 the region, $3 the URL, $4 and $5 the thresholds: a
-/// deleted destination of the same region comes back as if new, its
-/// bucket, quota and history of health forgotten.
-const REVIVE_SQL: &str = r#"
-UPDATE destinations
-SET url = $3, disable_after_seconds = $4, disable_after_failures = $5, deleted_at = NULL,
-    enabled = true, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL,
-    disabled_reason = NULL, disabled_at = NULL, last_error = NULL, last_error_at = NULL,
-    refused = NULL,
-    refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, quota_remaining = NULL,
-    quota_resets_at = NULL, quota_limit = NULL, quota_learned_at = NULL, quota_token = NULL,
-    quota_window_ms = NULL, rate_per_second = NULL, burst = NULL, max_in_flight = NULL,
-    timeout_ms = NULL, max_attempts = NULL, retry_horizon_seconds = NULL,
-    late_after_seconds = NULL, updated_at = now()
-WHERE id = $1 AND region = $2 AND deleted_at IS NOT NULL
-"#;
-
-#[derive(diesel::QueryableByName)]
-struct Live {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    live: i64,
-}
-
-/// Registers a deleted destination again; `false` when the id is not a
-/// deleted one. A deleted destination of another region is a conflict: the
-/// tasks that ended under it keep its region until retention prunes them.
-async fn revive(conn: &mut AsyncPgConnection, new: &NewDestination) -> Result<bool, StoreError> {
-    use diesel::sql_types::{BigInt, Integer, Nullable, Text};
-    let tombstone: Option<String> = destinations::table
-        .find(new.id.as_str())
-        .filter(destinations::deleted_at.is_not_null())
-        .select(destinations::region)
-        .for_update()
-        .first(conn)
-        .await
-        .optional()?;
-    let Some(region) = tombstone else {
-        return Ok(false);
-    };
-    if region != new.region.as_str() {
-        return Err(revived_elsewhere(new, &region));
+impl Destinations for PgStore {
+    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
+        destination_rows::add_destination(self, new).await
     }
-    let live: Live = diesel::sql_query(
-        "SELECT count(*) AS live FROM task_queue WHERE region = $2 AND destination_id = $1",
-    )
-    .bind::<Text, _>(new.id.as_str())
-    .bind::<Text, _>(new.region.as_str())
-    .get_result(conn)
-    .await?;
-    if live.live > 0 {
-        return Err(revived_while_cancelling(
-            new,
-            u64::try_from(live.live).unwrap_or(0),
-        ));
+
+    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
+        destination_rows::destination(self, id).await
     }
-    diesel::sql_query(REVIVE_SQL)
-        .bind::<Text, _>(new.id.as_str())
-        .bind::<Text, _>(new.region.as_str())
-        .bind::<Text, _>(new.url.as_str())
-        .bind::<Nullable<BigInt>, _>(new.overrides.after_seconds)
-        .bind::<Nullable<Integer>, _>(
-            new.overrides
-                .failures
-                .map(|f| f.min(i32::MAX as u32) as i32),
-        )
-        .execute(conn)
-        .await?;
-    Ok(true)
-}
 
-pub(super) async fn destination(
-    store: &PgStore,
-    id: &DestinationId,
-) -> Result<Option<Destination>, StoreError> {
-    let mut conn = store.conn().await?;
-    destination_on(&mut conn, id).await
-}
-
-pub(super) async fn destination_on(
-    conn: &mut AsyncPgConnection,
-    id: &DestinationId,
-) -> Result<Option<Destination>, StoreError> {
-    let Some(row) = destinations::table
-        .find(id.as_str())
-        .filter(destinations::deleted_at.is_null())
-        .select(DestinationRow::as_select())
-        .first(conn)
-        .await
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    let mut destination = Destination::try_from(row)?;
-    let records = headers::records(conn, &[id.as_str()]).await?;
-    destination.settings.headers = records
-        .get(id.as_str())
-        .map(|rs| rs.iter().map(|r| r.shown()).collect())
-        .unwrap_or_default();
-    Ok(Some(destination))
-}
-
-pub(super) async fn pause_destination(
-    store: &PgStore,
-    id: &DestinationId,
-    pause: chrono::Duration,
-) -> Result<DateTime<Utc>, StoreError> {
-    let mut conn = store.conn().await?;
-    pause_on(store, &mut conn, id, pause).await
-}
-
-/// `GREATEST` ignores NULL, so an unpaused destination takes the new end
-/// and a later existing pause is kept.
-const PAUSE_SQL: &str = r#"
-UPDATE destinations
-SET paused_until = GREATEST(paused_until, coalesce($2, now()) + $3 * interval '1 millisecond'),
-    updated_at = now()
-WHERE id = $1 AND deleted_at IS NULL
-RETURNING paused_until
-"#;
-
-#[derive(diesel::QueryableByName)]
-struct Paused {
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>)]
-    paused_until: Option<DateTime<Utc>>,
-}
-
-/// Pauses the destination for `pause` after the store's now, on `conn`
-/// (possibly inside the finish's transaction), and notifies every process of the region when that commits,
-/// so their queued and about-to-start requests hold too.
-pub(super) async fn pause_on(
-    store: &PgStore,
-    conn: &mut AsyncPgConnection,
-    id: &DestinationId,
-    pause: chrono::Duration,
-) -> Result<DateTime<Utc>, StoreError> {
-    use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
-    let paused: Option<Paused> = diesel::sql_query(PAUSE_SQL)
-        .bind::<Text, _>(id.as_str())
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<BigInt, _>(super::transitions::delay_millis(pause))
-        .get_result(conn)
-        .await
-        .optional()?;
-    let in_force = paused
-        .and_then(|p| p.paused_until)
-        .ok_or_else(|| StoreError::no_destination(id))?;
-    diesel::sql_query("SELECT pg_notify($1, $2)")
-        .bind::<Text, _>(DESTINATION_CHANNEL)
-        .bind::<Text, _>(id.as_str())
-        .execute(conn)
-        .await?;
-    Ok(in_force)
-}
-
-/// $1 the destination, $2 the reason, $3 the store's now (NULL: the
-/// database's). One already disabled keeps its reason and time; one that
-/// changes records its event in the outbox in the same statement.
-const DISABLE_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($3, now()) AS now),
-was AS (SELECT id, enabled FROM destinations WHERE id = $1 AND deleted_at IS NULL
-        FOR NO KEY UPDATE),
-changed AS (
-    UPDATE destinations d
-    SET disabled_reason = $2, disabled_at = clock.now, enabled = false, updated_at = now()
-    FROM was, clock
-    WHERE d.id = was.id AND was.enabled
-    RETURNING d.id, d.region, d.disabled_reason, d.last_error
-)
-INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
-SELECT gen_random_uuid(), 'destination.disabled', c.id, c.region, c.disabled_reason,
-       clock.now, c.last_error
-FROM changed c, clock
-"#;
-
-/// $1 the destination, $2 the store's now. The streak and the reason go;
-/// the last error stays. One that was disabled records its event. A
-/// deleted one stays as it is (and is answered as not found).
-const ENABLE_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($2, now()) AS now),
-was AS (SELECT id, enabled FROM destinations WHERE id = $1 AND deleted_at IS NULL
-        FOR NO KEY UPDATE),
-changed AS (
-    UPDATE destinations d
-    SET enabled = true, failure_streak = 0, failure_streak_since = NULL,
-        disabled_reason = NULL, disabled_at = NULL, updated_at = now()
-    FROM was
-    WHERE d.id = was.id
-    RETURNING d.id, d.region, d.last_error, was.enabled AS was_enabled
-)
-INSERT INTO destination_events (id, kind, destination_id, region, reason, at, last_error)
-SELECT gen_random_uuid(), 'destination.enabled', c.id, c.region, NULL, clock.now, c.last_error
-FROM changed c, clock
-WHERE NOT c.was_enabled
-"#;
-
-pub(super) async fn disable(
-    store: &PgStore,
-    id: &DestinationId,
-    reason: Option<String>,
-) -> Result<Destination, StoreError> {
-    use diesel::sql_types::{Nullable, Text, Timestamptz};
-    use diesel_async::AsyncConnection as _;
-    let reason = reason.unwrap_or_else(|| crate::policy::MANUAL_REASON.to_owned());
-    let mut conn = store.conn().await?;
-    conn.transaction::<_, StoreError, _>(async |conn| {
-        let before = locked(conn, id).await?;
-        diesel::sql_query(DISABLE_SQL)
-            .bind::<Text, _>(id.as_str())
-            .bind::<Text, _>(reason)
-            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-            .execute(conn)
-            .await?;
-        let after = changed(conn, id, false).await?;
-        let entry = destination_changed(AuditAction::DestinationDisable, Some(&before), &after);
-        audit::record(store, conn, entry).await?;
-        Ok(after)
-    })
-    .await
-}
-
-/// Enables the destination and wakes its region's claimers.
-pub(super) async fn enable(store: &PgStore, id: &DestinationId) -> Result<Destination, StoreError> {
-    use diesel::sql_types::{Nullable, Text, Timestamptz};
-    use diesel_async::AsyncConnection as _;
-    let mut conn = store.conn().await?;
-    conn.transaction::<_, StoreError, _>(async |conn| {
-        let before = locked(conn, id).await?;
-        diesel::sql_query(ENABLE_SQL)
-            .bind::<Text, _>(id.as_str())
-            .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-            .execute(conn)
-            .await?;
-        let after = changed(conn, id, true).await?;
-        let entry = destination_changed(AuditAction::DestinationEnable, Some(&before), &after);
-        audit::record(store, conn, entry).await?;
-        Ok(after)
-    })
-    .await
-}
-
-/// The destination as it is, its row locked until the transaction ends
-/// (an admin change reads it for the audit entry's `before`).
-pub(in crate::store) async fn locked(
-    conn: &mut AsyncPgConnection,
-    id: &DestinationId,
-) -> Result<Destination, StoreError> {
-    destinations::table
-        .find(id.as_str())
-        .select(DestinationRow::as_select())
-        .for_no_key_update()
-        .first(conn)
-        .await
-        .optional()?
-        .map(Destination::try_from)
-        .transpose()?
-        .ok_or_else(|| StoreError::no_destination(id))
-}
-
-/// The destination after a change, with every process told (and, when it
-/// has work again, its region's claimers woken).
-async fn changed(
-    conn: &mut AsyncPgConnection,
-    id: &DestinationId,
-    wake: bool,
-) -> Result<Destination, StoreError> {
-    use diesel::sql_types::Text;
-    let d = destination_on(conn, id)
-        .await?
-        .ok_or_else(|| StoreError::no_destination(id))?;
-    diesel::sql_query("SELECT pg_notify($1, $2)")
-        .bind::<Text, _>(DESTINATION_CHANNEL)
-        .bind::<Text, _>(id.as_str())
-        .execute(conn)
-        .await?;
-    if wake {
-        diesel::sql_query("SELECT pg_notify($1, $2)")
-            .bind::<Text, _>(super::notify::DUE_WORK_CHANNEL)
-            .bind::<Text, _>(d.region.as_str())
-            .execute(conn)
-            .await?;
+    async fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
+        send_targets::send_targets(self, ids).await
     }
-    Ok(d)
-}
 
-/// $1 the store's now (NULL: the database's), $2 the region, $3 the most
-/// rows of each kind. As `lapsed::settle_disabled`: an expired lease of
-/// a disabled destination (no claim would ever reclaim it) is handed back
-/// with its lost attempt logged as `abandoned`, and fails at once when its
-/// horizon has passed; an unleased row past its horizon fails. SKIP LOCKED
-/// passes a row a claim or a finish holds. Answers how many failed.
-pub const FAIL_DISABLED_SQL: &str = r#"
-WITH clock AS (SELECT coalesce($1, now()) AS now),
-lapsed AS (
-    SELECT t.id, t.attempt_count, t.lease_token, t.lease_owner,
-           t.retry_horizon_at <= clock.now AS expired
-    FROM task_queue live JOIN tasks t ON t.id = live.task_id
-         JOIN destinations d ON d.id = t.destination_id, clock
-    WHERE live.region = $2 AND t.finalized_at IS NULL AND t.state = 'leased'
-      AND NOT d.enabled AND t.lease_expires_at <= clock.now
-    ORDER BY t.lease_expires_at
-    LIMIT $3
-    FOR UPDATE OF t SKIP LOCKED
-),
-logged AS (
-    INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, outcome, recorded_at)
-    SELECT l.id, l.attempt_count, l.lease_token, l.lease_owner, 'abandoned', clock.now
-    FROM lapsed l, clock
-),
-reclaimed AS (
-    UPDATE tasks t
-    SET state = CASE WHEN l.expired THEN 'failed' ELSE 'retry_wait' END::task_state,
-        lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL,
-        available_at = GREATEST(clock.now, t.not_before),
-        failure_reason = CASE WHEN l.expired THEN 'destination_disabled' END,
-        finalized_at = CASE WHEN l.expired THEN clock.now END,
-        updated_at = clock.now
-    FROM lapsed l, clock
-    WHERE t.id = l.id AND t.state = 'leased'
-    RETURNING l.expired
-),
-doomed AS (
-    SELECT t.id
-    FROM task_queue live JOIN tasks t ON t.id = live.task_id
-         JOIN destinations d ON d.id = t.destination_id, clock
-    WHERE live.region = $2 AND t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait')
-      AND NOT d.enabled AND t.retry_horizon_at <= clock.now
-    ORDER BY t.retry_horizon_at
-    LIMIT $3
-    FOR UPDATE OF t SKIP LOCKED
-),
-failed AS (
-    UPDATE tasks t
-    SET state = 'failed', failure_reason = 'destination_disabled', finalized_at = clock.now,
-        updated_at = clock.now
-    FROM doomed, clock
-    WHERE t.id = doomed.id AND t.state IN ('pending', 'retry_wait')
-    RETURNING t.id
-)
-SELECT (SELECT count(*) FROM failed) + (SELECT count(*) FROM reclaimed WHERE expired)
-    AS failed
-"#;
+    async fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> Result<SigningSecret, StoreError> {
+        secrets::rotate(self, id, rotation).await
+    }
 
-#[derive(QueryableByName)]
-struct FailedCount {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    failed: i64,
-}
+    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
+        secrets::list(self, id).await
+    }
 
-pub(super) async fn fail_disabled_past_horizon(
-    store: &PgStore,
-    region: crate::domain::Region,
-    limit: u32,
-) -> Result<u64, StoreError> {
-    use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
-    let mut conn = store.conn().await?;
-    let settled: FailedCount = diesel::sql_query(FAIL_DISABLED_SQL)
-        .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<Text, _>(region.as_str())
-        .bind::<BigInt, _>(i64::from(limit))
-        .get_result(&mut conn)
-        .await?;
-    Ok(u64::try_from(settled.failed).unwrap_or(0))
+    async fn pause_destination(
+        &self,
+        id: &DestinationId,
+        pause: Duration,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        destination_rows::pause_destination(self, id, pause).await
+    }
+
+    async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
+        refusals::mark_refused(self, id, why).await
+    }
+
+    async fn disable_destination(
+        &self,
+        id: &DestinationId,
+        reason: Option<String>,
+    ) -> Result<Destination, StoreError> {
+        destination_rows::disable(self, id, reason).await
+    }
+
+    async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
+        destination_rows::enable(self, id).await
+    }
+
+    async fn update_destination(
+        &self,
+        id: &DestinationId,
+        change: DestinationChange,
+    ) -> Result<Destination, StoreError> {
+        destination_changes::update(self, id, change).await
+    }
+
+    async fn delete_destination(
+        &self,
+        id: &DestinationId,
+        cancel: Option<NewReplayJob>,
+    ) -> Result<Deleted, StoreError> {
+        destination_changes::delete(self, id, cancel).await
+    }
 }

@@ -400,7 +400,7 @@ async fn write(
             .execute(conn)
             .await?;
         let id = DestinationId::new(&id).map_err(|e| corrupt("destinations.id", e))?;
-        if let Some(destination) = super::destinations::destination_on(conn, &id).await? {
+        if let Some(destination) = super::destination_rows::destination_on(conn, &id).await? {
             disabled.push(AutoDisabled { destination });
         }
     }

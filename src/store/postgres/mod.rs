@@ -6,20 +6,24 @@
 //!
 //! # Layout
 //! - `store`: [`PgStore`] and its pool.
-//! - `contract`: every trait of the contract on `PgStore`, one line per
-//!   call into the files below (`Store`, `Reports`, `Transfer`, `Keys`,
-//!   `ReplayJobs`, ...); it alone imports them, so no file below imports
-//!   the store that calls it.
+//! - Each trait of the contract in the file named like its contract
+//!   file, each call into the file that holds its statements (or, where
+//!   the trait's file is that file, in place): `schedule`, `leases`,
+//!   `destinations`, `rates`, `api_tokens`, `upkeep` (its settling of
+//!   disabled destinations here), `alerts`, `changes`, `reports`,
+//!   `audit`, `destination_hours`, `replay_jobs`, `transfer`, `keys`.
+//!   The statement files never import the trait files, so none imports
+//!   the file that calls it.
 //! - `connect`: every connection to PostgreSQL; `connect_failure`: why one
 //!   could not be opened, or is not PostgreSQL's own;
 //!   `tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
 //!   `sslkey` ask for it; `tls_checks`: what the modes that check less
 //!   than `verify-full` accept; `pooler`: what changes behind a connection
 //!   pooler (PgBouncer), and the session settings checked at connect.
-//! - The calls, a file per group: `claim`; `transitions` (`fail`,
+//! - The statements, a file per group: `claim`; `transitions` (`fail`,
 //!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
-//!   `lease` (hand back, extend); `schedule_many`; `destinations` (add, read,
-//!   pause); `destination_changes` (an operator's change of a destination,
+//!   `lease` (hand back, extend); `schedule_many`; `destination_rows` (add,
+//!   read, pause, disable, enable, the row lock of a change); `destination_changes` (an operator's change of a destination,
 //!   its deletion) and `headers` (its custom header rows); `send_targets`
 //!   (destinations read for their sends, many at once); `quota` (what
 //!   receivers announced of their quotas); `secrets` (signing secrets:
@@ -27,8 +31,7 @@
 //!   (token takes); `reads` (task, attempts, payload, ping); `next_due`
 //!   (when a claim could next find work); `changes` (an operator's
 //!   cancel, reschedule, erase and retry-now); `reconcile`; `replay`;
-//!   `retention` (prune); `api_tokens` (add, look up by hash, list,
-//!   revoke); `audit` (an admin action's entry, written in its
+//!   `retention` (prune); `audit` (an admin action's entry, written in its
 //!   transaction; pages; retention).
 //! - `store_now`: the store's now inside a transaction (pinned in tests).
 //! - `prepared`: the hot statements, built so each connection prepares
@@ -41,16 +44,14 @@
 //! - `replication`: the server's replication, for `remit status`.
 //! - `status`, `console`, `transfer`, `payload_keys`, `rekey` and
 //!   `replay_jobs`: the statements behind the reports, export and import,
-//!   the key ring and bulk replays; `refusals`: `Store::mark_refused`.
-//!   The text of the
-//!   statements a test plans stands in one place each: `status_sql`,
-//!   `console_sql`, `alerts_sql`.
+//!   the key ring and bulk replays; `refusals`: `Destinations::mark_refused`.
+//!   The text of the statements a test plans stands in one place each:
+//!   `status_sql`, `console_sql`, `alerts_sql`.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
-//! - `alerts`: the region's alert check (`Alerts`), one transaction under
-//!   an advisory lock; `events`: the outbox it and the disables write.
-//! - `destination_hours`: [`DestinationHours`](crate::store::DestinationHours)
-//!   on `PgStore`, each destination's health by the hour (read and pruned;
-//!   `finish_many` writes it).
+//! - `alerts`: the region's alert check, one transaction under an
+//!   advisory lock; `events`: the outbox it and the disables write.
+//! - `destination_hours`: each destination's health by the hour (read and
+//!   pruned; `finish_many` writes it).
 
 /// What a replay writes on a failed row (`t`), beside a `clock` CTE: the
 /// one-task replay and the bulk replay's batches share it, so they follow
@@ -97,10 +98,16 @@ mod connect;
 mod connect_failure;
 mod console;
 pub mod console_sql;
-mod contract;
 mod destination_changes;
+mod keys;
+mod leases;
+mod rates;
+mod reports;
+mod schedule;
+mod upkeep;
 #[macro_use]
 mod destination_hours;
+mod destination_rows;
 mod destinations;
 mod enums;
 mod events;

@@ -30,6 +30,7 @@ use crate::domain::{Region, Task, TaskId};
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
 use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
+use crate::store::ReplayJobs;
 
 #[derive(QueryableByName)]
 struct JobRow {
@@ -385,4 +386,31 @@ async fn cancel_batch(
     }
     step.finished = candidates.len() < batch as usize && looked_at == candidates.len();
     Ok(step)
+}
+
+impl ReplayJobs for PgStore {
+    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
+        self::create(self, new).await
+    }
+
+    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+        self::get(self, id).await
+    }
+
+    async fn replay_jobs(
+        &self,
+        region: Region,
+        unfinished_only: bool,
+        limit: u32,
+    ) -> Result<Vec<ReplayJob>, StoreError> {
+        self::list(self, region, unfinished_only, limit).await
+    }
+
+    async fn advance_replay_job(
+        &self,
+        id: uuid::Uuid,
+        batch: u32,
+    ) -> Result<ReplayJob, StoreError> {
+        self::advance(self, id, batch).await
+    }
 }

@@ -36,7 +36,7 @@ pub(super) async fn schedule_many(
 
 impl PgStore {
     /// Schedules `batch` on the caller's connection, each task answered as
-    /// [`Store::schedule_many`](crate::store::Store::schedule_many)
+    /// [`Schedule::schedule_many`](crate::store::Schedule::schedule_many)
     /// answers it. Inside the caller's transaction the writes (and the
     /// wake-up NOTIFY) commit or roll back with it: a product schedules its
     /// reminders in the transaction of the business write that created

@@ -13,7 +13,8 @@ use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
-use crate::store::{DestinationRecord, HeaderRecord, Imported, TaskRecord};
+use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
+use crate::store::{DestinationRecord, HeaderRecord, Imported, TaskRecord, Transfer};
 
 pub(in crate::store) async fn destinations(
     store: &PgStore,
@@ -357,4 +358,31 @@ async fn insert_task(conn: &mut AsyncPgConnection, record: &TaskRecord) -> Resul
             .await?;
     }
     Ok(())
+}
+
+impl Transfer for PgStore {
+    async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
+        self::destinations(self).await
+    }
+
+    async fn export_tasks(
+        &self,
+        after: Option<TaskId>,
+        limit: u32,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self::tasks(self, after, limit).await
+    }
+
+    async fn import_destinations(
+        &self,
+        records: Vec<DestinationRecord>,
+    ) -> Result<Imported, StoreError> {
+        check_imported_destinations(&records)?;
+        self::import_destinations(self, records).await
+    }
+
+    async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
+        check_imported_tasks(&records)?;
+        self::import_tasks(self, records).await
+    }
 }

@@ -14,14 +14,16 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{
     self, instant, maybe, micros, uuid, DestinationRow, TaskRow, DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::SqliteStore;
-use crate::domain::{Destination, DestinationId, EventKind, Task, TaskId};
+use super::{destination_rows, SqliteStore};
+use crate::domain::{
+    Destination, DestinationEvent, DestinationId, EventKind, Region, Task, TaskId,
+};
 use crate::policy::DisableRule;
 use crate::store::rules::alerts::{
     self, DestinationAlerts, FailedTask, Found, Held, Kept, LateScan, Plan, Window,
 };
 use crate::store::rules::columns::corrupt;
-use crate::store::{AlertCheck, AlertsChecked, StoreError};
+use crate::store::{AlertCheck, Alerts, AlertsChecked, StoreError};
 
 impl SqliteStore {
     pub(super) async fn check_alerts_on_file(
@@ -294,4 +296,29 @@ fn write(conn: &mut SqliteConnection, check: &AlertCheck, plan: &Plan) -> Result
         }
     }
     Ok(())
+}
+
+impl Alerts for SqliteStore {
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        self.check_alerts_on_file(check).await
+    }
+
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        self.run(false, move |conn, _| {
+            destination_rows::events(conn, region, limit)
+        })
+        .await
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        let ids = ids.to_vec();
+        self.run(true, move |conn, _| {
+            destination_rows::forget_events(conn, &ids)
+        })
+        .await
+    }
 }

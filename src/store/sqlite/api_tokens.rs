@@ -2,18 +2,18 @@
 //! by the SHA-256 of the token through its unique index. `tenants` is a
 //! JSON array of strings.
 
+use super::{audit, Ctx, SqliteStore};
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{instant, micros};
-use super::{audit, Ctx};
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
 use crate::store::rules::audit_entries;
 use crate::store::rules::columns::corrupt;
 use crate::store::rules::token_rows::{token_conflict, TokenColumns};
-use crate::store::StoreError;
+use crate::store::{ApiTokens, StoreError};
 
 const COLUMNS: &str = "id, name, scope, tenants, created_at, expires_at, revoked_at";
 
@@ -153,4 +153,27 @@ pub(super) fn revoke(
         })?;
     audit::record(conn, ctx, audit_entries::token_revoked(&before, &after))?;
     Ok(Some(after))
+}
+
+impl ApiTokens for SqliteStore {
+    async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
+        self.run(true, move |conn, ctx| self::add(conn, new, ctx))
+            .await
+    }
+
+    async fn api_token_by_hash(&self, hash: &TokenHash) -> Result<Option<ApiToken>, StoreError> {
+        let hash = *hash;
+        self.run(false, move |conn, _| self::by_hash(conn, &hash))
+            .await
+    }
+
+    async fn api_tokens(&self) -> Result<Vec<ApiToken>, StoreError> {
+        self.run(false, |conn, _| self::list(conn)).await
+    }
+
+    async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
+        let id = id.clone();
+        self.run(true, move |conn, ctx| self::revoke(conn, &id, ctx))
+            .await
+    }
 }

@@ -10,14 +10,11 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
-use super::attempt_rows;
-use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
-use super::{audit, Ctx, SqliteStore};
+use super::{attempt_rows, audit, payload_rows, Ctx, SqliteStore};
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId};
-use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
-use crate::store::rules::requests;
+use crate::store::rules::{audit_entries, requests};
 use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError, Wakeup};
 
 impl SqliteStore {
@@ -27,122 +24,6 @@ impl SqliteStore {
         let _ = self
             .run(false, |conn, _| super::connection::scrub_wal(conn))
             .await;
-    }
-}
-
-impl Changes for SqliteStore {
-    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
-        let by = by.to_owned();
-        let cancelled = self
-            .run(true, move |conn, ctx| cancel(conn, ctx, id, &by))
-            .await?;
-        match &cancelled {
-            Cancel::Cancelled(task) => self.wake_line(task),
-            Cancel::AfterAttempt(task) => self.wake(Wakeup::TaskChanged(task.id)),
-            _ => {}
-        }
-        Ok(cancelled)
-    }
-
-    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
-        let change = change.clone();
-        let moved = self
-            .run(true, move |conn, ctx| reschedule(conn, ctx, id, &change))
-            .await?;
-        match &moved {
-            Move::Moved(task) => self.wake(Wakeup::DueWork(task.region)),
-            Move::AfterAttempt(task) => self.wake(Wakeup::TaskChanged(task.id)),
-            _ => {}
-        }
-        Ok(moved)
-    }
-
-    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
-        let by = by.to_owned();
-        let erased = self
-            .run(true, move |conn, ctx| {
-                let Some(mut task) = rows::task(conn, id)? else {
-                    return Ok(Erase::NotFound);
-                };
-                let before = task.clone();
-                erase_row(conn, &mut task, &by, ctx.now)?;
-                let entry = audit_entries::task_changed(AuditAction::TaskErase, &before, &task);
-                audit::record(conn, ctx, entry)?;
-                Ok(Erase::Erased(task))
-            })
-            .await?;
-        if let Erase::Erased(task) = &erased {
-            self.wake_line(task);
-            if task.waiting_change.is_some() {
-                self.wake(Wakeup::TaskChanged(task.id));
-            }
-            self.scrub_wal().await;
-        }
-        Ok(erased)
-    }
-
-    async fn erase_tenant(
-        &self,
-        tenant: &TenantId,
-        by: &str,
-        limit: u32,
-    ) -> Result<ErasedTenant, StoreError> {
-        let tenant = tenant.clone();
-        let by = by.to_owned();
-        let (done, regions) = self
-            .run(true, move |conn, ctx| {
-                let round = erase_tenant(conn, &tenant, &by, limit, ctx.now)?;
-                audit::record(conn, ctx, audit_entries::tenant_erased(&tenant, round.0))?;
-                Ok(round)
-            })
-            .await?;
-        for region in regions {
-            self.wake(Wakeup::DueWork(region));
-        }
-        if done.erased > 0 {
-            self.scrub_wal().await;
-        }
-        Ok(done)
-    }
-
-    async fn retry_now(
-        &self,
-        destination: &DestinationId,
-        tenant: Option<&TenantId>,
-    ) -> Result<u64, StoreError> {
-        let destination = destination.clone();
-        let tenant = tenant.cloned();
-        let (moved, regions) = self
-            .run(true, move |conn, ctx| {
-                // Nothing moves for a destination that does not exist, and
-                // nothing is recorded.
-                let Some(target) = rows::destination_row(conn, &destination)? else {
-                    return Ok((0, Vec::new()));
-                };
-                let region = target.destination()?.region;
-                let done = retry_now(conn, &destination, tenant.as_ref(), ctx.now)?;
-                let entry =
-                    audit_entries::retried_now(&destination, region, tenant.as_ref(), done.0);
-                audit::record(conn, ctx, entry)?;
-                Ok(done)
-            })
-            .await?;
-        for region in regions {
-            self.wake(Wakeup::DueWork(region));
-        }
-        Ok(moved)
-    }
-
-    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
-        let (settled, due) = self
-            .run(true, move |conn, ctx| {
-                settle_changes(conn, region, limit, ctx.now)
-            })
-            .await?;
-        if due {
-            self.wake(Wakeup::DueWork(region));
-        }
-        Ok(settled)
     }
 }
 
@@ -359,4 +240,120 @@ fn settle_changes(
         due |= makes_due(&task);
     }
     Ok((settled, due))
+}
+
+impl Changes for SqliteStore {
+    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
+        let by = by.to_owned();
+        let cancelled = self
+            .run(true, move |conn, ctx| cancel(conn, ctx, id, &by))
+            .await?;
+        match &cancelled {
+            Cancel::Cancelled(task) => self.wake_line(task),
+            Cancel::AfterAttempt(task) => self.wake(Wakeup::TaskChanged(task.id)),
+            _ => {}
+        }
+        Ok(cancelled)
+    }
+
+    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
+        let change = change.clone();
+        let moved = self
+            .run(true, move |conn, ctx| reschedule(conn, ctx, id, &change))
+            .await?;
+        match &moved {
+            Move::Moved(task) => self.wake(Wakeup::DueWork(task.region)),
+            Move::AfterAttempt(task) => self.wake(Wakeup::TaskChanged(task.id)),
+            _ => {}
+        }
+        Ok(moved)
+    }
+
+    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
+        let by = by.to_owned();
+        let erased = self
+            .run(true, move |conn, ctx| {
+                let Some(mut task) = rows::task(conn, id)? else {
+                    return Ok(Erase::NotFound);
+                };
+                let before = task.clone();
+                erase_row(conn, &mut task, &by, ctx.now)?;
+                let entry = audit_entries::task_changed(AuditAction::TaskErase, &before, &task);
+                audit::record(conn, ctx, entry)?;
+                Ok(Erase::Erased(task))
+            })
+            .await?;
+        if let Erase::Erased(task) = &erased {
+            self.wake_line(task);
+            if task.waiting_change.is_some() {
+                self.wake(Wakeup::TaskChanged(task.id));
+            }
+            self.scrub_wal().await;
+        }
+        Ok(erased)
+    }
+
+    async fn erase_tenant(
+        &self,
+        tenant: &TenantId,
+        by: &str,
+        limit: u32,
+    ) -> Result<ErasedTenant, StoreError> {
+        let tenant = tenant.clone();
+        let by = by.to_owned();
+        let (done, regions) = self
+            .run(true, move |conn, ctx| {
+                let round = erase_tenant(conn, &tenant, &by, limit, ctx.now)?;
+                audit::record(conn, ctx, audit_entries::tenant_erased(&tenant, round.0))?;
+                Ok(round)
+            })
+            .await?;
+        for region in regions {
+            self.wake(Wakeup::DueWork(region));
+        }
+        if done.erased > 0 {
+            self.scrub_wal().await;
+        }
+        Ok(done)
+    }
+
+    async fn retry_now(
+        &self,
+        destination: &DestinationId,
+        tenant: Option<&TenantId>,
+    ) -> Result<u64, StoreError> {
+        let destination = destination.clone();
+        let tenant = tenant.cloned();
+        let (moved, regions) = self
+            .run(true, move |conn, ctx| {
+                // Nothing moves for a destination that does not exist, and
+                // nothing is recorded.
+                let Some(target) = rows::destination_row(conn, &destination)? else {
+                    return Ok((0, Vec::new()));
+                };
+                let region = target.destination()?.region;
+                let done = retry_now(conn, &destination, tenant.as_ref(), ctx.now)?;
+                let entry =
+                    audit_entries::retried_now(&destination, region, tenant.as_ref(), done.0);
+                audit::record(conn, ctx, entry)?;
+                Ok(done)
+            })
+            .await?;
+        for region in regions {
+            self.wake(Wakeup::DueWork(region));
+        }
+        Ok(moved)
+    }
+
+    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
+        let (settled, due) = self
+            .run(true, move |conn, ctx| {
+                settle_changes(conn, region, limit, ctx.now)
+            })
+            .await?;
+        if due {
+            self.wake(Wakeup::DueWork(region));
+        }
+        Ok(settled)
+    }
 }

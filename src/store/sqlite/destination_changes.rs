@@ -10,7 +10,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::micros;
-use super::{audit, destinations, headers, replay_jobs, SqliteStore};
+use super::{audit, destination_rows, headers, replay_jobs};
 use crate::domain::{
     AuditAction, Destination, DestinationChange, DestinationId, DestinationSettings,
     DisableOverrides,
@@ -18,49 +18,16 @@ use crate::domain::{
 use crate::store::console::{check_new_job, NewReplayJob};
 use crate::store::rules::audit_entries::{self, destination_changed};
 use crate::store::rules::destination_change::{live_refusal, plan, tombstone, DELETED_REASON};
-use crate::store::{Deleted, Destinations, StoreError, Wakeup};
+use crate::store::{Deleted, StoreError};
 
-impl Destinations for SqliteStore {
-    async fn update_destination(
-        &self,
-        id: &DestinationId,
-        change: DestinationChange,
-    ) -> Result<Destination, StoreError> {
-        let changed = self
-            .run(true, {
-                let id = id.clone();
-                move |conn, ctx| update(conn, ctx, &id, &change)
-            })
-            .await?;
-        self.wake(Wakeup::Destination(changed.id.clone()));
-        // Limits may have loosened: the claimers look again too.
-        self.wake(Wakeup::DueWork(changed.region));
-        Ok(changed)
-    }
-
-    async fn delete_destination(
-        &self,
-        id: &DestinationId,
-        cancel: Option<NewReplayJob>,
-    ) -> Result<Deleted, StoreError> {
-        let deleted = self
-            .run(true, {
-                let id = id.clone();
-                move |conn, ctx| delete(conn, ctx, &id, cancel)
-            })
-            .await?;
-        self.wake(Wakeup::Destination(id.clone()));
-        Ok(deleted)
-    }
-}
-
-fn update(
+pub(super) fn update(
     conn: &mut SqliteConnection,
     ctx: &super::Ctx,
     id: &DestinationId,
     change: &DestinationChange,
 ) -> Result<Destination, StoreError> {
-    let current = destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
+    let current =
+        destination_rows::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
     let stored = headers::records(conn, id.as_str())?;
     let plan = plan(&current, &stored, change, &ctx.key)?;
     write_settings(conn, id, &plan.settings, plan.overrides, ctx.now)?;
@@ -71,7 +38,7 @@ fn update(
     if let Some(records) = &plan.headers {
         headers::replace(conn, id.as_str(), records)?;
     }
-    let after = destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
+    let after = destination_rows::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
     let entry = destination_changed(AuditAction::DestinationUpdate, Some(&current), &after);
     audit::record(conn, ctx, entry)?;
     Ok(after)
@@ -105,7 +72,7 @@ pub(super) fn write_settings(
     Ok(())
 }
 
-fn delete(
+pub(super) fn delete(
     conn: &mut SqliteConnection,
     ctx: &super::Ctx,
     id: &DestinationId,
@@ -113,8 +80,8 @@ fn delete(
 ) -> Result<Deleted, StoreError> {
     let now = ctx.now;
     let destination =
-        destinations::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
-    let live_tasks = destinations::live_tasks(conn, id, destination.region)?;
+        destination_rows::shown(conn, id)?.ok_or_else(|| StoreError::no_destination(id))?;
+    let live_tasks = destination_rows::live_tasks(conn, id, destination.region)?;
     let cancel = match cancel {
         _ if live_tasks == 0 => None,
         None => return Err(live_refusal(id, live_tasks)),

@@ -20,8 +20,7 @@ use crate::policy::DisableRule;
 use crate::store::rules::columns::outcome_label;
 use crate::store::rules::health;
 use crate::store::rules::lifecycle::{self, EndAttempt};
-use crate::store::AutoDisabled;
-use crate::store::{Finish, Finished, Replayed, StoreError, TransitionOutcome};
+use crate::store::{AutoDisabled, Finish, Finished, Replayed, StoreError, TransitionOutcome};
 
 /// Which end a single transition asks for (owned, to cross to the
 /// database thread).
@@ -113,7 +112,7 @@ pub(super) fn finish_many(
         if let Some(delay) = one.decision.pause_delay() {
             // As PostgreSQL's: a destination that is not there has nothing
             // to pause, and the finish itself still applies.
-            match super::destinations::pause(conn, &one.destination, delay, now) {
+            match super::destination_rows::pause(conn, &one.destination, delay, now) {
                 Ok(_) | Err(StoreError::NotFound { .. }) => {}
                 Err(e) => return Err(e),
             }
@@ -137,10 +136,10 @@ pub(super) fn finish_many(
         };
         let mut d = row.destination()?;
         if let Some(tipped) = health::after_attempt(&mut d, &one.decision.record, now, rule) {
-            super::destinations::write_health(conn, &d, now)?;
+            super::destination_rows::write_health(conn, &d, now)?;
             if tipped {
                 let event = DestinationEvent::of(EventKind::Disabled, &d, now);
-                super::destinations::insert_event(conn, &event)?;
+                super::destination_rows::insert_event(conn, &event)?;
                 tipped_ids.push(d.id);
             }
         }

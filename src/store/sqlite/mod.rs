@@ -17,25 +17,23 @@
 //!
 //! # Layout
 //! - `connection`: opening the file and migrating it.
-//! - `operations`: the `Store` trait, each call one transaction on the
-//!   connection's thread, into the files below; `contract`: the other
-//!   traits likewise.
+//! - Each trait of the contract in the file named like its contract
+//!   file, each call one transaction on the connection's thread:
+//!   `schedule`, `leases`, `destinations`, `rates`, `api_tokens`,
+//!   `upkeep`, `alerts`, `changes`, `reports`, `audit`,
+//!   `destination_hours`, `replay_jobs`, `transfer`, `keys`.
 //! - `rows`: the tables as rows (instants are INTEGER microseconds);
 //!   `attempt_rows` and `payload_rows`: the attempt log's and the
 //!   payloads' rows.
-//! - The calls, a file per group: `schedule`; `claim`; `finish` (the
+//! - The statements those call, a file per group: `claim`; `finish` (the
 //!   guarded transitions); `next_due`; `rate` (token takes);
-//!   `destinations` (register, pause, health), `destination_changes` (an
-//!   operator's change, a deletion), `headers` (custom header rows),
-//!   `secrets`, `refusals` (destinations an address policy refuses);
-//!   `changes` (an operator's cancel, reschedule, erase and retry-now);
-//!   `replay_jobs`; `maintenance` (reconciliation and retention);
-//!   `api_tokens`; `audit`.
-//! - `status` and `console`: the reports' reads; `destination_hours`:
-//!   each destination's hours.
-//! - `alerts`: the alert check, one `BEGIN IMMEDIATE` transaction.
+//!   `destination_rows` (register, pause, health, the events outbox),
+//!   `destination_changes` (an operator's change, a deletion), `headers`
+//!   (custom header rows), `secrets`, `refusals` (destinations an address
+//!   policy refuses); `maintenance` (reconciliation and retention).
+//! - `status` and `console`: the reports' reads.
 //! - `payload_keys`: the keys the payloads are sealed with; `rekey`:
-//!   re-sealing under the newest; `transfer`: export and import.
+//!   re-sealing under the newest.
 
 mod alerts;
 mod api_tokens;
@@ -45,26 +43,30 @@ mod changes;
 mod claim;
 mod connection;
 mod console;
-mod contract;
 mod destination_changes;
 mod destination_hours;
+mod destination_rows;
 mod destinations;
 mod finish;
 mod headers;
+mod keys;
+mod leases;
 mod maintenance;
 mod next_due;
-mod operations;
 mod payload_keys;
 mod payload_rows;
 mod rate;
+mod rates;
 mod refusals;
 mod rekey;
 mod replay_jobs;
+mod reports;
 mod rows;
 mod schedule;
 mod secrets;
 mod status;
 mod transfer;
+mod upkeep;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,8 +78,7 @@ use parking_lot::Mutex;
 
 pub(super) use connection::{check_schema, migrate};
 
-use super::Wakeup;
-use super::{Clock, StoreError, StoreStats};
+use super::{Clock, StoreError, StoreStats, Wakeup};
 use crate::domain::Actor;
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;

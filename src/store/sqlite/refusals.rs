@@ -9,7 +9,7 @@ use super::{SqliteStore, StoreError};
 use crate::domain::DestinationId;
 
 impl SqliteStore {
-    /// See `Store::mark_refused`.
+    /// See `Destinations::mark_refused`.
     pub(super) async fn record_refusal(
         &self,
         id: DestinationId,

@@ -12,14 +12,11 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
 use super::{audit, SqliteStore};
-use crate::domain::Region;
-use crate::domain::Task;
+use crate::domain::{Region, Task};
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
-use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
-use crate::store::rules::lifecycle;
-use crate::store::StoreError;
-use crate::store::Wakeup;
+use crate::store::rules::{audit_entries, lifecycle};
+use crate::store::{ReplayJobs, StoreError, Wakeup};
 
 #[derive(QueryableByName)]
 struct JobRow {
@@ -293,5 +290,32 @@ impl SqliteStore {
             self.wake(Wakeup::TaskChanged(task));
         }
         Ok(job)
+    }
+}
+
+impl ReplayJobs for SqliteStore {
+    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
+        SqliteStore::create_replay_job(self, new).await
+    }
+
+    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+        SqliteStore::replay_job(self, id).await
+    }
+
+    async fn replay_jobs(
+        &self,
+        region: Region,
+        unfinished_only: bool,
+        limit: u32,
+    ) -> Result<Vec<ReplayJob>, StoreError> {
+        SqliteStore::replay_jobs(self, region, unfinished_only, limit).await
+    }
+
+    async fn advance_replay_job(
+        &self,
+        id: uuid::Uuid,
+        batch: u32,
+    ) -> Result<ReplayJob, StoreError> {
+        SqliteStore::advance_replay_job(self, id, batch).await
     }
 }

@@ -2,15 +2,18 @@
 //! existing task of the same (tenant, reminder) and written with its sealed
 //! payload, by the same rules as the other stores, in one transaction.
 
+use super::{audit, claim, finish, payload_rows, Ctx, SqliteStore};
 use diesel::sql_types::Text;
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
-use super::payload_rows;
 use super::rows::{self, destination_row, TaskRow, TASK_COLUMNS};
-use super::Ctx;
-use crate::domain::{NewTask, Payload, TaskId};
-use crate::store::{rules::lifecycle, rules::requests, Scheduled, StoreError};
+use crate::domain::{Attempt, AuditAction, NewTask, Payload, Task, TaskId};
+use crate::store::rules::audit_entries::task_changed;
+use crate::store::{
+    rules::lifecycle, rules::requests, Replayed, Schedule, Scheduled, StoreError, Wakeup,
+};
+use chrono::Duration;
 
 pub(super) fn schedule_many(
     conn: &mut SqliteConnection,
@@ -82,4 +85,53 @@ fn open(
     payload_ref: uuid::Uuid,
 ) -> Result<Payload, StoreError> {
     super::claim::open_payload(conn, &ctx.key, payload_ref)
+}
+
+impl Schedule for SqliteStore {
+    async fn schedule_many(
+        &self,
+        batch: Vec<NewTask>,
+    ) -> Result<Vec<Result<Scheduled, StoreError>>, StoreError> {
+        let answers = self
+            .run(true, move |conn, ctx| self::schedule_many(conn, ctx, batch))
+            .await?;
+        let mut woken = Vec::new();
+        for scheduled in answers.iter().flatten().filter(|s| s.created) {
+            if !woken.contains(&scheduled.task.region) {
+                woken.push(scheduled.task.region);
+                self.wake(Wakeup::DueWork(scheduled.task.region));
+            }
+        }
+        Ok(answers)
+    }
+
+    async fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        self.run(false, move |conn, _| rows::task(conn, id)).await
+    }
+
+    async fn attempts(&self, id: TaskId) -> Result<Vec<Attempt>, StoreError> {
+        self.run(false, move |conn, _| finish::attempts(conn, id))
+            .await
+    }
+
+    async fn replay(&self, id: TaskId, horizon: Duration) -> Result<Replayed, StoreError> {
+        self.run(true, move |conn, ctx| {
+            let before = rows::task(conn, id)?;
+            let replayed = finish::replay(conn, id, horizon, ctx.now)?;
+            if let (Some(before), Replayed::Replayed(after)) = (&before, &replayed) {
+                let entry = task_changed(AuditAction::TaskReplay, before, after);
+                audit::record(conn, ctx, entry)?;
+            }
+            Ok(replayed)
+        })
+        .await
+    }
+
+    async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
+        let task = task.clone();
+        self.run(false, move |conn, ctx| {
+            claim::task_payload(conn, &ctx.key, &task)
+        })
+        .await
+    }
 }

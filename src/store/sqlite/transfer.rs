@@ -5,20 +5,18 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::attempt_rows::{self, AttemptRow, ATTEMPT_COLUMNS};
-use super::audit;
 use super::destination_changes::write_settings;
-use super::payload_rows;
 use super::rows::{
     self, any_destination_row, micros, DestinationRow, TaskRow, DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::{headers, secrets, SqliteStore};
+use super::{audit, headers, payload_rows, secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
 use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
-use crate::store::StoreError;
-use crate::store::{DestinationRecord, HeaderRecord, Imported, TaskRecord};
+use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
+use crate::store::{DestinationRecord, HeaderRecord, Imported, StoreError, TaskRecord, Transfer};
 
 impl SqliteStore {
     pub(super) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
@@ -257,4 +255,31 @@ fn insert(conn: &mut SqliteConnection, record: &TaskRecord) -> Result<(), StoreE
         attempt_rows::insert_attempt(conn, attempt)?;
     }
     Ok(())
+}
+
+impl Transfer for SqliteStore {
+    async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {
+        SqliteStore::export_destinations(self).await
+    }
+
+    async fn export_tasks(
+        &self,
+        after: Option<TaskId>,
+        limit: u32,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        SqliteStore::export_tasks(self, after, limit).await
+    }
+
+    async fn import_destinations(
+        &self,
+        records: Vec<DestinationRecord>,
+    ) -> Result<Imported, StoreError> {
+        check_imported_destinations(&records)?;
+        SqliteStore::import_destinations(self, records).await
+    }
+
+    async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
+        check_imported_tasks(&records)?;
+        SqliteStore::import_tasks(self, records).await
+    }
 }

@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use remit::domain::{ClaimedTask, TaskState};
 use remit::policy::{decide, parse_retry_after, Observed, Transition, TransportError};
-use remit::store::{ClaimRequest, Store, TransitionOutcome};
+use remit::store::{ClaimRequest, Leases, Schedule, TransitionOutcome};
 
 use super::{InFlight, Phase, SimStore, World, LEASE};
 

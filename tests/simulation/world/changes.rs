@@ -13,7 +13,7 @@ use rand::Rng;
 use remit::domain::{
     AttemptOutcome, Payload, Region, Task, TaskId, TaskState, TenantId, WaitingChange,
 };
-use remit::store::{Cancel, Changes, Erase, Move, Reschedule, Store, StoreError};
+use remit::store::{Cancel, Changes, Erase, Move, Reschedule, Schedule, StoreError};
 
 use super::{SimStore, World};
 

@@ -2,13 +2,13 @@
 //! with (pauses it learned, its lease, the world's clock to wait on), the
 //! store faults armed around it, and the checks of what it left behind.
 
+use remit::store::{Clock, Schedule, StoreError, TransitionOutcome};
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use remit::delivery::{Consumer, Facts, Stop};
 use remit::domain::{ClaimedTask, DestinationId, SendTarget, Task, TaskState};
-use remit::store::{Clock, Store, StoreError, TransitionOutcome};
 
 use super::faults::{Fault, Fired};
 use super::{SimStore, World, FINISH_MARGIN, SEND_TIMEOUT};

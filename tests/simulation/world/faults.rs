@@ -7,23 +7,24 @@
 //! other call (the operator's changes included), and every call while
 //! nothing is armed, goes straight through.
 
+use remit::domain::{
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationChange,
+    DestinationEvent, DestinationHour, DestinationId, FailureReason, Lease, NewApiToken,
+    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
+    Region, Rotation, SendTarget, SigningSecret, Task, TaskId, TenantId, TokenHash, TokenId,
+};
+use remit::store::console::NewReplayJob;
+use remit::store::{
+    AlertCheck, Alerts, AlertsChecked, ApiTokens, Cancel, Changes, ClaimRequest, Deleted,
+    DestinationHours, Destinations, Erase, ErasedTenant, Finish, Finished, Leases, Move, QuotaNote,
+    Rates, Replayed, Reschedule, Schedule, Scheduled, Store, StoreError, TokenRequest, Tokens,
+    TransitionOutcome, Upkeep,
+};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Mutex;
 
 use chrono::{DateTime, Duration, Utc};
-
-use remit::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationEvent, DestinationHour,
-    DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask, Payload,
-    PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation, SendTarget,
-    SigningSecret, Task, TaskId, TenantId, TokenHash, TokenId,
-};
-use remit::store::{
-    Cancel, Changes, ClaimRequest, DestinationHours, Erase, ErasedTenant, Finish, Finished, Move,
-    QuotaNote, Replayed, Reschedule, Scheduled, Store, StoreError, TokenRequest, Tokens,
-    TransitionOutcome,
-};
 
 use super::SimStore;
 
@@ -131,72 +132,7 @@ impl<S: SimStore> SimStore for Faulty<S> {
     }
 }
 
-impl<S: SimStore> DestinationHours for Faulty<S> {
-    async fn destination_hours(
-        &self,
-        id: &DestinationId,
-        since: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> Result<Vec<DestinationHour>, StoreError> {
-        self.inner.destination_hours(id, since, until).await
-    }
-
-    async fn prune_destination_hours(
-        &self,
-        region: Option<Region>,
-        older_than: Duration,
-    ) -> Result<u64, StoreError> {
-        self.inner.prune_destination_hours(region, older_than).await
-    }
-}
-
-impl<S: Store> Store for Faulty<S> {
-    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
-        self.inner.add_destination(new).await
-    }
-
-    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
-        self.inner.destination(id).await
-    }
-
-    async fn send_targets(
-        &self,
-        ids: &[DestinationId],
-    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
-        self.faulted(Call::Read, self.inner.send_targets(ids)).await
-    }
-
-    async fn rotate_secret(
-        &self,
-        id: &DestinationId,
-        rotation: Rotation,
-    ) -> Result<SigningSecret, StoreError> {
-        self.inner.rotate_secret(id, rotation).await
-    }
-
-    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
-        self.inner.signing_secrets(id).await
-    }
-
-    async fn pause_destination(
-        &self,
-        id: &DestinationId,
-        pause: Duration,
-    ) -> Result<DateTime<Utc>, StoreError> {
-        self.inner.pause_destination(id, pause).await
-    }
-
-    async fn take_tokens_many(
-        &self,
-        asks: &[TokenRequest],
-    ) -> Result<Vec<Option<Tokens>>, StoreError> {
-        self.inner.take_tokens_many(asks).await
-    }
-
-    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
-        self.inner.learn_quotas(notes).await
-    }
-
+impl<S: Store> Schedule for Faulty<S> {
     async fn schedule_many(
         &self,
         batch: Vec<NewTask>,
@@ -216,22 +152,12 @@ impl<S: Store> Store for Faulty<S> {
         self.inner.replay(id, horizon).await
     }
 
-    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
-        self.inner.reconcile(request).await
-    }
-
-    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
-        self.inner.prune(request).await
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        self.inner.ping().await
-    }
-
     async fn payload(&self, task: &Task) -> Result<Payload, StoreError> {
         self.faulted(Call::Read, self.inner.payload(task)).await
     }
+}
 
+impl<S: Store> Leases for Faulty<S> {
     async fn next_due(&self, region: Region) -> Result<Option<Duration>, StoreError> {
         self.inner.next_due(region).await
     }
@@ -278,6 +204,59 @@ impl<S: Store> Store for Faulty<S> {
     async fn finish_many(&self, batch: &[Finish]) -> Result<Finished, StoreError> {
         self.inner.finish_many(batch).await
     }
+}
+
+impl<S: Store> Destinations for Faulty<S> {
+    async fn update_destination(
+        &self,
+        id: &DestinationId,
+        change: DestinationChange,
+    ) -> Result<Destination, StoreError> {
+        self.inner.update_destination(id, change).await
+    }
+
+    async fn delete_destination(
+        &self,
+        id: &DestinationId,
+        cancel: Option<NewReplayJob>,
+    ) -> Result<Deleted, StoreError> {
+        self.inner.delete_destination(id, cancel).await
+    }
+
+    async fn add_destination(&self, new: NewDestination) -> Result<Destination, StoreError> {
+        self.inner.add_destination(new).await
+    }
+
+    async fn destination(&self, id: &DestinationId) -> Result<Option<Destination>, StoreError> {
+        self.inner.destination(id).await
+    }
+
+    async fn send_targets(
+        &self,
+        ids: &[DestinationId],
+    ) -> Result<Vec<Option<SendTarget>>, StoreError> {
+        self.faulted(Call::Read, self.inner.send_targets(ids)).await
+    }
+
+    async fn rotate_secret(
+        &self,
+        id: &DestinationId,
+        rotation: Rotation,
+    ) -> Result<SigningSecret, StoreError> {
+        self.inner.rotate_secret(id, rotation).await
+    }
+
+    async fn signing_secrets(&self, id: &DestinationId) -> Result<Vec<SigningSecret>, StoreError> {
+        self.inner.signing_secrets(id).await
+    }
+
+    async fn pause_destination(
+        &self,
+        id: &DestinationId,
+        pause: Duration,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        self.inner.pause_destination(id, pause).await
+    }
 
     async fn mark_refused(&self, id: &DestinationId, why: String) -> Result<(), StoreError> {
         self.inner.mark_refused(id, why).await
@@ -291,30 +270,25 @@ impl<S: Store> Store for Faulty<S> {
         self.inner.disable_destination(id, reason).await
     }
 
-    async fn fail_disabled_past_horizon(
-        &self,
-        region: Region,
-        limit: u32,
-    ) -> Result<u64, StoreError> {
-        self.inner.fail_disabled_past_horizon(region, limit).await
-    }
-
-    async fn destination_events(
-        &self,
-        region: Region,
-        limit: u32,
-    ) -> Result<Vec<DestinationEvent>, StoreError> {
-        self.inner.destination_events(region, limit).await
-    }
-
-    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
-        self.inner.forget_destination_events(ids).await
-    }
-
     async fn enable_destination(&self, id: &DestinationId) -> Result<Destination, StoreError> {
         self.inner.enable_destination(id).await
     }
+}
 
+impl<S: Store> Rates for Faulty<S> {
+    async fn take_tokens_many(
+        &self,
+        asks: &[TokenRequest],
+    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        self.inner.take_tokens_many(asks).await
+    }
+
+    async fn learn_quotas(&self, notes: &[QuotaNote]) -> Result<(), StoreError> {
+        self.inner.learn_quotas(notes).await
+    }
+}
+
+impl<S: Store> ApiTokens for Faulty<S> {
     async fn add_api_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {
         self.inner.add_api_token(new).await
     }
@@ -329,6 +303,46 @@ impl<S: Store> Store for Faulty<S> {
 
     async fn revoke_api_token(&self, id: &TokenId) -> Result<Option<ApiToken>, StoreError> {
         self.inner.revoke_api_token(id).await
+    }
+}
+
+impl<S: Store> Upkeep for Faulty<S> {
+    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
+        self.inner.reconcile(request).await
+    }
+
+    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
+        self.inner.prune(request).await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.inner.ping().await
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        self.inner.fail_disabled_past_horizon(region, limit).await
+    }
+}
+
+impl<S: Store> Alerts for Faulty<S> {
+    async fn destination_events(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<Vec<DestinationEvent>, StoreError> {
+        self.inner.destination_events(region, limit).await
+    }
+
+    async fn forget_destination_events(&self, ids: &[uuid::Uuid]) -> Result<u64, StoreError> {
+        self.inner.forget_destination_events(ids).await
+    }
+
+    async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
+        self.inner.check_alerts(check).await
     }
 }
 
@@ -364,5 +378,24 @@ impl<S: Changes> Changes for Faulty<S> {
 
     async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
         self.inner.settle_changes(region, limit).await
+    }
+}
+
+impl<S: SimStore> DestinationHours for Faulty<S> {
+    async fn destination_hours(
+        &self,
+        id: &DestinationId,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DestinationHour>, StoreError> {
+        self.inner.destination_hours(id, since, until).await
+    }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        self.inner.prune_destination_hours(region, older_than).await
     }
 }

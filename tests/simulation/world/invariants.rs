@@ -3,10 +3,10 @@
 //! settling after every step; and the order of each line, checked at every
 //! claim and send.
 
+use remit::store::{DestinationHours, Schedule};
 use std::collections::HashMap;
 
 use remit::domain::{Task, TaskId, TaskState, WaitingChange};
-use remit::store::{DestinationHours, Store};
 
 use super::{LineClaim, SimStore, World};
 

@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use remit::delivery::{before_request, carry_out, Prepared, REFUSED_HAND_BACK};
 use remit::policy::{Gate, TransportError};
-use remit::store::{Store, StoreError};
+use remit::store::{Destinations, Leases, Schedule, StoreError};
 
 use super::delivery_step::{ours, stop_outcome, SimConsumer};
 use super::{Phase, SimStore, World, FINISH_MARGIN, SEND_TIMEOUT};

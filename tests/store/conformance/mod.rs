@@ -10,7 +10,7 @@ use remit::domain::{Actor, Task, TaskId};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{
     Alerts, Audit, Changes, Clock, Database, DestinationHours, Destinations, Keys, MemStore,
-    ReplayJobs, Reports, Store, Transfer,
+    ReplayJobs, Reports, Schedule, Store, Transfer,
 };
 
 use crate::support::{t0, test_key, Backend, TestDb};

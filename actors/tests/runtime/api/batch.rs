@@ -2,7 +2,7 @@
 //! it, in order; one bad task never rejects its neighbours.
 
 use remit::domain::{Region, TaskId};
-use remit::store::Store;
+use remit::store::Schedule;
 use serde_json::{json, Value};
 
 use super::client::Api;

@@ -4,10 +4,10 @@
 //! of its own hold, and `DELETE` refuses while tasks are live, cancels
 //! them when asked, and leaves an id that can be registered again.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
 use serde_json::{json, Value};
 
 use super::client::Api;

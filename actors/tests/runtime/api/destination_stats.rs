@@ -5,11 +5,11 @@
 //! refusals name their field, and another region's destination is not
 //! found.
 
+use remit::store::Destinations;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use remit::domain::{NewDestination, Region};
-use remit::store::Store;
 use serde_json::{json, Value};
 
 use super::client::Api;

@@ -4,11 +4,10 @@
 //! recovers, and the waiting tasks go out. A 429 with Retry-After never
 //! counts toward disabling.
 
+use remit::store::{Database, Destinations, Leases, Reports, Schedule};
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
-use remit::store::Reports;
-use remit::store::{Database, Store};
 use serde_json::{json, Value};
 
 use super::client::Api;

@@ -1,10 +1,10 @@
 //! The API's front door: the token is checked before the body is read, a
 //! body over the limit is 413, and a payload is kept byte for byte.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, MAX_PAYLOAD_BYTES};
-use remit::store::Store;
 use serde_json::json;
 
 use super::client::Api;

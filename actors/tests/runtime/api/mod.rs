@@ -23,6 +23,7 @@ mod secrets;
 mod task_changes;
 mod tokens;
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState};
@@ -216,7 +217,6 @@ async fn the_api_schedules_inspects_and_replays() {
 /// The task's stored `not_before`, so a repeat sends exactly the same
 /// request.
 async fn db_not_before(db: &TestDb, created: &Value) -> String {
-    use remit::store::Store;
     let id = remit::domain::TaskId(created["id"].as_str().unwrap().parse().unwrap());
     db.store
         .task(id)

@@ -2,7 +2,7 @@
 //! and destinations; another region's are answered like missing ones.
 
 use remit::domain::{FailureReason, Region, TaskId, TaskState};
-use remit::store::Store;
+use remit::store::{Destinations, Leases, Schedule};
 use serde_json::{json, Value};
 
 use super::client::Api;

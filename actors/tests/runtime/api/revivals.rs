@@ -6,7 +6,7 @@
 //! once.
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
+use remit::store::Schedule;
 use serde_json::{json, Value};
 
 use super::client::Api;

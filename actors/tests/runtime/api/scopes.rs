@@ -6,7 +6,7 @@
 
 use chrono::{Duration, Utc};
 use remit::domain::{ApiToken, NewApiToken, Region, TokenGrant};
-use remit::store::Store;
+use remit::store::ApiTokens;
 use serde_json::{json, Value};
 
 use super::client::Api;

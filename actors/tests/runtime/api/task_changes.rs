@@ -4,10 +4,10 @@
 //! a fixed receiver's retries forward, erase a tenant; each refusal names
 //! its field, and a token limited to another tenant sees none of it.
 
+use remit::store::Schedule;
 use std::time::Duration;
 
 use remit::domain::{Region, TaskId, TaskState};
-use remit::store::Store;
 use serde_json::{json, Value};
 
 use super::client::Api;

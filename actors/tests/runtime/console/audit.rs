@@ -4,7 +4,7 @@
 //! navigation for admin tokens only; a read token is refused the page.
 
 use remit::domain::{Region, TokenGrant};
-use remit::store::Store;
+use remit::store::ApiTokens;
 
 use super::browser::Browser;
 use super::{console, token};

@@ -3,7 +3,7 @@
 //! header stays without being shown, and a refusal names its field.
 
 use remit::domain::{HeaderValue, Region};
-use remit::store::{Destinations, Store};
+use remit::store::Destinations;
 
 use super::browser::Browser;
 use super::console;

@@ -21,7 +21,7 @@ use chrono::Utc;
 use remit::domain::{
     DestinationId, NewTask, Payload, Region, ReminderId, TaskId, TenantId, TokenGrant,
 };
-use remit::store::Store;
+use remit::store::{ApiTokens, Schedule};
 use remit_actors::app::ConsoleServer;
 use remit_actors::console::SignInClock;
 

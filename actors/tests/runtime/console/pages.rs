@@ -3,8 +3,7 @@
 //! the new secret once. On both stores.
 
 use remit::domain::Region;
-use remit::store::Reports;
-use remit::store::Store;
+use remit::store::{Destinations, Leases, Reports, Schedule};
 
 use super::browser::{Answer, Browser};
 use super::{console, task};

@@ -5,7 +5,7 @@
 //! would not recognise.
 
 use remit::domain::Region;
-use remit::store::Store;
+use remit::store::{Destinations, Schedule};
 
 use super::browser::Browser;
 use super::{console, task, token};

@@ -4,10 +4,10 @@
 //! And a bulk cancel of a tenant's tasks from the task search, worked by
 //! `remit console`'s own job runner.
 
+use remit::store::Schedule;
 use std::time::{Duration, Instant};
 
 use remit::domain::{Region, TaskState};
-use remit::store::Store;
 
 use super::browser::Browser;
 use super::{console, task, token};

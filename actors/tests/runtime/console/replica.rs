@@ -1,10 +1,10 @@
 //! With `database.read_url`, the console's overview reads a replica and
 //! says how far behind it is, as does every other page read there.
 
+use remit::store::{Database, DatabaseConfig, Destinations};
 use std::time::{Duration, Instant};
 
 use remit::domain::{DestinationId, NewDestination, Region};
-use remit::store::{Database, DatabaseConfig, Store};
 use remit_actors::app::ConsoleServer;
 
 use super::browser::Browser;

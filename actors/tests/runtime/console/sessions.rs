@@ -2,7 +2,7 @@
 //! headers every answer carries.
 
 use remit::domain::Region;
-use remit::store::Store;
+use remit::store::{ApiTokens, Destinations};
 
 use super::browser::{Answer, Browser};
 use super::{console, console_with, token};

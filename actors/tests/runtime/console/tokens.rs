@@ -1,7 +1,7 @@
 //! What each kind of token sees and may do in the console.
 
 use remit::domain::Region;
-use remit::store::Store;
+use remit::store::Destinations;
 
 use super::browser::Browser;
 use super::{console, task, token};

@@ -4,7 +4,7 @@
 
 use chrono::Utc;
 use remit::domain::{AttemptRecord, Region};
-use remit::store::Store;
+use remit::store::{Destinations, Leases};
 
 use super::browser::Browser;
 use super::console;

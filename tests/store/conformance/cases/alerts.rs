@@ -8,7 +8,9 @@
 use chrono::DateTime;
 use remit::domain::{DestinationEvent, DisableOverrides, EventKind};
 use remit::policy::{Decision, Transition};
-use remit::store::{AlertCheck, Alerts, AlertsChecked, Changes, Finish};
+use remit::store::{
+    AlertCheck, Alerts, AlertsChecked, Changes, Destinations, Finish, Leases, Schedule,
+};
 use serde_json::Value;
 
 use super::*;

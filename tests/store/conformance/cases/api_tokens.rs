@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use remit::domain::{token_hash, NewApiToken, Scope, TenantId, TokenGrant, TokenId};
+use remit::store::ApiTokens;
 
 use super::*;
 

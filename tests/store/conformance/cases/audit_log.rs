@@ -6,7 +6,9 @@ use remit::domain::{
     Actor, AuditAction, AuditEntry, AuditFilter, Rotation, TargetKind, TenantId, TokenGrant,
 };
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Audit, Cancel, Changes, Erase, Move, ReplayJobs};
+use remit::store::{
+    ApiTokens, Audit, Cancel, Changes, Destinations, Erase, Leases, Move, ReplayJobs, Schedule,
+};
 
 use super::changes::to;
 use super::*;

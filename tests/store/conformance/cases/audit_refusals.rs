@@ -4,7 +4,10 @@
 
 use remit::domain::{Actor, AuditAction, AuditFilter, Rotation, TargetKind, TokenGrant, TokenId};
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Audit, AuditScope, Cancel, Changes, Keys, Move, ReplayJobs, Transfer};
+use remit::store::{
+    ApiTokens, Audit, AuditScope, Cancel, Changes, Destinations, Keys, Leases, Move, ReplayJobs,
+    Schedule, Transfer,
+};
 
 use super::audit_log::{entries_after, newest_id, ops};
 use super::changes::to;

@@ -6,7 +6,7 @@
 
 use remit::domain::{OrderingKey, TenantId, WaitingChange};
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Cancel, Changes, ReplayJobs};
+use remit::store::{Cancel, Changes, Leases, ReplayJobs, Schedule};
 
 use super::*;
 use crate::support::test_key;

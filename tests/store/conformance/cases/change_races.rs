@@ -1,7 +1,7 @@
 //! A cancel and a reschedule racing claims: against PostgreSQL the two
 //! really run at once.
 
-use remit::store::{Cancel, Changes, Move, Reports};
+use remit::store::{Cancel, Changes, Leases, Move, Reports};
 
 use super::changes::{state, to};
 use super::*;

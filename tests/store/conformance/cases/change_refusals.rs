@@ -2,7 +2,7 @@
 //! again.
 
 use remit::domain::Payload;
-use remit::store::{Cancel, Changes, Destinations, Move, Reschedule};
+use remit::store::{Cancel, Changes, Destinations, Leases, Move, Reschedule, Schedule};
 
 use super::changes::{claim_all, state, to};
 use super::*;

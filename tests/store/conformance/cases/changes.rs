@@ -2,7 +2,7 @@
 //! retry now, and the settling of a change that waited for an attempt.
 
 use remit::domain::{ClaimedTask, Payload, TenantId, WaitingChange};
-use remit::store::{Cancel, Changes, Erase, Move, Reports, Reschedule};
+use remit::store::{Cancel, Changes, Erase, Leases, Move, Reports, Reschedule, Schedule};
 
 use super::*;
 use crate::support::claim;

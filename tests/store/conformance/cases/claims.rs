@@ -2,7 +2,7 @@
 //! regions, skipped destinations, turns over destinations and tenants.
 
 use remit::domain::TenantId;
-use remit::store::ResumePoint;
+use remit::store::{Leases, ResumePoint, Schedule};
 
 use super::*;
 

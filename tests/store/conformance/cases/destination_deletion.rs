@@ -6,7 +6,7 @@ use base64::Engine as _;
 use remit::domain::{DestinationChange, Setting};
 use remit::payload_crypto::PayloadKey;
 use remit::store::console::JobAction;
-use remit::store::{Destinations, Keys, ReplayJobs, Transfer};
+use remit::store::{Destinations, Keys, Leases, ReplayJobs, Schedule, Transfer};
 
 use super::destination_settings::{cancel_job, headers, plain, secret, send_headers, TOKEN};
 use super::*;

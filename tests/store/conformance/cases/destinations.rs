@@ -1,6 +1,7 @@
 //! Destination-wide state: pauses and the shared token bucket.
 
 use super::*;
+use remit::store::{Destinations, Leases, Rates};
 
 pub async fn pauses_hold_a_destination<H: Harness>(h: &H) {
     let s = h.store();

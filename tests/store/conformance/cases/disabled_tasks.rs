@@ -4,6 +4,7 @@
 //! ordering line behind it is not held forever.
 
 use super::*;
+use remit::store::{Destinations, Leases, Schedule, Upkeep};
 
 pub async fn a_disabled_destinations_tasks_fail_at_their_horizon<H: Harness>(h: &H) {
     let s = h.store();

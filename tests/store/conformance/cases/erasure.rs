@@ -7,7 +7,7 @@
 //! the data key again and leaves the body's bytes as they were.
 
 use remit::payload_crypto::{PayloadCryptoError, PayloadKey, SealedPayload};
-use remit::store::{Changes, Keys, Transfer};
+use remit::store::{Changes, Keys, Schedule, Transfer};
 
 use super::key_ring::ring;
 use super::*;

@@ -2,7 +2,7 @@
 //! answers come back in order, and a pause is written with its attempt.
 
 use remit::policy::{Decision, Transition};
-use remit::store::Finish;
+use remit::store::{Destinations, Finish, Leases, Schedule};
 
 use super::*;
 

@@ -6,7 +6,7 @@
 
 use remit::domain::DisableOverrides;
 use remit::policy::{Decision, Transition};
-use remit::store::{Finish, Finished};
+use remit::store::{Alerts, Destinations, Finish, Finished, Leases};
 
 use super::*;
 

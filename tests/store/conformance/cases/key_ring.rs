@@ -5,7 +5,7 @@
 
 use base64::Engine as _;
 use remit::payload_crypto::PayloadKey;
-use remit::store::{Keys, Transfer};
+use remit::store::{Destinations, Keys, Schedule, Transfer};
 
 use super::*;
 

@@ -6,7 +6,10 @@ use remit::domain::{
     AttemptOutcome, AttemptRecord, DestinationId, FailureReason, NewDestination, Payload,
     ReconcileRequest, Region, TaskId, TaskState,
 };
-use remit::store::{Replayed, Store, StoreError, TokenRequest, Tokens, TransitionOutcome};
+use remit::store::{
+    Destinations, Leases, Replayed, Schedule, Store, StoreError, TokenRequest, Tokens,
+    TransitionOutcome,
+};
 
 use super::Harness;
 use crate::support::{claim, delivered, new_task, retry_at, t0};

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::support::new_task;
+use remit::store::{Destinations, Leases, Schedule};
 
 async fn task_due<H: Harness>(h: &H, reminder: &str, d: &DestinationId, due: Duration) -> TaskId {
     let mut new = new_task(reminder, d, Region::US);

@@ -3,9 +3,9 @@
 //! holds the rest whatever state it waits in, and tasks in no line, or in
 //! another, go on.
 
-use chrono::DateTime;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use remit::domain::OrderingKey;
+use remit::store::{Leases, Schedule};
 
 use super::*;
 

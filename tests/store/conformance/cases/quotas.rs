@@ -5,7 +5,7 @@
 //! stored quota's is ignored.
 
 use remit::policy::Quota;
-use remit::store::QuotaNote;
+use remit::store::{QuotaNote, Rates};
 
 use super::*;
 

@@ -2,6 +2,7 @@
 //! `send_targets` for many at once), and the health check (`ping`).
 
 use super::*;
+use remit::store::{Destinations, Schedule, Upkeep};
 
 pub async fn a_send_target_carries_the_secret_and_the_pause_left<H: Harness>(h: &H) {
     let s = h.store();

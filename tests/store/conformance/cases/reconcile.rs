@@ -2,6 +2,7 @@
 //! reminders.
 
 use remit::domain::{LedgerEntry, ReminderId, TenantId};
+use remit::store::{Schedule, Upkeep};
 
 use super::*;
 

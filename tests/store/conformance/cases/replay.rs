@@ -1,6 +1,7 @@
 //! Replay and reconciliation.
 
 use super::*;
+use remit::store::{Leases, Schedule, Upkeep};
 
 pub async fn replay_and_reconcile<H: Harness>(h: &H) {
     let s = h.store();

@@ -4,7 +4,7 @@
 
 use remit::domain::TenantId;
 use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::ReplayJobs;
+use remit::store::{Leases, ReplayJobs, Schedule};
 
 use super::*;
 use crate::support::test_key;

@@ -1,7 +1,7 @@
 //! `Reports`: each destination's counts and learned quota, and the last
 //! hour minute by minute.
 
-use remit::store::{Changes, Reports};
+use remit::store::{Changes, Leases, Rates, Reports, Schedule};
 
 use super::*;
 

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use remit::domain::{ClaimedTask, TenantId};
 use remit::store::console::TaskPage;
-use remit::store::Reports;
+use remit::store::{Destinations, Leases, Reports, Schedule};
 
 use super::*;
 /// Schedules a task for `tenant` due at t0 + `offset_s` seconds.

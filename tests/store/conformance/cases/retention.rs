@@ -6,6 +6,7 @@
 use remit::domain::{
     idempotency_key, ClaimedTask, PruneReport, PruneRequest, ReminderId, Task, TenantId,
 };
+use remit::store::{Leases, Schedule, Upkeep};
 
 use super::*;
 

@@ -1,6 +1,7 @@
 //! Scheduling: idempotency, validation, and batches.
 
 use super::*;
+use remit::store::Schedule;
 
 pub async fn scheduling_is_idempotent_and_validated<H: Harness>(h: &H) {
     let s = h.store();

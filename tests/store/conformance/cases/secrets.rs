@@ -3,6 +3,7 @@
 //! newest first, and the list shows every secret without its value.
 
 use remit::domain::Rotation;
+use remit::store::Destinations;
 
 use super::*;
 

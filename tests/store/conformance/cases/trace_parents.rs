@@ -2,6 +2,7 @@
 //! every read and claim, untouched by a repeat, a finish or a replay.
 
 use remit::domain::TraceParent;
+use remit::store::{Leases, Schedule};
 
 use super::*;
 

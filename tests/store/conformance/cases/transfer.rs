@@ -4,7 +4,9 @@
 //! breaks a rule or conflicts writes nothing at all.
 
 use remit::domain::{OrderingKey, TraceParent};
-use remit::store::{DestinationRecord, Imported, Keys, TaskRecord, Transfer};
+use remit::store::{
+    DestinationRecord, Destinations, Imported, Keys, Leases, Rates, Schedule, TaskRecord, Transfer,
+};
 
 use super::*;
 use crate::support::test_key;

@@ -2,6 +2,7 @@
 //! extend, and hand-backs against pauses and the horizon.
 
 use super::*;
+use remit::store::{Destinations, Leases, Schedule};
 
 pub async fn a_stale_lease_changes_nothing<H: Harness>(h: &H) {
     let s = h.store();

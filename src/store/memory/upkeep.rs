@@ -1,0 +1,29 @@
+//! `Upkeep` on the model: reconciliation, retention, the settling of
+//! disabled destinations' tasks, and the ping.
+
+use super::super::StoreError;
+use super::MemStore;
+use crate::domain::{PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region};
+use crate::store::Upkeep;
+
+impl Upkeep for MemStore {
+    async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
+        Ok(self.reconcile_now(request))
+    }
+
+    async fn prune(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {
+        self.prune_now(request)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn fail_disabled_past_horizon(
+        &self,
+        region: Region,
+        limit: u32,
+    ) -> Result<u64, StoreError> {
+        self.fail_disabled(region, limit)
+    }
+}

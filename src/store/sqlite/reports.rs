@@ -1,0 +1,48 @@
+//! `Reports` on SQLite: each call into `status` or `console`.
+
+use super::SqliteStore;
+use crate::domain::{Region, TaskId};
+use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage, MAX_PAGE};
+use crate::store::{RegionCounts, RegionStatus, Reports, StatusReport, StoreError};
+
+impl Reports for SqliteStore {
+    async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
+        SqliteStore::status(self, region).await
+    }
+
+    async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
+        SqliteStore::region_counts(self, region).await
+    }
+
+    async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
+        SqliteStore::queue(self, region).await
+    }
+
+    async fn search_tasks(
+        &self,
+        region: Region,
+        filter: &TaskFilter,
+        before: Option<TaskId>,
+        limit: u32,
+    ) -> Result<TaskPage, StoreError> {
+        SqliteStore::search_tasks(
+            self,
+            region,
+            filter.clone(),
+            before,
+            limit.clamp(1, MAX_PAGE),
+        )
+        .await
+    }
+
+    async fn destination_summaries(
+        &self,
+        region: Region,
+    ) -> Result<Vec<DestinationSummary>, StoreError> {
+        SqliteStore::destination_summaries(self, region).await
+    }
+
+    async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
+        SqliteStore::activity(self, region).await
+    }
+}
