@@ -28,7 +28,7 @@ const TOO_LONG: &[&str] = &[
     "actors/src/runtime/metrics.rs",
     "actors/src/transfer/lines.rs",
     "src/payload_crypto.rs",
-    "src/store/postgres/status.rs",
+    "src/store/postgres/reports/status.rs",
 ];
 
 /// Folders whose Layout is still to be written: the list may only shrink.
@@ -581,6 +581,10 @@ fn inline_paths(code: &str) -> Vec<Vec<String>> {
             from = at + start.len();
             let before = at.checked_sub(1).map(|i| bytes[i]);
             if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
+                continue;
+            }
+            // `pub(in crate::…)` names who may see an item, not what it uses.
+            if code[..at].ends_with("pub(in ") {
                 continue;
             }
             let path: String = code[at..]

@@ -11,11 +11,11 @@ use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::enums::StateColumn;
-use super::notify::{DUE_WORK_CHANNEL, TASK_CHANGED_CHANNEL};
-use super::rows::TaskRow;
-use super::schema::{attempts, payloads, tasks};
+use super::connection::notify::{DUE_WORK_CHANNEL, TASK_CHANGED_CHANNEL};
 use super::store_now::now;
+use super::tables::enums::StateColumn;
+use super::tables::rows::TaskRow;
+use super::tables::schema::{attempts, payloads, tasks};
 use super::{audit, PgStore, StoreError};
 use crate::domain::{
     Attempt, AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId,
@@ -99,7 +99,7 @@ async fn destination_deleted(
     conn: &mut AsyncPgConnection,
     id: &DestinationId,
 ) -> Result<bool, StoreError> {
-    use super::schema::destinations;
+    use super::tables::schema::destinations;
     let deleted: Option<Option<DateTime<Utc>>> = destinations::table
         .find(id.as_str())
         .select(destinations::deleted_at)
@@ -318,7 +318,9 @@ pub(super) async fn retry_now(
     conn.transaction::<_, StoreError, _>(async |conn| {
         // Nothing moves for a destination that does not exist, and nothing
         // is recorded.
-        let Some(target) = super::destination_rows::destination_on(conn, destination).await? else {
+        let Some(target) =
+            super::destinations::destination_rows::destination_on(conn, destination).await?
+        else {
             return Ok(0);
         };
         let moved: Moved = diesel::sql_query(RETRY_NOW_SQL)
@@ -388,7 +390,7 @@ async fn log_attempt(conn: &mut AsyncPgConnection, attempt: &Attempt) -> Result<
             attempts::attempt_number.eq(attempt.attempt_number),
             attempts::lease_token.eq(attempt.lease_token),
             attempts::consumer_id.eq(&attempt.lease_owner),
-            attempts::outcome.eq(super::enums::OutcomeColumn(attempt.outcome)),
+            attempts::outcome.eq(super::tables::enums::OutcomeColumn(attempt.outcome)),
             attempts::recorded_at.eq(attempt.recorded_at),
         ))
         .execute(conn)

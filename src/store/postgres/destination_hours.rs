@@ -82,7 +82,7 @@ use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::rows::corrupt;
+use super::tables::rows::corrupt;
 use super::{PgStore, StoreError};
 use crate::domain::{
     hour_of, AttemptCounts, DestinationHour, DestinationId, Histogram, PruneRequest, Region,

@@ -5,53 +5,28 @@
 //! them, in as few statements as it can.
 //!
 //! # Layout
-//! - `store`: [`PgStore`] and its pool.
-//! - Each trait of the contract in the file named like its contract
-//!   file, each call into the file that holds its statements (or, where
-//!   the trait's file is that file, in place): `schedule`, `leases`,
-//!   `destinations`, `rates`, `api_tokens`, `upkeep` (its settling of
-//!   disabled destinations here), `alerts`, `changes`, `reports`,
-//!   `audit`, `destination_hours`, `replay_jobs`, `transfer`, `keys`.
-//!   The statement files never import the trait files, so none imports
-//!   the file that calls it.
-//! - `connect`: every connection to PostgreSQL; `connect_failure`: why one
-//!   could not be opened, or is not PostgreSQL's own;
-//!   `tls`: TLS as the URL's `sslmode`, `sslrootcert`, `sslcert` and
-//!   `sslkey` ask for it; `tls_checks`: what the modes that check less
-//!   than `verify-full` accept; `pooler`: what changes behind a connection
-//!   pooler (PgBouncer), and the session settings checked at connect.
-//! - The statements, a file per group: `claim`; `transitions` (`fail`,
-//!   `abandon`) and `finish_many` (the runtime's finishes, in batches);
-//!   `lease` (hand back, extend); `schedule_many`; `destination_rows` (add,
-//!   read, pause, disable, enable, the row lock of a change); `destination_changes` (an operator's change of a destination,
-//!   its deletion) and `headers` (its custom header rows); `send_targets`
-//!   (destinations read for their sends, many at once); `quota` (what
-//!   receivers announced of their quotas); `secrets` (signing secrets:
-//!   add, rotate, list, the valid ones of many destinations); `rate`
-//!   (token takes); `reads` (task, attempts, payload, ping); `next_due`
-//!   (when a claim could next find work); `changes` (an operator's
-//!   cancel, reschedule, erase and retry-now); `reconcile`; `replay`;
-//!   `retention` (prune); `audit` (an admin action's entry, written in its
-//!   transaction; pages; retention).
-//! - `store_now`: the store's now inside a transaction (pinned in tests).
-//! - `prepared`: the hot statements, built so each connection prepares
-//!   them once; `hot_path_sql` names them for the test that plans them.
-//! - `schema`, `rows`, `enums`: diesel's view of the tables and the
+//! - `store`: [`PgStore`] and its pool; `store_now`: the store's now
+//!   inside a transaction (pinned in tests).
+//! - `connection/`: everything between `PgStore` and the server
+//!   (connecting, TLS, the pooler, prepared statements, migrations and
+//!   the schema check, LISTEN/NOTIFY, replication).
+//! - `tables/`: diesel's view of the tables, the enum types, and the
 //!   conversion of rows into domain types.
-//! - `migrate`: the embedded migrations (`migrations/postgres`);
-//!   `schema_check`: whether a database has this build's; `lock_holders`:
-//!   the sessions likely in a migration's way.
-//! - `replication`: the server's replication, for `remit status`.
-//! - `status`, `console`, `transfer`, `payload_keys`, `rekey` and
-//!   `replay_jobs`: the statements behind the reports, export and import,
-//!   the key ring and bulk replays; `refusals`: `Destinations::mark_refused`.
-//!   The text of the statements a test plans stands in one place each:
-//!   `status_sql`, `console_sql`, `alerts_sql`.
-//! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
-//! - `alerts`: the region's alert check, one transaction under an
-//!   advisory lock; `events`: the outbox it and the disables write.
-//! - `destination_hours`: each destination's health by the hour (read and
-//!   pruned; `finish_many` writes it).
+//! - Each trait of the contract in the file or folder named like its
+//!   contract file; a folder's `mod.rs` holds the trait's impl, one line
+//!   per call into the files beside it that hold the statements, which
+//!   never import it back:
+//!   - `schedule/`, `leases/`, `destinations/`, `rates/`, `upkeep/` (its
+//!     settling of disabled destinations in place), `alerts/` (the check
+//!     in place, one transaction under an advisory lock), `reports/`,
+//!     `keys/`;
+//!   - `api_tokens`, `changes` (an operator's cancel, reschedule, erase
+//!     and retry-now), `audit` (an admin action's entry, written in its
+//!     transaction; pages; retention), `destination_hours` (each
+//!     destination's health by the hour; `finish_many` writes it),
+//!     `replay_jobs`, `transfer`, with their statements in place.
+//! - `hot_path_sql`: the hot statements' text named for the test that
+//!   plans them.
 
 /// What a replay writes on a failed row (`t`), beside a `clock` CTE: the
 /// one-task replay and the bulk replay's batches share it, so they follow
@@ -88,71 +63,40 @@ macro_rules! ended_task {
     };
 }
 
-mod alerts;
-pub mod alerts_sql;
 mod api_tokens;
 pub(in crate::store) mod audit;
 mod changes;
-mod claim;
-mod connect;
-mod connect_failure;
-mod console;
-pub mod console_sql;
-mod destination_changes;
+mod connection;
+mod tables;
+#[macro_use]
+mod destination_hours;
+mod alerts;
+mod destinations;
+pub mod hot_path_sql;
 mod keys;
 mod leases;
 mod rates;
+mod replay_jobs;
 mod reports;
 mod schedule;
-mod upkeep;
-#[macro_use]
-mod destination_hours;
-mod destination_rows;
-mod destinations;
-mod enums;
-mod events;
-mod finish_many;
-mod headers;
-pub mod hot_path_sql;
-mod lease;
-mod lock_holders;
-pub(super) mod migrate;
-mod next_due;
-mod notify;
-mod payload_keys;
-mod pooler;
-mod prepared;
-mod quota;
-mod rate;
-mod reads;
-mod reconcile;
-mod refusals;
-mod rekey;
-mod replay;
-mod replay_jobs;
-mod replication;
-mod retention;
-mod rows;
-mod schedule_many;
-mod schema;
-mod schema_check;
-mod secrets;
-mod send_targets;
-mod status;
-pub mod status_sql;
 mod store;
 mod store_now;
-mod tls;
-mod tls_checks;
 mod transfer;
-mod transitions;
+mod upkeep;
 
-pub use connect::PgConnector;
-pub use connect_failure::{ConnectFailure, PoolerError, TlsFailure};
-pub(super) use notify::Listener;
-pub use pooler::Pooler;
+pub use alerts::alerts_sql;
+
+pub use reports::console_sql;
+pub use reports::status_sql;
+
+pub(super) use connection::migrate;
+
+pub use connection::connect::PgConnector;
+pub use connection::connect_failure::{ConnectFailure, PoolerError, TlsFailure};
+pub(super) use connection::notify::Listener;
+pub use connection::pooler::Pooler;
+pub use connection::tls::{SslMode, TlsSettingsError};
 pub use store::{PgConfig, PgStore};
-pub use tls::{SslMode, TlsSettingsError};
 
 // The store's shared names, as the files here name them (`super::…`).
 use super::{

@@ -21,10 +21,10 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::changes::{locked, tell_holder, write};
-use super::console_sql::{CANCEL_BATCH, REPLAY_BATCH};
-use super::notify::DUE_WORK_CHANNEL;
-use super::rows::TaskRow;
-use super::schema::tasks;
+use super::connection::notify::DUE_WORK_CHANNEL;
+use super::reports::console_sql::{CANCEL_BATCH, REPLAY_BATCH};
+use super::tables::rows::TaskRow;
+use super::tables::schema::tasks;
 use super::{audit, PgStore, StoreError};
 use crate::domain::{Region, Task, TaskId};
 use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};

@@ -11,7 +11,7 @@ use std::time::Duration as StdDuration;
 use diesel_async::pooled_connection::bb8::{Pool, PooledConnection};
 use diesel_async::AsyncPgConnection;
 
-use super::{schema_check, Clock, PgConnector, Pooler, StoreError, StoreStats};
+use super::{connection::schema_check, Clock, PgConnector, Pooler, StoreError, StoreStats};
 use crate::domain::Actor;
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
@@ -93,9 +93,9 @@ impl PgStore {
             (None, _) => Some(connector.clone()),
         };
         let mut first = connector.establish().await?;
-        let embedded = super::migrate::embedded_versions()?;
+        let embedded = super::connection::migrate::embedded_versions()?;
         schema_check::check(&mut first, &embedded, config.allow_newer_schema).await?;
-        let warnings = super::pooler::check_settings(&mut first, config.pooler).await?;
+        let warnings = super::connection::pooler::check_settings(&mut first, config.pooler).await?;
         Ok(Self {
             pool: open_pool(&connector, config.pool_size, config.connect_timeout, first).await?,
             connector,

@@ -4,10 +4,10 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::enums::{OutcomeColumn, StateColumn};
-use super::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
-use super::schema::{attempts, destinations, payloads, tasks};
-use super::{audit, headers, secrets, PgStore, StoreError};
+use super::tables::enums::{OutcomeColumn, StateColumn};
+use super::tables::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
+use super::tables::schema::{attempts, destinations, payloads, tasks};
+use super::{audit, destinations::headers, destinations::secrets, PgStore, StoreError};
 use crate::domain::{Attempt, Task, TaskId};
 use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{

@@ -3,7 +3,7 @@
 
 use std::time::Duration as StdDuration;
 
-use super::super::{schema_check, PgConnector, Pooler, StoreError};
+use super::super::{connection::schema_check, PgConnector, Pooler, StoreError};
 use super::{open_pool, PgStore};
 use crate::store::SchemaMismatch;
 
@@ -30,7 +30,7 @@ impl PgStore {
     ) -> Result<Self, StoreError> {
         let connector = PgConnector::behind(url, self.connect_timeout, pooler)?.for_store();
         let mut first = connector.establish().await?;
-        let embedded = super::super::migrate::embedded_versions()?;
+        let embedded = super::super::connection::migrate::embedded_versions()?;
         let started = std::time::Instant::now();
         let mut waited = false;
         loop {
@@ -54,7 +54,7 @@ impl PgStore {
         // A pooler remit was not told of, or a server behind one that
         // leaves the planner's settings as they are, is named here as at
         // the primary's connect.
-        let warnings = super::super::pooler::check_settings(&mut first, pooler).await?;
+        let warnings = super::super::connection::pooler::check_settings(&mut first, pooler).await?;
         Ok(Self {
             pool: open_pool(&connector, pool_size, self.connect_timeout, first).await?,
             connector,
