@@ -25,14 +25,14 @@ const MAX_LINES: usize = 450;
 /// The files still longer than `MAX_LINES`. The list may only shrink: a
 /// file listed here that fits fails the test until it is taken off.
 const TOO_LONG: &[&str] = &[
-    "actors/src/runtime/metrics.rs",
+    "actors/src/runtime/shared/metrics.rs",
     "actors/src/transfer/lines.rs",
     "src/payload_crypto.rs",
     "src/store/postgres/reports/status.rs",
 ];
 
 /// Folders whose Layout is still to be written: the list may only shrink.
-const LAYOUT_OWED: &[&str] = &["actors/src/runtime/mod.rs"];
+const LAYOUT_OWED: &[&str] = &[];
 
 #[test]
 fn no_import_circles() {

@@ -1,89 +1,75 @@
-//! The per-region actor runtime.
+//! The per-region actor runtime, its folders in the order a task passes
+//! through them.
 //!
 //! ```text
-//! RegionSupervisor ─┬─ Claimer            leases due work (LISTEN/NOTIFY + polling)
-//!                   ├─ Throttle × dest    token bucket, in-flight cap, 429 pause;
-//!                   │                     one per destination with work here
-//!                   ├─ Sender × N         awc POST → policy → Finisher
-//!                   ├─ Finisher           fenced finishes, a batch per commit
-//!                   ├─ Buckets            token takes, a batch per statement
-//!                   ├─ Quotas             receivers' announced quotas, a batch per statement
-//!                   ├─ Reads              destination rows, a batch per statement
-//!                   ├─ Reconciler         periodic checks, logged
-//!                   ├─ Pruner             deletes old terminal tasks
-//!                   ├─ Alerter            finds what a person should hear about
-//!                   └─ EventRelay         turns operational events into webhooks
+//! RegionSupervisor ─┬─ claim/     Claimer: leases due work (LISTEN/NOTIFY + polling)
+//!                   ├─ throttle/  Throttle × dest: token bucket, in-flight cap, 429
+//!                   │             pause; one per destination with work here
+//!                   ├─ send/      Sender × N: awc POST → policy → Finisher
+//!                   ├─ finish/    Finisher: fenced finishes, a batch per commit
+//!                   └─ upkeep/    Reconciler, Pruner, Alerter, EventRelay: on timers
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
-//! (deliver) → Finisher (commit) → Throttle (wake). All state is in the
-//! database (PostgreSQL or a SQLite file); memory holds at most twice `send.max_in_flight` claimed
-//! tasks, each owning a capacity slot, of which at most `send.max_in_flight`
-//! have a request under way.
-//! A panic anywhere becomes a stop and a supervised restart (`guard`).
+//! (deliver) → Finisher (commit) → Throttle (wake). Token takes
+//! (`throttle/buckets`), quotas (`send/quotas`) and destination reads
+//! (`send/reads`) are batched, one statement for many callers. All state
+//! is in the database (PostgreSQL or a SQLite file); memory holds at most
+//! twice `send.max_in_flight` claimed tasks, each owning a capacity slot,
+//! of which at most `send.max_in_flight` have a request under way. A panic
+//! anywhere becomes a stop and a supervised restart (`shared/guard`).
+//!
+//! # Layout
+//! - `supervisor`: the region's Supervisor, which starts and restarts
+//!   every actor below and routes claimed tasks to their throttles.
+//! - `claim/`: the Claimer, the listener, the holds on destinations.
+//! - `throttle/`: a Throttle per destination and its token takes.
+//! - `send/`: the Senders and one delivery's way to its decision.
+//! - `finish/`: the Finisher, commits, hand-backs, retries.
+//! - `upkeep/`: the Reconciler, Pruner, Alerter and EventRelay.
+//! - `shared/`: what every actor shares: messages, capacity, batching,
+//!   restarts, failpoints, metrics, the wall clock.
 
-mod alerter;
-mod batcher;
-pub mod buckets;
-mod capacity;
-mod changed_tasks;
-mod claimer;
-mod commit;
-mod consumer;
-mod delivered;
-mod delivery;
-mod event_relay;
-pub mod failpoint;
-pub mod finisher;
-mod guard;
-mod hand_back;
-mod holds;
-mod listener;
-mod messages;
-mod metric_labels;
-mod metrics;
-mod paces;
-mod pool;
-mod pruner;
-pub mod quotas;
-mod reads;
-mod reconciler;
-mod restarts;
-mod retry;
-mod runtime_stats;
-mod sender;
+mod claim;
+mod finish;
+mod send;
 mod shared;
-mod spare;
 mod supervisor;
-mod targets;
 mod throttle;
-mod transport;
-mod wall_clock;
+mod upkeep;
+
+pub use shared::failpoint;
+
+pub use finish::finisher;
+
+pub use send::quotas;
+
+pub use throttle::buckets;
 
 pub use crate::events_destination::{
     events_destination_id, EVENTS_DESTINATION_PREFIX, EVENTS_TENANT,
 };
-pub use alerter::Alerter;
-pub use batcher::BatchError;
-pub use buckets::Buckets;
-pub use capacity::{Capacity, Slot};
-pub use changed_tasks::ChangedTasks;
-pub use claimer::Claimer;
-pub use event_relay::EventRelay;
-pub use finisher::Finisher;
-pub use holds::Holds;
-pub use messages::Shutdown;
-pub use metrics::Metrics;
-pub use paces::Paces;
-pub use pool::SenderPool;
-pub use pruner::Pruner;
-pub use quotas::Quotas;
-pub use reconciler::Reconciler;
-pub use restarts::Restarts;
-pub use runtime_stats::RuntimeStats;
-pub use sender::Sender;
+pub use claim::changed_tasks::ChangedTasks;
+pub use claim::claimer::Claimer;
+pub use claim::holds::Holds;
+pub use finish::finisher::Finisher;
+pub use send::pool::SenderPool;
+pub use send::quotas::Quotas;
+pub use send::sender::Sender;
+pub use send::targets::Targets;
+pub use send::transport::USER_AGENT;
+pub use shared::batcher::BatchError;
+pub use shared::capacity::{Capacity, Slot};
+pub use shared::messages::Shutdown;
+pub use shared::metrics::Metrics;
+pub use shared::restarts::Restarts;
+pub use shared::runtime_stats::RuntimeStats;
+pub use shared::wall_clock::WallClock;
 pub use shared::Shared;
 pub use supervisor::{CrashSender, RegionSupervisor};
-pub use targets::Targets;
+pub use throttle::buckets::Buckets;
+pub use throttle::paces::Paces;
 pub use throttle::Throttle;
-pub use transport::USER_AGENT;
-pub use wall_clock::WallClock;
+pub use upkeep::alerter::Alerter;
+pub use upkeep::event_relay::EventRelay;
+pub use upkeep::pruner::Pruner;
+pub use upkeep::reconciler::Reconciler;

@@ -14,12 +14,12 @@ use actix::prelude::*;
 use remit::domain::DestinationId;
 use slog::{info, warn};
 
-use super::guard::{self, Guarded};
-use super::hand_back::hand_back;
-use super::messages::{
+use super::finish::hand_back::hand_back;
+use super::shared::guard::{self, Guarded};
+use super::shared::messages::{
     Abandon, Admit, Crash, DestinationChanged, Drain, Evict, Idle, Retune, Route, Shutdown, Wake,
 };
-use super::spare::SpareTokens;
+use super::throttle::spare::SpareTokens;
 use super::throttle::Keeper;
 use super::{
     Alerter, Claimer, EventRelay, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle,

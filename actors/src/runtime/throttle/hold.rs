@@ -18,9 +18,9 @@ use slog::debug;
 
 use super::Throttle;
 use crate::config::ThrottleLimits;
-use crate::runtime::guard;
-use crate::runtime::hand_back::{hand_back, hand_back_each};
-use crate::runtime::messages::Work;
+use crate::runtime::finish::hand_back::{hand_back, hand_back_each};
+use crate::runtime::shared::guard;
+use crate::runtime::shared::messages::Work;
 
 impl Throttle {
     /// Waits for the next token, keeping only the tasks whose turn comes

@@ -27,9 +27,9 @@ use actix::WeakRecipient;
 use slog::error;
 
 use super::Throttle;
-use crate::runtime::guard;
-use crate::runtime::messages::{Evict, Idle};
-use crate::runtime::spare::SpareTokens;
+use crate::runtime::shared::guard;
+use crate::runtime::shared::messages::{Evict, Idle};
+use crate::runtime::throttle::spare::SpareTokens;
 
 /// How long a throttle stays idle before it asks to be evicted: long
 /// enough that a destination with a steady stream of tasks keeps its

@@ -12,8 +12,8 @@ use remit::domain::{DestinationSettings, SendTarget};
 use slog::{debug, warn};
 
 use super::Throttle;
-use crate::runtime::guard;
-use crate::runtime::messages::Retune;
+use crate::runtime::shared::guard;
+use crate::runtime::shared::messages::Retune;
 use crate::runtime::BatchError;
 
 /// How often a throttle reads its destination's limits again when no

@@ -16,9 +16,9 @@ use actix::prelude::*;
 use remit::domain::DestinationId;
 use slog::{debug, error, info, warn};
 
-use super::guard::{self, Guarded};
-use super::messages::{DestinationChanged, Drain, Poll, Route, Work};
-use super::{failpoint, listener, Shared};
+use super::super::shared::guard::{self, Guarded};
+use super::super::shared::messages::{DestinationChanged, Drain, Poll, Route, Work};
+use super::super::{claim::listener, shared::failpoint, Shared};
 use crate::telemetry;
 
 pub struct Claimer {

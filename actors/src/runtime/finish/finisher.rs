@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use slog::warn;
 
-use super::runtime_stats::RuntimeStats;
+use super::super::shared::runtime_stats::RuntimeStats;
 
-use super::batcher::Batcher;
+use super::super::shared::batcher::Batcher;
 
 pub type Finisher = Batcher<Finish, TransitionOutcome>;
 

@@ -24,8 +24,8 @@ use remit::domain::{
 use serde_json::json;
 use slog::{info, warn};
 
-use super::guard::{self, Guarded};
-use super::Shared;
+use super::super::shared::guard::{self, Guarded};
+use super::super::Shared;
 use crate::events_destination::{events_destination_id, EVENTS_TENANT};
 
 /// Most events turned in one step.

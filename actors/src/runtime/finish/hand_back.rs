@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use slog::warn;
 
-use super::delivered::count_hand_back;
-use super::messages::Work;
-use super::{retry, Shared};
+use super::super::send::delivered::count_hand_back;
+use super::super::shared::messages::Work;
+use super::super::{finish::retry, Shared};
 
 /// Releases tasks in the background, detached from any actor so that a
 /// stopping actor cannot cancel them; each frees its slot in memory once

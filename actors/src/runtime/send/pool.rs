@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use actix::Addr;
 
-use super::Sender;
+use super::super::Sender;
 
 #[derive(Clone)]
 pub struct SenderPool {

@@ -4,7 +4,7 @@
 
 use remit::store::{Database, Rates, TokenRequest, Tokens};
 
-use super::batcher::Batcher;
+use super::super::shared::batcher::Batcher;
 
 /// Answers `None` for a destination that no longer exists.
 pub type Buckets = Batcher<TokenRequest, Option<Tokens>>;

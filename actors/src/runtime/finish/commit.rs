@@ -12,12 +12,12 @@ use remit::domain::{DestinationId, Lease};
 use remit::policy::Decision;
 use slog::{info, warn};
 
-use super::{BatchError, Shared};
+use super::super::{BatchError, Shared};
 
 /// Commits the decision, retrying a failed write while the lease lasts
 /// (and at most a few leases in all, since the heartbeat keeps extending
 /// it) and extending the lease while a slow write is under way.
-pub(super) async fn finish(
+pub(in crate::runtime) async fn finish(
     shared: &Shared,
     destination: &DestinationId,
     lease: &Lease,

@@ -7,8 +7,10 @@ use prometheus_client::metrics::family::{Family, MetricConstructor};
 use remit::domain::AttemptOutcome;
 
 /// Creates each series of `labels` at its zero value.
-pub(super) fn start_at_zero<L, M, C>(family: &Family<L, M, C>, labels: impl IntoIterator<Item = L>)
-where
+pub(in crate::runtime) fn start_at_zero<L, M, C>(
+    family: &Family<L, M, C>,
+    labels: impl IntoIterator<Item = L>,
+) where
     L: Clone + std::hash::Hash + Eq,
     C: MetricConstructor<M>,
 {
@@ -19,7 +21,7 @@ where
 
 /// Every attempt outcome, each exported at 0 for a destination as soon as
 /// it has a label.
-pub(super) const OUTCOMES: [AttemptOutcome; 5] = [
+pub(in crate::runtime) const OUTCOMES: [AttemptOutcome; 5] = [
     AttemptOutcome::Delivered,
     AttemptOutcome::RetryWait,
     AttemptOutcome::Failed,
@@ -28,12 +30,12 @@ pub(super) const OUTCOMES: [AttemptOutcome; 5] = [
 ];
 
 /// Response classes, exported at 0 from the start.
-pub(super) const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "transport"];
+pub(in crate::runtime) const CLASSES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "transport"];
 
 /// The failure reasons known in advance (`http_<status>` and
 /// `redirect_<status>` appear with their first failure), exported at 0
 /// from the start.
-pub(super) const REASONS: [&str; 5] = [
+pub(in crate::runtime) const REASONS: [&str; 5] = [
     "retry_horizon",
     "max_attempts",
     "blocked_address",
@@ -42,7 +44,7 @@ pub(super) const REASONS: [&str; 5] = [
 ];
 
 /// The kinds of actor a supervisor restarts, exported at 0 from the start.
-pub(super) const ACTORS: [&str; 6] = [
+pub(in crate::runtime) const ACTORS: [&str; 6] = [
     "claimer",
     "sender",
     "reconciler",
@@ -52,35 +54,35 @@ pub(super) const ACTORS: [&str; 6] = [
 ];
 
 /// The live states the queue gauges count.
-pub(super) const STATES: [&str; 3] = ["pending", "leased", "retry_wait"];
+pub(in crate::runtime) const STATES: [&str; 3] = ["pending", "leased", "retry_wait"];
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(super) struct ByOutcome {
+pub(in crate::runtime) struct ByOutcome {
     pub destination: String,
     pub outcome: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(super) struct ByDestination {
+pub(in crate::runtime) struct ByDestination {
     pub destination: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(super) struct ByClass {
+pub(in crate::runtime) struct ByClass {
     pub class: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(super) struct ByReason {
+pub(in crate::runtime) struct ByReason {
     pub reason: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(super) struct ByActor {
+pub(in crate::runtime) struct ByActor {
     pub actor: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(super) struct ByState {
+pub(in crate::runtime) struct ByState {
     pub state: String,
 }

@@ -19,8 +19,8 @@ use actix::prelude::*;
 use remit::domain::{PruneReport, PruneRequest};
 use slog::{debug, info, warn};
 
-use super::guard::{self, Guarded};
-use super::Shared;
+use super::super::shared::guard::{self, Guarded};
+use super::super::Shared;
 
 pub struct Pruner {
     shared: Shared,

@@ -22,6 +22,16 @@
 //!   the runtime's.
 //! - `unspent`: the tokens taken and not yet spent.
 //! - `hold`: when a task sent back is due again; `idle`: the eviction.
+//!
+//! # Layout
+//! - `buckets`: token takes for every throttle of the process, a batch
+//!   per statement.
+//! - `spare`: tokens an evicted throttle took and had not spent.
+//! - `paces`: the limits each destination's last throttle took.
+
+pub mod buckets;
+pub(super) mod paces;
+pub(super) mod spare;
 
 mod hold;
 mod idle;
@@ -39,11 +49,11 @@ use remit::store::{TokenRequest, Tokens};
 use slog::{debug, warn};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::failpoint;
-use super::guard::{self, Guarded};
-use super::hand_back::hand_back;
-use super::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
-use super::retry;
+use super::finish::hand_back::hand_back;
+use super::finish::retry;
+use super::shared::failpoint;
+use super::shared::guard::{self, Guarded};
+use super::shared::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
 use super::{BatchError, SenderPool, Shared};
 use crate::config::ThrottleLimits;
 pub use idle::Keeper;

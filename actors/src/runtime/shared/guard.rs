@@ -5,7 +5,7 @@
 //! leave its address registered and drop every message sent to it. Every
 //! handler body and every future an actor spawns runs through [`step`] or
 //! [`caught`], which log the panic and stop the actor, so its supervisor
-//! restarts it (with backoff, see [`super::health`]).
+//! restarts it (with backoff, see [`super::super::health`]).
 
 use std::any::Any;
 use std::future::Future;

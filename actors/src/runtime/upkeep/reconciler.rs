@@ -14,8 +14,8 @@ use actix::prelude::*;
 use remit::domain::ReconcileRequest;
 use slog::{info, warn};
 
-use super::guard::{self, Guarded};
-use super::{failpoint, Shared};
+use super::super::shared::guard::{self, Guarded};
+use super::super::{shared::failpoint, Shared};
 
 pub struct Reconciler {
     shared: Shared,

@@ -18,12 +18,12 @@ use actix::prelude::*;
 use remit::domain::DestinationId;
 use slog::{error, warn};
 
+use super::super::finish::hand_back::hand_back;
+use super::super::shared::guard::{self, Guarded};
+use super::super::shared::messages::{Abandon, Crash, Deliver, InFlight, Wake, Work};
+use super::super::{finish::retry, send::transport, Shared};
 use super::delivered::Delivered;
 use super::delivery::{deliver, DeliveryFailure};
-use super::guard::{self, Guarded};
-use super::hand_back::hand_back;
-use super::messages::{Abandon, Crash, Deliver, InFlight, Wake, Work};
-use super::{retry, transport, Shared};
 
 pub struct Sender {
     shared: Shared,

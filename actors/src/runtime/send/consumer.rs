@@ -15,15 +15,15 @@ use remit::delivery;
 use remit::domain::{DestinationId, SendTarget, TaskId};
 use slog::warn;
 
-use super::Shared;
+use super::super::Shared;
 
 /// What this process knows that the store does not: the pauses it holds
 /// and how much of the lease is left on its own monotonic clock.
-pub(super) struct RuntimeConsumer<'a> {
-    pub(super) shared: &'a Shared,
-    pub(super) lease_ends: &'a Rc<Cell<Instant>>,
+pub(in crate::runtime) struct RuntimeConsumer<'a> {
+    pub(in crate::runtime) shared: &'a Shared,
+    pub(in crate::runtime) lease_ends: &'a Rc<Cell<Instant>>,
     /// The delivery's logger, for the store calls tried again.
-    pub(super) log: &'a slog::Logger,
+    pub(in crate::runtime) log: &'a slog::Logger,
 }
 
 impl delivery::Consumer for RuntimeConsumer<'_> {
@@ -101,7 +101,7 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
 /// held here for [`delivery::REFUSED_HAND_BACK`] (each handed back unsent,
 /// not failed), and the row says why, for `remit status`. The record is
 /// best effort: the hand-back is what keeps the promise.
-pub(super) async fn hold_refused(
+pub(in crate::runtime) async fn hold_refused(
     shared: &Shared,
     destination: &DestinationId,
     why: &str,
@@ -124,6 +124,6 @@ pub(super) async fn hold_refused(
 }
 
 /// A std duration as chrono's, saturating (chrono's range is smaller).
-pub(super) fn chrono_saturating(d: Duration) -> chrono::Duration {
+pub(in crate::runtime) fn chrono_saturating(d: Duration) -> chrono::Duration {
     chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
 }

@@ -1,4 +1,27 @@
 //! What every actor of a region's runtime shares.
+//!
+//! # Layout
+//! - `messages`: the messages the actors exchange.
+//! - `capacity`: the slots claimed tasks hold in memory.
+//! - `batcher`: many small store calls made as one.
+//! - `guard`: a panic turned into a supervised restart; `restarts`:
+//!   which actors keep failing.
+//! - `failpoint`: named failpoints at a delivery's boundaries.
+//! - `metrics` (its tests in `metrics_tests.rs`): what the runtime
+//!   exports on /metrics; `metric_labels`: the label sets;
+//!   `runtime_stats`: what the actors count.
+//! - `wall_clock`: this host's clock, as the runtime reads it.
+
+pub(super) mod batcher;
+pub(super) mod capacity;
+pub mod failpoint;
+pub(super) mod guard;
+pub(super) mod messages;
+pub(super) mod metric_labels;
+pub(super) mod metrics;
+pub(super) mod restarts;
+pub(super) mod runtime_stats;
+pub(super) mod wall_clock;
 
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -85,7 +108,7 @@ impl Shared {
     pub fn paces_keep(&self, destination: &DestinationId, limits: &ThrottleLimits) -> bool {
         let cap = self.config.claim.per_destination_cap;
         *limits != self.config.throttle_for(destination)
-            || super::paces::claim_cap(limits, self.max_hold(), cap) < cap
+            || super::throttle::paces::claim_cap(limits, self.max_hold(), cap) < cap
     }
 
     pub fn send_timeout(&self) -> Duration {

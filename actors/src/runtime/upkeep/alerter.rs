@@ -17,8 +17,8 @@ use actix::prelude::*;
 use remit::store::Alerts;
 use slog::{debug, info, warn};
 
-use super::guard::{self, Guarded};
-use super::Shared;
+use super::super::shared::guard::{self, Guarded};
+use super::super::Shared;
 
 pub struct Alerter {
     shared: Shared,

@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use remit::domain::{DestinationId, SendTarget};
 use remit::store::Database;
 
+use super::super::BatchError;
 use super::reads::{self, Reads};
-use super::BatchError;
 
 /// How long a reading is trusted while the listener is connected and its
 /// destination keeps having work here: long enough that a destination sent

@@ -8,7 +8,7 @@ use remit::policy::{Decision, Gate, Transition};
 use remit::store::TransitionOutcome;
 use slog::{error, info, warn};
 
-use super::Shared;
+use super::super::Shared;
 
 /// How one delivery ended, for the sender's bookkeeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum Delivered {
 }
 
 /// Counts what the store did with a task handed back.
-pub(super) fn count_hand_back(
+pub(in crate::runtime) fn count_hand_back(
     shared: &Shared,
     outcome: TransitionOutcome,
     log: &slog::Logger,
@@ -53,7 +53,12 @@ pub(super) fn count_hand_back(
 }
 
 /// Counts and logs a task that was not sent; the store has it already.
-pub(super) fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Logger) -> Delivered {
+pub(in crate::runtime) fn stopped(
+    shared: &Shared,
+    stop: &Stop,
+    task: &Task,
+    log: &slog::Logger,
+) -> Delivered {
     let stats = &shared.stats;
     let outcome = match stop {
         Stop::Unreadable {
@@ -109,7 +114,7 @@ pub(super) fn stopped(shared: &Shared, stop: &Stop, task: &Task, log: &slog::Log
 }
 
 /// Counts and logs what the finish did.
-pub(super) fn report(
+pub(in crate::runtime) fn report(
     shared: &Shared,
     log: &slog::Logger,
     task: &Task,
