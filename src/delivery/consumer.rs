@@ -25,10 +25,15 @@ pub struct Facts {
     pub lease_left: Duration,
 }
 
-/// What a consumer knows that the store does not, and its clock.
+/// What a consumer knows that the store does not, and its clock. Every
+/// method only reads: the decision takes these facts and answers, and
+/// what the consumer learns from it (a row's pause, a row read, a change
+/// dealt with) it applies itself once [`before_request`](super::before_request)
+/// has answered.
 pub trait Consumer {
     /// What it knows of `target`'s destination right now, the row (or its
     /// trusted copy) just read; the row's pause is among what it takes in.
+    /// It changes nothing.
     fn facts(&self, target: &SendTarget) -> Facts;
 
     /// What is left of its lease on the task, by its own clock: how long a
@@ -56,16 +61,13 @@ pub trait Consumer {
         std::future::ready(None)
     }
 
-    /// Called with every row [`before_request`](super::before_request)
-    /// read, so the consumer can keep it.
-    fn read_target(&self, _target: &SendTarget) {}
-
     /// Whether it heard, since the claim, that an operator changed `task`
     /// (a cancel or a move now waiting for this attempt): asked last,
     /// right before the decision, so a task a cancel reached while it
     /// waited in memory goes back unsent and the change is applied. False
-    /// when the consumer hears of no changes.
-    fn change_heard(&self, _task: TaskId) -> bool {
+    /// when the consumer hears of no changes. It only reads; the consumer
+    /// forgets the change once the look has answered.
+    fn change_pending(&self, _task: TaskId) -> bool {
         false
     }
 }

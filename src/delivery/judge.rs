@@ -18,7 +18,7 @@ pub(super) enum NotNow {
     Changed,
     /// `paused` when the destination's pause was the reason.
     Checks {
-        paused: bool,
+        pause_left: Option<Duration>,
     },
 }
 
@@ -33,9 +33,9 @@ impl NotNow {
             },
             NotNow::Refused(why) => Stop::Refused { why, outcome },
             NotNow::Changed => Stop::Changed { outcome },
-            NotNow::Checks { paused } => Stop::Checks {
+            NotNow::Checks { pause_left } => Stop::Checks {
                 gate,
-                paused,
+                pause_left,
                 outcome,
             },
         }
@@ -71,7 +71,7 @@ pub(super) fn judge(
         gate => Some((
             gate,
             NotNow::Checks {
-                paused: seen.pause_left.is_some(),
+                pause_left: seen.pause_left,
             },
         )),
     }
@@ -156,9 +156,9 @@ mod tests {
             &RetryPolicy::default(),
             NEEDED,
         ) {
-            Some((Gate::HandBack { after }, NotNow::Checks { paused })) => {
+            Some((Gate::HandBack { after }, NotNow::Checks { pause_left })) => {
                 assert_eq!(after, Some(Duration::seconds(90)));
-                assert!(paused);
+                assert_eq!(pause_left, Some(Duration::seconds(90)), "the pause, to hold");
             }
             other => panic!("expected a hand-back until the pause ends, got {other:?}"),
         }
@@ -174,7 +174,7 @@ mod tests {
             &RetryPolicy::default(),
             NEEDED,
         ) {
-            Some((Gate::HandBack { after: None }, NotNow::Checks { paused: false })) => {}
+            Some((Gate::HandBack { after: None }, NotNow::Checks { pause_left: None })) => {}
             other => panic!("expected a hand-back, got {other:?}"),
         }
     }

@@ -65,10 +65,13 @@ pub fn next_retry(wait: std::time::Duration) -> std::time::Duration {
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Prepared {
-    /// Send it now: the opened payload and the destination as just read.
+    /// Send it now: the opened payload and the destination as just read;
+    /// `read` when the step read the row itself (the consumer knew none),
+    /// for the consumer to keep.
     Ready {
         payload: Payload,
         target: SendTarget,
+        read: bool,
     },
     /// Not now; the store already has the task back (or ended).
     Stopped(Stop),
@@ -94,11 +97,12 @@ pub enum Stop {
     /// An operator cancelled, moved or erased the task while it waited
     /// for its request: handed back unsent, for the change to settle.
     Changed { outcome: TransitionOutcome },
-    /// The checks before a request said no; `paused` when the
-    /// destination's pause was the reason.
+    /// The checks before a request said no; `pause_left`, what is left of
+    /// the destination's pause when it was the reason (for the consumer to
+    /// hold its other tasks of the destination by).
     Checks {
         gate: Gate,
-        paused: bool,
+        pause_left: Option<Duration>,
         outcome: TransitionOutcome,
     },
 }
@@ -129,7 +133,15 @@ pub async fn before_request<S: Store>(
     })
     .await?;
     match looked {
-        Look::Ready { payload, target } => Ok(Prepared::Ready { payload, target }),
+        Look::Ready {
+            payload,
+            target,
+            read,
+        } => Ok(Prepared::Ready {
+            payload,
+            target,
+            read,
+        }),
         Look::NotNow { gate, why } => {
             let outcome = carry_out(store, claimed, &gate, consumer).await?;
             Ok(Prepared::Stopped(why.stopped(gate, outcome)))
@@ -144,6 +156,7 @@ enum Look {
     Ready {
         payload: Payload,
         target: SendTarget,
+        read: bool,
     },
     NotNow {
         gate: Gate,
@@ -240,8 +253,8 @@ async fn look<S: Store>(
     // Read last, right before the request: the row is the authority on a
     // pause another consumer committed, unless the consumer hears of every
     // pause as it is committed and so can trust what it read before.
-    let target = match consumer.known_target(&task.destination_id).await {
-        Some(known) => known,
+    let (target, read) = match consumer.known_target(&task.destination_id).await {
+        Some(known) => (known, false),
         None => {
             let target = store
                 .send_target(&task.destination_id)
@@ -250,16 +263,19 @@ async fn look<S: Store>(
                     what: "destination",
                     id: task.destination_id.to_string(),
                 })?;
-            consumer.read_target(&target);
-            target
+            (target, true)
         }
     };
-    if consumer.change_heard(task.id) {
+    if consumer.change_pending(task.id) {
         return Ok(changed());
     }
     let facts = consumer.facts(&target);
     Ok(match judge(task, &target, &facts, policy, lease_needed) {
-        None => Look::Ready { payload, target },
+        None => Look::Ready {
+            payload,
+            target,
+            read,
+        },
         Some((gate, why)) => Look::NotNow { gate, why },
     })
 }

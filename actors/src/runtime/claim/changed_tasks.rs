@@ -1,8 +1,9 @@
 //! Tasks an operator changed (cancelled, moved, erased) while this process
 //! may hold them claimed and unsent, as the listener hears of them. The
-//! delivery asks right before its request (`Consumer::change_heard`): a
+//! delivery asks right before its request (`Consumer::change_pending`): a
 //! task found here goes back unsent, and the change is applied by the
-//! settle instead of sending it. Without a listener nothing is heard, and
+//! settle instead of sending it; the delivery forgets it once its look
+//! has answered. Without a listener nothing is heard, and
 //! the change waits for the attempt, as it would for one already sent.
 
 use std::cell::RefCell;
@@ -27,9 +28,14 @@ impl ChangedTasks {
         heard.insert(task, now);
     }
 
-    /// Whether `task` changed since it was heard of; forgets it.
-    pub fn take(&self, task: TaskId) -> bool {
-        self.heard.borrow_mut().remove(&task).is_some()
+    /// Whether `task` changed since it was heard of.
+    pub fn pending(&self, task: TaskId) -> bool {
+        self.heard.borrow().contains_key(&task)
+    }
+
+    /// Forgets that `task` changed: its delivery has dealt with it.
+    pub fn forget(&self, task: TaskId) {
+        self.heard.borrow_mut().remove(&task);
     }
 }
 
@@ -38,16 +44,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_change_is_taken_once_and_old_ones_are_forgotten() {
+    fn a_change_stays_until_forgotten_and_old_ones_are_dropped() {
         let changed = ChangedTasks::default();
         let (a, b) = (TaskId::generate(), TaskId::generate());
         changed.heard(a, Duration::from_secs(60));
-        assert!(changed.take(a));
-        assert!(!changed.take(a), "taken once");
+        assert!(changed.pending(a));
+        assert!(changed.pending(a), "asking changes nothing");
+        changed.forget(a);
+        assert!(!changed.pending(a), "forgotten");
         changed.heard(a, Duration::from_secs(60));
         // Hearing of another with nothing kept forgets the first.
         changed.heard(b, Duration::ZERO);
-        assert!(!changed.take(a));
-        assert!(changed.take(b));
+        assert!(!changed.pending(a));
+        assert!(changed.pending(b));
     }
 }

@@ -29,11 +29,7 @@ pub(in crate::runtime) struct RuntimeConsumer<'a> {
 impl delivery::Consumer for RuntimeConsumer<'_> {
     fn facts(&self, target: &SendTarget) -> delivery::Facts {
         let destination = &target.destination.id;
-        // The row's pause is held here too, so this process's throttle and
-        // its other requests obey it without reading the row again.
-        if let Some(left) = target.pause_left.and_then(|d| d.to_std().ok()) {
-            self.shared.pauses.hold(destination, left);
-        }
+        let held = self.shared.pauses.left(destination).map(chrono_saturating);
         delivery::Facts {
             refused: self
                 .shared
@@ -41,7 +37,7 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
                 .check_url(&target.destination.url)
                 .err()
                 .map(|refusal| refusal.to_string()),
-            pause_left: self.shared.pauses.left(destination).map(chrono_saturating),
+            pause_left: target.pause_left.max(held),
             // The checks want the configured timeout (and the finish's
             // margin) left; a destination with a longer timeout of its own
             // needs the difference too, so it counts as already spent.
@@ -54,8 +50,8 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
         }
     }
 
-    fn change_heard(&self, task: TaskId) -> bool {
-        self.shared.changed.take(task)
+    fn change_pending(&self, task: TaskId) -> bool {
+        self.shared.changed.pending(task)
     }
 
     fn lease_left(&self) -> chrono::Duration {
@@ -90,10 +86,6 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
             .ok()??;
         shared.targets.keep(&target);
         Some(target)
-    }
-
-    fn read_target(&self, target: &SendTarget) {
-        self.shared.targets.keep(target);
     }
 }
 

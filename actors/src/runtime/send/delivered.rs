@@ -92,7 +92,7 @@ pub(in crate::runtime) fn stopped(
         }
         Stop::Checks {
             gate,
-            paused,
+            pause_left,
             outcome,
         } => {
             if let (Gate::Fail(reason), TransitionOutcome::Applied) = (gate, outcome) {
@@ -104,7 +104,7 @@ pub(in crate::runtime) fn stopped(
                 return Delivered::Finished;
             }
             if let Gate::HandBack { after } = gate {
-                info!(log, "handing back unsent"; "paused" => paused,
+                info!(log, "handing back unsent"; "paused" => pause_left.is_some(),
                       "after_ms" => after.map(|a| a.num_milliseconds()));
             }
             *outcome

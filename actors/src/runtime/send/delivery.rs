@@ -69,13 +69,38 @@ pub async fn deliver(
         log: &log,
     };
 
-    let (payload, target) = match prepare(&shared, &claimed, &consumer).await? {
-        Prepared::Ready { payload, target } => (payload, target),
+    let prepared = prepare(&shared, &claimed, &consumer).await;
+    // What the look learned, applied now that it has answered: a change
+    // it was told of is dealt with (the task went back, or a change heard
+    // since waits for this attempt, as it would for one already sent).
+    shared.changed.forget(task.id);
+    let (payload, target) = match prepared? {
+        Prepared::Ready {
+            payload,
+            target,
+            read,
+        } => {
+            if read {
+                shared.targets.keep(&target);
+            }
+            (payload, target)
+        }
         Prepared::Stopped(stop) => {
             // The task is back already; the hold keeps this process's other
             // tasks of the destination from being looked at meanwhile.
-            if let Stop::Refused { why, .. } = &stop {
-                hold_refused(&shared, &task.destination_id, why, &log).await;
+            match &stop {
+                Stop::Refused { why, .. } => {
+                    hold_refused(&shared, &task.destination_id, why, &log).await;
+                }
+                Stop::Checks {
+                    pause_left: Some(left),
+                    ..
+                } => {
+                    if let Ok(left) = left.to_std() {
+                        shared.pauses.hold(&task.destination_id, left);
+                    }
+                }
+                _ => {}
             }
             return Ok(ended_unsent(&shared, &stop, task, &mut span, &log));
         }
