@@ -158,7 +158,11 @@ mod tests {
         ) {
             Some((Gate::HandBack { after }, NotNow::Checks { pause_left })) => {
                 assert_eq!(after, Some(Duration::seconds(90)));
-                assert_eq!(pause_left, Some(Duration::seconds(90)), "the pause, to hold");
+                assert_eq!(
+                    pause_left,
+                    Some(Duration::seconds(90)),
+                    "the pause, to hold"
+                );
             }
             other => panic!("expected a hand-back until the pause ends, got {other:?}"),
         }

@@ -3,6 +3,33 @@
 //! carry. Each limit is optional: `None` takes the runtime's value (the
 //! configuration's entry for the destination, else its default), so a
 //! destination registered without settings behaves as it always did.
+//!
+//! # Adding a setting
+//! A setting crosses every layer; the compiler finds most of the places
+//! once the field exists, these it cannot:
+//! 1. The field on [`DestinationSettings`] with its bound checked in
+//!    `validate`, and on `DestinationChange` (`destination_change.rs`) so
+//!    an operator can change it.
+//! 2. Its column: a migration for each store (`migrations/postgres`,
+//!    `migrations/sqlite`, with a default that keeps old rows as they
+//!    behaved), the column list in `store/rules/columns.rs`, PostgreSQL's
+//!    `tables/schema.rs` and `tables/rows.rs`, SQLite's `rows.rs`, and the
+//!    writes in each backend's `destination_rows.rs` and
+//!    `destination_changes.rs` (the model keeps the struct whole).
+//! 3. The shared rules: `store/rules/destination_change.rs` (the plan of
+//!    a change), `imports.rs` (an imported line's check) and
+//!    `audit_entries.rs` (what an entry shows).
+//! 4. Export and import: `postgres/transfer.rs` and the line format in
+//!    `actors/src/transfer/lines.rs`.
+//! 5. The surfaces: the API (`api/destination_settings.rs`,
+//!    `api/destinations.rs`, then the OpenAPI document regenerated), the
+//!    CLI (`cli/destination_args.rs`, `cli/destination_settings.rs`), the
+//!    console (`console/destination_settings.rs`), and the configuration
+//!    (`config/sections.rs`, `config/validate.rs`) when it has a default
+//!    there.
+//! 6. Where it takes effect (the runtime or the policy), a conformance
+//!    case that round-trips it on all three stores, and docs/api.md and
+//!    docs/operations.md.
 
 use super::InvalidInput;
 

@@ -57,6 +57,17 @@ pub trait Audit: Sync {
         filter: &AuditFilter,
         before: Option<i64>,
         limit: u32,
+    ) -> impl Future<Output = Result<AuditPage, StoreError>> + Send {
+        self.audit_page(filter, before, limit.clamp(1, MAX_AUDIT_PAGE))
+    }
+
+    /// [`Audit::audit_entries`] with `limit` already within its bounds:
+    /// what each store reads.
+    fn audit_page(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
     ) -> impl Future<Output = Result<AuditPage, StoreError>> + Send;
 
     /// Deletes the entries of `scope` written longer ago than `older_than`

@@ -37,6 +37,19 @@ pub trait Reports: Sync {
         filter: &TaskFilter,
         before: Option<TaskId>,
         limit: u32,
+    ) -> impl Future<Output = Result<TaskPage, StoreError>> + Send {
+        let limit = limit.clamp(1, crate::store::console::MAX_PAGE);
+        self.search_task_page(region, filter, before, limit)
+    }
+
+    /// [`Reports::search_tasks`] with `limit` already within its bounds:
+    /// what each store reads.
+    fn search_task_page(
+        &self,
+        region: Region,
+        filter: &TaskFilter,
+        before: Option<TaskId>,
+        limit: u32,
     ) -> impl Future<Output = Result<TaskPage, StoreError>> + Send;
 
     /// Every destination of `region`, by id, with its counts.

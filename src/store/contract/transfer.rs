@@ -14,6 +14,7 @@
 //! schedule's invariants before anything is written (`import_rules`).
 //! Importing the same export again changes nothing.
 
+use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use chrono::{DateTime, Utc};
 
 use crate::domain::{Attempt, Destination, Task};
@@ -117,6 +118,18 @@ pub trait Transfer: Sync {
     fn import_destinations(
         &self,
         records: Vec<DestinationRecord>,
+    ) -> impl std::future::Future<Output = Result<Imported, StoreError>> + Send {
+        async move {
+            check_imported_destinations(&records)?;
+            self.import_checked_destinations(records).await
+        }
+    }
+
+    /// [`Transfer::import_destinations`] once the records passed their
+    /// check: what each store writes.
+    fn import_checked_destinations(
+        &self,
+        records: Vec<DestinationRecord>,
     ) -> impl std::future::Future<Output = Result<Imported, StoreError>> + Send;
 
     /// Adds the tasks, their payloads and attempts in one transaction, and
@@ -127,6 +140,18 @@ pub trait Transfer: Sync {
     /// the same (tenant, reminder), or another reminder with the same id,
     /// is a `Conflict`, and nothing is written.
     fn import_tasks(
+        &self,
+        records: Vec<TaskRecord>,
+    ) -> impl std::future::Future<Output = Result<Imported, StoreError>> + Send {
+        async move {
+            check_imported_tasks(&records)?;
+            self.import_checked_tasks(records).await
+        }
+    }
+
+    /// [`Transfer::import_tasks`] once the records passed their check: what
+    /// each store writes.
+    fn import_checked_tasks(
         &self,
         records: Vec<TaskRecord>,
     ) -> impl std::future::Future<Output = Result<Imported, StoreError>> + Send;

@@ -282,14 +282,14 @@ impl Reports for Database {
         on_store!(self, s => Reports::queue(s, region).await)
     }
 
-    async fn search_tasks(
+    async fn search_task_page(
         &self,
         region: Region,
         filter: &TaskFilter,
         before: Option<TaskId>,
         limit: u32,
     ) -> Result<TaskPage, StoreError> {
-        on_store!(self, s => Reports::search_tasks(s, region, filter, before, limit).await)
+        on_store!(self, s => Reports::search_task_page(s, region, filter, before, limit).await)
     }
 
     async fn destination_summaries(
@@ -305,13 +305,13 @@ impl Reports for Database {
 }
 
 impl Audit for Database {
-    async fn audit_entries(
+    async fn audit_page(
         &self,
         filter: &AuditFilter,
         before: Option<i64>,
         limit: u32,
     ) -> Result<AuditPage, StoreError> {
-        on_store!(self, s => s.audit_entries(filter, before, limit).await)
+        on_store!(self, s => s.audit_page(filter, before, limit).await)
     }
 
     async fn prune_audit(
@@ -383,14 +383,14 @@ impl Transfer for Database {
         on_store!(self, s => Transfer::export_tasks(s, after, limit).await)
     }
 
-    async fn import_destinations(
+    async fn import_checked_destinations(
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
         on_store!(self, s => Transfer::import_destinations(s, records).await)
     }
 
-    async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
+    async fn import_checked_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
         on_store!(self, s => Transfer::import_tasks(s, records).await)
     }
 }

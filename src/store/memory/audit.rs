@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, SubsecRound, Utc};
 use super::state::State;
 use super::MemStore;
 use crate::domain::{Actor, AuditEntry, AuditFilter, AuditPage, NewAuditEntry};
-use crate::store::{Audit, StoreError, MAX_AUDIT_PAGE};
+use crate::store::{Audit, StoreError};
 
 impl State {
     /// Appends `entry` as `actor` did it at `now`.
@@ -44,13 +44,12 @@ impl MemStore {
 }
 
 impl Audit for MemStore {
-    async fn audit_entries(
+    async fn audit_page(
         &self,
         filter: &AuditFilter,
         before: Option<i64>,
         limit: u32,
     ) -> Result<AuditPage, StoreError> {
-        let limit = limit.clamp(1, MAX_AUDIT_PAGE);
         let state = self.state.lock();
         let rows = state
             .audit

@@ -12,7 +12,7 @@ use super::state::{DestinationRecord, State};
 use super::MemStore;
 use crate::domain::{DestinationId, Region, Task, TaskId, TaskState};
 use crate::store::console::{
-    empty_hour, page, Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage, MAX_PAGE,
+    empty_hour, page, Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage,
 };
 use crate::store::contract::status::{REFUSED_RECENTLY, TOP};
 use crate::store::{
@@ -409,14 +409,13 @@ impl Reports for MemStore {
         Ok(self.state.lock().queue(region, now))
     }
 
-    async fn search_tasks(
+    async fn search_task_page(
         &self,
         region: Region,
         filter: &TaskFilter,
         before: Option<TaskId>,
         limit: u32,
     ) -> Result<TaskPage, StoreError> {
-        let limit = limit.clamp(1, MAX_PAGE);
         Ok(self.state.lock().search(region, filter, before, limit))
     }
 

@@ -11,7 +11,6 @@ use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
-use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{DestinationRecord, Imported, StoreError, StoredValue, TaskRecord, Transfer};
 
 impl State {
@@ -105,11 +104,10 @@ impl Transfer for MemStore {
     /// Written to a copy that replaces the state only once every record
     /// went in: a conflict on any leaves nothing written, as the
     /// databases' transaction does.
-    async fn import_destinations(
+    async fn import_checked_destinations(
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
-        check_imported_destinations(&records)?;
         let ids: Vec<String> = records
             .iter()
             .map(|r| r.destination.id.to_string())
@@ -161,8 +159,7 @@ impl Transfer for MemStore {
     }
 
     /// Written to a copy, as `import_destinations` is.
-    async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
-        check_imported_tasks(&records)?;
+    async fn import_checked_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
         let ids: Vec<String> = records.iter().map(|r| r.task.id.to_string()).collect();
         let mut state = self.state.lock();
         state.record_failures();

@@ -11,7 +11,7 @@ use super::{PgStore, StoreError};
 use crate::domain::{AuditFilter, AuditPage, NewAuditEntry};
 use crate::store::rules::audit_entries;
 use crate::store::rules::audit_rows::{json_text, AuditColumns};
-use crate::store::{Audit, AuditScope, MAX_AUDIT_PAGE};
+use crate::store::{Audit, AuditScope};
 
 /// $1 the store's now (NULL: the transaction's), $2 actor kind, $3 actor
 /// id, $4 actor name, $5 action, $6 target kind, $7 target id, $8 region,
@@ -92,7 +92,6 @@ pub(super) async fn entries(
     before: Option<i64>,
     limit: u32,
 ) -> Result<AuditPage, StoreError> {
-    let limit = limit.clamp(1, MAX_AUDIT_PAGE);
     let mut conn = store.conn().await?;
     let rows: Vec<EntryRow> = diesel::sql_query(ENTRIES_SQL)
         .bind::<Nullable<BigInt>, _>(before)
@@ -172,7 +171,7 @@ pub(super) async fn prune(
 }
 
 impl Audit for PgStore {
-    async fn audit_entries(
+    async fn audit_page(
         &self,
         filter: &AuditFilter,
         before: Option<i64>,

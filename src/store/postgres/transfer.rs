@@ -13,7 +13,6 @@ use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
-use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
 use crate::store::{DestinationRecord, HeaderRecord, Imported, TaskRecord, Transfer};
 
 pub(in crate::store) async fn destinations(
@@ -373,16 +372,14 @@ impl Transfer for PgStore {
         self::tasks(self, after, limit).await
     }
 
-    async fn import_destinations(
+    async fn import_checked_destinations(
         &self,
         records: Vec<DestinationRecord>,
     ) -> Result<Imported, StoreError> {
-        check_imported_destinations(&records)?;
         self::import_destinations(self, records).await
     }
 
-    async fn import_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
-        check_imported_tasks(&records)?;
+    async fn import_checked_tasks(&self, records: Vec<TaskRecord>) -> Result<Imported, StoreError> {
         self::import_tasks(self, records).await
     }
 }

@@ -15,7 +15,7 @@ use crate::domain::{
 };
 use crate::store::rules::audit_entries::{self, destination_changed};
 use crate::store::rules::audit_rows::{json_text, AuditColumns};
-use crate::store::{Audit, AuditScope, StoreError, MAX_AUDIT_PAGE};
+use crate::store::{Audit, AuditScope, StoreError};
 
 /// Writes `entry` as the operation's actor, at its now, on `conn`: call it
 /// inside the transaction of the action it records, so the two commit or
@@ -105,13 +105,12 @@ const ENTRIES_SQL: &str = "SELECT id, at, actor_kind, actor_id, actor_name, acti
     ORDER BY id DESC LIMIT ?8";
 
 impl Audit for SqliteStore {
-    async fn audit_entries(
+    async fn audit_page(
         &self,
         filter: &AuditFilter,
         before: Option<i64>,
         limit: u32,
     ) -> Result<AuditPage, StoreError> {
-        let limit = limit.clamp(1, MAX_AUDIT_PAGE);
         let filter = filter.clone();
         self.run(false, move |conn, _| {
             let rows: Vec<EntryRow> = diesel::sql_query(ENTRIES_SQL)

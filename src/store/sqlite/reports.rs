@@ -2,7 +2,7 @@
 
 use super::SqliteStore;
 use crate::domain::{Region, TaskId};
-use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage, MAX_PAGE};
+use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
 use crate::store::{RegionCounts, RegionStatus, Reports, StatusReport, StoreError};
 
 impl Reports for SqliteStore {
@@ -18,21 +18,14 @@ impl Reports for SqliteStore {
         SqliteStore::queue(self, region).await
     }
 
-    async fn search_tasks(
+    async fn search_task_page(
         &self,
         region: Region,
         filter: &TaskFilter,
         before: Option<TaskId>,
         limit: u32,
     ) -> Result<TaskPage, StoreError> {
-        SqliteStore::search_tasks(
-            self,
-            region,
-            filter.clone(),
-            before,
-            limit.clamp(1, MAX_PAGE),
-        )
-        .await
+        SqliteStore::search_tasks(self, region, filter.clone(), before, limit).await
     }
 
     async fn destination_summaries(

@@ -13,7 +13,7 @@ pub mod status_sql;
 
 use super::PgStore;
 use crate::domain::{Region, TaskId};
-use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage, MAX_PAGE};
+use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
 use crate::store::{RegionCounts, RegionStatus, Reports, StatusReport, StoreError};
 
 impl Reports for PgStore {
@@ -29,14 +29,14 @@ impl Reports for PgStore {
         status::queue(self, region).await
     }
 
-    async fn search_tasks(
+    async fn search_task_page(
         &self,
         region: Region,
         filter: &TaskFilter,
         before: Option<TaskId>,
         limit: u32,
     ) -> Result<TaskPage, StoreError> {
-        console::search_tasks(self, region, filter, before, limit.clamp(1, MAX_PAGE)).await
+        console::search_tasks(self, region, filter, before, limit).await
     }
 
     async fn destination_summaries(
