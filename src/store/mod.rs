@@ -101,8 +101,8 @@ pub use contract::{
 pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};
 pub use contract::{ReadSource, Replication, Standby};
 pub use database::{
-    create_schema, drop_schema, migrate, migrate_patiently, Database, DatabaseConfig, Sandbox,
-    Wakeups, DEFAULT_DATABASE_URL,
+    create_schema, drop_schema, migrate, migrate_patiently, Database, DatabaseConfig, ReportReader,
+    Sandbox, Wakeups, DEFAULT_DATABASE_URL,
 };
 pub use memory::MemStore;
 /// The alert check's PostgreSQL walks, for the test that checks their

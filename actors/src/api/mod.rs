@@ -57,6 +57,7 @@ mod task_views;
 mod tasks;
 mod tokens;
 
+use remit::store::ReportReader;
 use remit::store::{Database, Upkeep};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -97,7 +98,7 @@ pub struct ApiState {
     /// Where what only reads and needs no read of its own writes (a
     /// destination's stats) reads: `database.read_url`'s replica, else
     /// `store`.
-    pub reports: Database,
+    pub reports: ReportReader,
     pub rules: TaskRules,
     /// Destinations' own retry horizons, for tasks that name none.
     pub horizons: Arc<horizons::Horizons>,

@@ -3,7 +3,7 @@
 //! against the payload key), and the store its reports read.
 
 use remit::payload_crypto::PayloadKey;
-use remit::store::{Database, DatabaseConfig, Keys};
+use remit::store::{Database, DatabaseConfig, Keys, ReportReader};
 
 use super::AppError;
 use crate::config::{Config, PoolerMode};
@@ -20,32 +20,33 @@ pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppEr
 }
 
 /// Where the reports read: the replica `database.read_url` names, through
-/// a pool of its own, else `store` itself. What its connect found worth a
-/// warning (a server behind a pooler that leaves `jit` on) is logged.
+/// a pool of its own, else `store` itself, through a handle that cannot
+/// write. What its connect found worth a warning (a server behind a
+/// pooler that leaves `jit` on) is logged.
 pub async fn reports(
     config: &Config,
     store: &Database,
     log: &slog::Logger,
-) -> Result<Database, AppError> {
+) -> Result<ReportReader, AppError> {
     match &config.database.read_url {
-        Some(url) => Ok(store
-            .reading_from(
-                url,
-                config.database.read_pool_size,
-                config
-                    .database
-                    .read_pooler
-                    .unwrap_or(PoolerMode::None)
-                    .into(),
-            )
-            .await
-            .map_err(AppError::Replica)
-            .inspect(|replica| {
-                for warning in replica.warnings() {
-                    slog::warn!(log, "database.read_url: {}", warning);
-                }
-            })?),
-        None => Ok(store.clone()),
+        Some(url) => Ok(ReportReader::replica_of(
+            store,
+            url,
+            config.database.read_pool_size,
+            config
+                .database
+                .read_pooler
+                .unwrap_or(PoolerMode::None)
+                .into(),
+        )
+        .await
+        .map_err(AppError::Replica)
+        .inspect(|replica| {
+            for warning in replica.warnings() {
+                slog::warn!(log, "database.read_url: {}", warning);
+            }
+        })?),
+        None => Ok(ReportReader::on(store.clone())),
     }
 }
 

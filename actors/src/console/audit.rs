@@ -6,7 +6,6 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use remit::domain::{AuditAction, AuditEntry, AuditFilter, TargetKind};
-use remit::store::Audit;
 use serde::Deserialize;
 
 use super::layout::{instant, Page, Section};

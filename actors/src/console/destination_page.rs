@@ -7,7 +7,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use maud::html;
 use remit::domain::{hour_of, quoted, AttemptCounts, DestinationId};
-use remit::store::{DestinationHours, Destinations};
+use remit::store::Destinations;
 
 use super::charts::{self, Week};
 use super::layout::{state_text, Page, Section};

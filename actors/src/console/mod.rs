@@ -59,6 +59,7 @@ mod task_changes;
 mod tasks;
 mod trouble;
 
+use remit::store::ReportReader;
 use std::sync::Arc;
 
 use actix_web::cookie::Key;
@@ -83,7 +84,7 @@ pub struct ConsoleState {
     /// Where the pages that only read (the overview, the destinations,
     /// the task search, the audit log, a destination's health) read:
     /// `database.read_url`'s replica, else `store`.
-    pub reports: Database,
+    pub reports: ReportReader,
     /// Whether `reports` is a replica (the overview says how far behind).
     pub replica: bool,
     /// The region whose tasks and destinations it shows.
@@ -145,7 +146,7 @@ impl ConsoleState {
             None => Key::generate(),
         };
         Self {
-            reports: store.clone(),
+            reports: ReportReader::on(store.clone()),
             replica: false,
             store,
             region,

@@ -32,6 +32,7 @@
 //!   - `destination_hours`: [`DestinationHours`], each destination's
 //!     health hour by hour, as the finish keeps it;
 //!   - `transfer`: [`Transfer`], `remit export` and `import`;
+//!     `transfer_records`: the records they carry;
 //!   - `keys`: [`Keys`], the payload key ring: the check at start (which
 //!     keys a database records, and whether a ring may open what it
 //!     holds), `remit rekey`.
@@ -71,6 +72,7 @@ mod stats;
 pub(in crate::store) mod status;
 mod store;
 mod transfer;
+mod transfer_records;
 mod upkeep;
 mod url;
 mod wakeup;
@@ -101,7 +103,8 @@ pub use secrets::{SecretRecord, StoredValue};
 pub use stats::StoreStats;
 pub use status::{Latency, Refused, RegionCounts, RegionStatus, StatusReport};
 pub use store::Store;
-pub use transfer::{DestinationRecord, Imported, TaskRecord, Transfer};
+pub use transfer::{Imported, Transfer};
+pub use transfer_records::{DestinationRecord, TaskRecord};
 pub use upkeep::Upkeep;
 pub use url::DatabaseUrl;
 pub use wakeup::Wakeup;

@@ -5,13 +5,11 @@
 //! - `sqlite://PATH`: [`SqliteStore`], one file, nothing to install.
 //!
 //! # Layout
-//! - `store`: the [`Store`](super::Store) trait on `Database`, each call
-//!   passed to the backend;
-//! - `contract`: the contract's other traits (`Reports`, `Transfer`,
-//!   `Keys`, `ReplayJobs`) on `Database`, each call passed on the same
-//!   way; `destination_hours`: `DestinationHours` likewise;
-//! - `audit`: who a handle acts as ([`Database::acting_as`]), and the
-//!   `Audit` trait passed on;
+//! - `contract`: every trait of the contract on `Database`, each call
+//!   passed to the backend in one line (`on_store!`);
+//! - `audit`: who a handle acts as ([`Database::acting_as`]);
+//! - `report_reader`: [`ReportReader`], the handle the reports read
+//!   through (a replica's, or the primary's), which cannot write;
 //! - `notify`: [`Wakeups`], the wake-ups a process hears (LISTEN/NOTIFY on
 //!   PostgreSQL, the in-process broadcast on SQLite);
 //! - `sandbox`: [`Sandbox`], a throwaway database of remit's own (a SQLite
@@ -25,6 +23,7 @@ mod sandbox;
 use std::time::Duration as StdDuration;
 
 pub use notify::Wakeups;
+pub use report_reader::ReportReader;
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 
 use super::sqlite::{self, SqliteStore};
@@ -125,6 +124,7 @@ macro_rules! on_store {
 mod audit;
 mod contract;
 mod replication;
+mod report_reader;
 
 impl Database {
     /// Connects to the database the URL names, checks that it answers and

@@ -16,9 +16,11 @@ use actix::prelude::*;
 use remit::domain::DestinationId;
 use slog::{debug, error, info, warn};
 
+use super::super::shared::failpoint;
 use super::super::shared::guard::{self, Guarded};
 use super::super::shared::messages::{DestinationChanged, Drain, Poll, Route, Work};
-use super::super::{claim::listener, shared::failpoint, Shared};
+use super::super::shared::Shared;
+use super::listener;
 use crate::telemetry;
 
 pub struct Claimer {

@@ -22,8 +22,9 @@ use actix::prelude::*;
 use remit::store::{Wakeup, Wakeups};
 use slog::warn;
 
+use super::super::send::targets::Targets;
 use super::super::shared::messages::{DestinationChanged, Poll};
-use super::super::{Shared, Targets};
+use super::super::shared::Shared;
 
 /// How often the LISTEN connection is asked to prove itself alive.
 pub const PING_EVERY: Duration = Duration::from_secs(2);

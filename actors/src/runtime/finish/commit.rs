@@ -12,7 +12,8 @@ use remit::domain::{DestinationId, Lease};
 use remit::policy::Decision;
 use slog::{info, warn};
 
-use super::super::{BatchError, Shared};
+use super::super::shared::batcher::BatchError;
+use super::super::shared::Shared;
 
 /// Commits the decision, retrying a failed write while the lease lasts
 /// (and at most a few leases in all, since the heartbeat keeps extending

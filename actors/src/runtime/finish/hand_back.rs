@@ -10,7 +10,8 @@ use slog::warn;
 
 use super::super::send::delivered::count_hand_back;
 use super::super::shared::messages::Work;
-use super::super::{finish::retry, Shared};
+use super::super::shared::Shared;
+use super::retry;
 
 /// Releases tasks in the background, detached from any actor so that a
 /// stopping actor cannot cancel them; each frees its slot in memory once

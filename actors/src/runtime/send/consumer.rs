@@ -15,7 +15,7 @@ use remit::delivery;
 use remit::domain::{DestinationId, SendTarget, TaskId};
 use slog::warn;
 
-use super::super::Shared;
+use super::super::shared::Shared;
 
 /// What this process knows that the store does not: the pauses it holds
 /// and how much of the lease is left on its own monotonic clock.

@@ -8,7 +8,7 @@ use remit::policy::{Decision, Gate, Transition};
 use remit::store::TransitionOutcome;
 use slog::{error, info, warn};
 
-use super::super::Shared;
+use super::super::shared::Shared;
 
 /// How one delivery ended, for the sender's bookkeeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,10 +17,13 @@ use remit::policy::{decide, read_quota, Gate, Observed, QuotaFields, TransportEr
 use remit::store::{QuotaNote, StoreError};
 use slog::{debug, warn};
 
+use super::super::finish::commit;
+use super::super::shared::batcher::BatchError;
 use super::super::shared::failpoint::{self, Injected};
-use super::super::{finish::commit, send::transport, BatchError, Shared};
+use super::super::shared::Shared;
 use super::consumer::{chrono_saturating, hold_refused, RuntimeConsumer};
 use super::delivered::{report, stopped, Delivered};
+use super::transport;
 use crate::signature;
 use crate::telemetry::AttemptSpan;
 

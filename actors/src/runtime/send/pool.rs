@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use actix::Addr;
 
-use super::super::Sender;
+use super::sender::Sender;
 
 #[derive(Clone)]
 pub struct SenderPool {

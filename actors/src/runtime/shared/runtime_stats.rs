@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::super::Metrics;
+use super::metrics::Metrics;
 
 /// What the runtime counts: the labelled series /metrics serves, and the
 /// process's total of actor restarts, read without parsing them.

@@ -12,9 +12,9 @@ use remit::domain::{DestinationSettings, SendTarget};
 use slog::{debug, warn};
 
 use super::Throttle;
+use crate::runtime::shared::batcher::BatchError;
 use crate::runtime::shared::guard;
 use crate::runtime::shared::messages::Retune;
-use crate::runtime::BatchError;
 
 /// How often a throttle reads its destination's limits again when no
 /// listener tells it of a change (SQLite shared by several processes, or

@@ -18,7 +18,7 @@ use remit::store::Alerts;
 use slog::{debug, info, warn};
 
 use super::super::shared::guard::{self, Guarded};
-use super::super::Shared;
+use super::super::shared::Shared;
 
 pub struct Alerter {
     shared: Shared,

@@ -25,7 +25,7 @@ use serde_json::json;
 use slog::{info, warn};
 
 use super::super::shared::guard::{self, Guarded};
-use super::super::Shared;
+use super::super::shared::Shared;
 use crate::events_destination::{events_destination_id, EVENTS_TENANT};
 
 /// Most events turned in one step.

@@ -20,7 +20,7 @@ use remit::domain::{PruneReport, PruneRequest};
 use slog::{debug, info, warn};
 
 use super::super::shared::guard::{self, Guarded};
-use super::super::Shared;
+use super::super::shared::Shared;
 
 pub struct Pruner {
     shared: Shared,

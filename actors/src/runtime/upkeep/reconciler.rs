@@ -14,8 +14,9 @@ use actix::prelude::*;
 use remit::domain::ReconcileRequest;
 use slog::{info, warn};
 
+use super::super::shared::failpoint;
 use super::super::shared::guard::{self, Guarded};
-use super::super::{shared::failpoint, Shared};
+use super::super::shared::Shared;
 
 pub struct Reconciler {
     shared: Shared,

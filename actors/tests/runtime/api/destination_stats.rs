@@ -149,11 +149,23 @@ async fn stats_count_a_known_mix_of_answers(backend: Backend) {
     // The slowest attempt ran into the 1 s send timeout: the 99th
     // percentile of seven is the slowest, read as its bucket's upper
     // bound (at most 41% above it).
-    let hour = &mixed["hours"].as_array().unwrap()[0];
-    let p99 = hour["latency_ms"]["p99"].as_f64().unwrap();
-    let p50 = hour["latency_ms"]["p50"].as_f64().unwrap();
-    assert!((1_000.0..=2_000.0).contains(&p99), "{hour}");
-    assert!(p50 < 1_000.0, "{hour}");
+    // At the turn of an hour the slow one may stand in an hour of its own:
+    // the 99th percentile is read where it is highest, the median where
+    // most attempts are.
+    let hours = mixed["hours"].as_array().unwrap();
+    let percentile = |h: &Value, p: &str| h["latency_ms"][p].as_f64().unwrap();
+    let slowest = hours
+        .iter()
+        .max_by(|a, b| percentile(a, "p99").total_cmp(&percentile(b, "p99")))
+        .unwrap();
+    let busiest = hours
+        .iter()
+        .max_by_key(|h| h["attempts"].as_u64().unwrap())
+        .unwrap();
+    let p99 = percentile(slowest, "p99");
+    assert!((1_000.0..=2_000.0).contains(&p99), "{mixed}");
+    assert!(percentile(busiest, "p50") < 1_000.0, "{mixed}");
+    let hour = busiest;
     assert!(hour["lateness_ms"]["p99"].as_f64().is_some(), "{hour}");
 
     let limited = stats_after(&api, "limited", 1).await;
