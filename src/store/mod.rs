@@ -94,8 +94,8 @@ pub use contract::{
 };
 pub use contract::{
     ClaimRequest, DestinationHours, DestinationRecord, Finish, Finished, Imported, Keys, Latency,
-    QuotaNote, Refused, RegionCounts, RegionStatus, ReplayJobs, Replayed, Reports, ResumePoint,
-    Scheduled, StatusReport, Store, StoreError, TaskRecord, TokenRequest, Tokens, Transfer,
+    QuotaNote, RateGrant, RateRequest, Refused, RegionCounts, RegionStatus, ReplayJobs, Replayed,
+    Reports, ResumePoint, Scheduled, StatusReport, Store, StoreError, TaskRecord, Transfer,
     TransitionOutcome,
 };
 pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};

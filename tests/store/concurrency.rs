@@ -122,7 +122,7 @@ where
 async fn pauses_and_token_takes_never_deadlock() {
     use remit::domain::AttemptRecord;
     use remit::policy::{Decision, Transition};
-    use remit::store::{Finish, TokenRequest};
+    use remit::store::{Finish, RateRequest};
 
     const DESTINATIONS: usize = 8;
     const ROUNDS: usize = 400;
@@ -189,9 +189,9 @@ async fn pauses_and_token_takes_never_deadlock() {
         let takes: Vec<_> = (1..stores.len())
             .map(|s| {
                 let store = stores[s].clone();
-                let mut asks: Vec<TokenRequest> = order
+                let mut asks: Vec<RateRequest> = order
                     .iter()
-                    .map(|&i| TokenRequest {
+                    .map(|&i| RateRequest {
                         destination: dests[i].clone(),
                         rate_per_second: 100.0,
                         burst: 10,

@@ -84,7 +84,7 @@ async fn rows_in_a_state_added_later_are_left_alone() {
 #[tokio::test]
 async fn prepared_statements_outlive_a_column_added_by_a_newer_schema() {
     use remit::policy::{Decision, Transition};
-    use remit::store::{Finish, TokenRequest};
+    use remit::store::{Finish, RateRequest};
 
     let db = TestDb::with_pool(1).await;
     let dest = db.destination("crm", Region::US).await;
@@ -104,7 +104,7 @@ async fn prepared_statements_outlive_a_column_added_by_a_newer_schema() {
             },
         },
     };
-    let ask = TokenRequest {
+    let ask = RateRequest {
         destination: dest.clone(),
         rate_per_second: 100.0,
         burst: 100,

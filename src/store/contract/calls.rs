@@ -123,9 +123,10 @@ fn last_reached<'a, T: Clone + 'a>(
         .cloned()
 }
 
-/// One destination's ask for tokens, as [`Rates::take_tokens_many`] takes it.
+/// One destination's ask for rate tokens, as [`Rates::take_tokens_many`]
+/// takes it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TokenRequest {
+pub struct RateRequest {
     pub destination: DestinationId,
     pub rate_per_second: f64,
     pub burst: u32,
@@ -139,7 +140,7 @@ pub struct QuotaNote {
     pub destination: DestinationId,
     pub quota: Quota,
     /// The number of the token the answered request was sent with (see
-    /// [`Tokens::Granted`]): the tokens numbered above it went out after
+    /// [`RateGrant::Granted`]): the tokens numbered above it went out after
     /// it, uncounted in what the receiver announced, and a note with a
     /// lower number than the stored one is an older view of the
     /// receiver's window, unless it was sent after that one was learned.
@@ -169,9 +170,11 @@ pub struct Finished {
     pub disabled: Vec<AutoDisabled>,
 }
 
-/// What a take returned: tokens granted now, or how long until one is.
+/// What a take from a destination's rate bucket returned: tokens granted
+/// now, or how long until one is. (Named apart from the API's bearer
+/// tokens and the leases' fencing tokens.)
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Tokens {
+pub enum RateGrant {
     /// `tokens` granted, numbered up to `last`: a destination's bucket
     /// numbers every token it grants, from 1, across every process, so
     /// these are `last - tokens + 1 ..= last`.

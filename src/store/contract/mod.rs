@@ -81,8 +81,8 @@ pub use alerts::{AlertCheck, Alerts, AlertsChecked};
 pub use api_tokens::ApiTokens;
 pub use audit::{Audit, AuditScope, MAX_AUDIT_PAGE};
 pub use calls::{
-    AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, Replayed, ResumePoint, Scheduled,
-    TokenRequest, Tokens, TransitionOutcome,
+    AutoDisabled, ClaimRequest, Finish, Finished, QuotaNote, RateGrant, RateRequest, Replayed,
+    ResumePoint, Scheduled, TransitionOutcome,
 };
 pub use changes::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 pub use clock::Clock;

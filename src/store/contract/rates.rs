@@ -5,7 +5,7 @@
 use std::future::Future;
 
 use crate::domain::DestinationId;
-use crate::store::{QuotaNote, StoreError, TokenRequest, Tokens};
+use crate::store::{QuotaNote, RateGrant, RateRequest, StoreError};
 
 pub trait Rates: Sync {
     /// Takes up to `want` tokens from the destination's shared bucket; a
@@ -16,8 +16,8 @@ pub trait Rates: Sync {
         rate_per_second: f64,
         burst: u32,
         want: u32,
-    ) -> impl Future<Output = Result<Tokens, StoreError>> + Send {
-        let ask = TokenRequest {
+    ) -> impl Future<Output = Result<RateGrant, StoreError>> + Send {
+        let ask = RateRequest {
             destination: id.clone(),
             rate_per_second,
             burst,
@@ -39,8 +39,8 @@ pub trait Rates: Sync {
     /// for a destination that does not exist.
     fn take_tokens_many(
         &self,
-        asks: &[TokenRequest],
-    ) -> impl Future<Output = Result<Vec<Option<Tokens>>, StoreError>> + Send;
+        asks: &[RateRequest],
+    ) -> impl Future<Output = Result<Vec<Option<RateGrant>>, StoreError>> + Send;
 
     /// Records what receivers announced of their quotas: each destination's
     /// remaining requests until its reset (the store's now plus the note's

@@ -16,9 +16,9 @@ use crate::store::console::{
 use crate::store::{
     AlertCheck, Alerts, AlertsChecked, ApiTokens, Audit, Cancel, Changes, ClaimRequest, Deleted,
     DestinationHours, DestinationRecord, Destinations, Erase, ErasedTenant, Finish, Finished,
-    Imported, KeyCount, Keys, Leases, Move, QuotaNote, Rates, RegionCounts, RegionStatus, Rekeyed,
-    ReplayJobs, Replayed, Reports, Reschedule, Schedule, Scheduled, StatusReport, StoreError,
-    TaskRecord, TokenRequest, Tokens, Transfer, TransitionOutcome, Upkeep,
+    Imported, KeyCount, Keys, Leases, Move, QuotaNote, RateGrant, RateRequest, Rates, RegionCounts,
+    RegionStatus, Rekeyed, ReplayJobs, Replayed, Reports, Reschedule, Schedule, Scheduled,
+    StatusReport, StoreError, TaskRecord, Transfer, TransitionOutcome, Upkeep,
 };
 use chrono::{DateTime, Duration, Utc};
 
@@ -166,8 +166,8 @@ impl Destinations for Database {
 impl Rates for Database {
     async fn take_tokens_many(
         &self,
-        asks: &[TokenRequest],
-    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        asks: &[RateRequest],
+    ) -> Result<Vec<Option<RateGrant>>, StoreError> {
         on_store!(self, s => s.take_tokens_many(asks).await)
     }
 

@@ -4,7 +4,7 @@
 use super::MemStore;
 use crate::domain::DestinationId;
 use crate::store::rules::bucket::{self, Bucket};
-use crate::store::{rules::quota, QuotaNote, StoreError, Tokens};
+use crate::store::{rules::quota, QuotaNote, RateGrant, StoreError};
 
 impl MemStore {
     pub(super) fn take_now(
@@ -13,7 +13,7 @@ impl MemStore {
         rate_per_second: f64,
         burst: u32,
         want: u32,
-    ) -> Result<Tokens, StoreError> {
+    ) -> Result<RateGrant, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();
         let record = state

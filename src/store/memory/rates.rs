@@ -1,14 +1,14 @@
 //! `Rates` on the model: token takes and learned quotas (`rate`).
 
-use super::super::{QuotaNote, StoreError, TokenRequest, Tokens};
+use super::super::{QuotaNote, RateGrant, RateRequest, StoreError};
 use super::MemStore;
 use crate::store::Rates;
 
 impl Rates for MemStore {
     async fn take_tokens_many(
         &self,
-        asks: &[TokenRequest],
-    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        asks: &[RateRequest],
+    ) -> Result<Vec<Option<RateGrant>>, StoreError> {
         asks.iter()
             .map(|ask| {
                 match self.take_now(&ask.destination, ask.rate_per_second, ask.burst, ask.want) {

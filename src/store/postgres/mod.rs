@@ -101,6 +101,6 @@ pub use store::{PgConfig, PgStore};
 // The store's shared names, as the files here name them (`super::…`).
 use super::{
     rules::lifecycle, rules::requests, rules::schema_version, ClaimRequest, Clock, DatabaseUrl,
-    Finish, Finished, Replayed, Scheduled, StoreError, StoreStats, TokenRequest, Tokens,
+    Finish, Finished, RateGrant, RateRequest, Replayed, Scheduled, StoreError, StoreStats,
     TransitionOutcome,
 };

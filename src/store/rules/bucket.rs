@@ -26,7 +26,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::store::Tokens;
+use crate::store::RateGrant;
 
 /// A destination's shared token bucket as stored: `None` until first used,
 /// which means full.
@@ -118,7 +118,7 @@ pub(in crate::store) fn take_tokens(
     burst: u32,
     want: u32,
     now: DateTime<Utc>,
-) -> (Tokens, Bucket) {
+) -> (RateGrant, Bucket) {
     let (rate, cap, paced_by) = pace(rate_per_second, burst, bucket.quota, now);
     let refilled = bucket.refilled_at.unwrap_or(now);
     let elapsed = seconds(now - refilled).max(0.0);
@@ -138,18 +138,18 @@ pub(in crate::store) fn take_tokens(
         },
     };
     let answer = match paced_by {
-        _ if count >= 1 => Tokens::Granted {
+        _ if count >= 1 => RateGrant::Granted {
             tokens: count,
             last: after.granted,
         },
         // Nothing remains: nothing until the reset, which the reading of
         // the announcement capped at `retry.max_server_delay_seconds`.
         Some(q) if q.remaining < 1.0 => {
-            Tokens::WaitFor((q.resets_at - now).to_std().unwrap_or_default())
+            RateGrant::WaitFor((q.resets_at - now).to_std().unwrap_or_default())
         }
         // A bucket row holding nonsense (NaN, or deeply negative) waits a
         // minute rather than panicking the taker.
-        _ => Tokens::WaitFor(
+        _ => RateGrant::WaitFor(
             std::time::Duration::try_from_secs_f64((1.0 - tokens).max(0.0) / rate)
                 .unwrap_or(std::time::Duration::from_secs(60)),
         ),
@@ -169,8 +169,8 @@ mod tests {
             .unwrap_or_default()
     }
 
-    fn granted(tokens: u32, last: u64) -> Tokens {
-        Tokens::Granted { tokens, last }
+    fn granted(tokens: u32, last: u64) -> RateGrant {
+        RateGrant::Granted { tokens, last }
     }
 
     #[test]
@@ -181,7 +181,7 @@ mod tests {
         // A taker whose now is a minute older refills nothing and does not
         // move the bucket's time back.
         let (second, after) = take_tokens(bucket, 1.0, 2, 1, now - Duration::minutes(1));
-        assert!(matches!(second, Tokens::WaitFor(_)), "{second:?}");
+        assert!(matches!(second, RateGrant::WaitFor(_)), "{second:?}");
         assert_eq!(after.refilled_at, Some(now));
         let (third, _) = take_tokens(after, 1.0, 2, 1, now + Duration::seconds(1));
         assert_eq!(third, granted(1, 3));
@@ -208,7 +208,9 @@ mod tests {
         assert_eq!(after.quota.map(|q| q.remaining), Some(6.0));
         // 6 left for 10 s: 0.6/s, so one more token after about 1.7 s.
         match take_tokens(after, 100.0, 4, 10, t0()).0 {
-            Tokens::WaitFor(wait) => assert!((1.6..1.7).contains(&wait.as_secs_f64()), "{wait:?}"),
+            RateGrant::WaitFor(wait) => {
+                assert!((1.6..1.7).contains(&wait.as_secs_f64()), "{wait:?}")
+            }
             other => panic!("{other:?}"),
         }
         let (later, _) = take_tokens(after, 100.0, 4, 10, t0() + Duration::seconds(2));
@@ -234,7 +236,7 @@ mod tests {
             granted: 0,
         };
         let (held, after) = take_tokens(spent, 100.0, 10, 10, t0());
-        assert_eq!(held, Tokens::WaitFor(std::time::Duration::from_secs(30)));
+        assert_eq!(held, RateGrant::WaitFor(std::time::Duration::from_secs(30)));
         assert_eq!(
             after.tokens,
             Some(0.0),

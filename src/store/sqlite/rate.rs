@@ -11,7 +11,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{maybe, micros};
 use crate::store::rules::bucket::{self, Bucket, Learned, Renewal};
 use crate::store::rules::columns::corrupt;
-use crate::store::{rules::quota, QuotaNote, StoreError, TokenRequest, Tokens};
+use crate::store::{rules::quota, QuotaNote, RateGrant, RateRequest, StoreError};
 
 /// The columns a take reads.
 #[derive(QueryableByName)]
@@ -79,9 +79,9 @@ fn window_ms(renewal: Renewal) -> i64 {
 
 pub(super) fn take_tokens_many(
     conn: &mut SqliteConnection,
-    asks: &[TokenRequest],
+    asks: &[RateRequest],
     now: DateTime<Utc>,
-) -> Result<Vec<Option<Tokens>>, StoreError> {
+) -> Result<Vec<Option<RateGrant>>, StoreError> {
     let mut answers = Vec::with_capacity(asks.len());
     for ask in asks {
         let mut rows: Vec<BucketRow> = diesel::sql_query(

@@ -1,13 +1,13 @@
 //! `Rates` on SQLite: token takes and learned quotas (`rate`).
 
 use super::{rate, SqliteStore};
-use crate::store::{QuotaNote, Rates, StoreError, TokenRequest, Tokens};
+use crate::store::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
 
 impl Rates for SqliteStore {
     async fn take_tokens_many(
         &self,
-        asks: &[TokenRequest],
-    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        asks: &[RateRequest],
+    ) -> Result<Vec<Option<RateGrant>>, StoreError> {
         let asks = asks.to_vec();
         self.run(true, move |conn, ctx| {
             rate::take_tokens_many(conn, &asks, ctx.now)

@@ -17,7 +17,7 @@ use remit::store::console::NewReplayJob;
 use remit::store::{
     AlertCheck, Alerts, AlertsChecked, ApiTokens, Cancel, Changes, ClaimRequest, Deleted,
     DestinationHours, Destinations, Erase, ErasedTenant, Finish, Finished, Leases, Move, QuotaNote,
-    Rates, Replayed, Reschedule, Schedule, Scheduled, Store, StoreError, TokenRequest, Tokens,
+    RateGrant, RateRequest, Rates, Replayed, Reschedule, Schedule, Scheduled, Store, StoreError,
     TransitionOutcome, Upkeep,
 };
 use std::collections::VecDeque;
@@ -278,8 +278,8 @@ impl<S: Store> Destinations for Faulty<S> {
 impl<S: Store> Rates for Faulty<S> {
     async fn take_tokens_many(
         &self,
-        asks: &[TokenRequest],
-    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        asks: &[RateRequest],
+    ) -> Result<Vec<Option<RateGrant>>, StoreError> {
         self.inner.take_tokens_many(asks).await
     }
 

@@ -2,12 +2,12 @@
 //! throttle asks for its destination's tokens and waits for its answer,
 //! and asks that arrive together share one round trip to the buckets.
 
-use remit::store::{Database, Rates, TokenRequest, Tokens};
+use remit::store::{Database, RateGrant, RateRequest, Rates};
 
 use super::super::shared::batcher::Batcher;
 
 /// Answers `None` for a destination that no longer exists.
-pub type Buckets = Batcher<TokenRequest, Option<Tokens>>;
+pub type Buckets = Batcher<RateRequest, Option<RateGrant>>;
 
 /// Most asks in one statement.
 const BATCH: usize = 512;
@@ -21,7 +21,7 @@ pub fn start(store: Database, log: slog::Logger) -> Buckets {
         TAKES,
         BATCH,
         log,
-        move |asks: Vec<TokenRequest>| {
+        move |asks: Vec<RateRequest>| {
             let store = store.clone();
             async move { store.take_tokens_many(&asks).await }
         },

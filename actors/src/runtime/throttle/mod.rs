@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use remit::domain::DestinationId;
-use remit::store::{TokenRequest, Tokens};
+use remit::store::{RateGrant, RateRequest};
 use slog::{debug, warn};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -265,7 +265,7 @@ impl Throttle {
         self.asking = true;
         let want = u32::try_from(self.queue.len().min(self.free_slots())).unwrap_or(u32::MAX);
         let buckets = self.shared.buckets.clone();
-        let ask = TokenRequest {
+        let ask = RateRequest {
             destination: self.destination.clone(),
             rate_per_second: self.limits.rate_per_second,
             burst: self.limits.burst,
@@ -286,13 +286,13 @@ impl Throttle {
                     }
                 };
                 guard::step(this, ctx, |this, ctx| match result {
-                    Ok(Some(Tokens::Granted { tokens, last })) => {
+                    Ok(Some(RateGrant::Granted { tokens, last })) => {
                         this.take_retry = None;
                         this.shared.restarts.recovered(&this.name());
                         this.tokens.granted(tokens, last);
                         this.pump(ctx);
                     }
-                    Ok(Some(Tokens::WaitFor(wait))) => {
+                    Ok(Some(RateGrant::WaitFor(wait))) => {
                         this.take_retry = None;
                         this.shared.stats.metrics.throttle_wait(&this.destination);
                         this.wait_for_token(wait, ctx)

@@ -9,13 +9,13 @@ pub(super) mod quota;
 pub(super) mod rate;
 
 use super::PgStore;
-use crate::store::{QuotaNote, Rates, StoreError, TokenRequest, Tokens};
+use crate::store::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
 
 impl Rates for PgStore {
     async fn take_tokens_many(
         &self,
-        asks: &[TokenRequest],
-    ) -> Result<Vec<Option<Tokens>>, StoreError> {
+        asks: &[RateRequest],
+    ) -> Result<Vec<Option<RateGrant>>, StoreError> {
         rate::take_tokens_many(self, asks).await
     }
 

@@ -27,7 +27,7 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::super::connection::prepared::prepared;
-use super::super::{PgStore, StoreError, TokenRequest, Tokens};
+use super::super::{PgStore, RateGrant, RateRequest, StoreError};
 
 /// Refills and takes from each named bucket. Rows are locked in id order,
 /// as every statement that locks several destinations does, so a take and
@@ -141,8 +141,8 @@ struct Bucket {
 
 pub(in crate::store::postgres) async fn take_tokens_many(
     store: &PgStore,
-    asks: &[TokenRequest],
-) -> Result<Vec<Option<Tokens>>, StoreError> {
+    asks: &[RateRequest],
+) -> Result<Vec<Option<RateGrant>>, StoreError> {
     if asks.is_empty() {
         return Ok(Vec::new());
     }
@@ -185,7 +185,7 @@ pub(in crate::store::postgres) async fn take_tokens_many(
                 // Shared out in order: the first ask gets the lowest
                 // numbers, and what is left to share out is numbered last.
                 let last = bucket.last.saturating_sub(i64::from(bucket.granted));
-                return Some(Tokens::Granted {
+                return Some(RateGrant::Granted {
                     tokens: mine,
                     last: u64::try_from(last).unwrap_or(0),
                 });
@@ -194,7 +194,7 @@ pub(in crate::store::postgres) async fn take_tokens_many(
                 Some(held) => held.max(0.0),
                 None => (1.0 - bucket.remaining).max(0.0) / bucket.rate.max(1e-3),
             };
-            Some(Tokens::WaitFor(
+            Some(RateGrant::WaitFor(
                 std::time::Duration::try_from_secs_f64(wait)
                     .unwrap_or(std::time::Duration::from_secs(60)),
             ))

@@ -42,7 +42,7 @@ pub async fn the_token_bucket_is_shared<H: Harness>(h: &H) {
     let wait = std::time::Duration::from_millis(200);
     assert_eq!(
         s.take_tokens(&d, 5.0, 3, 1).await.unwrap(),
-        Tokens::WaitFor(wait)
+        RateGrant::WaitFor(wait)
     );
     h.clock().advance(Duration::hours(1));
     assert_eq!(s.take_tokens(&d, 5.0, 3, 10).await.unwrap(), granted(3, 6));
@@ -52,7 +52,7 @@ pub async fn many_buckets_are_taken_from_at_once<H: Harness>(h: &H) {
     let s = h.store();
     let a = destination(h, "a", Region::US).await;
     let b = destination(h, "b", Region::US).await;
-    let ask = |d: &DestinationId, want| TokenRequest {
+    let ask = |d: &DestinationId, want| RateRequest {
         destination: d.clone(),
         rate_per_second: 5.0,
         burst: 3,
@@ -76,11 +76,11 @@ pub async fn many_buckets_are_taken_from_at_once<H: Harness>(h: &H) {
     let wait = std::time::Duration::from_millis(200);
     assert_eq!(
         s.take_tokens_many(&[ask(&a, 1)]).await.unwrap(),
-        vec![Some(Tokens::WaitFor(wait))]
+        vec![Some(RateGrant::WaitFor(wait))]
     );
     assert_eq!(
         s.take_tokens(&b, 5.0, 3, 1).await.unwrap(),
-        Tokens::WaitFor(wait),
+        RateGrant::WaitFor(wait),
         "one take and many share the bucket"
     );
     assert!(s.take_tokens_many(&[]).await.unwrap().is_empty());

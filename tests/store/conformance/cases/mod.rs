@@ -7,7 +7,7 @@ use remit::domain::{
     ReconcileRequest, Region, TaskId, TaskState,
 };
 use remit::store::{
-    Destinations, Leases, Replayed, Schedule, Store, StoreError, TokenRequest, Tokens,
+    Destinations, Leases, RateGrant, RateRequest, Replayed, Schedule, Store, StoreError,
     TransitionOutcome,
 };
 
@@ -31,8 +31,8 @@ async fn task<H: Harness>(h: &H, reminder: &str, d: &DestinationId, region: Regi
 }
 
 /// A grant of `tokens`, numbered up to `last`.
-fn granted(tokens: u32, last: u64) -> Tokens {
-    Tokens::Granted { tokens, last }
+fn granted(tokens: u32, last: u64) -> RateGrant {
+    RateGrant::Granted { tokens, last }
 }
 
 fn record(status: u16) -> AttemptRecord {

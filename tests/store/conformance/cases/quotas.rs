@@ -42,9 +42,9 @@ fn with_window(note: QuotaNote, limit: u64, window: Duration) -> QuotaNote {
     }
 }
 
-fn waits_about(tokens: Tokens, seconds: f64) {
+fn waits_about(tokens: RateGrant, seconds: f64) {
     match tokens {
-        Tokens::WaitFor(wait) => assert!(
+        RateGrant::WaitFor(wait) => assert!(
             (wait.as_secs_f64() - seconds).abs() < 1e-3,
             "waits {wait:?}, not {seconds} s"
         ),
@@ -92,12 +92,12 @@ pub async fn a_spent_quota_holds_until_its_reset_then_the_configured_rate_return
         .unwrap();
     assert_eq!(
         s.take_tokens(&d, 100.0, 5, 5).await.unwrap(),
-        Tokens::WaitFor(std::time::Duration::from_secs(30))
+        RateGrant::WaitFor(std::time::Duration::from_secs(30))
     );
     h.clock().advance(Duration::seconds(10));
     assert_eq!(
         s.take_tokens(&d, 100.0, 5, 5).await.unwrap(),
-        Tokens::WaitFor(std::time::Duration::from_secs(20)),
+        RateGrant::WaitFor(std::time::Duration::from_secs(20)),
         "every process waits for the same reset"
     );
     // The receiver announces nothing more: past the reset the configured
@@ -127,7 +127,7 @@ pub async fn the_newest_announcement_wins_and_unknown_destinations_are_skipped<H
     );
     assert_eq!(
         s.take_tokens(&b, 100.0, 3, 3).await.unwrap(),
-        Tokens::WaitFor(std::time::Duration::from_secs(40))
+        RateGrant::WaitFor(std::time::Duration::from_secs(40))
     );
     // A later batch replaces what an earlier one said: instead of the
     // 40 s hold, the bucket (emptied by it) refills at 20 per 10 s.
@@ -155,7 +155,7 @@ pub async fn requests_sent_after_the_answered_one_count_against_its_announcement
         .unwrap();
     assert_eq!(
         s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
-        Tokens::WaitFor(std::time::Duration::from_secs(10))
+        RateGrant::WaitFor(std::time::Duration::from_secs(10))
     );
 }
 
@@ -197,7 +197,7 @@ pub async fn an_answer_to_an_earlier_request_never_replaces_a_later_ones<H: Harn
         .unwrap();
     assert_eq!(
         s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
-        Tokens::WaitFor(std::time::Duration::from_secs(30))
+        RateGrant::WaitFor(std::time::Duration::from_secs(30))
     );
 }
 
@@ -232,7 +232,7 @@ pub async fn an_answer_to_a_request_sent_after_the_stored_one_was_learned_wins<H
     assert!(
         matches!(
             s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
-            Tokens::Granted { .. }
+            RateGrant::Granted { .. }
         ),
         "paced by the fresher answer"
     );
@@ -253,7 +253,7 @@ pub async fn in_one_batch_the_answer_to_the_latest_request_wins<H: Harness>(h: &
     .unwrap();
     assert_eq!(
         s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
-        Tokens::WaitFor(std::time::Duration::from_secs(30))
+        RateGrant::WaitFor(std::time::Duration::from_secs(30))
     );
 }
 
@@ -265,7 +265,7 @@ pub async fn a_quota_with_a_window_renews_once_at_its_reset<H: Harness>(h: &H) {
     s.learn_quotas(&[spent]).await.unwrap();
     assert_eq!(
         s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
-        Tokens::WaitFor(std::time::Duration::from_secs(10))
+        RateGrant::WaitFor(std::time::Duration::from_secs(10))
     );
     // 10 s on, the reset: the next window holds 4 for 20 s, 0.2 a second,
     // not the configured 100 with a burst of 10.
@@ -298,6 +298,6 @@ pub async fn a_quota_renews_to_the_window_that_holds_now<H: Harness>(h: &H) {
     );
     assert_eq!(
         s.take_tokens(&d, 100.0, 10, 10).await.unwrap(),
-        Tokens::WaitFor(std::time::Duration::from_secs(10))
+        RateGrant::WaitFor(std::time::Duration::from_secs(10))
     );
 }

@@ -280,14 +280,14 @@ pub async fn a_destination_summary_carries_its_learned_quota<H: Harness>(h: &H) 
     assert_eq!(learned.resets_at, t0() + Duration::seconds(60));
     assert_eq!(learned.learned_at, t0());
     // A take paced by it spends from what remains.
-    let take = remit::store::TokenRequest {
+    let take = remit::store::RateRequest {
         destination: crm.clone(),
         rate_per_second: 10.0,
         burst: 10,
         want: 3,
     };
     let granted = match s.take_tokens_many(&[take]).await.unwrap()[0] {
-        Some(Tokens::Granted { tokens, .. }) => f64::from(tokens),
+        Some(RateGrant::Granted { tokens, .. }) => f64::from(tokens),
         _ => 0.0,
     };
     assert!(granted >= 1.0, "the quota leaves some to take");
