@@ -1,141 +1,41 @@
-//! The house's rules, checked on the source as it stands, so the shape a
-//! newcomer reads stays the shape the code has:
-//! - no two files import each other, however long the loop;
-//! - every folder's module doc has a `# Layout` that names each of its
-//!   files, but for a list of those still owed, which may only shrink;
-//! - no file grows past `MAX_LINES`, with a list of the files that still do
-//!   which may only shrink.
-//!
-//! It reads the code, never builds it: a module is a `mod` declaration's
-//! file, and an import is a path that starts with `crate`, `super`, `self`
-//! or a child module's name, resolved to the file that defines the name it
-//! ends with (through re-exports, as a reader following it would).
+//! The house as the tidy rules read it: each module's file, what it
+//! declares and imports, and the imports resolved to the files that
+//! define what they name.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::use_paths::{identifier, paths, strip_visibility, Use};
+
 /// Each crate's root file: its modules are the files its `mod`
 /// declarations reach.
 const CRATE_ROOTS: &[&str] = &["src/lib.rs", "actors/src/lib.rs", "actors/src/main.rs"];
 
-/// The longest a source file may be.
-const MAX_LINES: usize = 450;
-
-/// The files still longer than `MAX_LINES`. The list may only shrink: a
-/// file listed here that fits fails the test until it is taken off.
-const TOO_LONG: &[&str] = &[
-    "actors/src/runtime/shared/metrics.rs",
-    "actors/src/transfer/lines.rs",
-    "src/payload_crypto.rs",
-    "src/store/postgres/reports/status.rs",
-];
-
-/// Folders whose Layout is still to be written: the list may only shrink.
-const LAYOUT_OWED: &[&str] = &[];
-
-#[test]
-fn no_import_circles() {
-    let house = House::read();
-    let circles = house.circles();
-    assert!(
-        circles.is_empty(),
-        "files that import each other (break each loop by moving what both \
-         need below them):\n{}",
-        circles.join("\n")
-    );
-}
-
-#[test]
-fn every_layout_names_its_files() {
-    let house = House::read();
-    let mut missing = Vec::new();
-    for module in house.modules.values() {
-        if module.children.is_empty() {
-            continue;
-        }
-        let doc = module_doc(&module.text);
-        if LAYOUT_OWED.contains(&module.file.as_str()) {
-            if doc.contains("# Layout") {
-                missing.push(format!(
-                    "{}: has a Layout; take it off LAYOUT_OWED",
-                    module.file
-                ));
-            }
-            continue;
-        }
-        if !doc.contains("# Layout") {
-            missing.push(format!("{}: no `# Layout` section", module.file));
-            continue;
-        }
-        for child in module.children.keys() {
-            if !names(&doc, child) {
-                missing.push(format!(
-                    "{}: the Layout does not name `{child}`",
-                    module.file
-                ));
-            }
-        }
-    }
-    assert!(missing.is_empty(), "{}", missing.join("\n"));
-}
-
-#[test]
-fn no_file_is_too_long() {
-    let mut found = Vec::new();
-    for file in source_files(&["src", "actors/src"]) {
-        let lines = fs::read_to_string(&file).expect("readable").lines().count();
-        let path = file.to_string_lossy().into_owned();
-        let listed = TOO_LONG.contains(&path.as_str());
-        if lines > MAX_LINES && !listed {
-            found.push(format!("{path}: {lines} lines, over {MAX_LINES}"));
-        }
-        if lines <= MAX_LINES && listed {
-            found.push(format!("{path}: {lines} lines now; take it off TOO_LONG"));
-        }
-    }
-    for listed in TOO_LONG {
-        if !Path::new(listed).exists() {
-            found.push(format!("{listed}: gone; take it off TOO_LONG"));
-        }
-    }
-    assert!(found.is_empty(), "{}", found.join("\n"));
-}
-
 /// One module: its file, its text without test modules, and what it
 /// declares.
 #[derive(Debug)]
-struct Module {
-    file: String,
-    crate_root: String,
-    parent: Option<String>,
+pub(crate) struct Module {
+    pub(crate) file: String,
+    pub(crate) crate_root: String,
+    pub(crate) parent: Option<String>,
     /// Child modules by name, each to its file.
-    children: BTreeMap<String, String>,
+    pub(crate) children: BTreeMap<String, String>,
     /// Names the file defines at its top level.
-    defines: BTreeSet<String>,
-    uses: Vec<Use>,
+    pub(crate) defines: BTreeSet<String>,
+    pub(crate) uses: Vec<Use>,
     /// `crate::…`, `super::…` and `self::…` paths written in the code.
-    inline: Vec<Vec<String>>,
-    text: String,
-}
-
-/// One path of a `use` statement.
-#[derive(Debug)]
-struct Use {
-    /// The path as written, split into segments.
-    path: Vec<String>,
-    /// The name it brings in: its last segment, its alias, or the module's
-    /// name for `self`.
-    name: String,
+    pub(crate) inline: Vec<Vec<String>>,
+    pub(crate) text: String,
 }
 
 #[derive(Debug)]
-struct House {
-    modules: BTreeMap<String, Module>,
+pub(crate) struct House {
+    pub(crate) modules: BTreeMap<String, Module>,
 }
 
 impl House {
-    fn read() -> Self {
+    pub(crate) fn read() -> Self {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         std::env::set_current_dir(root).expect("the workspace is there");
         let mut modules = BTreeMap::new();
@@ -147,7 +47,7 @@ impl House {
 
     /// Each set of files that reach each other through imports, with what
     /// ties each to the others.
-    fn circles(&self) -> Vec<String> {
+    pub(crate) fn circles(&self) -> Vec<String> {
         let edges = self.edges();
         let mut circles = Vec::new();
         let mut seen = BTreeSet::new();
@@ -180,7 +80,7 @@ impl House {
     }
 
     /// File to the files it imports from, each with the names it takes.
-    fn edges(&self) -> Edges {
+    pub(crate) fn edges(&self) -> Edges {
         let mut edges = BTreeMap::new();
         for module in self.modules.values() {
             let mut targets: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -206,7 +106,7 @@ impl House {
 
     /// The file that defines what `path`, written in `from`, names; `None`
     /// for another crate's.
-    fn resolve(&self, from: &str, path: &[String], depth: usize) -> Option<String> {
+    pub(crate) fn resolve(&self, from: &str, path: &[String], depth: usize) -> Option<String> {
         if depth > 16 || path.is_empty() {
             return None;
         }
@@ -244,7 +144,7 @@ impl House {
 
     /// The file where `name`, as seen from `module`, is defined: its own
     /// file, or wherever an import of that name leads.
-    fn home_of(&self, module: &Module, name: &str, depth: usize) -> String {
+    pub(crate) fn home_of(&self, module: &Module, name: &str, depth: usize) -> String {
         if module.defines.contains(name) {
             return module.file.clone();
         }
@@ -266,7 +166,7 @@ impl House {
     }
 }
 
-fn read_module(
+pub(crate) fn read_module(
     file: &str,
     crate_root: &str,
     parent: Option<&str>,
@@ -302,7 +202,7 @@ fn read_module(
 
 /// Where a file's child modules live: beside it for a crate root or a
 /// `mod.rs`, in the folder of its own name otherwise.
-fn children_dir(file: &str) -> PathBuf {
+pub(crate) fn children_dir(file: &str) -> PathBuf {
     let path = Path::new(file);
     let dir = path.parent().expect("a file is in a folder");
     let stem = path.file_stem().expect("a file has a name");
@@ -315,7 +215,7 @@ fn children_dir(file: &str) -> PathBuf {
 
 /// The text without `#[cfg(test)]` modules, inline or included from
 /// another file: tests are not rooms of the house.
-fn without_test_modules(text: &str) -> String {
+pub(crate) fn without_test_modules(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut kept = Vec::new();
     let mut i = 0;
@@ -347,7 +247,7 @@ fn without_test_modules(text: &str) -> String {
     kept.join("\n")
 }
 
-fn is_top_level_macro(line: &str) -> bool {
+pub(crate) fn is_top_level_macro(line: &str) -> bool {
     let Some(name) = line.strip_suffix("! {") else {
         return false;
     };
@@ -358,7 +258,7 @@ fn is_top_level_macro(line: &str) -> bool {
 }
 
 /// The line after the block that opens on line `start`.
-fn block_end(lines: &[&str], start: usize) -> usize {
+pub(crate) fn block_end(lines: &[&str], start: usize) -> usize {
     let mut depth = 0;
     let mut k = start;
     while k < lines.len() {
@@ -372,7 +272,7 @@ fn block_end(lines: &[&str], start: usize) -> usize {
 }
 
 /// Opening minus closing braces on a line, outside strings and comments.
-fn braces(line: &str) -> i64 {
+pub(crate) fn braces(line: &str) -> i64 {
     let code = line.split("//").next().unwrap_or("");
     let mut depth = 0;
     let mut in_string = false;
@@ -391,7 +291,7 @@ fn braces(line: &str) -> i64 {
 }
 
 /// `mod name;` declarations at the top level, but for test includes.
-fn declared_modules(text: &str) -> Vec<String> {
+pub(crate) fn declared_modules(text: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut path_attribute = false;
     for line in text.lines() {
@@ -415,7 +315,7 @@ fn declared_modules(text: &str) -> Vec<String> {
 }
 
 /// Names a file defines at its top level.
-fn definitions(text: &str) -> BTreeSet<String> {
+pub(crate) fn definitions(text: &str) -> BTreeSet<String> {
     const KINDS: &[&str] = &[
         "fn ", "struct ", "enum ", "trait ", "type ", "const ", "static ", "union ", "mod ",
     ];
@@ -446,160 +346,9 @@ fn definitions(text: &str) -> BTreeSet<String> {
     names
 }
 
-fn strip_visibility(line: &str) -> &str {
-    let Some(rest) = line.strip_prefix("pub") else {
-        return line;
-    };
-    let rest = match rest.strip_prefix('(') {
-        Some(inner) => inner.split_once(')').map_or(inner, |(_, after)| after),
-        None => rest,
-    };
-    rest.trim_start()
-}
+pub(crate) type Edges = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
-fn identifier(text: &str) -> String {
-    text.chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect()
-}
-
-/// Every `use` path (with whether it is a `pub use`) and every path that
-/// starts with `crate::`, `super::` or `self::` elsewhere in the code.
-fn paths(text: &str) -> (Vec<Use>, Vec<Vec<String>>) {
-    let code: String = text
-        .lines()
-        .map(|l| match l.trim_start().starts_with("//") {
-            true => "",
-            false => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut uses = Vec::new();
-    let mut rest = code.as_str();
-    let mut other = String::new();
-    while let Some(at) = find_use(rest) {
-        other.push_str(&rest[..at]);
-        let statement = &rest[at..];
-        let end = statement.find(';').unwrap_or(statement.len());
-        let (_, tree) = statement[..end].split_once("use ").expect("found a use");
-        for (path, name) in expand(tree) {
-            uses.push(Use { path, name });
-        }
-        rest = &statement[(end + 1).min(statement.len())..];
-    }
-    other.push_str(rest);
-    (uses, inline_paths(&other))
-}
-
-/// Where the next `use` statement (possibly `pub …`) starts.
-fn find_use(text: &str) -> Option<usize> {
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let item = strip_visibility(trimmed);
-        if item.starts_with("use ") {
-            return Some(offset + (line.len() - trimmed.len()));
-        }
-        offset += line.len();
-    }
-    None
-}
-
-/// A use tree (`a::{b, c::{self, d as e}}`) as its paths, each with the
-/// name it brings in.
-fn expand(tree: &str) -> Vec<(Vec<String>, String)> {
-    let compact: String = tree
-        .replace(" as ", "@")
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    expand_compact(&compact)
-        .into_iter()
-        .filter_map(|(mut path, alias)| {
-            let last = path.last()?.clone();
-            let name = match alias {
-                Some(alias) => alias,
-                None if last == "self" && path.len() > 1 => {
-                    path.pop();
-                    path.last()?.clone()
-                }
-                None => last,
-            };
-            Some((path, name))
-        })
-        .collect()
-}
-
-/// Paths of a use tree without whitespace, `as` written `@`.
-fn expand_compact(tree: &str) -> Vec<(Vec<String>, Option<String>)> {
-    let Some(open) = tree.find('{') else {
-        let (path, alias) = match tree.split_once('@') {
-            Some((path, alias)) => (path, Some(alias.to_owned())),
-            None => (tree, None),
-        };
-        return vec![(segments(path), alias)];
-    };
-    let prefix = segments(&tree[..open]);
-    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
-    let mut parts = Vec::new();
-    let mut depth = 0;
-    let mut start = 0;
-    for (i, c) in inner.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&inner[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&inner[start..]);
-    parts
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .flat_map(expand_compact)
-        .map(|(tail, alias)| (prefix.iter().cloned().chain(tail).collect(), alias))
-        .collect()
-}
-
-fn segments(path: &str) -> Vec<String> {
-    path.split("::")
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-fn inline_paths(code: &str) -> Vec<Vec<String>> {
-    let mut found = Vec::new();
-    let bytes = code.as_bytes();
-    for start in ["crate::", "super::", "self::"] {
-        let mut from = 0;
-        while let Some(at) = code[from..].find(start) {
-            let at = from + at;
-            from = at + start.len();
-            let before = at.checked_sub(1).map(|i| bytes[i]);
-            if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
-                continue;
-            }
-            // `pub(in crate::…)` names who may see an item, not what it uses.
-            if code[..at].ends_with("pub(in ") {
-                continue;
-            }
-            let path: String = code[at..]
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-                .collect();
-            found.push(segments(&path));
-        }
-    }
-    found
-}
-
-type Edges = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
-
-fn reachable(edges: &Edges, from: &str) -> BTreeSet<String> {
+pub(crate) fn reachable(edges: &Edges, from: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut next: Vec<&str> = edges[from].keys().map(String::as_str).collect();
     while let Some(file) = next.pop() {
@@ -610,42 +359,4 @@ fn reachable(edges: &Edges, from: &str) -> BTreeSet<String> {
         }
     }
     seen
-}
-
-/// The `//!` lines at the top of a file, without their markers.
-fn module_doc(text: &str) -> String {
-    text.lines()
-        .take_while(|l| l.starts_with("//!") || l.trim().is_empty())
-        .map(|l| l.trim_start_matches("//!"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Whether `doc` names `name` in code quotes (`name`, `name/`, or as the
-/// head of a path such as `name::Thing`).
-fn names(doc: &str, name: &str) -> bool {
-    doc.split('`').skip(1).step_by(2).any(|quoted| {
-        quoted == name
-            || quoted.trim_end_matches('/') == name
-            || quoted.starts_with(&format!("{name}::"))
-    })
-}
-
-fn source_files(dirs: &[&str]) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::env::set_current_dir(root).expect("the workspace is there");
-    let mut files = Vec::new();
-    let mut next: Vec<PathBuf> = dirs.iter().map(PathBuf::from).collect();
-    while let Some(dir) = next.pop() {
-        for entry in fs::read_dir(&dir).expect("a source folder") {
-            let path = entry.expect("an entry").path();
-            if path.is_dir() {
-                next.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
 }
