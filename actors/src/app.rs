@@ -102,7 +102,7 @@ pub struct Runtime {
     capacity: Capacity,
     telemetry: Telemetry,
     /// Works the region's bulk replays; aborted on shutdown.
-    replay_jobs: actix_rt::task::JoinHandle<()>,
+    jobs: actix_rt::task::JoinHandle<()>,
     log: slog::Logger,
 }
 
@@ -249,7 +249,7 @@ impl Runtime {
         };
         let supervisor = RegionSupervisor::new(shared, running).start();
         // On the API's pool, so a long replay never waits on delivery's.
-        let replay_jobs = crate::replay_jobs::spawn(state.store.clone(), region, log.clone());
+        let jobs = crate::runtime::jobs::spawn(state.store.clone(), region, log.clone());
         let mut servers = Vec::new();
         let (api_addr, handle) = api_server;
         servers.push(handle);
@@ -267,7 +267,7 @@ impl Runtime {
             stats,
             capacity: progress_capacity,
             telemetry,
-            replay_jobs,
+            jobs,
             log,
         })
     }
@@ -306,7 +306,7 @@ impl Runtime {
     pub async fn shutdown(self) {
         // A batch cut off here rolls back whole; the next process carries
         // on from the cursor it left.
-        self.replay_jobs.abort();
+        self.jobs.abort();
         let _ = self.supervisor.send(Shutdown).await;
         for server in self.servers {
             server.stop(true).await;

@@ -22,7 +22,6 @@
 //! - [`status`]: `remit status`, the schedule's health on one screen.
 //! - [`transfer`]: `remit export` and `remit import`, a schedule as JSON
 //!   lines.
-//! - [`replay_jobs`]: bulk replays worked to the end, batch by batch.
 //! - [`schedule_file`]: `remit schedule --file`, many webhooks from a file.
 //! - [`words`]: counts as a person reads them ("1 request").
 
@@ -37,7 +36,6 @@ pub mod logging;
 pub mod prune;
 pub mod reconcile;
 pub mod rekey;
-pub mod replay_jobs;
 pub mod runtime;
 pub mod schedule_file;
 pub mod signature;

@@ -18,9 +18,8 @@
 //! - `contract`: [`Store`] (the runtime's calls, each one short
 //!   transaction, most one statement, that never waits on anything but
 //!   SQL; a one-item call is its batch call with one item), [`Reports`],
-//!   [`Transfer`], [`Keys`], [`ReplayJobs`], [`Changes`], [`Alerts`], [`Audit`] and
-//!   [`DestinationHours`], and the values, reports,
-//!   records, errors, clock and wake-ups they carry. Its own Layout says
+//!   [`Transfer`], [`Keys`], [`Jobs`], [`Changes`] and [`Alerts`], and the
+//!   values, reports, records, errors, clock and wake-ups they carry. Its own Layout says
 //!   which file holds what.
 //! - `rules`: each transition's rules, the claim's turns and lines, the
 //!   token bucket, the failure streak, what a request or an imported record
@@ -48,22 +47,22 @@
 //! closes: diesel-async counts such a connection as broken and never hands
 //! it out again, but the server rolls back only once the socket is gone.
 //! So the hot calls are one statement each, which PostgreSQL commits or
-//! rolls back on its own: the claim, the token take (`postgres/rate`,
+//! rolls back on its own: the claim, the token take (`postgres/rates/rate`,
 //! which turns off the commit's flush for itself with
 //! `set_config(…, true)`), a finish batch without pauses, the hand-back and the
 //! other single-row transitions.
 //! The explicit transactions left are short and wait on nothing but SQL:
-//! a finish batch with pauses (`postgres/finish_many`: the pauses and the
-//! attempts must commit together); `schedule_many` (a payload and its task
-//! together); `postgres/transfer`'s import (all or nothing);
-//! `postgres/payload_keys`' record (once at start); a destination's
-//! registration with its secret, and a rotation (`postgres/secrets`, which
-//! holds the destination's row); a rekey batch (`postgres/rekey`, which
+//! a finish batch with pauses (`postgres/leases/finish_many`: the pauses
+//! and the attempts must commit together); `schedule_many` (a payload and
+//! its task together); `postgres/transfer`'s import (all or nothing);
+//! `postgres/keys/payload_keys`' record (once at start); a destination's
+//! registration with its secret, and a rotation
+//! (`postgres/destinations/secrets`, which holds the destination's row); a
+//! rekey batch (`postgres/keys/rekey`, which
 //! locks only the rows it rewrites);
-//! `postgres/status`'s read-only snapshot (no locks); the alert check
-//! (`postgres/alerts`: bounded reads and small writes under a tried
+//! `postgres/reports/status`'s read-only snapshot (no locks); the alert
+//! check (`postgres/alerts`: bounded reads and small writes under a tried
 //! advisory lock of the region);
-//! `postgres/status`'s read-only snapshot (no locks);
 //! every admin call (a token made or revoked, a destination registered,
 //! disabled, enabled or rotated, a replay, an operator's change, a bulk
 //! job, an import, a rekey's end), which writes its audit entry
@@ -84,22 +83,27 @@ mod rules;
 mod sqlite;
 
 pub use contract::console;
-pub use contract::{why_not_moved, Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
-pub use contract::{AfterWait, LockHolder, LockPatience, LockWait};
-pub use contract::{AlertCheck, Alerts, AlertsChecked};
-pub use contract::{ApiTokens, Leases, Rates, Schedule, Upkeep};
-pub use contract::{Audit, AuditScope, MAX_AUDIT_PAGE};
+pub use contract::{
+    check_imported_destination, check_imported_task, ImportCheck, KeyCount, Rekeyed,
+    MAX_IMPORTED_LEASE_TOKEN,
+};
+pub use contract::{
+    why_not_moved, AfterWait, AlertCheck, Alerts, AlertsChecked, ApiTokens, AuditScope, Cancel,
+    Changes, Erase, ErasedTenant, Leases, LockHolder, LockPatience, LockWait, Move, Rates,
+    Reschedule, Schedule, Upkeep, MAX_AUDIT_PAGE,
+};
 pub use contract::{
     AutoDisabled, Clock, DatabaseUrl, SchemaMismatch, SecretRecord, StoreStats, StoredValue, Wakeup,
 };
 pub use contract::{
-    ClaimRequest, DestinationHours, DestinationRecord, Finish, Finished, Imported, Keys, Latency,
-    QuotaNote, RateGrant, RateRequest, Refused, RegionCounts, RegionStatus, ReplayJobs, Replayed,
-    Reports, ResumePoint, Scheduled, StatusReport, Store, StoreError, TaskRecord, Transfer,
-    TransitionOutcome,
+    ClaimRequest, DestinationRecord, Finish, Finished, Imported, Jobs, Keys, Latency, QuotaNote,
+    RateGrant, RateRequest, Refused, RegionCounts, RegionStatus, Replayed, Reports, ResumePoint,
+    Scheduled, StatusReport, Store, StoreError, TaskRecord, Transfer, TransitionOutcome,
 };
-pub use contract::{Deleted, Destinations, HeaderRecord, StoredHeader};
-pub use contract::{ReadSource, Replication, Standby};
+pub use contract::{
+    Deleted, Destinations, HeaderRecord, Job, JobAction, JobFilter, NewJob, ReadSource,
+    Replication, Standby, StoredHeader,
+};
 pub use database::{
     create_schema, drop_schema, migrate, migrate_patiently, Database, DatabaseConfig, ReportReader,
     Sandbox, Wakeups, DEFAULT_DATABASE_URL,
@@ -116,14 +120,10 @@ pub use postgres::console_sql;
 /// The statements of a delivery's path, for the test that checks their
 /// plans.
 #[doc(hidden)]
-pub use postgres::hot_path_sql;
-pub use postgres::status_sql;
+pub use postgres::{hot_path_sql, status_sql};
 pub use postgres::{
     ConnectFailure, PgConfig, PgConnector, PgStore, Pooler, PoolerError, SslMode, TlsFailure,
     TlsSettingsError,
 };
-pub use rules::{
-    check_imported_destination, check_imported_task, ImportCheck, KeyCount, Rekeyed,
-    CRASH_EXIT_CODE, IN_FINISH_FAILPOINT, MAX_IMPORTED_LEASE_TOKEN,
-};
+pub use rules::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
 pub use sqlite::SqliteStore;

@@ -1,7 +1,7 @@
 //! The simulated world: one store, a clock, consumers and a receiver log.
 
 use remit::store::{
-    Changes, Clock, Database, DestinationHours, Destinations, MemStore, Schedule, Store, Transfer,
+    Changes, Clock, Database, Destinations, MemStore, Reports, Schedule, Store, Transfer,
 };
 use std::collections::HashMap;
 
@@ -194,7 +194,7 @@ fn start() -> DateTime<Utc> {
 /// A store the simulation can run on: any `Store` (with the operator's
 /// `Changes`, and the destinations' hours its finishes keep) that can also
 /// list every task, for the invariant checks.
-pub trait SimStore: Store + Changes + DestinationHours + Sync {
+pub trait SimStore: Store + Changes + Reports + Sync {
     fn all_tasks(&self) -> impl std::future::Future<Output = Vec<Task>>;
 }
 

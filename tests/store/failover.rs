@@ -5,7 +5,7 @@
 //! replication report says, before, that a commit waits for the standby,
 //! and, after, that the new primary has none.
 
-use remit::store::{Database, DatabaseConfig, Destinations, Schedule};
+use remit::store::{Database, DatabaseConfig, Destinations, Reports, Schedule};
 use std::time::{Duration, Instant};
 
 use remit::domain::{NewDestination, Region};

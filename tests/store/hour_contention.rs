@@ -14,7 +14,7 @@
 use chrono::Duration;
 use remit::domain::{AttemptRecord, ClaimedTask, DestinationId, Region};
 use remit::policy::{Decision, Transition};
-use remit::store::{DestinationHours, Finish, Leases, Schedule, TransitionOutcome};
+use remit::store::{Finish, Leases, Reports, Schedule, TransitionOutcome, Upkeep};
 
 use crate::support::{claim, new_task, t0, test_key, Backend, TestDb};
 

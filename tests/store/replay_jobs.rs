@@ -6,8 +6,7 @@
 
 use chrono::Duration;
 use remit::domain::{AttemptRecord, FailureReason, Region, TaskId, TaskState, TenantId};
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Database, Leases, ReplayJobs, Schedule};
+use remit::store::{Database, JobAction, JobFilter, Jobs, Leases, NewJob, Schedule};
 
 use crate::support::{new_task, test_key, Backend, TestDb};
 
@@ -15,8 +14,8 @@ async fn state(store: &Database, id: TaskId) -> TaskState {
     store.task(id).await.unwrap().unwrap().state
 }
 
-fn job(region: Region, filter: ReplayFilter) -> NewReplayJob {
-    NewReplayJob {
+fn job(region: Region, filter: JobFilter) -> NewJob {
+    NewJob {
         region,
         action: JobAction::Replay,
         filter,
@@ -57,11 +56,11 @@ async fn two_advancers(backend: Backend) {
     db.clock().advance(Duration::seconds(1));
     let created = db
         .store
-        .create_replay_job(job(
+        .create_job(job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 tenant: Some(TenantId::new("clinic-a").unwrap()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
@@ -71,7 +70,7 @@ async fn two_advancers(backend: Backend) {
     let work = |store: Database| async move {
         let mut seen = Vec::new();
         loop {
-            let job = store.advance_replay_job(created.id, 3).await.unwrap();
+            let job = store.advance_job(created.id, 3).await.unwrap();
             seen.push(job.replayed);
             if job.finished() {
                 return seen;
@@ -79,7 +78,7 @@ async fn two_advancers(backend: Backend) {
         }
     };
     let (a, b) = tokio::join!(work(one), work(two));
-    let end = db.store.replay_job(created.id).await.unwrap().unwrap();
+    let end = db.store.job(created.id).await.unwrap().unwrap();
     assert_eq!(end.replayed, 40, "every task counted once: {a:?} {b:?}");
     // Each batch moved the count on from what the one before it left: had
     // two advancers replayed the same tasks, one of them would have seen a
@@ -95,15 +94,15 @@ async fn two_advancers(backend: Backend) {
     }
 }
 
-fn cancel_by_tenant() -> NewReplayJob {
-    NewReplayJob {
+fn cancel_by_tenant() -> NewJob {
+    NewJob {
         action: JobAction::Cancel,
         requested_by: "tok_ops".into(),
         ..job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 tenant: Some(TenantId::new("clinic-a").unwrap()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         )
     }
@@ -133,18 +132,14 @@ async fn cancel_racing(backend: Backend) {
         ids.push(db.store.schedule(new).await.unwrap().task.id);
     }
     db.clock().advance(Duration::seconds(1));
-    let created = db
-        .store
-        .create_replay_job(cancel_by_tenant())
-        .await
-        .unwrap();
+    let created = db.store.create_job(cancel_by_tenant()).await.unwrap();
     let one = db.another_store(test_key()).await;
     let two = db.another_store(test_key()).await;
     let claimer = db.another_store(test_key()).await;
     let work = |store: Database| async move {
         let mut seen = Vec::new();
         loop {
-            let job = store.advance_replay_job(created.id, 3).await.unwrap();
+            let job = store.advance_job(created.id, 3).await.unwrap();
             seen.push(job.replayed);
             if job.finished() {
                 return seen;
@@ -176,7 +171,7 @@ async fn cancel_racing(backend: Backend) {
         finished
     };
     let (a, b, finished) = tokio::join!(work(one), work(two), claims);
-    let end = db.store.replay_job(created.id).await.unwrap().unwrap();
+    let end = db.store.job(created.id).await.unwrap().unwrap();
     assert!(end.finished());
     assert_eq!(
         end.replayed, TASKS as i64,

@@ -6,7 +6,7 @@
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{AuditEntry, AuditFilter, InvalidInput};
-use remit::store::{Audit, MAX_AUDIT_PAGE};
+use remit::store::{Reports, MAX_AUDIT_PAGE};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 

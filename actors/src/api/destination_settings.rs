@@ -8,15 +8,14 @@ use remit::domain::{
     checked_url, quoted, CustomHeader, DestinationChange, DestinationId, InvalidInput, Setting,
     MAX_HEADERS,
 };
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::Destinations;
+use remit::store::{Destinations, JobAction, JobFilter, NewJob};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::body::{read_object, settable, settable_whole};
 use super::destinations::DestinationView;
 use super::error::ErrorBody;
-use super::replays::ReplayJobView;
+use super::replays::JobView;
 use super::{Admin, ApiError, ApiState};
 
 /// What to change. A field left out keeps its value; `null` gives the
@@ -239,7 +238,7 @@ pub struct DeletedView {
     /// The bulk cancel of those tasks (`GET /v1/replays/{id}` follows it);
     /// `null` when there were none.
     #[schema(required = true)]
-    pub cancel_job: Option<ReplayJobView>,
+    pub cancel_job: Option<JobView>,
 }
 
 /// Delete a destination
@@ -278,12 +277,12 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     let id = DestinationId::new(&id)?;
     served(&state, &id).await?;
-    let cancel = params.cancel_tasks.then(|| NewReplayJob {
+    let cancel = params.cancel_tasks.then(|| NewJob {
         region: state.rules.serving,
         action: JobAction::Cancel,
-        filter: ReplayFilter {
+        filter: JobFilter {
             destination: Some(id.clone()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         },
         requested_by: caller.name(),
         horizon: state.rules.horizon,
@@ -295,7 +294,7 @@ pub async fn delete(
     Ok(HttpResponse::Ok().json(DeletedView {
         destination: DestinationView::from(&deleted.destination),
         live_tasks: deleted.live_tasks,
-        cancel_job: deleted.cancel_job.as_ref().map(ReplayJobView::from),
+        cancel_job: deleted.cancel_job.as_ref().map(JobView::from),
     }))
 }
 

@@ -5,7 +5,7 @@
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Duration, Utc};
 use remit::domain::{hour_of, quoted, DestinationHour, DestinationId, InvalidInput};
-use remit::store::Destinations;
+use remit::store::{Destinations, Reports};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 

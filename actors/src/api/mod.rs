@@ -57,8 +57,7 @@ mod task_views;
 mod tasks;
 mod tokens;
 
-use remit::store::ReportReader;
-use remit::store::{Database, Upkeep};
+use remit::store::{Database, ReportReader, Upkeep};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -82,7 +81,7 @@ pub use destination_switch::DisableDestination;
 pub use destinations::{CreateDestination, DestinationView};
 pub use error::ApiError;
 pub use listings::TaskQuery;
-pub use replays::{CancelRequest, ReplayJobView, ReplayRequest};
+pub use replays::{CancelRequest, JobView, ReplayRequest};
 pub use secrets::{CheckedRotation, RotateSecret};
 pub use task_changes::RescheduleTask;
 pub use task_views::TaskFields;

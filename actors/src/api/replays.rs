@@ -1,13 +1,12 @@
 //! /v1/tasks/replay, /v1/tasks/cancel and /v1/replays/{id}: a bulk replay
 //! of every failed task of this region that matches a filter, or a bulk
 //! cancel of every task that has not ended, recorded as a job that the
-//! region's processes work to the end (`replay_jobs`), and its progress.
+//! region's processes work to the end (`runtime::jobs`), and its progress.
 
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use remit::domain::{DestinationId, InvalidInput, ReminderId, TenantId};
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter, ReplayJob};
-use remit::store::ReplayJobs;
+use remit::store::{Job, JobAction, JobFilter, Jobs, NewJob};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -59,7 +58,7 @@ pub(super) fn instant(field: &'static str, text: &str) -> Result<DateTime<Utc>, 
 
 impl ReplayRequest {
     /// The filter, every field checked; names the field at fault.
-    pub fn filter(&self) -> Result<ReplayFilter, InvalidInput> {
+    pub fn filter(&self) -> Result<JobFilter, InvalidInput> {
         let reason = match &self.reason {
             Some(r) if r.trim().is_empty() => {
                 return Err(InvalidInput::new("reason", "must not be blank when given"))
@@ -73,7 +72,7 @@ impl ReplayRequest {
             r => r.clone(),
         };
         checked(
-            ReplayFilter {
+            JobFilter {
                 reason,
                 ..fields(
                     &self.tenant_id,
@@ -114,7 +113,7 @@ pub struct CancelRequest {
 
 impl CancelRequest {
     /// The filter, every field checked; names the field at fault.
-    pub fn filter(&self) -> Result<ReplayFilter, InvalidInput> {
+    pub fn filter(&self) -> Result<JobFilter, InvalidInput> {
         checked(
             fields(
                 &self.tenant_id,
@@ -135,8 +134,8 @@ fn fields(
     destination: &Option<String>,
     from: &Option<String>,
     until: &Option<String>,
-) -> Result<ReplayFilter, InvalidInput> {
-    Ok(ReplayFilter {
+) -> Result<JobFilter, InvalidInput> {
+    Ok(JobFilter {
         tenant: tenant.as_deref().map(TenantId::new).transpose()?,
         reminder: reminder.as_deref().map(ReminderId::new).transpose()?,
         destination: destination.as_deref().map(DestinationId::new).transpose()?,
@@ -148,8 +147,8 @@ fn fields(
 
 /// Refuses a filter that names nothing (`none_given` says what to name),
 /// or a time range that is empty.
-fn checked(filter: ReplayFilter, none_given: &str) -> Result<ReplayFilter, InvalidInput> {
-    if filter == ReplayFilter::default() {
+fn checked(filter: JobFilter, none_given: &str) -> Result<JobFilter, InvalidInput> {
+    if filter == JobFilter::default() {
         return Err(InvalidInput::new("filter", none_given));
     }
     if let (Some(from), Some(until)) = (filter.from, filter.until) {
@@ -162,7 +161,7 @@ fn checked(filter: ReplayFilter, none_given: &str) -> Result<ReplayFilter, Inval
 
 /// A bulk job's filter as the API shows it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ReplayFilterView {
+pub struct JobFilterView {
     pub tenant_id: Option<String>,
     pub reminder_id: Option<String>,
     pub destination_id: Option<String>,
@@ -193,12 +192,12 @@ impl From<JobAction> for JobActionView {
 
 /// A bulk replay or cancel and its progress.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ReplayJobView {
+pub struct JobView {
     #[schema(format = Uuid)]
     pub id: String,
     pub region: String,
     pub action: JobActionView,
-    pub filter: ReplayFilterView,
+    pub filter: JobFilterView,
     /// `bootstrap`, `cli`, or the id of the API token that asked; a
     /// cancel's tasks are recorded as cancelled by it.
     pub requested_by: String,
@@ -218,15 +217,15 @@ pub struct ReplayJobView {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-impl From<&ReplayJob> for ReplayJobView {
-    fn from(job: &ReplayJob) -> Self {
+impl From<&Job> for JobView {
+    fn from(job: &Job) -> Self {
         let f = &job.filter;
         let replay = job.action == JobAction::Replay;
         Self {
             id: job.id.to_string(),
             region: job.region.to_string(),
             action: job.action.into(),
-            filter: ReplayFilterView {
+            filter: JobFilterView {
                 tenant_id: f.tenant.as_ref().map(ToString::to_string),
                 reminder_id: f.reminder.as_ref().map(ToString::to_string),
                 destination_id: f.destination.as_ref().map(ToString::to_string),
@@ -262,7 +261,7 @@ impl From<&ReplayJob> for ReplayJobView {
     tag = "tasks",
     request_body(content = ReplayRequest, content_type = "application/json"),
     responses(
-        (status = 202, description = "Recorded; the job as it starts", body = ReplayJobView),
+        (status = 202, description = "Recorded; the job as it starts", body = JobView),
         (status = 400, description = "The body is not the JSON this endpoint takes", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
@@ -292,11 +291,11 @@ async fn record(
     state: &ApiState,
     caller: &super::Caller,
     action: JobAction,
-    filter: ReplayFilter,
+    filter: JobFilter,
 ) -> Result<HttpResponse, ApiError> {
     let job = state
         .acting(caller)
-        .create_replay_job(NewReplayJob {
+        .create_job(NewJob {
             region: state.rules.serving,
             action,
             filter,
@@ -304,7 +303,7 @@ async fn record(
             horizon: state.rules.horizon,
         })
         .await?;
-    Ok(HttpResponse::Accepted().json(ReplayJobView::from(&job)))
+    Ok(HttpResponse::Accepted().json(JobView::from(&job)))
 }
 
 /// Cancel every task that matches
@@ -322,7 +321,7 @@ async fn record(
     tag = "tasks",
     request_body(content = CancelRequest, content_type = "application/json"),
     responses(
-        (status = 202, description = "Recorded; the job as it starts", body = ReplayJobView),
+        (status = 202, description = "Recorded; the job as it starts", body = JobView),
         (status = 400, description = "The body is not the JSON this endpoint takes (`reason` included: only a replay takes one)", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
@@ -347,7 +346,7 @@ pub async fn cancel(
     tag = "tasks",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     responses(
-        (status = 200, description = "The job, its action and how far it has got", body = ReplayJobView),
+        (status = 200, description = "The job, its action and how far it has got", body = JobView),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody,
             headers(("www-authenticate" = String, description = "`Bearer`"))),
         (status = 404, description = "No such job in this region, or an id that is not a UUID", body = ErrorBody),
@@ -366,9 +365,9 @@ pub async fn get(
         ))
     };
     let parsed = uuid::Uuid::parse_str(&id).map_err(|_| missing())?;
-    match state.store.replay_job(parsed).await? {
+    match state.store.job(parsed).await? {
         Some(job) if job.region == state.rules.serving => {
-            Ok(HttpResponse::Ok().json(ReplayJobView::from(&job)))
+            Ok(HttpResponse::Ok().json(JobView::from(&job)))
         }
         _ => Err(missing()),
     }

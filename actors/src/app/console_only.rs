@@ -80,7 +80,7 @@ impl ConsoleServer {
         let server = server.run();
         let handle = server.handle();
         actix_rt::spawn(server);
-        let replays = crate::replay_jobs::spawn(store, region, log.clone());
+        let replays = crate::runtime::jobs::spawn(store, region, log.clone());
         info!(log, "console listening"; "addr" => %addr, "region" => %region);
         Ok(Self {
             addr,

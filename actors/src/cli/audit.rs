@@ -1,7 +1,7 @@
 //! `remit audit`: the audit log of admin actions, newest first, with the
 //! filters of `GET /v1/audit`, as a table or as the API's JSON.
 
-use remit::store::Audit;
+use remit::store::Reports;
 use remit_actors::api::{AuditEntryView, AuditList, AuditQuery};
 use remit_actors::words;
 

@@ -3,8 +3,7 @@
 //! same checks as `PATCH` and `DELETE /v1/destinations/{id}`.
 
 use remit::domain::DestinationId;
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::Destinations;
+use remit::store::{Destinations, JobAction, JobFilter, NewJob};
 use remit_actors::api::{read_object, ChangeDestination, DeletedView, DestinationView};
 use remit_actors::app::AppError;
 use remit_actors::config::Config;
@@ -155,12 +154,12 @@ pub async fn delete(config: &Config, id: String, cancel_tasks: bool) -> Result<(
         .await?
         .ok_or_else(|| CliError::Usage(format!("no destination {id}")))?
         .region;
-    let cancel = cancel_tasks.then(|| NewReplayJob {
+    let cancel = cancel_tasks.then(|| NewJob {
         region,
         action: JobAction::Cancel,
-        filter: ReplayFilter {
+        filter: JobFilter {
             destination: Some(id.clone()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         },
         requested_by: "cli".into(),
         horizon: config.retry_policy().horizon,
@@ -172,7 +171,7 @@ pub async fn delete(config: &Config, id: String, cancel_tasks: bool) -> Result<(
         cancel_job: deleted
             .cancel_job
             .as_ref()
-            .map(remit_actors::api::ReplayJobView::from),
+            .map(remit_actors::api::JobView::from),
     };
     print_json(&serde_json::to_value(view).unwrap_or_default());
     Ok(())

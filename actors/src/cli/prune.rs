@@ -2,7 +2,7 @@
 //! attempts and payloads, the audit log's old entries, and old hours of
 //! destinations' health (`retention.stats_keep_days`), and says how many.
 
-use remit::store::{Audit, AuditScope, DestinationHours, Upkeep};
+use remit::store::{AuditScope, Upkeep};
 use remit_actors::config::Config;
 
 use super::{connect_without_payloads, region_flag, CliError};

@@ -4,13 +4,11 @@
 //! cancel, through the same functions.
 
 use remit::domain::{InvalidInput, Region};
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter, ReplayJob};
-use remit::store::Database;
-use remit::store::ReplayJobs;
+use remit::store::{Database, Job, JobAction, JobFilter, Jobs, NewJob};
 use remit_actors::api::{CancelRequest, ReplayRequest};
 use remit_actors::app::AppError;
 use remit_actors::config::Config;
-use remit_actors::replay_jobs::BATCH;
+use remit_actors::runtime::jobs::BATCH;
 use remit_actors::words::counted;
 
 use super::{connect_without_payloads, region_flag, CliError};
@@ -146,13 +144,13 @@ pub(super) async fn run_job(
     let job = match job {
         Some(id) => resume(&store, region, action, &id).await?,
         None => {
-            let filter: ReplayFilter = match action {
+            let filter: JobFilter = match action {
                 JobAction::Replay => request(&filters)?.filter(),
                 JobAction::Cancel => cancel_request(&filters)?.filter(),
             }
             .map_err(refused)?;
             let job = store
-                .create_replay_job(NewReplayJob {
+                .create_job(NewJob {
                     region,
                     action,
                     filter,
@@ -181,12 +179,12 @@ async fn resume(
     region: Region,
     action: JobAction,
     id: &str,
-) -> Result<ReplayJob, CliError> {
+) -> Result<Job, CliError> {
     let (called, _, _) = words(action);
     let missing = || CliError::Usage(format!("--job: no {called} with id {id:?}"));
     let parsed = uuid::Uuid::parse_str(id).map_err(|_| missing())?;
     let job = store
-        .replay_job(parsed)
+        .job(parsed)
         .await?
         .filter(|job| job.region == region)
         .ok_or_else(missing)?;
@@ -201,9 +199,9 @@ async fn resume(
 }
 
 /// Advances `job` to its end, a line on standard error per batch.
-async fn work(store: &Database, mut job: ReplayJob, did: &str) -> Result<ReplayJob, CliError> {
+async fn work(store: &Database, mut job: Job, did: &str) -> Result<Job, CliError> {
     while !job.finished() {
-        job = store.advance_replay_job(job.id, BATCH).await?;
+        job = store.advance_job(job.id, BATCH).await?;
         eprintln!("{did} {} so far", job.replayed);
     }
     Ok(job)

@@ -4,8 +4,10 @@
 //! `remit cancel --filter` cancels in bulk, as a job (`replay::run_job`).
 
 use remit::domain::{DestinationId, Region, ReminderId, Task, TaskId, TenantId};
-use remit::store::console::{JobAction, TaskFilter};
-use remit::store::{why_not_moved, Cancel, Changes, Database, Erase, Move, Reports, StoreError};
+use remit::store::console::TaskFilter;
+use remit::store::{
+    why_not_moved, Cancel, Changes, Database, Erase, JobAction, Move, Reports, StoreError,
+};
 use remit_actors::api::RescheduleTask;
 use remit_actors::app::AppError;
 use remit_actors::config::Config;

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use super::layout::{instant, Page, Section};
 use super::search::{time, Search};
 use super::{session, ConsoleError, ConsoleState};
+use remit::store::Reports;
 
 /// Entries on one page.
 const PAGE_SIZE: u32 = 50;

@@ -1,5 +1,5 @@
 //! A destination's page: its address, state and last error, and its
-//! health over the last week hour by hour (`DestinationHours`, as the
+//! health over the last week hour by hour (`Reports::destination_hours`, as the
 //! finish kept it): the week's attempts by class, and plots of attempts
 //! and failures, failures by class, send latency and first-try lateness.
 
@@ -7,7 +7,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use maud::html;
 use remit::domain::{hour_of, quoted, AttemptCounts, DestinationId};
-use remit::store::Destinations;
+use remit::store::{Destinations, Reports};
 
 use super::charts::{self, Week};
 use super::layout::{state_text, Page, Section};

@@ -8,6 +8,7 @@
 use maud::{html, Markup};
 
 use super::ConsoleState;
+use remit::store::Reports;
 
 pub(super) async fn note(state: &ConsoleState) -> Markup {
     if !state.replica {

@@ -1,5 +1,5 @@
 //! Bulk replay and bulk cancel from the console: the task search's
-//! filter, posted as a job (`Database::create_replay_job`, of either
+//! filter, posted as a job (`Database::create_job`, of either
 //! action) that the region's job runner works through batch by batch,
 //! durably, and the job's page, which refreshes itself until the job has
 //! finished. Only failed tasks are replayed; only tasks that have not
@@ -8,8 +8,7 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use remit::domain::{DestinationId, ReminderId, TenantId};
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter, ReplayJob};
-use remit::store::ReplayJobs;
+use remit::store::{Job, JobAction, JobFilter, Jobs, NewJob};
 use serde::Deserialize;
 use slog::info;
 
@@ -81,7 +80,7 @@ fn given(field: &Option<String>) -> Option<&str> {
 }
 
 impl BulkReplay {
-    fn filter(&self, action: JobAction) -> Result<ReplayFilter, ConsoleError> {
+    fn filter(&self, action: JobAction) -> Result<JobFilter, ConsoleError> {
         let reason = given(&self.reason).map(str::to_owned);
         if action == JobAction::Cancel && reason.is_some() {
             return Err(ConsoleError::bad(
@@ -98,7 +97,7 @@ impl BulkReplay {
                 "must be a failure reason such as max_attempts or http_410",
             ));
         }
-        let filter = ReplayFilter {
+        let filter = JobFilter {
             tenant: given(&self.tenant).map(TenantId::new).transpose()?,
             reminder: given(&self.reminder).map(ReminderId::new).transpose()?,
             destination: given(&self.destination)
@@ -111,7 +110,7 @@ impl BulkReplay {
         // As `POST /v1/tasks/replay` and `…/cancel`: a click must not
         // replay a whole region's failures, or cancel all its tasks, by
         // accident.
-        if filter == ReplayFilter::default() {
+        if filter == JobFilter::default() {
             return Err(ConsoleError::bad(
                 "filter",
                 "search by at least one of tenant, reminder, destination or time range first",
@@ -168,7 +167,7 @@ async fn record(
     }
     let job = state
         .acting(&viewer)
-        .create_replay_job(NewReplayJob {
+        .create_job(NewJob {
             region: state.region,
             action,
             filter,
@@ -200,7 +199,7 @@ pub async fn page(
     let id = uuid::Uuid::parse_str(&id).map_err(|_| missing())?;
     let job = state
         .store
-        .replay_job(id)
+        .job(id)
         .await?
         .filter(|job| job.region == state.region && visible(&viewer, job))
         .ok_or_else(missing)?;
@@ -250,7 +249,7 @@ pub async fn page(
 }
 
 /// A tenant-limited token sees only jobs limited to one of its tenants.
-fn visible(viewer: &Viewer, job: &ReplayJob) -> bool {
+fn visible(viewer: &Viewer, job: &Job) -> bool {
     !viewer.caller.tenant_limited()
         || job
             .filter
@@ -259,7 +258,7 @@ fn visible(viewer: &Viewer, job: &ReplayJob) -> bool {
             .is_some_and(|t| viewer.caller.sees_tenant(t))
 }
 
-fn describe(filter: &ReplayFilter) -> String {
+fn describe(filter: &JobFilter) -> String {
     let mut parts = Vec::new();
     if let Some(t) = &filter.tenant {
         parts.push(format!("tenant {t}"));

@@ -98,7 +98,7 @@ impl Egress {
         }
         match literal {
             Some(address) => self
-                .judge(address)
+                .check_address(address)
                 .map_err(|why| Refusal::Address { address, why }),
             None => Ok(()),
         }
@@ -130,7 +130,7 @@ impl Egress {
         let mut refused = None;
         let permitted: Vec<SocketAddr> = addresses
             .into_iter()
-            .filter(|a| match self.judge(a.ip()) {
+            .filter(|a| match self.check_address(a.ip()) {
                 Ok(()) => true,
                 Err(why) => {
                     refused.get_or_insert((a.ip(), why));
@@ -171,7 +171,7 @@ impl Egress {
 
     /// Refuses an address in a blocked range unless a listed network holds
     /// it.
-    fn judge(&self, ip: IpAddr) -> Result<(), Blocked> {
+    fn check_address(&self, ip: IpAddr) -> Result<(), Blocked> {
         if self.allow.allows_address(ip) {
             return Ok(());
         }

@@ -73,7 +73,7 @@ async fn a_name_resolving_to_a_refused_address_is_refused() {
         }
         other => panic!("{other:?}"),
     }
-    // Bracketed literals, as awc hands them over, are judged too.
+    // Bracketed literals, as awc hands them over, are checked too.
     assert!(matches!(
         strict.resolve("[::1]", 80).await,
         Err(ResolveError::Refused(Refusal::Host { .. }))

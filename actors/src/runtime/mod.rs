@@ -25,7 +25,8 @@
 //! - `throttle/`: a Throttle per destination and its token takes.
 //! - `send/`: the Senders and one delivery's way to its decision.
 //! - `finish/`: the Finisher, commits, hand-backs, retries.
-//! - `upkeep/`: the Reconciler, Pruner, Alerter and EventRelay.
+//! - `upkeep/`: the Reconciler, Pruner, Alerter and EventRelay, and the
+//!   bulk jobs.
 //! - `shared/`: what every actor shares: messages, capacity, batching,
 //!   restarts, failpoints, metrics, the wall clock.
 
@@ -44,6 +45,8 @@ pub use finish::finisher;
 pub use send::quotas;
 
 pub use throttle::buckets;
+
+pub use upkeep::jobs;
 
 pub use crate::events_destination::{
     events_destination_id, EVENTS_DESTINATION_PREFIX, EVENTS_TENANT,

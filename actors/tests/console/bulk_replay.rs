@@ -5,8 +5,7 @@
 use std::time::Duration;
 
 use remit::domain::{TaskId, TaskState};
-use remit::store::console::ReplayFilter;
-use remit::store::ReplayJobs;
+use remit::store::{JobFilter, Jobs};
 
 use crate::driver::{screenshot, wait_for, with_browser};
 use crate::pages::{self, assert_no_payload, attr, open};
@@ -101,13 +100,13 @@ async fn bulk_replay_by_tenant(backend: Backend) {
         .strip_prefix("/console/replays/")
         .and_then(|id| id.parse::<uuid::Uuid>().ok())
         .unwrap_or_else(|| panic!("{job_path} is not a replay job's page"));
-    let job = db.store.replay_job(job_id).await.unwrap().unwrap();
+    let job = db.store.job(job_id).await.unwrap().unwrap();
     assert_eq!(job.region, REGION);
     assert_eq!(
         job.filter,
-        ReplayFilter {
+        JobFilter {
             tenant: Some(remit::domain::TenantId::new("clinic-a").unwrap()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         }
     );
     assert_eq!((job.replayed, job.finished()), (3, true));

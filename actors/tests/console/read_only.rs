@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use remit::domain::TaskState;
-use remit::store::ReplayJobs;
+use remit::store::Jobs;
 
 use crate::driver::with_browser;
 use crate::pages::{self, action_forms, assert_no_payload, count, csrf, forged_post, open};
@@ -71,7 +71,7 @@ async fn read_only(backend: Backend) {
 
     let row = task_row(db, id).await;
     assert_eq!((row.state, row.attempt_count), (TaskState::Failed, 1));
-    let jobs = db.store.replay_jobs(REGION, false, 10).await.unwrap();
+    let jobs = db.store.jobs(REGION, false, 10).await.unwrap();
     assert!(jobs.is_empty(), "no bulk job was recorded: {jobs:?}");
     assert_eq!(receiver.requests_to("/hook").len(), 1);
 }

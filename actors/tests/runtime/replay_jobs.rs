@@ -2,11 +2,11 @@
 //! its replay job runner and worked to the end: every matching failed task
 //! is sent again and delivered, and nothing else is touched.
 
-use remit::store::{ReplayJobs, Schedule};
+use remit::store::{Jobs, Schedule};
 use std::time::Duration;
 
 use remit::domain::{Region, TaskState, TenantId};
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
+use remit::store::{JobAction, JobFilter, NewJob};
 
 use crate::support::{self, Backend, Receiver, Reply, TestDb};
 
@@ -40,13 +40,13 @@ async fn worked_to_the_end(backend: Backend) {
 
     let job = db
         .store
-        .create_replay_job(NewReplayJob {
+        .create_job(NewJob {
             region: Region::EU,
             action: JobAction::Replay,
-            filter: ReplayFilter {
+            filter: JobFilter {
                 destination: Some(crm.clone()),
                 tenant: Some(TenantId::new("clinic-1").unwrap()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
             requested_by: "cli".into(),
             horizon: chrono::Duration::hours(1),
@@ -62,7 +62,7 @@ async fn worked_to_the_end(backend: Backend) {
     .await;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let done = loop {
-        let now = db.store.replay_job(job.id).await.unwrap().unwrap();
+        let now = db.store.job(job.id).await.unwrap().unwrap();
         if now.finished() {
             break now;
         }

@@ -16,7 +16,7 @@ use std::future::Future;
 use chrono::Duration;
 
 use crate::domain::{DestinationEvent, Region};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 /// What one check looks for, and how it coalesces.
 #[derive(Debug, Clone, PartialEq, Eq)]

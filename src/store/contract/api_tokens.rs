@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 pub trait ApiTokens: Sync {
     /// Stores an API token (its hash, never the token), made at the

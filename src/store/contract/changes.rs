@@ -11,7 +11,7 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 
 use crate::domain::{DestinationId, Payload, Region, Task, TaskId, TenantId};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 pub trait Changes: Sync {
     /// Cancels a task that has not ended: one not in flight ends

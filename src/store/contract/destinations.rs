@@ -12,9 +12,9 @@ use crate::domain::{
     Destination, DestinationChange, DestinationId, NewDestination, Rotation, SendTarget,
     SigningSecret,
 };
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
-use crate::store::console::{NewReplayJob, ReplayJob};
+use crate::store::contract::{Job, NewJob};
 
 pub trait Destinations: Sync {
     /// Registers a destination; the same registration again is a no-op,
@@ -122,7 +122,7 @@ pub trait Destinations: Sync {
     fn delete_destination(
         &self,
         id: &DestinationId,
-        cancel: Option<NewReplayJob>,
+        cancel: Option<NewJob>,
     ) -> impl Future<Output = Result<Deleted, StoreError>> + Send;
 }
 
@@ -134,5 +134,5 @@ pub struct Deleted {
     /// Its live tasks when it was deleted.
     pub live_tasks: u64,
     /// The job cancelling them, when asked.
-    pub cancel_job: Option<ReplayJob>,
+    pub cancel_job: Option<Job>,
 }

@@ -3,7 +3,7 @@
 
 use crate::domain::InvalidInput;
 use crate::payload_crypto::PayloadCryptoError;
-use crate::store::ConnectFailure;
+use crate::store::postgres::ConnectFailure;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -80,7 +80,7 @@ pub enum StoreError {
     /// A connection pooler in front of PostgreSQL, or its settings, do
     /// not fit `database.pooler`.
     #[error(transparent)]
-    Pooler(crate::store::PoolerError),
+    Pooler(crate::store::postgres::PoolerError),
     #[error("could not open the database file")]
     Open(#[source] diesel::ConnectionError),
     /// The schema is not the one this build was made for.

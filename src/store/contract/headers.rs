@@ -5,7 +5,7 @@
 
 use crate::domain::{CustomHeader, HeaderValue};
 use crate::payload_crypto::{PayloadKey, SealedPayload};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 /// One header's row.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use chrono::Duration;
 
 use crate::domain::{AttemptRecord, ClaimedTask, DestinationId, FailureReason, Lease, Region};
 use crate::policy::Decision;
-use crate::store::{ClaimRequest, Finish, Finished, StoreError, TransitionOutcome};
+use crate::store::contract::{ClaimRequest, Finish, Finished, StoreError, TransitionOutcome};
 
 pub trait Leases: Sync {
     /// How long from the store's now until a claim of the region could next

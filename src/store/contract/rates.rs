@@ -5,7 +5,7 @@
 use std::future::Future;
 
 use crate::domain::DestinationId;
-use crate::store::{QuotaNote, RateGrant, RateRequest, StoreError};
+use crate::store::contract::{QuotaNote, RateGrant, RateRequest, StoreError};
 
 pub trait Rates: Sync {
     /// Takes up to `want` tokens from the destination's shared bucket; a

@@ -1,11 +1,17 @@
-//! `Reports`: what `remit status`, the runtime's gauges and the console
-//! read. Reads only, each in one snapshot; none takes a lock.
+//! `Reports`: what `remit status`, the runtime's gauges, the API and the
+//! console read: the status, task searches, destination summaries and
+//! hours, the audit log, and where the reads come from. Reads only, each
+//! in one snapshot; none takes a lock, so a replica may answer them all.
 
 use std::future::Future;
 
-use crate::domain::{Region, TaskId};
-use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
-use crate::store::{RegionCounts, RegionStatus, StatusReport, StoreError};
+use chrono::{DateTime, Utc};
+
+use crate::domain::{AuditFilter, AuditPage, DestinationHour, DestinationId, Region, TaskId};
+use crate::store::contract::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
+use crate::store::contract::{
+    ReadSource, RegionCounts, RegionStatus, Replication, StatusReport, StoreError, MAX_AUDIT_PAGE,
+};
 
 pub trait Reports: Sync {
     /// The status of one region, or of every region.
@@ -30,7 +36,7 @@ pub trait Reports: Sync {
 
     /// Up to `limit` tasks of `region` matching `filter`, newest first,
     /// starting below `before`; `limit` is held within
-    /// 1..=[`MAX_PAGE`](crate::store::console::MAX_PAGE).
+    /// 1..=[`MAX_PAGE`](crate::store::contract::console::MAX_PAGE).
     fn search_tasks(
         &self,
         region: Region,
@@ -38,7 +44,7 @@ pub trait Reports: Sync {
         before: Option<TaskId>,
         limit: u32,
     ) -> impl Future<Output = Result<TaskPage, StoreError>> + Send {
-        let limit = limit.clamp(1, crate::store::console::MAX_PAGE);
+        let limit = limit.clamp(1, crate::store::contract::console::MAX_PAGE);
         self.search_task_page(region, filter, before, limit)
     }
 
@@ -61,4 +67,53 @@ pub trait Reports: Sync {
     /// The region's last hour, minute by minute.
     fn activity(&self, region: Region)
         -> impl Future<Output = Result<Activity, StoreError>> + Send;
+
+    /// The hours of `id` that start at or after the hour holding `since`
+    /// and before `until`, oldest first: each destination's health over
+    /// time, one row per destination and hour, kept by the finish
+    /// (`Leases::finish_many` counts every attempt it applies into its
+    /// destination's hour in the same transaction; `domain::DestinationHour`
+    /// says what counts where). An hour with no counted attempt has no row
+    /// and is absent; so is every hour of a destination that does not
+    /// exist.
+    fn destination_hours(
+        &self,
+        id: &DestinationId,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<DestinationHour>, StoreError>> + Send;
+
+    /// The audit log's entries `filter` admits, newest first: up to
+    /// `limit` (held within 1..=[`MAX_AUDIT_PAGE`]) with an id below
+    /// `before` when given, and the cursor of the next page when there is
+    /// one.
+    fn audit_entries(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> impl Future<Output = Result<AuditPage, StoreError>> + Send {
+        self.audit_page(filter, before, limit.clamp(1, MAX_AUDIT_PAGE))
+    }
+
+    /// [`Reports::audit_entries`] with `limit` already within its bounds:
+    /// what each store reads.
+    fn audit_page(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> impl Future<Output = Result<AuditPage, StoreError>> + Send;
+
+    /// The server's replication: whether a commit waits for a standby.
+    /// `None` from a store that has no standby (SQLite, the model).
+    fn replication(&self) -> impl Future<Output = Result<Option<Replication>, StoreError>> + Send {
+        async { Ok(None) }
+    }
+
+    /// Whether this handle's server is a replica and how far behind it
+    /// is; `None` from a store that has no replica.
+    fn read_source(&self) -> impl Future<Output = Result<Option<ReadSource>, StoreError>> + Send {
+        async { Ok(None) }
+    }
 }

@@ -7,7 +7,7 @@ use std::future::Future;
 use chrono::Duration;
 
 use crate::domain::{Attempt, NewTask, Payload, Task, TaskId};
-use crate::store::{Replayed, Scheduled, StoreError};
+use crate::store::contract::{Replayed, Scheduled, StoreError};
 
 pub trait Schedule: Sync {
     /// Schedules one logical webhook; idempotent on (tenant, reminder). A

@@ -8,7 +8,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::payload_crypto::{PayloadKey, SealedPayload};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 /// A secret's value as a row holds it.
 #[derive(Clone, PartialEq, Eq)]

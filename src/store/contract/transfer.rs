@@ -11,12 +11,12 @@
 //! reclaimed like any other (never before its `not_before`); the importing
 //! store's fencing tokens are moved past every imported one, so a new lease
 //! always outranks an old one. Every record is checked against the
-//! schedule's invariants before anything is written (`rules::imports`).
+//! schedule's invariants before anything is written (`transfer_checks`).
 //! Importing the same export again changes nothing.
 
+use super::transfer_checks::{check_imported_destinations, check_imported_tasks};
 use super::transfer_records::{DestinationRecord, TaskRecord};
-use crate::store::rules::imports::{check_imported_destinations, check_imported_tasks};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 /// What an import did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

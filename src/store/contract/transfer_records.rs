@@ -1,12 +1,12 @@
 //! What an export carries and an import writes back: a destination and a
 //! task as records, below both the `Transfer` trait and the checks an
-//! import runs on them (`rules::imports`).
+//! import runs on them (`transfer_checks`).
 
 use chrono::{DateTime, Utc};
 
 use crate::domain::{Attempt, Destination, Task};
 use crate::payload_crypto::SealedPayload;
-use crate::store::{HeaderRecord, SecretRecord};
+use crate::store::contract::{HeaderRecord, SecretRecord};
 
 /// A destination as exported: what the API shows, plus what it keeps.
 #[derive(Clone, PartialEq)]

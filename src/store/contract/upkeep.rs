@@ -1,11 +1,14 @@
 //! `Upkeep`: what keeps a database in shape while nothing asks: the
-//! reconciliation checks, retention, the settling of disabled
+//! reconciliation checks, retention (of ended tasks, of destinations'
+//! hours and the failure log, of the audit log), the settling of disabled
 //! destinations' tasks past their horizon, and the liveness ping.
 
 use std::future::Future;
 
+use chrono::Duration;
+
 use crate::domain::{PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region};
-use crate::store::StoreError;
+use crate::store::contract::{AuditScope, StoreError};
 
 pub trait Upkeep: Sync {
     /// Runs the reconciliation checks (and, when asked, hands expired
@@ -40,5 +43,32 @@ pub trait Upkeep: Sync {
         &self,
         region: Region,
         limit: u32,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Deletes the destinations' hours that ended more than `older_than`
+    /// before the store's now (an hour starting at `h` goes once
+    /// `h + 1 hour` is older), of the region's destinations or of every
+    /// region's, and those of destinations that no longer exist. Answers
+    /// how many it deleted. A store that keeps an hour in several rows
+    /// (PostgreSQL's slots) folds each hour that has ended into one first.
+    /// The failure log the reports read (`task_failures`) is kept as long:
+    /// its entries older than `older_than` go too (and are not counted in
+    /// the answer).
+    fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Deletes the audit log's entries of `scope` written longer ago than
+    /// `older_than` (on the store's clock), at most `batch_size` per
+    /// transaction, until a batch comes back short; answers how many went.
+    /// The only way an entry leaves the log, and it leaves one of its own
+    /// (`audit.prune`, as this handle acts) when it took any.
+    fn prune_audit(
+        &self,
+        scope: AuditScope,
+        older_than: Duration,
+        batch_size: u32,
     ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }

@@ -1,5 +1,5 @@
-//! The audit log on `Database`: who a handle acts as, and the `Audit`
-//! trait passed to the backend.
+//! The audit log on `Database`: who a handle acts as. Its reads and prunes
+//! are `Reports` and `Upkeep` calls, passed to the backend with the rest.
 
 use super::Database;
 use crate::domain::Actor;

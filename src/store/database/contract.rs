@@ -10,16 +10,15 @@ use crate::domain::{
     TokenHash, TokenId,
 };
 use crate::payload_crypto::PayloadKey;
-use crate::store::console::{
-    Activity, DestinationSummary, NewReplayJob, ReplayJob, TaskFilter, TaskPage,
+use crate::store::contract::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
+use crate::store::contract::{
+    AlertCheck, Alerts, AlertsChecked, ApiTokens, AuditScope, Cancel, Changes, ClaimRequest,
+    Deleted, DestinationRecord, Destinations, Erase, ErasedTenant, Finish, Finished, Imported,
+    Jobs, Keys, Leases, Move, QuotaNote, RateGrant, RateRequest, Rates, ReadSource, RegionCounts,
+    RegionStatus, Replayed, Replication, Reports, Reschedule, Schedule, Scheduled, StatusReport,
+    StoreError, TaskRecord, Transfer, TransitionOutcome, Upkeep,
 };
-use crate::store::{
-    AlertCheck, Alerts, AlertsChecked, ApiTokens, Audit, Cancel, Changes, ClaimRequest, Deleted,
-    DestinationHours, DestinationRecord, Destinations, Erase, ErasedTenant, Finish, Finished,
-    Imported, KeyCount, Keys, Leases, Move, QuotaNote, RateGrant, RateRequest, Rates, RegionCounts,
-    RegionStatus, Rekeyed, ReplayJobs, Replayed, Reports, Reschedule, Schedule, Scheduled,
-    StatusReport, StoreError, TaskRecord, Transfer, TransitionOutcome, Upkeep,
-};
+use crate::store::contract::{Job, KeyCount, NewJob, Rekeyed};
 use chrono::{DateTime, Duration, Utc};
 
 impl Schedule for Database {
@@ -106,7 +105,7 @@ impl Destinations for Database {
     async fn delete_destination(
         &self,
         id: &DestinationId,
-        cancel: Option<NewReplayJob>,
+        cancel: Option<NewJob>,
     ) -> Result<Deleted, StoreError> {
         on_store!(self, s => s.delete_destination(id, cancel).await)
     }
@@ -214,6 +213,23 @@ impl Upkeep for Database {
     ) -> Result<u64, StoreError> {
         on_store!(self, s => s.fail_disabled_past_horizon(region, limit).await)
     }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => Upkeep::prune_destination_hours(s, region, older_than).await)
+    }
+
+    async fn prune_audit(
+        &self,
+        scope: AuditScope,
+        older_than: Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        on_store!(self, s => Upkeep::prune_audit(s, scope, older_than, batch_size).await)
+    }
 }
 
 impl Alerts for Database {
@@ -302,71 +318,54 @@ impl Reports for Database {
     async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
         on_store!(self, s => Reports::activity(s, region).await)
     }
-}
 
-impl Audit for Database {
-    async fn audit_page(
-        &self,
-        filter: &AuditFilter,
-        before: Option<i64>,
-        limit: u32,
-    ) -> Result<AuditPage, StoreError> {
-        on_store!(self, s => s.audit_page(filter, before, limit).await)
-    }
-
-    async fn prune_audit(
-        &self,
-        scope: crate::store::AuditScope,
-        older_than: Duration,
-        batch_size: u32,
-    ) -> Result<u64, StoreError> {
-        on_store!(self, s => s.prune_audit(scope, older_than, batch_size).await)
-    }
-}
-
-impl DestinationHours for Database {
     async fn destination_hours(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<DestinationHour>, StoreError> {
-        on_store!(self, s => DestinationHours::destination_hours(s, id, since, until).await)
+        on_store!(self, s => Reports::destination_hours(s, id, since, until).await)
     }
 
-    async fn prune_destination_hours(
+    async fn audit_page(
         &self,
-        region: Option<Region>,
-        older_than: Duration,
-    ) -> Result<u64, StoreError> {
-        on_store!(self, s => DestinationHours::prune_destination_hours(s, region, older_than).await)
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<AuditPage, StoreError> {
+        on_store!(self, s => Reports::audit_page(s, filter, before, limit).await)
+    }
+
+    async fn replication(&self) -> Result<Option<Replication>, StoreError> {
+        on_store!(self, s => Reports::replication(s).await)
+    }
+
+    async fn read_source(&self) -> Result<Option<ReadSource>, StoreError> {
+        on_store!(self, s => Reports::read_source(s).await)
     }
 }
 
-impl ReplayJobs for Database {
-    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
-        on_store!(self, s => ReplayJobs::create_replay_job(s, new).await)
+impl Jobs for Database {
+    async fn create_job(&self, new: NewJob) -> Result<Job, StoreError> {
+        on_store!(self, s => Jobs::create_job(s, new).await)
     }
 
-    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
-        on_store!(self, s => ReplayJobs::replay_job(s, id).await)
+    async fn job(&self, id: uuid::Uuid) -> Result<Option<Job>, StoreError> {
+        on_store!(self, s => Jobs::job(s, id).await)
     }
 
-    async fn replay_jobs(
+    async fn jobs(
         &self,
         region: Region,
         unfinished_only: bool,
         limit: u32,
-    ) -> Result<Vec<ReplayJob>, StoreError> {
-        on_store!(self, s => ReplayJobs::replay_jobs(s, region, unfinished_only, limit).await)
+    ) -> Result<Vec<Job>, StoreError> {
+        on_store!(self, s => Jobs::jobs(s, region, unfinished_only, limit).await)
     }
 
-    async fn advance_replay_job(
-        &self,
-        id: uuid::Uuid,
-        batch: u32,
-    ) -> Result<ReplayJob, StoreError> {
-        on_store!(self, s => ReplayJobs::advance_replay_job(s, id, batch).await)
+    async fn advance_job(&self, id: uuid::Uuid, batch: u32) -> Result<Job, StoreError> {
+        on_store!(self, s => Jobs::advance_job(s, id, batch).await)
     }
 }
 

@@ -26,12 +26,11 @@ pub use notify::Wakeups;
 pub use report_reader::ReportReader;
 pub use sandbox::{create_schema, drop_schema, Sandbox};
 
+use super::postgres;
 use super::sqlite::{self, SqliteStore};
-use super::{
-    postgres, Clock, DatabaseUrl, LockPatience, LockWait, PgConfig, PgStore, Pooler, StoreError,
-    StoreStats,
-};
 use crate::payload_crypto::PayloadKey;
+use crate::store::contract::{Clock, DatabaseUrl, LockPatience, LockWait, StoreError, StoreStats};
+use crate::store::postgres::{PgConfig, PgStore, Pooler};
 
 /// The URL remit uses when none is configured: a SQLite file in the
 /// working directory.

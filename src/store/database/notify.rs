@@ -16,8 +16,9 @@
 //! claimers poll, and a sender reads the destination's row before each
 //! request.
 
+use crate::store::contract::{StoreError, Wakeup};
+use crate::store::database::Database;
 use crate::store::postgres::Listener;
-use crate::store::{Database, StoreError, Wakeup};
 
 /// Where wake-ups come from: a dedicated connection that LISTENs on every
 /// channel, the embedded store's in-process broadcast, or nowhere.
@@ -42,7 +43,10 @@ impl Wakeups {
     pub async fn connect(store: &Database) -> Result<Self, StoreError> {
         let source = match store {
             Database::Postgres(pg) => match pg.listen_connector() {
-                Some(connector) => Source::Listen(Listener::connect(connector, pg).await?),
+                Some(connector) => {
+                    let mut prober = pg.conn().await?;
+                    Source::Listen(Listener::connect(connector, &mut prober).await?)
+                }
                 None => Source::Polling,
             },
             Database::Sqlite(lite) => Source::InProcess(lite.subscribe()),

@@ -1,18 +1,17 @@
 //! [`ReportReader`]: the handle the reports read through, on the replica
 //! `database.read_url` names or on the primary itself. It answers
-//! [`Reports`] and the other reads the API and the console make (an audit
-//! page, a destination's hours, where it reads from), and nothing that
-//! writes, so no report can write, wherever the handle points.
+//! [`Reports`] and nothing that writes, so no report can write, wherever
+//! the handle points.
 
 use chrono::{DateTime, Utc};
 
 use super::Database;
 use crate::domain::{AuditFilter, AuditPage, DestinationHour, DestinationId, Region, TaskId};
-use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
-use crate::store::{
-    Audit, DestinationHours, Pooler, ReadSource, RegionCounts, RegionStatus, Reports, StatusReport,
-    StoreError,
+use crate::store::contract::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
+use crate::store::contract::{
+    ReadSource, RegionCounts, RegionStatus, Replication, Reports, StatusReport, StoreError,
 };
+use crate::store::postgres::Pooler;
 
 /// A database handle that only reads reports.
 #[derive(Debug, Clone)]
@@ -43,31 +42,6 @@ impl ReportReader {
     /// What its connect found worth a warning.
     pub fn warnings(&self) -> &[String] {
         self.database.warnings()
-    }
-
-    /// A page of the audit log ([`Audit::audit_entries`]).
-    pub async fn audit_entries(
-        &self,
-        filter: &AuditFilter,
-        before: Option<i64>,
-        limit: u32,
-    ) -> Result<AuditPage, StoreError> {
-        self.database.audit_entries(filter, before, limit).await
-    }
-
-    /// A destination's hours ([`DestinationHours::destination_hours`]).
-    pub async fn destination_hours(
-        &self,
-        id: &DestinationId,
-        since: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> Result<Vec<DestinationHour>, StoreError> {
-        self.database.destination_hours(id, since, until).await
-    }
-
-    /// Whether it reads a replica, and how far behind that is.
-    pub async fn read_source(&self) -> Result<Option<ReadSource>, StoreError> {
-        self.database.read_source().await
     }
 }
 
@@ -105,5 +79,31 @@ impl Reports for ReportReader {
 
     async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
         self.database.activity(region).await
+    }
+
+    async fn destination_hours(
+        &self,
+        id: &DestinationId,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DestinationHour>, StoreError> {
+        self.database.destination_hours(id, since, until).await
+    }
+
+    async fn audit_page(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<AuditPage, StoreError> {
+        self.database.audit_page(filter, before, limit).await
+    }
+
+    async fn replication(&self) -> Result<Option<Replication>, StoreError> {
+        self.database.replication().await
+    }
+
+    async fn read_source(&self) -> Result<Option<ReadSource>, StoreError> {
+        self.database.read_source().await
     }
 }

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use diesel_async::RunQueryDsl;
 
-use crate::store::{DatabaseUrl, PgConnector, StoreError};
+use crate::store::contract::{DatabaseUrl, StoreError};
+use crate::store::postgres::PgConnector;
 
 /// How long a schema's creation or removal waits for a new connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

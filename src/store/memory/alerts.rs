@@ -19,8 +19,8 @@ use super::failure_log::LoggedFailure;
 use super::state::State;
 use super::MemStore;
 use crate::domain::{Destination, DestinationEvent, Region, Task, TaskId, TaskState};
+use crate::store::contract::{AlertCheck, Alerts, AlertsChecked, StoreError};
 use crate::store::rules::alerts::{self, FailedTask, Found, Kept};
-use crate::store::{AlertCheck, Alerts, AlertsChecked, StoreError};
 
 impl State {
     /// Records every move into `failed` not recorded yet, to announce and

@@ -4,9 +4,9 @@ use chrono::SubsecRound;
 
 use super::MemStore;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::contract::{ApiTokens, StoreError};
 use crate::store::rules::audit_entries;
 use crate::store::rules::token_rows::token_conflict;
-use crate::store::{ApiTokens, StoreError};
 
 impl MemStore {
     pub(super) fn add_token(&self, new: NewApiToken) -> Result<ApiToken, StoreError> {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, SubsecRound, Utc};
 use super::state::State;
 use super::MemStore;
 use crate::domain::{Actor, AuditEntry, AuditFilter, AuditPage, NewAuditEntry};
-use crate::store::{Audit, StoreError};
+use crate::store::contract::StoreError;
 
 impl State {
     /// Appends `entry` as `actor` did it at `now`.
@@ -43,8 +43,8 @@ impl MemStore {
     }
 }
 
-impl Audit for MemStore {
-    async fn audit_page(
+impl MemStore {
+    pub(in crate::store) async fn read_audit_page(
         &self,
         filter: &AuditFilter,
         before: Option<i64>,
@@ -62,9 +62,9 @@ impl Audit for MemStore {
         Ok(AuditPage::of(rows, limit))
     }
 
-    async fn prune_audit(
+    pub(in crate::store) async fn prune_audit_log(
         &self,
-        scope: crate::store::AuditScope,
+        scope: crate::store::contract::AuditScope,
         older_than: Duration,
         _batch_size: u32,
     ) -> Result<u64, StoreError> {

@@ -4,9 +4,9 @@
 
 use super::{MemStore, State};
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TenantId};
+use crate::store::contract::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
 use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
 use crate::store::rules::{audit_entries, requests};
-use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
 
 impl State {
     /// Erases the payload of the task at `i` (its sealed bytes dropped) and

@@ -8,8 +8,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{MemStore, State};
 use crate::domain::{ClaimedTask, DestinationId, Region, Task, TaskState, TenantId};
+use crate::store::contract::ClaimRequest;
 use crate::store::rules::claim_turn::{self, Lookups, Row};
-use crate::store::{rules::lifecycle, rules::next_due, rules::ordering, ClaimRequest};
+use crate::store::{rules::lifecycle, rules::next_due, rules::ordering};
 
 impl MemStore {
     pub(super) fn claim_now(&self, request: &ClaimRequest) -> Vec<ClaimedTask> {

@@ -4,11 +4,9 @@
 
 use super::MemStore;
 use crate::domain::{AuditAction, Destination, DestinationEvent, DestinationId, EventKind, Region};
+use crate::store::contract::{AutoDisabled, Finish, Finished, StoreError};
 use crate::store::rules::audit_entries::destination_changed;
-use crate::store::rules::health;
-use crate::store::rules::lapsed;
-use crate::store::AutoDisabled;
-use crate::store::{Finish, Finished, StoreError};
+use crate::store::rules::{health, lapsed};
 
 impl MemStore {
     /// Counts an applied finish toward its destination's failure streak,

@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::{MemStore, StoreError};
 use crate::domain::{hour_of, DestinationHour, DestinationId, PruneRequest, Region};
-use crate::store::{DestinationHours, Finish};
+use crate::store::contract::Finish;
 
 /// Each destination's hours, by destination and the hour's start.
 pub(super) type Hours = BTreeMap<(DestinationId, DateTime<Utc>), DestinationHour>;
@@ -38,8 +38,8 @@ impl MemStore {
     }
 }
 
-impl DestinationHours for MemStore {
-    async fn destination_hours(
+impl MemStore {
+    pub(in crate::store) async fn read_destination_hours(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
@@ -55,7 +55,7 @@ impl DestinationHours for MemStore {
             .collect())
     }
 
-    async fn prune_destination_hours(
+    pub(in crate::store) async fn prune_hours(
         &self,
         region: Option<Region>,
         older_than: Duration,

@@ -10,13 +10,12 @@ use crate::domain::{
     AuditAction, Destination, DestinationChange, DestinationId, NewDestination, Rotation,
     SendTarget, SigningSecret,
 };
-use crate::store::console::{check_new_job, NewReplayJob};
+use crate::store::contract::{check_new_job, Deleted, Destinations, NewJob, StoreError};
 use crate::store::rules::audit_entries::{destination_changed, secret_rotated};
 use crate::store::rules::destination_change::{
     live_refusal, plan, revived_elsewhere, revived_while_cancelling, DELETED_REASON,
 };
 use crate::store::rules::{audit_entries, requests};
-use crate::store::{Deleted, Destinations, StoreError};
 use chrono::{DateTime, Duration, Utc};
 
 impl MemStore {
@@ -116,7 +115,7 @@ impl Destinations for MemStore {
     async fn delete_destination(
         &self,
         id: &DestinationId,
-        cancel: Option<NewReplayJob>,
+        cancel: Option<NewJob>,
     ) -> Result<Deleted, StoreError> {
         let now = self.now();
         let mut state = self.state.lock();

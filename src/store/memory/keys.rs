@@ -7,10 +7,11 @@
 use super::MemStore;
 use crate::domain::DestinationId;
 use crate::payload_crypto::{hex, PayloadKey, SealedPayload};
-use crate::store::contract::may_record;
+use crate::store::contract::{
+    may_record, HeaderRecord, KeyCount, Keys, Rekeyed, StoreError, StoredValue,
+};
 use crate::store::rules::audit_entries;
 use crate::store::rules::rekey::merge_counts;
-use crate::store::{HeaderRecord, KeyCount, Keys, Rekeyed, StoreError, StoredValue};
 
 impl super::state::State {
     /// Records `fingerprint` as one this store's payloads are sealed with,

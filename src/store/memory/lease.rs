@@ -4,7 +4,8 @@ use chrono::Duration;
 
 use super::MemStore;
 use crate::domain::Lease;
-use crate::store::{rules::lifecycle, TransitionOutcome};
+use crate::store::contract::TransitionOutcome;
+use crate::store::rules::lifecycle;
 
 impl MemStore {
     pub(super) fn release_now(&self, lease: &Lease, after: Option<Duration>) -> TransitionOutcome {

@@ -3,10 +3,11 @@
 
 use super::super::rules::lifecycle;
 use super::super::rules::lifecycle::EndAttempt;
-use super::super::{ClaimRequest, Finish, Finished, StoreError, TransitionOutcome};
 use super::MemStore;
 use crate::domain::{AttemptRecord, ClaimedTask, FailureReason, Lease, Region};
-use crate::store::{Destinations, Leases, Schedule};
+use crate::store::contract::{
+    ClaimRequest, Destinations, Finish, Finished, Leases, Schedule, StoreError, TransitionOutcome,
+};
 use chrono::Duration;
 
 impl Leases for MemStore {

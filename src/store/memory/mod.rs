@@ -12,9 +12,12 @@
 //! - Each trait of the contract in the file named like its contract
 //!   file, each by the rules every store applies (`store::rules`):
 //!   `schedule`, `leases`, `destinations`, `rates`, `api_tokens`,
-//!   `upkeep`, `alerts`, `changes`, `reports`, `audit`,
-//!   `destination_hours`, `replay_jobs`, `transfer`, `keys`.
+//!   `upkeep`, `alerts`, `changes`, `reports`, `jobs`, `transfer`,
+//!   `keys`.
 //! - What those call, a file per group: `claim`; `lease` (hand back);
+//!   `console` (the console's reads); `audit` (the audit log: entries,
+//!   pages, retention); `destination_hours` (each destination's hours:
+//!   counted, read, pruned);
 //!   `rate` (token takes); `destinations` also registers and rotates;
 //!   `destination_health` (the failure streak and the disable it may
 //!   tip), `secrets`; `changes` (an operator's cancel, reschedule, erase and
@@ -28,17 +31,18 @@ mod api_tokens;
 mod audit;
 mod changes;
 mod claim;
+mod console;
 mod destination_health;
 mod destination_hours;
 mod destinations;
 mod failure_log;
+mod jobs;
 mod keys;
 mod lease;
 mod leases;
 mod rate;
 mod rates;
 mod reconcile;
-mod replay_jobs;
 mod reports;
 mod retention;
 mod schedule;
@@ -55,10 +59,11 @@ use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
 
 use super::rules::lifecycle::EndAttempt;
-use super::{rules::requests, Clock, StoreError, TransitionOutcome};
+use super::rules::requests;
 use crate::domain::{Actor, Lease, Task};
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
+use crate::store::contract::{Clock, StoreError, TransitionOutcome};
 
 /// The in-memory model store. Clones share state.
 #[derive(Debug, Clone)]

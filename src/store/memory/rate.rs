@@ -3,8 +3,9 @@
 
 use super::MemStore;
 use crate::domain::DestinationId;
+use crate::store::contract::{QuotaNote, RateGrant, StoreError};
 use crate::store::rules::bucket::{self, Bucket};
-use crate::store::{rules::quota, QuotaNote, RateGrant, StoreError};
+use crate::store::rules::quota;
 
 impl MemStore {
     pub(super) fn take_now(

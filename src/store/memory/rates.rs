@@ -1,8 +1,7 @@
 //! `Rates` on the model: token takes and learned quotas (`rate`).
 
-use super::super::{QuotaNote, RateGrant, RateRequest, StoreError};
 use super::MemStore;
-use crate::store::Rates;
+use crate::store::contract::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
 
 impl Rates for MemStore {
     async fn take_tokens_many(

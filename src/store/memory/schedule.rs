@@ -3,11 +3,10 @@
 
 use super::super::rules::audit_entries::task_changed;
 use super::super::rules::lifecycle;
-use super::super::{Replayed, Scheduled, StoreError};
 use super::MemStore;
 use super::*;
 use crate::domain::{Attempt, AuditAction, NewTask, Payload, Task, TaskId};
-use crate::store::Schedule;
+use crate::store::contract::{Replayed, Schedule, Scheduled, StoreError};
 use chrono::Duration;
 
 impl MemStore {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::state::{DestinationRecord, State};
 use crate::domain::{Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
-use crate::store::{SecretRecord, StoreError, StoredValue};
+use crate::store::contract::{SecretRecord, StoreError, StoredValue};
 
 impl State {
     /// A fresh secret id; ids come from a counter, so a seeded run is

@@ -10,10 +10,9 @@ use crate::domain::{
     DestinationHealth, DestinationId, Lease, NewDestination, Task, TaskId, TokenHash,
 };
 use crate::payload_crypto::SealedPayload;
-use crate::store::console::ReplayJob;
+use crate::store::contract::{HeaderRecord, Job, SecretRecord, StoreError, TransitionOutcome};
 use crate::store::rules::lifecycle::{self, EndAttempt};
 use crate::store::rules::quota::LearnedRow;
-use crate::store::{HeaderRecord, SecretRecord, StoreError, TransitionOutcome};
 
 #[derive(Debug, Clone)]
 pub(super) struct DestinationRecord {
@@ -98,8 +97,8 @@ pub(super) struct State {
     pub(super) api_tokens: Vec<(TokenHash, ApiToken)>,
     pub(super) next_secret_id: u128,
     /// Bulk replays, in the order they were made.
-    pub(super) replay_jobs: Vec<ReplayJob>,
-    pub(super) next_replay_job_id: u128,
+    pub(super) jobs: Vec<Job>,
+    pub(super) next_job_id: u128,
     /// The fingerprints of the keys recorded as ones its payloads and
     /// secrets are sealed with, in the order they were recorded.
     pub(super) payload_keys: Vec<Vec<u8>>,

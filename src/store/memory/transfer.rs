@@ -1,5 +1,5 @@
 //! Export and import in the model (see `transfer`), with the databases'
-//! rules: each import is checked whole first (`rules::imports`), a record
+//! rules: each import is checked whole first (`contract/transfer_checks`), a record
 //! already there is a repeat or a `Conflict`, the keys that sealed what
 //! comes in are recorded, and the fencing tokens move past the imported
 //! ones.
@@ -7,11 +7,13 @@
 use super::state::{DestinationRecord as Held, State};
 use super::MemStore;
 use crate::domain::{Destination, Task, TaskId};
+use crate::store::contract::{
+    DestinationRecord, Imported, StoreError, StoredValue, TaskRecord, Transfer,
+};
 use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
-use crate::store::{DestinationRecord, Imported, StoreError, StoredValue, TaskRecord, Transfer};
 
 impl State {
     /// True when the task is here already; a `Conflict` when its (tenant,

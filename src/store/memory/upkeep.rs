@@ -1,10 +1,10 @@
 //! `Upkeep` on the model: reconciliation, retention, the settling of
 //! disabled destinations' tasks, and the ping.
 
-use super::super::StoreError;
 use super::MemStore;
 use crate::domain::{PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region};
-use crate::store::Upkeep;
+use crate::store::contract::{AuditScope, StoreError, Upkeep};
+use chrono::Duration;
 
 impl Upkeep for MemStore {
     async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
@@ -25,5 +25,22 @@ impl Upkeep for MemStore {
         limit: u32,
     ) -> Result<u64, StoreError> {
         self.fail_disabled(region, limit)
+    }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        self.prune_hours(region, older_than).await
+    }
+
+    async fn prune_audit(
+        &self,
+        scope: AuditScope,
+        older_than: Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        self.prune_audit_log(scope, older_than, batch_size).await
     }
 }

@@ -6,11 +6,12 @@ use diesel::sql_types::{Array, Bytea, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
-use super::{audit, PgStore, StoreError};
+use super::audit;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::contract::{ApiTokens, StoreError};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries;
 use crate::store::rules::token_rows::{token_conflict, TokenColumns};
-use crate::store::ApiTokens;
 
 const COLUMNS: &str = "id, name, scope, tenants, created_at, expires_at, revoked_at";
 

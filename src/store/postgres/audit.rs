@@ -7,11 +7,11 @@ use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use super::{PgStore, StoreError};
 use crate::domain::{AuditFilter, AuditPage, NewAuditEntry};
+use crate::store::contract::{AuditScope, StoreError};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries;
 use crate::store::rules::audit_rows::{json_text, AuditColumns};
-use crate::store::{Audit, AuditScope};
 
 /// $1 the store's now (NULL: the transaction's), $2 actor kind, $3 actor
 /// id, $4 actor name, $5 action, $6 target kind, $7 target id, $8 region,
@@ -168,24 +168,4 @@ pub(super) async fn prune(
         record(store, &mut conn, entry).await?;
     }
     Ok(deleted)
-}
-
-impl Audit for PgStore {
-    async fn audit_page(
-        &self,
-        filter: &AuditFilter,
-        before: Option<i64>,
-        limit: u32,
-    ) -> Result<AuditPage, StoreError> {
-        self::entries(self, filter, before, limit).await
-    }
-
-    async fn prune_audit(
-        &self,
-        scope: crate::store::AuditScope,
-        older_than: chrono::Duration,
-        batch_size: u32,
-    ) -> Result<u64, StoreError> {
-        self::prune(self, scope, older_than, batch_size).await
-    }
 }

@@ -11,18 +11,19 @@ use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
+use super::audit;
 use super::connection::notify::{DUE_WORK_CHANNEL, TASK_CHANGED_CHANNEL};
 use super::store_now::now;
 use super::tables::enums::StateColumn;
 use super::tables::rows::TaskRow;
 use super::tables::schema::{attempts, payloads, tasks};
-use super::{audit, PgStore, StoreError};
 use crate::domain::{
     Attempt, AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId,
 };
+use crate::store::contract::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
-use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule};
 
 /// The row, locked until the transaction ends; `None` when there is none.
 pub(super) async fn locked(

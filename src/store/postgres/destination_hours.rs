@@ -83,12 +83,12 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::tables::rows::corrupt;
-use super::{PgStore, StoreError};
 use crate::domain::{
     hour_of, AttemptCounts, DestinationHour, DestinationId, Histogram, PruneRequest, Region,
     HISTOGRAM_BUCKETS,
 };
-use crate::store::DestinationHours;
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 /// $1 the destination, $2 the first hour, $3 the end (exclusive): one
 /// range of the primary key, every slot of each hour.
@@ -270,8 +270,8 @@ impl PgStore {
     }
 }
 
-impl DestinationHours for PgStore {
-    async fn destination_hours(
+impl PgStore {
+    pub(in crate::store) async fn read_destination_hours(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
@@ -295,7 +295,7 @@ impl DestinationHours for PgStore {
         Ok(hours)
     }
 
-    async fn prune_destination_hours(
+    pub(in crate::store) async fn prune_hours(
         &self,
         region: Option<Region>,
         older_than: Duration,

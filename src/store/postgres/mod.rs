@@ -21,47 +21,20 @@
 //!     in place, one transaction under an advisory lock), `reports/`,
 //!     `keys/`;
 //!   - `api_tokens`, `changes` (an operator's cancel, reschedule, erase
-//!     and retry-now), `audit` (an admin action's entry, written in its
-//!     transaction; pages; retention), `destination_hours` (each
-//!     destination's health by the hour; `finish_many` writes it),
-//!     `replay_jobs`, `transfer`, with their statements in place.
+//!     and retry-now), `jobs`, `transfer`, with their statements in
+//!     place.
+//! - What several of those call: `audit` (an admin action's entry,
+//!   written in its transaction; the pages `reports/` reads; the
+//!   retention `upkeep/` keeps), `destination_hours` (each destination's
+//!   health by the hour: `finish_many` counts it, `reports/` reads it,
+//!   `upkeep/` prunes it); `shared_sql`: the SQL fragments several
+//!   statements share.
 //! - `hot_path_sql`: the hot statements' text named for the test that
 //!   plans them.
 
-/// What a replay writes on a failed row (`t`), beside a `clock` CTE: the
-/// one-task replay and the bulk replay's batches share it, so they follow
-/// the same rule. `$horizon` is the parameter holding the fresh horizon in
-/// milliseconds.
-macro_rules! replay_set {
-    ($horizon:literal) => {
-        concat!(
-            "SET state = 'pending',
-    available_at = GREATEST(clock.now, t.not_before),
-    retry_horizon_at = GREATEST(clock.now, t.not_before) + ",
-            $horizon,
-            " * interval '1 millisecond',
-    attempts_before_replay = t.attempt_count,
-    failure_reason = NULL,
-    finalized_at = NULL,
-    updated_at = clock.now"
-        )
-    };
-}
-
-/// The task behind each end row `e` of `task_ends`, as `t` (the columns the
-/// reports read): one probe by primary key per end row, and only while the
-/// end row is its task's latest (a replayed task that ended again has a
-/// newer one). OFFSET 0 keeps the planner from making it a join, which over
-/// a long window it would answer by reading all of `tasks`.
-macro_rules! ended_task {
-    () => {
-        " CROSS JOIN LATERAL (
-    SELECT t.state, t.failure_reason, t.destination_id, t.not_before, t.delivered_at,
-           t.finalized_at
-    FROM tasks t WHERE t.id = e.task_id AND t.finalized_at = e.finalized_at
-    OFFSET 0) t"
-    };
-}
+// First, so that the statements after it may use its fragments.
+#[macro_use]
+mod shared_sql;
 
 mod api_tokens;
 pub(in crate::store) mod audit;
@@ -73,10 +46,10 @@ mod destination_hours;
 mod alerts;
 mod destinations;
 pub mod hot_path_sql;
+mod jobs;
 mod keys;
 mod leases;
 mod rates;
-mod replay_jobs;
 mod reports;
 mod schedule;
 mod store;
@@ -86,8 +59,7 @@ mod upkeep;
 
 pub use alerts::alerts_sql;
 
-pub use reports::console_sql;
-pub use reports::status_sql;
+pub use reports::{console_sql, status_sql};
 
 pub(super) use connection::migrate;
 
@@ -97,10 +69,3 @@ pub(super) use connection::notify::Listener;
 pub use connection::pooler::Pooler;
 pub use connection::tls::{SslMode, TlsSettingsError};
 pub use store::{PgConfig, PgStore};
-
-// The store's shared names, as the files here name them (`super::…`).
-use super::{
-    rules::lifecycle, rules::requests, rules::schema_version, ClaimRequest, Clock, DatabaseUrl,
-    Finish, Finished, RateGrant, RateRequest, Replayed, Scheduled, StoreError, StoreStats,
-    TransitionOutcome,
-};

@@ -11,10 +11,13 @@ use std::time::Duration as StdDuration;
 use diesel_async::pooled_connection::bb8::{Pool, PooledConnection};
 use diesel_async::AsyncPgConnection;
 
-use super::{connection::schema_check, Clock, PgConnector, Pooler, StoreError, StoreStats};
+use super::connection::schema_check;
 use crate::domain::Actor;
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
+use crate::store::contract::{Clock, StoreError, StoreStats};
+use crate::store::postgres::connection::connect::PgConnector;
+use crate::store::postgres::connection::pooler::Pooler;
 
 mod read_replica;
 

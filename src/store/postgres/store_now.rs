@@ -6,7 +6,8 @@ use diesel::sql_types::{Nullable, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use super::{PgStore, StoreError};
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 #[derive(QueryableByName)]
 struct Now {

@@ -7,13 +7,16 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use super::tables::enums::{OutcomeColumn, StateColumn};
 use super::tables::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::tables::schema::{attempts, destinations, payloads, tasks};
-use super::{audit, destinations::headers, destinations::secrets, PgStore, StoreError};
+use super::{audit, destinations::headers, destinations::secrets};
 use crate::domain::{Attempt, Task, TaskId};
+use crate::store::contract::{
+    DestinationRecord, HeaderRecord, Imported, StoreError, TaskRecord, Transfer,
+};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
-use crate::store::{DestinationRecord, HeaderRecord, Imported, TaskRecord, Transfer};
 
 pub(in crate::store) async fn destinations(
     store: &PgStore,

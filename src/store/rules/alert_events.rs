@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::domain::{Destination, DestinationEvent, DestinationId, EventKind};
 use crate::policy::{self, DisableRule, Streak};
-use crate::store::{AlertCheck, StoreError};
+use crate::store::contract::{AlertCheck, StoreError};
 
 use super::columns::corrupt;
 use super::health::rule_for;

@@ -41,7 +41,7 @@ use crate::domain::{
     Destination, DestinationEvent, DestinationId, EventKind, Region, Task, TaskId,
 };
 use crate::policy::{self, DisableRule};
-use crate::store::{AlertCheck, AlertsChecked};
+use crate::store::contract::{AlertCheck, AlertsChecked};
 
 use super::alert_events::{coalesced, instant, streak_events};
 pub(in crate::store) use super::alert_events::{DestinationAlerts, Held};

@@ -12,8 +12,7 @@ use crate::domain::{
     ApiToken, AuditAction, AuditTarget, Destination, DestinationId, HeaderValue, NewAuditEntry,
     Region, SigningSecret, TargetKind, Task, TenantId,
 };
-use crate::store::console::ReplayJob;
-use crate::store::{ErasedTenant, Imported};
+use crate::store::contract::{ErasedTenant, Imported, Job};
 
 /// An instant as the API writes it: RFC 3339 in UTC, with `Z`.
 fn time(at: DateTime<Utc>) -> String {
@@ -162,8 +161,8 @@ pub fn tenant_erased(tenant: &TenantId, round: ErasedTenant) -> NewAuditEntry {
 }
 
 /// A bulk replay or cancel recorded.
-pub fn job_created(job: &ReplayJob) -> NewAuditEntry {
-    use crate::store::console::JobAction;
+pub fn job_created(job: &Job) -> NewAuditEntry {
+    use crate::store::contract::JobAction;
     let action = match job.action {
         JobAction::Replay => AuditAction::ReplayJobCreate,
         JobAction::Cancel => AuditAction::CancelJobCreate,
@@ -216,7 +215,7 @@ pub fn keys_forgotten(newest: &str, forgotten: &[String]) -> NewAuditEntry {
 /// A prune of the audit log that took `deleted` entries of `scope`, those
 /// written before `cutoff`.
 pub fn audit_pruned(
-    scope: crate::store::AuditScope,
+    scope: crate::store::contract::AuditScope,
     cutoff: chrono::DateTime<chrono::Utc>,
     deleted: u64,
 ) -> NewAuditEntry {
@@ -226,7 +225,7 @@ pub fn audit_pruned(
     )
     .after(json!({"deleted": deleted, "before": cutoff.to_rfc3339()}));
     match scope {
-        crate::store::AuditScope::Region(r) => entry.region(r),
+        crate::store::contract::AuditScope::Region(r) => entry.region(r),
         _ => entry,
     }
 }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::columns::{corrupt, region};
 use crate::domain::{Actor, AuditAction, AuditEntry, AuditTarget, TargetKind};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 pub(in crate::store) struct AuditColumns {
     pub id: i64,

@@ -26,7 +26,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::store::RateGrant;
+use crate::store::contract::RateGrant;
 
 /// A destination's shared token bucket as stored: `None` until first used,
 /// which means full.

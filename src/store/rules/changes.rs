@@ -95,8 +95,11 @@ pub(in crate::store) enum MoveStep {
 }
 
 /// The answer of a reschedule that left the row as it was, if it did.
-pub(in crate::store) fn not_moved(step: MoveStep, task: &Task) -> Option<crate::store::Move> {
-    use crate::store::Move;
+pub(in crate::store) fn not_moved(
+    step: MoveStep,
+    task: &Task,
+) -> Option<crate::store::contract::Move> {
+    use crate::store::contract::Move;
     match step {
         MoveStep::Refused => Some(Move::Refused(task.clone())),
         MoveStep::Ended => Some(Move::Ended(task.clone())),

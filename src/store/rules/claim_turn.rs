@@ -1,6 +1,6 @@
 //! Which rows a claim takes, written once for the stores that choose in
 //! code (the in-memory model and SQLite); PostgreSQL's claim statement
-//! (`postgres/claim.sql`) makes the same choice in SQL.
+//! (`postgres/leases/claim.sql`) makes the same choice in SQL.
 //!
 //! A claim takes a turn over the region's destinations, starting after the
 //! one the previous claim ended at and wrapping round, and stops at the
@@ -18,7 +18,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::{DestinationId, TenantId};
-use crate::store::ClaimRequest;
+use crate::store::contract::ClaimRequest;
 
 /// One claimable row as the choice sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

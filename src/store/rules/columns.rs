@@ -3,7 +3,7 @@
 //! text), and the error for a column that holds what no build wrote.
 
 use crate::domain::{AttemptOutcome, Region, TaskState};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 pub(crate) fn state_label(state: TaskState) -> &'static str {
     state.as_str()

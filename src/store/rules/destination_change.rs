@@ -14,7 +14,7 @@ use crate::domain::{
     DisableOverrides, InvalidInput, NewDestination,
 };
 use crate::payload_crypto::PayloadKey;
-use crate::store::{HeaderRecord, StoreError};
+use crate::store::contract::{HeaderRecord, StoreError};
 
 /// The destination's columns after a change.
 #[derive(Debug, Clone)]

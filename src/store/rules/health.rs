@@ -1,6 +1,6 @@
 //! What an ended attempt does to its destination's row, written once for
 //! the model and SQLite (PostgreSQL says the same in its finish statement,
-//! `postgres/finish_many`): a failure grows the streak, records its error
+//! `postgres/leases/finish_many`): a failure grows the streak, records its error
 //! and when it happened, and may disable the destination; a success ends a
 //! streak and clears the last error (the destination has recovered); a
 //! success with neither writes nothing.

@@ -4,7 +4,9 @@
 //! past every imported one. The same answers from every backend.
 
 use crate::domain::{Destination, Task};
-use crate::store::{DestinationRecord, SecretRecord, StoreError, StoredValue, TaskRecord};
+use crate::store::contract::{
+    DestinationRecord, SecretRecord, StoreError, StoredValue, TaskRecord,
+};
 
 /// The highest fencing token a record carries (its task's lease and its
 /// attempts'), or `above` when that is higher: the importing store moves

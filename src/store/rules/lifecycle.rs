@@ -17,7 +17,7 @@ use crate::domain::{
     NewTask, Task, TaskId, TaskState,
 };
 use crate::policy::{Decision, Transition};
-use crate::store::TransitionOutcome;
+use crate::store::contract::TransitionOutcome;
 
 /// The longest delay a store honours: PostgreSQL's statements clamp to it
 /// so `now() + delay` cannot overflow, and the others clamp the same way.

@@ -19,15 +19,17 @@
 //! - `destination_change`: what an operator's change of a destination
 //!   writes (settings, thresholds, URL, header rows);
 //! - `requests`: what a destination or task must be before any store
-//!   writes it, and what makes a repeat a conflict; `imports`: the same
-//!   for an imported record; `import_conflicts`: what an import meets in
+//!   writes it, and what makes a repeat a conflict (an imported record's
+//!   checks are the contract's, `contract/transfer_checks`);
+//!   `import_conflicts`: what an import meets in
 //!   the store (a repeat or a conflict, the fencing tokens to move past);
 //! - `alerts`: the alert check's rule (what it announces, how it
 //!   coalesces, where its cursors move); `alert_events`: the events it
 //!   writes, and what waits for a window;
 //! - `audit_entries`: the audit entry each admin action writes, with the
 //!   settings before and after (never a secret's value); `audit_rows`: an
-//!   entry's columns as every store reads them back;
+//!   entry's columns as every store reads them back; `job_rows`: a
+//!   job's likewise;
 //! - `findings`: what reconciliation reports;
 //! - `rekey`: re-sealing under the newest payload key, in batches;
 //! - `columns`: how every store writes states and outcomes, and the error
@@ -49,7 +51,7 @@ pub(in crate::store) mod findings;
 pub(in crate::store) mod finish_failpoint;
 pub(in crate::store) mod health;
 pub(in crate::store) mod import_conflicts;
-pub(in crate::store) mod imports;
+pub(in crate::store) mod job_rows;
 pub(in crate::store) mod lapsed;
 pub(in crate::store) mod lifecycle;
 pub(in crate::store) mod next_due;
@@ -61,7 +63,3 @@ pub(in crate::store) mod schema_version;
 pub(in crate::store) mod token_rows;
 
 pub use finish_failpoint::{CRASH_EXIT_CODE, IN_FINISH_FAILPOINT};
-pub use imports::{
-    check_imported_destination, check_imported_task, ImportCheck, MAX_IMPORTED_LEASE_TOKEN,
-};
-pub use rekey::{KeyCount, Rekeyed};

@@ -1,6 +1,6 @@
 //! Order where a receiver needs it, written once for the stores that
 //! choose in code (the model and SQLite); PostgreSQL's claim statement
-//! (`postgres/claim.sql`) makes the same choice in SQL.
+//! (`postgres/leases/claim.sql`) makes the same choice in SQL.
 //!
 //! Tasks of one destination with the same `ordering_key` form a line,
 //! ordered by `not_before`, then by id (ids are time-ordered, so the order

@@ -26,8 +26,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::store::contract::QuotaNote;
 use crate::store::rules::bucket::{Learned, Renewal};
-use crate::store::QuotaNote;
 
 /// A destination's learned quota as its row keeps it: what paces the
 /// bucket, the limit the receiver named, when it was learned, and the

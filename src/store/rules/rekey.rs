@@ -7,26 +7,7 @@
 //! nothing is sealed under any more.
 
 use crate::payload_crypto::hex;
-
-/// How many rows are sealed under one key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyCount {
-    /// The key's fingerprint, as people read it.
-    pub fingerprint: String,
-    pub payloads: i64,
-    pub secrets: i64,
-}
-
-/// What one batch re-sealed, and where the next starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rekeyed {
-    pub payloads: u64,
-    pub secrets: u64,
-    /// The last payload the batch looked at: the next batch starts after
-    /// it. `None` when no payload under an older key was left after the
-    /// cursor.
-    pub next: Option<uuid::Uuid>,
-}
+use crate::store::contract::KeyCount;
 
 /// Counts by fingerprint from the two tables' groupings: every key that
 /// holds something, sorted by fingerprint.

@@ -8,7 +8,7 @@ use crate::domain::{
     quoted, Destination, InvalidInput, NewDestination, NewTask, Payload, PruneRequest, Region,
     Task, MAX_PAYLOAD_BYTES,
 };
-use crate::store::{Reschedule, Scheduled, StoreError};
+use crate::store::contract::{Reschedule, Scheduled, StoreError};
 
 /// Checks what can be checked without the database, and normalises the
 /// deadline to the microseconds PostgreSQL keeps, so repeats compare equal.

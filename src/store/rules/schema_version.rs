@@ -6,7 +6,7 @@
 
 use diesel::migration::MigrationSource;
 
-use crate::store::{SchemaMismatch, StoreError};
+use crate::store::contract::{SchemaMismatch, StoreError};
 
 /// Compares the applied migrations with the binary's. A newer schema
 /// passes with `allow_newer` (a rollback onto a schema whose new parts

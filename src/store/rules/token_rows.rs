@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::{ApiToken, TenantId, TokenId};
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 /// A stored token's columns, before they are checked.
 pub(in crate::store) struct TokenColumns {

@@ -19,11 +19,11 @@ use crate::domain::{
     Destination, DestinationEvent, DestinationId, EventKind, Region, Task, TaskId,
 };
 use crate::policy::DisableRule;
+use crate::store::contract::{AlertCheck, Alerts, AlertsChecked, StoreError};
 use crate::store::rules::alerts::{
     self, DestinationAlerts, FailedTask, Found, Held, Kept, LateScan, Plan, Window,
 };
 use crate::store::rules::columns::corrupt;
-use crate::store::{AlertCheck, Alerts, AlertsChecked, StoreError};
 
 impl SqliteStore {
     pub(super) async fn check_alerts_on_file(

@@ -10,10 +10,10 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{instant, micros};
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
+use crate::store::contract::{ApiTokens, StoreError};
 use crate::store::rules::audit_entries;
 use crate::store::rules::columns::corrupt;
 use crate::store::rules::token_rows::{token_conflict, TokenColumns};
-use crate::store::{ApiTokens, StoreError};
 
 const COLUMNS: &str = "id, name, scope, tenants, created_at, expires_at, revoked_at";
 

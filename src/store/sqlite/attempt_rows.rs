@@ -7,8 +7,8 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{instant, maybe, micros, status_column, uuid};
 use crate::domain::{Attempt, AttemptRecord, TaskId};
+use crate::store::contract::StoreError;
 use crate::store::rules::columns::{corrupt, outcome_from_label, outcome_label};
-use crate::store::StoreError;
 
 pub(super) fn insert_attempt(conn: &mut SqliteConnection, a: &Attempt) -> Result<(), StoreError> {
     let o = &a.observed;

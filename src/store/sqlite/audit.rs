@@ -13,9 +13,9 @@ use super::{Ctx, SqliteStore};
 use crate::domain::{
     AuditAction, AuditFilter, AuditPage, Destination, DestinationId, NewAuditEntry,
 };
+use crate::store::contract::{AuditScope, StoreError};
 use crate::store::rules::audit_entries::{self, destination_changed};
 use crate::store::rules::audit_rows::{json_text, AuditColumns};
-use crate::store::{Audit, AuditScope, StoreError};
 
 /// Writes `entry` as the operation's actor, at its now, on `conn`: call it
 /// inside the transaction of the action it records, so the two commit or
@@ -104,8 +104,8 @@ const ENTRIES_SQL: &str = "SELECT id, at, actor_kind, actor_id, actor_name, acti
       AND (?7 IS NULL OR at < ?7) \
     ORDER BY id DESC LIMIT ?8";
 
-impl Audit for SqliteStore {
-    async fn audit_page(
+impl SqliteStore {
+    pub(in crate::store) async fn read_audit_page(
         &self,
         filter: &AuditFilter,
         before: Option<i64>,
@@ -147,7 +147,7 @@ impl Audit for SqliteStore {
         .await
     }
 
-    async fn prune_audit(
+    pub(in crate::store) async fn prune_audit_log(
         &self,
         scope: AuditScope,
         older_than: Duration,

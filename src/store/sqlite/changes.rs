@@ -13,9 +13,11 @@ use diesel::RunQueryDsl;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use super::{attempt_rows, audit, payload_rows, Ctx, SqliteStore};
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId};
+use crate::store::contract::{
+    Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError, Wakeup,
+};
 use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
 use crate::store::rules::{audit_entries, requests};
-use crate::store::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError, Wakeup};
 
 impl SqliteStore {
     /// Empties the WAL after an erasure, when no other process reads from

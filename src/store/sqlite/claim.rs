@@ -11,15 +11,15 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
-use super::attempt_rows;
-use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
+use super::{attempt_rows, payload_rows};
 use super::{next_token, Ctx};
 use crate::domain::{ClaimedTask, DestinationId, Payload, Task, TenantId};
 use crate::payload_crypto::PayloadKey;
+use crate::store::contract::{ClaimRequest, StoreError};
 use crate::store::rules::claim_turn::{self, Lookups, Row};
+use crate::store::rules::lifecycle;
 use crate::store::rules::ordering::SQL_MAY_GO as MAY_GO;
-use crate::store::{rules::lifecycle, ClaimRequest, StoreError};
 
 pub(super) fn claim_due(
     conn: &mut SqliteConnection,

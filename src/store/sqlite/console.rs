@@ -13,10 +13,10 @@ use super::rows::{
 };
 use super::SqliteStore;
 use crate::domain::{Region, TaskId};
-use crate::store::console::{
+use crate::store::contract::console::{
     empty_hour, page, Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage,
 };
-use crate::store::{Latency, StoreError};
+use crate::store::contract::{Latency, StoreError};
 
 enum Param {
     Text(String),

@@ -10,15 +10,14 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::micros;
-use super::{audit, destination_rows, headers, replay_jobs};
+use super::{audit, destination_rows, headers, jobs};
 use crate::domain::{
     AuditAction, Destination, DestinationChange, DestinationId, DestinationSettings,
     DisableOverrides,
 };
-use crate::store::console::{check_new_job, NewReplayJob};
+use crate::store::contract::{check_new_job, Deleted, NewJob, StoreError};
 use crate::store::rules::audit_entries::{self, destination_changed};
 use crate::store::rules::destination_change::{live_refusal, plan, tombstone, DELETED_REASON};
-use crate::store::{Deleted, StoreError};
 
 pub(super) fn update(
     conn: &mut SqliteConnection,
@@ -76,7 +75,7 @@ pub(super) fn delete(
     conn: &mut SqliteConnection,
     ctx: &super::Ctx,
     id: &DestinationId,
-    cancel: Option<NewReplayJob>,
+    cancel: Option<NewJob>,
 ) -> Result<Deleted, StoreError> {
     let now = ctx.now;
     let destination =
@@ -109,7 +108,7 @@ pub(super) fn delete(
     let entry = destination_changed(AuditAction::DestinationDelete, Some(&destination), &after);
     audit::record(conn, ctx, entry)?;
     let cancel_job = cancel
-        .map(|job| replay_jobs::record_job(conn, &job, now))
+        .map(|job| jobs::record_job(conn, &job, now))
         .transpose()?;
     if let Some(job) = &cancel_job {
         audit::record(conn, ctx, audit_entries::job_created(job))?;

@@ -17,7 +17,6 @@ use crate::domain::{
     hour_of, AttemptCounts, DestinationHour, DestinationId, Histogram, PruneRequest, Region,
 };
 use crate::store::rules::columns::corrupt;
-use crate::store::DestinationHours;
 
 const COLUMNS: &str = "hour, succeeded, transport, timeout, client_error, rate_limited, \
                        server_error, other_status, latency, lateness";
@@ -128,8 +127,8 @@ pub(super) fn count(
     Ok(())
 }
 
-impl DestinationHours for SqliteStore {
-    async fn destination_hours(
+impl SqliteStore {
+    pub(in crate::store) async fn read_destination_hours(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
@@ -150,7 +149,7 @@ impl DestinationHours for SqliteStore {
         .await
     }
 
-    async fn prune_destination_hours(
+    pub(in crate::store) async fn prune_hours(
         &self,
         region: Option<Region>,
         older_than: Duration,

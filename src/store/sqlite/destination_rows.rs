@@ -14,10 +14,10 @@ use crate::domain::{
     NewDestination, SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
+use crate::store::contract::StoreError;
 use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
-use crate::store::rules::lifecycle;
-use crate::store::{rules::requests, StoreError};
+use crate::store::rules::{lifecycle, requests};
 
 /// Registers the destination (a repeat changes nothing, other settings
 /// are a conflict) and writes the audit entry.

@@ -7,8 +7,7 @@ use crate::domain::{
     AuditAction, Destination, DestinationChange, DestinationId, NewDestination, Rotation,
     SendTarget, SigningSecret,
 };
-use crate::store::console::NewReplayJob;
-use crate::store::{Deleted, Destinations, StoreError, Wakeup};
+use crate::store::contract::{Deleted, Destinations, NewJob, StoreError, Wakeup};
 use chrono::{DateTime, Duration, Utc};
 
 impl Destinations for SqliteStore {
@@ -32,7 +31,7 @@ impl Destinations for SqliteStore {
     async fn delete_destination(
         &self,
         id: &DestinationId,
-        cancel: Option<NewReplayJob>,
+        cancel: Option<NewJob>,
     ) -> Result<Deleted, StoreError> {
         let deleted = self
             .run(true, {

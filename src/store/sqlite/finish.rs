@@ -17,10 +17,12 @@ use crate::domain::{
     FailureReason, Lease, Task, TaskId,
 };
 use crate::policy::DisableRule;
+use crate::store::contract::{
+    AutoDisabled, Finish, Finished, Replayed, StoreError, TransitionOutcome,
+};
 use crate::store::rules::columns::outcome_label;
 use crate::store::rules::health;
 use crate::store::rules::lifecycle::{self, EndAttempt};
-use crate::store::{AutoDisabled, Finish, Finished, Replayed, StoreError, TransitionOutcome};
 
 /// Which end a single transition asks for (owned, to cross to the
 /// database thread).
@@ -224,9 +226,11 @@ pub(super) fn attempts(
 /// docs/failpoints.md): a crash here must roll the finish back.
 fn in_finish() -> Result<(), StoreError> {
     #[cfg(feature = "failpoints")]
-    fail::fail_point!(crate::store::IN_FINISH_FAILPOINT, |arg: Option<String>| {
+    fail::fail_point!(crate::store::rules::IN_FINISH_FAILPOINT, |arg: Option<
+        String,
+    >| {
         if arg.as_deref() == Some("exit") {
-            std::process::exit(crate::store::CRASH_EXIT_CODE);
+            std::process::exit(crate::store::rules::CRASH_EXIT_CODE);
         }
         Err(StoreError::Query(
             diesel::result::Error::RollbackTransaction,

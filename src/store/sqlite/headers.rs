@@ -8,7 +8,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use crate::domain::CustomHeader;
 use crate::payload_crypto::{PayloadKey, SealedPayload};
-use crate::store::{HeaderRecord, StoreError, StoredHeader};
+use crate::store::contract::{HeaderRecord, StoreError, StoredHeader};
 
 #[derive(QueryableByName)]
 struct HeaderRow {

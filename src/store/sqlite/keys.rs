@@ -3,7 +3,7 @@
 
 use super::SqliteStore;
 use crate::payload_crypto::PayloadKey;
-use crate::store::{KeyCount, Keys, Rekeyed, StoreError};
+use crate::store::contract::{KeyCount, Keys, Rekeyed, StoreError};
 
 impl Keys for SqliteStore {
     fn payload_key(&self) -> &PayloadKey {

@@ -4,7 +4,7 @@
 
 use super::{claim, finish, next_due, SqliteStore};
 use crate::domain::{AttemptRecord, ClaimedTask, DestinationId, FailureReason, Lease, Region};
-use crate::store::{
+use crate::store::contract::{
     ClaimRequest, Finish, Finished, Leases, StoreError, StoreStats, TransitionOutcome, Wakeup,
 };
 use chrono::Duration;

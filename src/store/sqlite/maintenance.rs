@@ -13,7 +13,8 @@ use diesel::RunQueryDsl;
 use super::attempt_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
 use crate::domain::{ReconcileReport, ReconcileRequest, Region, Task};
-use crate::store::{rules::findings, rules::lapsed, StoreError};
+use crate::store::contract::StoreError;
+use crate::store::{rules::findings, rules::lapsed};
 
 pub(super) fn reconcile(
     conn: &mut SqliteConnection,

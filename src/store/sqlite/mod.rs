@@ -20,8 +20,8 @@
 //! - Each trait of the contract in the file named like its contract
 //!   file, each call one transaction on the connection's thread:
 //!   `schedule`, `leases`, `destinations`, `rates`, `api_tokens`,
-//!   `upkeep`, `alerts`, `changes`, `reports`, `audit`,
-//!   `destination_hours`, `replay_jobs`, `transfer`, `keys`.
+//!   `upkeep`, `alerts`, `changes`, `reports`, `jobs`, `transfer`,
+//!   `keys`.
 //! - `rows`: the tables as rows (instants are INTEGER microseconds);
 //!   `attempt_rows` and `payload_rows`: the attempt log's and the
 //!   payloads' rows.
@@ -31,7 +31,9 @@
 //!   `destination_changes` (an operator's change, a deletion), `headers`
 //!   (custom header rows), `secrets`, `refusals` (destinations an address
 //!   policy refuses); `maintenance` (reconciliation and retention).
-//! - `status` and `console`: the reports' reads.
+//! - `status` and `console`: the reports' reads; `audit`: the audit log
+//!   (entries written, pages, retention); `destination_hours`: each
+//!   destination's hours (counted, read, pruned).
 //! - `payload_keys`: the keys the payloads are sealed with; `rekey`:
 //!   re-sealing under the newest.
 
@@ -49,6 +51,7 @@ mod destination_rows;
 mod destinations;
 mod finish;
 mod headers;
+mod jobs;
 mod keys;
 mod leases;
 mod maintenance;
@@ -59,7 +62,6 @@ mod rate;
 mod rates;
 mod refusals;
 mod rekey;
-mod replay_jobs;
 mod reports;
 mod rows;
 mod schedule;
@@ -78,10 +80,10 @@ use parking_lot::Mutex;
 
 pub(super) use connection::{check_schema, migrate};
 
-use super::{Clock, StoreError, StoreStats, Wakeup};
 use crate::domain::Actor;
 use crate::payload_crypto::PayloadKey;
 use crate::policy::DisableRule;
+use crate::store::contract::{Clock, StoreError, StoreStats, Wakeup};
 
 /// The SQLite store. Cheap to clone: clones share the connection.
 #[derive(Clone)]

@@ -13,8 +13,8 @@ use diesel::RunQueryDsl;
 use super::rows::{instant, micros};
 use super::Ctx;
 use crate::domain::Region;
+use crate::store::contract::StoreError;
 use crate::store::rules::next_due::{self, Upcoming};
-use crate::store::StoreError;
 
 #[derive(diesel::QueryableByName)]
 struct Row {

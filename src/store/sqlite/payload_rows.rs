@@ -8,7 +8,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::micros;
 use crate::payload_crypto::SealedPayload;
-use crate::store::StoreError;
+use crate::store::contract::StoreError;
 
 #[derive(QueryableByName)]
 pub(super) struct PayloadRow {

@@ -9,9 +9,10 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{maybe, micros};
+use crate::store::contract::{QuotaNote, RateGrant, RateRequest, StoreError};
 use crate::store::rules::bucket::{self, Bucket, Learned, Renewal};
 use crate::store::rules::columns::corrupt;
-use crate::store::{rules::quota, QuotaNote, RateGrant, RateRequest, StoreError};
+use crate::store::rules::quota;
 
 /// The columns a take reads.
 #[derive(QueryableByName)]

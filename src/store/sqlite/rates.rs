@@ -1,7 +1,7 @@
 //! `Rates` on SQLite: token takes and learned quotas (`rate`).
 
 use super::{rate, SqliteStore};
-use crate::store::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
+use crate::store::contract::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
 
 impl Rates for SqliteStore {
     async fn take_tokens_many(

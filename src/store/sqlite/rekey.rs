@@ -7,9 +7,9 @@ use diesel::{QueryableByName, RunQueryDsl};
 
 use super::{audit, SqliteStore, StoreError};
 use crate::payload_crypto::{hex, PayloadKey, SealedPayload};
+use crate::store::contract::{HeaderRecord, KeyCount, Rekeyed, StoredHeader};
 use crate::store::rules::audit_entries;
-use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
-use crate::store::{HeaderRecord, StoredHeader};
+use crate::store::rules::rekey::merge_counts;
 
 #[derive(QueryableByName)]
 struct Count {

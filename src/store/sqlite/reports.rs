@@ -1,9 +1,10 @@
 //! `Reports` on SQLite: each call into `status` or `console`.
 
 use super::SqliteStore;
-use crate::domain::{Region, TaskId};
-use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
-use crate::store::{RegionCounts, RegionStatus, Reports, StatusReport, StoreError};
+use crate::domain::{AuditFilter, AuditPage, DestinationHour, DestinationId, Region, TaskId};
+use crate::store::contract::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
+use crate::store::contract::{RegionCounts, RegionStatus, Reports, StatusReport, StoreError};
+use chrono::{DateTime, Utc};
 
 impl Reports for SqliteStore {
     async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
@@ -37,5 +38,23 @@ impl Reports for SqliteStore {
 
     async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
         SqliteStore::activity(self, region).await
+    }
+
+    async fn destination_hours(
+        &self,
+        id: &DestinationId,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DestinationHour>, StoreError> {
+        self.read_destination_hours(id, since, until).await
+    }
+
+    async fn audit_page(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<AuditPage, StoreError> {
+        self.read_audit_page(filter, before, limit).await
     }
 }

@@ -12,10 +12,10 @@ use crate::domain::{
     Cancellation, Destination, DestinationHealth, DestinationId, DisableOverrides, OrderingKey,
     ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
+use crate::store::contract::StoreError;
 use crate::store::rules::columns::{
     corrupt, count, destination_settings, region, state_from_label, status,
 };
-use crate::store::StoreError;
 
 /// A status as stored: clamped as PostgreSQL's SMALLINT column clamps it,
 /// so every row written can be read back.

@@ -9,10 +9,9 @@ use diesel::RunQueryDsl;
 
 use super::rows::{self, destination_row, TaskRow, TASK_COLUMNS};
 use crate::domain::{Attempt, AuditAction, NewTask, Payload, Task, TaskId};
+use crate::store::contract::{Replayed, Schedule, Scheduled, StoreError, Wakeup};
 use crate::store::rules::audit_entries::task_changed;
-use crate::store::{
-    rules::lifecycle, rules::requests, Replayed, Schedule, Scheduled, StoreError, Wakeup,
-};
+use crate::store::{rules::lifecycle, rules::requests};
 use chrono::Duration;
 
 pub(super) fn schedule_many(

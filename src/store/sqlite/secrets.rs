@@ -11,9 +11,8 @@ use super::rows::{destination_row, instant, maybe, micros};
 use super::{audit, Ctx};
 use crate::domain::{DestinationId, Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
-use crate::store::contract::{SecretRecord, StoredValue};
+use crate::store::contract::{SecretRecord, StoreError, StoredValue};
 use crate::store::rules::audit_entries;
-use crate::store::StoreError;
 
 #[derive(QueryableByName)]
 struct SecretRow {

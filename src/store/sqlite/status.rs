@@ -12,8 +12,8 @@ use crate::domain::{DestinationId, Region};
 use crate::store::contract::status::{
     Latency, Refused, RegionCounts, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP,
 };
+use crate::store::contract::StoreError;
 use crate::store::rules::columns::{corrupt, region};
-use crate::store::StoreError;
 
 const HOUR_MICROS: i64 = 3_600_000_000;
 

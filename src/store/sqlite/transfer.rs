@@ -11,11 +11,13 @@ use super::rows::{
 };
 use super::{audit, headers, payload_rows, secrets, SqliteStore};
 use crate::domain::{Attempt, Task, TaskId, TaskState};
+use crate::store::contract::{
+    DestinationRecord, HeaderRecord, Imported, StoreError, TaskRecord, Transfer,
+};
 use crate::store::rules::audit_entries;
 use crate::store::rules::import_conflicts::{
     highest_token_of, id_taken, same_imported_or_conflict, taken,
 };
-use crate::store::{DestinationRecord, HeaderRecord, Imported, StoreError, TaskRecord, Transfer};
 
 impl SqliteStore {
     pub(super) async fn export_destinations(&self) -> Result<Vec<DestinationRecord>, StoreError> {

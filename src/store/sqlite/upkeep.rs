@@ -3,8 +3,8 @@
 
 use super::{maintenance, SqliteStore};
 use crate::domain::{PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region};
-use crate::store::{StoreError, Upkeep};
-use chrono::{DateTime, Utc};
+use crate::store::contract::{AuditScope, StoreError, Upkeep};
+use chrono::{DateTime, Duration, Utc};
 use diesel::RunQueryDsl;
 
 impl Upkeep for SqliteStore {
@@ -70,5 +70,22 @@ impl Upkeep for SqliteStore {
             maintenance::fail_disabled_past_horizon(conn, region, limit, ctx.now)
         })
         .await
+    }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        self.prune_hours(region, older_than).await
+    }
+
+    async fn prune_audit(
+        &self,
+        scope: AuditScope,
+        older_than: Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        self.prune_audit_log(scope, older_than, batch_size).await
     }
 }

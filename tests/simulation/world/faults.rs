@@ -8,17 +8,19 @@
 //! nothing is armed, goes straight through.
 
 use remit::domain::{
-    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationChange,
-    DestinationEvent, DestinationHour, DestinationId, FailureReason, Lease, NewApiToken,
-    NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest,
-    Region, Rotation, SendTarget, SigningSecret, Task, TaskId, TenantId, TokenHash, TokenId,
+    ApiToken, Attempt, AttemptRecord, AuditFilter, AuditPage, ClaimedTask, Destination,
+    DestinationChange, DestinationEvent, DestinationHour, DestinationId, FailureReason, Lease,
+    NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport,
+    ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId, TenantId,
+    TokenHash, TokenId,
 };
-use remit::store::console::NewReplayJob;
+use remit::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
+use remit::store::NewJob;
 use remit::store::{
-    AlertCheck, Alerts, AlertsChecked, ApiTokens, Cancel, Changes, ClaimRequest, Deleted,
-    DestinationHours, Destinations, Erase, ErasedTenant, Finish, Finished, Leases, Move, QuotaNote,
-    RateGrant, RateRequest, Rates, Replayed, Reschedule, Schedule, Scheduled, Store, StoreError,
-    TransitionOutcome, Upkeep,
+    AlertCheck, Alerts, AlertsChecked, ApiTokens, AuditScope, Cancel, Changes, ClaimRequest,
+    Deleted, Destinations, Erase, ErasedTenant, Finish, Finished, Leases, Move, QuotaNote,
+    RateGrant, RateRequest, Rates, RegionCounts, RegionStatus, Replayed, Reports, Reschedule,
+    Schedule, Scheduled, StatusReport, Store, StoreError, TransitionOutcome, Upkeep,
 };
 use std::collections::VecDeque;
 use std::future::Future;
@@ -218,7 +220,7 @@ impl<S: Store> Destinations for Faulty<S> {
     async fn delete_destination(
         &self,
         id: &DestinationId,
-        cancel: Option<NewReplayJob>,
+        cancel: Option<NewJob>,
     ) -> Result<Deleted, StoreError> {
         self.inner.delete_destination(id, cancel).await
     }
@@ -326,6 +328,23 @@ impl<S: Store> Upkeep for Faulty<S> {
     ) -> Result<u64, StoreError> {
         self.inner.fail_disabled_past_horizon(region, limit).await
     }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        self.inner.prune_destination_hours(region, older_than).await
+    }
+
+    async fn prune_audit(
+        &self,
+        scope: AuditScope,
+        older_than: Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        self.inner.prune_audit(scope, older_than, batch_size).await
+    }
 }
 
 impl<S: Store> Alerts for Faulty<S> {
@@ -381,7 +400,42 @@ impl<S: Changes> Changes for Faulty<S> {
     }
 }
 
-impl<S: SimStore> DestinationHours for Faulty<S> {
+impl<S: SimStore> Reports for Faulty<S> {
+    async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
+        self.inner.status(region).await
+    }
+
+    async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
+        self.inner.region_counts(region).await
+    }
+
+    async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
+        self.inner.queue(region).await
+    }
+
+    async fn search_task_page(
+        &self,
+        region: Region,
+        filter: &TaskFilter,
+        before: Option<TaskId>,
+        limit: u32,
+    ) -> Result<TaskPage, StoreError> {
+        self.inner
+            .search_task_page(region, filter, before, limit)
+            .await
+    }
+
+    async fn destination_summaries(
+        &self,
+        region: Region,
+    ) -> Result<Vec<DestinationSummary>, StoreError> {
+        self.inner.destination_summaries(region).await
+    }
+
+    async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
+        self.inner.activity(region).await
+    }
+
     async fn destination_hours(
         &self,
         id: &DestinationId,
@@ -391,11 +445,12 @@ impl<S: SimStore> DestinationHours for Faulty<S> {
         self.inner.destination_hours(id, since, until).await
     }
 
-    async fn prune_destination_hours(
+    async fn audit_page(
         &self,
-        region: Option<Region>,
-        older_than: Duration,
-    ) -> Result<u64, StoreError> {
-        self.inner.prune_destination_hours(region, older_than).await
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<AuditPage, StoreError> {
+        self.inner.audit_page(filter, before, limit).await
     }
 }

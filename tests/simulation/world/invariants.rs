@@ -3,7 +3,7 @@
 //! settling after every step; and the order of each line, checked at every
 //! claim and send.
 
-use remit::store::{DestinationHours, Schedule};
+use remit::store::{Reports, Schedule};
 use std::collections::HashMap;
 
 use remit::domain::{Task, TaskId, TaskState, WaitingChange};

@@ -9,25 +9,15 @@ use chrono::{DateTime, Duration, Utc};
 use remit::domain::{Actor, Task, TaskId};
 use remit::payload_crypto::PayloadKey;
 use remit::store::{
-    Alerts, Audit, Changes, Clock, Database, DestinationHours, Destinations, Keys, MemStore,
-    ReplayJobs, Reports, Schedule, Store, Transfer,
+    Alerts, Changes, Clock, Database, Destinations, Jobs, Keys, MemStore, Reports, Schedule, Store,
+    Transfer,
 };
 
 use crate::support::{t0, test_key, Backend, TestDb};
 
 /// A store under test and the clock it reads.
 pub trait Harness: Sized {
-    type S: Store
-        + ReplayJobs
-        + Transfer
-        + Keys
-        + Reports
-        + Changes
-        + Destinations
-        + Alerts
-        + Audit
-        + DestinationHours
-        + Sync;
+    type S: Store + Jobs + Transfer + Keys + Reports + Changes + Destinations + Alerts + Sync;
     fn store(&self) -> &Self::S;
     /// The same store, its admin calls recorded as `actor`'s.
     fn acting_as(&self, actor: Actor) -> Self::S;

@@ -148,11 +148,11 @@ impl Claimer {
                 .min(config.claim.batch_size),
             per_destination_cap: config.claim.per_destination_cap,
             // A destination paced by a rate of its own takes what that rate
-            // sends within a hold, not the configuration's share.
+            // sends within a stay, not the configuration's share.
             caps: self
                 .shared
                 .paces
-                .caps(self.shared.max_hold(), config.claim.per_destination_cap),
+                .caps(self.shared.max_stay(), config.claim.per_destination_cap),
             skip: self.skipped(),
             resume_after: self.resume_after.clone(),
         };

@@ -98,7 +98,7 @@ impl Shared {
     /// The longest a claimed task may wait in memory for its throttle: a
     /// small fraction of the lease, so it goes back to the database long
     /// before anyone could reclaim it.
-    pub fn max_hold(&self) -> Duration {
+    pub fn max_stay(&self) -> Duration {
         self.lease() / 5
     }
 
@@ -108,7 +108,7 @@ impl Shared {
     pub fn paces_keep(&self, destination: &DestinationId, limits: &ThrottleLimits) -> bool {
         let cap = self.config.claim.per_destination_cap;
         *limits != self.config.throttle_for(destination)
-            || super::throttle::paces::claim_cap(limits, self.max_hold(), cap) < cap
+            || super::throttle::paces::claim_cap(limits, self.max_stay(), cap) < cap
     }
 
     pub fn send_timeout(&self) -> Duration {

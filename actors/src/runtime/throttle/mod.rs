@@ -9,8 +9,8 @@
 //! fraction of its lease, or whose destination is paused, goes back to the
 //! database (released, not counted as an attempt), due again when it could
 //! next go: the pause's end, or about when the bucket would have a token
-//! for it (`hold`). When the bucket cannot be read (the database is away) the tasks
-//! keep their leases and the take is tried again shortly, while the oldest
+//! for it (`stay`). When the bucket cannot be read (the database is away)
+//! the tasks keep their leases and the take is tried again shortly, while the oldest
 //! still has time for a send; a hand-back that fails is retried likewise.
 //!
 //! A throttle lives only while its destination has work here: idle for a
@@ -21,9 +21,8 @@
 //! - `limits`: a throttle's limits, the destination's own settings over
 //!   the runtime's.
 //! - `unspent`: the tokens taken and not yet spent.
-//! - `hold`: when a task sent back is due again; `idle`: the eviction.
-//!
-//! # Layout
+//! - `stay`: how long claimed work may wait here, and when a task sent
+//!   back is due again; `idle`: the eviction.
 //! - `buckets`: token takes for every throttle of the process, a batch
 //!   per statement.
 //! - `spare`: tokens an evicted throttle took and had not spent.
@@ -33,9 +32,9 @@ pub mod buckets;
 pub(super) mod paces;
 pub(super) mod spare;
 
-mod hold;
 mod idle;
 mod limits;
+mod stay;
 mod unspent;
 
 use std::collections::VecDeque;
@@ -231,7 +230,7 @@ impl Throttle {
         }
         self.hold_claims_while_queued();
         if self.free_slots() == 0 || self.waiting_for_slot {
-            self.hold_at_most_until_due(ctx);
+            self.hand_back_before_overstay(ctx);
             return;
         }
         self.take_tokens(ctx);

@@ -2,7 +2,7 @@
 //! throttle last took (the destination's own settings over the
 //! configuration's). A destination's next throttle starts from them, and
 //! the claimer takes no more of a destination's rows in one claim than
-//! its rate sends within a hold (`claim_cap`), so a slow destination's
+//! its rate sends within a stay (`claim_cap`), so a slow destination's
 //! rows are not claimed only to be handed back.
 //!
 //! Only limits worth keeping are kept (`Shared::paces_keep`: a
@@ -11,7 +11,7 @@
 //! memory follows the destinations in flight with such limits, not every
 //! destination ever sent to. A destination's first claim in a process,
 //! before its limits are known, takes the claim's share; what its rate
-//! cannot send within the hold goes back, due when its turn comes.
+//! cannot send within the stay goes back, due when its turn comes.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -81,25 +81,25 @@ impl Paces {
     }
 
     /// The destinations whose rate sends fewer than `cap` rows within
-    /// `hold`, each with the rows it does send then (at least one).
-    pub fn caps(&self, hold: Duration, cap: u32) -> Vec<(DestinationId, u32)> {
+    /// `stay`, each with the rows it does send then (at least one).
+    pub fn caps(&self, stay: Duration, cap: u32) -> Vec<(DestinationId, u32)> {
         let now = Instant::now();
         let mut inner = self.inner.borrow_mut();
         inner.retain(|_, pace| pace.until.is_none_or(|until| until > now));
         inner
             .iter()
             .filter_map(|(id, pace)| {
-                let rows = claim_cap(&pace.limits, hold, cap);
+                let rows = claim_cap(&pace.limits, stay, cap);
                 (rows < cap).then(|| (id.clone(), rows))
             })
             .collect()
     }
 }
 
-/// The rows a destination paced by `limits` sends within `hold` (its rate
-/// over the hold, rounded up), between one and `cap`.
-pub fn claim_cap(limits: &ThrottleLimits, hold: Duration, cap: u32) -> u32 {
-    let rows = (limits.rate_per_second * hold.as_secs_f64()).ceil();
+/// The rows a destination paced by `limits` sends within `stay` (its rate
+/// over the stay, rounded up), between one and `cap`.
+pub fn claim_cap(limits: &ThrottleLimits, stay: Duration, cap: u32) -> u32 {
+    let rows = (limits.rate_per_second * stay.as_secs_f64()).ceil();
     if rows.is_finite() && rows < f64::from(cap) {
         (rows as u32).max(1)
     } else {
@@ -120,13 +120,13 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_takes_what_the_rate_sends_within_a_hold() {
-        let hold = Duration::from_secs(6);
-        assert_eq!(claim_cap(&limits(1.0), hold, 64), 6);
-        assert_eq!(claim_cap(&limits(2.5), hold, 64), 15);
-        assert_eq!(claim_cap(&limits(0.001), hold, 64), 1, "at least one");
+    fn a_claim_takes_what_the_rate_sends_within_a_stay() {
+        let stay = Duration::from_secs(6);
+        assert_eq!(claim_cap(&limits(1.0), stay, 64), 6);
+        assert_eq!(claim_cap(&limits(2.5), stay, 64), 15);
+        assert_eq!(claim_cap(&limits(0.001), stay, 64), 1, "at least one");
         assert_eq!(
-            claim_cap(&limits(100_000.0), hold, 64),
+            claim_cap(&limits(100_000.0), stay, 64),
             64,
             "never past the cap"
         );

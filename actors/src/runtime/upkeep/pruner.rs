@@ -12,7 +12,7 @@
 //! database connection of its own (the claimer and the senders never wait
 //! for it), one short transaction per batch.
 
-use remit::store::{Audit, Database, DestinationHours, StoreError, Upkeep};
+use remit::store::{Database, StoreError, Upkeep};
 use std::time::Duration;
 
 use actix::prelude::*;

@@ -9,8 +9,9 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::super::tables::rows::{corrupt, region};
-use super::super::{PgStore, StoreError};
 use crate::domain::{DestinationEvent, DestinationId, EventKind, Region};
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 #[derive(QueryableByName)]
 struct EventRow {

@@ -29,14 +29,14 @@ use self::alerts_sql::{HORIZON_SQL, LATE_SQL, MARK_HORIZON_SQL, MARK_LATE_SQL};
 use super::store_now::now;
 use super::tables::rows::{corrupt, DestinationRow, TaskRow};
 use super::tables::schema::destinations;
-use super::{PgStore, StoreError};
 use crate::domain::{
     Destination, DestinationEvent, DestinationId, EventKind, Region, Task, TaskId,
 };
+use crate::store::contract::{AlertCheck, Alerts, AlertsChecked, StoreError};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::alerts::{
     self, DestinationAlerts, FailedTask, Found, Held, Kept, LateScan, Plan, Window,
 };
-use crate::store::{AlertCheck, Alerts, AlertsChecked};
 
 #[derive(QueryableByName)]
 struct Locked {

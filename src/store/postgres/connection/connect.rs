@@ -18,10 +18,10 @@ use tokio_postgres::config::{Host, SslMode as WireMode};
 use tokio_postgres::error::SqlState;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::super::{DatabaseUrl, StoreError};
 use super::connect_failure::{self, ConnectFailure, PoolerError, TlsFailure};
 use super::pooler::{self, Pooler};
 use super::tls::{self, SslMode};
+use crate::store::contract::{DatabaseUrl, StoreError};
 
 /// Opens connections to one database URL. Cheap to clone.
 #[derive(Clone)]

@@ -19,8 +19,7 @@ use diesel::RunQueryDsl as _;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
 
-use super::super::StoreError;
-use crate::store::LockHolder;
+use crate::store::contract::{LockHolder, StoreError};
 
 /// At most this many are named.
 const NAMED: i64 = 5;

@@ -14,10 +14,9 @@ use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::AsyncPgConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
-use super::super::{PgConnector, StoreError};
 use super::lock_holders::{blocking, lock_holders};
-use crate::store::contract::holders_to_text;
-use crate::store::{AfterWait, LockPatience, LockWait};
+use crate::store::contract::{holders_to_text, AfterWait, LockPatience, LockWait, StoreError};
+use crate::store::postgres::connection::connect::PgConnector;
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
 
@@ -45,7 +44,7 @@ type Building = Arc<Mutex<Option<(String, Instant)>>>;
 
 /// The versions of the migrations this binary holds.
 pub(crate) fn embedded_versions() -> Result<Vec<String>, StoreError> {
-    super::super::schema_version::embedded_versions::<diesel::pg::Pg>(&MIGRATIONS)
+    crate::store::rules::schema_version::embedded_versions::<diesel::pg::Pg>(&MIGRATIONS)
 }
 
 /// Applies every pending migration, one at a time, and returns the

@@ -1,7 +1,7 @@
 //! Everything between `PgStore` and the server: opening a connection
 //! (URL, TLS, the pooler in between), the statements prepared on each,
 //! the schema's migrations and its check at start, the listening
-//! connection, and what the server says of its replication.
+//! connection.
 //!
 //! # Layout
 //! - `connect`: every connection to PostgreSQL; `connect_failure`: why one
@@ -17,7 +17,6 @@
 //!   `schema_check`: whether a database has this build's; `lock_holders`:
 //!   the sessions likely in a migration's way.
 //! - `notify`: the LISTEN/NOTIFY channels and the connection that listens.
-//! - `replication`: the server's replication, for `remit status`.
 
 pub(super) mod connect;
 pub(super) mod connect_failure;
@@ -26,7 +25,6 @@ pub(in crate::store) mod migrate;
 pub(super) mod notify;
 pub(super) mod pooler;
 pub(super) mod prepared;
-pub(super) mod replication;
 pub(super) mod schema_check;
 pub(super) mod tls;
 pub(super) mod tls_checks;

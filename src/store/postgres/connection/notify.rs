@@ -13,9 +13,9 @@ use std::time::Duration;
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures_util::StreamExt;
 
-use super::super::{PgConnector, PgStore, StoreError};
 use crate::domain::{DestinationId, TaskId};
-use crate::store::Wakeup;
+use crate::store::contract::{StoreError, Wakeup};
+use crate::store::postgres::connection::connect::PgConnector;
 
 pub(in crate::store::postgres) const DUE_WORK_CHANNEL: &str = "remit_due_work";
 pub(in crate::store::postgres) const DESTINATION_CHANNEL: &str = "remit_destination";
@@ -50,10 +50,10 @@ enum Heard {
 impl Listener {
     /// Listens through `connector` (PostgreSQL itself, never a
     /// transaction pooler: `PgStore::listen_connector`), then sends a probe
-    /// from one of `store`'s pooled connections and waits for it.
+    /// from `prober` (another connection, a pooled one) and waits for it.
     pub(crate) async fn connect(
         connector: &PgConnector,
-        store: &PgStore,
+        prober: &mut AsyncPgConnection,
     ) -> Result<Self, StoreError> {
         let mut listener = Self {
             conn: Box::new(listen(connector).await?),
@@ -61,9 +61,7 @@ impl Listener {
             hears_others: false,
         };
         let probe = uuid::Uuid::new_v4().simple().to_string();
-        store
-            .conn()
-            .await?
+        prober
             .batch_execute(&format!("NOTIFY {PROBE_CHANNEL}, '{probe}'"))
             .await?;
         let waited = tokio::time::timeout(PROBE_WITHIN, async {

@@ -27,8 +27,8 @@ use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 
-use super::super::StoreError;
 use super::connect_failure::{PoolerError, RECONNECT};
+use crate::store::contract::StoreError;
 
 /// What stands between remit and PostgreSQL (`database.pooler`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

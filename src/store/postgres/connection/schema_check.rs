@@ -6,8 +6,8 @@ use diesel::sql_types::{Bool, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use super::super::schema_version::compare;
-use super::super::StoreError;
+use crate::store::contract::StoreError;
+use crate::store::rules::schema_version::compare;
 
 #[derive(QueryableByName)]
 struct Present {

@@ -9,12 +9,13 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::connection::notify::{DESTINATION_CHANNEL, DUE_WORK_CHANNEL};
 use super::super::tables::schema::{destination_secrets, destinations};
-use super::super::{audit, destinations::headers, replay_jobs, PgStore, StoreError};
+use super::super::{audit, jobs};
+use super::headers;
 use crate::domain::{AuditAction, Destination, DestinationChange, DestinationId, Region};
-use crate::store::console::NewReplayJob;
+use crate::store::contract::{Deleted, NewJob, StoreError};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::destination_change::{live_refusal, plan, tombstone, DELETED_REASON};
-use crate::store::Deleted;
 
 pub(in crate::store::postgres) async fn update(
     store: &PgStore,
@@ -132,7 +133,7 @@ WHERE id = $1
 pub(in crate::store::postgres) async fn delete(
     store: &PgStore,
     id: &DestinationId,
-    cancel: Option<NewReplayJob>,
+    cancel: Option<NewJob>,
 ) -> Result<Deleted, StoreError> {
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
@@ -169,7 +170,7 @@ pub(in crate::store::postgres) async fn delete(
         );
         audit::record(store, conn, entry).await?;
         let cancel_job = match cancel {
-            Some(job) if live_tasks > 0 => Some(replay_jobs::create_on(store, conn, job).await?),
+            Some(job) if live_tasks > 0 => Some(jobs::create_on(store, conn, job).await?),
             _ => None,
         };
         tell(conn, id, None).await?;

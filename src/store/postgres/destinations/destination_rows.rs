@@ -7,15 +7,17 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use super::super::audit;
 use super::super::connection::notify::DESTINATION_CHANNEL;
 use super::super::tables::rows::DestinationRow;
 use super::super::tables::schema::destinations;
-use super::super::{
-    audit, destinations::headers, destinations::secrets, requests, PgStore, StoreError,
-};
+use super::{headers, secrets};
 use crate::domain::{AuditAction, Destination, DestinationId, NewDestination};
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries::destination_changed;
 use crate::store::rules::destination_change::{revived_elsewhere, revived_while_cancelling};
+use crate::store::rules::requests;
 
 pub(in crate::store::postgres) async fn add_destination(
     store: &PgStore,
@@ -227,7 +229,7 @@ pub(in crate::store::postgres) async fn pause_on(
     let paused: Option<Paused> = diesel::sql_query(PAUSE_SQL)
         .bind::<Text, _>(id.as_str())
         .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
-        .bind::<BigInt, _>(super::super::leases::transitions::delay_millis(pause))
+        .bind::<BigInt, _>(super::super::tables::rows::delay_millis(pause))
         .get_result(conn)
         .await
         .optional()?;

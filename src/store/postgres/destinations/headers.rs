@@ -8,9 +8,8 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::super::tables::schema::destination_headers as h;
-use super::super::StoreError;
 use crate::payload_crypto::SealedPayload;
-use crate::store::{HeaderRecord, StoredHeader};
+use crate::store::contract::{HeaderRecord, StoreError, StoredHeader};
 
 type Row = (
     String,

@@ -19,13 +19,12 @@ pub(super) mod refusals;
 pub(super) mod secrets;
 pub(super) mod send_targets;
 
-use super::{PgStore, StoreError};
 use crate::domain::{
     Destination, DestinationChange, DestinationId, NewDestination, Rotation, SendTarget,
     SigningSecret,
 };
-use crate::store::console::NewReplayJob;
-use crate::store::{Deleted, Destinations};
+use crate::store::contract::{Deleted, Destinations, NewJob, StoreError};
+use crate::store::postgres::store::PgStore;
 use chrono::{DateTime, Duration, Utc};
 
 impl Destinations for PgStore {
@@ -91,7 +90,7 @@ impl Destinations for PgStore {
     async fn delete_destination(
         &self,
         id: &DestinationId,
-        cancel: Option<NewReplayJob>,
+        cancel: Option<NewJob>,
     ) -> Result<Deleted, StoreError> {
         destination_changes::delete(self, id, cancel).await
     }

@@ -8,8 +8,9 @@
 use diesel::sql_types::{Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 
-use super::super::{PgStore, StoreError};
 use crate::domain::DestinationId;
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 /// $1 the destination, $2 why, $3 the store's now (NULL: the database's
 /// clock).

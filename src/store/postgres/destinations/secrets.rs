@@ -9,12 +9,13 @@ use diesel::prelude::*;
 use diesel::sql_types::{Nullable, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
+use super::super::audit;
 use super::super::connection::notify::DESTINATION_CHANNEL;
 use super::super::tables::schema::{destination_secrets, destinations};
-use super::super::{audit, PgStore, StoreError};
 use crate::domain::{DestinationId, Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
-use crate::store::contract::{SecretRecord, StoredValue};
+use crate::store::contract::{SecretRecord, StoreError, StoredValue};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries;
 
 /// A secret's row.

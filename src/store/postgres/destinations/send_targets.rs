@@ -12,8 +12,10 @@ use diesel_async::RunQueryDsl;
 
 use super::super::tables::rows::DestinationRow;
 use super::super::tables::schema::destinations;
-use super::super::{destinations::headers, destinations::secrets, PgStore, StoreError};
+use super::{headers, secrets};
 use crate::domain::{DestinationId, SendTarget};
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 /// Each destination with its secret and what is left of its pause by the
 /// store's clock (not the caller's), in the order asked (an id may come

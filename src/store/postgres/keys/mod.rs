@@ -8,9 +8,10 @@
 pub(super) mod payload_keys;
 pub(super) mod rekey;
 
-use super::{destinations::secrets, PgStore};
+use super::destinations::secrets;
 use crate::payload_crypto::PayloadKey;
-use crate::store::{KeyCount, Keys, Rekeyed, StoreError};
+use crate::store::contract::{KeyCount, Keys, Rekeyed, StoreError};
+use crate::store::postgres::store::PgStore;
 
 impl Keys for PgStore {
     fn payload_key(&self) -> &PayloadKey {

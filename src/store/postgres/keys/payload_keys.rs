@@ -5,8 +5,8 @@ use diesel::sql_types::{Bytea, Nullable, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::super::{PgStore, StoreError};
-use crate::store::contract::may_record;
+use crate::store::contract::{may_record, StoreError};
+use crate::store::postgres::store::PgStore;
 
 #[derive(QueryableByName)]
 struct Recorded {

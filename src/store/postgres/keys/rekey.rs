@@ -8,12 +8,13 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bytea};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
+use super::super::audit;
 use super::super::tables::schema::{destination_secrets, payloads};
-use super::super::{audit, PgStore, StoreError};
 use crate::payload_crypto::{hex, SealedPayload};
+use crate::store::contract::{HeaderRecord, KeyCount, Rekeyed, StoreError, StoredHeader};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries;
-use crate::store::rules::rekey::{merge_counts, KeyCount, Rekeyed};
-use crate::store::{HeaderRecord, StoredHeader};
+use crate::store::rules::rekey::merge_counts;
 
 /// A row's key fingerprint, nonce and ciphertext.
 type Sealed = (Vec<u8>, Vec<u8>, Vec<u8>);

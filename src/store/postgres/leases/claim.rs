@@ -10,9 +10,10 @@ use diesel_async::RunQueryDsl;
 
 use super::super::connection::prepared::prepared;
 use super::super::tables::rows::TaskRow;
-use super::super::{ClaimRequest, PgStore, StoreError, StoreStats};
 use crate::domain::{ClaimedTask, Payload, Task};
 use crate::payload_crypto::SealedPayload;
+use crate::store::contract::{ClaimRequest, StoreError, StoreStats};
+use crate::store::postgres::store::PgStore;
 
 /// Rows are found through `task_queue` (one row per task not yet ended,
 /// with the keys the claim orders by) and checked on their task row,

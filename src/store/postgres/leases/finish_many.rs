@@ -17,14 +17,14 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::connection::notify::DESTINATION_CHANNEL;
 use super::super::connection::prepared::prepared;
-use super::super::lifecycle::EndAttempt;
 use super::super::tables::enums::outcome_label;
-use super::super::tables::rows::corrupt;
-use super::super::{Finish, Finished, PgStore, StoreError, TransitionOutcome};
-use super::transitions::{delay_millis, refused, status_column};
+use super::super::tables::rows::{corrupt, delay_millis};
+use super::transitions::{refused, status_column};
 use crate::domain::{bucket_bounds_us, AttemptClass, AttemptRecord, DestinationId};
 use crate::policy::{self, Health};
-use crate::store::AutoDisabled;
+use crate::store::contract::{AutoDisabled, Finish, Finished, StoreError, TransitionOutcome};
+use crate::store::postgres::store::PgStore;
+use crate::store::rules::lifecycle::EndAttempt;
 
 /// Moves every row whose lease token still matches, logs its attempt,
 /// and counts it into its destination's hour. `available_at` is the
@@ -256,9 +256,11 @@ pub(in crate::store::postgres) async fn finish_many(
     conn.transaction::<_, StoreError, _>(async |conn| {
         let outcomes = write(store, conn, batch, &pauses).await?;
         #[cfg(feature = "failpoints")]
-        fail::fail_point!(crate::store::IN_FINISH_FAILPOINT, |arg: Option<String>| {
+        fail::fail_point!(crate::store::rules::IN_FINISH_FAILPOINT, |arg: Option<
+            String,
+        >| {
             if arg.as_deref() == Some("exit") {
-                std::process::exit(crate::store::CRASH_EXIT_CODE);
+                std::process::exit(crate::store::rules::CRASH_EXIT_CODE);
             }
             Err(StoreError::Query(
                 diesel::result::Error::RollbackTransaction,

@@ -8,10 +8,11 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::super::connection::prepared::prepared;
-use super::super::StoreStats;
-use super::super::{PgStore, StoreError, TransitionOutcome};
-use super::transitions::{delay_millis, WhyNot, WHY_NOT_SQL};
+use super::super::tables::rows::delay_millis;
+use super::transitions::{WhyNot, WHY_NOT_SQL};
 use crate::domain::Lease;
+use crate::store::contract::{StoreError, StoreStats, TransitionOutcome};
+use crate::store::postgres::store::PgStore;
 
 /// Hands the lease back without counting an attempt, by the rule of
 /// `lifecycle::hand_back`: due again about `$4` ms after now and never

@@ -15,9 +15,11 @@ pub(super) mod lease;
 pub(super) mod next_due;
 pub(super) mod transitions;
 
-use super::PgStore;
 use crate::domain::{AttemptRecord, ClaimedTask, FailureReason, Lease, Region};
-use crate::store::{ClaimRequest, Finish, Finished, Leases, StoreError, TransitionOutcome};
+use crate::store::contract::{
+    ClaimRequest, Finish, Finished, Leases, StoreError, TransitionOutcome,
+};
+use crate::store::postgres::store::PgStore;
 use chrono::Duration;
 
 impl Leases for PgStore {

@@ -27,8 +27,9 @@ use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::super::{PgStore, StoreError};
 use crate::domain::Region;
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 pub const NEXT_DUE_SQL: &str = r#"
 WITH RECURSIVE params AS MATERIALIZED (

@@ -6,16 +6,16 @@
 //! attempt append its attempt row in the same statement, so the log and the
 //! row can never disagree.
 
-use chrono::Duration;
 use diesel::sql_types::{BigInt, Bool, Integer, Nullable, SmallInt, Text, Timestamptz, Uuid};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::super::lifecycle::{self, EndAttempt};
 use super::super::tables::enums::outcome_label;
-use super::super::StoreStats;
-use super::super::{PgStore, StoreError, TransitionOutcome};
+use super::super::tables::rows::delay_millis;
 use crate::domain::{AttemptOutcome, AttemptRecord, FailureReason, Lease};
+use crate::store::contract::{StoreError, StoreStats, TransitionOutcome};
+use crate::store::postgres::store::PgStore;
+use crate::store::rules::lifecycle::{self, EndAttempt};
 
 /// Ends the attempt: moves the row to `$5` and appends the attempt row with
 /// outcome `$13`. The row is due again `$14` milliseconds after the
@@ -205,12 +205,15 @@ where
         let touched = conn
             .transaction::<_, diesel::result::Error, _>(async |conn| {
                 let touched = statement.execute(conn).await?;
-                fail::fail_point!(crate::store::IN_FINISH_FAILPOINT, |arg: Option<String>| {
-                    if arg.as_deref() == Some("exit") {
-                        std::process::exit(crate::store::CRASH_EXIT_CODE);
+                fail::fail_point!(
+                    crate::store::rules::IN_FINISH_FAILPOINT,
+                    |arg: Option<String>| {
+                        if arg.as_deref() == Some("exit") {
+                            std::process::exit(crate::store::rules::CRASH_EXIT_CODE);
+                        }
+                        Err(diesel::result::Error::RollbackTransaction)
                     }
-                    Err(diesel::result::Error::RollbackTransaction)
-                });
+                );
                 Ok(touched)
             })
             .await?;
@@ -222,15 +225,6 @@ where
 /// repeat (`lifecycle::repeat_of`); none matches the empty label.
 pub(in crate::store::postgres) fn repeat_label(outcome: AttemptOutcome) -> &'static str {
     lifecycle::repeat_of(Some(outcome)).map_or("", outcome_label)
-}
-
-/// A delay as bound into SQL: never negative, and at most a century, so
-/// `now() + delay` cannot overflow PostgreSQL's timestamps.
-pub(in crate::store::postgres) fn delay_millis(delay: Duration) -> i64 {
-    let longest = Duration::days(lifecycle::LONGEST_DELAY_DAYS);
-    delay
-        .num_milliseconds()
-        .clamp(0, longest.num_milliseconds())
 }
 
 /// HTTP statuses are three digits; anything else is clamped rather than

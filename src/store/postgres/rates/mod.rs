@@ -8,8 +8,8 @@
 pub(super) mod quota;
 pub(super) mod rate;
 
-use super::PgStore;
-use crate::store::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
+use crate::store::contract::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
+use crate::store::postgres::store::PgStore;
 
 impl Rates for PgStore {
     async fn take_tokens_many(

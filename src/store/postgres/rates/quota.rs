@@ -7,8 +7,9 @@ use diesel::sql_types::{Array, BigInt, Double, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 
 use super::super::connection::prepared::prepared;
-use super::super::{PgStore, StoreError};
-use crate::store::{rules::quota, QuotaNote};
+use crate::store::contract::{QuotaNote, StoreError};
+use crate::store::postgres::store::PgStore;
+use crate::store::rules::quota;
 
 /// Writes each destination's newest announcement (`store::rules::quota` states
 /// the rule): what remains, less the tokens granted after the answered

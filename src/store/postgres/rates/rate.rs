@@ -27,7 +27,8 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::super::connection::prepared::prepared;
-use super::super::{PgStore, RateGrant, RateRequest, StoreError};
+use crate::store::contract::{RateGrant, RateRequest, StoreError};
+use crate::store::postgres::store::PgStore;
 
 /// Refills and takes from each named bucket. Rows are locked in id order,
 /// as every statement that locks several destinations does, so a take and

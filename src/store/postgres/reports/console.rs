@@ -8,11 +8,13 @@ use diesel::sql_types::{Array, BigInt, Double, Integer, Nullable, Text, Timestam
 use diesel_async::RunQueryDsl;
 
 use super::super::tables::rows::{DestinationRow, TaskRow};
-use super::super::{PgStore, StoreError};
 use super::console_sql::{self, SearchParam};
 use crate::domain::{Destination, Region, Task, TaskId};
-use crate::store::console::{Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage};
-use crate::store::Latency;
+use crate::store::contract::console::{
+    Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage,
+};
+use crate::store::contract::{Latency, StoreError};
+use crate::store::postgres::store::PgStore;
 
 pub(in crate::store) async fn search_tasks(
     store: &PgStore,
@@ -38,7 +40,7 @@ pub(in crate::store) async fn search_tasks(
         .into_iter()
         .map(Task::try_from)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(crate::store::console::page(tasks, limit))
+    Ok(crate::store::contract::console::page(tasks, limit))
 }
 
 #[derive(QueryableByName)]
@@ -211,7 +213,7 @@ pub(in crate::store) async fn activity(
                 .bind::<Text, _>(region.as_str())
                 .load(conn)
                 .await?;
-            let mut minutes = crate::store::console::empty_hour(now.now);
+            let mut minutes = crate::store::contract::console::empty_hour(now.now);
             for row in ended {
                 if let Some(m) = usize::try_from(row.minute)
                     .ok()

@@ -11,7 +11,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::{Region, TaskId, TaskState};
-use crate::store::console::TaskFilter;
+use crate::store::contract::console::TaskFilter;
 
 /// A value the task search binds, in the order its `$n` appear.
 #[derive(Debug, Clone, PartialEq)]

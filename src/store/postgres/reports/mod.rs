@@ -1,20 +1,28 @@
 //! `Reports` on PostgreSQL: each call into the file that holds its
-//! statements (`status`, `console`).
+//! statements (`status`, `console`, `replication`; a destination's hours
+//! and the audit log's pages in `destination_hours` and `audit` beside
+//! this folder).
 //!
 //! # Layout
 //! - `status`: what `remit status` and the gauges read; `status_sql`:
 //!   its statements' text, for the test that plans them.
 //! - `console`: what the console reads; `console_sql` likewise.
+//! - `replication`: the server's replication and whether it is a
+//!   replica, for `remit status` and the console.
 
 pub(super) mod console;
 pub mod console_sql;
+mod replication;
 pub(super) mod status;
 pub mod status_sql;
 
-use super::PgStore;
-use crate::domain::{Region, TaskId};
-use crate::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
-use crate::store::{RegionCounts, RegionStatus, Reports, StatusReport, StoreError};
+use crate::domain::{AuditFilter, AuditPage, DestinationHour, DestinationId, Region, TaskId};
+use crate::store::contract::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
+use crate::store::contract::{
+    ReadSource, RegionCounts, RegionStatus, Replication, Reports, StatusReport, StoreError,
+};
+use crate::store::postgres::store::PgStore;
+use chrono::{DateTime, Utc};
 
 impl Reports for PgStore {
     async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
@@ -48,5 +56,31 @@ impl Reports for PgStore {
 
     async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
         console::activity(self, region).await
+    }
+
+    async fn destination_hours(
+        &self,
+        id: &DestinationId,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DestinationHour>, StoreError> {
+        self.read_destination_hours(id, since, until).await
+    }
+
+    async fn audit_page(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<AuditPage, StoreError> {
+        super::audit::entries(self, filter, before, limit).await
+    }
+
+    async fn replication(&self) -> Result<Option<Replication>, StoreError> {
+        PgStore::replication(self).await.map(Some)
+    }
+
+    async fn read_source(&self) -> Result<Option<ReadSource>, StoreError> {
+        PgStore::read_source(self).await.map(Some)
     }
 }

@@ -8,7 +8,6 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::super::tables::rows::region;
-use super::super::{PgStore, StoreError};
 use super::status_sql::{
     FAILURES, FAILURES_BY_DESTINATION, LATENCY, STATUS_ENDED, STATUS_LIVE, TOP_RATE_LIMITED,
 };
@@ -16,6 +15,8 @@ use crate::domain::{DestinationId, Region};
 use crate::store::contract::status::{
     Latency, Refused, RegionCounts, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP,
 };
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 /// One region's live tasks only, for the gauges every process refreshes.
 /// How many wait, and whether for a retry, comes from the region's rows

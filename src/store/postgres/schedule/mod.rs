@@ -11,9 +11,9 @@ pub(super) mod reads;
 pub(super) mod replay;
 pub(super) mod schedule_many;
 
-use super::PgStore;
 use crate::domain::{Attempt, NewTask, Payload, Task, TaskId};
-use crate::store::{Replayed, Schedule, Scheduled, StoreError};
+use crate::store::contract::{Replayed, Schedule, Scheduled, StoreError};
+use crate::store::postgres::store::PgStore;
 use chrono::Duration;
 
 impl Schedule for PgStore {

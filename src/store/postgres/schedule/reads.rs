@@ -5,9 +5,10 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::super::tables::rows::{AttemptRow, PayloadRow, TaskRow};
 use super::super::tables::schema::{attempts, payloads, tasks};
-use super::super::{PgStore, StoreError};
 use crate::domain::{Attempt, Payload, Task, TaskId};
 use crate::payload_crypto::PayloadCryptoError;
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 pub(in crate::store::postgres) async fn task(
     store: &PgStore,

@@ -11,9 +11,11 @@ use diesel::sql_types::{BigInt, Nullable, Timestamptz, Uuid};
 use diesel::OptionalExtension;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 
+use super::super::audit;
 use super::super::tables::rows::TaskRow;
-use super::super::{audit, PgStore, Replayed, StoreError};
 use crate::domain::{AuditAction, Task, TaskId};
+use crate::store::contract::{Replayed, StoreError};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries;
 
 const REPLAY_SQL: &str = concat!(

@@ -14,10 +14,13 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::super::connection::notify::DUE_WORK_CHANNEL;
 use super::super::connection::prepared::prepared;
+use super::super::schedule::reads;
 use super::super::tables::rows::TaskRow;
 use super::super::tables::schema::{destinations, tasks};
-use super::super::{requests, schedule::reads, PgStore, Scheduled, StoreError};
 use crate::domain::{idempotency_key, NewTask, Region, TaskId};
+use crate::store::contract::{Scheduled, StoreError};
+use crate::store::postgres::store::PgStore;
+use crate::store::rules::requests;
 
 /// Tasks per statement: arrays have no bind limit, but a chunk bounds how
 /// long one statement holds the rows it inserts.

@@ -3,9 +3,11 @@
 
 use std::time::Duration as StdDuration;
 
-use super::super::{connection::schema_check, PgConnector, Pooler, StoreError};
+use super::super::connection::schema_check;
 use super::{open_pool, PgStore};
-use crate::store::SchemaMismatch;
+use crate::store::contract::{SchemaMismatch, StoreError};
+use crate::store::postgres::connection::connect::PgConnector;
+use crate::store::postgres::connection::pooler::Pooler;
 
 /// How long a process starting just after `remit migrate` waits for its
 /// replica (`database.read_url`) to replay the migrations, before it is

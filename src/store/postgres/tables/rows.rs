@@ -4,7 +4,6 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 
-use super::super::StoreError;
 use super::enums::{OutcomeColumn, StateColumn};
 use super::schema::{attempts, destinations, payloads, tasks};
 use crate::domain::{
@@ -12,6 +11,7 @@ use crate::domain::{
     DisableOverrides, OrderingKey, ReminderId, Task, TaskId, TenantId, TraceParent, WaitingChange,
 };
 use crate::payload_crypto::SealedPayload;
+use crate::store::contract::StoreError;
 use crate::store::rules::columns::destination_settings;
 pub(crate) use crate::store::rules::columns::{corrupt, count, region, status};
 
@@ -235,4 +235,13 @@ impl TryFrom<AttemptRow> for Attempt {
             recorded_at: row.recorded_at,
         })
     }
+}
+
+/// A delay as bound into SQL: never negative, and at most a century, so
+/// `now() + delay` cannot overflow PostgreSQL's timestamps.
+pub(in crate::store::postgres) fn delay_millis(delay: chrono::Duration) -> i64 {
+    let longest = chrono::Duration::days(crate::store::rules::lifecycle::LONGEST_DELAY_DAYS);
+    delay
+        .num_milliseconds()
+        .clamp(0, longest.num_milliseconds())
 }

@@ -12,9 +12,11 @@ pub(super) mod retention;
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::{schedule::reads, PgStore};
+use super::schedule::reads;
 use crate::domain::{PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region};
-use crate::store::{StoreError, Upkeep};
+use crate::store::contract::{AuditScope, StoreError, Upkeep};
+use crate::store::postgres::store::PgStore;
+use chrono::Duration;
 
 impl Upkeep for PgStore {
     async fn reconcile(&self, request: &ReconcileRequest) -> Result<ReconcileReport, StoreError> {
@@ -43,6 +45,23 @@ impl Upkeep for PgStore {
             .get_result(&mut conn)
             .await?;
         Ok(u64::try_from(settled.failed).unwrap_or(0))
+    }
+
+    async fn prune_destination_hours(
+        &self,
+        region: Option<Region>,
+        older_than: Duration,
+    ) -> Result<u64, StoreError> {
+        self.prune_hours(region, older_than).await
+    }
+
+    async fn prune_audit(
+        &self,
+        scope: AuditScope,
+        older_than: Duration,
+        batch_size: u32,
+    ) -> Result<u64, StoreError> {
+        super::audit::prune(self, scope, older_than, batch_size).await
     }
 }
 

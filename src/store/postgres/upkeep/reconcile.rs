@@ -8,11 +8,12 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use super::super::tables::rows::TaskRow;
-use super::super::{PgStore, StoreError};
 use crate::domain::{
     Finding, LedgerEntry, ReconcileReport, ReconcileRequest, ReminderId, ReportedTask, Task,
     TenantId,
 };
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
 
 /// Every finding binds: $1 now, $2 region (NULL for all), $3 the
 /// threshold in milliseconds, $4 the list limit.

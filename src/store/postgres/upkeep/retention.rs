@@ -13,8 +13,10 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::super::tables::schema::destinations;
-use super::super::{requests, PgStore, StoreError};
 use crate::domain::{PruneReport, PruneRequest, Region};
+use crate::store::contract::StoreError;
+use crate::store::postgres::store::PgStore;
+use crate::store::rules::requests;
 
 /// The run's cutoff, fixed once: $1 now, $2 the age kept in milliseconds.
 /// Rows that end during the run are younger than it, so the run ends.

@@ -5,10 +5,10 @@
 use remit::domain::{
     Actor, AuditAction, AuditEntry, AuditFilter, Rotation, TargetKind, TenantId, TokenGrant,
 };
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
 use remit::store::{
-    ApiTokens, Audit, Cancel, Changes, Destinations, Erase, Leases, Move, ReplayJobs, Schedule,
+    ApiTokens, Cancel, Changes, Destinations, Erase, Jobs, Leases, Move, Reports, Schedule,
 };
+use remit::store::{JobAction, JobFilter, NewJob};
 
 use super::changes::to;
 use super::*;
@@ -24,7 +24,7 @@ pub(super) fn ops() -> Actor {
 }
 
 /// Every entry after `after` (an id; 0 for all), oldest first.
-pub(super) async fn entries_after<S: Audit>(s: &S, after: i64) -> Vec<AuditEntry> {
+pub(super) async fn entries_after<S: Reports>(s: &S, after: i64) -> Vec<AuditEntry> {
     let mut all = Vec::new();
     let mut before = None;
     loop {
@@ -43,7 +43,7 @@ pub(super) async fn entries_after<S: Audit>(s: &S, after: i64) -> Vec<AuditEntry
 }
 
 /// The id of the newest entry, 0 when there is none.
-pub(super) async fn newest_id<S: Audit>(s: &S) -> i64 {
+pub(super) async fn newest_id<S: Reports>(s: &S) -> i64 {
     let page = s
         .audit_entries(&AuditFilter::default(), None, 1)
         .await
@@ -98,12 +98,12 @@ pub async fn each_admin_call_writes_one_entry_as_its_actor<H: Harness>(h: &H) {
     let rotation = Rotation::new(SECOND_SECRET.into(), None, t0()).unwrap();
     s.rotate_secret(&id, rotation).await.unwrap();
     assert_eq!(s.retry_now(&id, None).await.unwrap(), 0);
-    let filter = ReplayFilter {
+    let filter = JobFilter {
         destination: Some(id.clone()),
-        ..ReplayFilter::default()
+        ..JobFilter::default()
     };
     let job = s
-        .create_replay_job(NewReplayJob {
+        .create_job(NewJob {
             region: Region::EU,
             action: JobAction::Cancel,
             filter,

@@ -3,11 +3,11 @@
 //! pages and filters, and retention.
 
 use remit::domain::{Actor, AuditAction, AuditFilter, Rotation, TargetKind, TokenGrant, TokenId};
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
 use remit::store::{
-    ApiTokens, Audit, AuditScope, Cancel, Changes, Destinations, Keys, Leases, Move, ReplayJobs,
-    Schedule, Transfer,
+    ApiTokens, AuditScope, Cancel, Changes, Destinations, Jobs, Keys, Leases, Move, Reports,
+    Schedule, Transfer, Upkeep,
 };
+use remit::store::{JobAction, JobFilter, NewJob};
 
 use super::audit_log::{entries_after, newest_id, ops};
 use super::changes::to;
@@ -60,17 +60,17 @@ pub async fn a_refused_or_rolled_back_action_writes_no_entry<H: Harness>(h: &H) 
         s.replay(id, Duration::hours(1)).await.unwrap(),
         Replayed::NotFailed(_)
     ));
-    let refused_job = NewReplayJob {
+    let refused_job = NewJob {
         region: Region::US,
         action: JobAction::Cancel,
-        filter: ReplayFilter {
+        filter: JobFilter {
             reason: Some("max_attempts".into()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         },
         requested_by: "tok_ops".into(),
         horizon: Duration::hours(1),
     };
-    assert!(s.create_replay_job(refused_job).await.is_err());
+    assert!(s.create_job(refused_job).await.is_err());
     let exported = s.export_destinations().await.unwrap();
     let copy = h.another_empty().await;
     let elsewhere = NewDestination::new(crm, Region::US, "http://127.0.0.3:9/", None).unwrap();

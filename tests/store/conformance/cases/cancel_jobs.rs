@@ -5,14 +5,13 @@
 //! refused when it names a failure reason or nothing.
 
 use remit::domain::{OrderingKey, TenantId, WaitingChange};
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Cancel, Changes, Leases, ReplayJobs, Schedule};
+use remit::store::{Cancel, Changes, JobAction, JobFilter, Jobs, Leases, NewJob, Schedule};
 
 use super::*;
 use crate::support::test_key;
 
-fn cancel_job(region: Region, filter: ReplayFilter) -> NewReplayJob {
-    NewReplayJob {
+fn cancel_job(region: Region, filter: JobFilter) -> NewJob {
+    NewJob {
         region,
         action: JobAction::Cancel,
         filter,
@@ -37,11 +36,11 @@ async fn row<H: Harness>(h: &H, id: TaskId) -> remit::domain::Task {
     h.store().task(id).await.unwrap().expect("the task")
 }
 
-fn by_tenant_and_destination(d: &DestinationId) -> ReplayFilter {
-    ReplayFilter {
+fn by_tenant_and_destination(d: &DestinationId) -> JobFilter {
+    JobFilter {
         tenant: Some(TenantId::new("clinic-a").unwrap()),
         destination: Some(d.clone()),
-        ..ReplayFilter::default()
+        ..JobFilter::default()
     }
 }
 
@@ -106,7 +105,7 @@ pub async fn a_cancel_job_cancels_exactly_the_matching_tasks_not_ended<H: Harnes
 
     h.clock().advance(Duration::seconds(1));
     let created = s
-        .create_replay_job(cancel_job(Region::EU, by_tenant_and_destination(&crm)))
+        .create_job(cancel_job(Region::EU, by_tenant_and_destination(&crm)))
         .await
         .unwrap();
     assert_eq!(
@@ -124,30 +123,30 @@ pub async fn a_cancel_job_cancels_exactly_the_matching_tasks_not_ended<H: Harnes
 
     // In id order: the task in flight and the one waiting for a retry
     // first (the ended ones are not taken), then the waiting ones.
-    let first = s.advance_replay_job(created.id, 2).await.unwrap();
+    let first = s.advance_job(created.id, 2).await.unwrap();
     assert_eq!(
         (first.replayed, first.cursor, first.finished()),
         (2, Some(retrying), false)
     );
     // Another process (a restart) carries on from the recorded cursor.
     let restarted = h.with_key(test_key()).await;
-    let listed = restarted.replay_jobs(Region::EU, true, 10).await.unwrap();
+    let listed = restarted.jobs(Region::EU, true, 10).await.unwrap();
     assert_eq!(listed, vec![first.clone()]);
-    let second = restarted.advance_replay_job(created.id, 2).await.unwrap();
+    let second = restarted.advance_job(created.id, 2).await.unwrap();
     assert_eq!(
         (second.replayed, second.cursor, second.finished()),
         (4, Some(waiting[1]), false)
     );
-    let last = restarted.advance_replay_job(created.id, 2).await.unwrap();
+    let last = restarted.advance_job(created.id, 2).await.unwrap();
     let now = h.clock().now_param().unwrap();
     assert_eq!(
         (last.replayed, last.cursor, last.finished_at),
         (5, Some(waiting[2]), Some(now)),
         "a short batch finishes the job"
     );
-    let again = restarted.advance_replay_job(created.id, 2).await.unwrap();
+    let again = restarted.advance_job(created.id, 2).await.unwrap();
     assert_eq!(again, last, "a finished job stays as it is");
-    assert_eq!(s.replay_job(created.id).await.unwrap(), Some(last));
+    assert_eq!(s.job(created.id).await.unwrap(), Some(last));
 
     for id in waiting.iter().chain([&retrying]) {
         let t = row(h, *id).await;
@@ -209,32 +208,32 @@ pub async fn a_cancel_job_filters_by_reminder_and_time<H: Harness>(h: &H) {
     h.clock().advance(Duration::seconds(1));
 
     let by_reminder = s
-        .create_replay_job(cancel_job(
+        .create_job(cancel_job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 tenant: Some(TenantId::new("clinic-a").unwrap()),
                 reminder: Some(remit::domain::ReminderId::new("early").unwrap()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
         .unwrap();
-    let done = s.advance_replay_job(by_reminder.id, 200).await.unwrap();
+    let done = s.advance_job(by_reminder.id, 200).await.unwrap();
     assert_eq!((done.replayed, done.finished()), (1, true));
     assert_eq!(row(h, early).await.state, TaskState::Cancelled);
     assert_eq!(row(h, later).await.state, TaskState::Pending);
 
     let before_due = s
-        .create_replay_job(cancel_job(
+        .create_job(cancel_job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 until: Some(t0() + Duration::days(2)),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
         .unwrap();
-    let done = s.advance_replay_job(before_due.id, 200).await.unwrap();
+    let done = s.advance_job(before_due.id, 200).await.unwrap();
     assert_eq!(
         (done.replayed, done.finished()),
         (0, true),
@@ -243,27 +242,27 @@ pub async fn a_cancel_job_filters_by_reminder_and_time<H: Harness>(h: &H) {
     assert_eq!(row(h, later).await.state, TaskState::Pending);
 
     let from_then = s
-        .create_replay_job(cancel_job(
+        .create_job(cancel_job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 from: Some(t0() + Duration::days(2)),
                 until: Some(t0() + Duration::days(3)),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
         .unwrap();
-    let done = s.advance_replay_job(from_then.id, 200).await.unwrap();
+    let done = s.advance_job(from_then.id, 200).await.unwrap();
     assert_eq!((done.replayed, done.finished()), (1, true));
     assert_eq!(row(h, later).await.state, TaskState::Cancelled);
 }
 
 pub async fn a_cancel_job_is_refused_a_reason_or_no_filter<H: Harness>(h: &H) {
     let s = h.store();
-    let refused = |field: &'static str, filter: ReplayFilter| {
+    let refused = |field: &'static str, filter: JobFilter| {
         let job = cancel_job(Region::EU, filter);
         async move {
-            match s.create_replay_job(job).await {
+            match s.create_job(job).await {
                 Err(StoreError::Invalid(e)) => assert_eq!(e.field, field),
                 other => panic!("expected a refusal naming {field}, got {other:?}"),
             }
@@ -272,50 +271,46 @@ pub async fn a_cancel_job_is_refused_a_reason_or_no_filter<H: Harness>(h: &H) {
     // Only a failed task has a failure reason: a cancel never takes one.
     refused(
         "reason",
-        ReplayFilter {
+        JobFilter {
             reason: Some("max_attempts".into()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         },
     )
     .await;
     refused(
         "reason",
-        ReplayFilter {
+        JobFilter {
             tenant: Some(TenantId::new("clinic-a").unwrap()),
             reason: Some("max_attempts".into()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         },
     )
     .await;
     // No filter at all would cancel every task of the region.
-    refused("filter", ReplayFilter::default()).await;
+    refused("filter", JobFilter::default()).await;
     refused(
         "until",
-        ReplayFilter {
+        JobFilter {
             from: Some(t0()),
             until: Some(t0()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         },
     )
     .await;
-    assert!(s
-        .replay_jobs(Region::EU, false, 10)
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(s.jobs(Region::EU, false, 10).await.unwrap().is_empty());
 }
 
 pub async fn cancel_and_replay_jobs_are_listed_together_each_with_its_action<H: Harness>(h: &H) {
     let s = h.store();
     let crm = destination(h, "crm", Region::EU).await;
     let pending = scheduled(h, "clinic-a", "pending", &crm, Region::EU).await;
-    let by_destination = ReplayFilter {
+    let by_destination = JobFilter {
         destination: Some(crm.clone()),
-        ..ReplayFilter::default()
+        ..JobFilter::default()
     };
     h.clock().advance(Duration::seconds(1));
     let replay = s
-        .create_replay_job(NewReplayJob {
+        .create_job(NewJob {
             action: JobAction::Replay,
             ..cancel_job(Region::EU, by_destination.clone())
         })
@@ -323,11 +318,11 @@ pub async fn cancel_and_replay_jobs_are_listed_together_each_with_its_action<H: 
         .unwrap();
     h.clock().advance(Duration::seconds(1));
     let cancel = s
-        .create_replay_job(cancel_job(Region::EU, by_destination))
+        .create_job(cancel_job(Region::EU, by_destination))
         .await
         .unwrap();
     let listed: Vec<(uuid::Uuid, JobAction)> = s
-        .replay_jobs(Region::EU, false, 10)
+        .jobs(Region::EU, false, 10)
         .await
         .unwrap()
         .iter()
@@ -342,19 +337,19 @@ pub async fn cancel_and_replay_jobs_are_listed_together_each_with_its_action<H: 
     );
     // The replay takes only failed tasks: the pending one is left to the
     // cancel.
-    let replayed = s.advance_replay_job(replay.id, 10).await.unwrap();
+    let replayed = s.advance_job(replay.id, 10).await.unwrap();
     assert_eq!(
         (replayed.action, replayed.replayed, replayed.finished()),
         (JobAction::Replay, 0, true)
     );
     assert_eq!(row(h, pending).await.state, TaskState::Pending);
-    let cancelled = s.advance_replay_job(cancel.id, 10).await.unwrap();
+    let cancelled = s.advance_job(cancel.id, 10).await.unwrap();
     assert_eq!(
         (cancelled.action, cancelled.replayed, cancelled.finished()),
         (JobAction::Cancel, 1, true)
     );
     assert_eq!(
-        s.replay_job(cancel.id).await.unwrap().map(|j| j.action),
+        s.job(cancel.id).await.unwrap().map(|j| j.action),
         Some(JobAction::Cancel)
     );
 }
@@ -372,17 +367,17 @@ pub async fn a_cancel_job_ending_a_lines_head_lets_the_line_go_on<H: Harness>(h:
     }
     h.clock().advance(Duration::seconds(1));
     let job = s
-        .create_replay_job(cancel_job(
+        .create_job(cancel_job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 tenant: Some(TenantId::new("clinic-1").unwrap()),
                 reminder: Some(remit::domain::ReminderId::new("first").unwrap()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
         .unwrap();
-    let done = s.advance_replay_job(job.id, 10).await.unwrap();
+    let done = s.advance_job(job.id, 10).await.unwrap();
     assert_eq!((done.replayed, done.finished()), (1, true));
     h.clock().advance(Duration::hours(1));
     let claimed: Vec<TaskId> = s

@@ -5,8 +5,7 @@
 use base64::Engine as _;
 use remit::domain::{DestinationChange, Setting};
 use remit::payload_crypto::PayloadKey;
-use remit::store::console::JobAction;
-use remit::store::{Destinations, Keys, Leases, ReplayJobs, Schedule, Transfer};
+use remit::store::{Destinations, JobAction, Jobs, Keys, Leases, Schedule, Transfer};
 
 use super::destination_settings::{cancel_job, headers, plain, secret, send_headers, TOKEN};
 use super::*;
@@ -99,7 +98,7 @@ pub async fn a_destination_with_live_tasks_is_deleted_only_with_them<H: Harness>
     let job = deleted.cancel_job.expect("the cancel job");
     assert_eq!(job.action, JobAction::Cancel);
     assert_eq!(job.filter.destination.as_ref(), Some(&crm));
-    assert_eq!(s.replay_job(job.id).await.unwrap(), Some(job.clone()));
+    assert_eq!(s.job(job.id).await.unwrap(), Some(job.clone()));
     assert_eq!(s.destination(&crm).await.unwrap(), None);
 
     // No claim takes its tasks meanwhile; the other destination's go on.
@@ -108,7 +107,7 @@ pub async fn a_destination_with_live_tasks_is_deleted_only_with_them<H: Harness>
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].task.destination_id, other);
     // The job cancels the live task; the ended one keeps its history.
-    s.advance_replay_job(job.id, 10).await.unwrap();
+    s.advance_job(job.id, 10).await.unwrap();
     let t = s.task(live).await.unwrap().unwrap();
     assert_eq!(t.state, TaskState::Cancelled);
 

@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use remit::domain::{ClaimedTask, DestinationHour};
 use remit::policy::{Decision, Transition};
-use remit::store::{DestinationHours, Finish, Leases};
+use remit::store::{Finish, Leases, Reports, Upkeep};
 
 use super::*;
 

@@ -4,8 +4,7 @@
 //! import and rekey, are `destination_deletion`).
 
 use remit::domain::{CustomHeader, DestinationChange, HeaderValue, Setting};
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::Destinations;
+use remit::store::{Destinations, JobAction, JobFilter, NewJob};
 
 use super::*;
 
@@ -26,13 +25,13 @@ pub(super) fn headers(list: Vec<CustomHeader>) -> DestinationChange {
     }
 }
 
-pub(super) fn cancel_job(d: &DestinationId) -> NewReplayJob {
-    NewReplayJob {
+pub(super) fn cancel_job(d: &DestinationId) -> NewJob {
+    NewJob {
         region: Region::US,
         action: JobAction::Cancel,
-        filter: ReplayFilter {
+        filter: JobFilter {
             destination: Some(d.clone()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         },
         requested_by: "tok_ops".into(),
         horizon: Duration::hours(6),

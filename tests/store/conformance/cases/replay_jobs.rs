@@ -3,8 +3,7 @@
 //! store should record is refused.
 
 use remit::domain::TenantId;
-use remit::store::console::{JobAction, NewReplayJob, ReplayFilter};
-use remit::store::{Leases, ReplayJobs, Schedule};
+use remit::store::{JobAction, JobFilter, Jobs, Leases, NewJob, Schedule};
 
 use super::*;
 use crate::support::test_key;
@@ -41,8 +40,8 @@ async fn state<H: Harness>(h: &H, id: TaskId) -> TaskState {
     h.store().task(id).await.unwrap().unwrap().state
 }
 
-fn job(region: Region, filter: ReplayFilter) -> NewReplayJob {
-    NewReplayJob {
+fn job(region: Region, filter: JobFilter) -> NewJob {
+    NewJob {
         region,
         action: JobAction::Replay,
         filter,
@@ -77,12 +76,12 @@ pub async fn a_replay_job_replays_exactly_the_matching_failed_tasks<H: Harness>(
 
     h.clock().advance(Duration::seconds(1));
     let created = s
-        .create_replay_job(job(
+        .create_job(job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 tenant: Some(TenantId::new("clinic-a").unwrap()),
                 destination: Some(crm.clone()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
@@ -95,28 +94,28 @@ pub async fn a_replay_job_replays_exactly_the_matching_failed_tasks<H: Harness>(
     h.clock().advance(Duration::seconds(1));
     let late = failed_task(h, "clinic-a", "late", &crm, Region::EU).await;
 
-    let first = s.advance_replay_job(created.id, 2).await.unwrap();
+    let first = s.advance_job(created.id, 2).await.unwrap();
     assert_eq!((first.replayed, first.finished()), (2, false));
     assert_eq!(first.cursor, Some(matching[1]));
 
     // Another process (a restart) carries on from the recorded cursor.
     let restarted = h.with_key(test_key()).await;
-    let listed = restarted.replay_jobs(Region::EU, true, 10).await.unwrap();
+    let listed = restarted.jobs(Region::EU, true, 10).await.unwrap();
     assert_eq!(
         listed.iter().map(|j| j.id).collect::<Vec<_>>(),
         vec![created.id]
     );
-    let second = restarted.advance_replay_job(created.id, 2).await.unwrap();
+    let second = restarted.advance_job(created.id, 2).await.unwrap();
     assert_eq!((second.replayed, second.finished()), (3, true));
     assert!(restarted
-        .replay_jobs(Region::EU, true, 10)
+        .jobs(Region::EU, true, 10)
         .await
         .unwrap()
         .is_empty());
-    let again = restarted.advance_replay_job(created.id, 2).await.unwrap();
+    let again = restarted.advance_job(created.id, 2).await.unwrap();
     assert_eq!(again, second, "a finished job stays as it is");
     assert_eq!(
-        restarted.replay_job(created.id).await.unwrap(),
+        restarted.job(created.id).await.unwrap(),
         Some(second.clone())
     );
 
@@ -140,45 +139,45 @@ pub async fn a_replay_job_filters_by_reason_and_time<H: Harness>(h: &H) {
     let a = failed_task(h, "clinic-a", "a", &crm, Region::EU).await;
     let reason = s.task(a).await.unwrap().unwrap().failure_reason.unwrap();
     let nothing = s
-        .create_replay_job(job(
+        .create_job(job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 reason: Some("retry_horizon".into()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
         .unwrap();
-    let done = s.advance_replay_job(nothing.id, 200).await.unwrap();
+    let done = s.advance_job(nothing.id, 200).await.unwrap();
     assert_eq!((done.replayed, done.finished()), (0, true));
     assert_eq!(state(h, a).await, TaskState::Failed);
 
     let before_due = s
-        .create_replay_job(job(
+        .create_job(job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 reason: Some(reason.clone()),
                 until: Some(t0()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
         .unwrap();
-    let done = s.advance_replay_job(before_due.id, 200).await.unwrap();
+    let done = s.advance_job(before_due.id, 200).await.unwrap();
     assert_eq!(done.replayed, 0, "due at t0, which `until` leaves out");
 
     let matching = s
-        .create_replay_job(job(
+        .create_job(job(
             Region::EU,
-            ReplayFilter {
+            JobFilter {
                 reason: Some(reason),
                 from: Some(t0()),
-                ..ReplayFilter::default()
+                ..JobFilter::default()
             },
         ))
         .await
         .unwrap();
-    let done = s.advance_replay_job(matching.id, 200).await.unwrap();
+    let done = s.advance_job(matching.id, 200).await.unwrap();
     assert_eq!((done.replayed, done.finished()), (1, true));
     assert_eq!(state(h, a).await, TaskState::Pending);
 }
@@ -187,26 +186,23 @@ pub async fn a_replay_job_is_refused_with_the_field_named<H: Harness>(h: &H) {
     let s = h.store();
     let backwards = job(
         Region::EU,
-        ReplayFilter {
+        JobFilter {
             from: Some(t0()),
             until: Some(t0()),
-            ..ReplayFilter::default()
+            ..JobFilter::default()
         },
     );
-    match s.create_replay_job(backwards).await {
+    match s.create_job(backwards).await {
         Err(StoreError::Invalid(e)) => assert_eq!(e.field, "until"),
         other => panic!("expected a refusal naming until, got {other:?}"),
     }
     // No filter at all would replay every failed task of the region: the
     // store refuses it, whoever asks.
-    match s
-        .create_replay_job(job(Region::EU, ReplayFilter::default()))
-        .await
-    {
+    match s.create_job(job(Region::EU, JobFilter::default())).await {
         Err(StoreError::Invalid(e)) => assert_eq!(e.field, "filter"),
         other => panic!("expected a refusal naming filter, got {other:?}"),
     }
-    let missing = s.advance_replay_job(uuid::Uuid::now_v7(), 10).await;
+    let missing = s.advance_job(uuid::Uuid::now_v7(), 10).await;
     assert!(
         matches!(missing, Err(StoreError::NotFound { .. })),
         "{missing:?}"
@@ -223,12 +219,12 @@ pub async fn replay_jobs_are_listed_newest_first_and_count_only_what_they_replay
         failed.push(failed_task(h, "clinic-a", &format!("f{n}"), &crm, Region::EU).await);
     }
     h.clock().advance(Duration::seconds(1));
-    let by_destination = ReplayFilter {
+    let by_destination = JobFilter {
         destination: Some(crm.clone()),
-        ..ReplayFilter::default()
+        ..JobFilter::default()
     };
     let older = s
-        .create_replay_job(NewReplayJob {
+        .create_job(NewJob {
             horizon: Duration::milliseconds(90_500),
             ..job(Region::EU, by_destination.clone())
         })
@@ -242,26 +238,22 @@ pub async fn replay_jobs_are_listed_newest_first_and_count_only_what_they_replay
     assert_eq!(older.created_at, h.clock().now_param().unwrap());
     h.clock().advance(Duration::seconds(1));
     let newer = s
-        .create_replay_job(job(Region::EU, by_destination.clone()))
+        .create_job(job(Region::EU, by_destination.clone()))
         .await
         .unwrap();
-    let elsewhere = s
-        .create_replay_job(job(Region::US, by_destination))
-        .await
-        .unwrap();
-    let ids = |jobs: Vec<remit::store::console::ReplayJob>| -> Vec<uuid::Uuid> {
-        jobs.iter().map(|j| j.id).collect()
-    };
+    let elsewhere = s.create_job(job(Region::US, by_destination)).await.unwrap();
+    let ids =
+        |jobs: Vec<remit::store::Job>| -> Vec<uuid::Uuid> { jobs.iter().map(|j| j.id).collect() };
     assert_eq!(
-        ids(s.replay_jobs(Region::EU, false, 10).await.unwrap()),
+        ids(s.jobs(Region::EU, false, 10).await.unwrap()),
         vec![newer.id, older.id]
     );
     assert_eq!(
-        ids(s.replay_jobs(Region::EU, false, 1).await.unwrap()),
+        ids(s.jobs(Region::EU, false, 1).await.unwrap()),
         vec![newer.id]
     );
     assert_eq!(
-        ids(s.replay_jobs(Region::US, false, 10).await.unwrap()),
+        ids(s.jobs(Region::US, false, 10).await.unwrap()),
         vec![elsewhere.id]
     );
 
@@ -272,7 +264,7 @@ pub async fn replay_jobs_are_listed_newest_first_and_count_only_what_they_replay
         Replayed::Replayed(_)
     ));
     h.clock().advance(Duration::seconds(1));
-    let first = s.advance_replay_job(older.id, 2).await.unwrap();
+    let first = s.advance_job(older.id, 2).await.unwrap();
     assert_eq!(
         (first.replayed, first.cursor, first.finished()),
         (2, Some(failed[2]), false),
@@ -284,17 +276,17 @@ pub async fn replay_jobs_are_listed_newest_first_and_count_only_what_they_replay
         (task.state, task.available_at, task.retry_horizon_at),
         (TaskState::Pending, now, now + Duration::seconds(90))
     );
-    let last = s.advance_replay_job(older.id, 2).await.unwrap();
+    let last = s.advance_job(older.id, 2).await.unwrap();
     assert_eq!(
         (last.replayed, last.cursor, last.finished_at),
         (2, Some(failed[2]), Some(now)),
         "an empty batch finishes the job and keeps the cursor"
     );
     assert_eq!(
-        ids(s.replay_jobs(Region::EU, true, 10).await.unwrap()),
+        ids(s.jobs(Region::EU, true, 10).await.unwrap()),
         vec![newer.id]
     );
-    let done = s.advance_replay_job(newer.id, 0).await.unwrap();
+    let done = s.advance_job(newer.id, 0).await.unwrap();
     assert_eq!(
         (done.replayed, done.finished()),
         (0, true),

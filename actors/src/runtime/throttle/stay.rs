@@ -1,5 +1,5 @@
-//! How long claimed work may wait in a throttle: a small fraction of its
-//! lease (the hold). What cannot go within it goes back to the database,
+//! How long claimed work may stay in a throttle: a small fraction of its
+//! lease (its stay). What cannot go within it goes back to the database,
 //! due about when its turn would have come, and the claimer leaves the
 //! destination out while what is queued here covers the next while, so
 //! the destination keeps receiving its rate from memory and nothing is
@@ -24,15 +24,15 @@ use crate::runtime::shared::messages::Work;
 
 impl Throttle {
     /// Waits for the next token, keeping only the tasks whose turn comes
-    /// before they have been in memory for a small fraction of their lease.
+    /// before they have been in memory for a small fraction of their lease (their stay).
     /// The queue goes out in order, a token each: the task at position `i`
-    /// goes about `wait + i` tokens' time from now. Each task past the hold
+    /// goes about `wait + i` tokens' time from now. Each task past the stay
     /// goes back to the database due about when its own turn would have
     /// come, so the destination keeps receiving its rate from what is kept
     /// while the rest waits in the database, not in memory.
     pub(super) fn wait_for_token(&mut self, wait: Duration, ctx: &mut Context<Self>) {
         let per_token = per_token(&self.limits);
-        let max_hold = self.shared.max_hold();
+        let max_stay = self.shared.max_stay();
         let now = Instant::now();
         let turn = |i: usize| {
             wait.saturating_add(per_token.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)))
@@ -44,7 +44,7 @@ impl Throttle {
             .take_while(|(i, work)| {
                 now.saturating_duration_since(work.claimed_at)
                     .saturating_add(turn(*i))
-                    <= max_hold
+                    <= max_stay
             })
             .count();
         if keep < self.queue.len() {
@@ -55,7 +55,7 @@ impl Throttle {
                 .enumerate()
                 .map(|(j, work)| (work, Some(turn(keep + j))))
                 .collect();
-            debug!(self.shared.log, "handing back what cannot go within the hold";
+            debug!(self.shared.log, "handing back what cannot go within the stay";
                    "destination" => %self.destination, "kept" => keep, "count" => later.len());
             hand_back_each(&self.shared, later);
         }
@@ -76,7 +76,7 @@ impl Throttle {
     /// destination again: a claim's round trip ahead of that is enough for
     /// the next task to be in memory on time.
     fn claim_lead(&self) -> Duration {
-        (self.shared.max_hold() / 4)
+        (self.shared.max_stay() / 4)
             .max(Duration::from_millis(self.shared.config.claim.busy_poll_ms))
     }
 
@@ -85,7 +85,7 @@ impl Throttle {
     /// no longer. Claiming beyond that would bring rows into memory only to
     /// hand them back, one write each; on a busy store those writes delay
     /// the finishes that free the destination's slots, and the destination
-    /// then sits at its in-flight cap with tasks past their hold.
+    /// then sits at its in-flight cap with tasks past their stay.
     pub(super) fn hold_claims_while_queued(&self) {
         self.hold_claims_for(Duration::ZERO);
     }
@@ -108,26 +108,26 @@ impl Throttle {
     /// At the in-flight cap nothing moves until a send ends; make sure the
     /// oldest queued task is handed back if that takes longer than it may
     /// wait here. While the destination's requests are ending (one ended
-    /// within the hold), the cap is a moment's crowd, not a slow receiver:
+    /// within the stay), the cap is a moment's crowd, not a slow receiver:
     /// only the tasks that overstayed go back, due at once, and claims go
     /// on; otherwise the queue goes back for a send timeout, the longest
     /// the requests under way may take.
-    pub(super) fn hold_at_most_until_due(&mut self, ctx: &mut Context<Self>) {
+    pub(super) fn hand_back_before_overstay(&mut self, ctx: &mut Context<Self>) {
         let Some(head) = self.queue.front() else {
             return;
         };
-        let max_hold = self.shared.max_hold();
+        let max_stay = self.shared.max_stay();
         let now = Instant::now();
         let waited = now.saturating_duration_since(head.claimed_at);
-        let Some(left) = max_hold.checked_sub(waited) else {
+        let Some(left) = max_stay.checked_sub(waited) else {
             let moving = self
                 .last_freed
-                .is_some_and(|at| now.saturating_duration_since(at) < max_hold);
+                .is_some_and(|at| now.saturating_duration_since(at) < max_stay);
             if moving {
                 let overstayed = self
                     .queue
                     .iter()
-                    .take_while(|work| now.saturating_duration_since(work.claimed_at) >= max_hold)
+                    .take_while(|work| now.saturating_duration_since(work.claimed_at) >= max_stay)
                     .count();
                 let tasks: Vec<Work> = self.queue.drain(..overstayed).collect();
                 hand_back(&self.shared, tasks, None);

@@ -6,8 +6,8 @@ use diesel::sql_types::{Bool, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
-use super::super::{PgStore, StoreError};
-use crate::store::{ReadSource, Replication, Standby};
+use crate::store::contract::{ReadSource, Replication, Standby, StoreError};
+use crate::store::postgres::store::PgStore;
 
 #[derive(QueryableByName)]
 struct Source {

@@ -39,8 +39,7 @@ use crate::domain::{
     idempotency_key, legacy_idempotency_key, quoted, InvalidInput, ReminderId, Task, TaskId,
     TaskState, TenantId,
 };
-use crate::store::StoredHeader;
-use crate::store::{DestinationRecord, StoreError, TaskRecord};
+use crate::store::contract::{DestinationRecord, StoreError, StoredHeader, TaskRecord};
 
 /// The highest fencing token an import accepts: 2^53. Tokens are drawn one
 /// per claim, so a real store is far below it; above it a crafted token
@@ -442,5 +441,5 @@ pub(crate) fn check_imported_tasks(records: &[TaskRecord]) -> Result<(), StoreEr
 }
 
 #[cfg(test)]
-#[path = "imports_tests.rs"]
+#[path = "transfer_checks_tests.rs"]
 mod tests;

@@ -11,9 +11,7 @@
 use std::time::Duration;
 
 use remit::domain::Region;
-use remit::store::console::{JobAction, ReplayJob};
-use remit::store::Database;
-use remit::store::ReplayJobs;
+use remit::store::{Database, Job, JobAction, Jobs};
 use slog::{info, warn};
 
 /// Tasks replayed or cancelled per transaction: small enough that a batch
@@ -44,7 +42,7 @@ pub fn spawn(store: Database, region: Region, log: slog::Logger) -> actix_rt::ta
 /// job that fails is left for the next tick, and the round goes on to the
 /// next job, so one job that cannot advance does not hold up the others.
 async fn work(store: &Database, region: Region, log: &slog::Logger) {
-    let jobs = match store.replay_jobs(region, true, 100).await {
+    let jobs = match store.jobs(region, true, 100).await {
         Ok(jobs) => jobs,
         Err(e) => {
             warn!(log, "could not list the bulk jobs; retrying at the next tick";
@@ -63,7 +61,7 @@ async fn work(store: &Database, region: Region, log: &slog::Logger) {
 
 async fn finish(
     store: &Database,
-    job: &ReplayJob,
+    job: &Job,
     log: &slog::Logger,
 ) -> Result<(), remit::store::StoreError> {
     let mut batches: u32 = 0;
@@ -80,7 +78,7 @@ async fn finish(
         ),
     };
     loop {
-        let now = store.advance_replay_job(job.id, BATCH).await?;
+        let now = store.advance_job(job.id, BATCH).await?;
         batches = batches.wrapping_add(1);
         if now.finished() {
             info!(log, "{}", finished; "job" => %now.id, counted => now.replayed);

@@ -10,29 +10,28 @@ use chrono::{DateTime, Duration, Utc};
 use super::state::State;
 use super::MemStore;
 use crate::domain::{Region, Task, TaskId, TaskState};
-use crate::store::console::{check_new_job, JobAction, NewReplayJob, ReplayJob};
+use crate::store::contract::{check_new_job, Job, JobAction, Jobs, NewJob, StoreError};
 use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
 use crate::store::rules::lifecycle;
-use crate::store::{ReplayJobs, StoreError};
 
 impl State {
     /// A fresh job id; ids come from a counter, so a seeded run is
     /// reproducible, and rise with creation as `now_v7` ids do.
     fn replay_job_id(&mut self) -> uuid::Uuid {
-        self.next_replay_job_id += 1;
-        uuid::Uuid::from_u128(self.next_replay_job_id | (1 << 125))
+        self.next_job_id += 1;
+        uuid::Uuid::from_u128(self.next_job_id | (1 << 125))
     }
 
     /// Records a job already checked (`check_new_job`).
-    pub(super) fn record_job(&mut self, new: NewReplayJob, now: DateTime<Utc>) -> ReplayJob {
+    pub(super) fn record_job(&mut self, new: NewJob, now: DateTime<Utc>) -> Job {
         let job = recorded(new, self.replay_job_id(), now);
-        self.replay_jobs.push(job.clone());
+        self.jobs.push(job.clone());
         job
     }
 
-    fn replay_job_mut(&mut self, id: uuid::Uuid) -> Result<&mut ReplayJob, StoreError> {
-        self.replay_jobs
+    fn job_mut(&mut self, id: uuid::Uuid) -> Result<&mut Job, StoreError> {
+        self.jobs
             .iter_mut()
             .find(|j| j.id == id)
             .ok_or_else(|| StoreError::NotFound {
@@ -43,7 +42,7 @@ impl State {
 
     /// The job's next batch: up to `batch` of the region's tasks after its
     /// cursor that it takes ([`in_job`]), in id order.
-    fn replay_batch(&self, job: &ReplayJob, batch: usize) -> Vec<TaskId> {
+    fn replay_batch(&self, job: &Job, batch: usize) -> Vec<TaskId> {
         let mut picked: Vec<TaskId> = self
             .tasks
             .iter()
@@ -59,7 +58,7 @@ impl State {
 /// Whether the job's batches take `task` (the databases' batch queries):
 /// a replay, a failed task that ended by the job's creation; a cancel, a
 /// task that has not ended and was scheduled by the job's creation.
-fn in_job(job: &ReplayJob, task: &Task) -> bool {
+fn in_job(job: &Job, task: &Task) -> bool {
     let f = &job.filter;
     let eligible = match job.action {
         JobAction::Replay => {
@@ -85,8 +84,8 @@ fn in_job(job: &ReplayJob, task: &Task) -> bool {
 }
 
 /// The job as a database records it: the horizon is kept in whole seconds.
-fn recorded(new: NewReplayJob, id: uuid::Uuid, now: DateTime<Utc>) -> ReplayJob {
-    ReplayJob {
+fn recorded(new: NewJob, id: uuid::Uuid, now: DateTime<Utc>) -> Job {
+    Job {
         id,
         region: new.region,
         action: new.action,
@@ -100,8 +99,8 @@ fn recorded(new: NewReplayJob, id: uuid::Uuid, now: DateTime<Utc>) -> ReplayJob 
     }
 }
 
-impl ReplayJobs for MemStore {
-    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
+impl Jobs for MemStore {
+    async fn create_job(&self, new: NewJob) -> Result<Job, StoreError> {
         check_new_job(&new)?;
         let now = self.now();
         let mut state = self.state.lock();
@@ -110,20 +109,20 @@ impl ReplayJobs for MemStore {
         Ok(job)
     }
 
-    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+    async fn job(&self, id: uuid::Uuid) -> Result<Option<Job>, StoreError> {
         let state = self.state.lock();
-        Ok(state.replay_jobs.iter().find(|j| j.id == id).cloned())
+        Ok(state.jobs.iter().find(|j| j.id == id).cloned())
     }
 
-    async fn replay_jobs(
+    async fn jobs(
         &self,
         region: Region,
         unfinished_only: bool,
         limit: u32,
-    ) -> Result<Vec<ReplayJob>, StoreError> {
+    ) -> Result<Vec<Job>, StoreError> {
         let state = self.state.lock();
-        let mut jobs: Vec<ReplayJob> = state
-            .replay_jobs
+        let mut jobs: Vec<Job> = state
+            .jobs
             .iter()
             .filter(|j| j.region == region && !(unfinished_only && j.finished()))
             .cloned()
@@ -133,16 +132,12 @@ impl ReplayJobs for MemStore {
         Ok(jobs)
     }
 
-    async fn advance_replay_job(
-        &self,
-        id: uuid::Uuid,
-        batch: u32,
-    ) -> Result<ReplayJob, StoreError> {
+    async fn advance_job(&self, id: uuid::Uuid, batch: u32) -> Result<Job, StoreError> {
         let batch = usize::try_from(batch.max(1)).unwrap_or(usize::MAX);
         let now = self.now();
         let mut state = self.state.lock();
         state.record_failures();
-        let job = state.replay_job_mut(id)?.clone();
+        let job = state.job_mut(id)?.clone();
         if job.finished() {
             return Ok(job);
         }
@@ -165,7 +160,7 @@ impl ReplayJobs for MemStore {
                 replayed += 1;
             }
         }
-        let job = state.replay_job_mut(id)?;
+        let job = state.job_mut(id)?;
         job.replayed += replayed;
         if let Some(&last) = picked.last() {
             job.cursor = Some(last);

@@ -13,10 +13,10 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
 use super::{audit, SqliteStore};
 use crate::domain::{Region, Task};
-use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
+use crate::store::contract::{check_new_job, Job, JobAction, Jobs, NewJob, StoreError, Wakeup};
 use crate::store::rules::changes::{self, CancelStep};
+use crate::store::rules::job_rows::JobColumns;
 use crate::store::rules::{audit_entries, lifecycle};
-use crate::store::{ReplayJobs, StoreError, Wakeup};
 
 #[derive(QueryableByName)]
 struct JobRow {
@@ -52,11 +52,11 @@ struct JobRow {
     finished_at: Option<i64>,
 }
 
-impl TryFrom<JobRow> for ReplayJob {
+impl TryFrom<JobRow> for Job {
     type Error = StoreError;
 
     fn try_from(r: JobRow) -> Result<Self, StoreError> {
-        ReplayJob::try_from(JobColumns {
+        Job::try_from(JobColumns {
             id: uuid("replay_jobs.id", &r.id)?,
             region: r.region,
             action: r.action,
@@ -79,11 +79,11 @@ impl TryFrom<JobRow> for ReplayJob {
     }
 }
 
-fn job(conn: &mut SqliteConnection, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+fn job(conn: &mut SqliteConnection, id: uuid::Uuid) -> Result<Option<Job>, StoreError> {
     let mut found: Vec<JobRow> = diesel::sql_query("SELECT * FROM replay_jobs WHERE id = ?")
         .bind::<Text, _>(id.to_string())
         .load(conn)?;
-    found.pop().map(ReplayJob::try_from).transpose()
+    found.pop().map(Job::try_from).transpose()
 }
 
 /// A replay's next batch: the region's failed tasks after the cursor that
@@ -108,11 +108,7 @@ const CANCEL_BATCH_SQL: &str = "SELECT {COLUMNS} FROM tasks \
      ORDER BY id LIMIT ?9";
 
 /// The job's next batch, in id order.
-fn next_batch(
-    conn: &mut SqliteConnection,
-    job: &ReplayJob,
-    batch: u32,
-) -> Result<Vec<Task>, StoreError> {
+fn next_batch(conn: &mut SqliteConnection, job: &Job, batch: u32) -> Result<Vec<Task>, StoreError> {
     let f = &job.filter;
     let cursor = job
         .cursor
@@ -151,9 +147,9 @@ fn next_batch(
 /// transaction (a destination deleted with its live tasks cancelled).
 pub(super) fn record_job(
     conn: &mut SqliteConnection,
-    new: &NewReplayJob,
+    new: &NewJob,
     now: DateTime<Utc>,
-) -> Result<ReplayJob, StoreError> {
+) -> Result<Job, StoreError> {
     let id = uuid::Uuid::now_v7();
     let f = &new.filter;
     diesel::sql_query(
@@ -179,10 +175,7 @@ pub(super) fn record_job(
 }
 
 impl SqliteStore {
-    pub(super) async fn create_replay_job(
-        &self,
-        new: NewReplayJob,
-    ) -> Result<ReplayJob, StoreError> {
+    pub(super) async fn create_job(&self, new: NewJob) -> Result<Job, StoreError> {
         check_new_job(&new)?;
         self.run(true, move |conn, ctx| {
             let job = record_job(conn, &new, ctx.now)?;
@@ -192,16 +185,16 @@ impl SqliteStore {
         .await
     }
 
-    pub(super) async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+    pub(super) async fn job(&self, id: uuid::Uuid) -> Result<Option<Job>, StoreError> {
         self.run(false, move |conn, _| job(conn, id)).await
     }
 
-    pub(super) async fn replay_jobs(
+    pub(super) async fn jobs(
         &self,
         region: Region,
         unfinished_only: bool,
         limit: u32,
-    ) -> Result<Vec<ReplayJob>, StoreError> {
+    ) -> Result<Vec<Job>, StoreError> {
         self.run(false, move |conn, _| {
             let found: Vec<JobRow> = diesel::sql_query(
                 "SELECT * FROM replay_jobs WHERE region = ? AND (? = 0 OR finished_at IS NULL) \
@@ -211,16 +204,12 @@ impl SqliteStore {
             .bind::<BigInt, _>(i64::from(unfinished_only))
             .bind::<BigInt, _>(i64::from(limit))
             .load(conn)?;
-            found.into_iter().map(ReplayJob::try_from).collect()
+            found.into_iter().map(Job::try_from).collect()
         })
         .await
     }
 
-    pub(super) async fn advance_replay_job(
-        &self,
-        id: uuid::Uuid,
-        batch: u32,
-    ) -> Result<ReplayJob, StoreError> {
+    pub(super) async fn advance_job(&self, id: uuid::Uuid, batch: u32) -> Result<Job, StoreError> {
         let size = batch.max(1);
         let (job, wake, held) = self
             .run(true, move |conn, ctx| {
@@ -269,7 +258,7 @@ impl SqliteStore {
                     }
                 }
                 let finished = picked < size as usize;
-                let job: ReplayJob = diesel::sql_query(
+                let job: Job = diesel::sql_query(
                     "UPDATE replay_jobs SET replayed = replayed + ?, \
                      cursor_task_id = coalesce(?, cursor_task_id), finished_at = ? WHERE id = ? \
                      RETURNING *",
@@ -293,29 +282,25 @@ impl SqliteStore {
     }
 }
 
-impl ReplayJobs for SqliteStore {
-    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
-        SqliteStore::create_replay_job(self, new).await
+impl Jobs for SqliteStore {
+    async fn create_job(&self, new: NewJob) -> Result<Job, StoreError> {
+        SqliteStore::create_job(self, new).await
     }
 
-    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
-        SqliteStore::replay_job(self, id).await
+    async fn job(&self, id: uuid::Uuid) -> Result<Option<Job>, StoreError> {
+        SqliteStore::job(self, id).await
     }
 
-    async fn replay_jobs(
+    async fn jobs(
         &self,
         region: Region,
         unfinished_only: bool,
         limit: u32,
-    ) -> Result<Vec<ReplayJob>, StoreError> {
-        SqliteStore::replay_jobs(self, region, unfinished_only, limit).await
+    ) -> Result<Vec<Job>, StoreError> {
+        SqliteStore::jobs(self, region, unfinished_only, limit).await
     }
 
-    async fn advance_replay_job(
-        &self,
-        id: uuid::Uuid,
-        batch: u32,
-    ) -> Result<ReplayJob, StoreError> {
-        SqliteStore::advance_replay_job(self, id, batch).await
+    async fn advance_job(&self, id: uuid::Uuid, batch: u32) -> Result<Job, StoreError> {
+        SqliteStore::advance_job(self, id, batch).await
     }
 }

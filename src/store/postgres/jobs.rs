@@ -20,17 +20,18 @@ use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
+use super::audit;
 use super::changes::{locked, tell_holder, write};
 use super::connection::notify::DUE_WORK_CHANNEL;
 use super::reports::console_sql::{CANCEL_BATCH, REPLAY_BATCH};
 use super::tables::rows::TaskRow;
 use super::tables::schema::tasks;
-use super::{audit, PgStore, StoreError};
 use crate::domain::{Region, Task, TaskId};
-use crate::store::console::{check_new_job, JobAction, JobColumns, NewReplayJob, ReplayJob};
+use crate::store::contract::{check_new_job, Job, JobAction, Jobs, NewJob, StoreError};
+use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep};
-use crate::store::ReplayJobs;
+use crate::store::rules::job_rows::JobColumns;
 
 #[derive(QueryableByName)]
 struct JobRow {
@@ -66,11 +67,11 @@ struct JobRow {
     finished_at: Option<DateTime<Utc>>,
 }
 
-impl TryFrom<JobRow> for ReplayJob {
+impl TryFrom<JobRow> for Job {
     type Error = StoreError;
 
     fn try_from(r: JobRow) -> Result<Self, StoreError> {
-        ReplayJob::try_from(JobColumns {
+        Job::try_from(JobColumns {
             id: r.id,
             region: r.region,
             action: r.action,
@@ -98,10 +99,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, coalesce($11, now()), $12)
 RETURNING *
 "#;
 
-pub(in crate::store) async fn create(
-    store: &PgStore,
-    new: NewReplayJob,
-) -> Result<ReplayJob, StoreError> {
+pub(in crate::store) async fn create(store: &PgStore, new: NewJob) -> Result<Job, StoreError> {
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| create_on(store, conn, new).await)
         .await
@@ -113,8 +111,8 @@ pub(in crate::store) async fn create(
 pub(in crate::store) async fn create_on(
     store: &PgStore,
     conn: &mut AsyncPgConnection,
-    new: NewReplayJob,
-) -> Result<ReplayJob, StoreError> {
+    new: NewJob,
+) -> Result<Job, StoreError> {
     check_new_job(&new)?;
     let job = insert(store, conn, &new).await?;
     audit::record(store, conn, audit_entries::job_created(&job)).await?;
@@ -124,8 +122,8 @@ pub(in crate::store) async fn create_on(
 async fn insert(
     store: &PgStore,
     conn: &mut AsyncPgConnection,
-    new: &NewReplayJob,
-) -> Result<ReplayJob, StoreError> {
+    new: &NewJob,
+) -> Result<Job, StoreError> {
     let f = &new.filter;
     let row: JobRow = diesel::sql_query(INSERT_SQL)
         .bind::<Uuid, _>(uuid::Uuid::now_v7())
@@ -148,14 +146,14 @@ async fn insert(
 pub(in crate::store) async fn get(
     store: &PgStore,
     id: uuid::Uuid,
-) -> Result<Option<ReplayJob>, StoreError> {
+) -> Result<Option<Job>, StoreError> {
     let mut conn = store.conn().await?;
     diesel::sql_query("SELECT * FROM replay_jobs WHERE id = $1")
         .bind::<Uuid, _>(id)
         .get_result::<JobRow>(&mut conn)
         .await
         .optional()?
-        .map(ReplayJob::try_from)
+        .map(Job::try_from)
         .transpose()
 }
 
@@ -164,7 +162,7 @@ pub(in crate::store) async fn list(
     region: Region,
     unfinished_only: bool,
     limit: u32,
-) -> Result<Vec<ReplayJob>, StoreError> {
+) -> Result<Vec<Job>, StoreError> {
     let mut conn = store.conn().await?;
     let sql = if unfinished_only {
         "SELECT * FROM replay_jobs WHERE region = $1 AND finished_at IS NULL \
@@ -177,7 +175,7 @@ pub(in crate::store) async fn list(
         .bind::<BigInt, _>(i64::from(limit))
         .load(&mut conn)
         .await?;
-    rows.into_iter().map(ReplayJob::try_from).collect()
+    rows.into_iter().map(Job::try_from).collect()
 }
 
 #[derive(QueryableByName)]
@@ -221,7 +219,7 @@ pub(in crate::store) async fn advance(
     store: &PgStore,
     id: uuid::Uuid,
     batch: u32,
-) -> Result<ReplayJob, StoreError> {
+) -> Result<Job, StoreError> {
     let mut conn = store.conn().await?;
     conn.transaction::<_, StoreError, _>(async |conn| {
         advance_locked(store, conn, id, batch.max(1)).await
@@ -234,9 +232,9 @@ async fn advance_locked(
     conn: &mut AsyncPgConnection,
     id: uuid::Uuid,
     batch: u32,
-) -> Result<ReplayJob, StoreError> {
+) -> Result<Job, StoreError> {
     let now = store.clock.now_param();
-    let job: ReplayJob = diesel::sql_query("SELECT * FROM replay_jobs WHERE id = $1 FOR UPDATE")
+    let job: Job = diesel::sql_query("SELECT * FROM replay_jobs WHERE id = $1 FOR UPDATE")
         .bind::<Uuid, _>(id)
         .get_result::<JobRow>(conn)
         .await
@@ -278,7 +276,7 @@ async fn advance_locked(
 /// Replays the batch in one statement.
 async fn replay_batch(
     conn: &mut AsyncPgConnection,
-    job: &ReplayJob,
+    job: &Job,
     batch: u32,
     now: Option<DateTime<Utc>>,
 ) -> Result<Step, StoreError> {
@@ -311,7 +309,7 @@ async fn replay_batch(
 /// taken in).
 async fn cancel_batch(
     conn: &mut AsyncPgConnection,
-    job: &ReplayJob,
+    job: &Job,
     batch: u32,
     now: DateTime<Utc>,
 ) -> Result<Step, StoreError> {
@@ -388,29 +386,25 @@ async fn cancel_batch(
     Ok(step)
 }
 
-impl ReplayJobs for PgStore {
-    async fn create_replay_job(&self, new: NewReplayJob) -> Result<ReplayJob, StoreError> {
+impl Jobs for PgStore {
+    async fn create_job(&self, new: NewJob) -> Result<Job, StoreError> {
         self::create(self, new).await
     }
 
-    async fn replay_job(&self, id: uuid::Uuid) -> Result<Option<ReplayJob>, StoreError> {
+    async fn job(&self, id: uuid::Uuid) -> Result<Option<Job>, StoreError> {
         self::get(self, id).await
     }
 
-    async fn replay_jobs(
+    async fn jobs(
         &self,
         region: Region,
         unfinished_only: bool,
         limit: u32,
-    ) -> Result<Vec<ReplayJob>, StoreError> {
+    ) -> Result<Vec<Job>, StoreError> {
         self::list(self, region, unfinished_only, limit).await
     }
 
-    async fn advance_replay_job(
-        &self,
-        id: uuid::Uuid,
-        batch: u32,
-    ) -> Result<ReplayJob, StoreError> {
+    async fn advance_job(&self, id: uuid::Uuid, batch: u32) -> Result<Job, StoreError> {
         self::advance(self, id, batch).await
     }
 }
