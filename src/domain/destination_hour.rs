@@ -144,8 +144,8 @@ pub struct DestinationHour {
 }
 
 impl DestinationHour {
-    /// The empty hour that holds `at`.
-    pub fn holding(at: DateTime<Utc>) -> Self {
+    /// The empty hour that `at` falls in.
+    pub fn empty_at(at: DateTime<Utc>) -> Self {
         Self {
             hour: hour_of(at),
             ..Self::default()
@@ -222,7 +222,7 @@ mod tests {
             received_at: Some(due + Duration::milliseconds(130)),
             ..AttemptRecord::default()
         };
-        let mut hour = DestinationHour::holding(due + Duration::minutes(59));
+        let mut hour = DestinationHour::empty_at(due + Duration::minutes(59));
         assert_eq!(hour.hour, due);
         hour.count(&record, 1, due);
         hour.count(&record, 2, due);

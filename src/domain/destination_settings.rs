@@ -17,10 +17,10 @@
 //!    writes in each backend's `destination_rows.rs` and
 //!    `destination_changes.rs` (the model keeps the struct whole).
 //! 3. The shared rules: `store/rules/destination_change.rs` (the plan of
-//!    a change), `imports.rs` (an imported line's check) and
-//!    `audit_entries.rs` (what an entry shows).
+//!    a change) and `audit_entries.rs` (what an entry shows); the
+//!    contract's `contract/transfer_checks.rs` (an imported line's check).
 //! 4. Export and import: `postgres/transfer.rs` and the line format in
-//!    `actors/src/transfer/lines.rs`.
+//!    `actors/src/transfer/destination_lines.rs`.
 //! 5. The surfaces: the API (`api/destination_settings.rs`,
 //!    `api/destinations.rs`, then the OpenAPI document regenerated), the
 //!    CLI (`cli/destination_args.rs`, `cli/destination_settings.rs`), the

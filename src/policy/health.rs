@@ -1,5 +1,5 @@
 //! When a destination that keeps failing is disabled. Pure: the streak, the
-//! thresholds and `now` are arguments; every store applies [`judge`] (the
+//! thresholds and `now` are arguments; every store applies [`disables`] (the
 //! model and SQLite to the row they read, PostgreSQL in its finish
 //! statement, held to this by the conformance suite).
 
@@ -89,7 +89,7 @@ impl Streak {
 
 /// Whether `streak` (the failure ending now included) disables its
 /// destination at `now` under `rule`.
-pub fn judge(streak: Streak, now: DateTime<Utc>, rule: DisableRule) -> bool {
+pub fn disables(streak: Streak, now: DateTime<Utc>, rule: DisableRule) -> bool {
     streak.count >= rule.failures && now - streak.since >= rule.after
 }
 
@@ -134,10 +134,10 @@ mod tests {
     fn both_the_count_and_the_time_must_be_reached() {
         let rule = DisableRule::default();
         let streak = |since, count| Streak { since, count };
-        assert!(!judge(streak(at(0), 19), at(30), rule), "too few");
-        assert!(!judge(streak(at(0), 50), at(23), rule), "too soon");
-        assert!(judge(streak(at(0), 20), at(24), rule), "both, exactly");
-        assert!(judge(streak(at(0), 21), at(25), rule));
+        assert!(!disables(streak(at(0), 19), at(30), rule), "too few");
+        assert!(!disables(streak(at(0), 50), at(23), rule), "too soon");
+        assert!(disables(streak(at(0), 20), at(24), rule), "both, exactly");
+        assert!(disables(streak(at(0), 21), at(25), rule));
     }
 
     #[test]

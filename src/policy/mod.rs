@@ -25,7 +25,7 @@ pub use alerts::{failing_percent, late_after, level_reached, may_send};
 pub use backoff::full_jitter_backoff;
 pub use decision::{decide, Decision, Observed, Transition, TransportError};
 pub use gate::{before_send, BeforeSend, Gate};
-pub use health::{auto_reason, judge, last_error, DisableRule, Health, Streak, MANUAL_REASON};
+pub use health::{auto_reason, disables, last_error, DisableRule, Health, Streak, MANUAL_REASON};
 pub use quota::{read_quota, Announced, Quota, QuotaFields, MAX_UNITS};
 pub use retry_after::{parse_retry_after, server_deadline};
 

@@ -131,7 +131,7 @@ async fn finishers_meeting_on_an_hour_never_deadlock() {
     for dest in &dests {
         let hours = db
             .store
-            .destination_hours(dest, t0(), t0() + Duration::days(1))
+            .destination_stats(dest, t0(), t0() + Duration::days(1))
             .await
             .unwrap();
         assert_eq!(hours.len(), 1);
@@ -182,7 +182,7 @@ async fn an_hours_slots_are_read_as_one_and_folded_once_it_ended() {
         let store = db.store.clone();
         async move {
             store
-                .destination_hours(&d, t0(), t0() + Duration::days(1))
+                .destination_stats(&d, t0(), t0() + Duration::days(1))
                 .await
                 .unwrap()
         }
@@ -212,7 +212,7 @@ async fn an_hours_slots_are_read_as_one_and_folded_once_it_ended() {
     db.clock().set(t0() + Duration::minutes(90));
     let deleted = db
         .store
-        .prune_destination_hours(Some(Region::EU), Duration::days(7))
+        .prune_destination_stats(Some(Region::EU), Duration::days(7))
         .await
         .unwrap();
     assert_eq!(deleted, 0);
@@ -231,7 +231,7 @@ async fn an_hours_slots_are_read_as_one_and_folded_once_it_ended() {
                   WHERE destination_id = 'us-crm' AND slot = 0";
     assert_eq!(db.count(folded).await, 0);
     db.store
-        .prune_destination_hours(None, Duration::days(7))
+        .prune_destination_stats(None, Duration::days(7))
         .await
         .unwrap();
     assert_eq!(db.count(folded).await, 1);
@@ -243,7 +243,7 @@ async fn an_hours_slots_are_read_as_one_and_folded_once_it_ended() {
     db.clock().set(t0() + Duration::days(8));
     let deleted = db
         .store
-        .prune_destination_hours(Some(Region::EU), Duration::days(7))
+        .prune_destination_stats(Some(Region::EU), Duration::days(7))
         .await
         .unwrap();
     assert_eq!(deleted, 3, "crm's two hours and the gone destination's");

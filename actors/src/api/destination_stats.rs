@@ -1,4 +1,4 @@
-//! GET /v1/destinations/{id}/stats: a destination's health hour by hour,
+//! GET /v1/destinations/{id}/stats: a destination's stats hour by hour,
 //! as the finish kept it (`remit::domain::DestinationHour`): attempts,
 //! failures by class, send latency and first-try lateness percentiles.
 
@@ -215,7 +215,7 @@ impl From<&DestinationHour> for HourView {
     }
 }
 
-/// Read a destination's health by the hour
+/// Read a destination's stats by the hour
 ///
 /// Per hour: attempts that ended (with an answer or a transport error),
 /// failures by class, p50 and p99 send latency, and p99 lateness of first
@@ -267,7 +267,7 @@ pub async fn get(
             quoted(id.as_str())
         )));
     }
-    let hours = state.reports.destination_hours(&id, since, until).await?;
+    let hours = state.reports.destination_stats(&id, since, until).await?;
     Ok(HttpResponse::Ok().json(DestinationStats {
         destination_id: id.as_str().to_owned(),
         since,

@@ -17,7 +17,7 @@
 //! - `secrets`: a destination's signing secrets (rotate, list).
 //! - `destinations`, `destination_settings` (change a destination's URL
 //!   and settings, delete it), `destination_switch` (enable, disable, retry now),
-//!   `destination_stats` (a destination's health by the hour),
+//!   `destination_stats` (a destination's stats by the hour),
 //!   `tasks`, `batch`, `replays` (bulk replay and cancel), `task_changes`
 //!   (cancel, reschedule, erase), `reminder_changes` (the same by tenant
 //!   and reminder, and a tenant's erasure), `reminder_put` (a reminder made due at a

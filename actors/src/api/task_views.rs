@@ -186,9 +186,11 @@ pub struct AttemptView {
     /// 1, 2, 3 … across replays.
     pub attempt_number: i32,
     pub outcome: AttemptOutcomeView,
-    // The lease owner, under the name the API has always published.
     /// The process that made the attempt: its lease owner (the process's
     /// `lease_owner` setting).
+    pub lease_owner: String,
+    /// `lease_owner` under its former name, kept for one release.
+    #[schema(deprecated)]
     pub consumer_id: String,
     pub lease_token: i64,
     #[schema(required = true)]
@@ -219,6 +221,7 @@ impl From<&Attempt> for AttemptView {
         Self {
             attempt_number: a.attempt_number,
             outcome: a.outcome.into(),
+            lease_owner: a.lease_owner.clone(),
             consumer_id: a.lease_owner.clone(),
             lease_token: a.lease_token,
             started_at: a.observed.started_at,

@@ -23,7 +23,7 @@ pub async fn run(
     let report = store.prune(&request).await?;
     let stats_keep = config.retention.stats_keep();
     let hours = store
-        .prune_destination_hours(request.region, stats_keep)
+        .prune_destination_stats(request.region, stats_keep)
         .await?;
     print!("{}", remit_actors::prune::to_text(&request, &report));
     // A region's entries with it (and those of no region, shared by all),

@@ -1,5 +1,5 @@
 //! A destination's page: its address, state and last error, and its
-//! health over the last week hour by hour (`Reports::destination_hours`, as the
+//! stats over the last week hour by hour (`Reports::destination_stats`, as the
 //! finish kept it): the week's attempts by class, and plots of attempts
 //! and failures, failures by class, send latency and first-try lateness.
 
@@ -38,7 +38,7 @@ pub async fn page(
     let until = hour_of(now) + chrono::Duration::hours(1);
     let hours = state
         .reports
-        .destination_hours(&id, Week::start(now), until)
+        .destination_stats(&id, Week::start(now), until)
         .await?;
     let week = Week::new(&hours, now);
     let read_from = super::read_source::note(&state).await;

@@ -20,7 +20,7 @@
 //!   destination's week.
 //! - `destinations`: each destination's state and counts; enable,
 //!   disable, rotate its secret.
-//! - `destination_page`: one destination's health over the last week,
+//! - `destination_page`: one destination's stats over the last week,
 //!   hour by hour.
 //! - `destination_settings`: one destination's settings page and its save.
 //! - `tasks`: the task list, a task's page, replaying one task;

@@ -78,7 +78,8 @@ pub(super) fn record(i: usize, line: HeaderLine) -> Result<HeaderRecord, String>
 
 #[cfg(test)]
 mod tests {
-    use super::super::lines::{destination_line, destination_record, Line};
+    use super::super::destination_lines::{destination_line, destination_record};
+    use super::super::lines::Line;
     use super::*;
 
     fn sealed() -> HeaderRecord {

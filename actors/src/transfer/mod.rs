@@ -12,8 +12,9 @@
 //! anything (`remit::store::check_imported_task`).
 //!
 //! # Layout
-//! - `lines`: the file's lines and their conversion to and from the
-//!   store's records.
+//! - `lines`: the file's lines as serde reads and writes them;
+//!   `destination_lines` and `task_lines`: a destination's and a task's,
+//!   and their conversion to and from the store's records.
 //! - `header_lines`: a destination's custom header as a line carries it
 //!   (a sealed value stays sealed).
 
@@ -26,10 +27,14 @@ use remit::store::{
     TaskRecord,
 };
 
+mod destination_lines;
 mod header_lines;
 mod lines;
+mod task_lines;
 
-use lines::{destination_line, destination_record, task_line, task_record, Line};
+use destination_lines::{destination_line, destination_record};
+use lines::Line;
+use task_lines::{task_line, task_record};
 
 /// The first line's `format`, so a file from another tool is refused.
 /// Version 2 carries signing secrets sealed (`signing_secrets`); files of

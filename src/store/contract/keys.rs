@@ -43,7 +43,7 @@ pub trait Keys: Sync {
     fn check_payload_key(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
         async move {
             let recorded = self.record_payload_key().await?;
-            judge(self.payload_key(), &recorded)?;
+            check_ring(self.payload_key(), &recorded)?;
             self.seal_clear_secrets().await.map(|_| ())
         }
     }
@@ -72,10 +72,13 @@ pub trait Keys: Sync {
 
 /// The configured ring passes when it holds every recorded key; the
 /// fingerprints it lacks are named.
-pub(in crate::store) fn judge(key: &PayloadKey, recorded: &[Vec<u8>]) -> Result<(), StoreError> {
+pub(in crate::store) fn check_ring(
+    key: &PayloadKey,
+    recorded: &[Vec<u8>],
+) -> Result<(), StoreError> {
     let missing: Vec<String> = recorded
         .iter()
-        .filter(|f| !key.holds(f))
+        .filter(|f| !key.contains(f))
         .map(|f| hex(f))
         .collect();
     if missing.is_empty() {
@@ -91,5 +94,5 @@ pub(in crate::store) fn judge(key: &PayloadKey, recorded: &[Vec<u8>]) -> Result<
 /// ring holds every key recorded already (a rotation), so a wrong key is
 /// refused rather than recorded beside the right one.
 pub(in crate::store) fn may_record(key: &PayloadKey, recorded: &[Vec<u8>]) -> bool {
-    recorded.iter().all(|f| key.holds(f))
+    recorded.iter().all(|f| key.contains(f))
 }

@@ -76,7 +76,7 @@ pub trait Reports: Sync {
     /// says what counts where). An hour with no counted attempt has no row
     /// and is absent; so is every hour of a destination that does not
     /// exist.
-    fn destination_hours(
+    fn destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,

@@ -54,7 +54,7 @@ pub trait Upkeep: Sync {
     /// The failure log the reports read (`task_failures`) is kept as long:
     /// its entries older than `older_than` go too (and are not counted in
     /// the answer).
-    fn prune_destination_hours(
+    fn prune_destination_stats(
         &self,
         region: Option<Region>,
         older_than: Duration,

@@ -214,12 +214,12 @@ impl Upkeep for Database {
         on_store!(self, s => s.fail_disabled_past_horizon(region, limit).await)
     }
 
-    async fn prune_destination_hours(
+    async fn prune_destination_stats(
         &self,
         region: Option<Region>,
         older_than: Duration,
     ) -> Result<u64, StoreError> {
-        on_store!(self, s => Upkeep::prune_destination_hours(s, region, older_than).await)
+        on_store!(self, s => Upkeep::prune_destination_stats(s, region, older_than).await)
     }
 
     async fn prune_audit(
@@ -319,13 +319,13 @@ impl Reports for Database {
         on_store!(self, s => Reports::activity(s, region).await)
     }
 
-    async fn destination_hours(
+    async fn destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<DestinationHour>, StoreError> {
-        on_store!(self, s => Reports::destination_hours(s, id, since, until).await)
+        on_store!(self, s => Reports::destination_stats(s, id, since, until).await)
     }
 
     async fn audit_page(

@@ -81,13 +81,13 @@ impl Reports for ReportReader {
         self.database.activity(region).await
     }
 
-    async fn destination_hours(
+    async fn destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<DestinationHour>, StoreError> {
-        self.database.destination_hours(id, since, until).await
+        self.database.destination_stats(id, since, until).await
     }
 
     async fn audit_page(

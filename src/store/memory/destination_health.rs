@@ -12,7 +12,7 @@ impl MemStore {
     /// Counts an applied finish toward its destination's failure streak,
     /// disabling it (with its event) when the streak is long enough. The
     /// id of a destination it disabled, for the batch to report once done.
-    pub(super) fn judge(&self, one: &Finish) -> Option<DestinationId> {
+    pub(super) fn count_streak(&self, one: &Finish) -> Option<DestinationId> {
         let now = self.now();
         let mut state = self.state.lock();
         let task = state

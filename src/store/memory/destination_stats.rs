@@ -33,13 +33,13 @@ impl MemStore {
         state
             .hours
             .entry((id, hour_of(now)))
-            .or_insert_with(|| DestinationHour::holding(now))
+            .or_insert_with(|| DestinationHour::empty_at(now))
             .count(&one.decision.record, attempt, not_before);
     }
 }
 
 impl MemStore {
-    pub(in crate::store) async fn read_destination_hours(
+    pub(in crate::store) async fn read_destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
@@ -55,7 +55,7 @@ impl MemStore {
             .collect())
     }
 
-    pub(in crate::store) async fn prune_hours(
+    pub(in crate::store) async fn prune_stats(
         &self,
         region: Option<Region>,
         older_than: Duration,

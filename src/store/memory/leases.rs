@@ -71,7 +71,7 @@ impl Leases for MemStore {
                 continue;
             }
             self.count_hour(one);
-            tipped.extend(self.judge(one));
+            tipped.extend(self.count_streak(one));
         }
         self.auto_disabled(tipped, &mut finished);
         Ok(finished)

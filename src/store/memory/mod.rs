@@ -16,7 +16,7 @@
 //!   `keys`.
 //! - What those call, a file per group: `claim`; `lease` (hand back);
 //!   `console` (the console's reads); `audit` (the audit log: entries,
-//!   pages, retention); `destination_hours` (each destination's hours:
+//!   pages, retention); `destination_stats` (each destination's hours:
 //!   counted, read, pruned);
 //!   `rate` (token takes); `destinations` also registers and rotates;
 //!   `destination_health` (the failure streak and the disable it may
@@ -33,7 +33,7 @@ mod changes;
 mod claim;
 mod console;
 mod destination_health;
-mod destination_hours;
+mod destination_stats;
 mod destinations;
 mod failure_log;
 mod jobs;

@@ -266,13 +266,13 @@ impl Reports for MemStore {
         Ok(state.activity(region, now))
     }
 
-    async fn destination_hours(
+    async fn destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<DestinationHour>, StoreError> {
-        self.read_destination_hours(id, since, until).await
+        self.read_destination_stats(id, since, until).await
     }
 
     async fn audit_page(

@@ -86,8 +86,8 @@ pub(super) struct State {
     pub(super) attempts: Vec<Attempt>,
     /// The outbox of operational events, oldest first.
     pub(super) events: Vec<DestinationEvent>,
-    /// Each destination's health by the hour, as finishes counted it.
-    pub(super) hours: super::destination_hours::Hours,
+    /// Each destination's stats by the hour, as finishes counted them.
+    pub(super) hours: super::destination_stats::Hours,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
     /// The audit log, oldest first, and the id of the next entry.
@@ -168,7 +168,7 @@ impl State {
     /// The guard of every transition out of `leased`.
     pub(super) fn held(&mut self, lease: &Lease) -> Option<&mut Task> {
         self.task_mut(lease.task_id)
-            .filter(|t| lifecycle::holds(t, lease))
+            .filter(|t| lifecycle::lease_is_current(t, lease))
     }
 
     /// Why a transition found no row `lease` holds (see

@@ -271,7 +271,7 @@ impl PgStore {
 }
 
 impl PgStore {
-    pub(in crate::store) async fn read_destination_hours(
+    pub(in crate::store) async fn read_destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
@@ -295,7 +295,7 @@ impl PgStore {
         Ok(hours)
     }
 
-    pub(in crate::store) async fn prune_hours(
+    pub(in crate::store) async fn prune_stats(
         &self,
         region: Option<Region>,
         older_than: Duration,

@@ -25,8 +25,8 @@
 //!     place.
 //! - What several of those call: `audit` (an admin action's entry,
 //!   written in its transaction; the pages `reports/` reads; the
-//!   retention `upkeep/` keeps), `destination_hours` (each destination's
-//!   health by the hour: `finish_many` counts it, `reports/` reads it,
+//!   retention `upkeep/` keeps), `destination_stats` (each destination's
+//!   stats by the hour: `finish_many` counts it, `reports/` reads it,
 //!   `upkeep/` prunes it); `shared_sql`: the SQL fragments several
 //!   statements share.
 //! - `hot_path_sql`: the hot statements' text named for the test that
@@ -42,7 +42,7 @@ mod changes;
 mod connection;
 mod tables;
 #[macro_use]
-mod destination_hours;
+mod destination_stats;
 mod alerts;
 mod destinations;
 pub mod hot_path_sql;

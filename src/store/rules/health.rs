@@ -59,7 +59,7 @@ pub(in crate::store) fn after_attempt(
             d.health.failure_streak_since = Some(streak.since);
             d.health.last_error = policy::last_error(record);
             d.health.last_error_at = Some(now);
-            let tips = d.enabled && policy::judge(streak, now, rule_for(&d.health, default));
+            let tips = d.enabled && policy::disables(streak, now, rule_for(&d.health, default));
             if tips {
                 d.enabled = false;
                 d.health.disabled_reason = Some(policy::auto_reason(streak, now));

@@ -104,7 +104,7 @@ pub(in crate::store) fn claimable_from(task: &Task) -> Option<DateTime<Utc>> {
 }
 
 /// The guard of every transition out of `leased`.
-pub(in crate::store) fn holds(task: &Task, lease: &Lease) -> bool {
+pub(in crate::store) fn lease_is_current(task: &Task, lease: &Lease) -> bool {
     task.state == TaskState::Leased && task.lease_token == Some(lease.token)
 }
 

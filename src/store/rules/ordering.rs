@@ -25,7 +25,7 @@ use crate::domain::Task;
 
 /// Whether `earlier` holds `task` back: both in the same line, `earlier`
 /// not ended and before `task`.
-pub(in crate::store) fn holds_back(earlier: &Task, task: &Task) -> bool {
+pub(in crate::store) fn blocks(earlier: &Task, task: &Task) -> bool {
     let before = (earlier.not_before, earlier.id) < (task.not_before, task.id);
     task.ordering_key.is_some()
         && earlier.id != task.id
@@ -42,7 +42,7 @@ pub(in crate::store) fn holds_back(earlier: &Task, task: &Task) -> bool {
 /// Whether `task` waits in its line behind one of `tasks` (which may
 /// include `task` itself).
 pub(in crate::store) fn waits<'a>(task: &Task, tasks: impl IntoIterator<Item = &'a Task>) -> bool {
-    task.ordering_key.is_some() && tasks.into_iter().any(|earlier| holds_back(earlier, task))
+    task.ordering_key.is_some() && tasks.into_iter().any(|earlier| blocks(earlier, task))
 }
 
 /// The same rule as SQL over the SQLite `tasks` table, for a row named
@@ -88,13 +88,13 @@ mod tests {
     fn only_an_earlier_live_task_of_the_same_line_holds_a_task_back() {
         let head = task(1, Some("p1"), 0);
         let next = task(2, Some("p1"), 0);
-        assert!(holds_back(&head, &next));
-        assert!(!holds_back(&next, &head), "a later id comes after");
-        assert!(!holds_back(&head, &head), "a task never waits for itself");
+        assert!(blocks(&head, &next));
+        assert!(!blocks(&next, &head), "a later id comes after");
+        assert!(!blocks(&head, &head), "a task never waits for itself");
 
         let earlier_deadline = task(3, Some("p1"), -1);
         assert!(
-            holds_back(&earlier_deadline, &head),
+            blocks(&earlier_deadline, &head),
             "not_before comes before the id"
         );
 
@@ -103,16 +103,16 @@ mod tests {
             state: TaskState::Failed,
             ..head.clone()
         };
-        assert!(!holds_back(&ended, &next));
-        assert!(!holds_back(&task(1, Some("p2"), 0), &next), "another key");
-        assert!(!holds_back(&task(1, None, 0), &next), "no key");
+        assert!(!blocks(&ended, &next));
+        assert!(!blocks(&task(1, Some("p2"), 0), &next), "another key");
+        assert!(!blocks(&task(1, None, 0), &next), "no key");
         let elsewhere = Task {
             destination_id: DestinationId::new("erp").unwrap(),
             ..head.clone()
         };
-        assert!(!holds_back(&elsewhere, &next), "another destination");
+        assert!(!blocks(&elsewhere, &next), "another destination");
         assert!(
-            !holds_back(&head, &task(2, None, 0)),
+            !blocks(&head, &task(2, None, 0)),
             "a task without a key waits for nothing"
         );
     }

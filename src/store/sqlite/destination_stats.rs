@@ -128,7 +128,7 @@ pub(super) fn count(
 }
 
 impl SqliteStore {
-    pub(in crate::store) async fn read_destination_hours(
+    pub(in crate::store) async fn read_destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
@@ -149,7 +149,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(in crate::store) async fn prune_hours(
+    pub(in crate::store) async fn prune_stats(
         &self,
         region: Option<Region>,
         older_than: Duration,

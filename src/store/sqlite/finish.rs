@@ -49,7 +49,7 @@ fn held(
     let Some(task) = rows::task(conn, lease.task_id)? else {
         return Ok(Err(lifecycle::refusal(false, false)));
     };
-    if lifecycle::holds(&task, lease) {
+    if lifecycle::lease_is_current(&task, lease) {
         return Ok(Ok(task));
     }
     let repeated = match lifecycle::repeat_of(repeat) {
@@ -131,7 +131,7 @@ pub(super) fn finish_many(
         };
         hours
             .entry(task.destination_id.clone())
-            .or_insert_with(|| DestinationHour::holding(now))
+            .or_insert_with(|| DestinationHour::empty_at(now))
             .count(&one.decision.record, task.attempt_count, task.not_before);
         let Some(row) = destination_row(conn, &task.destination_id)? else {
             continue;
@@ -146,7 +146,7 @@ pub(super) fn finish_many(
             }
         }
     }
-    super::destination_hours::count(conn, hours)?;
+    super::destination_stats::count(conn, hours)?;
     // Each reported as the whole batch left it (a later finish of the
     // batch may have changed its streak since).
     for id in tipped_ids {

@@ -32,7 +32,7 @@
 //!   (custom header rows), `secrets`, `refusals` (destinations an address
 //!   policy refuses); `maintenance` (reconciliation and retention).
 //! - `status` and `console`: the reports' reads; `audit`: the audit log
-//!   (entries written, pages, retention); `destination_hours`: each
+//!   (entries written, pages, retention); `destination_stats`: each
 //!   destination's hours (counted, read, pruned).
 //! - `payload_keys`: the keys the payloads are sealed with; `rekey`:
 //!   re-sealing under the newest.
@@ -46,8 +46,8 @@ mod claim;
 mod connection;
 mod console;
 mod destination_changes;
-mod destination_hours;
 mod destination_rows;
+mod destination_stats;
 mod destinations;
 mod finish;
 mod headers;

@@ -72,12 +72,12 @@ impl Upkeep for SqliteStore {
         .await
     }
 
-    async fn prune_destination_hours(
+    async fn prune_destination_stats(
         &self,
         region: Option<Region>,
         older_than: Duration,
     ) -> Result<u64, StoreError> {
-        self.prune_hours(region, older_than).await
+        self.prune_stats(region, older_than).await
     }
 
     async fn prune_audit(

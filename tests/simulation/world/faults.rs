@@ -329,12 +329,12 @@ impl<S: Store> Upkeep for Faulty<S> {
         self.inner.fail_disabled_past_horizon(region, limit).await
     }
 
-    async fn prune_destination_hours(
+    async fn prune_destination_stats(
         &self,
         region: Option<Region>,
         older_than: Duration,
     ) -> Result<u64, StoreError> {
-        self.inner.prune_destination_hours(region, older_than).await
+        self.inner.prune_destination_stats(region, older_than).await
     }
 
     async fn prune_audit(
@@ -436,13 +436,13 @@ impl<S: SimStore> Reports for Faulty<S> {
         self.inner.activity(region).await
     }
 
-    async fn destination_hours(
+    async fn destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<DestinationHour>, StoreError> {
-        self.inner.destination_hours(id, since, until).await
+        self.inner.destination_stats(id, since, until).await
     }
 
     async fn audit_page(

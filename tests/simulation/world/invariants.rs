@@ -296,7 +296,7 @@ impl<S: SimStore> World<S> {
         for (destination, _) in self.destinations.clone() {
             let hours = self
                 .store
-                .destination_hours(&destination, from, until)
+                .destination_stats(&destination, from, until)
                 .await
                 .unwrap();
             let kept: u64 = hours.iter().map(|h| h.counts.attempts()).sum();

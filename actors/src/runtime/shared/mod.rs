@@ -7,8 +7,8 @@
 //! - `guard`: a panic turned into a supervised restart; `restarts`:
 //!   which actors keep failing.
 //! - `failpoint`: named failpoints at a delivery's boundaries.
-//! - `metrics` (its tests in `metrics_tests.rs`): what the runtime
-//!   exports on /metrics; `metric_labels`: the label sets;
+//! - `metrics/`: what the runtime exports on /metrics, its families and
+//!   their label sets;
 //!   `runtime_stats`: what the actors count.
 //! - `wall_clock`: this host's clock, as the runtime reads it.
 
@@ -17,7 +17,6 @@ pub(super) mod capacity;
 pub mod failpoint;
 pub(super) mod guard;
 pub(super) mod messages;
-pub(super) mod metric_labels;
 pub(super) mod metrics;
 pub(super) mod restarts;
 pub(super) mod runtime_stats;

@@ -93,7 +93,7 @@ impl Pruner {
             };
             let report = match report {
                 Ok((tasks, entries)) => store
-                    .prune_destination_hours(request.region, stats_keep)
+                    .prune_destination_stats(request.region, stats_keep)
                     .await
                     .map(|hours| (tasks, entries, hours)),
                 Err(e) => Err(e),
@@ -132,7 +132,7 @@ impl Pruner {
             Ok((r, _, hours)) if r.tasks > 0 || hours > 0 => info!(log, "pruned terminal tasks";
                 "tasks" => r.tasks, "attempts" => r.attempts, "payloads" => r.payloads,
                 "batches" => r.batches, "keep_days" => retention.keep_days,
-                "destination_hours" => hours, "stats_keep_days" => retention.stats_keep_days),
+                "destination_stats" => hours, "stats_keep_days" => retention.stats_keep_days),
             Ok(_) => debug!(log, "nothing to prune"),
             Err(e) => warn!(log, "pruning failed; retrying at the next interval";
                             "error" => %crate::error_chain(&e)),

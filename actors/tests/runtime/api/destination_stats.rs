@@ -1,4 +1,4 @@
-//! A destination's health by the hour through the API, on both stores:
+//! A destination's stats by the hour through the API, on both stores:
 //! receivers on 127.0.0.1:0 answer a known mix (2xx, 5xx, 404, 429, an
 //! answer slower than the send timeout, connections closed unanswered),
 //! and `GET /v1/destinations/{id}/stats` counts each class exactly; its

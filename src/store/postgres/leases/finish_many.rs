@@ -123,7 +123,7 @@ steps AS (
          LATERAL (SELECT j.run = 0 AND l.failure_streak_since IS NOT NULL AS carried) c
     WHERE j.health = 1
 ),
--- policy::judge at each failure, by the destination's own thresholds or
+-- policy::disables at each failure, by the destination's own thresholds or
 -- the store's: the first long enough in both count and time disables an
 -- enabled destination, and its streak and error are the event's.
 tip AS (
@@ -183,7 +183,7 @@ announced AS (
     WHERE h.tips
 ),
 "#,
-    // The destinations' hours (`destination_hours`): `counted`, `tallied`,
+    // The destinations' hours (`destination_stats`): `counted`, `tallied`,
     // `histograms`, `kept`.
     count_hours!(),
     r#"

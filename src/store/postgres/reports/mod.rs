@@ -1,17 +1,18 @@
 //! `Reports` on PostgreSQL: each call into the file that holds its
-//! statements (`status`, `console`, `replication`; a destination's hours
-//! and the audit log's pages in `destination_hours` and `audit` beside
-//! this folder).
+//! statements (`status`, `queue`, `console`, `replication`; a
+//! destination's stats and the audit log's pages in `destination_stats`
+//! and `audit` beside this folder).
 //!
 //! # Layout
-//! - `status`: what `remit status` and the gauges read; `status_sql`:
-//!   its statements' text, for the test that plans them.
+//! - `status`: what `remit status` reads; `status_sql`: its statements'
+//!   text, for the test that plans them; `queue`: what the gauges read.
 //! - `console`: what the console reads; `console_sql` likewise.
 //! - `replication`: the server's replication and whether it is a
 //!   replica, for `remit status` and the console.
 
 pub(super) mod console;
 pub mod console_sql;
+mod queue;
 mod replication;
 pub(super) mod status;
 pub mod status_sql;
@@ -34,7 +35,7 @@ impl Reports for PgStore {
     }
 
     async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
-        status::queue(self, region).await
+        queue::queue(self, region).await
     }
 
     async fn search_task_page(
@@ -58,13 +59,13 @@ impl Reports for PgStore {
         console::activity(self, region).await
     }
 
-    async fn destination_hours(
+    async fn destination_stats(
         &self,
         id: &DestinationId,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<DestinationHour>, StoreError> {
-        self.read_destination_hours(id, since, until).await
+        self.read_destination_stats(id, since, until).await
     }
 
     async fn audit_page(

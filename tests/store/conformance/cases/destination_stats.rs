@@ -61,7 +61,7 @@ async fn finish_all<H: Harness>(h: &H, claimed: &[ClaimedTask], records: Vec<Att
 
 async fn hours<H: Harness>(h: &H, d: &DestinationId) -> Vec<DestinationHour> {
     h.store()
-        .destination_hours(d, t0() - Duration::days(30), t0() + Duration::days(30))
+        .destination_stats(d, t0() - Duration::days(30), t0() + Duration::days(30))
         .await
         .unwrap()
 }
@@ -74,7 +74,7 @@ async fn starts<H: Harness>(
     until: Duration,
 ) -> Vec<DateTime<Utc>> {
     h.store()
-        .destination_hours(d, at(since), at(until))
+        .destination_stats(d, at(since), at(until))
         .await
         .unwrap()
         .iter()
@@ -289,14 +289,14 @@ pub async fn old_hours_are_pruned_region_by_region<H: Harness>(h: &H) {
     // Seven days after the 10 o'clock hour ended, it is still kept.
     h.clock().set(at(Duration::hours(2) + Duration::days(7)));
     assert_eq!(
-        s.prune_destination_hours(None, Duration::days(7))
+        s.prune_destination_stats(None, Duration::days(7))
             .await
             .unwrap(),
         0
     );
     h.clock().advance(Duration::seconds(1));
     assert_eq!(
-        s.prune_destination_hours(Some(Region::EU), Duration::days(7))
+        s.prune_destination_stats(Some(Region::EU), Duration::days(7))
             .await
             .unwrap(),
         1
@@ -304,7 +304,7 @@ pub async fn old_hours_are_pruned_region_by_region<H: Harness>(h: &H) {
     assert!(hours(h, &eu).await.is_empty());
     assert_eq!(hours(h, &crm).await.len(), 2, "another region's are kept");
     assert_eq!(
-        s.prune_destination_hours(Some(Region::US), Duration::days(7))
+        s.prune_destination_stats(Some(Region::US), Duration::days(7))
             .await
             .unwrap(),
         1

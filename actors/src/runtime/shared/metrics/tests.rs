@@ -1,3 +1,5 @@
+use remit::domain::Region;
+
 use super::*;
 
 #[test]
