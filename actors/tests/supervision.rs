@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/mod.rs"]
-mod support;
+use remit_testkit::runtime as support;
 
 use remit::store::Schedule;
 use std::time::Duration;

@@ -10,7 +10,12 @@ use super::use_paths::{identifier, paths, strip_visibility, Use};
 
 /// Each crate's root file: its modules are the files its `mod`
 /// declarations reach.
-const CRATE_ROOTS: &[&str] = &["src/lib.rs", "actors/src/lib.rs", "actors/src/main.rs"];
+const CRATE_ROOTS: &[&str] = &[
+    "src/lib.rs",
+    "actors/src/lib.rs",
+    "actors/src/main.rs",
+    "testkit/src/lib.rs",
+];
 
 /// One module: its file, its text without test modules, and what it
 /// declares.

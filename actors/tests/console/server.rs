@@ -21,7 +21,7 @@ pub struct RemitRun {
 
 /// `remit` pointed at the test's database, as an operator would run it.
 pub fn remit(db: &TestDb) -> Command {
-    crate::remit_command!(db)
+    remit_testkit::remit_command!(db)
 }
 
 impl RemitRun {

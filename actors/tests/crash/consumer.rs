@@ -19,7 +19,7 @@ impl Consumer {
         let api = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .unwrap();
-        let mut command = crate::remit_command!(db);
+        let mut command = remit_testkit::remit_command!(db);
         command
             .env("REMIT_REGION", region)
             .env("REMIT_CONSUMER_ID", name)

@@ -7,8 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../support/mod.rs"]
-mod support;
+use remit_testkit::runtime as support;
 
 mod boundaries;
 mod consumer;

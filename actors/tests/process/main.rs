@@ -2,8 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../support/mod.rs"]
-mod support;
+use remit_testkit::runtime as support;
 
 mod audit;
 mod bulk_cancel;
@@ -39,7 +38,7 @@ use support::{Receiver, Reply, TestDb};
 
 /// `remit` pointed at the test's schema.
 fn remit(db: &TestDb) -> Command {
-    remit_command!(db)
+    remit_testkit::remit_command!(db)
 }
 
 fn run(command: &mut Command) -> Output {

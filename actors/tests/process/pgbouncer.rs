@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use remit::domain::{TaskId, TaskState};
 
-use crate::remit_command;
 use crate::support::pgbouncer::PgBouncer;
 use crate::support::Receiver;
+use remit_testkit::remit_command;
 
 /// `remit` through the pooler, told that it is one and where PostgreSQL
 /// itself is.

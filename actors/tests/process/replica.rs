@@ -59,7 +59,7 @@ async fn status_counts_from_the_replica_and_says_how_far_behind_it_is() {
     let replica = At { url: url.clone() };
     let read_url = standby.url("127.0.0.1", "postgres", "");
     let json = crate::run(
-        crate::remit_command!(replica)
+        remit_testkit::remit_command!(replica)
             .env("REMIT_DATABASE__READ_URL", &read_url)
             .args(["status", "--format", "json"]),
     );
@@ -76,7 +76,7 @@ async fn status_counts_from_the_replica_and_says_how_far_behind_it_is() {
     );
     assert!(from["lag_seconds"].as_f64().unwrap() > 0.0, "{from}");
     let text = crate::run(
-        crate::remit_command!(replica)
+        remit_testkit::remit_command!(replica)
             .env("REMIT_DATABASE__READ_URL", &read_url)
             .arg("status"),
     );

@@ -1,8 +1,17 @@
 //! What the runtime's end-to-end tests share: a database schema of their
 //! own (or a PostgreSQL cluster of their own), the scriptable receiver,
 //! and a runtime configured for quick tests.
-
-#![allow(dead_code, unused_imports)]
+//!
+//! # Layout
+//! - this file: a runtime and its configuration for quick tests, `remit`
+//!   as a child process (`remit_command!`), tasks and destinations made
+//!   in one line, and the waits the tests share.
+//! - `receiver`: the scriptable webhook receiver; `quota_receiver`: one
+//!   that enforces a quota; `pausing`: one that answers 429 with
+//!   Retry-After; `hostile`: one that misbehaves on the wire.
+//! - `standard_webhooks`: signatures checked by the public library.
+//! - `otlp`: an OTLP/HTTP receiver for the tracing tests.
+//! - `captured_log`: a logger that keeps every record.
 
 pub mod captured_log;
 pub mod hostile;
@@ -12,16 +21,9 @@ pub mod quota_receiver;
 pub mod receiver;
 pub mod standard_webhooks;
 
-#[path = "../../../tests/store/support.rs"]
-pub mod db;
+pub use crate::{cluster, db, pgbouncer};
 
-#[path = "../../../tests/store/cluster.rs"]
-pub mod cluster;
-
-#[path = "../../../tests/store/pgbouncer.rs"]
-pub mod pgbouncer;
-
-use remit::store::{Database, Destinations, Schedule, Store};
+use remit::store::{Database, Destinations, Schedule};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -59,7 +61,7 @@ macro_rules! remit_command {
                 base64::engine::general_purpose::STANDARD.encode([7u8; 32]),
             )
             .env("REMIT_API__BIND", "127.0.0.1:0")
-            .env("REMIT_SEND__ALLOW_HOSTS", $crate::support::ALLOW_HOSTS_ENV)
+            .env("REMIT_SEND__ALLOW_HOSTS", $crate::runtime::ALLOW_HOSTS_ENV)
             .env("REMIT_LOG__FORMAT", "json")
             .env("REMIT_LOG__LEVEL", "warning")
             .stdin(std::process::Stdio::null());

@@ -2,9 +2,8 @@
 //! SQLite file, migrated, removed when the test ends. Tests run in parallel
 //! against one server.
 //!
-//! Shared by the store's tests and the runtime's (`actors/tests`), which
-//! include it by path; not every test binary uses every helper.
-#![allow(dead_code)]
+//! Shared by the store's tests and the runtime's (`actors/tests`); not
+//! every test binary uses every helper.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use diesel::sql_types::BigInt;

@@ -23,7 +23,7 @@ fn python() -> PathBuf {
             if let Ok(python) = std::env::var("REMIT_STANDARDWEBHOOKS_PYTHON") {
                 return PathBuf::from(python);
             }
-            let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("standardwebhooks-venv");
+            let venv = std::env::temp_dir().join("remit-standardwebhooks-venv");
             let python = venv.join("bin/python");
             if !python.exists() {
                 // Made aside and moved into place, so a test binary running
