@@ -11,8 +11,8 @@
 //! ```
 //! Work flows Claimer → Supervisor (route) → Throttle (admit) → Sender
 //! (deliver) → Finisher (commit) → Throttle (wake). Token takes
-//! (`throttle/buckets`), quotas (`send/quotas`) and destination reads
-//! (`send/reads`) are batched, one statement for many callers. All state
+//! (`shared/buckets`), quotas (`shared/quotas`) and destination reads
+//! (`shared/reads`) are batched, one statement for many callers. All state
 //! is in the database (PostgreSQL or a SQLite file); memory holds at most
 //! twice `send.max_in_flight` claimed tasks, each owning a capacity slot,
 //! of which at most `send.max_in_flight` have a request under way. A panic
@@ -21,14 +21,17 @@
 //! # Layout
 //! - `supervisor`: the region's Supervisor, which starts and restarts
 //!   every actor below and routes claimed tasks to their throttles.
-//! - `claim/`: the Claimer, the listener, the holds on destinations.
-//! - `throttle/`: a Throttle per destination and its token takes.
+//! - `claim/`: the Claimer and the listener.
+//! - `throttle/`: a Throttle per destination: its tokens, its cap, its
+//!   pause, and how long claimed work may stay.
 //! - `send/`: the Senders and one delivery's way to its decision.
 //! - `finish/`: the Finisher, commits, hand-backs, retries.
 //! - `upkeep/`: the Reconciler, Pruner, Alerter and EventRelay, and the
 //!   bulk jobs.
 //! - `shared/`: what every actor shares: messages, capacity, batching,
-//!   restarts, failpoints, metrics, the wall clock.
+//!   restarts, failpoints, metrics, the wall clock, and the state every
+//!   stage reaches through `Shared` (holds, changed tasks, send targets,
+//!   paces, the token and quota batchers).
 
 mod claim;
 mod finish;
@@ -42,35 +45,35 @@ pub use shared::failpoint;
 
 pub use finish::finisher;
 
-pub use send::quotas;
+pub use shared::quotas;
 
-pub use throttle::buckets;
+pub use shared::buckets;
 
 pub use upkeep::jobs;
 
 pub use crate::events_destination::{
     events_destination_id, EVENTS_DESTINATION_PREFIX, EVENTS_TENANT,
 };
-pub use claim::changed_tasks::ChangedTasks;
 pub use claim::claimer::Claimer;
-pub use claim::holds::Holds;
 pub use finish::finisher::Finisher;
 pub use send::pool::SenderPool;
-pub use send::quotas::Quotas;
 pub use send::sender::Sender;
-pub use send::targets::Targets;
 pub use send::transport::USER_AGENT;
 pub use shared::batcher::BatchError;
+pub use shared::buckets::Buckets;
 pub use shared::capacity::{Capacity, Slot};
+pub use shared::changed_tasks::ChangedTasks;
+pub use shared::holds::Holds;
 pub use shared::messages::Shutdown;
 pub use shared::metrics::Metrics;
+pub use shared::paces::Paces;
+pub use shared::quotas::Quotas;
 pub use shared::restarts::Restarts;
 pub use shared::runtime_stats::RuntimeStats;
+pub use shared::targets::Targets;
 pub use shared::wall_clock::WallClock;
 pub use shared::Shared;
 pub use supervisor::{CrashSender, RegionSupervisor};
-pub use throttle::buckets::Buckets;
-pub use throttle::paces::Paces;
 pub use throttle::Throttle;
 pub use upkeep::alerter::Alerter;
 pub use upkeep::event_relay::EventRelay;

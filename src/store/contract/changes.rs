@@ -19,8 +19,7 @@ pub trait Changes: Sync {
     /// its lease, is never claimed again, and ends `cancelled` once its
     /// attempt ends without a delivery. A task already cancelled is
     /// answered as it is (a repeat), one delivered or failed is left alone
-    /// (but a failed one whose move waits has not ended: it is cancelled,
-    /// and the move with it).
+    /// (a move that waited on a failed attempt lapsed with it).
     fn cancel(
         &self,
         id: TaskId,
@@ -102,7 +101,7 @@ pub enum Cancel {
     /// An attempt is in flight: the task ends `cancelled` when it ends
     /// without a delivery, and is never tried again.
     AfterAttempt(Task),
-    /// Delivered, or failed with no move waiting: nothing to cancel.
+    /// Delivered or failed: nothing to cancel.
     Ended(Task),
     NotFound,
 }

@@ -16,6 +16,8 @@
 //! claimers poll, and a sender reads the destination's row before each
 //! request.
 
+use diesel_async::SimpleAsyncConnection;
+
 use crate::store::contract::{StoreError, Wakeup};
 use crate::store::database::Database;
 use crate::store::postgres::Listener;
@@ -43,10 +45,12 @@ impl Wakeups {
     pub async fn connect(store: &Database) -> Result<Self, StoreError> {
         let source = match store {
             Database::Postgres(pg) => match pg.listen_connector() {
-                Some(connector) => {
-                    let mut prober = pg.conn().await?;
-                    Source::Listen(Listener::connect(connector, &mut prober).await?)
-                }
+                Some(connector) => Source::Listen(
+                    Listener::connect(connector, |notify| async move {
+                        Ok(pg.conn().await?.batch_execute(&notify).await?)
+                    })
+                    .await?,
+                ),
                 None => Source::Polling,
             },
             Database::Sqlite(lite) => Source::InProcess(lite.subscribe()),

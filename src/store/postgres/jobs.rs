@@ -1,4 +1,4 @@
-//! Replay jobs on PostgreSQL (see `store::console`): a bulk replay or
+//! Jobs on PostgreSQL (see `contract/jobs.rs`): a bulk replay or
 //! cancel is recorded, then worked a batch at a time. Each batch runs in
 //! one transaction that holds the job's row lock, so two processes
 //! advancing one job take turns and neither counts a task the other

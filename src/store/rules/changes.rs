@@ -1,8 +1,8 @@
 //! An operator's changes to a task, written once: cancel, reschedule,
 //! erase, retry now, and the settling of a change that waited for the
 //! attempt in flight. The model and SQLite apply these to the row they
-//! read; PostgreSQL's statements (`postgres/changes.sql.rs`) do the same in
-//! SQL, and the conformance suite holds them to these functions.
+//! read, and so does PostgreSQL (`postgres/changes.rs`) to the row it
+//! locked; the conformance suite holds all three to one behaviour.
 //!
 //! A leased row is in flight whether or not its lease has run out: its
 //! holder may still be sending. So a change to it never touches the lease;

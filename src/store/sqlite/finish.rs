@@ -1,5 +1,5 @@
 //! The guarded transitions on SQLite. Each reads the row inside the write
-//! lock, checks the lease with `lifecycle::holds`, applies the transition's
+//! lock, checks the lease with `lifecycle::lease_is_current`, applies the transition's
 //! rule and writes the row and its attempt back; a refusal is told apart
 //! (gone, a repeat, fenced) by `lifecycle::refusal`.
 

@@ -1,4 +1,4 @@
-//! Replay jobs on SQLite (see `store::console`). A batch reads its tasks,
+//! Jobs on SQLite (see `contract/jobs.rs`). A batch reads its tasks,
 //! replays each with `lifecycle::replay` (the one-task replay's rule) or
 //! cancels it with `changes::cancel` (the one-task cancel's), and moves
 //! the job's cursor and count, all in one `BEGIN IMMEDIATE` transaction:

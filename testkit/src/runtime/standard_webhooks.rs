@@ -1,6 +1,7 @@
 //! Signatures checked by the public Standard Webhooks library (the
 //! `standardwebhooks` package from PyPI), not by remit's code: a virtual
-//! environment under the target directory, made on first use.
+//! environment under the target directory (`target/tmp`, beside the test
+//! binary's own build), made on first use.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -14,6 +15,21 @@ use super::receiver::Received;
 /// The package version the tests verify with.
 const PACKAGE: &str = "standardwebhooks==1.1.0";
 
+/// `target/tmp` of the build the running test binary belongs to
+/// (`target/debug/deps/<binary>`), as Cargo's `CARGO_TARGET_TMPDIR` is for
+/// an integration test: one environment per checkout, gone with `cargo
+/// clean`.
+fn target_tmp() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("a test binary under target/<profile>/deps");
+    let tmp = target.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("target/tmp");
+    tmp
+}
+
 /// The Python that has the package: `REMIT_STANDARDWEBHOOKS_PYTHON` when
 /// set, else a virtual environment of the tests' own.
 fn python() -> PathBuf {
@@ -23,7 +39,7 @@ fn python() -> PathBuf {
             if let Ok(python) = std::env::var("REMIT_STANDARDWEBHOOKS_PYTHON") {
                 return PathBuf::from(python);
             }
-            let venv = std::env::temp_dir().join("remit-standardwebhooks-venv");
+            let venv = target_tmp().join("standardwebhooks-venv");
             let python = venv.join("bin/python");
             if !python.exists() {
                 // Made aside and moved into place, so a test binary running
@@ -70,7 +86,7 @@ pub fn verify(cases: &[(&str, &Received)]) -> Vec<Result<(), String>> {
         .collect();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/support/verify_webhooks.py"
+        "/src/runtime/verify_webhooks.py"
     );
     let mut child = Command::new(python())
         .arg(script)

@@ -19,8 +19,9 @@ use remit::store::NewJob;
 use remit::store::{
     AlertCheck, Alerts, AlertsChecked, ApiTokens, AuditScope, Cancel, Changes, ClaimRequest,
     Deleted, Destinations, Erase, ErasedTenant, Finish, Finished, Leases, Move, QuotaNote,
-    RateGrant, RateRequest, Rates, RegionCounts, RegionStatus, Replayed, Reports, Reschedule,
-    Schedule, Scheduled, StatusReport, Store, StoreError, TransitionOutcome, Upkeep,
+    RateGrant, RateRequest, Rates, ReadSource, RegionCounts, RegionStatus, Replayed, Replication,
+    Reports, Reschedule, Schedule, Scheduled, StatusReport, Store, StoreError, TransitionOutcome,
+    Upkeep,
 };
 use std::collections::VecDeque;
 use std::future::Future;
@@ -452,5 +453,13 @@ impl<S: SimStore> Reports for Faulty<S> {
         limit: u32,
     ) -> Result<AuditPage, StoreError> {
         self.inner.audit_page(filter, before, limit).await
+    }
+
+    async fn replication(&self) -> Result<Option<Replication>, StoreError> {
+        self.inner.replication().await
+    }
+
+    async fn read_source(&self) -> Result<Option<ReadSource>, StoreError> {
+        self.inner.read_source().await
     }
 }

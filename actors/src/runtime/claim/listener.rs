@@ -22,8 +22,8 @@ use actix::prelude::*;
 use remit::store::{Wakeup, Wakeups};
 use slog::warn;
 
-use super::super::send::targets::Targets;
 use super::super::shared::messages::{DestinationChanged, Poll};
+use super::super::shared::targets::Targets;
 use super::super::shared::Shared;
 
 /// How often the LISTEN connection is asked to prove itself alive.

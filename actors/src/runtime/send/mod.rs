@@ -10,18 +10,11 @@
 //! - `consumer`: what a sender knows that the store does not, as the
 //!   core's delivery asks it.
 //! - `transport`: one HTTP request through awc, and what came back.
-//! - `targets`: the destinations this process has read, kept for the
-//!   sends that follow; `reads`: the batched reads of those it has not.
-//! - `quotas`: what receivers announce of their quotas, written in
-//!   batches.
 //! - `delivered`: how one delivery ended, counted and logged.
 
 pub(super) mod consumer;
 pub(super) mod delivered;
 pub(super) mod delivery;
 pub(super) mod pool;
-pub mod quotas;
-pub(super) mod reads;
 pub(super) mod sender;
-pub(super) mod targets;
 pub(super) mod transport;

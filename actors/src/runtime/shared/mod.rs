@@ -11,15 +11,32 @@
 //!   their label sets;
 //!   `runtime_stats`: what the actors count.
 //! - `wall_clock`: this host's clock, as the runtime reads it.
+//! - The state every stage reaches through [`Shared`]: `holds`, the
+//!   destinations the claimer leaves out for a while (pauses from a 429,
+//!   holds a throttle sets from what it has queued); `changed_tasks`,
+//!   tasks an operator changed while this process may hold them claimed
+//!   and unsent; `targets`, the destinations this process has read, kept
+//!   for the sends that follow (`reads`: the batched reads of those it
+//!   has not); `paces`, the limits each destination's last throttle took;
+//!   `buckets`, token takes for every throttle, a batch per statement;
+//!   `quotas`, what receivers announce of their quotas, written in
+//!   batches.
 
 pub(super) mod batcher;
+pub mod buckets;
 pub(super) mod capacity;
+pub(super) mod changed_tasks;
 pub mod failpoint;
 pub(super) mod guard;
+pub(super) mod holds;
 pub(super) mod messages;
 pub(super) mod metrics;
+pub(super) mod paces;
+pub mod quotas;
+pub(super) mod reads;
 pub(super) mod restarts;
 pub(super) mod runtime_stats;
+pub(super) mod targets;
 pub(super) mod wall_clock;
 
 use std::borrow::Cow;
@@ -32,13 +49,20 @@ use remit::policy::RetryPolicy;
 use remit::store::Database;
 use tokio::sync::Semaphore;
 
-use super::{
-    Buckets, Capacity, ChangedTasks, Finisher, Holds, Paces, Quotas, Restarts, RuntimeStats,
-    Targets, WallClock,
-};
+use super::finish::finisher::Finisher;
 use crate::config::{Config, ThrottleLimits};
 use crate::egress::Egress;
 use crate::telemetry::Telemetry;
+use buckets::Buckets;
+use capacity::Capacity;
+use changed_tasks::ChangedTasks;
+use holds::Holds;
+use paces::Paces;
+use quotas::Quotas;
+use restarts::Restarts;
+use runtime_stats::RuntimeStats;
+use targets::Targets;
+use wall_clock::WallClock;
 
 /// Cheap to clone; every actor of the region holds one.
 #[derive(Clone)]
@@ -107,7 +131,7 @@ impl Shared {
     pub fn paces_keep(&self, destination: &DestinationId, limits: &ThrottleLimits) -> bool {
         let cap = self.config.claim.per_destination_cap;
         *limits != self.config.throttle_for(destination)
-            || super::throttle::paces::claim_cap(limits, self.max_stay(), cap) < cap
+            || paces::claim_cap(limits, self.max_stay(), cap) < cap
     }
 
     pub fn send_timeout(&self) -> Duration {

@@ -23,13 +23,8 @@
 //! - `unspent`: the tokens taken and not yet spent.
 //! - `stay`: how long claimed work may wait here, and when a task sent
 //!   back is due again; `idle`: the eviction.
-//! - `buckets`: token takes for every throttle of the process, a batch
-//!   per statement.
 //! - `spare`: tokens an evicted throttle took and had not spent.
-//! - `paces`: the limits each destination's last throttle took.
 
-pub mod buckets;
-pub(super) mod paces;
 pub(super) mod spare;
 
 mod idle;

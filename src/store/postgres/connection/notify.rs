@@ -49,21 +49,24 @@ enum Heard {
 
 impl Listener {
     /// Listens through `connector` (PostgreSQL itself, never a
-    /// transaction pooler: `PgStore::listen_connector`), then sends a probe
-    /// from `prober` (another connection, a pooled one) and waits for it.
-    pub(crate) async fn connect(
+    /// transaction pooler: `PgStore::listen_connector`), then has
+    /// `send_probe` run the probe's NOTIFY from another connection (a
+    /// pooled one, taken only once the LISTEN is open and given back
+    /// before the wait) and waits for it.
+    pub(crate) async fn connect<Sent>(
         connector: &PgConnector,
-        prober: &mut AsyncPgConnection,
-    ) -> Result<Self, StoreError> {
+        send_probe: impl FnOnce(String) -> Sent,
+    ) -> Result<Self, StoreError>
+    where
+        Sent: std::future::Future<Output = Result<(), StoreError>>,
+    {
         let mut listener = Self {
             conn: Box::new(listen(connector).await?),
             early: VecDeque::new(),
             hears_others: false,
         };
         let probe = uuid::Uuid::new_v4().simple().to_string();
-        prober
-            .batch_execute(&format!("NOTIFY {PROBE_CHANNEL}, '{probe}'"))
-            .await?;
+        send_probe(format!("NOTIFY {PROBE_CHANNEL}, '{probe}'")).await?;
         let waited = tokio::time::timeout(PROBE_WITHIN, async {
             loop {
                 match heard(&mut listener.conn).await? {

@@ -78,10 +78,10 @@ impl Reports for PgStore {
     }
 
     async fn replication(&self) -> Result<Option<Replication>, StoreError> {
-        PgStore::replication(self).await.map(Some)
+        replication::replication(self).await.map(Some)
     }
 
     async fn read_source(&self) -> Result<Option<ReadSource>, StoreError> {
-        PgStore::read_source(self).await.map(Some)
+        replication::read_source(self).await.map(Some)
     }
 }

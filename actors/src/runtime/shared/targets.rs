@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use remit::domain::{DestinationId, SendTarget};
 use remit::store::Database;
 
-use super::super::shared::batcher::BatchError;
+use super::batcher::BatchError;
 use super::reads::{self, Reads};
 
 /// How long a reading is trusted while the listener is connected and its

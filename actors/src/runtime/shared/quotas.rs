@@ -8,7 +8,7 @@
 
 use remit::store::{Database, QuotaNote, Rates};
 
-use super::super::shared::batcher::Batcher;
+use super::batcher::Batcher;
 
 pub type Quotas = Batcher<QuotaNote, ()>;
 

@@ -4,7 +4,7 @@
 
 use remit::store::{Database, RateGrant, RateRequest, Rates};
 
-use super::super::shared::batcher::Batcher;
+use super::batcher::Batcher;
 
 /// Answers `None` for a destination that no longer exists.
 pub type Buckets = Batcher<RateRequest, Option<RateGrant>>;

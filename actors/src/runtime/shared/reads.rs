@@ -7,7 +7,7 @@
 use remit::domain::{DestinationId, SendTarget};
 use remit::store::{Database, Destinations};
 
-use super::super::shared::batcher::Batcher;
+use super::batcher::Batcher;
 
 /// Answers `None` for a destination that no longer exists.
 pub type Reads = Batcher<DestinationId, Option<SendTarget>>;
