@@ -14,16 +14,22 @@ use actix::prelude::*;
 use remit::domain::DestinationId;
 use slog::{info, warn};
 
+use super::claim::claimer::Claimer;
 use super::finish::hand_back::hand_back;
+use super::send::pool::SenderPool;
+use super::send::sender::Sender;
 use super::shared::guard::{self, Guarded};
 use super::shared::messages::{
     Abandon, Admit, Crash, DestinationChanged, Drain, Evict, Idle, Retune, Route, Shutdown, Wake,
 };
+use super::shared::Shared;
 use super::throttle::spare::SpareTokens;
 use super::throttle::Keeper;
-use super::{
-    Alerter, Claimer, EventRelay, Pruner, Reconciler, Sender, SenderPool, Shared, Throttle,
-};
+use super::throttle::Throttle;
+use super::upkeep::alerter::Alerter;
+use super::upkeep::event_relay::EventRelay;
+use super::upkeep::pruner::Pruner;
+use super::upkeep::reconciler::Reconciler;
 
 pub struct RegionSupervisor {
     shared: Shared,

@@ -46,10 +46,9 @@ use std::time::Duration;
 
 use remit::domain::{DestinationId, Region, SendTarget};
 use remit::policy::RetryPolicy;
-use remit::store::Database;
+use remit::store::{Database, Finish, TransitionOutcome};
 use tokio::sync::Semaphore;
 
-use super::finish::finisher::Finisher;
 use crate::config::{Config, ThrottleLimits};
 use crate::egress::Egress;
 use crate::telemetry::Telemetry;
@@ -87,8 +86,10 @@ pub struct Shared {
     pub targets: Targets,
     /// Tasks an operator changed that this process may hold unsent.
     pub changed: ChangedTasks,
-    /// Commits the outcomes of deliveries in batches.
-    pub finisher: Finisher,
+    /// Commits the outcomes of deliveries in batches: the Finisher
+    /// (`finish/finisher`), named by what it takes and answers so that
+    /// what every stage shares does not depend on a stage.
+    pub finisher: batcher::Batcher<Finish, TransitionOutcome>,
     /// Takes tokens for every throttle, in batches.
     pub buckets: Buckets,
     /// Writes the quotas receivers announce, in batches.

@@ -45,10 +45,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::finish::hand_back::hand_back;
 use super::finish::retry;
+use super::send::pool::SenderPool;
+use super::shared::batcher::BatchError;
 use super::shared::failpoint;
 use super::shared::guard::{self, Guarded};
 use super::shared::messages::{Admit, Deliver, Drain, InFlight, Wake, Work};
-use super::{BatchError, SenderPool, Shared};
+use super::shared::Shared;
 use crate::config::ThrottleLimits;
 pub use idle::Keeper;
 use unspent::Unspent;
