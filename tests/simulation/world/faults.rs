@@ -8,20 +8,16 @@
 //! nothing is armed, goes straight through.
 
 use remit::domain::{
-    ApiToken, Attempt, AttemptRecord, AuditFilter, AuditPage, ClaimedTask, Destination,
-    DestinationChange, DestinationEvent, DestinationHour, DestinationId, FailureReason, Lease,
-    NewApiToken, NewDestination, NewTask, Payload, PruneReport, PruneRequest, ReconcileReport,
-    ReconcileRequest, Region, Rotation, SendTarget, SigningSecret, Task, TaskId, TenantId,
-    TokenHash, TokenId,
+    ApiToken, Attempt, AttemptRecord, ClaimedTask, Destination, DestinationChange,
+    DestinationEvent, DestinationId, FailureReason, Lease, NewApiToken, NewDestination, NewTask,
+    Payload, PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region, Rotation,
+    SendTarget, SigningSecret, Task, TaskId, TokenHash, TokenId,
 };
-use remit::store::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
 use remit::store::NewJob;
 use remit::store::{
-    AlertCheck, Alerts, AlertsChecked, ApiTokens, AuditScope, Cancel, Changes, ClaimRequest,
-    Deleted, Destinations, Erase, ErasedTenant, Finish, Finished, Leases, Move, QuotaNote,
-    RateGrant, RateRequest, Rates, ReadSource, RegionCounts, RegionStatus, Replayed, Replication,
-    Reports, Reschedule, Schedule, Scheduled, StatusReport, Store, StoreError, TransitionOutcome,
-    Upkeep,
+    AlertCheck, Alerts, AlertsChecked, ApiTokens, AuditScope, ClaimRequest, Deleted, Destinations,
+    Finish, Finished, Leases, QuotaNote, RateGrant, RateRequest, Rates, Replayed, Schedule,
+    Scheduled, Store, StoreError, TransitionOutcome, Upkeep,
 };
 use std::collections::VecDeque;
 use std::future::Future;
@@ -30,6 +26,9 @@ use std::sync::Mutex;
 use chrono::{DateTime, Duration, Utc};
 
 use super::SimStore;
+
+// The operator's changes and the reports, which no fault touches.
+mod pass_through;
 
 /// How one faulted call fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -363,103 +362,5 @@ impl<S: Store> Alerts for Faulty<S> {
 
     async fn check_alerts(&self, check: &AlertCheck) -> Result<AlertsChecked, StoreError> {
         self.inner.check_alerts(check).await
-    }
-}
-
-impl<S: Changes> Changes for Faulty<S> {
-    async fn cancel(&self, id: TaskId, by: &str) -> Result<Cancel, StoreError> {
-        self.inner.cancel(id, by).await
-    }
-
-    async fn reschedule(&self, id: TaskId, change: &Reschedule) -> Result<Move, StoreError> {
-        self.inner.reschedule(id, change).await
-    }
-
-    async fn erase(&self, id: TaskId, by: &str) -> Result<Erase, StoreError> {
-        self.inner.erase(id, by).await
-    }
-
-    async fn erase_tenant(
-        &self,
-        tenant: &TenantId,
-        by: &str,
-        limit: u32,
-    ) -> Result<ErasedTenant, StoreError> {
-        self.inner.erase_tenant(tenant, by, limit).await
-    }
-
-    async fn retry_now(
-        &self,
-        destination: &DestinationId,
-        tenant: Option<&TenantId>,
-    ) -> Result<u64, StoreError> {
-        self.inner.retry_now(destination, tenant).await
-    }
-
-    async fn settle_changes(&self, region: Region, limit: u32) -> Result<u64, StoreError> {
-        self.inner.settle_changes(region, limit).await
-    }
-}
-
-impl<S: SimStore> Reports for Faulty<S> {
-    async fn status(&self, region: Option<Region>) -> Result<StatusReport, StoreError> {
-        self.inner.status(region).await
-    }
-
-    async fn region_counts(&self, region: Region) -> Result<RegionCounts, StoreError> {
-        self.inner.region_counts(region).await
-    }
-
-    async fn queue(&self, region: Region) -> Result<RegionStatus, StoreError> {
-        self.inner.queue(region).await
-    }
-
-    async fn search_task_page(
-        &self,
-        region: Region,
-        filter: &TaskFilter,
-        before: Option<TaskId>,
-        limit: u32,
-    ) -> Result<TaskPage, StoreError> {
-        self.inner
-            .search_task_page(region, filter, before, limit)
-            .await
-    }
-
-    async fn destination_summaries(
-        &self,
-        region: Region,
-    ) -> Result<Vec<DestinationSummary>, StoreError> {
-        self.inner.destination_summaries(region).await
-    }
-
-    async fn activity(&self, region: Region) -> Result<Activity, StoreError> {
-        self.inner.activity(region).await
-    }
-
-    async fn destination_stats(
-        &self,
-        id: &DestinationId,
-        since: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> Result<Vec<DestinationHour>, StoreError> {
-        self.inner.destination_stats(id, since, until).await
-    }
-
-    async fn audit_page(
-        &self,
-        filter: &AuditFilter,
-        before: Option<i64>,
-        limit: u32,
-    ) -> Result<AuditPage, StoreError> {
-        self.inner.audit_page(filter, before, limit).await
-    }
-
-    async fn replication(&self) -> Result<Option<Replication>, StoreError> {
-        self.inner.replication().await
-    }
-
-    async fn read_source(&self) -> Result<Option<ReadSource>, StoreError> {
-        self.inner.read_source().await
     }
 }
