@@ -122,9 +122,13 @@ async fn a_claim_reads_no_more_with_many_idle_destinations() {
 
     // A lookup of a destination by id may descend one more level of a
     // larger index: at most one buffer per destination the claim reaches,
-    // and it reaches at most LIMIT of them.
+    // and it reaches at most LIMIT of them. As many again for heap pages
+    // a vacuum could not mark all-visible while another session's snapshot
+    // was open (the suite runs beside other tests). A walk over the idle
+    // destinations in id order reads their index's 150-odd leaf pages and
+    // the heap pages behind them: several hundred more.
     assert!(
-        many <= few + LIMIT as u64 + 8,
+        many <= few + 2 * LIMIT as u64 + 8,
         "{many} buffers with {IDLE} idle destinations, {few} without"
     );
 }
