@@ -38,15 +38,9 @@ impl Destination {
             })
             .collect();
         let text = format!(
-            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}",
+            "{}\n{}\n{:?}\n{:?}\n{}",
             self.url,
-            s.rate_per_second,
-            s.burst,
-            s.max_in_flight,
-            s.timeout_ms,
-            s.max_attempts,
-            s.retry_horizon_seconds,
-            s.late_after_seconds,
+            s.tag_lines(),
             self.health.overrides.after_seconds,
             self.health.overrides.failures,
             headers.join("\n"),

@@ -2,9 +2,8 @@
 //! /v1/destinations/{id}`): each setting kept, given back to the runtime,
 //! or set, each checked against its bounds with the field named.
 
-use super::destination_settings::{
-    CustomHeader, MAX_HEADERS, MAX_LIMIT, MAX_SETTING_SECONDS, MAX_TIMEOUT_MS,
-};
+use super::custom_header::{CustomHeader, MAX_HEADERS};
+use super::destination_settings::DestinationSettings;
 use super::{header_field, InvalidInput};
 
 /// One setting of a change: left as it is, back to the runtime's value, or
@@ -28,73 +27,69 @@ impl<T: Copy> Setting<T> {
     }
 }
 
-/// What a `PATCH` of a destination asks: each field absent keeps its
-/// value; `headers`, when given, replaces the whole list (a secret header
-/// given without its value keeps the value stored under its name).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DestinationChange {
-    pub url: Option<url::Url>,
-    pub rate_per_second: Setting<f64>,
-    pub burst: Setting<u32>,
-    pub max_in_flight: Setting<u32>,
-    pub timeout_ms: Setting<u32>,
-    pub max_attempts: Setting<u32>,
-    pub retry_horizon_seconds: Setting<i64>,
-    pub late_after_seconds: Setting<i64>,
-    pub disable_after_seconds: Setting<i64>,
-    pub disable_after_failures: Setting<u32>,
-    pub headers: Option<Vec<CustomHeader>>,
-    /// Made against the destination as this tag says it was
-    /// (`Destination::settings_tag`): refused if it has changed since.
-    pub if_match: Option<String>,
+macro_rules! change_struct {
+    ([] $($name:ident: $ty:ident = $least:tt ..= $most:tt, $label:literal, $doc:literal;)*) => {
+        /// What a `PATCH` of a destination asks: each field absent keeps its
+        /// value; `headers`, when given, replaces the whole list (a secret
+        /// header given without its value keeps the value stored under its
+        /// name).
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct DestinationChange {
+            pub url: Option<url::Url>,
+            $(#[doc = $doc] pub $name: Setting<$ty>,)*
+            pub disable_after_seconds: Setting<i64>,
+            pub disable_after_failures: Setting<u32>,
+            pub headers: Option<Vec<CustomHeader>>,
+            /// Made against the destination as this tag says it was
+            /// (`Destination::settings_tag`): refused if it has changed
+            /// since.
+            pub if_match: Option<String>,
+        }
+
+        impl DestinationChange {
+            /// A change that sets every numeric setting as `settings` has
+            /// it (an import's check of what it would write).
+            pub fn setting_all(settings: &DestinationSettings) -> Self {
+                Self {
+                    $($name: settings.$name.map_or(Setting::Reset, Setting::Set),)*
+                    ..Self::default()
+                }
+            }
+
+            /// The numeric settings after the change, from those `was`
+            /// holds (headers apart).
+            pub fn settings_after(&self, was: &DestinationSettings) -> DestinationSettings {
+                DestinationSettings {
+                    $($name: self.$name.apply(was.$name),)*
+                    headers: Vec::new(),
+                }
+            }
+
+            /// Checks each numeric setting given against its bounds.
+            fn validate_settings(&self) -> Result<(), InvalidInput> {
+                $(
+                    if let Setting::Set(v) = self.$name {
+                        // A NaN rate is in no range, so refused too.
+                        if !($least..=$most).contains(&v) {
+                            return Err(InvalidInput::new(
+                                stringify!($name),
+                                format!("must be between {} and {}", $least, $most),
+                            ));
+                        }
+                    }
+                )*
+                Ok(())
+            }
+        }
+    };
 }
+
+crate::destination_settings!(change_struct);
 
 impl DestinationChange {
     /// Checks each value given against its bounds, naming the field.
     pub fn validate(&self) -> Result<(), InvalidInput> {
-        if let Setting::Set(rate) = self.rate_per_second {
-            if !(rate.is_finite() && (0.001..=f64::from(MAX_LIMIT)).contains(&rate)) {
-                return Err(InvalidInput::new(
-                    "rate_per_second",
-                    format!("must be between 0.001 and {MAX_LIMIT}"),
-                ));
-            }
-        }
-        for (field, value) in [
-            ("burst", self.burst),
-            ("max_in_flight", self.max_in_flight),
-            ("max_attempts", self.max_attempts),
-        ] {
-            if let Setting::Set(v) = value {
-                if !(1..=MAX_LIMIT).contains(&v) {
-                    return Err(InvalidInput::new(
-                        field,
-                        format!("must be between 1 and {MAX_LIMIT}"),
-                    ));
-                }
-            }
-        }
-        if let Setting::Set(ms) = self.timeout_ms {
-            if !(100..=MAX_TIMEOUT_MS).contains(&ms) {
-                return Err(InvalidInput::new(
-                    "timeout_ms",
-                    format!("must be between 100 and {MAX_TIMEOUT_MS}"),
-                ));
-            }
-        }
-        for (field, value, least) in [
-            ("retry_horizon_seconds", self.retry_horizon_seconds, 0),
-            ("late_after_seconds", self.late_after_seconds, 1),
-        ] {
-            if let Setting::Set(v) = value {
-                if !(least..=MAX_SETTING_SECONDS).contains(&v) {
-                    return Err(InvalidInput::new(
-                        field,
-                        format!("must be between {least} and {MAX_SETTING_SECONDS}"),
-                    ));
-                }
-            }
-        }
+        self.validate_settings()?;
         super::DisableOverrides::new(
             match self.disable_after_seconds {
                 Setting::Set(v) => Some(v),

@@ -7,7 +7,8 @@
 //!   every attempt carries; `trace_parent` the trace it belongs to.
 //! - `attempt`: one try, as the append-only attempt log keeps it.
 //! - `destination`: a receiver and its region; `destination_settings` its
-//!   own limits and policies; `destination_change` what an operator's
+//!   own limits and policies, `custom_header` the headers it sends;
+//!   `destination_change` what an operator's
 //!   change of it asks; `signing_secret` its secrets; `destination_event`
 //!   an operational event about it; `destination_hour` its health over an
 //!   hour, counted with `histogram`.
@@ -19,6 +20,7 @@
 mod api_token;
 mod attempt;
 mod audit;
+mod custom_header;
 mod destination;
 mod destination_change;
 mod destination_event;
@@ -41,6 +43,9 @@ pub use attempt::{Attempt, AttemptOutcome, AttemptRecord};
 pub use audit::{
     Actor, AuditAction, AuditEntry, AuditFilter, AuditPage, AuditTarget, NewAuditEntry, TargetKind,
 };
+pub use custom_header::{
+    header_field, secret_hint, CustomHeader, HeaderValue, MAX_HEADERS, RESERVED_HEADERS,
+};
 pub use destination::{
     checked_url, Destination, DestinationHealth, DisableOverrides, NewDestination, SendTarget,
     MAX_DISABLE_AFTER_SECONDS,
@@ -49,8 +54,7 @@ pub use destination_change::{DestinationChange, Setting};
 pub use destination_event::{DestinationEvent, EventKind};
 pub use destination_hour::{hour_of, AttemptClass, AttemptCounts, DestinationHour};
 pub use destination_settings::{
-    header_field, secret_hint, CustomHeader, DestinationSettings, HeaderValue, MAX_HEADERS,
-    RESERVED_HEADERS,
+    settings_reset_sql, DestinationSettings, SettingValue, SETTING_NAMES,
 };
 pub use histogram::{bucket_bounds_us, bucket_of, Histogram, HISTOGRAM_BUCKETS};
 pub use idempotency::{idempotency_key, legacy_idempotency_key};

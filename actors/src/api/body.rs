@@ -123,6 +123,39 @@ where
     })
 }
 
+/// How a destination setting's value is read: a rate as any number, a
+/// count or a number of seconds only as a whole one.
+pub trait SettingJson: Sized {
+    fn read<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Setting<Self>, D::Error>;
+}
+
+impl SettingJson for f64 {
+    fn read<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Setting<Self>, D::Error> {
+        settable(deserializer)
+    }
+}
+
+impl SettingJson for u32 {
+    fn read<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Setting<Self>, D::Error> {
+        settable_whole(deserializer)
+    }
+}
+
+impl SettingJson for i64 {
+    fn read<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Setting<Self>, D::Error> {
+        settable_whole(deserializer)
+    }
+}
+
+/// [`settable`] or [`settable_whole`], as the setting's type reads.
+pub fn setting<'de, D, T>(deserializer: D) -> Result<Setting<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: SettingJson,
+{
+    T::read(deserializer)
+}
+
 /// The field at fault: serde names a missing or unknown field in its
 /// message (the path is then the object's); any other error happened
 /// inside the field the path names.

@@ -12,59 +12,51 @@ use remit::store::{Destinations, JobAction, JobFilter, NewJob};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::body::{read_object, settable, settable_whole};
+use super::body::{read_object, settable_whole, setting};
 use super::destinations::DestinationView;
 use super::error::ErrorBody;
 use super::replays::JobView;
 use super::{Admin, ApiError, ApiState};
 
-/// What to change. A field left out keeps its value; `null` gives the
-/// setting back to the runtime (the configuration's entry for the
-/// destination, else its default).
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(example = json!({
-    "rate_per_second": 5, "burst": 10, "timeout_ms": 5000,
-    "headers": [{"name": "Authorization", "value": "Bearer 3c1f…", "secret": true}]
-}))]
-pub struct ChangeDestination {
+macro_rules! change_destination {
+    ([{ $($before:tt)* } { $($after:tt)* }]
+     $($name:ident: $ty:ident = $least:tt ..= $most:tt, $label:literal, $doc:literal;)*) => {
+        /// What to change. A field left out keeps its value; `null` gives
+        /// the setting back to the runtime (the configuration's entry for
+        /// the destination, else its default).
+        #[derive(Debug, Default, Deserialize, ToSchema)]
+        #[serde(deny_unknown_fields)]
+        #[schema(example = json!({
+            "rate_per_second": 5, "burst": 10, "timeout_ms": 5000,
+            "headers": [{"name": "Authorization", "value": "Bearer 3c1f…", "secret": true}]
+        }))]
+        pub struct ChangeDestination {
+            $($before)*
+            $(
+                #[doc = $doc]
+                #[schema(value_type = Option<$ty>, minimum = $least, maximum = $most)]
+                #[serde(default, deserialize_with = "setting")]
+                $name: Setting<$ty>,
+            )*
+            $($after)*
+        }
+
+        impl ChangeDestination {
+            /// Its settings into `change`.
+            fn settings_into(&self, change: &mut DestinationChange) {
+                $(change.$name = self.$name;)*
+            }
+        }
+    };
+}
+
+// The change's fields before the settings, then after them.
+remit::destination_settings!(change_destination {
     /// A new URL: absolute `http` or `https` with a host and no
     /// credentials, admitted by the address policy as at registration.
     #[schema(format = "uri")]
     url: Option<String>,
-    /// Requests per second across the region's processes: 0.001 to
-    /// 1000000.
-    #[schema(value_type = Option<f64>, minimum = 0.001, maximum = 1000000)]
-    #[serde(default, deserialize_with = "settable")]
-    rate_per_second: Setting<f64>,
-    /// Requests that may go at once after a quiet spell: 1 to 1000000.
-    #[schema(value_type = Option<u32>, minimum = 1, maximum = 1000000)]
-    #[serde(default, deserialize_with = "settable_whole")]
-    burst: Setting<u32>,
-    /// Requests under way at once in each process: 1 to 1000000.
-    #[schema(value_type = Option<u32>, minimum = 1, maximum = 1000000)]
-    #[serde(default, deserialize_with = "settable_whole")]
-    max_in_flight: Setting<u32>,
-    /// Whole-request timeout in milliseconds: 100 to 86400000, and at most
-    /// half the lease (a process uses at most half its lease whatever is
-    /// stored).
-    #[schema(value_type = Option<u32>, minimum = 100, maximum = 86400000)]
-    #[serde(default, deserialize_with = "settable_whole")]
-    timeout_ms: Setting<u32>,
-    /// Attempts before a task fails with `max_attempts`: 1 to 1000000.
-    #[schema(value_type = Option<u32>, minimum = 1, maximum = 1000000)]
-    #[serde(default, deserialize_with = "settable_whole")]
-    max_attempts: Setting<u32>,
-    /// The retry horizon of tasks scheduled to it from now on without one
-    /// of their own, in seconds: 0 to 315360000.
-    #[schema(value_type = Option<i64>, minimum = 0, maximum = 315360000)]
-    #[serde(default, deserialize_with = "settable_whole")]
-    retry_horizon_seconds: Setting<i64>,
-    /// How long after its `not_before` an undelivered reminder is late (a
-    /// `reminder.late` event), in seconds: 1 to 315360000.
-    #[schema(value_type = Option<i64>, minimum = 1, maximum = 315360000)]
-    #[serde(default, deserialize_with = "settable_whole")]
-    late_after_seconds: Setting<i64>,
+} {
     /// How long a failure streak must last before it is disabled, in
     /// seconds: 0 to 316224000.
     #[schema(value_type = Option<i64>, minimum = 0, maximum = 316224000)]
@@ -80,7 +72,7 @@ pub struct ChangeDestination {
     #[schema(max_items = 20)]
     #[serde(default, deserialize_with = "headers_or_none")]
     headers: Option<Vec<HeaderInput>>,
-}
+});
 
 /// A header sent with every request to the destination.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -118,7 +110,13 @@ where
 impl ChangeDestination {
     /// The change, each value checked, naming its field.
     pub fn validate(self) -> Result<DestinationChange, InvalidInput> {
-        let headers = match self.headers {
+        let mut change = DestinationChange {
+            disable_after_seconds: self.disable_after_seconds,
+            disable_after_failures: self.disable_after_failures,
+            ..DestinationChange::default()
+        };
+        self.settings_into(&mut change);
+        change.headers = match self.headers {
             None => None,
             Some(asked) if asked.len() > MAX_HEADERS => {
                 return Err(InvalidInput::new(
@@ -134,20 +132,7 @@ impl ChangeDestination {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
-        let change = DestinationChange {
-            url: self.url.as_deref().map(checked_url).transpose()?,
-            rate_per_second: self.rate_per_second,
-            burst: self.burst,
-            max_in_flight: self.max_in_flight,
-            timeout_ms: self.timeout_ms,
-            max_attempts: self.max_attempts,
-            retry_horizon_seconds: self.retry_horizon_seconds,
-            late_after_seconds: self.late_after_seconds,
-            disable_after_seconds: self.disable_after_seconds,
-            disable_after_failures: self.disable_after_failures,
-            headers,
-            if_match: None,
-        };
+        change.url = self.url.as_deref().map(checked_url).transpose()?;
         change.validate()?;
         Ok(change)
     }

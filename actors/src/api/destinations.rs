@@ -222,20 +222,45 @@ pub(super) fn if_match(request: &actix_web::HttpRequest) -> Option<String> {
     }
 }
 
-/// A stored destination, never its secret.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "id": "crm", "region": "us", "url": "https://hooks.example.com/remit",
-    "has_signing_secret": true, "enabled": true, "paused_until": null,
-    "disabled_reason": null, "disabled_at": null, "last_error": "status 503",
-    "last_error_at": "2026-12-24T03:12:09Z", "failure_streak": 2,
-    "failure_streak_since": "2026-12-24T03:11:40Z",
-    "disable_after_seconds": null, "disable_after_failures": null,
-    "rate_per_second": 5.0, "burst": null, "max_in_flight": null, "timeout_ms": 5000,
-    "max_attempts": null, "retry_horizon_seconds": null, "late_after_seconds": 3600,
-    "headers": [{"name": "authorization", "value": null, "secret": true, "hint": "9f3a"}]
-}))]
-pub struct DestinationView {
+macro_rules! destination_view {
+    ([{ $($before:tt)* } { $($after:tt)* }]
+     $($name:ident: $ty:ident = $least:tt ..= $most:tt, $label:literal, $doc:literal;)*) => {
+        /// A stored destination, never its secret.
+        #[derive(Debug, Default, Serialize, ToSchema)]
+        #[schema(example = json!({
+            "id": "crm", "region": "us", "url": "https://hooks.example.com/remit",
+            "has_signing_secret": true, "enabled": true, "paused_until": null,
+            "disabled_reason": null, "disabled_at": null, "last_error": "status 503",
+            "last_error_at": "2026-12-24T03:12:09Z", "failure_streak": 2,
+            "failure_streak_since": "2026-12-24T03:11:40Z",
+            "disable_after_seconds": null, "disable_after_failures": null,
+            "rate_per_second": 5.0, "burst": null, "max_in_flight": null, "timeout_ms": 5000,
+            "max_attempts": null, "retry_horizon_seconds": null, "late_after_seconds": 3600,
+            "headers": [{"name": "authorization", "value": null, "secret": true, "hint": "9f3a"}]
+        }))]
+        pub struct DestinationView {
+            $($before)*
+            $(
+                #[doc = $doc]
+                #[doc = ""]
+                #[doc = "Its own (`PATCH /v1/destinations/{id}`); `null` takes the runtime's (the configuration's entry for it, else its default)."]
+                #[schema(required = true)]
+                pub $name: Option<$ty>,
+            )*
+            $($after)*
+        }
+
+        impl DestinationView {
+            fn with_settings(mut self, s: &remit::domain::DestinationSettings) -> Self {
+                $(self.$name = s.$name;)*
+                self
+            }
+        }
+    };
+}
+
+// The view's fields before the settings, then after them.
+remit::destination_settings!(destination_view {
     pub id: String,
     pub region: String,
     /// The URL as parsed (`https://hooks.example.com` becomes
@@ -276,26 +301,11 @@ pub struct DestinationView {
     pub disable_after_seconds: Option<i64>,
     #[schema(required = true)]
     pub disable_after_failures: Option<u32>,
-    /// Its own settings (`PATCH /v1/destinations/{id}`); `null` takes the
-    /// runtime's (the configuration's entry for it, else its default).
-    #[schema(required = true)]
-    pub rate_per_second: Option<f64>,
-    #[schema(required = true)]
-    pub burst: Option<u32>,
-    #[schema(required = true)]
-    pub max_in_flight: Option<u32>,
-    #[schema(required = true)]
-    pub timeout_ms: Option<u32>,
-    #[schema(required = true)]
-    pub max_attempts: Option<u32>,
-    #[schema(required = true)]
-    pub retry_horizon_seconds: Option<i64>,
-    #[schema(required = true)]
-    pub late_after_seconds: Option<i64>,
+} {
     /// Its custom headers, in the order sent; a secret's value is never
     /// shown.
     pub headers: Vec<HeaderView>,
-}
+});
 
 /// A custom header as shown back.
 #[derive(Debug, Serialize, ToSchema)]
@@ -343,14 +353,9 @@ impl From<&Destination> for DestinationView {
             failure_streak_since: d.health.failure_streak_since,
             disable_after_seconds: d.health.overrides.after_seconds,
             disable_after_failures: d.health.overrides.failures,
-            rate_per_second: d.settings.rate_per_second,
-            burst: d.settings.burst,
-            max_in_flight: d.settings.max_in_flight,
-            timeout_ms: d.settings.timeout_ms,
-            max_attempts: d.settings.max_attempts,
-            retry_horizon_seconds: d.settings.retry_horizon_seconds,
-            late_after_seconds: d.settings.late_after_seconds,
             headers: d.settings.headers.iter().map(HeaderView::from).collect(),
+            ..Self::default()
         }
+        .with_settings(&d.settings)
     }
 }

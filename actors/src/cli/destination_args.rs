@@ -1,35 +1,45 @@
 //! The flags of `remit destination set`: each setting of
 //! `PATCH /v1/destinations/{id}`, by the same name.
 
-/// What `remit destination set` changes; a flag left out keeps its value.
-#[derive(Debug, clap::Args)]
-pub struct SetArgs {
+macro_rules! set_args {
+    ([{ $($before:tt)* } { $($after:tt)* }]
+     $($name:ident: $ty:ident = $least:tt ..= $most:tt, $label:literal, $doc:literal;)*) => {
+        /// What `remit destination set` changes; a flag left out keeps its
+        /// value.
+        #[derive(Debug, clap::Args)]
+        pub struct SetArgs {
+            $($before)*
+            $(
+                #[doc = $doc]
+                #[arg(long)]
+                pub $name: Option<$ty>,
+            )*
+            $($after)*
+        }
+
+        impl SetArgs {
+            /// Each setting given, by its name, as the API's body holds it.
+            pub fn settings_given(&self) -> Vec<(&'static str, serde_json::Value)> {
+                let mut given = Vec::new();
+                $(
+                    if let Some(v) = self.$name {
+                        given.push((stringify!($name), serde_json::json!(v)));
+                    }
+                )*
+                given
+            }
+        }
+    };
+}
+
+// The flags before the settings, then after them.
+remit::destination_settings!(set_args {
     /// The destination's id.
     pub id: String,
     /// A new URL, admitted by the address policy as at registration.
     #[arg(long)]
     pub url: Option<String>,
-    /// Requests per second across the region's processes.
-    #[arg(long)]
-    pub rate_per_second: Option<f64>,
-    /// Requests that may go at once after a quiet spell.
-    #[arg(long)]
-    pub burst: Option<u32>,
-    /// Requests under way at once, in each process.
-    #[arg(long)]
-    pub max_in_flight: Option<u32>,
-    /// Whole-request timeout, in milliseconds (at most half the lease).
-    #[arg(long)]
-    pub timeout_ms: Option<u32>,
-    /// Attempts before a task fails with `max_attempts`.
-    #[arg(long)]
-    pub max_attempts: Option<u32>,
-    /// The retry horizon of tasks scheduled to it without their own.
-    #[arg(long)]
-    pub retry_horizon_seconds: Option<i64>,
-    /// How long after its not_before an undelivered reminder is late.
-    #[arg(long)]
-    pub late_after_seconds: Option<i64>,
+} {
     /// How long a failure streak must last before it is disabled.
     #[arg(long)]
     pub disable_after_seconds: Option<i64>,
@@ -53,4 +63,4 @@ pub struct SetArgs {
     /// Remove every header.
     #[arg(long, conflicts_with_all = ["header", "secret_header"])]
     pub no_headers: bool,
-}
+});

@@ -2,7 +2,7 @@
 //! settings changed, read back, or the destination deleted, through the
 //! same checks as `PATCH` and `DELETE /v1/destinations/{id}`.
 
-use remit::domain::DestinationId;
+use remit::domain::{DestinationId, SETTING_NAMES};
 use remit::store::{Destinations, JobAction, JobFilter, NewJob};
 use remit_actors::api::{read_object, ChangeDestination, DeletedView, DestinationView};
 use remit_actors::app::AppError;
@@ -12,18 +12,8 @@ use serde_json::{json, Map, Value};
 use super::destination_args::SetArgs;
 use super::{connect_without_payloads, CliError};
 
-/// The settings `--reset` may name.
-const SETTINGS: &[&str] = &[
-    "rate_per_second",
-    "burst",
-    "max_in_flight",
-    "timeout_ms",
-    "max_attempts",
-    "retry_horizon_seconds",
-    "late_after_seconds",
-    "disable_after_seconds",
-    "disable_after_failures",
-];
+/// What `--reset` may name besides the settings: the disable thresholds.
+const THRESHOLDS: &[&str] = &["disable_after_seconds", "disable_after_failures"];
 
 pub async fn set(config: &Config, args: SetArgs) -> Result<(), CliError> {
     let id = DestinationId::new(&args.id).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -62,20 +52,7 @@ fn body(args: &SetArgs) -> Result<Value, CliError> {
     if let Some(url) = &args.url {
         body.insert("url".into(), json!(url));
     }
-    let given = [
-        ("rate_per_second", args.rate_per_second.map(|v| json!(v))),
-        ("burst", args.burst.map(|v| json!(v))),
-        ("max_in_flight", args.max_in_flight.map(|v| json!(v))),
-        ("timeout_ms", args.timeout_ms.map(|v| json!(v))),
-        ("max_attempts", args.max_attempts.map(|v| json!(v))),
-        (
-            "retry_horizon_seconds",
-            args.retry_horizon_seconds.map(|v| json!(v)),
-        ),
-        (
-            "late_after_seconds",
-            args.late_after_seconds.map(|v| json!(v)),
-        ),
+    let thresholds = [
         (
             "disable_after_seconds",
             args.disable_after_seconds.map(|v| json!(v)),
@@ -85,16 +62,18 @@ fn body(args: &SetArgs) -> Result<Value, CliError> {
             args.disable_after_failures.map(|v| json!(v)),
         ),
     ];
-    for (name, value) in given {
-        if let Some(value) = value {
-            body.insert(name.into(), value);
-        }
+    let thresholds = thresholds
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, value?)));
+    for (name, value) in args.settings_given().into_iter().chain(thresholds) {
+        body.insert(name.into(), value);
     }
+    let settings: Vec<&str> = SETTING_NAMES.iter().chain(THRESHOLDS).copied().collect();
     for name in &args.reset {
-        if !SETTINGS.contains(&name.as_str()) {
+        if !settings.contains(&name.as_str()) {
             return Err(CliError::Usage(format!(
                 "--reset: {name} is not a setting; the settings are {}",
-                SETTINGS.join(", ")
+                settings.join(", ")
             )));
         }
         if body.contains_key(name) {

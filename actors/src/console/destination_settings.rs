@@ -8,7 +8,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
-use remit::domain::{Destination, DestinationId, HeaderValue};
+use remit::domain::{Destination, DestinationId, HeaderValue, SETTING_NAMES};
 use remit::store::Destinations;
 use serde_json::{json, Map, Value};
 use slog::info;
@@ -18,16 +18,10 @@ use super::session::Viewer;
 use super::{session, ConsoleError, ConsoleState};
 use crate::api::{read_object, ChangeDestination};
 
-/// The numeric settings, by the name the API gives them, and how the page
-/// labels them.
-const NUMBERS: &[(&str, &str)] = &[
-    ("rate_per_second", "Requests per second"),
-    ("burst", "Burst"),
-    ("max_in_flight", "In flight at once (per process)"),
-    ("timeout_ms", "Send timeout (ms)"),
-    ("max_attempts", "Attempts before failing"),
-    ("retry_horizon_seconds", "Retry horizon of new tasks (s)"),
-    ("late_after_seconds", "Late after not_before (s)"),
+/// The disable thresholds, by the name the API gives them, and how the
+/// page labels them; they follow the settings (`DestinationSettings::shown`
+/// names and labels those).
+const THRESHOLDS: &[(&str, &str)] = &[
     ("disable_after_seconds", "Disable after failing for (s)"),
     ("disable_after_failures", "Disable after failed attempts"),
 ];
@@ -79,7 +73,7 @@ fn form(state: &ConsoleState, viewer: &Viewer, d: &Destination) -> Markup {
             input type="hidden" name="version" value=(d.settings_tag());
             table {
                 tbody {
-                    @for ((name, label), (value, default)) in NUMBERS.iter().zip(current.iter().zip(&runtime)) {
+                    @for ((name, label, value), default) in current.iter().zip(&runtime) {
                         tr {
                             th scope="row" { label for=(name) { (label) } }
                             td { input id=(name) name=(name) type="text" inputmode="decimal" value=(value) disabled[disabled]; }
@@ -112,22 +106,19 @@ fn form(state: &ConsoleState, viewer: &Viewer, d: &Destination) -> Markup {
     }
 }
 
-/// The destination's own values, as the form shows them (empty: none).
-fn current_numbers(d: &Destination) -> Vec<String> {
-    let s = &d.settings;
+/// Each number the form shows: its name, its label and the destination's
+/// own value (empty: none).
+fn current_numbers(d: &Destination) -> Vec<(&'static str, &'static str, String)> {
     let o = &d.health.overrides;
-    let text = |v: Option<String>| v.unwrap_or_default();
-    vec![
-        text(s.rate_per_second.map(|v| v.to_string())),
-        text(s.burst.map(|v| v.to_string())),
-        text(s.max_in_flight.map(|v| v.to_string())),
-        text(s.timeout_ms.map(|v| v.to_string())),
-        text(s.max_attempts.map(|v| v.to_string())),
-        text(s.retry_horizon_seconds.map(|v| v.to_string())),
-        text(s.late_after_seconds.map(|v| v.to_string())),
-        text(o.after_seconds.map(|v| v.to_string())),
-        text(o.failures.map(|v| v.to_string())),
-    ]
+    let settings = d.settings.shown().into_iter();
+    let thresholds = THRESHOLDS.iter().zip([
+        o.after_seconds.map(|v| v.to_string()),
+        o.failures.map(|v| v.to_string()),
+    ]);
+    settings
+        .chain(thresholds.map(|(&(name, label), value)| (name, label, value)))
+        .map(|(name, label, value)| (name, label, value.unwrap_or_default()))
+        .collect()
 }
 
 /// What the runtime would use without them.
@@ -208,10 +199,9 @@ fn only_changed(mut body: Value, d: &Destination) -> Value {
 
 /// The body that would leave `d` as it is (as [`body`] writes it).
 fn body_of(d: &Destination) -> Map<String, Value> {
-    let mut pairs: Vec<(String, String)> = NUMBERS
-        .iter()
-        .zip(current_numbers(d))
-        .map(|((name, _), value)| ((*name).to_owned(), value))
+    let mut pairs: Vec<(String, String)> = current_numbers(d)
+        .into_iter()
+        .map(|(name, _, value)| (name.to_owned(), value))
         .collect();
     let mut plain = Vec::new();
     for h in &d.settings.headers {
@@ -232,7 +222,10 @@ fn body_of(d: &Destination) -> Map<String, Value> {
 fn body(pairs: &[(String, String)]) -> Result<Value, ConsoleError> {
     let field = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim());
     let mut body = Map::new();
-    for (name, _) in NUMBERS {
+    let names = SETTING_NAMES
+        .iter()
+        .chain(THRESHOLDS.iter().map(|(name, _)| name));
+    for name in names {
         let value = match field(name) {
             None | Some("") => Value::Null,
             Some(text) => match text.parse::<f64>() {

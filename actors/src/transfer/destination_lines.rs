@@ -6,7 +6,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use remit::domain::{
-    Destination, DestinationHealth, DestinationId, DestinationSettings, DisableOverrides, Region,
+    CustomHeader, Destination, DestinationHealth, DestinationId, DestinationSettings,
+    DisableOverrides, Region,
 };
 use remit::payload_crypto::SealedPayload;
 use remit::store::{DestinationRecord, HeaderRecord, SecretRecord, StoredValue};
@@ -14,9 +15,42 @@ use serde::{Deserialize, Serialize};
 
 use super::header_lines;
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct DestinationLine {
+macro_rules! destination_line {
+    ([{ $($before:tt)* } { $($after:tt)* }]
+     $($name:ident: $ty:ident = $least:tt ..= $most:tt, $label:literal, $doc:literal;)*) => {
+        #[derive(Default, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub(super) struct DestinationLine {
+            $($before)*
+            // Its own settings: absent when unset, and in a file from an
+            // older remit (the runtime's values then apply).
+            $(
+                #[doc = $doc]
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                $name: Option<$ty>,
+            )*
+            $($after)*
+        }
+
+        impl DestinationLine {
+            fn with_settings(mut self, s: &DestinationSettings) -> Self {
+                $(self.$name = s.$name;)*
+                self
+            }
+
+            /// Its settings, with `headers` as shown.
+            fn settings(&self, headers: Vec<CustomHeader>) -> DestinationSettings {
+                DestinationSettings {
+                    $($name: self.$name,)*
+                    headers,
+                }
+            }
+        }
+    };
+}
+
+// A destination's line: its fields before its settings, then after them.
+remit::destination_settings!(destination_line {
     id: String,
     region: String,
     url: String,
@@ -48,22 +82,7 @@ pub(super) struct DestinationLine {
     disable_after_seconds: Option<i64>,
     #[serde(default)]
     disable_after_failures: Option<u32>,
-    /// Its own settings (absent when unset, and in a file from an older
-    /// remit: the runtime's values then apply).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    rate_per_second: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    burst: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    max_in_flight: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    timeout_ms: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    max_attempts: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    retry_horizon_seconds: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    late_after_seconds: Option<i64>,
+} {
     /// Its custom headers, in order: a plain value in clear, a secret one
     /// sealed under the payload key (base64 parts), as its row holds it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -72,7 +91,7 @@ pub(super) struct DestinationLine {
     /// that ended under it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     deleted_at: Option<DateTime<Utc>>,
-}
+});
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,20 +143,16 @@ pub(super) fn destination_line(record: DestinationRecord) -> Result<DestinationL
         last_error_at: d.health.last_error_at,
         disable_after_seconds: d.health.overrides.after_seconds,
         disable_after_failures: d.health.overrides.failures,
-        rate_per_second: d.settings.rate_per_second,
-        burst: d.settings.burst,
-        max_in_flight: d.settings.max_in_flight,
-        timeout_ms: d.settings.timeout_ms,
-        max_attempts: d.settings.max_attempts,
-        retry_horizon_seconds: d.settings.retry_horizon_seconds,
-        late_after_seconds: d.settings.late_after_seconds,
         headers: record.headers.into_iter().map(header_lines::line).collect(),
         deleted_at: record.deleted_at,
-    })
+        ..DestinationLine::default()
+    }
+    .with_settings(&d.settings))
 }
 
 pub(super) fn destination_record(line: DestinationLine) -> Result<DestinationRecord, String> {
     let url = url::Url::parse(&line.url).map_err(|e| format!("url: {e}"))?;
+    let mut settings = line.settings(Vec::new());
     let base64 = |field: &str, text: &str| {
         STANDARD
             .decode(text)
@@ -173,6 +188,7 @@ pub(super) fn destination_record(line: DestinationLine) -> Result<DestinationRec
         .enumerate()
         .map(|(i, h)| header_lines::record(i, h))
         .collect::<Result<Vec<_>, _>>()?;
+    settings.headers = headers.iter().map(HeaderRecord::shown).collect();
     Ok(DestinationRecord {
         destination: Destination {
             id: DestinationId::new(&line.id).map_err(|e| e.to_string())?,
@@ -194,16 +210,7 @@ pub(super) fn destination_record(line: DestinationLine) -> Result<DestinationRec
                 )
                 .map_err(|e| e.to_string())?,
             }),
-            settings: Box::new(DestinationSettings {
-                rate_per_second: line.rate_per_second,
-                burst: line.burst,
-                max_in_flight: line.max_in_flight,
-                timeout_ms: line.timeout_ms,
-                max_attempts: line.max_attempts,
-                retry_horizon_seconds: line.retry_horizon_seconds,
-                late_after_seconds: line.late_after_seconds,
-                headers: headers.iter().map(HeaderRecord::shown).collect(),
-            }),
+            settings: Box::new(settings),
         },
         secrets,
         rate_tokens: line.rate_tokens,

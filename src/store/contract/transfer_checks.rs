@@ -329,11 +329,8 @@ pub fn check_imported_destination(record: &DestinationRecord) -> Result<(), Inva
 /// and a plain value of visible ASCII (a sealed one is opened only for a
 /// send).
 fn check_imported_settings(record: &DestinationRecord) -> Result<(), InvalidInput> {
-    use crate::domain::{CustomHeader, DestinationChange, Setting};
+    use crate::domain::{CustomHeader, DestinationChange};
     let s = &record.destination.settings;
-    fn set<T>(v: Option<T>) -> Setting<T> {
-        v.map_or(Setting::Keep, Setting::Set)
-    }
     let headers = record
         .headers
         .iter()
@@ -354,15 +351,8 @@ fn check_imported_settings(record: &DestinationRecord) -> Result<(), InvalidInpu
         ));
     }
     DestinationChange {
-        rate_per_second: set(s.rate_per_second),
-        burst: set(s.burst),
-        max_in_flight: set(s.max_in_flight),
-        timeout_ms: set(s.timeout_ms),
-        max_attempts: set(s.max_attempts),
-        retry_horizon_seconds: set(s.retry_horizon_seconds),
-        late_after_seconds: set(s.late_after_seconds),
         headers: Some(headers),
-        ..DestinationChange::default()
+        ..DestinationChange::setting_all(s)
     }
     .validate()
 }

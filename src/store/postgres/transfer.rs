@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::tables::enums::{OutcomeColumn, StateColumn};
-use super::tables::rows::{AttemptRow, DestinationRow, PayloadRow, TaskRow};
+use super::tables::rows::{settings_columns, AttemptRow, DestinationRow, PayloadRow, TaskRow};
 use super::tables::schema::{attempts, destinations, payloads, tasks};
 use super::{audit, destinations::headers, destinations::secrets};
 use crate::domain::{Attempt, Task, TaskId};
@@ -136,7 +136,6 @@ pub(in crate::store) async fn import_destinations(
                 continue;
             }
             let s = &d.settings;
-            let count = |v: Option<u32>| v.map(|n| i32::try_from(n).unwrap_or(i32::MAX));
             diesel::insert_into(destinations::table)
                 .values((
                     destinations::id.eq(d.id.as_str()),
@@ -158,13 +157,7 @@ pub(in crate::store) async fn import_destinations(
                         .overrides
                         .failures
                         .map(|f| f as i32)),
-                    destinations::rate_per_second.eq(s.rate_per_second),
-                    destinations::burst.eq(count(s.burst)),
-                    destinations::max_in_flight.eq(count(s.max_in_flight)),
-                    destinations::timeout_ms.eq(count(s.timeout_ms)),
-                    destinations::max_attempts.eq(count(s.max_attempts)),
-                    destinations::retry_horizon_seconds.eq(s.retry_horizon_seconds),
-                    destinations::late_after_seconds.eq(s.late_after_seconds),
+                    settings_columns(s),
                     destinations::deleted_at.eq(record.deleted_at),
                 ))
                 .execute(conn)

@@ -21,7 +21,7 @@ fn time(at: DateTime<Utc>) -> String {
 
 /// A destination's settings as the audit log shows them.
 pub fn destination_settings(d: &Destination) -> Value {
-    json!({
+    let mut shown = json!({
         "url": d.url.as_str(),
         "region": d.region.as_str(),
         "enabled": d.enabled,
@@ -29,19 +29,18 @@ pub fn destination_settings(d: &Destination) -> Value {
         "has_signing_secret": d.has_signing_secret,
         "disable_after_seconds": d.health.overrides.after_seconds,
         "disable_after_failures": d.health.overrides.failures,
-        "rate_per_second": d.settings.rate_per_second,
-        "burst": d.settings.burst,
-        "max_in_flight": d.settings.max_in_flight,
-        "timeout_ms": d.settings.timeout_ms,
-        "max_attempts": d.settings.max_attempts,
-        "retry_horizon_seconds": d.settings.retry_horizon_seconds,
-        "late_after_seconds": d.settings.late_after_seconds,
-        // A secret header by its name and hint only.
-        "headers": d.settings.headers.iter().map(|h| match &h.value {
-            HeaderValue::Plain(v) => json!({"name": h.name, "value": v}),
-            HeaderValue::Secret { hint, .. } => json!({"name": h.name, "secret": true, "hint": hint}),
-        }).collect::<Vec<_>>(),
-    })
+    });
+    let fields = shown.as_object_mut().expect("an object");
+    for (name, value) in d.settings.to_json() {
+        fields.insert(name.to_owned(), value);
+    }
+    // A secret header by its name and hint only.
+    let headers = d.settings.headers.iter().map(|h| match &h.value {
+        HeaderValue::Plain(v) => json!({"name": h.name, "value": v}),
+        HeaderValue::Secret { hint, .. } => json!({"name": h.name, "secret": true, "hint": hint}),
+    });
+    fields.insert("headers".to_owned(), Value::Array(headers.collect()));
+    shown
 }
 
 /// A change of a destination (`action`), from `before` (`None` when it did

@@ -50,19 +50,7 @@ pub(in crate::store) fn plan(
             });
         }
     }
-    let was = &current.settings;
-    let settings = DestinationSettings {
-        rate_per_second: change.rate_per_second.apply(was.rate_per_second),
-        burst: change.burst.apply(was.burst),
-        max_in_flight: change.max_in_flight.apply(was.max_in_flight),
-        timeout_ms: change.timeout_ms.apply(was.timeout_ms),
-        max_attempts: change.max_attempts.apply(was.max_attempts),
-        retry_horizon_seconds: change
-            .retry_horizon_seconds
-            .apply(was.retry_horizon_seconds),
-        late_after_seconds: change.late_after_seconds.apply(was.late_after_seconds),
-        headers: Vec::new(),
-    };
+    let settings = change.settings_after(&current.settings);
     let thresholds = current.health.overrides;
     let overrides = DisableOverrides::new(
         change.disable_after_seconds.apply(thresholds.after_seconds),

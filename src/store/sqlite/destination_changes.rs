@@ -6,14 +6,14 @@
 
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Double, Nullable, Text};
-use diesel::sqlite::SqliteConnection;
+use diesel::sqlite::{Sqlite, SqliteConnection};
 use diesel::RunQueryDsl;
 
 use super::rows::micros;
 use super::{audit, destination_rows, headers, jobs};
 use crate::domain::{
     AuditAction, Destination, DestinationChange, DestinationId, DestinationSettings,
-    DisableOverrides,
+    DisableOverrides, SettingValue,
 };
 use crate::store::contract::{check_new_job, Deleted, NewJob, StoreError};
 use crate::store::rules::audit_entries::{self, destination_changed};
@@ -51,23 +51,26 @@ pub(super) fn write_settings(
     overrides: DisableOverrides,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    diesel::sql_query(
-        "UPDATE destinations SET rate_per_second = ?, burst = ?, max_in_flight = ?, \
-         timeout_ms = ?, max_attempts = ?, retry_horizon_seconds = ?, late_after_seconds = ?, \
-         disable_after_seconds = ?, disable_after_failures = ?, updated_at = ? WHERE id = ?",
-    )
-    .bind::<Nullable<Double>, _>(s.rate_per_second)
-    .bind::<Nullable<BigInt>, _>(s.burst.map(i64::from))
-    .bind::<Nullable<BigInt>, _>(s.max_in_flight.map(i64::from))
-    .bind::<Nullable<BigInt>, _>(s.timeout_ms.map(i64::from))
-    .bind::<Nullable<BigInt>, _>(s.max_attempts.map(i64::from))
-    .bind::<Nullable<BigInt>, _>(s.retry_horizon_seconds)
-    .bind::<Nullable<BigInt>, _>(s.late_after_seconds)
-    .bind::<Nullable<BigInt>, _>(overrides.after_seconds)
-    .bind::<Nullable<BigInt>, _>(overrides.failures.map(i64::from))
-    .bind::<BigInt, _>(micros(now))
-    .bind::<Text, _>(id.as_str())
-    .execute(conn)?;
+    let settings = s.values();
+    let assignments: Vec<String> = settings.iter().map(|(n, _)| format!("{n} = ?")).collect();
+    let mut update = diesel::sql_query(format!(
+        "UPDATE destinations SET {}, disable_after_seconds = ?, disable_after_failures = ?, \
+         updated_at = ? WHERE id = ?",
+        assignments.join(", ")
+    ))
+    .into_boxed::<Sqlite>();
+    for (_, value) in settings {
+        update = match value {
+            SettingValue::Rate(v) => update.bind::<Nullable<Double>, _>(v),
+            SettingValue::Whole(v) => update.bind::<Nullable<BigInt>, _>(v),
+        };
+    }
+    update
+        .bind::<Nullable<BigInt>, _>(overrides.after_seconds)
+        .bind::<Nullable<BigInt>, _>(overrides.failures.map(i64::from))
+        .bind::<BigInt, _>(micros(now))
+        .bind::<Text, _>(id.as_str())
+        .execute(conn)?;
     Ok(())
 }
 

@@ -2,6 +2,8 @@
 //! health, by the rules the other stores apply (the token bucket is
 //! `rate.rs`), and the outbox of operational events they write.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
@@ -10,8 +12,8 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{any_destination_row, destination_row, micros};
 use super::{audit, headers, secrets, Ctx};
 use crate::domain::{
-    AuditAction, Destination, DestinationEvent, DestinationHealth, DestinationId, EventKind,
-    NewDestination, SendTarget,
+    settings_reset_sql, AuditAction, Destination, DestinationEvent, DestinationHealth,
+    DestinationId, EventKind, NewDestination, SendTarget,
 };
 use crate::payload_crypto::PayloadKey;
 use crate::store::contract::StoreError;
@@ -87,18 +89,23 @@ pub(super) fn add(
 }
 
 /// As PostgreSQL's: a deleted destination of the same region comes back
-/// as if new, its bucket, quota and history of health forgotten (the
-/// tombstone's row stays, for the tasks that ended under it).
-const REVIVE_SQL: &str = "UPDATE destinations \
-     SET url = ?, disable_after_seconds = ?, disable_after_failures = ?, deleted_at = NULL, \
-     enabled = 1, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL, \
-     disabled_reason = NULL, disabled_at = NULL, last_error = NULL, last_error_at = NULL, \
-     refused = NULL, refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, quota_remaining = NULL, \
-     quota_resets_at = NULL, quota_limit = NULL, quota_learned_at = NULL, quota_token = NULL, \
-     quota_window_ms = NULL, rate_per_second = NULL, burst = NULL, max_in_flight = NULL, \
-     timeout_ms = NULL, max_attempts = NULL, retry_horizon_seconds = NULL, \
-     late_after_seconds = NULL, updated_at = ? \
-     WHERE id = ? AND deleted_at IS NOT NULL";
+/// as if new, its bucket, quota, history of health and own settings
+/// forgotten (the tombstone's row stays, for the tasks that ended under
+/// it).
+static REVIVE_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE destinations \
+         SET url = ?, disable_after_seconds = ?, disable_after_failures = ?, deleted_at = NULL, \
+         enabled = 1, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL, \
+         disabled_reason = NULL, disabled_at = NULL, last_error = NULL, last_error_at = NULL, \
+         refused = NULL, refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, \
+         quota_remaining = NULL, quota_resets_at = NULL, quota_limit = NULL, \
+         quota_learned_at = NULL, quota_token = NULL, quota_window_ms = NULL, {}, \
+         updated_at = ? \
+         WHERE id = ? AND deleted_at IS NOT NULL",
+        settings_reset_sql()
+    )
+});
 
 fn revive(
     conn: &mut SqliteConnection,
@@ -106,7 +113,7 @@ fn revive(
     new: NewDestination,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    diesel::sql_query(REVIVE_SQL)
+    diesel::sql_query(REVIVE_SQL.as_str())
         .bind::<Text, _>(new.url.as_str())
         .bind::<Nullable<BigInt>, _>(new.overrides.after_seconds)
         .bind::<Nullable<BigInt>, _>(new.overrides.failures.map(i64::from))

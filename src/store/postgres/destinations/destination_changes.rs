@@ -8,6 +8,7 @@ use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::super::connection::notify::{DESTINATION_CHANNEL, DUE_WORK_CHANNEL};
+use super::super::tables::rows::settings_columns;
 use super::super::tables::schema::{destination_secrets, destinations};
 use super::super::{audit, jobs};
 use super::headers;
@@ -35,13 +36,7 @@ pub(in crate::store::postgres) async fn update(
         diesel::update(destinations::table.find(id.as_str()))
             .set((
                 destinations::url.eq(plan.url.as_str()),
-                destinations::rate_per_second.eq(s.rate_per_second),
-                destinations::burst.eq(count(s.burst)),
-                destinations::max_in_flight.eq(count(s.max_in_flight)),
-                destinations::timeout_ms.eq(count(s.timeout_ms)),
-                destinations::max_attempts.eq(count(s.max_attempts)),
-                destinations::retry_horizon_seconds.eq(s.retry_horizon_seconds),
-                destinations::late_after_seconds.eq(s.late_after_seconds),
+                settings_columns(s),
                 destinations::disable_after_seconds.eq(plan.overrides.after_seconds),
                 destinations::disable_after_failures.eq(count(plan.overrides.failures)),
                 destinations::updated_at.eq(diesel::dsl::now),

@@ -3,6 +3,8 @@
 //! lock an operator's change takes, and the settling of disabled
 //! destinations' tasks past their horizon.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -12,7 +14,7 @@ use super::super::connection::notify::DESTINATION_CHANNEL;
 use super::super::tables::rows::DestinationRow;
 use super::super::tables::schema::destinations;
 use super::{headers, secrets};
-use crate::domain::{AuditAction, Destination, DestinationId, NewDestination};
+use crate::domain::{settings_reset_sql, AuditAction, Destination, DestinationId, NewDestination};
 use crate::store::contract::StoreError;
 use crate::store::postgres::store::PgStore;
 use crate::store::rules::audit_entries::destination_changed;
@@ -92,20 +94,21 @@ pub(in crate::store::postgres) async fn add_destination(
 
 /// $1 the id, $2 the region, $3 the URL, $4 and $5 the thresholds: a
 /// deleted destination of the same region comes back as if new, its
-/// bucket, quota and history of health forgotten.
-const REVIVE_SQL: &str = r#"
-UPDATE destinations
-SET url = $3, disable_after_seconds = $4, disable_after_failures = $5, deleted_at = NULL,
-    enabled = true, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL,
-    disabled_reason = NULL, disabled_at = NULL, last_error = NULL, last_error_at = NULL,
-    refused = NULL,
-    refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL, quota_remaining = NULL,
-    quota_resets_at = NULL, quota_limit = NULL, quota_learned_at = NULL, quota_token = NULL,
-    quota_window_ms = NULL, rate_per_second = NULL, burst = NULL, max_in_flight = NULL,
-    timeout_ms = NULL, max_attempts = NULL, retry_horizon_seconds = NULL,
-    late_after_seconds = NULL, updated_at = now()
-WHERE id = $1 AND region = $2 AND deleted_at IS NOT NULL
-"#;
+/// bucket, quota, history of health and own settings forgotten.
+static REVIVE_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "UPDATE destinations
+         SET url = $3, disable_after_seconds = $4, disable_after_failures = $5, deleted_at = NULL,
+             enabled = true, paused_until = NULL, failure_streak = 0, failure_streak_since = NULL,
+             disabled_reason = NULL, disabled_at = NULL, last_error = NULL, last_error_at = NULL,
+             refused = NULL, refused_at = NULL, rate_tokens = NULL, rate_refilled_at = NULL,
+             quota_remaining = NULL, quota_resets_at = NULL, quota_limit = NULL,
+             quota_learned_at = NULL, quota_token = NULL, quota_window_ms = NULL, {},
+             updated_at = now()
+         WHERE id = $1 AND region = $2 AND deleted_at IS NOT NULL",
+        settings_reset_sql()
+    )
+});
 
 #[derive(diesel::QueryableByName)]
 struct Live {
@@ -145,7 +148,7 @@ async fn revive(conn: &mut AsyncPgConnection, new: &NewDestination) -> Result<bo
             u64::try_from(live.live).unwrap_or(0),
         ));
     }
-    diesel::sql_query(REVIVE_SQL)
+    diesel::sql_query(REVIVE_SQL.as_str())
         .bind::<Text, _>(new.id.as_str())
         .bind::<Text, _>(new.region.as_str())
         .bind::<Text, _>(new.url.as_str())

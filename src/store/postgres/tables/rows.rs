@@ -82,6 +82,50 @@ pub(crate) struct DestinationRow {
     pub late_after_seconds: Option<i64>,
 }
 
+/// A numeric setting's value as its column holds it: a count as a
+/// PostgreSQL `integer` (a bound keeps it far below `i32::MAX`), a rate or
+/// a number of seconds as it is.
+pub(crate) trait SettingColumn: Copy {
+    type Column;
+    fn column(self) -> Self::Column;
+}
+
+impl SettingColumn for u32 {
+    type Column = i32;
+    fn column(self) -> i32 {
+        i32::try_from(self).unwrap_or(i32::MAX)
+    }
+}
+
+impl SettingColumn for f64 {
+    type Column = f64;
+    fn column(self) -> f64 {
+        self
+    }
+}
+
+impl SettingColumn for i64 {
+    type Column = i64;
+    fn column(self) -> i64 {
+        self
+    }
+}
+
+macro_rules! settings_columns {
+    ([] $($name:ident: $ty:ident = $least:tt ..= $most:tt, $label:literal, $doc:literal;)*) => {
+        /// Every numeric setting's column as `s` holds it: part of the
+        /// values of an insert or of an update.
+        #[allow(clippy::type_complexity)]
+        pub(crate) fn settings_columns(
+            s: &crate::domain::DestinationSettings,
+        ) -> ($(diesel::dsl::Eq<destinations::$name, Option<<$ty as SettingColumn>::Column>>,)*) {
+            ($(destinations::$name.eq(s.$name.map(SettingColumn::column)),)*)
+        }
+    };
+}
+
+crate::destination_settings!(settings_columns);
+
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = payloads)]
 pub(crate) struct PayloadRow {
