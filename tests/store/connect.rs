@@ -46,7 +46,7 @@ async fn a_closed_port_is_named_as_unreachable() {
     let url = with("port", &free_port().to_string());
     let (err, text) = fails_fast_at(&url).await;
     assert!(
-        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::Unreachable(_))),
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(cause.downcast_ref::<ConnectFailure>(), Some(ConnectFailure::Unreachable(_)))),
         "{text}"
     );
     assert!(
@@ -60,7 +60,7 @@ async fn a_closed_port_is_named_as_unreachable() {
     // `migrate` says the same.
     let err = remit::store::migrate(&url).await.unwrap_err();
     assert!(
-        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::Unreachable(_)))
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(cause.downcast_ref::<ConnectFailure>(), Some(ConnectFailure::Unreachable(_))))
     );
 }
 
@@ -68,7 +68,7 @@ async fn a_closed_port_is_named_as_unreachable() {
 async fn an_unknown_database_is_named() {
     let (err, text) = fails_fast_at(&with("database", "remit_no_such_database")).await;
     assert!(
-        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::UnknownDatabase(_))),
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(cause.downcast_ref::<ConnectFailure>(), Some(ConnectFailure::UnknownDatabase(_)))),
         "{text}"
     );
     assert!(
@@ -81,7 +81,7 @@ async fn an_unknown_database_is_named() {
 async fn an_unknown_role_is_a_refused_login() {
     let (err, text) = fails_fast_at(&with("role", "remit_no_such_role")).await;
     assert!(
-        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::Authentication(_))),
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(cause.downcast_ref::<ConnectFailure>(), Some(ConnectFailure::Authentication(_)))),
         "{text}"
     );
     assert!(
@@ -169,7 +169,7 @@ async fn a_server_that_never_answers_is_named_after_the_timeout() {
     config.connect_timeout = Duration::from_millis(300);
     let (err, text) = fails_fast(config).await;
     assert!(
-        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::TimedOut(_))),
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(cause.downcast_ref::<ConnectFailure>(), Some(ConnectFailure::TimedOut(_)))),
         "{text}"
     );
     assert!(text.contains("did not answer within 300 ms"), "{text}");

@@ -33,8 +33,8 @@ async fn refused(url: &str) -> (StoreError, String) {
 
 fn tls_failure(err: &StoreError) -> &TlsFailure {
     match err {
-        StoreError::Connect { cause, .. } => match cause.as_ref() {
-            ConnectFailure::Tls(failure) => failure,
+        StoreError::Connect { cause, .. } => match cause.downcast_ref::<ConnectFailure>() {
+            Some(ConnectFailure::Tls(failure)) => failure,
             _ => panic!("not a TLS failure: {}", remit::error_chain(err)),
         },
         other => panic!("not a TLS failure: {}", remit::error_chain(other)),
@@ -149,7 +149,7 @@ async fn require_encrypts_without_checking_and_plaintext_is_turned_away() {
     // This server accepts only TLS.
     let (err, text) = refused(&cluster.url("127.0.0.1", "postgres", "sslmode=disable")).await;
     assert!(
-        matches!(&err, StoreError::Connect { cause, .. } if matches!(**cause, ConnectFailure::Authentication(_))),
+        matches!(&err, StoreError::Connect { cause, .. } if matches!(cause.downcast_ref::<ConnectFailure>(), Some(ConnectFailure::Authentication(_)))),
         "{text}"
     );
     assert!(text.contains("no encryption"), "{text}");

@@ -3,7 +3,6 @@
 
 use crate::domain::InvalidInput;
 use crate::payload_crypto::PayloadCryptoError;
-use crate::store::postgres::ConnectFailure;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -69,18 +68,20 @@ pub enum StoreError {
     Pool(#[source] diesel_async::pooled_connection::bb8::RunError),
     #[error("could not open the connection pool")]
     PoolSetup(#[source] diesel_async::pooled_connection::PoolError),
-    /// A connection to PostgreSQL could not be opened; `url` is the URL
-    /// without its password.
+    /// A connection to the database server could not be opened; `url` is
+    /// the URL without its password, `cause` the backend's own account of
+    /// why (PostgreSQL's is a `postgres::ConnectFailure`).
     #[error("could not connect to {url}")]
     Connect {
         url: String,
         #[source]
-        cause: Box<ConnectFailure>,
+        cause: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// A connection pooler in front of PostgreSQL, or its settings, do
-    /// not fit `database.pooler`.
+    /// A connection pooler in front of the database server, or its
+    /// settings, do not fit `database.pooler` (PostgreSQL's account is a
+    /// `postgres::PoolerError`).
     #[error(transparent)]
-    Pooler(crate::store::postgres::PoolerError),
+    Pooler(Box<dyn std::error::Error + Send + Sync>),
     #[error("could not open the database file")]
     Open(#[source] diesel::ConnectionError),
     /// The schema is not the one this build was made for.

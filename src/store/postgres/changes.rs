@@ -16,14 +16,14 @@ use super::connection::notify::{DUE_WORK_CHANNEL, TASK_CHANGED_CHANNEL};
 use super::store_now::now;
 use super::tables::enums::StateColumn;
 use super::tables::rows::TaskRow;
-use super::tables::schema::{attempts, payloads, tasks};
+use super::tables::schema::{attempts, destinations, payloads, tasks};
 use crate::domain::{
     Attempt, AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId,
 };
 use crate::store::contract::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
 use crate::store::postgres::store::PgStore;
-use crate::store::rules::audit_entries;
 use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};
+use crate::store::rules::{audit_entries, columns};
 
 /// The row, locked until the transaction ends; `None` when there is none.
 pub(super) async fn locked(
@@ -100,7 +100,6 @@ async fn destination_deleted(
     conn: &mut AsyncPgConnection,
     id: &DestinationId,
 ) -> Result<bool, StoreError> {
-    use super::tables::schema::destinations;
     let deleted: Option<Option<DateTime<Utc>>> = destinations::table
         .find(id.as_str())
         .select(destinations::deleted_at)
@@ -319,11 +318,17 @@ pub(super) async fn retry_now(
     conn.transaction::<_, StoreError, _>(async |conn| {
         // Nothing moves for a destination that does not exist, and nothing
         // is recorded.
-        let Some(target) =
-            super::destinations::destination_rows::destination_on(conn, destination).await?
-        else {
+        let region: Option<String> = destinations::table
+            .find(destination.as_str())
+            .filter(destinations::deleted_at.is_null())
+            .select(destinations::region)
+            .first(conn)
+            .await
+            .optional()?;
+        let Some(region) = region else {
             return Ok(0);
         };
+        let region = columns::region("destinations.region", &region)?;
         let moved: Moved = diesel::sql_query(RETRY_NOW_SQL)
             .bind::<Nullable<Timestamptz>, _>(store.clock.now_param())
             .bind::<Text, _>(destination.as_str())
@@ -332,7 +337,7 @@ pub(super) async fn retry_now(
             .get_result(conn)
             .await?;
         let moved = u64::try_from(moved.moved).unwrap_or(0);
-        let entry = audit_entries::retried_now(destination, target.region, tenant, moved);
+        let entry = audit_entries::retried_now(destination, region, tenant, moved);
         audit::record(store, conn, entry).await?;
         Ok(moved)
     })

@@ -3,13 +3,13 @@
 //! that a stopping actor cannot cancel them, retried while the lease is
 //! still this process's to give, and counted once the store has them.
 
-use remit::store::Leases;
+use remit::domain::FailureReason;
+use remit::store::{Leases, TransitionOutcome};
 use std::time::Duration;
 
-use slog::warn;
+use slog::{info, warn};
 
-use super::super::send::delivered::count_hand_back;
-use super::super::shared::messages::Work;
+use super::super::shared::messages::{Delivered, Work};
 use super::super::shared::Shared;
 use super::retry;
 
@@ -59,5 +59,37 @@ pub fn hand_back_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
             }
             drop(work);
         });
+    }
+}
+
+/// Counts what the store did with a task handed back.
+pub(in crate::runtime) fn count_hand_back(
+    shared: &Shared,
+    outcome: TransitionOutcome,
+    log: &slog::Logger,
+) -> Delivered {
+    match outcome {
+        TransitionOutcome::Applied => {
+            shared.stats.metrics.released();
+            Delivered::HandedBack
+        }
+        TransitionOutcome::PastHorizon => {
+            shared
+                .stats
+                .metrics
+                .failed(&FailureReason::RetryHorizon.code());
+            warn!(log, "nothing could happen before the retry horizon; failed unsent";
+                  "outcome" => "failed", "reason" => "retry_horizon");
+            Delivered::Finished
+        }
+        TransitionOutcome::Fenced | TransitionOutcome::NotFound => {
+            let why = if outcome == TransitionOutcome::Fenced {
+                "fenced"
+            } else {
+                "not_found"
+            };
+            info!(log, "hand-back refused: the lease had moved on"; "outcome" => why);
+            Delivered::HandedBack
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! How one delivery ended, for the sender's bookkeeping, counted and
 //! logged: a task sent and finished (`report`), stopped before its request
-//! (`stopped`), or handed back (`count_hand_back`).
+//! (`stopped`); a hand-back is counted where it is made
+//! (`finish::hand_back`).
 
 use remit::delivery::Stop;
 use remit::domain::{AttemptOutcome, FailureReason, Task};
@@ -8,49 +9,9 @@ use remit::policy::{Decision, Gate, Transition};
 use remit::store::TransitionOutcome;
 use slog::{error, info, warn};
 
+use super::super::finish::hand_back::count_hand_back;
+use super::super::shared::messages::Delivered;
 use super::super::shared::Shared;
-
-/// How one delivery ended, for the sender's bookkeeping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Delivered {
-    /// The next state is committed (or the lease had moved on).
-    Finished,
-    /// Handed back unsent: the lease was too short, the destination is
-    /// paused, or the payload cannot be opened here.
-    HandedBack,
-}
-
-/// Counts what the store did with a task handed back.
-pub(in crate::runtime) fn count_hand_back(
-    shared: &Shared,
-    outcome: TransitionOutcome,
-    log: &slog::Logger,
-) -> Delivered {
-    match outcome {
-        TransitionOutcome::Applied => {
-            shared.stats.metrics.released();
-            Delivered::HandedBack
-        }
-        TransitionOutcome::PastHorizon => {
-            shared
-                .stats
-                .metrics
-                .failed(&FailureReason::RetryHorizon.code());
-            warn!(log, "nothing could happen before the retry horizon; failed unsent";
-                  "outcome" => "failed", "reason" => "retry_horizon");
-            Delivered::Finished
-        }
-        TransitionOutcome::Fenced | TransitionOutcome::NotFound => {
-            let why = if outcome == TransitionOutcome::Fenced {
-                "fenced"
-            } else {
-                "not_found"
-            };
-            info!(log, "hand-back refused: the lease had moved on"; "outcome" => why);
-            Delivered::HandedBack
-        }
-    }
-}
 
 /// Counts and logs a task that was not sent; the store has it already.
 pub(in crate::runtime) fn stopped(

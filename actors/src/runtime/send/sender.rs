@@ -21,9 +21,8 @@ use slog::{error, warn};
 use super::super::finish::hand_back::hand_back;
 use super::super::finish::retry;
 use super::super::shared::guard::{self, Guarded};
-use super::super::shared::messages::{Abandon, Crash, Deliver, InFlight, Wake, Work};
+use super::super::shared::messages::{Abandon, Crash, Deliver, Delivered, InFlight, Wake, Work};
 use super::super::shared::Shared;
-use super::delivered::Delivered;
 use super::delivery::{deliver, DeliveryFailure};
 use super::transport;
 

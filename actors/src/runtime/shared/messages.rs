@@ -25,6 +25,16 @@ impl Work {
     }
 }
 
+/// How one delivery ended, for the sender's bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivered {
+    /// The next state is committed (or the lease had moved on).
+    Finished,
+    /// Handed back unsent: the lease was too short, the destination is
+    /// paused, or the payload cannot be opened here.
+    HandedBack,
+}
+
 /// Claimer → Supervisor: route this task to its destination's throttle.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

@@ -102,7 +102,7 @@ impl PgConnector {
         if pooler == Pooler::None {
             ask_for(&mut config, "jit=off");
         } else if config.get_options().is_some() {
-            return Err(StoreError::Pooler(PoolerError::OptionsInUrl));
+            return Err(StoreError::Pooler(Box::new(PoolerError::OptionsInUrl)));
         }
         Ok(Self {
             config: Arc::new(config),

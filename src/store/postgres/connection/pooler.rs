@@ -77,10 +77,12 @@ pub(in crate::store::postgres) async fn check_settings(
     };
     match pooler {
         Pooler::None => Ok(None),
-        _ if settings.seqscan != "off" => Err(StoreError::Pooler(PoolerError::SeqscanOn {
-            remedy: remedy("enable_seqscan"),
-            seqscan: settings.seqscan,
-        })),
+        _ if settings.seqscan != "off" => {
+            Err(StoreError::Pooler(Box::new(PoolerError::SeqscanOn {
+                remedy: remedy("enable_seqscan"),
+                seqscan: settings.seqscan,
+            })))
+        }
         _ if settings.jit != "off" => Ok(Some(format!(
             "behind a pooler remit cannot ask for jit = off at connect, and the server says {}: \
              run `{}` on PostgreSQL, {RECONNECT} (a statement the planner overestimates is \
