@@ -14,7 +14,9 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
-use super::{quoted, InvalidInput, TenantId};
+use super::ids::quoted;
+use super::ids::InvalidInput;
+use super::ids::TenantId;
 
 /// What every token starts with, so a leaked one is recognisable (secret
 /// scanners, logs a person reads).

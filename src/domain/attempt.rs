@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::TaskId;
+use super::ids::TaskId;
 
 /// How an attempt ended, as the attempt log records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{InvalidInput, Region};
+use super::ids::InvalidInput;
+use super::ids::Region;
 
 /// Who acted.
 #[derive(Debug, Clone, PartialEq, Eq)]

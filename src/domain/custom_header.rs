@@ -2,7 +2,7 @@
 //! checked as an HTTP token and kept from the names remit sets itself, its
 //! value plain or secret (sealed at rest, never shown back).
 
-use super::InvalidInput;
+use super::ids::InvalidInput;
 
 /// The most custom headers one destination may carry.
 pub const MAX_HEADERS: usize = 20;
@@ -144,7 +144,7 @@ impl CustomHeader {
                 format!(
                     "{} is set by remit itself or belongs to the connection; the reserved \
                      names are {}",
-                    super::quoted(&name),
+                    super::ids::quoted(&name),
                     RESERVED_HEADERS.join(", ")
                 ),
             ));

@@ -2,7 +2,11 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{DestinationId, DestinationSettings, InvalidInput, Region, TargetSecret};
+use super::destination_settings::DestinationSettings;
+use super::ids::DestinationId;
+use super::ids::InvalidInput;
+use super::ids::Region;
+use super::signing_secret::TargetSecret;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Destination {
@@ -33,8 +37,10 @@ impl Destination {
             .headers
             .iter()
             .map(|h| match &h.value {
-                super::HeaderValue::Plain(v) => format!("{}:plain:{v}", h.name),
-                super::HeaderValue::Secret { hint, .. } => format!("{}:secret:{hint:?}", h.name),
+                super::custom_header::HeaderValue::Plain(v) => format!("{}:plain:{v}", h.name),
+                super::custom_header::HeaderValue::Secret { hint, .. } => {
+                    format!("{}:secret:{hint:?}", h.name)
+                }
             })
             .collect();
         let text = format!(
@@ -121,7 +127,7 @@ impl SendTarget {
     pub fn secrets_at(&self, now: DateTime<Utc>) -> impl Iterator<Item = &str> {
         self.signing_secrets
             .iter()
-            .filter(move |s| super::valid_at(s.expires_at, now))
+            .filter(move |s| super::signing_secret::valid_at(s.expires_at, now))
             .map(|s| s.secret.as_str())
     }
 }

@@ -2,9 +2,10 @@
 //! /v1/destinations/{id}`): each setting kept, given back to the runtime,
 //! or set, each checked against its bounds with the field named.
 
+use super::custom_header::header_field;
 use super::custom_header::{CustomHeader, MAX_HEADERS};
 use super::destination_settings::DestinationSettings;
-use super::{header_field, InvalidInput};
+use super::ids::InvalidInput;
 
 /// One setting of a change: left as it is, back to the runtime's value, or
 /// set.
@@ -90,7 +91,7 @@ impl DestinationChange {
     /// Checks each value given against its bounds, naming the field.
     pub fn validate(&self) -> Result<(), InvalidInput> {
         self.validate_settings()?;
-        super::DisableOverrides::new(
+        super::destination::DisableOverrides::new(
             match self.disable_after_seconds {
                 Setting::Set(v) => Some(v),
                 _ => None,
@@ -111,7 +112,7 @@ impl DestinationChange {
                 if headers[..i].iter().any(|o| o.name == h.name) {
                     return Err(InvalidInput::new(
                         header_field(i, "name"),
-                        format!("{} is given twice", super::quoted(&h.name)),
+                        format!("{} is given twice", super::ids::quoted(&h.name)),
                     ));
                 }
             }

@@ -12,7 +12,9 @@
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
-use super::{Destination, DestinationId, Region};
+use super::destination::Destination;
+use super::ids::DestinationId;
+use super::ids::Region;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EventKind {

@@ -15,7 +15,8 @@
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
 
-use super::{AttemptRecord, Histogram};
+use super::attempt::AttemptRecord;
+use super::histogram::Histogram;
 
 /// What one attempt's exchange ended in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

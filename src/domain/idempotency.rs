@@ -21,7 +21,9 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{ReminderId, TaskId, TenantId};
+use super::ids::ReminderId;
+use super::ids::TaskId;
+use super::ids::TenantId;
 
 /// Base32 characters kept from the digest: 26 × 5 = 130 bits.
 const KEY_CHARS: usize = 26;

@@ -3,7 +3,12 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{DestinationId, Region, ReminderId, TaskId, TaskState, TenantId};
+use super::ids::DestinationId;
+use super::ids::Region;
+use super::ids::ReminderId;
+use super::ids::TaskId;
+use super::ids::TenantId;
+use super::task::TaskState;
 
 /// One task named in a report (no payload, ever).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 
 use chrono::Duration;
 
-use super::Region;
+use super::ids::Region;
 
 /// Which terminal tasks to delete.
 #[derive(Debug, Clone, PartialEq, Eq)]

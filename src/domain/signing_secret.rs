@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::InvalidInput;
+use super::ids::InvalidInput;
 
 /// How long the secrets valid before a rotation keep signing when the
 /// caller does not say.

@@ -2,9 +2,14 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{
-    DestinationId, OrderingKey, Payload, Region, ReminderId, TaskId, TenantId, TraceParent,
-};
+use super::ids::DestinationId;
+use super::ids::OrderingKey;
+use super::ids::Region;
+use super::ids::ReminderId;
+use super::ids::TaskId;
+use super::ids::TenantId;
+use super::payload::Payload;
+use super::trace_parent::TraceParent;
 
 /// Where a task stands. The database enforces which columns each state
 /// needs; the store's guarded transitions (`store::rules::lifecycle`) are the only
@@ -253,7 +258,7 @@ pub struct ClaimedTask {
     /// The opened payload, when the claim could bring it along; otherwise
     /// [`crate::store::Schedule::payload`] reads it (and says why it cannot be
     /// opened).
-    pub payload: Option<super::Payload>,
+    pub payload: Option<super::payload::Payload>,
 }
 
 impl ClaimedTask {

@@ -7,7 +7,7 @@
 //! neither id all zeros. A header of a later version is read by its
 //! version-00 fields, as W3C asks, and kept as version 00.
 
-use super::InvalidInput;
+use super::ids::InvalidInput;
 
 /// A valid version-00 `traceparent`, 55 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -13,7 +13,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{DisableRule, Streak};
+use super::health::DisableRule;
+use super::health::Streak;
 
 /// How far `streak` has come towards disabling its destination under
 /// `rule`, in whole percent (rounded down, at most 100): the smaller of

@@ -3,7 +3,9 @@
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 
-use super::{full_jitter_backoff, server_deadline, RetryPolicy};
+use super::backoff::full_jitter_backoff;
+use super::retry_after::server_deadline;
+use super::retry_policy::RetryPolicy;
 use crate::domain::{AttemptRecord, FailureReason};
 
 /// Why no HTTP response arrived.

@@ -5,7 +5,7 @@
 
 use chrono::Duration;
 
-use super::RetryPolicy;
+use super::retry_policy::RetryPolicy;
 use crate::domain::{FailureReason, Task};
 
 /// What a consumer saw right before a request.

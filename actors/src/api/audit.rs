@@ -10,9 +10,11 @@ use remit::store::{Reports, MAX_AUDIT_PAGE};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::caller::Admin;
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::replays::instant;
-use super::{Admin, ApiError, ApiState};
+use super::state::ApiState;
 
 /// A page when `limit` is not given.
 pub const DEFAULT_AUDIT_PAGE: u32 = 50;

@@ -26,7 +26,9 @@ use remit::domain::{token_hash, TokenHash, TOKEN_PREFIX};
 use remit::store::{ApiTokens, Database};
 
 use super::caller::Caller;
-use super::{scopes, ApiError, ApiState};
+use super::error::ApiError;
+use super::scopes;
+use super::state::ApiState;
 
 /// Middleware for the /v1 scope: answers 401 or 503 unless the request
 /// carries a usable token; otherwise hands the [`Caller`] on, for

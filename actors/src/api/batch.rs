@@ -13,10 +13,13 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::body::read_object;
+use super::caller::Caller;
+use super::error::ApiError;
 use super::error::ErrorBody;
+use super::state::ApiState;
+use super::state::TaskRules;
 use super::task_views::TaskSummary;
-use super::tasks::{CreateTask, TaskRules, TraceparentHeader};
-use super::{ApiError, ApiState, Caller};
+use super::tasks::{CreateTask, TraceparentHeader};
 use crate::telemetry::RequestTrace;
 
 /// Most tasks in one batch.

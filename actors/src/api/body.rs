@@ -13,7 +13,7 @@ use remit::domain::Setting;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
-use super::ApiError;
+use super::error::ApiError;
 
 /// Reads `text`, one JSON value, as a `T`; only an object is accepted.
 pub fn read_object<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
@@ -176,7 +176,7 @@ mod tests {
     use serde::Deserialize;
 
     use super::read_object;
-    use crate::api::ApiError;
+    use crate::api::error::ApiError;
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]

@@ -7,7 +7,7 @@ use std::future::{ready, Ready};
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use remit::domain::{quoted, Actor, ApiToken, Scope, TenantId};
 
-use super::ApiError;
+use super::error::ApiError;
 
 #[derive(Debug, Clone)]
 pub enum Caller {

@@ -16,7 +16,7 @@ use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 
-use super::ApiError;
+use super::error::ApiError;
 
 /// Middleware for every listener: answers 400 to a path that is not
 /// canonical (see [`non_canonical`]).

@@ -13,10 +13,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::body::{read_object, settable_whole, setting};
+use super::caller::Admin;
 use super::destinations::DestinationView;
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::replays::JobView;
-use super::{Admin, ApiError, ApiState};
+use super::state::ApiState;
 
 macro_rules! change_destination {
     ([{ $($before:tt)* } { $($after:tt)* }]

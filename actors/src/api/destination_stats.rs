@@ -9,9 +9,10 @@ use remit::store::{Destinations, Reports};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::replays::instant;
-use super::{ApiError, ApiState};
+use super::state::ApiState;
 
 /// The hours answered when neither `hours` nor `since` is given.
 const DEFAULT_HOURS: i64 = 24;

@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::body::read_object;
+use super::caller::Admin;
 use super::destinations::DestinationView;
+use super::error::ApiError;
 use super::error::ErrorBody;
-use super::{Admin, ApiError, ApiState};
+use super::state::ApiState;
 
 /// The longest reason accepted, in bytes.
 pub const MAX_REASON_BYTES: usize = 500;

@@ -12,8 +12,10 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::body::{optional_whole, read_object};
+use super::caller::Admin;
+use super::error::ApiError;
 use super::error::ErrorBody;
-use super::{Admin, ApiError, ApiState};
+use super::state::ApiState;
 use crate::signature;
 
 /// A receiver of webhooks.

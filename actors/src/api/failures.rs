@@ -12,7 +12,9 @@ use actix_web::middleware::Next;
 use actix_web::web;
 use slog::error;
 
-use super::{ApiError, ApiState};
+use super::error::ApiError;
+
+use super::state::ApiState;
 use crate::error_chain;
 use crate::telemetry::RequestTrace;
 

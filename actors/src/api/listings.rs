@@ -8,11 +8,13 @@ use remit::store::Reports;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use super::caller::Caller;
 use super::destinations::DestinationView;
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::replays::instant;
+use super::state::ApiState;
 use super::task_views::TaskFields;
-use super::{ApiError, ApiState, Caller};
 
 /// A page when `limit` is not given.
 const DEFAULT_PAGE: u32 = 50;

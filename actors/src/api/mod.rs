@@ -7,6 +7,8 @@
 //! - `auth`: the bearer token, as middleware in front of /v1: the
 //!   bootstrap token or a stored API token, and the route's scope.
 //! - `scopes`: which scopes each /v1 route admits, said once.
+//! - `state`: what the handlers share, and what tells /readyz the runtime
+//!   makes progress.
 //! - `caller`: who is calling, for handlers that limit by tenant.
 //! - `tokens`: /v1/tokens, making, listing and revoking API tokens.
 //! - `audit`: /v1/audit, the audit log of admin actions, a page at a time.
@@ -28,6 +30,7 @@
 //! - `canonical_path`: paths in their one spelling.
 //! - `horizons`: the retry horizon of a task that names none, its
 //!   destination's own where it has one.
+//! - `probes`: /healthz, /readyz and /metrics.
 //! - `openapi`: the OpenAPI document, from the handlers' annotations.
 
 mod audit;
@@ -46,29 +49,23 @@ pub mod horizons;
 mod listings;
 mod openapi;
 mod payload;
+mod probes;
 mod reminder_changes;
 mod reminder_put;
 mod replays;
 mod scopes;
 mod secrets;
+mod state;
 mod task_changes;
 mod task_times;
 mod task_views;
 mod tasks;
 mod tokens;
 
-use remit::store::{Database, ReportReader, Upkeep};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
-use serde::Serialize;
-use utoipa::ToSchema;
 
-use crate::egress::Egress;
-use crate::runtime::{Capacity, Restarts, RuntimeStats};
-use crate::telemetry::{self, Telemetry};
+use crate::telemetry;
 
 pub use audit::{ActorView, AuditEntryView, AuditList, AuditQuery, TargetView, DEFAULT_AUDIT_PAGE};
 pub(crate) use auth::constant_time_eq;
@@ -83,72 +80,11 @@ pub use error::ApiError;
 pub use listings::TaskQuery;
 pub use replays::{CancelRequest, JobView, ReplayRequest};
 pub use secrets::{CheckedRotation, RotateSecret};
+pub use state::{ApiState, Progress, TaskRules};
 pub use task_changes::RescheduleTask;
 pub use task_views::TaskFields;
-pub use tasks::{CreateTask, TaskRules};
+pub use tasks::CreateTask;
 pub use tokens::{CreateToken, TokenView};
-
-/// What the handlers share; safe to use from every server worker thread.
-#[derive(Debug, Clone)]
-pub struct ApiState {
-    /// A pool of the API's own, so requests cannot take the connections
-    /// delivery needs.
-    pub store: Database,
-    /// Where what only reads and needs no read of its own writes (a
-    /// destination's stats) reads: `database.read_url`'s replica, else
-    /// `store`.
-    pub reports: ReportReader,
-    pub rules: TaskRules,
-    /// Destinations' own retry horizons, for tasks that name none.
-    pub horizons: Arc<horizons::Horizons>,
-    /// The bootstrap token (`api.token`): admin, checked in memory.
-    pub token: Option<String>,
-    /// Where webhooks may be sent; new destinations are checked against it.
-    pub egress: Arc<Egress>,
-    /// Whether the region's supervisor is running.
-    pub running: Arc<AtomicBool>,
-    /// Whether the region's runtime is making progress.
-    pub progress: Progress,
-    /// The runtime's counters, served by /metrics.
-    pub stats: Arc<RuntimeStats>,
-    /// Where 5xx answers are logged with their cause.
-    pub log: slog::Logger,
-    /// The tracer of each request's span, when tracing is on.
-    pub telemetry: Telemetry,
-}
-
-impl ApiState {
-    /// The API's store as `caller` acts: its admin calls record who made
-    /// them in the audit log, in the transaction of the action.
-    pub fn acting(&self, caller: &Caller) -> Database {
-        self.store.acting_as(caller.actor())
-    }
-}
-
-/// What tells /readyz that the runtime can make progress: no actor is
-/// restart-looping, and no claimed task has sat in memory past a lease.
-#[derive(Debug, Clone)]
-pub struct Progress {
-    pub restarts: Restarts,
-    pub capacity: Capacity,
-    pub lease: std::time::Duration,
-}
-
-impl Progress {
-    /// Why the runtime cannot make progress, if it cannot.
-    pub fn stuck(&self) -> Option<String> {
-        if let Some(actor) = self.restarts.looping() {
-            return Some(format!("{actor} is restart-looping"));
-        }
-        match self.capacity.oldest_held_for() {
-            Some(held) if held > self.lease => Some(format!(
-                "a claimed task has been held for {} ms, past its lease",
-                held.as_millis()
-            )),
-            _ => None,
-        }
-    }
-}
 
 /// What a listener serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,10 +105,10 @@ pub enum Listener {
 pub fn routes(listener: Listener) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
         config
-            .service(resource("/healthz", "GET").route(web::get().to(healthz)))
-            .service(resource("/readyz", "GET").route(web::get().to(readyz)));
+            .service(resource("/healthz", "GET").route(web::get().to(probes::healthz)))
+            .service(resource("/readyz", "GET").route(web::get().to(probes::readyz)));
         if listener != Listener::Api {
-            config.service(resource("/metrics", "GET").route(web::get().to(metrics)));
+            config.service(resource("/metrics", "GET").route(web::get().to(probes::metrics)));
         }
         if listener != Listener::Metrics {
             configure_api(config);
@@ -347,94 +283,4 @@ async fn no_route(request: actix_web::HttpRequest) -> Result<HttpResponse, ApiEr
         request.method(),
         request.path()
     )))
-}
-
-/// Whether the process is alive
-#[utoipa::path(
-    get,
-    path = "/healthz",
-    operation_id = "healthz",
-    tag = "probes",
-    responses((
-        status = 200,
-        description = "The process runs",
-        body = String,
-        content_type = "text/plain; charset=utf-8",
-        example = "ok",
-    )),
-)]
-async fn healthz() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/plain; charset=utf-8")
-        .body("ok")
-}
-
-/// Whether the region can make progress
-///
-/// Ready when the database answers, the supervisor runs, no actor is
-/// restart-looping and no claimed task has sat in memory past a lease.
-#[utoipa::path(
-    get,
-    path = "/readyz",
-    operation_id = "readyz",
-    tag = "probes",
-    responses(
-        (status = 200, description = "Ready", body = Readiness),
-        (status = 503, description = "Not ready; `stuck` says why when progress is the cause", body = Readiness),
-    ),
-)]
-async fn readyz(state: web::Data<ApiState>) -> HttpResponse {
-    let database = state.store.ping().await.is_ok();
-    let supervisor = state.running.load(Ordering::SeqCst);
-    let stuck = state.progress.stuck();
-    let readiness = Readiness {
-        database,
-        supervisor,
-        progress: stuck.is_none(),
-        stuck,
-    };
-    if readiness.database && readiness.supervisor && readiness.progress {
-        HttpResponse::Ok().json(readiness)
-    } else {
-        HttpResponse::ServiceUnavailable().json(readiness)
-    }
-}
-
-/// What /readyz answers.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"database": true, "supervisor": true, "progress": true, "stuck": null}))]
-pub struct Readiness {
-    /// The database answers.
-    pub database: bool,
-    /// The region's supervisor is running.
-    pub supervisor: bool,
-    /// No actor is restart-looping and no claimed task has sat in memory
-    /// past a lease.
-    pub progress: bool,
-    /// Why the region cannot make progress, when it cannot.
-    #[schema(required = true)]
-    pub stuck: Option<String>,
-}
-
-/// The region's series in the Prometheus text format
-///
-/// Counts, gauges and a latency histogram only: never a task, tenant or
-/// reminder id, and never a payload.
-#[utoipa::path(
-    get,
-    path = "/metrics",
-    operation_id = "metrics",
-    tag = "probes",
-    responses((
-        status = 200,
-        description = "OpenMetrics text",
-        body = String,
-        content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8",
-    )),
-)]
-async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
-    // The series and their labels are defined in `runtime::Metrics`.
-    HttpResponse::Ok()
-        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
-        .body(state.stats.metrics.encode())
 }

@@ -24,9 +24,9 @@ use utoipa::{Modify, OpenApi};
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     paths(
-        super::healthz,
-        super::readyz,
-        super::metrics,
+        super::probes::healthz,
+        super::probes::readyz,
+        super::probes::metrics,
         document,
         super::destinations::create,
         super::listings::destinations,

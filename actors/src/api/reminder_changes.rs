@@ -9,9 +9,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
+use super::caller::Admin;
+use super::caller::Caller;
+use super::error::ApiError;
 use super::error::ErrorBody;
+use super::state::ApiState;
 use super::task_changes::{cancel_task, erase_task, reschedule_task, ChangeAnswer, RescheduleTask};
-use super::{Admin, ApiError, ApiState, Caller};
 
 /// The task of `tenant`'s `reminder` in this region, if the caller may see
 /// it: any other is answered as one that does not exist.

@@ -13,11 +13,14 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::body::read_object;
+use super::caller::Caller;
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::payload::RawPayload;
 use super::reminder_changes::{reminder_task, ReminderPath};
+use super::state::ApiState;
 use super::task_changes::{answer, may_revive, not_moved, ChangeAnswer, ChangeOutcome};
-use super::{ApiError, ApiState, Caller, CreateTask};
+use super::tasks::CreateTask;
 
 /// What the reminder is to be: its destination, region, deadline, payload
 /// and line, as `POST /v1/tasks` takes them; the tenant and reminder are

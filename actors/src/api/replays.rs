@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::body::read_object;
+use super::caller::Admin;
+use super::error::ApiError;
 use super::error::ErrorBody;
-use super::{Admin, ApiError, ApiState};
+use super::state::ApiState;
 
 /// Which failed tasks to replay. At least one field is needed; every field
 /// given narrows the replay.
@@ -289,7 +291,7 @@ fn utf8(body: &[u8]) -> Result<&str, ApiError> {
 /// Records the job, for this process's region, and answers it 202.
 async fn record(
     state: &ApiState,
-    caller: &super::Caller,
+    caller: &super::caller::Caller,
     action: JobAction,
     filter: JobFilter,
 ) -> Result<HttpResponse, ApiError> {

@@ -10,8 +10,10 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::body::read_object;
+use super::caller::Admin;
+use super::error::ApiError;
 use super::error::ErrorBody;
-use super::{Admin, ApiError, ApiState};
+use super::state::ApiState;
 use crate::signature;
 
 /// A rotation. `{}` has remit generate the new secret.

@@ -11,11 +11,13 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::body::read_object;
+use super::caller::Caller;
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::payload::RawPayload;
+use super::state::ApiState;
 use super::task_views::TaskView;
 use super::tasks::{missing_task, own_task, parse_not_before, task_id};
-use super::{ApiError, ApiState, Caller};
 
 /// What a change did, and the task as it stands after it.
 #[derive(Debug, Serialize, ToSchema)]

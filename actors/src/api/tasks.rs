@@ -11,12 +11,15 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 use super::body::read_object;
+use super::caller::Admin;
+use super::caller::Caller;
+use super::error::ApiError;
 use super::error::ErrorBody;
 use super::payload::RawPayload;
+use super::state::{ApiState, TaskRules};
 pub(super) use super::task_times::parse_not_before;
 pub use super::task_times::{WholeSeconds, MAX_HORIZON_SECONDS};
 use super::task_views::{TaskSummary, TaskView};
-use super::{Admin, ApiError, ApiState, Caller};
 use crate::telemetry::RequestTrace;
 
 /// One logical webhook to schedule. `tenant_id` and `reminder_id` together
@@ -84,15 +87,6 @@ pub struct CreateTask {
         pattern = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
     )]
     ordering_key: Option<String>,
-}
-
-/// Where tasks may be accepted and the default horizon.
-#[derive(Debug, Clone, Copy)]
-pub struct TaskRules {
-    /// The region of the accepting process.
-    pub serving: Region,
-    pub allow_other_regions: bool,
-    pub horizon: chrono::Duration,
 }
 
 impl CreateTask {

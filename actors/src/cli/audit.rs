@@ -5,8 +5,9 @@ use remit::store::Reports;
 use remit_actors::api::{AuditEntryView, AuditList, AuditQuery};
 use remit_actors::words;
 
+use super::connect::connect_without_payloads;
+use super::error::CliError;
 use super::report_format::ReportFormat;
-use super::{connect_without_payloads, CliError};
 
 /// Which entries to show; every flag given narrows the list.
 #[derive(Debug, clap::Args)]

@@ -10,13 +10,15 @@ use remit_actors::app::AppError;
 use remit_actors::config::Config;
 use remit_actors::words::instant;
 
-use super::{connect_without_payloads, CliError};
+use super::connect::connect_without_payloads;
+
+use super::error::CliError;
 
 /// The store, with the payload key that seals secrets checked against the
 /// database's (a secret sealed under another key could not be opened).
 async fn connect_to_seal(config: &Config) -> Result<remit::store::Database, CliError> {
     let key = remit_actors::app::payload_key(config)?;
-    Ok(super::connect_to_seal(config, key).await?)
+    Ok(super::connect::connect_to_seal(config, key).await?)
 }
 
 pub async fn add(config: &Config, request: CreateDestination) -> Result<(), CliError> {

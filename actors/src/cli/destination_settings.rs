@@ -9,8 +9,9 @@ use remit_actors::app::AppError;
 use remit_actors::config::Config;
 use serde_json::{json, Map, Value};
 
+use super::connect::connect_without_payloads;
 use super::destination_args::SetArgs;
-use super::{connect_without_payloads, CliError};
+use super::error::CliError;
 
 /// What `--reset` may name besides the settings: the disable thresholds.
 const THRESHOLDS: &[&str] = &["disable_after_seconds", "disable_after_failures"];
@@ -40,7 +41,7 @@ pub async fn set(config: &Config, args: SetArgs) -> Result<(), CliError> {
     }
     // Secret headers are sealed with the payload key.
     let key = remit_actors::app::payload_key(config)?;
-    let store = super::connect_to_seal(config, key).await?;
+    let store = super::connect::connect_to_seal(config, key).await?;
     let changed = store.update_destination(&id, change).await?;
     print_json(&serde_json::to_value(DestinationView::from(&changed)).unwrap_or_default());
     Ok(())

@@ -10,7 +10,7 @@ use remit::store::{LockPatience, LockWait};
 use remit_actors::app::AppError;
 use remit_actors::config::{Config, ConfigError, PoolerMode};
 
-use super::CliError;
+use super::error::CliError;
 
 pub async fn run(config: &Config, give_up_after: Duration) -> Result<(), CliError> {
     let url = match (&config.database.direct_url, config.database.pooler) {

@@ -4,6 +4,9 @@
 //! in the library).
 //!
 //! # Layout
+//! - `error`: what went wrong in a command, and its exit status.
+//! - `connect`: the database, as the user who runs the command acts;
+//!   `flags` the reading of flags several commands share.
 //! - `args`: the commands and flags, as clap reads them; `task_args` the
 //!   flags of the task commands, `report_format` the text-or-JSON choice the
 //!   listing commands share.
@@ -19,9 +22,12 @@
 
 mod args;
 mod audit;
+mod connect;
 mod destination;
 mod destination_args;
 mod destination_settings;
+mod error;
+mod flags;
 mod migrate;
 mod prune;
 mod reconcile;
@@ -36,65 +42,14 @@ mod tasks;
 mod token;
 mod transfer;
 
-use remit::domain::Actor;
 use remit::payload_crypto::PayloadKey;
-use remit::store::Database;
 use remit_actors::api::CreateDestination;
 use remit_actors::app::{self, AppError};
 use remit_actors::config::Config;
-use remit_actors::words::counted;
 
 pub use args::Cli;
 use args::{Command, DestinationCommand, TokenCommand};
-
-/// What went wrong in a command, with its exit status.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    #[error(transparent)]
-    App(#[from] AppError),
-    #[error("{0}")]
-    Usage(String),
-    /// The store's answer about the data (a conflict with what is stored,
-    /// no such row): the command was refused, the database did not fail,
-    /// so it reads as itself (`conflict: …`), not under `database`.
-    #[error(transparent)]
-    Rejected(remit::store::StoreError),
-    /// Reconciliation found something; the report says what.
-    #[error("reconciliation found work that needs attention")]
-    Findings,
-    /// Reconciliation could not look (exit 3, so cron can tell "something
-    /// is wrong with the schedule" from "could not check").
-    #[error("reconciliation could not run")]
-    CouldNotCheck(#[source] AppError),
-    /// Some lines of `remit schedule --file` were refused (each printed).
-    #[error("refused {} (each is named above)", counted(*.0 as u64, "task"))]
-    Refused(usize),
-}
-
-impl CliError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            CliError::App(e) => e.exit_code(),
-            CliError::Usage(_) => 2,
-            CliError::Rejected(_) => 1,
-            CliError::Findings => 1,
-            CliError::CouldNotCheck(_) => 3,
-            CliError::Refused(_) => 1,
-        }
-    }
-}
-
-impl From<remit::store::StoreError> for CliError {
-    fn from(e: remit::store::StoreError) -> Self {
-        match e {
-            remit::store::StoreError::Invalid(invalid) => CliError::Usage(invalid.to_string()),
-            e @ (remit::store::StoreError::Conflict { .. }
-            | remit::store::StoreError::InUse { .. }
-            | remit::store::StoreError::NotFound { .. }) => CliError::Rejected(e),
-            other => CliError::App(AppError::Store(other)),
-        }
-    }
-}
+pub use error::CliError;
 
 /// Runs the command line's command.
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
@@ -207,40 +162,4 @@ async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
         Command::Audit(args) => audit::run(&config, args).await,
         Command::Keygen | Command::Run { .. } | Command::Console { .. } => Ok(()),
     }
-}
-
-/// Connects for a command that opens no payload: the configured key when
-/// there is one, else a throwaway one.
-/// Every command acts as the operating-system user who runs it: its admin
-/// calls are recorded in the audit log as `cli` and that user.
-async fn connect_without_payloads(config: &Config) -> Result<Database, AppError> {
-    let key = app::payload_key(config).unwrap_or_else(|_| PayloadKey::from_bytes(rand::random()));
-    Ok(app::connect(config, key)
-        .await?
-        .acting_as(Actor::cli_user()))
-}
-
-/// Connects for a command that seals (`app::connect_to_seal`), acting as
-/// the user who runs it, as [`connect_without_payloads`] does.
-async fn connect_to_seal(config: &Config, key: PayloadKey) -> Result<Database, AppError> {
-    Ok(app::connect_to_seal(config, key)
-        .await?
-        .acting_as(Actor::cli_user()))
-}
-
-/// `--region`, when given, as a region.
-fn region_flag(region: Option<String>) -> Result<Option<remit::domain::Region>, CliError> {
-    region
-        .map(|r| r.parse::<remit::domain::Region>())
-        .transpose()
-        .map_err(|e| CliError::Usage(e.to_string()))
-}
-
-/// The file a `--file`-like flag names, or standard input for `-`.
-fn open_input(path: &std::path::Path, flag: &str) -> Result<Box<dyn std::io::BufRead>, CliError> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(std::io::BufReader::new(std::io::stdin())));
-    }
-    let file = std::fs::File::open(path).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
-    Ok(Box::new(std::io::BufReader::new(file)))
 }

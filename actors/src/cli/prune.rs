@@ -5,7 +5,11 @@
 use remit::store::{AuditScope, Upkeep};
 use remit_actors::config::Config;
 
-use super::{connect_without_payloads, region_flag, CliError};
+use super::connect::connect_without_payloads;
+
+use super::flags::region_flag;
+
+use super::error::CliError;
 
 pub async fn run(
     config: &Config,

@@ -8,8 +8,10 @@ use remit_actors::app::AppError;
 use remit_actors::config::Config;
 use remit_actors::error_chain;
 
+use super::connect::connect_without_payloads;
+use super::error::CliError;
+use super::flags::region_flag;
 use super::report_format::ReportFormat;
-use super::{connect_without_payloads, region_flag, CliError};
 
 pub async fn run(
     config: &Config,

@@ -5,13 +5,13 @@ use remit_actors::config::Config;
 use remit_actors::rekey;
 use remit_actors::words::counted;
 
-use super::CliError;
+use super::error::CliError;
 
 pub async fn run(config: &Config, batch: u32) -> Result<(), CliError> {
     let key = app::payload_key(config)?;
     let newest = key.fingerprint_hex();
     // The ring must hold every key something is sealed under.
-    let store = super::connect_to_seal(config, key).await?;
+    let store = super::connect::connect_to_seal(config, key).await?;
     let report = rekey::rekey(&store, &newest, batch, |so_far| {
         if so_far.batches % 50 == 0 {
             eprintln!(

@@ -11,7 +11,11 @@ use remit_actors::config::Config;
 use remit_actors::runtime::jobs::BATCH;
 use remit_actors::words::counted;
 
-use super::{connect_without_payloads, region_flag, CliError};
+use super::connect::connect_without_payloads;
+
+use super::flags::region_flag;
+
+use super::error::CliError;
 
 /// The keys `--filter` takes, with the request field each fills; a
 /// cancel takes all but `reason`.

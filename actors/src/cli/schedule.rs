@@ -12,7 +12,8 @@ use remit_actors::error_chain;
 use remit_actors::schedule_file::ScheduleFileError;
 
 use super::args::ScheduleArgs;
-use super::{open_input, CliError};
+use super::error::CliError;
+use super::flags::open_input;
 
 /// The CLI schedules for any region (the operator names it); the API
 /// serves its own unless configured otherwise.
@@ -65,7 +66,7 @@ async fn one(config: &Config, args: ScheduleArgs) -> Result<(), CliError> {
         .and_then(|request| request.in_line(ordering_key).validate(&rules))
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let key = app::payload_key(config)?;
-    let store = super::connect_to_seal(config, key).await?;
+    let store = super::connect::connect_to_seal(config, key).await?;
     // The flags name no horizon: the destination's own, else the runtime's.
     let mut one = [(new, false)];
     Horizons::default().apply(&store, &mut one).await?;
@@ -91,7 +92,7 @@ async fn from_file(config: &Config, path: &Path) -> Result<(), CliError> {
     let input = open_input(path, &flag)?;
     let rules = rules(config)?;
     let key = app::payload_key(config)?;
-    let store = super::connect_to_seal(config, key).await?;
+    let store = super::connect::connect_to_seal(config, key).await?;
     let tally =
         remit_actors::schedule_file::schedule_lines(&store, &rules, input, |(line, text)| {
             println!("line {line}: {text}");

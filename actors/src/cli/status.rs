@@ -3,8 +3,10 @@
 use remit::store::{Keys, Reports};
 use remit_actors::config::Config;
 
+use super::connect::connect_without_payloads;
+use super::error::CliError;
+use super::flags::region_flag;
 use super::report_format::ReportFormat;
-use super::{connect_without_payloads, region_flag, CliError};
 
 pub async fn run(
     config: &Config,

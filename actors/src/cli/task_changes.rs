@@ -14,8 +14,10 @@ use remit_actors::config::Config;
 use remit_actors::words::counted;
 
 use super::args::{CancelArgs, EraseArgs, TaskArgs};
+use super::connect::connect_without_payloads;
+use super::error::CliError;
+use super::flags::region_flag;
 use super::schedule::read_payload_file;
-use super::{connect_without_payloads, region_flag, CliError};
 
 /// Who a change made here is recorded as.
 const BY: &str = "cli";
@@ -131,7 +133,9 @@ pub async fn reschedule(
         .map_err(|e| CliError::Usage(format!("--{}: {}", e.field.replace('_', "-"), e.reason)))?;
     // A new payload is sealed with the configured key.
     let store = match change.payload {
-        Some(_) => super::connect_to_seal(config, remit_actors::app::payload_key(config)?).await?,
+        Some(_) => {
+            super::connect::connect_to_seal(config, remit_actors::app::payload_key(config)?).await?
+        }
         None => connect_without_payloads(config).await?,
     };
     let id = find(

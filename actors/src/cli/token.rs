@@ -9,8 +9,9 @@ use remit::store::ApiTokens;
 use remit_actors::api::TokenView;
 use remit_actors::words;
 
+use super::connect::connect_without_payloads;
+use super::error::CliError;
 use super::report_format::ReportFormat;
-use super::{connect_without_payloads, CliError};
 
 pub async fn create(
     config: &remit_actors::config::Config,

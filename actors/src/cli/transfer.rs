@@ -7,13 +7,17 @@ use remit_actors::config::Config;
 use remit_actors::error_chain;
 use remit_actors::words::counted;
 
-use super::{connect_without_payloads, open_input, CliError};
+use super::connect::connect_without_payloads;
+
+use super::flags::open_input;
+
+use super::error::CliError;
 
 pub async fn export(config: &Config, file: &Path) -> Result<(), CliError> {
     // Nothing is opened; with the payload key configured, secrets still in
     // clear (from before they were sealed) are sealed first.
     let store = match remit_actors::app::payload_key(config) {
-        Ok(key) => super::connect_to_seal(config, key).await?,
+        Ok(key) => super::connect::connect_to_seal(config, key).await?,
         Err(_) => connect_without_payloads(config).await?,
     };
     let flag = format!("--file {}", file.display());

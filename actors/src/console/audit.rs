@@ -8,9 +8,11 @@ use maud::{html, Markup};
 use remit::domain::{AuditAction, AuditEntry, AuditFilter, TargetKind};
 use serde::Deserialize;
 
+use super::error::ConsoleError;
 use super::layout::{instant, Page, Section};
 use super::search::{time, Search};
-use super::{session, ConsoleError, ConsoleState};
+use super::session;
+use super::state::ConsoleState;
 use remit::store::Reports;
 
 /// Entries on one page.

@@ -10,8 +10,10 @@ use remit::domain::{hour_of, quoted, AttemptCounts, DestinationId};
 use remit::store::{Destinations, Reports};
 
 use super::charts::{self, Week};
+use super::error::ConsoleError;
 use super::layout::{state_text, Page, Section};
-use super::{session, ConsoleError, ConsoleState};
+use super::session;
+use super::state::ConsoleState;
 
 /// `GET /console/destinations/{id}`.
 pub async fn page(

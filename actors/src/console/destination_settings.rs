@@ -13,9 +13,11 @@ use remit::store::Destinations;
 use serde_json::{json, Map, Value};
 use slog::info;
 
+use super::error::ConsoleError;
 use super::layout::{see_other, Page, Section};
+use super::session;
 use super::session::Viewer;
-use super::{session, ConsoleError, ConsoleState};
+use super::state::ConsoleState;
 use crate::api::{read_object, ChangeDestination};
 
 /// The disable thresholds, by the name the API gives them, and how the
@@ -175,7 +177,7 @@ pub async fn save(
         .find(|(k, _)| k == "version")
         .map(|(_, v)| v.clone());
     state
-        .acting(&viewer)
+        .acting(&viewer.caller)
         .update_destination(&d.id, change)
         .await?;
     info!(state.log, "destination settings changed from the console";

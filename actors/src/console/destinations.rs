@@ -16,9 +16,11 @@ use remit::store::{Destinations, Reports};
 use serde::Deserialize;
 use slog::info;
 
+use super::error::ConsoleError;
 use super::layout::{instant, last_error, see_other, state_text, waited, Page, Section};
+use super::session;
 use super::session::Viewer;
-use super::{session, ConsoleError, ConsoleState};
+use super::state::ConsoleState;
 use crate::api::{DisableDestination, RotateSecret};
 
 /// `GET /console/destinations`.
@@ -188,7 +190,7 @@ pub async fn act(
     let who = viewer.caller_name();
     match action.as_str() {
         "enable" => {
-            state.acting(&viewer).enable_destination(&id).await?;
+            state.acting(&viewer.caller).enable_destination(&id).await?;
             info!(state.log, "destination enabled from the console"; "destination" => %id, "by" => who);
             Ok(see_other("/console/destinations"))
         }
@@ -196,7 +198,7 @@ pub async fn act(
             let reason = form.reason.clone().filter(|r| !r.trim().is_empty());
             let reason = DisableDestination::new(reason).validate()?;
             state
-                .acting(&viewer)
+                .acting(&viewer.caller)
                 .disable_destination(&id, reason)
                 .await?;
             info!(state.log, "destination disabled from the console"; "destination" => %id, "by" => who);
@@ -205,7 +207,7 @@ pub async fn act(
         "rotate" => {
             let checked = RotateSecret::default().validate(Utc::now())?;
             state
-                .acting(&viewer)
+                .acting(&viewer.caller)
                 .rotate_secret(&id, checked.rotation.clone())
                 .await?;
             info!(state.log, "signing secret rotated from the console"; "destination" => %id, "by" => who);

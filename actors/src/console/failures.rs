@@ -11,7 +11,9 @@ use actix_web::middleware::Next;
 use actix_web::web;
 use slog::error;
 
-use super::{ConsoleError, ConsoleState};
+use super::error::ConsoleError;
+
+use super::state::ConsoleState;
 use crate::error_chain;
 
 /// Middleware: logs every 5xx answer with its error chain.

@@ -8,9 +8,13 @@ use maud::html;
 use remit::store::RegionStatus;
 use remit::store::Reports;
 
+use super::charts;
+use super::error::ConsoleError;
 use super::layout::{Page, Section};
-use super::{charts, read_source, trouble};
-use super::{session, ConsoleError, ConsoleState};
+use super::read_source;
+use super::session;
+use super::state::ConsoleState;
+use super::trouble;
 
 /// `GET /console/overview`: the region this process serves, and no other
 /// (a region's data stays with the hosts that serve it).

@@ -7,7 +7,7 @@
 
 use maud::{html, Markup};
 
-use super::ConsoleState;
+use super::state::ConsoleState;
 use remit::store::Reports;
 
 pub(super) async fn note(state: &ConsoleState) -> Markup {

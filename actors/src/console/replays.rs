@@ -12,10 +12,12 @@ use remit::store::{Job, JobAction, JobFilter, Jobs, NewJob};
 use serde::Deserialize;
 use slog::info;
 
+use super::error::ConsoleError;
 use super::layout::{instant, maybe_instant, see_other, Page, Section};
 use super::search::{time, Search};
+use super::session;
 use super::session::Viewer;
-use super::{session, ConsoleError, ConsoleState};
+use super::state::ConsoleState;
 
 /// The bulk replay form under a search's results, carrying its filter.
 pub fn bulk_replay_form(viewer: &Viewer, search: &Search) -> Markup {
@@ -166,7 +168,7 @@ async fn record(
         )));
     }
     let job = state
-        .acting(&viewer)
+        .acting(&viewer.caller)
         .create_job(NewJob {
             region: state.region,
             action,

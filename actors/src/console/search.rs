@@ -7,7 +7,7 @@ use remit::domain::{ApiToken, DestinationId, ReminderId, TaskId, TaskState, Tena
 use remit::store::console::TaskFilter;
 use serde::Deserialize;
 
-use super::ConsoleError;
+use super::error::ConsoleError;
 use crate::api::Caller;
 
 /// The search form's fields, as typed (blank is "any").

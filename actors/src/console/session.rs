@@ -22,7 +22,9 @@ use maud::{html, Markup};
 use remit::domain::{token_hash, Scope, TokenHash};
 use serde::{Deserialize, Serialize};
 
-use super::{ConsoleError, ConsoleState};
+use super::error::ConsoleError;
+
+use super::state::ConsoleState;
 use crate::api::{authenticate_hash, ApiError, Caller};
 
 pub const COOKIE: &str = "remit_console";

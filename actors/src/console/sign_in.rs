@@ -10,8 +10,10 @@ use maud::html;
 use serde::Deserialize;
 use slog::{info, warn};
 
+use super::error::ConsoleError;
 use super::layout::{see_other, Page, Section};
-use super::{session, ConsoleError, ConsoleState};
+use super::session;
+use super::state::ConsoleState;
 use crate::api::{authenticate_token, ApiError, Caller};
 use crate::words::counted;
 

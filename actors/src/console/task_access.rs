@@ -5,8 +5,9 @@
 use remit::domain::{Task, TaskId};
 use remit::store::Schedule;
 
+use super::error::ConsoleError;
 use super::session::Viewer;
-use super::{ConsoleError, ConsoleState};
+use super::state::ConsoleState;
 
 /// The task, if it is this region's and the viewer may see its tenant:
 /// any other is answered as one that does not exist.

@@ -10,10 +10,12 @@ use remit::store::{why_not_moved, Cancel, Changes, Move, Reschedule};
 use serde::Deserialize;
 use slog::info;
 
+use super::error::ConsoleError;
 use super::layout::see_other;
+use super::session;
 use super::session::Viewer;
+use super::state::ConsoleState;
 use super::task_access::own_task;
-use super::{session, ConsoleError, ConsoleState};
 
 /// The forms a task's page offers an admin: cancel while it has not
 /// ended, move while it has not been delivered.
@@ -63,7 +65,7 @@ pub async fn cancel(
     let task = own_task(&state, &viewer, &id).await?;
     let page = format!("/console/tasks/{}", task.id.0);
     match state
-        .acting(&viewer)
+        .acting(&viewer.caller)
         .cancel(task.id, &viewer.caller_name())
         .await?
     {
@@ -117,7 +119,11 @@ pub async fn reschedule(
         revive: viewer.admin(),
     };
     let page = format!("/console/tasks/{}", task.id.0);
-    match state.acting(&viewer).reschedule(task.id, &change).await? {
+    match state
+        .acting(&viewer.caller)
+        .reschedule(task.id, &change)
+        .await?
+    {
         Move::Moved(_) | Move::AfterAttempt(_) => {
             info!(state.log, "task moved from the console";
                   "task" => %task.id.0, "by" => viewer.caller_name());

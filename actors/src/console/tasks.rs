@@ -13,11 +13,14 @@ use remit::store::{Replayed, Reports, Schedule};
 use serde::Deserialize;
 use slog::info;
 
+use super::error::ConsoleError;
 use super::layout::{instant, maybe_instant, see_other, Page, Section};
 use super::replays::{bulk_cancel_form, bulk_replay_form};
 use super::search::{task_id, Search};
+use super::session;
+use super::state::ConsoleState;
 use super::task_access::own_task;
-use super::{session, task_changes, ConsoleError, ConsoleState};
+use super::task_changes;
 
 /// Tasks listed on one page.
 const PAGE_SIZE: u32 = 50;
@@ -269,7 +272,11 @@ pub async fn replay(
     viewer.check_csrf(&form.csrf)?;
     viewer.may_act()?;
     let task = own_task(&state, &viewer, &id).await?;
-    match state.acting(&viewer).replay(task.id, state.horizon).await? {
+    match state
+        .acting(&viewer.caller)
+        .replay(task.id, state.horizon)
+        .await?
+    {
         Replayed::Replayed(_) => {
             info!(state.log, "task replayed from the console";
                   "task" => %task.id.0, "by" => viewer.caller_name());

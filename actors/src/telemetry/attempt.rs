@@ -13,7 +13,7 @@ use remit::policy::{Decision, Transition, TransportError};
 use remit::store::TransitionOutcome;
 
 use super::context::{remote_parent, traceparent_of};
-use super::Telemetry;
+use super::exporter::Telemetry;
 
 /// An attempt's span, or nothing when tracing is off. Ends when dropped,
 /// so a delivery that stops early still ends its span.

@@ -9,7 +9,7 @@ use opentelemetry::KeyValue;
 use remit::domain::{ClaimedTask, Region};
 
 use super::context::span_context;
-use super::Telemetry;
+use super::exporter::Telemetry;
 
 /// Records the claim that started at `started` and brought `claimed`
 /// (asked for at most `limit`). Nothing when tracing is off.

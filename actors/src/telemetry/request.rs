@@ -15,7 +15,7 @@ use opentelemetry::{Context, KeyValue};
 use remit::domain::TraceParent;
 
 use super::context::{remote_parent, traceparent_of};
-use super::Telemetry;
+use super::exporter::Telemetry;
 
 /// The request's own span, as a `traceparent`; `None` when tracing is off.
 #[derive(Debug, Clone, Default)]

@@ -3,7 +3,13 @@
 //! by the blanket impl below, so code generic over `S: Store` may call any
 //! of them.
 
-use super::{Alerts, ApiTokens, Destinations, Leases, Rates, Schedule, Upkeep};
+use super::alerts::Alerts;
+use super::api_tokens::ApiTokens;
+use super::destinations::Destinations;
+use super::leases::Leases;
+use super::rates::Rates;
+use super::schedule::Schedule;
+use super::upkeep::Upkeep;
 
 /// The durable schedule's runtime calls: [`Schedule`], [`Leases`],
 /// [`Destinations`], [`Rates`], [`ApiTokens`], [`Upkeep`] and [`Alerts`].

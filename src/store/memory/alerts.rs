@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 
 use super::failure_log::LoggedFailure;
 use super::state::State;
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{Destination, DestinationEvent, Region, Task, TaskId, TaskState};
 use crate::store::contract::{AlertCheck, Alerts, AlertsChecked, StoreError};
 use crate::store::rules::alerts::{self, FailedTask, Found, Kept};

@@ -2,7 +2,7 @@
 
 use chrono::SubsecRound;
 
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
 use crate::store::contract::{ApiTokens, StoreError};
 use crate::store::rules::audit_entries;

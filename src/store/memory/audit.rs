@@ -5,7 +5,7 @@
 use chrono::{DateTime, Duration, SubsecRound, Utc};
 
 use super::state::State;
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{Actor, AuditEntry, AuditFilter, AuditPage, NewAuditEntry};
 use crate::store::contract::StoreError;
 

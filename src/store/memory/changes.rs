@@ -2,7 +2,9 @@
 //! applied to the rows, the payload kept, replaced or dropped with them,
 //! and the attempt a lease that ran out lost logged, as SQLite does.
 
-use super::{MemStore, State};
+use super::store::MemStore;
+
+use super::state::State;
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TenantId};
 use crate::store::contract::{Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError};
 use crate::store::rules::changes::{self, CancelStep, MoveAsked, MoveStep};

@@ -6,7 +6,9 @@ use std::convert::Infallible;
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{MemStore, State};
+use super::store::MemStore;
+
+use super::state::State;
 use crate::domain::{ClaimedTask, DestinationId, Region, Task, TaskState, TenantId};
 use crate::store::contract::ClaimRequest;
 use crate::store::rules::claim_turn::{self, Lookups, Row};

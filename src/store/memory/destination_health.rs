@@ -2,7 +2,7 @@
 //! counts, disabling and enabling by hand, tasks failed at their horizon
 //! while disabled, and the outbox of operational events.
 
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{AuditAction, Destination, DestinationEvent, DestinationId, EventKind, Region};
 use crate::store::contract::{AutoDisabled, Finish, Finished, StoreError};
 use crate::store::rules::audit_entries::destination_changed;

@@ -2,16 +2,13 @@
 //! attempt into its destination's hour under the same lock as the attempt
 //! itself, as the databases do in the finish's transaction.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Duration, Utc};
 
-use super::{MemStore, StoreError};
+use super::store::MemStore;
+
 use crate::domain::{hour_of, DestinationHour, DestinationId, PruneRequest, Region};
 use crate::store::contract::Finish;
-
-/// Each destination's hours, by destination and the hour's start.
-pub(super) type Hours = BTreeMap<(DestinationId, DateTime<Utc>), DestinationHour>;
+use crate::store::contract::StoreError;
 
 impl MemStore {
     /// Counts an applied finish into its task's destination's hour.

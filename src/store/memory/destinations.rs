@@ -3,9 +3,8 @@
 //! deletion, each under the state's lock with its audit entry, by the
 //! rules every store applies (`rules::destination_change` among them).
 
-use super::super::rules::lifecycle;
 use super::state::DestinationRecord;
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{
     AuditAction, Destination, DestinationChange, DestinationId, NewDestination, Rotation,
     SendTarget, SigningSecret,
@@ -15,6 +14,7 @@ use crate::store::rules::audit_entries::{destination_changed, secret_rotated};
 use crate::store::rules::destination_change::{
     live_refusal, plan, revived_elsewhere, revived_while_cancelling, DELETED_REASON,
 };
+use crate::store::rules::lifecycle;
 use crate::store::rules::{audit_entries, requests};
 use chrono::{DateTime, Duration, Utc};
 

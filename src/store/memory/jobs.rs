@@ -8,7 +8,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::state::State;
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{Region, Task, TaskId, TaskState};
 use crate::store::contract::{check_new_job, Job, JobAction, Jobs, NewJob, StoreError};
 use crate::store::rules::audit_entries;

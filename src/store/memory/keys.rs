@@ -4,7 +4,7 @@
 //! the counts under each key, forgetting a key nothing is sealed under).
 //! A handle's own ring is its `key`; `with_key` makes another process's.
 
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::DestinationId;
 use crate::payload_crypto::{hex, PayloadKey, SealedPayload};
 use crate::store::contract::{

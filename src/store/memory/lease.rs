@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::Lease;
 use crate::store::contract::TransitionOutcome;
 use crate::store::rules::lifecycle;

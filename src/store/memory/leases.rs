@@ -1,13 +1,13 @@
 //! `Leases` on the model: the claim (`claim`), the wait until more is
 //! due, and every end of a lease by the guard in `state`.
 
-use super::super::rules::lifecycle;
-use super::super::rules::lifecycle::EndAttempt;
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{AttemptRecord, ClaimedTask, FailureReason, Lease, Region};
 use crate::store::contract::{
     ClaimRequest, Destinations, Finish, Finished, Leases, Schedule, StoreError, TransitionOutcome,
 };
+use crate::store::rules::lifecycle;
+use crate::store::rules::lifecycle::EndAttempt;
 use chrono::Duration;
 
 impl Leases for MemStore {

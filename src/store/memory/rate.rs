@@ -1,7 +1,7 @@
 //! The shared token bucket over the model, by `bucket::take_tokens`, and
 //! the quotas receivers announce, by `quota::learned`.
 
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::DestinationId;
 use crate::store::contract::{QuotaNote, RateGrant, StoreError};
 use crate::store::rules::bucket::{self, Bucket};

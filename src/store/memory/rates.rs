@@ -1,6 +1,6 @@
 //! `Rates` on the model: token takes and learned quotas (`rate`).
 
-use super::MemStore;
+use super::store::MemStore;
 use crate::store::contract::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
 
 impl Rates for MemStore {

@@ -1,7 +1,9 @@
 //! Reconciliation over the model: the findings of `findings`, with the
 //! expired leases handed back by `lapsed::reclaim` when asked.
 
-use super::{MemStore, State};
+use super::store::MemStore;
+
+use super::state::State;
 use crate::domain::{ReconcileReport, ReconcileRequest};
 use crate::store::{rules::findings, rules::lapsed};
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, SubsecRound, Utc};
 
 use super::state::{DestinationRecord, State};
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{
     AuditFilter, AuditPage, DestinationHour, DestinationId, Region, Task, TaskId, TaskState,
 };

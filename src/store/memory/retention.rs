@@ -3,8 +3,10 @@
 
 use std::collections::HashSet;
 
-use super::{requests, MemStore, StoreError};
+use super::store::MemStore;
 use crate::domain::{PruneReport, PruneRequest, Region, TaskId};
+use crate::store::contract::StoreError;
+use crate::store::rules::requests;
 
 impl MemStore {
     pub(super) fn prune_now(&self, request: &PruneRequest) -> Result<PruneReport, StoreError> {

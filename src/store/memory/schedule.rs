@@ -1,12 +1,11 @@
 //! Scheduling in the model: one task at a time under the lock, with the
 //! same rules (validation, idempotency, conflicts) as PostgreSQL's.
 
-use super::super::rules::audit_entries::task_changed;
-use super::super::rules::lifecycle;
-use super::MemStore;
-use super::*;
+use super::store::MemStore;
 use crate::domain::{Attempt, AuditAction, NewTask, Payload, Task, TaskId};
 use crate::store::contract::{Replayed, Schedule, Scheduled, StoreError};
+use crate::store::rules::audit_entries::task_changed;
+use crate::store::rules::{lifecycle, requests};
 use chrono::Duration;
 
 impl MemStore {

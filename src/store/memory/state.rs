@@ -14,6 +14,9 @@ use crate::store::contract::{HeaderRecord, Job, SecretRecord, StoreError, Transi
 use crate::store::rules::lifecycle::{self, EndAttempt};
 use crate::store::rules::quota::LearnedRow;
 
+/// Each destination's hours, by destination and the hour's start.
+pub(super) type Hours = BTreeMap<(DestinationId, DateTime<Utc>), crate::domain::DestinationHour>;
+
 #[derive(Debug, Clone)]
 pub(super) struct DestinationRecord {
     pub(super) destination: Destination,
@@ -87,7 +90,7 @@ pub(super) struct State {
     /// The outbox of operational events, oldest first.
     pub(super) events: Vec<DestinationEvent>,
     /// Each destination's stats by the hour, as finishes counted them.
-    pub(super) hours: super::destination_stats::Hours,
+    pub(super) hours: Hours,
     pub(super) next_token: i64,
     pub(super) next_id: u128,
     /// The audit log, oldest first, and the id of the next entry.

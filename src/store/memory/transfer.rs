@@ -5,7 +5,7 @@
 //! ones.
 
 use super::state::{DestinationRecord as Held, State};
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{Destination, Task, TaskId};
 use crate::store::contract::{
     DestinationRecord, Imported, StoreError, StoredValue, TaskRecord, Transfer,

@@ -1,7 +1,7 @@
 //! `Upkeep` on the model: reconciliation, retention, the settling of
 //! disabled destinations' tasks, and the ping.
 
-use super::MemStore;
+use super::store::MemStore;
 use crate::domain::{PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region};
 use crate::store::contract::{AuditScope, StoreError, Upkeep};
 use chrono::Duration;
