@@ -15,6 +15,7 @@
 //!   out, each retried through a short store fault on the caller's clock),
 //!   generic over the store, so the runtime and the simulation run the same
 //!   function.
+//! - `error_chain`: an error and its causes on one line.
 //! - [`store`]: the durable schedule. The only module that names diesel: the
 //!   contract every backend implements ([`store::Store`] and the other
 //!   traits), the rules they share, the PostgreSQL and SQLite backends with
@@ -23,18 +24,9 @@
 
 pub mod delivery;
 pub mod domain;
+mod error_chain;
 pub mod payload_crypto;
 pub mod policy;
 pub mod store;
 
-/// An error and its causes on one line, for logs and the command line.
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
+pub use error_chain::error_chain;

@@ -3,6 +3,9 @@
 //! SIGTERM or SIGINT.
 //!
 //! # Layout
+//! - `error`: what stops a process, and its exit status.
+//! - `process`: what every process sets up first: the crypto provider, and
+//!   the signals that stop it.
 //! - `console_only`: `remit console`, the console served alone.
 //! - `database`: the configured database as a process opens it.
 //! - `payload_key`: which payload keys a process holds.
@@ -15,82 +18,29 @@ use std::sync::Arc;
 use actix::prelude::*;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
-use remit::payload_crypto::PAYLOAD_KEY_ENV;
-use remit::store::{Database, StoreError};
+use remit::store::Database;
 use slog::{info, warn};
 
 use crate::api::{self, ApiState, Progress, TaskRules};
-use crate::config::{Config, ConfigError, ConsoleListener};
+use crate::config::{Config, ConsoleListener};
 use crate::console::{self, ConsoleState};
 use crate::runtime::{
     buckets, finisher, quotas, Capacity, ChangedTasks, Holds, Metrics, Paces, RegionSupervisor,
     Restarts, RuntimeStats, Shared, Shutdown, Targets, WallClock,
 };
-use crate::telemetry::{Telemetry, TelemetryError};
+use crate::telemetry::Telemetry;
 
 mod console_only;
 mod database;
+mod error;
 mod payload_key;
+mod process;
 pub use console_only::{run as run_console, ConsoleServer};
 pub use database::{connect, connect_to_seal, reports};
+pub use error::AppError;
 pub use payload_key::payload_key;
-
-#[derive(Debug, thiserror::Error)]
-pub enum AppError {
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error("{PAYLOAD_KEY_ENV} is not set (nor REMIT_PAYLOAD_KEYS, nor payload_key_file); create a key with `remit keygen`")]
-    NoPayloadKey,
-    #[error(transparent)]
-    PayloadKey(#[from] remit::payload_crypto::PayloadCryptoError),
-    /// A ring of payload keys that cannot be used: where it came from,
-    /// which key and why, never a key's text.
-    #[error("{source_name}: {reason}")]
-    PayloadKeyRing { source_name: String, reason: String },
-    #[error("database")]
-    Store(#[from] StoreError),
-    /// The replica the reports read (`database.read_url`): where the
-    /// store's message names `database.pooler`, the replica's own key is
-    /// `database.read_pooler`.
-    #[error("the replica of database.read_url (what stands in front of it: database.read_pooler)")]
-    Replica(#[source] StoreError),
-    #[error("the demo failed: not every reminder was delivered in time, or a request broke a deadline (the report above says which)")]
-    DemoIncomplete,
-    #[error(transparent)]
-    Invalid(#[from] remit::domain::InvalidInput),
-    #[error(transparent)]
-    Telemetry(#[from] TelemetryError),
-    /// A listener could not be opened; `what` is its setting (`api.bind`,
-    /// `metrics.bind`) or what it was for.
-    #[error("could not listen on {addr} ({what})")]
-    Bind {
-        what: &'static str,
-        addr: String,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl AppError {
-    /// Configuration mistakes exit with 2, everything else with 1.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            AppError::Config(_)
-            | AppError::NoPayloadKey
-            | AppError::PayloadKey(_)
-            | AppError::PayloadKeyRing { .. }
-            | AppError::Store(StoreError::OtherPayloadKey { .. })
-            | AppError::Bind { .. }
-            | AppError::Telemetry(_) => 2,
-            _ => 1,
-        }
-    }
-}
-
-/// awc with rustls needs a process-wide crypto provider, even for http://.
-pub fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
+pub use process::install_crypto_provider;
+use process::Signals;
 
 /// A running region runtime and its API server.
 pub struct Runtime {
@@ -380,34 +330,4 @@ pub fn run(config: Config) -> Result<(), AppError> {
         runtime.shutdown().await;
         Ok(())
     })
-}
-
-/// SIGTERM and SIGINT, caught from the moment they are installed.
-struct Signals {
-    streams: Option<(
-        actix_rt::signal::unix::Signal,
-        actix_rt::signal::unix::Signal,
-    )>,
-}
-
-impl Signals {
-    fn install() -> Self {
-        use actix_rt::signal::unix::{signal, SignalKind};
-        let streams = signal(SignalKind::terminate())
-            .and_then(|term| Ok((term, signal(SignalKind::interrupt())?)))
-            .ok();
-        Self { streams }
-    }
-
-    async fn next(self) -> &'static str {
-        let Some((mut term, mut int)) = self.streams else {
-            // No signal handling available: run until killed.
-            std::future::pending::<()>().await;
-            return "none";
-        };
-        tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-        }
-    }
 }

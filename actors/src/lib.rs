@@ -43,5 +43,3 @@ pub mod status;
 pub mod telemetry;
 pub mod transfer;
 pub mod words;
-
-pub use remit::error_chain;

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use remit_actors::error_chain;
+use remit::error_chain;
 
 mod cli;
 

@@ -119,7 +119,7 @@ async fn flush<S: Store>(
             }
             Ok(Some(Err(e))) => {
                 tally.refused += 1;
-                format!("refused: {}", crate::error_chain(&e))
+                format!("refused: {}", remit::error_chain(&e))
             }
             // The store answers every task it is given.
             Ok(None) => {

@@ -3,7 +3,8 @@
 
 use chrono::Duration;
 
-use super::{Facts, Stop, REFUSED_HAND_BACK};
+use super::consumer::Facts;
+use super::outcome::{Stop, REFUSED_HAND_BACK};
 use crate::domain::{SendTarget, Task};
 use crate::payload_crypto::PayloadCryptoError;
 use crate::policy::{self, BeforeSend, Gate, RetryPolicy};

@@ -20,6 +20,8 @@
 //!   through a short fault of the store;
 //! - `consumer`: what the caller brings, [`Consumer`] and [`Facts`];
 //! - `judge`: the decision before a request, from facts alone.
+//! - `outcome`: what the steps answer, a task ready to send or why it
+//!   stopped, and how long a stopped one is handed back for.
 
 use std::future::Future;
 
@@ -32,20 +34,11 @@ use crate::store::{Store, StoreError, TransitionOutcome};
 
 mod consumer;
 mod judge;
+mod outcome;
 
 pub use consumer::{Consumer, Facts};
 use judge::{judge, NotNow};
-
-/// How long a task whose payload this consumer cannot open is handed back
-/// for, so a consumer with the right key can take it (one that no key
-/// opens, until its horizon: `unreadable_gate`).
-pub const UNREADABLE_HAND_BACK: Duration = Duration::minutes(1);
-
-/// How long a task whose destination this consumer's address policy
-/// refuses is handed back for: the destination waits, its tasks unsent
-/// and not failed, until the policy lets it through (an allowlist restored
-/// by a restart) or their horizon passes.
-pub const REFUSED_HAND_BACK: Duration = Duration::minutes(1);
+pub use outcome::{Prepared, Stop, REFUSED_HAND_BACK, UNREADABLE_HAND_BACK};
 
 /// The first wait before a store call that failed for a moment is tried
 /// again; each wait doubles up to [`RETRY_LONGEST`].
@@ -58,53 +51,6 @@ pub const RETRY_LONGEST: std::time::Duration = std::time::Duration::from_millis(
 /// The wait after `wait`.
 pub fn next_retry(wait: std::time::Duration) -> std::time::Duration {
     wait.saturating_mul(2).min(RETRY_LONGEST)
-}
-
-/// What [`before_request`] found. Made once per send and moved once, so
-/// the size of its ready variant costs nothing worth a box.
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)]
-pub enum Prepared {
-    /// Send it now: the opened payload and the destination as just read;
-    /// `read` when the step read the row itself (the consumer knew none),
-    /// for the consumer to keep.
-    Ready {
-        payload: Payload,
-        target: SendTarget,
-        read: bool,
-    },
-    /// Not now; the store already has the task back (or ended).
-    Stopped(Stop),
-}
-
-/// Why a task was not sent, and what the store did with it.
-#[derive(Debug)]
-pub enum Stop {
-    /// Its payload did not open: another process's key sealed it (handed
-    /// back for [`UNREADABLE_HAND_BACK`]), or no key opens it (handed back
-    /// until its horizon, then failed `payload_unreadable`: `failed`).
-    Unreadable {
-        error: PayloadCryptoError,
-        failed: bool,
-        outcome: TransitionOutcome,
-    },
-    /// The consumer's address policy refuses the destination's URL: handed
-    /// back for [`REFUSED_HAND_BACK`].
-    Refused {
-        why: String,
-        outcome: TransitionOutcome,
-    },
-    /// An operator cancelled, moved or erased the task while it waited
-    /// for its request: handed back unsent, for the change to settle.
-    Changed { outcome: TransitionOutcome },
-    /// The checks before a request said no; `pause_left`, what is left of
-    /// the destination's pause when it was the reason (for the consumer to
-    /// hold its other tasks of the destination by).
-    Checks {
-        gate: Gate,
-        pause_left: Option<Duration>,
-        outcome: TransitionOutcome,
-    },
 }
 
 /// Gets a claimed task ready for its request, or carries out why not:

@@ -8,7 +8,8 @@ use chacha20poly1305::XChaCha20Poly1305;
 use hkdf::Hkdf;
 use sha2::{Digest, Sha256};
 
-use super::{hex, PayloadCryptoError, RingError, FINGERPRINT_LEN, KEY_LEN};
+use super::error::{PayloadCryptoError, RingError};
+use super::format::{hex, FINGERPRINT_LEN, KEY_LEN};
 
 /// The payload keys of a process: one or more 256-bit keys, newest first
 /// (the newest seals; any opens what it sealed). Their bytes never reach
@@ -30,6 +31,25 @@ pub(super) struct OneKey {
 }
 
 impl PayloadKey {
+    /// `error` told apart when it is a `WrongKey`, knowing the keys
+    /// recorded for the database: when this ring holds every one of them,
+    /// the key that sealed it is recorded nowhere, and no process's ring
+    /// opens it.
+    pub fn knowing_recorded(
+        &self,
+        error: PayloadCryptoError,
+        recorded: &[Vec<u8>],
+    ) -> PayloadCryptoError {
+        match error {
+            PayloadCryptoError::WrongKey { stored, configured }
+                if !recorded.is_empty() && recorded.iter().all(|f| self.contains(f)) =>
+            {
+                PayloadCryptoError::UnknownKey { stored, configured }
+            }
+            other => other,
+        }
+    }
+
     pub fn from_bytes(bytes: [u8; KEY_LEN]) -> Self {
         let digest = Sha256::digest([b"remit payload key v1:".as_slice(), &bytes].concat());
         let mut fingerprint = [0; FINGERPRINT_LEN];

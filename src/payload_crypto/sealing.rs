@@ -7,7 +7,9 @@
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload as AeadInput};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 
-use super::{hex, PayloadCryptoError, PayloadKey, SealedPayload, ENVELOPE_LEN, KEY_LEN, NONCE_LEN};
+use super::error::PayloadCryptoError;
+use super::format::{hex, SealedPayload, ENVELOPE_LEN, KEY_LEN, NONCE_LEN};
+use super::key_ring::PayloadKey;
 
 impl PayloadKey {
     /// Seals a payload under a fresh data key of its own, sealed in turn

@@ -2,6 +2,7 @@
 
 use base64::Engine as _;
 
+use super::format::{ENVELOPE_LEN, KEY_LEN, NONCE_LEN};
 use super::sealing::associated_data;
 use super::*;
 

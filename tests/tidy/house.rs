@@ -109,6 +109,42 @@ impl House {
         edges
     }
 
+    /// Each import of a name that a module above the importing file
+    /// defines (its folder's face, or a face further up): a file leaning on
+    /// the layer that assembles it.
+    pub(crate) fn upward_imports(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for module in self.modules.values() {
+            let mut above = BTreeSet::new();
+            let mut parent = module.parent.as_ref();
+            while let Some(file) = parent {
+                above.insert(file.clone());
+                parent = self.modules.get(file).and_then(|m| m.parent.as_ref());
+            }
+            let paths = module.uses.iter().map(|u| &u.path).chain(&module.inline);
+            for path in paths {
+                if let Some(file) = self.resolve(&module.file, path, 0) {
+                    // An exported macro is the crate root's by Rust's rule,
+                    // wherever it is written.
+                    let macro_call = format!("{}!", path.join("::"));
+                    if above.contains(&file)
+                        && !path.iter().any(|s| s == "*")
+                        && !module.text.contains(&macro_call)
+                    {
+                        found.push(format!(
+                            "    {} -> {file}: {}",
+                            module.file,
+                            path.join("::")
+                        ));
+                    }
+                }
+            }
+        }
+        found.sort();
+        found.dedup();
+        found
+    }
+
     /// The file that defines what `path`, written in `from`, names; `None`
     /// for another crate's.
     pub(crate) fn resolve(&self, from: &str, path: &[String], depth: usize) -> Option<String> {

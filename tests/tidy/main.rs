@@ -1,6 +1,8 @@
 //! The house's rules, checked on the source as it stands, so the shape a
 //! newcomer reads stays the shape the code has:
-//! - no two files import each other, however long the loop;
+//! - no two files import each other, however long the loop, and no file
+//!   imports what a module above it (its folder's `mod.rs`, or the crate's
+//!   root) defines;
 //! - every folder's module doc has a `# Layout` that names each of its
 //!   files, but for a list of those still owed, which may only shrink;
 //! - no file grows past `MAX_LINES`, with a list of the files that still do
@@ -42,6 +44,17 @@ fn no_import_circles() {
         "files that import each other (break each loop by moving what both \
          need below them):\n{}",
         circles.join("\n")
+    );
+}
+
+#[test]
+fn no_file_imports_from_a_layer_above_it() {
+    let upward = House::read().upward_imports();
+    assert!(
+        upward.is_empty(),
+        "files that import what a module above them defines (move it into a \
+         file of its own beside them, and import it from there):\n{}",
+        upward.join("\n")
     );
 }
 

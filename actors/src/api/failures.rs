@@ -15,8 +15,8 @@ use slog::error;
 use super::error::ApiError;
 
 use super::state::ApiState;
-use crate::error_chain;
 use crate::telemetry::RequestTrace;
+use remit::error_chain;
 
 /// Middleware: logs every 5xx answer with its error chain.
 pub async fn log_server_errors(

@@ -11,7 +11,10 @@ use remit::payload_crypto::PayloadKey;
 use remit::store::Database;
 use slog::{info, warn};
 
-use super::{connect, install_crypto_provider, payload_key, AppError, Signals};
+use super::database::connect;
+use super::error::AppError;
+use super::payload_key::payload_key;
+use super::process::{install_crypto_provider, Signals};
 use crate::config::Config;
 use crate::console::{self, ConsoleState, SignInClock};
 
@@ -54,7 +57,7 @@ impl ConsoleServer {
             log.new(slog::o!("component" => "console")),
         );
         state.sign_ins = state.sign_ins.with_clock(clock);
-        state.reports = super::reports(config, &store, &log).await?;
+        state.reports = super::database::reports(config, &store, &log).await?;
         state.replica = config.database.read_url.is_some();
         let failed = |source| AppError::Bind {
             what: "--bind",

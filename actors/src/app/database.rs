@@ -5,7 +5,7 @@
 use remit::payload_crypto::PayloadKey;
 use remit::store::{Database, DatabaseConfig, Keys, ReportReader};
 
-use super::AppError;
+use super::error::AppError;
 use crate::config::{Config, PoolerMode};
 
 /// Connects to the configured database (an embedded file is created and

@@ -3,7 +3,7 @@
 
 use remit::payload_crypto::PayloadKey;
 
-use super::AppError;
+use super::error::AppError;
 use crate::config::Config;
 
 /// The payload keys: `REMIT_PAYLOAD_KEY` (a ring of one), or a ring,

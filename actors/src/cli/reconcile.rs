@@ -4,9 +4,9 @@
 use remit::store::Upkeep;
 use std::path::PathBuf;
 
+use remit::error_chain;
 use remit_actors::app::AppError;
 use remit_actors::config::Config;
-use remit_actors::error_chain;
 
 use super::connect::connect_without_payloads;
 use super::error::CliError;

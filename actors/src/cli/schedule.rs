@@ -4,11 +4,11 @@
 use remit::store::Schedule;
 use std::path::Path;
 
+use remit::error_chain;
 use remit_actors::api::horizons::Horizons;
 use remit_actors::api::{CreateTask, TaskRules};
 use remit_actors::app::{self, AppError};
 use remit_actors::config::Config;
-use remit_actors::error_chain;
 use remit_actors::schedule_file::ScheduleFileError;
 
 use super::args::ScheduleArgs;

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use remit::error_chain;
 use remit_actors::config::Config;
-use remit_actors::error_chain;
 use remit_actors::words::counted;
 
 use super::connect::connect_without_payloads;

@@ -1,4 +1,5 @@
 use super::*;
+use remit::domain::Region;
 
 #[test]
 fn the_example_file_is_valid_and_matches_the_defaults() {

@@ -3,7 +3,9 @@
 
 use remit::domain::PruneRequest;
 
-use super::{invalid, Config, ConfigError, PoolerMode};
+use super::error::{invalid, ConfigError};
+use super::sections::PoolerMode;
+use super::values::Config;
 
 impl Config {
     /// Where the database is, without any password, for the first log

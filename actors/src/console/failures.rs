@@ -14,7 +14,7 @@ use slog::error;
 use super::error::ConsoleError;
 
 use super::state::ConsoleState;
-use crate::error_chain;
+use remit::error_chain;
 
 /// Middleware: logs every 5xx answer with its error chain.
 pub async fn log_server_errors(

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use actix_tls::connect::{Connector, ConnectorService, Resolve, Resolver};
 use futures_util::future::LocalBoxFuture;
 
-use super::{Egress, ResolveError};
+use super::policy::{Egress, ResolveError};
 
 /// [`Egress::resolve`] as awc's resolver. A refusal is returned as a boxed
 /// [`super::Refusal`], so the transport can tell it from a failed lookup.

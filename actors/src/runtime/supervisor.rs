@@ -288,7 +288,7 @@ impl Handler<DestinationChanged> for RegionSupervisor {
                     }
                 }
                 Ok(Err(e)) => warn!(this.shared.log, "could not read a changed destination";
-                                    "error" => %crate::error_chain(&e)),
+                                    "error" => %remit::error_chain(&e)),
                 Err(panic) => warn!(this.shared.log, "reading a changed destination panicked";
                                     "panic" => %panic),
             })

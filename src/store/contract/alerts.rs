@@ -15,8 +15,8 @@ use std::future::Future;
 
 use chrono::Duration;
 
+use super::error::StoreError;
 use crate::domain::{DestinationEvent, Region};
-use crate::store::contract::StoreError;
 
 /// What one check looks for, and how it coalesces.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 
 use std::future::Future;
 
+use super::error::StoreError;
 use crate::domain::{ApiToken, NewApiToken, TokenHash, TokenId};
-use crate::store::contract::StoreError;
 
 pub trait ApiTokens: Sync {
     /// Stores an API token (its hash, never the token), made at the

@@ -10,8 +10,8 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 
+use super::error::StoreError;
 use crate::domain::{DestinationId, Payload, Region, Task, TaskId, TenantId};
-use crate::store::contract::StoreError;
 
 pub trait Changes: Sync {
     /// Cancels a task that has not ended: one not in flight ends

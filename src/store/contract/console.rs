@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 
+use super::status::Latency;
 use crate::domain::{Destination, DestinationId, ReminderId, Task, TaskId, TaskState, TenantId};
-use crate::store::contract::Latency;
 
 /// Which tasks a search lists. Every field that is set narrows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

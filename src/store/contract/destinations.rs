@@ -8,13 +8,14 @@ use std::future::Future;
 
 use chrono::{DateTime, Duration, Utc};
 
+use super::error::StoreError;
 use crate::domain::{
     Destination, DestinationChange, DestinationId, NewDestination, Rotation, SendTarget,
     SigningSecret,
 };
-use crate::store::contract::StoreError;
 
-use crate::store::contract::{Job, NewJob};
+use super::jobs::Job;
+use super::jobs::NewJob;
 
 pub trait Destinations: Sync {
     /// Registers a destination; the same registration again is a no-op,

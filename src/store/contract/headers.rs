@@ -3,9 +3,9 @@
 //! (bound to the destination and the header's name), with its hint beside
 //! it. An export carries the rows as they are, sealed values still sealed.
 
+use super::error::StoreError;
 use crate::domain::{CustomHeader, HeaderValue};
 use crate::payload_crypto::{PayloadKey, SealedPayload};
-use crate::store::contract::StoreError;
 
 /// One header's row.
 #[derive(Debug, Clone, PartialEq, Eq)]

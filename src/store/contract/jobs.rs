@@ -6,8 +6,8 @@ use std::future::Future;
 
 use chrono::{DateTime, Duration, Utc};
 
+use super::error::StoreError;
 use crate::domain::{DestinationId, Region, ReminderId, TaskId, TenantId};
-use crate::store::contract::StoreError;
 
 /// What a job does to each task it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -5,8 +5,8 @@
 
 use std::future::Future;
 
+use super::error::StoreError;
 use crate::payload_crypto::{hex, PayloadKey};
-use crate::store::contract::StoreError;
 
 /// How many rows are sealed under one key.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,9 +7,13 @@ use std::future::Future;
 
 use chrono::Duration;
 
+use super::calls::ClaimRequest;
+use super::calls::Finish;
+use super::calls::Finished;
+use super::calls::TransitionOutcome;
+use super::error::StoreError;
 use crate::domain::{AttemptRecord, ClaimedTask, DestinationId, FailureReason, Lease, Region};
 use crate::policy::Decision;
-use crate::store::contract::{ClaimRequest, Finish, Finished, StoreError, TransitionOutcome};
 
 pub trait Leases: Sync {
     /// How long from the store's now until a claim of the region could next

@@ -4,8 +4,11 @@
 
 use std::future::Future;
 
+use super::calls::QuotaNote;
+use super::calls::RateGrant;
+use super::calls::RateRequest;
+use super::error::StoreError;
 use crate::domain::DestinationId;
-use crate::store::contract::{QuotaNote, RateGrant, RateRequest, StoreError};
 
 pub trait Rates: Sync {
     /// Takes up to `want` tokens from the destination's shared bucket; a

@@ -7,11 +7,15 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 
+use super::audit::MAX_AUDIT_PAGE;
+use super::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
+use super::error::StoreError;
+use super::replication::ReadSource;
+use super::replication::Replication;
+use super::status::RegionCounts;
+use super::status::RegionStatus;
+use super::status::StatusReport;
 use crate::domain::{AuditFilter, AuditPage, DestinationHour, DestinationId, Region, TaskId};
-use crate::store::contract::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
-use crate::store::contract::{
-    ReadSource, RegionCounts, RegionStatus, Replication, StatusReport, StoreError, MAX_AUDIT_PAGE,
-};
 
 pub trait Reports: Sync {
     /// The status of one region, or of every region.

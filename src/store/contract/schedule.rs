@@ -6,8 +6,10 @@ use std::future::Future;
 
 use chrono::Duration;
 
+use super::calls::Replayed;
+use super::calls::Scheduled;
+use super::error::StoreError;
 use crate::domain::{Attempt, NewTask, Payload, Task, TaskId};
-use crate::store::contract::{Replayed, Scheduled, StoreError};
 
 pub trait Schedule: Sync {
     /// Schedules one logical webhook; idempotent on (tenant, reminder). A

@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Utc};
 
+use super::error::StoreError;
 use crate::payload_crypto::{PayloadKey, SealedPayload};
-use crate::store::contract::StoreError;
 
 /// A secret's value as a row holds it.
 #[derive(Clone, PartialEq, Eq)]

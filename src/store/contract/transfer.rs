@@ -14,9 +14,9 @@
 //! schedule's invariants before anything is written (`transfer_checks`).
 //! Importing the same export again changes nothing.
 
+use super::error::StoreError;
 use super::transfer_checks::{check_imported_destinations, check_imported_tasks};
 use super::transfer_records::{DestinationRecord, TaskRecord};
-use crate::store::contract::StoreError;
 
 /// What an import did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

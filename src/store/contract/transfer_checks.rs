@@ -35,11 +35,14 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
+use super::error::StoreError;
+use super::headers::StoredHeader;
+use super::transfer_records::DestinationRecord;
+use super::transfer_records::TaskRecord;
 use crate::domain::{
     idempotency_key, legacy_idempotency_key, quoted, InvalidInput, ReminderId, Task, TaskId,
     TaskState, TenantId,
 };
-use crate::store::contract::{DestinationRecord, StoreError, StoredHeader, TaskRecord};
 
 /// The highest fencing token an import accepts: 2^53. Tokens are drawn one
 /// per claim, so a real store is far below it; above it a crafted token

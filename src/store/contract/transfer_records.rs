@@ -4,9 +4,10 @@
 
 use chrono::{DateTime, Utc};
 
+use super::headers::HeaderRecord;
+use super::secrets::SecretRecord;
 use crate::domain::{Attempt, Destination, Task};
 use crate::payload_crypto::SealedPayload;
-use crate::store::contract::{HeaderRecord, SecretRecord};
 
 /// A destination as exported: what the API shows, plus what it keeps.
 #[derive(Clone, PartialEq)]

@@ -7,8 +7,9 @@ use std::future::Future;
 
 use chrono::Duration;
 
+use super::audit::AuditScope;
+use super::error::StoreError;
 use crate::domain::{PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region};
-use crate::store::contract::{AuditScope, StoreError};
 
 pub trait Upkeep: Sync {
     /// Runs the reconciliation checks (and, when asked, hands expired

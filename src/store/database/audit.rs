@@ -1,7 +1,7 @@
 //! The audit log on `Database`: who a handle acts as. Its reads and prunes
 //! are `Reports` and `Upkeep` calls, passed to the backend with the rest.
 
-use super::Database;
+use super::handle::Database;
 use crate::domain::Actor;
 
 impl Database {

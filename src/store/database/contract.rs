@@ -1,7 +1,7 @@
 //! The contract's traits beside `Store` on `Database`: each call goes to
 //! whichever backend this is, unchanged.
 
-use super::Database;
+use super::handle::{on_store, Database};
 use crate::domain::{
     ApiToken, Attempt, AttemptRecord, AuditFilter, AuditPage, ClaimedTask, Destination,
     DestinationChange, DestinationEvent, DestinationHour, DestinationId, FailureReason, Lease,

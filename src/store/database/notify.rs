@@ -18,8 +18,8 @@
 
 use diesel_async::SimpleAsyncConnection;
 
+use super::handle::Database;
 use crate::store::contract::{StoreError, Wakeup};
-use crate::store::database::Database;
 use crate::store::postgres::Listener;
 
 /// Where wake-ups come from: a dedicated connection that LISTENs on every

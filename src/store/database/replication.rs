@@ -1,7 +1,7 @@
 //! The replica the reports may read from (what it replays, and the
 //! primary's replication, are `Reports` calls).
 
-use super::Database;
+use super::handle::Database;
 use crate::store::contract::StoreError;
 use crate::store::postgres::Pooler;
 

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::Database;
+use super::handle::Database;
 use crate::domain::{AuditFilter, AuditPage, DestinationHour, DestinationId, Region, TaskId};
 use crate::store::contract::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
 use crate::store::contract::{

@@ -67,7 +67,7 @@ impl Sandbox {
             }
         };
         let sandbox = Self { url, place };
-        if let Err(e) = super::migrate(&sandbox.url).await {
+        if let Err(e) = super::setup::migrate(&sandbox.url).await {
             let _ = sandbox.remove().await;
             return Err(e);
         }

@@ -124,7 +124,10 @@ impl Schedule for MemStore {
         let body = self
             .key
             .open(task.payload_ref, &content_type, &sealed)
-            .map_err(|e| e.knowing_recorded(&self.key, &self.state.lock().payload_keys))?;
+            .map_err(|e| {
+                self.key
+                    .knowing_recorded(e, &self.state.lock().payload_keys)
+            })?;
         Ok(Payload { content_type, body })
     }
 }

@@ -5,7 +5,8 @@
 //! them, in as few statements as it can.
 //!
 //! # Layout
-//! - `store`: [`PgStore`] and its pool; `store_now`: the store's now
+//! - `store`: [`PgStore`] and its pool; `read_replica`: one opened on a
+//!   replica, for the reports; `store_now`: the store's now
 //!   inside a transaction (pinned in tests).
 //! - `connection/`: everything between `PgStore` and the server
 //!   (connecting, TLS, the pooler, prepared statements, migrations and
@@ -50,6 +51,7 @@ mod jobs;
 mod keys;
 mod leases;
 mod rates;
+mod read_replica;
 mod reports;
 mod schedule;
 mod store;

@@ -1,9 +1,6 @@
 //! `PgStore`: the schedule on PostgreSQL through a bb8 pool of diesel-async
 //! connections.
-//!
-//! # Layout
-//! - `read_replica`: the store the reports read, on a replica when one is
-//!   configured.
+//! (`read_replica` beside it opens one on a replica.)
 
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
@@ -18,8 +15,6 @@ use crate::policy::DisableRule;
 use crate::store::contract::{Clock, StoreError, StoreStats};
 use crate::store::postgres::connection::connect::PgConnector;
 use crate::store::postgres::connection::pooler::Pooler;
-
-mod read_replica;
 
 /// How to reach the database.
 #[derive(Debug, Clone)]
@@ -55,15 +50,15 @@ impl PgConfig {
 /// The PostgreSQL store. Cheap to clone: clones share the pool.
 #[derive(Clone)]
 pub struct PgStore {
-    pool: Pool<AsyncPgConnection>,
-    connector: PgConnector,
+    pub(super) pool: Pool<AsyncPgConnection>,
+    pub(super) connector: PgConnector,
     /// Where LISTEN connects: PostgreSQL itself, or nowhere behind a
     /// transaction pooler without `direct_url`.
-    listen: Option<PgConnector>,
+    pub(super) listen: Option<PgConnector>,
     /// What the connect found worth a warning (a server that leaves `jit`
     /// on behind a pooler).
-    warnings: Arc<[String]>,
-    connect_timeout: StdDuration,
+    pub(super) warnings: Arc<[String]>,
+    pub(super) connect_timeout: StdDuration,
     pub(crate) key: PayloadKey,
     pub(crate) clock: Clock,
     pub(crate) stats: Arc<StoreStats>,
@@ -170,7 +165,7 @@ impl PgStore {
 }
 
 /// A pool of up to `size` connections that starts with `first`.
-async fn open_pool(
+pub(super) async fn open_pool(
     connector: &PgConnector,
     size: u32,
     timeout: StdDuration,

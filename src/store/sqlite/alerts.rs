@@ -11,10 +11,11 @@ use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
+use super::destination_rows;
 use super::rows::{
     self, instant, maybe, micros, uuid, DestinationRow, TaskRow, DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::{destination_rows, SqliteStore};
+use super::store::SqliteStore;
 use crate::domain::{
     Destination, DestinationEvent, DestinationId, EventKind, Region, Task, TaskId,
 };

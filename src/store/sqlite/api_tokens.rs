@@ -2,7 +2,9 @@
 //! by the SHA-256 of the token through its unique index. `tenants` is a
 //! JSON array of strings.
 
-use super::{audit, Ctx, SqliteStore};
+use super::audit;
+use super::store::Ctx;
+use super::store::SqliteStore;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::sqlite::SqliteConnection;

@@ -9,7 +9,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{self, instant, micros};
-use super::{Ctx, SqliteStore};
+use super::store::Ctx;
+use super::store::SqliteStore;
 use crate::domain::{
     AuditAction, AuditFilter, AuditPage, Destination, DestinationId, NewAuditEntry,
 };

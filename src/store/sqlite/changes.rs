@@ -10,8 +10,12 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::attempt_rows;
+use super::audit;
+use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
-use super::{attempt_rows, audit, payload_rows, Ctx, SqliteStore};
+use super::store::Ctx;
+use super::store::SqliteStore;
 use crate::domain::{AuditAction, DestinationId, Region, Task, TaskId, TaskState, TenantId};
 use crate::store::contract::{
     Cancel, Changes, Erase, ErasedTenant, Move, Reschedule, StoreError, Wakeup,

@@ -11,9 +11,11 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
+use super::attempt_rows;
+use super::payload_rows;
 use super::rows::{self, micros, TaskRow, TASK_COLUMNS};
-use super::{attempt_rows, payload_rows};
-use super::{next_token, Ctx};
+use super::store::next_token;
+use super::store::Ctx;
 use crate::domain::{ClaimedTask, DestinationId, Payload, Task, TenantId};
 use crate::payload_crypto::PayloadKey;
 use crate::store::contract::{ClaimRequest, StoreError};
@@ -204,7 +206,7 @@ pub(super) fn task_payload(
             e @ crate::payload_crypto::PayloadCryptoError::WrongKey { .. },
         )) => {
             let recorded = super::payload_keys::recorded(conn)?;
-            Err(StoreError::Payload(e.knowing_recorded(key, &recorded)))
+            Err(StoreError::Payload(key.knowing_recorded(e, &recorded)))
         }
         read => read,
     }

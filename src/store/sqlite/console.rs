@@ -11,7 +11,7 @@ use diesel::{QueryableByName, RunQueryDsl};
 use super::rows::{
     self, instant, micros, DestinationRow, TaskRow, DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::SqliteStore;
+use super::store::SqliteStore;
 use crate::domain::{Region, TaskId};
 use crate::store::contract::console::{
     empty_hour, page, Activity, DestinationSummary, LearnedQuota, TaskFilter, TaskPage,

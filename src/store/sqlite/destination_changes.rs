@@ -9,8 +9,11 @@ use diesel::sql_types::{BigInt, Double, Nullable, Text};
 use diesel::sqlite::{Sqlite, SqliteConnection};
 use diesel::RunQueryDsl;
 
+use super::audit;
+use super::destination_rows;
+use super::headers;
+use super::jobs;
 use super::rows::micros;
-use super::{audit, destination_rows, headers, jobs};
 use crate::domain::{
     AuditAction, Destination, DestinationChange, DestinationId, DestinationSettings,
     DisableOverrides, SettingValue,
@@ -21,7 +24,7 @@ use crate::store::rules::destination_change::{live_refusal, plan, tombstone, DEL
 
 pub(super) fn update(
     conn: &mut SqliteConnection,
-    ctx: &super::Ctx,
+    ctx: &super::store::Ctx,
     id: &DestinationId,
     change: &DestinationChange,
 ) -> Result<Destination, StoreError> {
@@ -76,7 +79,7 @@ pub(super) fn write_settings(
 
 pub(super) fn delete(
     conn: &mut SqliteConnection,
-    ctx: &super::Ctx,
+    ctx: &super::store::Ctx,
     id: &DestinationId,
     cancel: Option<NewJob>,
 ) -> Result<Deleted, StoreError> {

@@ -9,8 +9,11 @@ use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
+use super::audit;
+use super::headers;
 use super::rows::{any_destination_row, destination_row, micros};
-use super::{audit, headers, secrets, Ctx};
+use super::secrets;
+use super::store::Ctx;
 use crate::domain::{
     settings_reset_sql, AuditAction, Destination, DestinationEvent, DestinationHealth,
     DestinationId, EventKind, NewDestination, SendTarget,

@@ -12,10 +12,11 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{OptionalExtension, QueryableByName, RunQueryDsl};
 
 use super::rows::{instant, micros};
-use super::{SqliteStore, StoreError};
+use super::store::SqliteStore;
 use crate::domain::{
     hour_of, AttemptCounts, DestinationHour, DestinationId, Histogram, PruneRequest, Region,
 };
+use crate::store::contract::StoreError;
 use crate::store::rules::columns::corrupt;
 
 const COLUMNS: &str = "hour, succeeded, transport, timeout, client_error, rate_limited, \

@@ -2,7 +2,11 @@
 //! statements (`destination_rows`, `secrets`, `send_targets`,
 //! `destination_changes`, `refusals`).
 
-use super::{audit, destination_changes, destination_rows, secrets, SqliteStore};
+use super::audit;
+use super::destination_changes;
+use super::destination_rows;
+use super::secrets;
+use super::store::SqliteStore;
 use crate::domain::{
     AuditAction, Destination, DestinationChange, DestinationId, NewDestination, Rotation,
     SendTarget, SigningSecret,

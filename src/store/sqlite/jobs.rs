@@ -10,8 +10,9 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
+use super::audit;
 use super::rows::{self, maybe, micros, uuid, TaskRow, TASK_COLUMNS};
-use super::{audit, SqliteStore};
+use super::store::SqliteStore;
 use crate::domain::{Region, Task};
 use crate::store::contract::{check_new_job, Job, JobAction, Jobs, NewJob, StoreError, Wakeup};
 use crate::store::rules::changes::{self, CancelStep};

@@ -1,7 +1,7 @@
 //! `Keys` on SQLite: the key ring's calls, into `payload_keys`,
 //! `secrets` and `rekey`.
 
-use super::SqliteStore;
+use super::store::SqliteStore;
 use crate::payload_crypto::PayloadKey;
 use crate::store::contract::{KeyCount, Keys, Rekeyed, StoreError};
 

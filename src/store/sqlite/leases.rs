@@ -2,7 +2,10 @@
 //! end of a lease, each on the connection's thread through
 //! `SqliteStore::run`, writing in a `BEGIN IMMEDIATE` transaction.
 
-use super::{claim, finish, next_due, SqliteStore};
+use super::claim;
+use super::finish;
+use super::next_due;
+use super::store::SqliteStore;
 use crate::domain::{AttemptRecord, ClaimedTask, DestinationId, FailureReason, Lease, Region};
 use crate::store::contract::{
     ClaimRequest, Finish, Finished, Leases, StoreError, StoreStats, TransitionOutcome, Wakeup,

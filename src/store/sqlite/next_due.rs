@@ -11,7 +11,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::rows::{instant, micros};
-use super::Ctx;
+use super::store::Ctx;
 use crate::domain::Region;
 use crate::store::contract::StoreError;
 use crate::store::rules::next_due::{self, Upcoming};

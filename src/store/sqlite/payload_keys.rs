@@ -5,8 +5,9 @@ use diesel::sql_types::{BigInt, Binary};
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::micros;
-use super::{SqliteStore, StoreError};
+use super::store::SqliteStore;
 use crate::store::contract::may_record;
+use crate::store::contract::StoreError;
 
 #[derive(QueryableByName)]
 struct Recorded {

@@ -1,6 +1,7 @@
 //! `Rates` on SQLite: token takes and learned quotas (`rate`).
 
-use super::{rate, SqliteStore};
+use super::rate;
+use super::store::SqliteStore;
 use crate::store::contract::{QuotaNote, RateGrant, RateRequest, Rates, StoreError};
 
 impl Rates for SqliteStore {

@@ -5,8 +5,9 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::RunQueryDsl;
 
 use super::rows::micros;
-use super::{SqliteStore, StoreError};
+use super::store::SqliteStore;
 use crate::domain::DestinationId;
+use crate::store::contract::StoreError;
 
 impl SqliteStore {
     /// See `Destinations::mark_refused`.

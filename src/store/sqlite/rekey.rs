@@ -5,8 +5,10 @@
 use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::{QueryableByName, RunQueryDsl};
 
-use super::{audit, SqliteStore, StoreError};
+use super::audit;
+use super::store::SqliteStore;
 use crate::payload_crypto::{hex, PayloadKey, SealedPayload};
+use crate::store::contract::StoreError;
 use crate::store::contract::{HeaderRecord, KeyCount, Rekeyed, StoredHeader};
 use crate::store::rules::audit_entries;
 use crate::store::rules::rekey::merge_counts;

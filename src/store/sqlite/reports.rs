@@ -1,6 +1,6 @@
 //! `Reports` on SQLite: each call into `status` or `console`.
 
-use super::SqliteStore;
+use super::store::SqliteStore;
 use crate::domain::{AuditFilter, AuditPage, DestinationHour, DestinationId, Region, TaskId};
 use crate::store::contract::console::{Activity, DestinationSummary, TaskFilter, TaskPage};
 use crate::store::contract::{RegionCounts, RegionStatus, Reports, StatusReport, StoreError};

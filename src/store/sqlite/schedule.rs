@@ -2,7 +2,12 @@
 //! existing task of the same (tenant, reminder) and written with its sealed
 //! payload, by the same rules as the other stores, in one transaction.
 
-use super::{audit, claim, finish, payload_rows, Ctx, SqliteStore};
+use super::audit;
+use super::claim;
+use super::finish;
+use super::payload_rows;
+use super::store::Ctx;
+use super::store::SqliteStore;
 use diesel::sql_types::Text;
 use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;

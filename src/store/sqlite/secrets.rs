@@ -7,8 +7,9 @@ use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
+use super::audit;
 use super::rows::{destination_row, instant, maybe, micros};
-use super::{audit, Ctx};
+use super::store::Ctx;
 use crate::domain::{DestinationId, Rotation, SigningSecret, TargetSecret};
 use crate::payload_crypto::PayloadKey;
 use crate::store::contract::{SecretRecord, StoreError, StoredValue};

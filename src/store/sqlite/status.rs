@@ -7,7 +7,7 @@ use diesel::sqlite::SqliteConnection;
 use diesel::{QueryableByName, RunQueryDsl};
 
 use super::rows::{instant, micros};
-use super::SqliteStore;
+use super::store::SqliteStore;
 use crate::domain::{DestinationId, Region};
 use crate::store::contract::status::{
     Latency, Refused, RegionCounts, RegionStatus, StatusReport, REFUSED_RECENTLY, TOP,
@@ -194,7 +194,7 @@ impl SqliteStore {
 
 fn read(
     conn: &mut SqliteConnection,
-    ctx: &super::Ctx,
+    ctx: &super::store::Ctx,
     only: Option<Region>,
 ) -> Result<StatusReport, StoreError> {
     let now = micros(ctx.now);

@@ -5,11 +5,15 @@ use diesel::sqlite::SqliteConnection;
 use diesel::RunQueryDsl;
 
 use super::attempt_rows::{self, AttemptRow, ATTEMPT_COLUMNS};
+use super::audit;
 use super::destination_changes::write_settings;
+use super::headers;
+use super::payload_rows;
 use super::rows::{
     self, any_destination_row, micros, DestinationRow, TaskRow, DESTINATION_COLUMNS, TASK_COLUMNS,
 };
-use super::{audit, headers, payload_rows, secrets, SqliteStore};
+use super::secrets;
+use super::store::SqliteStore;
 use crate::domain::{Attempt, Task, TaskId, TaskState};
 use crate::store::contract::{
     DestinationRecord, HeaderRecord, Imported, StoreError, TaskRecord, Transfer,

@@ -1,7 +1,8 @@
 //! `Upkeep` on SQLite: reconciliation, retention, the settling of
 //! disabled destinations' tasks, and the ping.
 
-use super::{maintenance, SqliteStore};
+use super::maintenance;
+use super::store::SqliteStore;
 use crate::domain::{PruneReport, PruneRequest, ReconcileReport, ReconcileRequest, Region};
 use crate::store::contract::{AuditScope, StoreError, Upkeep};
 use chrono::{DateTime, Duration, Utc};

@@ -199,7 +199,7 @@ impl Claimer {
                     }
                     Ok(Err(e)) => {
                         error!(this.shared.log, "claim failed; restarting the claimer";
-                               "error" => %crate::error_chain(&e));
+                               "error" => %remit::error_chain(&e));
                         ctx.stop();
                     }
                     Err(panic) => {

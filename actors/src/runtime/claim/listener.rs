@@ -118,7 +118,7 @@ pub fn spawn(
                                 Ok(()) => {}
                                 Err(e) => {
                                     warn!(log, "LISTEN connection did not answer a ping";
-                                          "error" => %crate::error_chain(&e));
+                                          "error" => %remit::error_chain(&e));
                                     break;
                                 }
                             },
@@ -129,7 +129,7 @@ pub fn spawn(
                 }
                 Ok(Err(e)) => {
                     warn!(log, "LISTEN unavailable; polling until it is back";
-                          "error" => %crate::error_chain(&e));
+                          "error" => %remit::error_chain(&e));
                 }
                 Err(_) => {
                     warn!(log, "LISTEN connection not made in time; polling until it is back";

@@ -42,7 +42,7 @@ pub(in crate::runtime) async fn finish(
                         && Instant::now() + wait < give_up =>
                 {
                     warn!(log, "could not record the outcome; trying again";
-                          "error" => %crate::error_chain(&e));
+                          "error" => %remit::error_chain(&e));
                     actix_rt::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(1));
                 }
@@ -81,7 +81,7 @@ async fn heartbeat(
             // The lease moved on; the finish will be told it is fenced.
             Ok(_) => std::future::pending::<()>().await,
             Err(e) => {
-                warn!(log, "could not extend the lease"; "error" => %crate::error_chain(&e));
+                warn!(log, "could not extend the lease"; "error" => %remit::error_chain(&e));
                 actix_rt::time::sleep(Duration::from_millis(100)).await;
             }
         }

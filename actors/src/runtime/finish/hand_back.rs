@@ -41,7 +41,7 @@ pub fn hand_back_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
                 || shared.store.hand_back(&lease, after),
                 |e| {
                     warn!(shared.log, "hand-back failed; trying again";
-                          "task" => %lease.task_id, "error" => %crate::error_chain(e));
+                          "task" => %lease.task_id, "error" => %remit::error_chain(e));
                     true
                 },
             )
@@ -55,7 +55,7 @@ pub fn hand_back_each(shared: &Shared, tasks: Vec<(Work, Option<Duration>)>) {
                 }
                 // The lease expires on its own; nothing is lost.
                 Err(e) => warn!(shared.log, "hand-back failed; the lease will expire";
-                                "task" => %lease.task_id, "error" => %crate::error_chain(&e)),
+                                "task" => %lease.task_id, "error" => %remit::error_chain(&e)),
             }
             drop(work);
         });

@@ -64,7 +64,7 @@ impl delivery::Consumer for RuntimeConsumer<'_> {
 
     async fn wait(&self, call: &'static str, error: &StoreError, wait: Duration) {
         warn!(self.log, "a store call failed; trying again"; "call" => call,
-              "error" => %crate::error_chain(error));
+              "error" => %remit::error_chain(error));
         actix_rt::time::sleep(wait).await;
     }
 
@@ -111,7 +111,7 @@ pub(in crate::runtime) async fn hold_refused(
     warn!(log, "the address policy refuses this destination; its tasks are held";
           "why" => why, "hold_ms" => hold.as_millis());
     if let Err(e) = shared.store.mark_refused(destination, why.to_owned()).await {
-        warn!(log, "could not record the refusal"; "error" => %crate::error_chain(&e));
+        warn!(log, "could not record the refusal"; "error" => %remit::error_chain(&e));
     }
 }
 

@@ -370,7 +370,7 @@ fn learn_quota(
     actix_rt::spawn(async move {
         if let Err(e) = quotas.call(note).await {
             debug!(log, "could not record the receiver's quota; the next response will";
-                   "error" => %crate::error_chain(&e));
+                   "error" => %remit::error_chain(&e));
         }
     });
 }

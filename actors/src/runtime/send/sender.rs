@@ -116,7 +116,7 @@ impl Sender {
             // alone: hand it back and keep the other requests going.
             DeliveryFailure::Store(e) => {
                 warn!(self.shared.log, "could not carry the task through; handing it back";
-                      "task" => %task, "error" => %crate::error_chain(&e));
+                      "task" => %task, "error" => %remit::error_chain(&e));
                 give_back(&self.shared, held);
             }
             // The outcome could not be written: leave the lease to expire
@@ -125,7 +125,7 @@ impl Sender {
             // no process sends inside it.
             DeliveryFailure::Unrecorded { source, pause } => {
                 error!(self.shared.log, "outcome not recorded; the lease will expire";
-                       "task" => %task, "error" => %crate::error_chain(&source));
+                       "task" => %task, "error" => %remit::error_chain(&source));
                 if let Some(until) = pause {
                     keep_pausing(&self.shared, held.work.destination().clone(), until);
                 }
@@ -140,7 +140,7 @@ impl Sender {
             }
             e => {
                 error!(self.shared.log, "send failed; restarting the sender";
-                       "task" => %task, "error" => %crate::error_chain(&e));
+                       "task" => %task, "error" => %remit::error_chain(&e));
                 give_back(&self.shared, held);
                 ctx.stop();
             }
@@ -164,7 +164,7 @@ fn keep_pausing(shared: &Shared, destination: DestinationId, until: Instant) {
                 Ok(_) => return,
                 Err(e) => {
                     warn!(shared.log, "could not record the destination's pause; trying again";
-                          "destination" => %destination, "error" => %crate::error_chain(&e));
+                          "destination" => %destination, "error" => %remit::error_chain(&e));
                     actix_rt::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(5));
                 }
@@ -214,7 +214,7 @@ fn give_back(shared: &Shared, held: Held) {
             || shared.store.abandon(&lease, &record),
             |e| {
                 warn!(shared.log, "abandon failed; trying again";
-                      "task" => %lease.task_id, "error" => %crate::error_chain(e));
+                      "task" => %lease.task_id, "error" => %remit::error_chain(e));
                 true
             },
         )
@@ -226,7 +226,7 @@ fn give_back(shared: &Shared, held: Held) {
                 .attempt(work.destination(), remit::domain::AttemptOutcome::Abandoned),
             Ok(_) => {}
             Err(e) => warn!(shared.log, "abandon failed; the lease will expire";
-                            "task" => %lease.task_id, "error" => %crate::error_chain(&e)),
+                            "task" => %lease.task_id, "error" => %remit::error_chain(&e)),
         }
         drop(work);
     });

@@ -15,7 +15,7 @@
 //! - in-flight accounting: no permit is out, and a sender wakes the
 //!   throttle before it lets its permit go, so a token handed back unsent
 //!   is counted here before the throttle can be idle;
-//! - tokens taken and not spent pass to the next throttle ([`SpareTokens`]);
+//! - tokens taken and not spent pass to the next throttle (`spare::SpareTokens`);
 //! - what it waits for in the database (a bucket's next token) is held in
 //!   `Shared::busy`, which the claimer consults, and in the bucket's row.
 
@@ -23,13 +23,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use actix::prelude::*;
-use actix::WeakRecipient;
 use slog::error;
 
-use super::Throttle;
+use super::actor::Throttle;
 use crate::runtime::shared::guard;
 use crate::runtime::shared::messages::{Evict, Idle};
-use crate::runtime::throttle::spare::SpareTokens;
 
 /// How long a throttle stays idle before it asks to be evicted: long
 /// enough that a destination with a steady stream of tasks keeps its
@@ -37,21 +35,12 @@ use crate::runtime::throttle::spare::SpareTokens;
 /// that a drain over many destinations holds about a second's worth.
 pub const IDLE_GRACE: Duration = Duration::from_secs(1);
 
-/// What a throttle knows of the supervisor that routes tasks to it.
-#[derive(Debug, Clone)]
-pub struct Keeper {
-    /// Tells this throttle from an earlier or later one of its destination.
-    pub id: u64,
-    pub supervisor: WeakRecipient<Idle>,
-    pub spare: SpareTokens,
-}
-
 impl Throttle {
     fn idle(&self) -> bool {
         self.queue.is_empty()
             && !self.asking
             && !self.waiting_for_slot
-            && self.in_flight.available_permits() == super::COUNTING
+            && self.in_flight.available_permits() == super::actor::COUNTING
     }
 
     /// Starts the idle grace when nothing is left here, and ends it as

@@ -11,7 +11,7 @@ use actix::prelude::*;
 use remit::domain::{DestinationSettings, SendTarget};
 use slog::{debug, warn};
 
-use super::Throttle;
+use super::actor::Throttle;
 use crate::runtime::shared::batcher::BatchError;
 use crate::runtime::shared::guard;
 use crate::runtime::shared::messages::Retune;
@@ -24,7 +24,7 @@ const REREAD_LIMITS: Duration = Duration::from_secs(1);
 impl Throttle {
     /// Requests that may start now under the destination's cap.
     pub(super) fn free_slots(&self) -> usize {
-        let under_way = super::COUNTING - self.in_flight.available_permits();
+        let under_way = super::actor::COUNTING - self.in_flight.available_permits();
         (self.limits.max_in_flight as usize).saturating_sub(under_way)
     }
 
@@ -83,7 +83,7 @@ impl Throttle {
             Ok(Ok(None)) => this.retune(&DestinationSettings::default(), ctx),
             Ok(Err(e)) => {
                 warn!(this.shared.log, "could not read the destination's limits; using the configuration's";
-                          "destination" => %this.destination, "error" => %crate::error_chain(&e));
+                          "destination" => %this.destination, "error" => %remit::error_chain(&e));
                 this.retune(&DestinationSettings::default(), ctx);
             }
             Err(panic) => {

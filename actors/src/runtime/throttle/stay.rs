@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use slog::debug;
 
-use super::Throttle;
+use super::actor::Throttle;
 use crate::config::ThrottleLimits;
 use crate::runtime::finish::hand_back::{hand_back, hand_back_each};
 use crate::runtime::shared::guard;

@@ -54,7 +54,7 @@ impl Alerter {
                 }
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => warn!(this.shared.log, "the alert check failed";
-                                "error" => %crate::error_chain(&e)),
+                                "error" => %remit::error_chain(&e)),
                 Err(panic) => {
                     warn!(this.shared.log, "the alert check panicked; restarting the alerter";
                           "panic" => %panic);

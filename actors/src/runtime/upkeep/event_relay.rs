@@ -80,7 +80,7 @@ impl EventRelay {
                     }
                 }
                 Ok(Err(e)) => warn!(this.shared.log, "could not turn operational events into webhooks";
-                                "error" => %crate::error_chain(&e)),
+                                "error" => %remit::error_chain(&e)),
                 Err(panic) => {
                     warn!(this.shared.log, "the event relay panicked; restarting it"; "panic" => %panic);
                     ctx.stop();

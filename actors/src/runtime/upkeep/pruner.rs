@@ -135,7 +135,7 @@ impl Pruner {
                 "destination_stats" => hours, "stats_keep_days" => retention.stats_keep_days),
             Ok(_) => debug!(log, "nothing to prune"),
             Err(e) => warn!(log, "pruning failed; retrying at the next interval";
-                            "error" => %crate::error_chain(&e)),
+                            "error" => %remit::error_chain(&e)),
         }
     }
 }

@@ -62,7 +62,7 @@ impl Reconciler {
                     "past_horizon" => report.past_horizon.count)
                 }
                 Ok(Err(e)) => warn!(this.shared.log, "reconciliation failed";
-                                "error" => %crate::error_chain(&e)),
+                                "error" => %remit::error_chain(&e)),
                 Err(panic) => {
                     warn!(this.shared.log, "reconciliation panicked; restarting the reconciler";
                           "panic" => %panic);
@@ -86,7 +86,7 @@ impl Reconciler {
             .map(move |result, this, ctx| match result {
                 Ok(Ok(queue)) => metrics_of.metrics.set_queue(&queue),
                 Ok(Err(e)) => warn!(this.shared.log, "could not read the queue for its gauges";
-                                "error" => %crate::error_chain(&e)),
+                                "error" => %remit::error_chain(&e)),
                 Err(panic) => {
                     warn!(this.shared.log, "the queue gauges panicked; restarting the reconciler";
                           "panic" => %panic);
@@ -116,7 +116,7 @@ impl Reconciler {
                           "tasks" => n, "reason" => "destination_disabled");
                 }
                 Ok(Err(e)) => warn!(this.shared.log, "could not fail the tasks of disabled destinations";
-                                "error" => %crate::error_chain(&e)),
+                                "error" => %remit::error_chain(&e)),
                 Err(panic) => {
                     warn!(this.shared.log, "failing disabled tasks panicked; restarting the reconciler";
                           "panic" => %panic);
@@ -142,7 +142,7 @@ impl Reconciler {
                                    "tasks" => n),
                 Ok(Err(e)) => {
                     warn!(this.shared.log, "could not settle the changes waiting for attempts";
-                                "error" => %crate::error_chain(&e))
+                                "error" => %remit::error_chain(&e))
                 }
                 Err(panic) => {
                     warn!(this.shared.log, "settling changes panicked; restarting the reconciler";

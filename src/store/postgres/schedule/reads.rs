@@ -59,7 +59,7 @@ pub(in crate::store::postgres) async fn payload(
         Err(StoreError::Payload(e @ PayloadCryptoError::WrongKey { .. })) => {
             let recorded = super::super::keys::payload_keys::recorded(&mut conn).await?;
             Err(StoreError::Payload(
-                e.knowing_recorded(&store.key, &recorded),
+                store.key.knowing_recorded(e, &recorded),
             ))
         }
         read => read,

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use super::labels::{
     start_at_zero, ByActor, ByClass, ByReason, ByState, ACTORS, CLASSES, REASONS, STATES,
 };
-use super::Metrics;
+use super::recording::Metrics;
 
 impl Metrics {
     pub fn new(region: Region, max_destinations: usize) -> Self {

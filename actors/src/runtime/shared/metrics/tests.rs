@@ -1,5 +1,6 @@
-use remit::domain::Region;
+use remit::domain::{AttemptOutcome, DestinationId, Region};
 
+use super::recording::OTHER;
 use super::*;
 
 #[test]

@@ -3,8 +3,8 @@
 
 use std::time::Duration as StdDuration;
 
-use super::super::connection::schema_check;
-use super::{open_pool, PgStore};
+use super::connection::schema_check;
+use super::store::{open_pool, PgStore};
 use crate::store::contract::{SchemaMismatch, StoreError};
 use crate::store::postgres::connection::connect::PgConnector;
 use crate::store::postgres::connection::pooler::Pooler;
@@ -32,7 +32,7 @@ impl PgStore {
     ) -> Result<Self, StoreError> {
         let connector = PgConnector::behind(url, self.connect_timeout, pooler)?.for_store();
         let mut first = connector.establish().await?;
-        let embedded = super::super::connection::migrate::embedded_versions()?;
+        let embedded = super::connection::migrate::embedded_versions()?;
         let started = std::time::Instant::now();
         let mut waited = false;
         loop {
@@ -56,7 +56,7 @@ impl PgStore {
         // A pooler remit was not told of, or a server behind one that
         // leaves the planner's settings as they are, is named here as at
         // the primary's connect.
-        let warnings = super::super::connection::pooler::check_settings(&mut first, pooler).await?;
+        let warnings = super::connection::pooler::check_settings(&mut first, pooler).await?;
         Ok(Self {
             pool: open_pool(&connector, pool_size, self.connect_timeout, first).await?,
             connector,
