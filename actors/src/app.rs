@@ -66,8 +66,9 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Starts the supervisor and the API inside the current actix system.
-    /// `store` serves delivery; the API gets a pool of its own
-    /// (`api.pool_size`) on the same database.
+    /// Delivery gets a pool of its own on `store`'s database, planning each
+    /// statement once (`database.pool_size`), and the API another
+    /// (`api.pool_size`).
     pub async fn start(
         config: Config,
         store: Database,
@@ -91,6 +92,9 @@ impl Runtime {
             log.new(slog::o!("region" => region.to_string(), "lease_owner" => lease_owner.clone()));
         let api_store = store.with_own_pool(config.api.pool_size).await?;
         let reports = reports(&config, &api_store, &log).await?;
+        // Delivery's pool plans each statement once; the API's and the
+        // reports' plan theirs for the values asked (a search's filters).
+        let store = store.with_generic_plans(config.database.pool_size).await?;
         let stats = Arc::new(RuntimeStats::new(Metrics::new(
             region,
             config.metrics.max_destinations,

@@ -285,3 +285,32 @@ async fn store_sessions_plan_without_jit_or_sequential_scans_unless_the_url_says
         );
     }
 }
+
+#[derive(diesel::QueryableByName)]
+struct PlanCache {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    mode: String,
+}
+
+/// Delivery's sessions plan each prepared statement once, without its
+/// values; a store's other sessions (the API's, the reports') plan for
+/// the values each run asks, as the server would.
+#[tokio::test]
+async fn delivery_sessions_plan_each_statement_once_and_others_for_their_values() {
+    use diesel_async::RunQueryDsl;
+    let store = remit::store::PgConnector::new(&database_url(), Duration::from_secs(5))
+        .unwrap()
+        .for_store();
+    for (connector, mode) in [
+        (store.clone(), "auto"),
+        (store.with_generic_plans(), "force_generic_plan"),
+    ] {
+        let mut conn = connector.establish().await.unwrap();
+        let shown: PlanCache =
+            diesel::sql_query("SELECT current_setting('plan_cache_mode') AS mode")
+                .get_result(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(shown.mode, mode);
+    }
+}

@@ -82,6 +82,18 @@ impl Database {
         }
     }
 
+    /// The same database on a pool of `pool_size` for delivery, whose
+    /// connections plan each prepared statement once, not at every run
+    /// (PostgreSQL); on SQLite the same connection.
+    pub async fn with_generic_plans(&self, pool_size: u32) -> Result<Self, StoreError> {
+        match self {
+            Database::Postgres(pg) => {
+                Ok(Database::Postgres(pg.with_generic_plans(pool_size).await?))
+            }
+            Database::Sqlite(lite) => Ok(Database::Sqlite(lite.clone())),
+        }
+    }
+
     /// The thresholds that disable a failing destination without its own.
     pub fn with_disable_rule(self, rule: crate::policy::DisableRule) -> Self {
         match self {

@@ -119,6 +119,19 @@ impl PgStore {
         })
     }
 
+    /// The same store on a pool of `pool_size` whose connections plan each
+    /// prepared statement once (`PgConnector::with_generic_plans`): the
+    /// pool delivery runs on. This handle's own pool is left as it is.
+    pub async fn with_generic_plans(&self, pool_size: u32) -> Result<Self, StoreError> {
+        let connector = self.connector.with_generic_plans();
+        let first = connector.establish().await?;
+        Ok(Self {
+            pool: open_pool(&connector, pool_size, self.connect_timeout, first).await?,
+            connector,
+            ..self.clone()
+        })
+    }
+
     /// Replaces the clock (tests and the simulation pin it).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;

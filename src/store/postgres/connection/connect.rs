@@ -138,6 +138,29 @@ impl PgConnector {
         self
     }
 
+    /// The same connector whose connections plan each prepared statement
+    /// once, without its values (`plan_cache_mode=force_generic_plan`), for
+    /// the pool delivery runs on. Left to itself, PostgreSQL plans a
+    /// prepared statement afresh at every run while that plan is estimated
+    /// cheaper than the generic one: for the claim and the finish, every
+    /// run. That planning was a fifth of the server's CPU in a drain of one
+    /// destination (docs/benchmarks.md, "Planned once"). The hot path's
+    /// generic plans are the ones the plan tests check
+    /// (`tests/store/hot_path_plans.rs` plans each statement both ways).
+    /// Behind a pooler, which sends no `options`, the server's setting
+    /// stands.
+    pub fn with_generic_plans(&self) -> Self {
+        if self.pooler != Pooler::None {
+            return self.clone();
+        }
+        let mut config = (*self.config).clone();
+        ask_for(&mut config, "plan_cache_mode=force_generic_plan");
+        Self {
+            config: Arc::new(config),
+            ..self.clone()
+        }
+    }
+
     /// The URL without its password.
     pub fn describe(&self) -> &str {
         &self.described
