@@ -18,9 +18,13 @@ pub type Finisher = Batcher<Finish, TransitionOutcome>;
 /// Most finishes in one commit.
 const BATCH: usize = 256;
 
-/// Commits in flight at once, so a batch can gather and go while earlier
-/// ones wait for their flush to disk.
-const COMMITS: usize = 4;
+/// Commits in flight at once, so a batch can gather and go while an
+/// earlier one waits for its flush to disk. Two, not more: each finish
+/// costs the server a fixed part whatever its size, and with four in
+/// flight batches stayed small (a drain to one destination: 14 finishes a
+/// call with four, 17 with two, and 10 % more deliveries a second;
+/// docs/benchmarks.md, "Planned once").
+const COMMITS: usize = 2;
 
 /// Starts the finisher. A destination a batch disabled is told once, at
 /// warn, by the process whose finish tipped it (never a payload: only its
