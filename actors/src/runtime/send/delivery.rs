@@ -25,6 +25,7 @@ use super::super::shared::Shared;
 use super::consumer::{chrono_saturating, hold_refused, RuntimeConsumer};
 use super::delivered::{report, stopped};
 use super::transport;
+use super::under_way::UnderWay;
 use crate::signature;
 use crate::telemetry::AttemptSpan;
 
@@ -54,13 +55,14 @@ pub enum DeliveryFailure {
 /// before a request, or the task back unsent), send it (`exchange`), and
 /// commit what the policy decides of the answer (`settle`). `sent` is set
 /// just before the request goes out: from then on the receiver may have
-/// it.
-pub async fn deliver(
+/// it. The request's in-flight places (`under_way`) go back once the
+/// exchange is over.
+pub(super) async fn deliver(
     shared: Shared,
     client: awc::Client,
     claimed: ClaimedTask,
     claimed_at: Instant,
-    token: u64,
+    (token, under_way): (u64, UnderWay),
     sent: Rc<Cell<bool>>,
 ) -> Result<Delivered, DeliveryFailure> {
     let task = &claimed.task;
@@ -152,7 +154,7 @@ pub async fn deliver(
         (&claimed, &target),
         claimed_at,
         exchanged,
-        &lease_ends,
+        (&lease_ends, &under_way),
         &mut span,
         &log,
     )
@@ -272,13 +274,15 @@ async fn exchange(
 
 /// What the policy decides of the answer, held here at once when it
 /// pauses the destination, then committed ([`commit::finish`]), counted
-/// and traced.
+/// and traced. The request's in-flight places go back between the two:
+/// after the pause (so nothing of the destination starts inside it),
+/// before the commit (which may wait for a batch).
 async fn settle(
     shared: &Shared,
     (claimed, target): (&ClaimedTask, &SendTarget),
     claimed_at: Instant,
     exchanged: Exchanged,
-    lease_ends: &Rc<Cell<Instant>>,
+    (lease_ends, under_way): (&Rc<Cell<Instant>>, &UnderWay),
     span: &mut AttemptSpan,
     log: &slog::Logger,
 ) -> Result<(), DeliveryFailure> {
@@ -306,6 +310,7 @@ async fn settle(
             left.saturating_sub(received.elapsed()),
         );
     }
+    under_way.over();
     let lease = claimed.lease();
     let outcome = commit::finish(
         shared,

@@ -11,6 +11,8 @@
 //!   core's delivery asks it.
 //! - `transport`: one HTTP request through awc, and what came back.
 //! - `delivered`: how one delivery ended, counted and logged.
+//! - `under_way`: a request's places under the in-flight caps, given
+//!   back once its answer is in.
 
 pub(super) mod consumer;
 pub(super) mod delivered;
@@ -18,3 +20,4 @@ pub(super) mod delivery;
 pub(super) mod pool;
 pub(super) mod sender;
 pub(super) mod transport;
+pub(super) mod under_way;

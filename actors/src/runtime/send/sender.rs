@@ -21,10 +21,11 @@ use slog::{error, warn};
 use super::super::finish::hand_back::hand_back;
 use super::super::finish::retry;
 use super::super::shared::guard::{self, Guarded};
-use super::super::shared::messages::{Abandon, Crash, Deliver, Delivered, InFlight, Wake, Work};
+use super::super::shared::messages::{Abandon, Crash, Deliver, Delivered, Wake, Work};
 use super::super::shared::Shared;
 use super::delivery::{deliver, DeliveryFailure};
 use super::transport;
+use super::under_way::UnderWay;
 
 pub struct Sender {
     shared: Shared,
@@ -42,12 +43,13 @@ pub struct Sender {
 }
 
 /// One task a sender is carrying. Dropping it frees the task's slot in
-/// memory and its destination's in-flight slot.
+/// memory, and its request's in-flight places if the delivery has not
+/// given them back already.
 struct Held {
     work: Work,
     /// The number of the token the request goes out with.
     token: u64,
-    _in_flight: InFlight,
+    under_way: UnderWay,
     /// The throttle to wake when the request is over.
     throttle: Recipient<Wake>,
     /// Set just before the request goes out: from then on the receiver may
@@ -180,7 +182,7 @@ fn give_back(shared: &Shared, held: Held) {
     let Held {
         work,
         token,
-        _in_flight,
+        under_way,
         throttle,
         sent,
         running,
@@ -195,7 +197,7 @@ fn give_back(shared: &Shared, held: Held) {
     throttle.do_send(Wake {
         unsent: (!sent.get()).then_some(token),
     });
-    drop(_in_flight);
+    under_way.release();
     if !sent.get() {
         hand_back(shared, vec![work], None);
         return;
@@ -305,12 +307,13 @@ impl Sender {
         let number = self.next_delivery;
         self.next_delivery += 1;
         let sent = Rc::new(Cell::new(false));
+        let under_way = UnderWay::new(in_flight, throttle.clone());
         let attempt = deliver(
             self.shared.clone(),
             self.client.clone(),
             work.claimed.clone(),
             work.claimed_at,
-            token,
+            (token, under_way.clone()),
             sent.clone(),
         );
         self.held.insert(
@@ -318,7 +321,7 @@ impl Sender {
             Held {
                 work,
                 token,
-                _in_flight: in_flight,
+                under_way,
                 throttle,
                 sent,
                 running: None,

@@ -59,8 +59,8 @@ pub struct Deliver {
 
 /// A request's places under the in-flight caps: one of its destination's
 /// and one of the process's (`send.max_in_flight`). Both free themselves
-/// when dropped, which the sender does once the request's outcome is
-/// committed.
+/// when dropped, which the delivery does once the answer is in
+/// (`send::under_way`).
 #[derive(Debug)]
 pub struct InFlight {
     pub destination: OwnedSemaphorePermit,

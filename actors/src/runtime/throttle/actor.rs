@@ -74,7 +74,18 @@ pub struct Throttle {
     pub(super) idle_check: Option<SpawnHandle>,
     /// When a request of this destination last gave its slot back.
     pub(super) last_freed: Option<Instant>,
+    /// A [`Pump`] is on its way to this actor.
+    pub(super) pump_due: bool,
 }
+
+/// To the Throttle itself: look at the queue, once the messages already
+/// in its mailbox are in. Tasks arrive one `Admit` each and a batch's
+/// sends end one `Wake` each; moving the queue at every one of them would
+/// take tokens for the first task alone (and for each freed slot), a round
+/// trip to the buckets each, while the rest of the claim waits behind it.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+struct Pump;
 
 impl std::fmt::Debug for Throttle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -122,6 +133,7 @@ impl Throttle {
             admitted: 0,
             idle_check: None,
             last_freed: None,
+            pump_due: false,
         }
     }
 
@@ -131,6 +143,14 @@ impl Throttle {
     pub(super) fn pump(&mut self, ctx: &mut Context<Self>) {
         self.move_queue(ctx);
         self.watch_idle(ctx);
+    }
+
+    /// Pumps once the mailbox's waiting `Admit`s and `Wake`s are in.
+    fn pump_soon(&mut self, ctx: &mut Context<Self>) {
+        if !self.pump_due {
+            self.pump_due = true;
+            ctx.notify(Pump);
+        }
     }
 
     fn move_queue(&mut self, ctx: &mut Context<Self>) {
@@ -363,6 +383,7 @@ impl Supervised for Throttle {
         self.reading_limits = false;
         self.limits_read_at = None;
         self.idle_check = None;
+        self.pump_due = false;
     }
 }
 
@@ -372,6 +393,15 @@ impl Handler<Admit> for Throttle {
     fn handle(&mut self, Admit(work): Admit, ctx: &mut Context<Self>) {
         self.admitted += 1;
         self.queue.push_back(work);
+        self.pump_soon(ctx);
+    }
+}
+
+impl Handler<Pump> for Throttle {
+    type Result = ();
+
+    fn handle(&mut self, _: Pump, ctx: &mut Context<Self>) {
+        self.pump_due = false;
         guard::step(self, ctx, |this, ctx| this.pump(ctx));
     }
 }
@@ -385,7 +415,7 @@ impl Handler<Wake> for Throttle {
             // Kept for the next request: the bucket charges requests sent.
             self.tokens.put_back(token);
         }
-        guard::step(self, ctx, |this, ctx| this.pump(ctx));
+        self.pump_soon(ctx);
     }
 }
 
