@@ -31,9 +31,15 @@ use crate::runtime::shared::messages::{Evict, Idle};
 
 /// How long a throttle stays idle before it asks to be evicted: long
 /// enough that a destination with a steady stream of tasks keeps its
-/// throttle (and its kept row) from one claim to the next, short enough
-/// that a drain over many destinations holds about a second's worth.
-pub const IDLE_GRACE: Duration = Duration::from_secs(1);
+/// throttle (and its kept row) from one claim to the next (claims come
+/// every few milliseconds while there is work), short enough that a drain
+/// over many destinations holds only a quarter of a second's worth. With a
+/// whole second, a drain of 20,000 tasks over 20,000 destinations peaked at
+/// 64 MiB against 35 MiB, at the same rate (docs/benchmarks.md). What it
+/// costs: a destination whose tasks come between a quarter and a whole
+/// second apart now gets a fresh throttle for each, which reads its limits
+/// and its row again.
+pub const IDLE_GRACE: Duration = Duration::from_millis(250);
 
 impl Throttle {
     fn idle(&self) -> bool {
