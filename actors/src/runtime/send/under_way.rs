@@ -48,3 +48,93 @@ impl UnderWay {
         drop(places);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use actix::prelude::*;
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    /// A throttle stand-in that counts the wakes it hears.
+    #[derive(Default)]
+    struct Counting(u32);
+
+    impl Actor for Counting {
+        type Context = Context<Self>;
+    }
+
+    impl Handler<Wake> for Counting {
+        type Result = ();
+
+        fn handle(&mut self, _: Wake, _: &mut Context<Self>) {
+            self.0 += 1;
+        }
+    }
+
+    /// The wakes heard so far: answered after every message sent before it
+    /// (a mailbox is first in, first out).
+    #[derive(Message)]
+    #[rtype(result = "u32")]
+    struct Heard;
+
+    impl Handler<Heard> for Counting {
+        type Result = u32;
+
+        fn handle(&mut self, _: Heard, _: &mut Context<Self>) -> u32 {
+            self.0
+        }
+    }
+
+    fn places(destination: &Arc<Semaphore>, process: &Arc<Semaphore>) -> InFlight {
+        InFlight {
+            destination: destination.clone().try_acquire_owned().unwrap(),
+            process: process.clone().try_acquire_owned().unwrap(),
+        }
+    }
+
+    #[actix_rt::test]
+    async fn the_places_go_back_once_with_one_wake_whoever_holds_a_copy() {
+        let (destination, process) = (Arc::new(Semaphore::new(1)), Arc::new(Semaphore::new(1)));
+        let throttle = Counting::default().start();
+        let under_way = UnderWay::new(places(&destination, &process), throttle.clone().recipient());
+        let held = under_way.clone();
+        assert_eq!(destination.available_permits(), 0);
+        assert_eq!(process.available_permits(), 0);
+
+        // The answer is in: both places are free while the sender's copy
+        // (`held`) still lives, and the throttle hears of it once.
+        under_way.over();
+        under_way.over();
+        assert_eq!(destination.available_permits(), 1);
+        assert_eq!(process.available_permits(), 1);
+        held.release();
+        assert_eq!(throttle.send(Heard).await.unwrap(), 1);
+    }
+
+    #[actix_rt::test]
+    async fn released_or_dropped_without_an_answer_the_places_go_back_unannounced() {
+        let (destination, process) = (Arc::new(Semaphore::new(1)), Arc::new(Semaphore::new(1)));
+        let throttle = Counting::default().start();
+
+        let released = UnderWay::new(places(&destination, &process), throttle.clone().recipient());
+        released.release();
+        assert_eq!(destination.available_permits(), 1);
+        assert_eq!(process.available_permits(), 1);
+
+        let dropped = UnderWay::new(places(&destination, &process), throttle.clone().recipient());
+        let copy = dropped.clone();
+        drop(dropped);
+        assert_eq!(
+            destination.available_permits(),
+            0,
+            "a copy still holds them"
+        );
+        drop(copy);
+        assert_eq!(destination.available_permits(), 1);
+        assert_eq!(process.available_permits(), 1);
+        assert_eq!(throttle.send(Heard).await.unwrap(), 0);
+    }
+}
