@@ -10,39 +10,60 @@
 //! marks them unsafe to cache, so the connection keeps each prepared and
 //! PostgreSQL moves to a generic plan after a few runs.
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::LazyLock;
 
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::serialize::ToSql;
 use diesel::sql_types::{HasSqlType, Untyped};
 use diesel::QueryResult;
+use parking_lot::RwLock;
 
 /// A statement's text, to be followed by its binds in order.
 pub(in crate::store::postgres) fn prepared(sql: &'static str) -> Prepared {
-    Prepared { sql }
+    Prepared {
+        pieces: pieces_of(sql),
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
 pub(in crate::store::postgres) struct Prepared {
-    sql: &'static str,
+    pieces: &'static [&'static str],
+}
+
+/// Each statement's pieces, cut once per process. diesel walks a
+/// statement several times a run (its text is the key it is prepared
+/// under, then its binds), and cutting the claim's 15 kB anew at each
+/// piece of each walk cost more of the runtime's thread than decoding the
+/// rows it returns. One entry per statement text in the code, so the
+/// pieces, leaked, are a few kilobytes for the life of the process.
+static PIECES: LazyLock<RwLock<HashMap<(usize, usize), &'static [&'static str]>>> =
+    LazyLock::new(|| RwLock::new(HashMap::new()));
+
+fn pieces_of(sql: &'static str) -> &'static [&'static str] {
+    let key = (sql.as_ptr() as usize, sql.len());
+    if let Some(pieces) = PIECES.read().get(&key) {
+        return pieces;
+    }
+    let mut cut = Vec::new();
+    let mut rest = sql;
+    while let Some((start, end)) = placeholder(rest) {
+        cut.push(&rest[..start]);
+        rest = &rest[end..];
+    }
+    cut.push(rest);
+    PIECES
+        .write()
+        .entry(key)
+        .or_insert_with(|| Box::leak(cut.into_boxed_slice()))
 }
 
 /// The text before the `index`th placeholder (0: before the first) or, for
-/// the last index, after the last placeholder.
-fn piece(sql: &str, index: usize) -> &str {
-    let mut rest = sql;
-    let mut skipped = 0;
-    loop {
-        let Some(at) = placeholder(rest) else {
-            return rest;
-        };
-        if skipped == index {
-            return &rest[..at.0];
-        }
-        rest = &rest[at.1..];
-        skipped += 1;
-    }
+/// the last index, after the last placeholder; empty past the end.
+fn piece(pieces: &[&'static str], index: usize) -> &'static str {
+    pieces.get(index).copied().unwrap_or("")
 }
 
 /// Where the next `$n` is: its start and end.
@@ -76,20 +97,20 @@ pub(in crate::store::postgres) fn placeholders(sql: &str) -> Vec<usize> {
 /// A statement with its first `COUNT` binds.
 pub(in crate::store::postgres) trait Pieces {
     const COUNT: usize;
-    fn sql(&self) -> &'static str;
+    fn pieces(&self) -> &'static [&'static str];
 }
 
 impl Pieces for Prepared {
     const COUNT: usize = 0;
-    fn sql(&self) -> &'static str {
-        self.sql
+    fn pieces(&self) -> &'static [&'static str] {
+        self.pieces
     }
 }
 
 impl<Q: Pieces, ST, V> Pieces for Bound<Q, ST, V> {
     const COUNT: usize = Q::COUNT + 1;
-    fn sql(&self) -> &'static str {
-        self.query.sql()
+    fn pieces(&self) -> &'static [&'static str] {
+        self.query.pieces()
     }
 }
 
@@ -123,7 +144,7 @@ impl<Q, ST0, V0> Bound<Q, ST0, V0> {
 
 impl QueryFragment<Pg> for Prepared {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(piece(self.sql, 0));
+        out.push_sql(piece(self.pieces, 0));
         Ok(())
     }
 }
@@ -137,7 +158,7 @@ where
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         self.query.walk_ast(out.reborrow())?;
         out.push_bind_param::<ST, V>(&self.value)?;
-        out.push_sql(piece(self.query.sql(), Q::COUNT + 1));
+        out.push_sql(piece(self.query.pieces(), Q::COUNT + 1));
         Ok(())
     }
 }
@@ -167,9 +188,12 @@ mod tests {
     #[test]
     fn a_statement_is_cut_at_its_placeholders() {
         let sql = "SELECT $1 + x FROM t WHERE y = $2";
-        assert_eq!(piece(sql, 0), "SELECT ");
-        assert_eq!(piece(sql, 1), " + x FROM t WHERE y = ");
-        assert_eq!(piece(sql, 2), "");
+        let pieces = pieces_of(sql);
+        assert_eq!(piece(pieces, 0), "SELECT ");
+        assert_eq!(piece(pieces, 1), " + x FROM t WHERE y = ");
+        assert_eq!(piece(pieces, 2), "");
+        assert_eq!(piece(pieces, 3), "");
+        assert!(std::ptr::eq(pieces, pieces_of(sql)), "cut once");
         assert_eq!(placeholders(sql), vec![1, 2]);
         assert_eq!(placeholders("$10 and $2"), vec![10, 2]);
     }
