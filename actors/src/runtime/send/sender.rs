@@ -308,14 +308,16 @@ impl Sender {
         self.next_delivery += 1;
         let sent = Rc::new(Cell::new(false));
         let under_way = UnderWay::new(in_flight, throttle.clone());
-        let attempt = deliver(
+        // Boxed where it is made: the future is some 6 kB, and each move on
+        // its way into the spawned task would copy all of it.
+        let attempt = Box::pin(deliver(
             self.shared.clone(),
             self.client.clone(),
             work.claimed.clone(),
             work.claimed_at,
             (token, under_way.clone()),
             sent.clone(),
-        );
+        ));
         self.held.insert(
             number,
             Held {
