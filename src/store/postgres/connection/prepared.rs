@@ -39,10 +39,17 @@ pub(in crate::store::postgres) struct Prepared {
 /// piece of each walk cost more of the runtime's thread than decoding the
 /// rows it returns. One entry per statement text in the code, so the
 /// pieces, leaked, are a few kilobytes for the life of the process.
-static PIECES: LazyLock<RwLock<HashMap<(usize, usize), &'static [&'static str]>>> =
+static PIECES: LazyLock<RwLock<HashMap<TextAt, Cut>>> =
     LazyLock::new(|| RwLock::new(HashMap::new()));
 
-fn pieces_of(sql: &'static str) -> &'static [&'static str] {
+/// A statement's text by where it lies and how long it is: each is a
+/// constant, so this names it without hashing 15 kB.
+type TextAt = (usize, usize);
+
+/// A statement's pieces, in order.
+type Cut = &'static [&'static str];
+
+fn pieces_of(sql: &'static str) -> Cut {
     let key = (sql.as_ptr() as usize, sql.len());
     if let Some(pieces) = PIECES.read().get(&key) {
         return pieces;
