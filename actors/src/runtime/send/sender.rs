@@ -49,9 +49,9 @@ struct Held {
     work: Work,
     /// The number of the token the request goes out with.
     token: u64,
+    /// The request's in-flight places, and the throttle to wake when it is
+    /// over.
     under_way: UnderWay,
-    /// The throttle to wake when the request is over.
-    throttle: Recipient<Wake>,
     /// Set just before the request goes out: from then on the receiver may
     /// have it, so giving the task back counts as an attempt.
     sent: Rc<Cell<bool>>,
@@ -101,7 +101,7 @@ impl Sender {
             Ok(Ok(delivered)) => {
                 self.shared.restarts.recovered(&self.name);
                 let unsent = (delivered == Delivered::HandedBack).then_some(held.token);
-                held.throttle.do_send(Wake { unsent });
+                held.under_way.tell(Wake { unsent });
                 return;
             }
             Ok(Err(failure)) => failure,
@@ -131,7 +131,7 @@ impl Sender {
                 if let Some(until) = pause {
                     keep_pausing(&self.shared, held.work.destination().clone(), until);
                 }
-                held.throttle.do_send(Wake::CHANGED);
+                held.under_way.tell(Wake::CHANGED);
             }
             // Deleted since the claim: back to the database, where no
             // claim takes it again and its deletion's cancel ends it.
@@ -183,7 +183,6 @@ fn give_back(shared: &Shared, held: Held) {
         work,
         token,
         under_way,
-        throttle,
         sent,
         running,
     } = held;
@@ -194,7 +193,7 @@ fn give_back(shared: &Shared, held: Held) {
     }
     // The throttle hears before its permit is back, so it never looks
     // idle (and is evicted) with the news of an unspent token on its way.
-    throttle.do_send(Wake {
+    under_way.tell(Wake {
         unsent: (!sent.get()).then_some(token),
     });
     under_way.release();
@@ -307,7 +306,7 @@ impl Sender {
         let number = self.next_delivery;
         self.next_delivery += 1;
         let sent = Rc::new(Cell::new(false));
-        let under_way = UnderWay::new(in_flight, throttle.clone());
+        let under_way = UnderWay::new(in_flight, throttle);
         // Boxed where it is made: the future is some 6 kB, and each move on
         // its way into the spawned task would copy all of it.
         let attempt = Box::pin(deliver(
@@ -324,7 +323,6 @@ impl Sender {
                 work,
                 token,
                 under_way,
-                throttle,
                 sent,
                 running: None,
             },

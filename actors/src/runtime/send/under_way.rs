@@ -41,6 +41,11 @@ impl UnderWay {
         }
     }
 
+    /// Tells the request's throttle, whatever became of the places.
+    pub(super) fn tell(&self, wake: Wake) {
+        self.throttle.do_send(wake);
+    }
+
     /// Gives the places back without a word to the throttle (the caller
     /// has told it already).
     pub(super) fn release(&self) {
