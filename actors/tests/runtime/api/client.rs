@@ -26,19 +26,33 @@ impl Api {
         body: Option<Value>,
     ) -> (u16, Value) {
         let url = format!("{}{path}", self.base);
-        let mut request = match method {
-            "GET" => self.client.get(url),
-            "DELETE" => self.client.delete(url),
-            "PUT" => self.client.put(url),
-            "PATCH" => self.client.patch(url),
-            _ => self.client.post(url),
-        };
-        if let Some(token) = token {
-            request = request.insert_header(("authorization", format!("Bearer {token}")));
-        }
-        let mut response = match body {
-            Some(body) => request.send_json(&body).await.unwrap(),
-            None => request.send().await.unwrap(),
+        // A connection kept alive from an earlier call may have been closed
+        // by the server meanwhile (its keep-alive is 5 s, and a test can
+        // wait that long for a delivery between two calls): the request
+        // never went out, so it is sent again on a fresh connection.
+        let mut tries = 0;
+        let mut response = loop {
+            let mut request = match method {
+                "GET" => self.client.get(&url),
+                "DELETE" => self.client.delete(&url),
+                "PUT" => self.client.put(&url),
+                "PATCH" => self.client.patch(&url),
+                _ => self.client.post(&url),
+            };
+            if let Some(token) = token {
+                request = request.insert_header(("authorization", format!("Bearer {token}")));
+            }
+            let sent = match &body {
+                Some(body) => request.send_json(body).await,
+                None => request.send().await,
+            };
+            match sent {
+                Err(awc::error::SendRequestError::Connect(e)) if tries < 2 => {
+                    eprintln!("{method} {path}: {e}; sending it again");
+                    tries += 1;
+                }
+                sent => break sent.unwrap(),
+            }
         };
         let status = response.status().as_u16();
         let bytes = response.body().await.unwrap();
