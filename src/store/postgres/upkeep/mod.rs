@@ -73,21 +73,24 @@ impl Upkeep for PgStore {
 /// passes a row a claim or a finish holds. Answers how many failed.
 pub const FAIL_DISABLED_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
--- The region's disabled destinations. Both scans read only their rows, in
--- the queue's (region, destination) order: with none disabled, the sweep
--- reads nothing of the queue, however long it is (a join with
--- `destinations` had the planner read every live row and its task row).
+-- Whether the region has a disabled destination at all. Both scans test it
+-- once, before they start (a one-time filter): with none disabled, the
+-- sweep reads nothing of the queue, however long it is; before, it read
+-- every live row and its task row to find none. With some, the plan is
+-- the join below, which the planner estimates from `destinations`' own
+-- statistics (an array of their ids instead was estimated as a scan of
+-- the queue, over the cost at which a stock server compiles a plan).
 disabled AS MATERIALIZED (
-    SELECT coalesce(array_agg(d.id COLLATE "C"), '{}') AS ids
-    FROM destinations d WHERE d.region = $2 AND NOT d.enabled
+    SELECT EXISTS (SELECT 1 FROM destinations d WHERE d.region = $2 AND NOT d.enabled) AS present
 ),
 lapsed AS (
     SELECT t.id, t.attempt_count, t.lease_token, t.lease_owner,
            t.retry_horizon_at <= clock.now AS expired
-    FROM task_queue live JOIN tasks t ON t.id = live.task_id, clock
-    WHERE live.region = $2
-      AND live.destination_id COLLATE "C" = ANY ((SELECT ids FROM disabled)::text[])
-      AND t.finalized_at IS NULL AND t.state = 'leased' AND t.lease_expires_at <= clock.now
+    FROM task_queue live JOIN tasks t ON t.id = live.task_id
+         JOIN destinations d ON d.id = t.destination_id, clock
+    WHERE live.region = $2 AND (SELECT present FROM disabled)
+      AND t.finalized_at IS NULL AND t.state = 'leased'
+      AND NOT d.enabled AND t.lease_expires_at <= clock.now
     ORDER BY t.lease_expires_at
     LIMIT $3
     FOR UPDATE OF t SKIP LOCKED
@@ -111,11 +114,11 @@ reclaimed AS (
 ),
 doomed AS (
     SELECT t.id
-    FROM task_queue live JOIN tasks t ON t.id = live.task_id, clock
-    WHERE live.region = $2
-      AND live.destination_id COLLATE "C" = ANY ((SELECT ids FROM disabled)::text[])
+    FROM task_queue live JOIN tasks t ON t.id = live.task_id
+         JOIN destinations d ON d.id = t.destination_id, clock
+    WHERE live.region = $2 AND (SELECT present FROM disabled)
       AND t.finalized_at IS NULL AND t.state IN ('pending', 'retry_wait')
-      AND t.retry_horizon_at <= clock.now
+      AND NOT d.enabled AND t.retry_horizon_at <= clock.now
     ORDER BY t.retry_horizon_at
     LIMIT $3
     FOR UPDATE OF t SKIP LOCKED
