@@ -30,15 +30,16 @@ pub(in crate::store::postgres) fn prepared(sql: &'static str) -> Prepared {
 
 #[derive(Debug, Clone, Copy)]
 pub(in crate::store::postgres) struct Prepared {
-    pieces: &'static [&'static str],
+    pieces: Cut,
 }
 
 /// Each statement's pieces, cut once per process. diesel walks a
 /// statement several times a run (its text is the key it is prepared
 /// under, then its binds), and cutting the claim's 15 kB anew at each
-/// piece of each walk cost more of the runtime's thread than decoding the
-/// rows it returns. One entry per statement text in the code, so the
-/// pieces, leaked, are a few kilobytes for the life of the process.
+/// piece of each walk took 2.5 % of the runtime's thread in a drain
+/// (docs/benchmarks.md, "The runtime's thread"). One entry per statement
+/// text in the code, so the pieces, leaked, are a few kilobytes for the
+/// life of the process.
 static PIECES: LazyLock<RwLock<HashMap<TextAt, Cut>>> =
     LazyLock::new(|| RwLock::new(HashMap::new()));
 
@@ -104,19 +105,19 @@ pub(in crate::store::postgres) fn placeholders(sql: &str) -> Vec<usize> {
 /// A statement with its first `COUNT` binds.
 pub(in crate::store::postgres) trait Pieces {
     const COUNT: usize;
-    fn pieces(&self) -> &'static [&'static str];
+    fn pieces(&self) -> Cut;
 }
 
 impl Pieces for Prepared {
     const COUNT: usize = 0;
-    fn pieces(&self) -> &'static [&'static str] {
+    fn pieces(&self) -> Cut {
         self.pieces
     }
 }
 
 impl<Q: Pieces, ST, V> Pieces for Bound<Q, ST, V> {
     const COUNT: usize = Q::COUNT + 1;
-    fn pieces(&self) -> &'static [&'static str] {
+    fn pieces(&self) -> Cut {
         self.query.pieces()
     }
 }

@@ -75,11 +75,11 @@ pub const FAIL_DISABLED_SQL: &str = r#"
 WITH clock AS (SELECT coalesce($1, now()) AS now),
 -- Whether the region has a disabled destination at all. Both scans test it
 -- once, before they start (a one-time filter): with none disabled, the
--- sweep reads nothing of the queue, however long it is; before, it read
--- every live row and its task row to find none. With some, the plan is
--- the join below, which the planner estimates from `destinations`' own
--- statistics (an array of their ids instead was estimated as a scan of
--- the queue, over the cost at which a stock server compiles a plan).
+-- sweep reads nothing of the queue, however long it is. With some, the
+-- plan is the join below, which the planner estimates from
+-- `destinations`' own statistics (an array of their ids was estimated as
+-- a scan of the queue, over the cost at which a stock server compiles a
+-- plan).
 disabled AS MATERIALIZED (
     SELECT EXISTS (SELECT 1 FROM destinations d WHERE d.region = $2 AND NOT d.enabled) AS present
 ),
