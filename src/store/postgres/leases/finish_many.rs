@@ -41,7 +41,13 @@ use crate::store::rules::lifecycle::EndAttempt;
 /// histograms' bucket bounds in µs (`domain::bucket_bounds_us`).
 pub const END_MANY_SQL: &str = concat!(
     r#"
-WITH clock AS (SELECT coalesce($1, now()) AS now),
+-- The queue's rows follow this statement's moves in `dequeued` and
+-- `requeued` below, so the row trigger that would do it one call a row
+-- (`task_queue_updated`) is told to leave them: the setting holds until the
+-- transaction ends (nothing after this statement in a finish's transaction
+-- writes `tasks`), and `clock` is read before any row moves.
+WITH clock AS (SELECT coalesce($1, now()) AS now,
+                      set_config('remit.queue_follows', 'statement', true) AS queue_follows),
 input AS (
     SELECT * FROM unnest($2::uuid[], $3::int8[], $4::text[], $5::text[], $6::text[],
                          $7::int8[], $8::text[], $9::int2[], $10::timestamptz[],
@@ -72,7 +78,25 @@ moved AS (
     RETURNING t.id, t.attempt_count, t.available_at, i.token, i.owner, i.outcome, i.delay_ms,
               i.status, i.started_at, i.received_at, i.transport_error, i.retry_after_raw,
               i.retry_after_deadline, t.destination_id, i.health, i.last_error, i.n,
-              t.not_before, i.class, i.latency_us
+              t.not_before, i.class, i.latency_us, t.region, t.state, t.finalized_at
+),
+-- What `task_queue_updated` would do for each moved row, set-wise: an
+-- ended task leaves the queue and enters the end log; one that waits again
+-- keeps its entry at its new time (nothing else the queue copies changes
+-- here). Every id is one probe by primary key, as in the claim.
+dequeued AS (
+    DELETE FROM task_queue q
+    WHERE q.task_id = ANY (ARRAY(SELECT id FROM moved WHERE finalized_at IS NOT NULL))
+),
+ended AS (
+    INSERT INTO task_ends (task_id, region, finalized_at)
+    SELECT id, region, finalized_at FROM moved WHERE finalized_at IS NOT NULL
+),
+requeued AS (
+    UPDATE task_queue q
+    SET (available_at, retrying) = (SELECT m.available_at, m.state = 'retry_wait'
+                                    FROM moved m WHERE m.id = q.task_id)
+    WHERE q.task_id = ANY (ARRAY(SELECT id FROM moved WHERE finalized_at IS NULL))
 ),
 logged AS (
     INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
