@@ -93,6 +93,17 @@ async fn the_queue_and_the_end_log_follow_every_write_of_a_task() {
         .outcomes;
     assert_eq!(outcomes, [TransitionOutcome::Applied; 2]);
     assert_mirrored(&db, "a delivery and a retry").await;
+    // A batch of finishes writes its end rows itself, and the row trigger
+    // must leave them: the task ended once, so it has one end row.
+    assert_eq!(
+        db.count(&format!(
+            "SELECT count(*) AS n FROM task_ends WHERE task_id = '{}'",
+            lease(0).task_id
+        ))
+        .await,
+        1,
+        "the delivery's end is logged once"
+    );
 
     let failed = db
         .store

@@ -1,3 +1,6 @@
+-- Stop every process of this version first: its finishes keep the queue
+-- and the end log themselves and would log each end twice once the
+-- trigger runs for their rows again.
 SET LOCAL lock_timeout = '1s';
 DROP TRIGGER task_queue_updated ON tasks;
 CREATE TRIGGER task_queue_updated AFTER UPDATE ON tasks

@@ -94,9 +94,10 @@ ended AS (
 ),
 requeued AS (
     UPDATE task_queue q
-    SET (available_at, retrying) = (SELECT m.available_at, m.state = 'retry_wait'
-                                    FROM moved m WHERE m.id = q.task_id)
+    SET available_at = m.available_at, retrying = m.state = 'retry_wait'
+    FROM moved m
     WHERE q.task_id = ANY (ARRAY(SELECT id FROM moved WHERE finalized_at IS NULL))
+      AND m.id = q.task_id
 ),
 logged AS (
     INSERT INTO attempts (task_id, attempt_number, lease_token, consumer_id, started_at,
