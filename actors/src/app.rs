@@ -180,6 +180,7 @@ impl Runtime {
         }
         let shared = Shared {
             store: store.clone(),
+            reports: reports.clone(),
             region,
             lease_owner: lease_owner.into(),
             policy: Rc::new(config.retry_policy()),

@@ -4,12 +4,13 @@
 
 use std::sync::atomic::Ordering;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{http::header, web, HttpRequest, HttpResponse};
 use remit::store::Upkeep;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::state::ApiState;
+use crate::runtime::exposition;
 
 /// Whether the process is alive
 #[utoipa::path(
@@ -80,8 +81,10 @@ pub struct Readiness {
 
 /// The region's series in the Prometheus text format
 ///
-/// Counts, gauges and a latency histogram only: never a task, tenant or
-/// reminder id, and never a payload.
+/// OpenMetrics text when the `Accept` header asks for it (Prometheus's
+/// scrapes do), else the Prometheus text format (0.0.4) that `promtool
+/// check metrics` reads. Counts, gauges and a latency histogram only:
+/// never a task, tenant or reminder id, and never a payload.
 #[utoipa::path(
     get,
     path = "/metrics",
@@ -89,14 +92,26 @@ pub struct Readiness {
     tag = "probes",
     responses((
         status = 200,
-        description = "OpenMetrics text",
-        body = String,
-        content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        description = "The series, in the format the `Accept` header chose",
+        content(
+            (String = "text/plain; version=0.0.4; charset=utf-8"),
+            (String = "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        ),
     )),
 )]
-pub(super) async fn metrics(state: web::Data<ApiState>) -> HttpResponse {
+pub(super) async fn metrics(request: HttpRequest, state: web::Data<ApiState>) -> HttpResponse {
     // The series and their labels are defined in `runtime::Metrics`.
+    let text = state.stats.metrics.encode();
+    let accept = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok());
+    if exposition::wants_openmetrics(accept) {
+        return HttpResponse::Ok()
+            .content_type(exposition::OPENMETRICS_TEXT)
+            .body(text);
+    }
     HttpResponse::Ok()
-        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
-        .body(state.stats.metrics.encode())
+        .content_type(exposition::PROMETHEUS_TEXT)
+        .body(exposition::to_prometheus_text(&text))
 }

@@ -65,7 +65,7 @@ pub use shared::capacity::{Capacity, Slot};
 pub use shared::changed_tasks::ChangedTasks;
 pub use shared::holds::Holds;
 pub use shared::messages::Shutdown;
-pub use shared::metrics::Metrics;
+pub use shared::metrics::{exposition, Metrics};
 pub use shared::paces::Paces;
 pub use shared::quotas::Quotas;
 pub use shared::restarts::Restarts;

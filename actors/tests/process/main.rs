@@ -16,6 +16,7 @@ mod export_file;
 mod import;
 mod payload_key;
 mod pgbouncer;
+mod prometheus;
 mod prune;
 mod quota;
 mod reconcile;

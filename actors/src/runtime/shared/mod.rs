@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use remit::domain::{DestinationId, Region, SendTarget};
 use remit::policy::RetryPolicy;
-use remit::store::{Database, Finish, TransitionOutcome};
+use remit::store::{Database, Finish, ReportReader, TransitionOutcome};
 use tokio::sync::Semaphore;
 
 use crate::config::{Config, ThrottleLimits};
@@ -67,6 +67,9 @@ use wall_clock::WallClock;
 #[derive(Clone)]
 pub struct Shared {
     pub store: Database,
+    /// Where the reports read: the replica `database.read_url` names, or
+    /// the primary.
+    pub reports: ReportReader,
     pub region: Region,
     pub lease_owner: Rc<str>,
     pub config: Rc<Config>,

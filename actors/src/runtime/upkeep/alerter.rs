@@ -47,12 +47,17 @@ impl Alerter {
                         "alert check skipped: another process of the region holds it"
                     )
                 }
-                Ok(Ok(done)) if done.events > 0 => {
-                    info!(this.shared.log, "operational events written";
-                          "events" => done.events, "failed" => done.failed,
-                          "late" => done.late, "horizon_ending" => done.horizon_ending)
+                Ok(Ok(done)) => {
+                    this.shared
+                        .stats
+                        .metrics
+                        .alert_check_found(done.late, done.horizon_ending);
+                    if done.events > 0 {
+                        info!(this.shared.log, "operational events written";
+                              "events" => done.events, "failed" => done.failed,
+                              "late" => done.late, "horizon_ending" => done.horizon_ending)
+                    }
                 }
-                Ok(Ok(_)) => {}
                 Ok(Err(e)) => warn!(this.shared.log, "the alert check failed";
                                 "error" => %remit::error_chain(&e)),
                 Err(panic) => {

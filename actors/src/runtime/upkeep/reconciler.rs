@@ -94,6 +94,32 @@ impl Reconciler {
                 }
             })
             .wait(ctx);
+        if self.shared.config.database.read_url.is_some() {
+            self.measure_replica(ctx);
+        }
+    }
+
+    /// How far the replica the reports read is behind, for its gauge.
+    fn measure_replica(&mut self, ctx: &mut Context<Self>) {
+        let metrics_of = self.shared.stats.clone();
+        let reports = self.shared.reports.clone();
+        guard::caught(async move { reports.read_source().await })
+            .into_actor(self)
+            .map(move |result, this, ctx| match result {
+                Ok(Ok(source)) => metrics_of
+                    .metrics
+                    .set_replica_lag(source.and_then(|s| s.lag())),
+                Ok(Err(e)) => {
+                    warn!(this.shared.log, "could not read the replica's lag for its gauge";
+                                "error" => %remit::error_chain(&e))
+                }
+                Err(panic) => {
+                    warn!(this.shared.log, "the replica gauge panicked; restarting the reconciler";
+                          "panic" => %panic);
+                    ctx.stop();
+                }
+            })
+            .wait(ctx);
     }
 }
 

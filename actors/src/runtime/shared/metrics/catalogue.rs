@@ -52,6 +52,9 @@ impl Metrics {
             cancelled: Counter::default(),
             erased: Counter::default(),
             rescheduled: Counter::default(),
+            late_found: Counter::default(),
+            horizons_ending_found: Counter::default(),
+            replica_lag: Gauge::default(),
             named: Mutex::default(),
             other: std::sync::atomic::AtomicBool::new(false),
             max_destinations,
@@ -176,6 +179,21 @@ impl Metrics {
             "payloads_erased",
             "Task payloads erased through this process",
             metrics.erased.clone(),
+        );
+        registry.register(
+            "reminders_late_found",
+            "Reminders the region's alert check found late against their deadline (events.late_after_seconds); counted where the check runs (events.url set)",
+            metrics.late_found.clone(),
+        );
+        registry.register(
+            "reminders_horizon_ending_found",
+            "Reminders the region's alert check found within events.horizon_warning_seconds of the end of their retry horizon; counted where the check runs (events.url set)",
+            metrics.horizons_ending_found.clone(),
+        );
+        registry.register(
+            "read_replica_lag_seconds",
+            "How far the replica the reports read (database.read_url) is behind its primary, from a periodic query; 0 when caught up or when no replica is set",
+            metrics.replica_lag.clone(),
         );
         registry.register(
             "tasks_rescheduled",

@@ -9,9 +9,12 @@
 //! - `catalogue`: every family remit exports, registered with its name,
 //!   help and buckets, and the known series started at 0.
 //! - `labels`: the label sets, and the values known in advance.
+//! - `exposition`: the OpenMetrics text, or the Prometheus text format
+//!   for scrapers that do not ask for OpenMetrics.
 //! - `tests`: the exposition as a scraper reads it.
 
 mod catalogue;
+pub mod exposition;
 pub(super) mod labels;
 mod recording;
 

@@ -46,6 +46,9 @@ pub struct Metrics {
     pub(super) cancelled: Counter,
     pub(super) erased: Counter,
     pub(super) rescheduled: Counter,
+    pub(super) late_found: Counter,
+    pub(super) horizons_ending_found: Counter,
+    pub(super) replica_lag: Gauge<f64, std::sync::atomic::AtomicU64>,
     pub(super) named: Mutex<HashSet<DestinationId>>,
     /// Whether `other` has been given out (and its series exported).
     pub(super) other: std::sync::atomic::AtomicBool,
@@ -152,6 +155,22 @@ impl Metrics {
 
     pub fn rescheduled(&self) {
         self.rescheduled.inc();
+    }
+
+    /// What one alert check of this process found: reminders late against
+    /// their deadline, and reminders near the end of their retry horizon
+    /// (each found once in the region, by whichever process checked).
+    pub fn alert_check_found(&self, late: u32, horizons_ending: u32) {
+        self.late_found.inc_by(u64::from(late));
+        self.horizons_ending_found
+            .inc_by(u64::from(horizons_ending));
+    }
+
+    /// How far the replica the reports read is behind its primary (0 when
+    /// caught up, or when the reports read the primary).
+    pub fn set_replica_lag(&self, lag: Option<chrono::Duration>) {
+        let seconds = lag.map_or(0.0, |d| d.num_milliseconds().max(0) as f64 / 1000.0);
+        self.replica_lag.set(seconds);
     }
 
     pub fn released(&self) {
