@@ -58,16 +58,6 @@ impl Actor {
         }
     }
 
-    /// The command line, run by the user the environment names (`USER`,
-    /// else `LOGNAME`, else `unknown`).
-    pub fn cli_user() -> Self {
-        let user = ["USER", "LOGNAME"]
-            .iter()
-            .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
-            .unwrap_or_else(|| "unknown".to_owned());
-        Actor::Cli { user }
-    }
-
     /// The actor from its stored columns; `None` for a kind this build does
     /// not know, or a token or user without an id.
     pub fn from_columns(kind: &str, id: Option<String>, name: Option<String>) -> Option<Self> {

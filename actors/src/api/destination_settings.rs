@@ -277,7 +277,8 @@ pub async fn delete(
     let deleted = state
         .acting(&caller)
         .delete_destination(&id, cancel)
-        .await?;
+        .await
+        .map_err(|e| e.with_remedy("add ?cancel_tasks=true to cancel them with it"))?;
     Ok(HttpResponse::Ok().json(DeletedView {
         destination: DestinationView::from(&deleted.destination),
         live_tasks: deleted.live_tasks,

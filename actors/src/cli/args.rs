@@ -17,6 +17,10 @@ pub struct Cli {
     /// A TOML configuration file (see config/remit.example.toml).
     #[arg(long, global = true, env = "REMIT_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Who the audit log records a command's changes as (`cli NAME`):
+    /// by default the operating-system user the process runs as.
+    #[arg(long = "as", value_name = "NAME", global = true)]
+    pub as_user: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -1,8 +1,8 @@
 //! The database as a command reaches it. Every command acts as the
-//! operating-system user who runs it: its admin calls are recorded in the
-//! audit log as `cli` and that user.
+//! operating-system user who runs it, or the one `--actor` names: its
+//! admin calls are recorded in the audit log as `cli` and that user
+//! (`acting_user`).
 
-use remit::domain::Actor;
 use remit::payload_crypto::PayloadKey;
 use remit::store::Database;
 use remit_actors::app::{self, AppError};
@@ -14,7 +14,7 @@ pub(super) async fn connect_without_payloads(config: &Config) -> Result<Database
     let key = app::payload_key(config).unwrap_or_else(|_| PayloadKey::from_bytes(rand::random()));
     Ok(app::connect(config, key)
         .await?
-        .acting_as(Actor::cli_user()))
+        .acting_as(super::acting_user::actor()))
 }
 
 /// Connects for a command that seals (`app::connect_to_seal`), acting as
@@ -25,5 +25,5 @@ pub(super) async fn connect_to_seal(
 ) -> Result<Database, AppError> {
     Ok(app::connect_to_seal(config, key)
         .await?
-        .acting_as(Actor::cli_user()))
+        .acting_as(super::acting_user::actor()))
 }

@@ -144,7 +144,10 @@ pub async fn delete(config: &Config, id: String, cancel_tasks: bool) -> Result<(
         requested_by: "cli".into(),
         horizon: config.retry_policy().horizon,
     });
-    let deleted = store.delete_destination(&id, cancel).await?;
+    let deleted = store
+        .delete_destination(&id, cancel)
+        .await
+        .map_err(|e| e.with_remedy("run it again with --cancel-tasks to cancel them with it"))?;
     let view = DeletedView {
         destination: DestinationView::from(&deleted.destination),
         live_tasks: deleted.live_tasks,

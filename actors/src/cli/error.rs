@@ -15,6 +15,10 @@ pub enum CliError {
     /// so it reads as itself (`conflict: …`), not under `database`.
     #[error(transparent)]
     Rejected(remit::store::StoreError),
+    /// Nothing matched what the command named (exit 1, as a refusal):
+    /// the message says what was looked for, in the command's words.
+    #[error("{0}")]
+    NoMatch(String),
     /// Reconciliation found something; the report says what.
     #[error("reconciliation found work that needs attention")]
     Findings,
@@ -36,6 +40,7 @@ impl CliError {
             CliError::Findings => 1,
             CliError::CouldNotCheck(_) => 3,
             CliError::Refused(_) => 1,
+            CliError::NoMatch(_) => 1,
         }
     }
 }

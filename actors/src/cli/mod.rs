@@ -20,6 +20,7 @@
 //!   (a page of tasks) and `task_changes` (cancel, reschedule, erase,
 //!   retry-now): one command each.
 
+mod acting_user;
 mod args;
 mod audit;
 mod connect;
@@ -54,6 +55,7 @@ pub use error::CliError;
 /// Runs the command line's command.
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     let fail = remit_actors::runtime::failpoint::setup();
+    acting_user::choose(cli.as_user.as_deref())?;
     let mut config = Config::load(cli.config.as_deref()).map_err(AppError::from)?;
     let result = match cli.command {
         Command::Keygen => {

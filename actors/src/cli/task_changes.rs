@@ -59,10 +59,11 @@ async fn find(
     };
     let page = store.search_tasks(region, &filter, None, 1).await?;
     page.tasks.first().map(|t| t.id).ok_or_else(|| {
-        rejected(
-            "task",
-            format!("for tenant {tenant:?} and reminder {reminder:?} in region {region}"),
-        )
+        CliError::NoMatch(format!(
+            "no task of tenant {} with reminder {} in region {region}",
+            remit::domain::quoted(tenant),
+            remit::domain::quoted(reminder)
+        ))
     })
 }
 

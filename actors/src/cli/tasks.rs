@@ -1,6 +1,7 @@
 //! `remit tasks`: a page of a region's tasks, newest first, with the
 //! filters of GET /v1/tasks (checked by the same code); never a payload.
 
+use remit::domain::{Task, TaskState};
 use remit::store::Reports;
 use remit_actors::api::{TaskFields, TaskQuery};
 use remit_actors::app::AppError;
@@ -43,15 +44,15 @@ pub async fn run(config: &Config, args: TaskListArgs) -> Result<(), CliError> {
         ReportFormat::Text => {
             for t in &page.tasks {
                 println!(
-                    "{}  {:<10}  {}  tenant {}  reminder {}  destination {}  attempts {}",
+                    "{}  {:<10}  {}  tenant {}  reminder {}  destination {}  attempts {}{}",
                     t.id,
                     t.state.as_str(),
-                    t.not_before
-                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    instant(t.not_before),
                     t.tenant_id,
                     t.reminder_id,
                     t.destination_id,
-                    t.attempt_count
+                    t.attempt_count,
+                    next(t)
                 );
             }
             if let Some(next) = page.next {
@@ -60,6 +61,22 @@ pub async fn run(config: &Config, args: TaskListArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+fn instant(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// What comes next for a task: the time of its next attempt while it
+/// waits, that one is under way while it is leased, nothing once ended.
+fn next(task: &Task) -> String {
+    match task.state {
+        TaskState::Pending | TaskState::RetryWait => {
+            format!("  next attempt {}", instant(task.available_at))
+        }
+        TaskState::Leased => "  attempt under way".to_owned(),
+        _ => String::new(),
+    }
 }
 
 /// The flag that sets a query field.

@@ -227,6 +227,15 @@ pub struct LogConfig {
     pub format: LogFormat,
     /// One of critical, error, warning, info, debug, trace.
     pub level: String,
+    /// How often each destination with work gets one INFO line of what
+    /// its deliveries came to (deliveries, retries, 429s, failures); a
+    /// delivery of its own is logged at debug only. 0: no summary.
+    #[serde(default = "summary_seconds")]
+    pub summary_seconds: u64,
+}
+
+fn summary_seconds() -> u64 {
+    60
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

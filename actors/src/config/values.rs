@@ -115,6 +115,7 @@ impl Default for Config {
             log: LogConfig {
                 format: LogFormat::Terminal,
                 level: "info".into(),
+                summary_seconds: 60,
             },
             shutdown: ShutdownConfig { grace_ms: 10_000 },
             reconcile: ReconcileConfig {

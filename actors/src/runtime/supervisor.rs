@@ -139,6 +139,12 @@ impl Actor for RegionSupervisor {
         self.event_relay = Some(actix::Supervisor::start(move |_| EventRelay::new(shared)));
         let shared = self.shared.clone();
         self.alerter = Some(actix::Supervisor::start(move |_| Alerter::new(shared)));
+        let every = self.shared.config.log.summary_seconds;
+        if every > 0 {
+            ctx.run_interval(std::time::Duration::from_secs(every), move |this, _| {
+                this.shared.stats.summary.log(&this.shared.log);
+            });
+        }
         self.running.store(true, Ordering::SeqCst);
         info!(self.shared.log, "region runtime started"; "senders" => count, "max_in_flight" => self.shared.config.send.max_in_flight);
     }
@@ -341,6 +347,10 @@ impl Handler<Shutdown> for RegionSupervisor {
                     // Releases are single-row updates; give them a moment.
                     let _ = tokio::time::timeout(Duration::from_secs(5), shared.capacity.drained())
                         .await;
+                }
+                // What the last period came to, so a stop loses no count.
+                if shared.config.log.summary_seconds > 0 {
+                    shared.stats.summary.log(&shared.log);
                 }
                 info!(shared.log, "region runtime stopped"; "held" => shared.capacity.held());
             }

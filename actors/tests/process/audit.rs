@@ -10,9 +10,9 @@ use crate::support::TestDb;
 const USER: &str = "alice";
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-/// `remit` as the operating-system user `alice`.
+/// `remit` acting as `alice` (`--as`).
 fn remit(db: &TestDb, args: &[&str]) -> std::process::Output {
-    super::run(super::remit(db).env("USER", USER).args(args))
+    super::run(super::remit(db).args(["--as", USER]).args(args))
 }
 
 fn stdout(output: &std::process::Output) -> String {
@@ -107,7 +107,7 @@ async fn every_admin_command_leaves_its_entry() {
         let before = entries(&db).len();
         let out = super::run(
             super::schedule_in_2030(&db, "eu", reminder)
-                .env("USER", USER)
+                .args(["--as", USER])
                 .args(["--payload", r#"{"renewal":"2030-02-01"}"#]),
         );
         assert_eq!(
@@ -195,4 +195,46 @@ async fn every_admin_command_leaves_its_entry() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--target-kind"), "{stderr}");
+}
+
+#[actix_rt::test]
+async fn without_actor_a_command_acts_as_its_uid_s_user_whatever_user_says() {
+    let db = TestDb::with_database_clock().await;
+    super::run(super::remit(&db).arg("migrate"));
+    super::run(super::remit(&db).args([
+        "destination",
+        "add",
+        "--id",
+        "crm",
+        "--region",
+        "eu",
+        "--url",
+        "https://crm.example.com/hook",
+    ]));
+    for environment in [Some("mallory"), None] {
+        let mut command = super::remit(&db);
+        command.env_remove("LOGNAME");
+        match environment {
+            Some(user) => command.env("USER", user),
+            None => command.env_remove("USER"),
+        };
+        super::run(command.args(["destination", "disable", "crm"]));
+        let all = entries(&db);
+        let last = all.last().unwrap_or_else(|| panic!("no entries: {all:?}"));
+        assert_eq!(last["actor"]["kind"], "cli");
+        assert_eq!(
+            last["actor"]["id"],
+            whoami::username().unwrap(),
+            "{environment:?}"
+        );
+        super::run(super::remit(&db).args(["destination", "enable", "crm"]));
+    }
+    // A name the log cannot take is refused, naming the flag.
+    let refused = super::remit(&db)
+        .args(["--as", "", "destination", "disable", "crm"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("--as: "), "{said}");
 }

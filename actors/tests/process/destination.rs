@@ -133,6 +133,9 @@ async fn settings_are_set_shown_and_a_destination_deleted() {
     assert_eq!(busy.status.code(), Some(1));
     let stderr = String::from_utf8(busy.stderr).unwrap();
     assert!(stderr.contains("1 of its tasks have not ended"), "{stderr}");
+    // In the command line's words, not the API's.
+    assert!(stderr.contains("--cancel-tasks"), "{stderr}");
+    assert!(!stderr.contains("cancel_tasks"), "{stderr}");
     let deleted = run(remit(&db).args(["destination", "delete", "crm", "--cancel-tasks"]));
     let deleted: serde_json::Value = serde_json::from_slice(&deleted.stdout).unwrap();
     assert_eq!(deleted["live_tasks"], serde_json::json!(1));

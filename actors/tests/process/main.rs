@@ -14,6 +14,7 @@ mod destination;
 mod events;
 mod export_file;
 mod import;
+mod log_volume;
 mod payload_key;
 mod pgbouncer;
 mod prometheus;

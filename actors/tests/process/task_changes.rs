@@ -85,6 +85,22 @@ async fn an_operator_cancels_moves_erases_and_lists_from_the_command_line() {
     expected.sort();
     assert_eq!(ids, expected);
 
+    // The text form says when a waiting task's next attempt is due; an
+    // ended one has none.
+    let out = super::run(super::remit(&db).args(["tasks", "--region", "eu"]));
+    let text = stdout(&out);
+    let line_of = |id: &remit::domain::TaskId| {
+        text.lines()
+            .find(|l| l.starts_with(&id.to_string()))
+            .unwrap_or_else(|| panic!("no {id} in {text}"))
+            .to_owned()
+    };
+    assert!(
+        line_of(&b).ends_with("next attempt 2030-01-01T09:00:00Z"),
+        "{text}"
+    );
+    assert!(!line_of(&a).contains("next attempt"), "{text}");
+
     let out = super::run(super::remit(&db).args(["retry-now", "--destination", "crm"]));
     assert_eq!(
         stdout(&out),
@@ -122,7 +138,7 @@ async fn an_operator_cancels_moves_erases_and_lists_from_the_command_line() {
                 "eu",
             ],
             1,
-            "no task",
+            r#"no task of tenant "clinic-1" with reminder "zz" in region eu"#,
         ),
         (vec!["tasks", "--state", "sent"], 2, "--state"),
     ] {

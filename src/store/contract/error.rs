@@ -104,6 +104,20 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// An `InUse` refusal with what lets the caller go ahead, in the words
+    /// of the surface it reaches (a flag, a query parameter); any other
+    /// error as it is.
+    pub fn with_remedy(self, remedy: &str) -> Self {
+        match self {
+            StoreError::InUse { what, id, why } => StoreError::InUse {
+                what,
+                id,
+                why: format!("{why}, or {remedy}"),
+            },
+            other => other,
+        }
+    }
+
     /// No destination with this id (in this store, or in this region).
     pub fn no_destination(id: &crate::domain::DestinationId) -> Self {
         StoreError::NotFound {

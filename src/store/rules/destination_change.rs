@@ -112,15 +112,14 @@ pub(in crate::store) fn plan(
 /// What every deleted destination's `disabled_reason` says.
 pub const DELETED_REASON: &str = "deleted";
 
-/// The refusal of a deletion that would leave live tasks behind.
+/// The refusal of a deletion that would leave live tasks behind. Each
+/// surface adds how to delete it with its tasks in its own words
+/// ([`StoreError::with_remedy`]).
 pub(in crate::store) fn live_refusal(id: &DestinationId, live: u64) -> StoreError {
     StoreError::InUse {
         what: "destination",
         id: id.to_string(),
-        why: format!(
-            "{live} of its tasks have not ended; cancel them first, or delete it with \
-             cancel_tasks=true to cancel them with it"
-        ),
+        why: format!("{live} of its tasks have not ended; cancel them first"),
     }
 }
 

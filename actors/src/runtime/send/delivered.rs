@@ -1,5 +1,7 @@
 //! How one delivery ended, for the sender's bookkeeping, counted and
-//! logged: a task sent and finished (`report`), stopped before its request
+//! logged (a delivery, a retry and a hand-back at `debug`, and into the
+//! destination's periodic summary; a failure or a fenced finish at
+//! `warn`): a task sent and finished (`report`), stopped before its request
 //! (`stopped`); a hand-back is counted where it is made
 //! (`finish::hand_back`).
 
@@ -7,7 +9,7 @@ use remit::delivery::Stop;
 use remit::domain::{AttemptOutcome, FailureReason, Task};
 use remit::policy::{Decision, Gate, Transition};
 use remit::store::TransitionOutcome;
-use slog::{error, info, warn};
+use slog::{debug, error, warn};
 
 use super::super::finish::hand_back::count_hand_back;
 use super::super::shared::messages::Delivered;
@@ -48,7 +50,8 @@ pub(in crate::runtime) fn stopped(
         }
         Stop::Refused { outcome, .. } => *outcome,
         Stop::Changed { outcome } => {
-            info!(log, "handing back unsent: an operator changed the task");
+            stats.summary.handed_back(&task.destination_id);
+            debug!(log, "handing back unsent: an operator changed the task");
             *outcome
         }
         Stop::Checks {
@@ -61,12 +64,14 @@ pub(in crate::runtime) fn stopped(
                 stats
                     .metrics
                     .attempt(&task.destination_id, AttemptOutcome::Failed);
+                stats.summary.failed(&task.destination_id);
                 warn!(log, "failed unsent"; "outcome" => "failed", "reason" => reason.code());
                 return Delivered::Finished;
             }
             if let Gate::HandBack { after } = gate {
-                info!(log, "handing back unsent"; "paused" => pause_left.is_some(),
-                      "after_ms" => after.map(|a| a.num_milliseconds()));
+                stats.summary.handed_back(&task.destination_id);
+                debug!(log, "handing back unsent"; "paused" => pause_left.is_some(),
+                       "after_ms" => after.map(|a| a.num_milliseconds()));
             }
             *outcome
         }
@@ -98,23 +103,28 @@ pub(in crate::runtime) fn report(
                     metrics.delivered_after_deadline(received - task.not_before);
                 }
             }
-            info!(log, "delivered"; "status" => status, "outcome" => "delivered");
+            stats.summary.delivered(destination);
+            debug!(log, "delivered"; "status" => status, "outcome" => "delivered");
         }
         (TransitionOutcome::Applied, Transition::RetryWait { available_at }) => {
             metrics.attempt(destination, AttemptOutcome::RetryWait);
-            info!(log, "will retry"; "status" => status, "outcome" => "retry_wait",
-                  "error" => decision.record.transport_error.as_deref(),
-                  "retry_after" => decision.record.retry_after_raw.as_deref(),
-                  "available_at" => %available_at);
+            let error = decision.record.transport_error.as_deref();
+            stats.summary.retried(destination, status, error);
+            debug!(log, "will retry"; "status" => status, "outcome" => "retry_wait",
+                   "error" => error,
+                   "retry_after" => decision.record.retry_after_raw.as_deref(),
+                   "available_at" => %available_at);
         }
         (TransitionOutcome::Applied, Transition::Fail(reason)) => {
             metrics.attempt(destination, AttemptOutcome::Failed);
             metrics.failed(&reason.code());
+            stats.summary.failed(destination);
             warn!(log, "failed"; "status" => status, "outcome" => "failed", "reason" => reason.code());
         }
         (TransitionOutcome::Fenced, _) => {
             metrics.attempt(destination, AttemptOutcome::Fenced);
             metrics.fenced(destination);
+            stats.summary.fenced(destination);
             warn!(log, "lease was lost before the finish; another consumer owns the task";
                   "status" => status, "outcome" => "fenced");
         }

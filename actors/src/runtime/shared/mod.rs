@@ -26,6 +26,7 @@ pub(super) mod batcher;
 pub mod buckets;
 pub(super) mod capacity;
 pub(super) mod changed_tasks;
+pub(super) mod delivery_summary;
 pub mod failpoint;
 pub(super) mod guard;
 pub(super) mod holds;

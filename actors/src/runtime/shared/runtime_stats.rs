@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::delivery_summary::DeliverySummary;
 use super::metrics::Metrics;
 
 /// What the runtime counts: the labelled series /metrics serves, and the
@@ -15,6 +16,8 @@ pub struct RuntimeStats {
     /// Throttles in memory now: one per destination with work here, or
     /// idle for a moment.
     pub throttles: AtomicU64,
+    /// Each destination's deliveries since the last summary line.
+    pub summary: DeliverySummary,
 }
 
 impl RuntimeStats {
@@ -23,6 +26,7 @@ impl RuntimeStats {
             metrics,
             restarts: AtomicU64::default(),
             throttles: AtomicU64::default(),
+            summary: DeliverySummary::default(),
         }
     }
 

@@ -255,13 +255,13 @@ async fn deletion_on(backend: Backend) {
     }
     let (status, refused) = api.delete("/v1/destinations/crm").await;
     assert_eq!(status, 409, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
     assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("3 of its tasks have not ended"),
+        message.contains("3 of its tasks have not ended"),
         "{refused}"
     );
+    assert!(message.contains("?cancel_tasks=true"), "{refused}");
+    assert!(!message.contains("--cancel-tasks"), "{refused}");
     let (status, deleted) = api.delete("/v1/destinations/crm?cancel_tasks=true").await;
     assert_eq!(status, 200, "{deleted}");
     assert_eq!(deleted["live_tasks"], json!(3));
