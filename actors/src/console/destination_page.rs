@@ -1,4 +1,5 @@
-//! A destination's page: its address, state and last error, and its
+//! A destination's page: its address, state and last error, an admin's
+//! actions (`destination_actions`), and its
 //! stats over the last week hour by hour (`Reports::destination_stats`, as the
 //! finish kept it): the week's attempts by class, and plots of attempts
 //! and failures, failures by class, send latency and first-try lateness.
@@ -9,17 +10,29 @@ use maud::html;
 use remit::domain::{hour_of, quoted, AttemptCounts, DestinationId};
 use remit::store::{Destinations, Reports};
 
+use serde::Deserialize;
+
 use super::charts::{self, Week};
 use super::error::ConsoleError;
 use super::layout::{state_text, Page, Section};
 use super::session;
 use super::state::ConsoleState;
+use crate::words;
+
+/// What an action taken on the page came to, as its answer's redirect
+/// says.
+#[derive(Debug, Default, Deserialize)]
+pub struct Done {
+    /// Tasks a retry-now made due.
+    retried: Option<u64>,
+}
 
 /// `GET /console/destinations/{id}`.
 pub async fn page(
     request: HttpRequest,
     state: web::Data<ConsoleState>,
     id: web::Path<String>,
+    done: web::Query<Done>,
 ) -> Result<HttpResponse, ConsoleError> {
     let viewer = session::viewer(&request, &state).await?;
     viewer.sees_every_tenant()?;
@@ -57,6 +70,9 @@ pub async fn page(
         body: html! {
             h1 { "Destination " (id.as_str()) }
             (read_from)
+            @if let Some(n) = done.retried {
+                p.notice role="status" { (words::counted(n, "task")) " waiting for a retry made due now." }
+            }
             p.url { (destination.url.as_str()) }
             table #destination {
                 tbody {
@@ -68,6 +84,9 @@ pub async fn page(
                         }
                     }
                 }
+            }
+            @if viewer.admin() {
+                (super::destination_actions::on_page(&viewer, &destination))
             }
             h2 { "The last 7 days" }
             p {

@@ -41,6 +41,7 @@
 
 mod audit;
 mod charts;
+mod destination_actions;
 mod destination_page;
 mod destination_settings;
 mod destinations;
@@ -90,7 +91,10 @@ pub fn routes(state: ConsoleState) -> impl FnOnce(&mut web::ServiceConfig) {
                 .route("/sign-out", web::post().to(sign_in::sign_out))
                 .route("/overview", web::get().to(overview::page))
                 .route("/destinations", web::get().to(destinations::page))
-                .route("/destinations/{action}", web::post().to(destinations::act))
+                .route(
+                    "/destinations/{action}",
+                    web::post().to(destination_actions::act),
+                )
                 .route(
                     "/destinations/{id}/settings",
                     web::get().to(destination_settings::page),

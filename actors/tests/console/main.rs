@@ -13,6 +13,7 @@ mod seed;
 mod server;
 
 mod bulk_replay;
+mod destination_actions;
 mod overview;
 mod read_only;
 mod replay;

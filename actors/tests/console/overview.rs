@@ -190,6 +190,7 @@ async fn overview_and_destinations(backend: Backend) {
         // store now holds two.
         let rotate = r#"tr[data-destination="crm"] form[data-action="rotate"] button"#;
         wait_for(&client, rotate).await.click().await.unwrap();
+        crate::pages::confirm(&client).await;
         let secret = text(&client, "code#new-secret").await;
         assert!(secret.starts_with("whsec_") && secret != SECRET, "{secret}");
         let secrets = db.store.signing_secrets(&crm).await.unwrap();

@@ -108,6 +108,40 @@ pub async fn forged_post(client: &Client, path: &str, fields: &[(&str, &str)]) -
         .unwrap_or_else(|| panic!("fetch answered {status}"))
 }
 
+/// Waits for the confirmation dialog an action asks in (`data-confirm`)
+/// and answers it: its question.
+async fn answer_dialog(client: &Client, yes: bool) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let question = loop {
+        match client.get_alert_text().await {
+            Ok(question) => break question,
+            Err(_) => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no confirmation asked"
+                );
+                actix_rt::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+    };
+    if yes {
+        client.accept_alert().await.unwrap();
+    } else {
+        client.dismiss_alert().await.unwrap();
+    }
+    question
+}
+
+/// Says yes to the confirmation an action asks: its question.
+pub async fn confirm(client: &Client) -> String {
+    answer_dialog(client, true).await
+}
+
+/// Says no to it: its question.
+pub async fn decline(client: &Client) -> String {
+    answer_dialog(client, false).await
+}
+
 /// The action forms (`form[data-action]`) on the page, by their action.
 pub async fn action_forms(client: &Client) -> Vec<String> {
     let mut actions = Vec::new();

@@ -53,3 +53,16 @@
     window.setTimeout(refresh, PERIOD_MS);
   });
 })();
+
+// remit console: a form with data-confirm asks before it is sent; a "no"
+// sends nothing. Listened for on the document, so forms swapped in by the
+// refresh above ask too.
+(function () {
+  "use strict";
+  document.addEventListener("submit", function (event) {
+    var question = event.target.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) {
+      event.preventDefault();
+    }
+  });
+})();
