@@ -1,13 +1,15 @@
 //! `GET /console/audit`: the audit log of admin actions, newest first, with
 //! the filters of `GET /v1/audit` (times also as the task search takes
 //! them, `2026-12-04T09:30` in UTC), for admin tokens that see every
-//! tenant. Settings are shown as their JSON; they never hold a secret.
+//! tenant. One line an act: what it changed, as a compact diff of the
+//! settings before and after (`audit_diff`); they never hold a secret.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use remit::domain::{AuditAction, AuditEntry, AuditFilter, TargetKind};
 use serde::Deserialize;
 
+use super::audit_diff;
 use super::error::ConsoleError;
 use super::layout::{instant, Page, Section};
 use super::search::{time, Search};
@@ -101,7 +103,7 @@ pub async fn page(
         body: html! {
             h1 { "Audit log" }
             (read_from)
-            p { "Every admin action, newest first: who, what, on what, and the settings before and after. Secrets are never recorded." }
+            p { "Every admin action, newest first: who, what, on what, and what it changed in the settings (a field's whole value is in its tooltip). Secrets are never recorded." }
             (form(&query))
             @if found.entries.is_empty() {
                 p #no-entries { "No entry matches." }
@@ -116,8 +118,7 @@ pub async fn page(
                                 th scope="col" { "action" }
                                 th scope="col" { "target" }
                                 th scope="col" { "region" }
-                                th scope="col" { "before" }
-                                th scope="col" { "after" }
+                                th scope="col" { "change" }
                             }
                         }
                         tbody {
@@ -177,26 +178,38 @@ fn form(query: &AuditForm) -> Markup {
     }
 }
 
+/// A target's id as its column shows it: a long one (a job's UUID) by its
+/// first characters, whole in the cell's title.
+fn target_id(id: &str) -> String {
+    const SHOWN: usize = 13;
+    if id.chars().count() <= SHOWN + 7 {
+        return id.to_owned();
+    }
+    let start: String = id.chars().take(SHOWN).collect();
+    format!("{start}…")
+}
+
 fn row(e: &AuditEntry) -> Markup {
     let who = match (e.actor.id(), e.actor.name()) {
         (Some(id), Some(name)) => format!("{} {id} ({name})", e.actor.kind()),
         (Some(id), None) => format!("{} {id}", e.actor.kind()),
         _ => e.actor.kind().to_owned(),
     };
-    let settings = |value: &Option<serde_json::Value>| match value {
-        Some(v) => html! { code.settings { (v.to_string()) } },
-        None => html! { "—" },
-    };
+    let changes = audit_diff::changes(e.before.as_ref(), e.after.as_ref());
+    let (created, deleted) = (e.before.is_none(), e.after.is_none() && e.before.is_some());
     html! {
         tr data-entry-id=(e.id) {
             td { (e.id) }
             td { (instant(e.at)) }
             td { (who) }
             td { (e.action.as_str()) }
-            td { (e.target.kind.as_str()) " " (e.target.id) }
+            td title=(format!("{} {}", e.target.kind.as_str(), e.target.id)) {
+                (e.target.kind.as_str()) " " (target_id(&e.target.id))
+            }
             td { (e.region.map_or("—".to_owned(), |r| r.to_string())) }
-            td { (settings(&e.before)) }
-            td { (settings(&e.after)) }
+            td.change title=(audit_diff::text(&changes, created, deleted)) {
+                (audit_diff::line(&changes, created, deleted))
+            }
         }
     }
 }

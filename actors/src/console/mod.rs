@@ -40,6 +40,7 @@
 //! - `assets/`: the style sheet and the live-refresh script, compiled in.
 
 mod audit;
+mod audit_diff;
 mod charts;
 mod destination_actions;
 mod destination_page;

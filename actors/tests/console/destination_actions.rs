@@ -156,6 +156,37 @@ async fn act_from_the_page(backend: Backend) {
         wait_for(&client, "table#destinations, main p").await;
         assert_eq!(pages::path(&client).await, "/console/destinations");
         assert!(db.store.destination(&crm).await.unwrap().is_none());
+
+        // The audit log of all that reads at 1280 px: nothing off screen,
+        // and each act on one line.
+        client.set_window_size(1280, 900).await.unwrap();
+        open(&client, remit, "/console/audit", "table#audit").await;
+        screenshot(&client, "audit-1280").await;
+        let measured = client
+            .execute(
+                "const page = document.documentElement;
+                 const rows = [...document.querySelectorAll('table#audit tbody tr')];
+                 const line = parseFloat(getComputedStyle(document.body).lineHeight) || 24;
+                 return [page.scrollWidth - page.clientWidth,
+                         Math.max(...rows.map(r => r.getBoundingClientRect().height)) / line,
+                         rows.length];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let [sideways, tallest, rows] = measured.as_array().unwrap().as_slice() else {
+            panic!("{measured}");
+        };
+        assert_eq!(
+            sideways.as_f64(),
+            Some(0.0),
+            "the audit page scrolls sideways"
+        );
+        assert!(rows.as_u64().unwrap() >= 6, "{measured}");
+        assert!(
+            tallest.as_f64().unwrap() < 2.0,
+            "an audit row is {tallest} lines tall at 1280 px"
+        );
     })
     .await;
 

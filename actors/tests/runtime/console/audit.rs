@@ -48,6 +48,14 @@ async fn a_console_change_is_recorded_as_the_signed_in_token_and_listed() {
         let who = format!("token {} (night shift)", admin.id);
         assert!(rows[0].contains(&who), "{backend:?}: {}", rows[0]);
         assert!(rows[0].contains("destination.disable") && rows[0].contains("night maintenance"));
+        // One line of what changed: the fields the disable set, not the
+        // whole settings before and after.
+        for changed in ["enabled", "disabled_reason"] {
+            let field = format!(r#"data-field="{changed}""#);
+            assert!(rows[0].contains(&field), "{backend:?}: {}", rows[0]);
+        }
+        assert!(rows[0].contains("true</span> → <span"), "{}", rows[0]);
+        assert!(!rows[0].contains(r#"data-field="url""#), "{}", rows[0]);
         assert!(rows[1].contains("system") && rows[1].contains("token.create"));
         assert!(rows[2].contains("system") && rows[2].contains("destination.create"));
         assert!(
