@@ -93,10 +93,26 @@ pub fn disables(streak: Streak, now: DateTime<Utc>, rule: DisableRule) -> bool {
     streak.count >= rule.failures && now - streak.since >= rule.after
 }
 
-/// Why an automatic disable happened, as the destination records it.
+/// Why an automatic disable happened, as the destination records it:
+/// `auto: 16 failures in a row over 12 minutes`. The streak's length in
+/// whole seconds under two minutes, minutes under two hours, hours under
+/// two days, then days (each rounded down). The batch finish on
+/// PostgreSQL writes the same words in SQL (`END_MANY_SQL`).
 pub fn auto_reason(streak: Streak, now: DateTime<Utc>) -> String {
-    let hours = (now - streak.since).num_seconds() as f64 / 3600.0;
-    format!("auto: {} failures over {hours:.1} hours", streak.count)
+    let seconds = (now - streak.since).num_seconds().max(0);
+    let over = match seconds {
+        1 => "1 second".to_owned(),
+        s if s < 120 => format!("{s} seconds"),
+        s if s < 7_200 => format!("{} minutes", s / 60),
+        s if s < 172_800 => format!("{} hours", s / 3_600),
+        s => format!("{} days", s / 86_400),
+    };
+    let failures = if streak.count == 1 {
+        "failure"
+    } else {
+        "failures"
+    };
+    format!("auto: {} {failures} in a row over {over}", streak.count)
 }
 
 /// The reason a manual disable records when the operator gives none.
@@ -158,7 +174,10 @@ mod tests {
                 count: 2
             }
         );
-        assert_eq!(auto_reason(next, at(5)), "auto: 2 failures over 4.0 hours");
+        assert_eq!(
+            auto_reason(next, at(5)),
+            "auto: 2 failures in a row over 4 hours"
+        );
     }
 
     #[test]

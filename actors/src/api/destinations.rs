@@ -276,9 +276,10 @@ remit::destination_settings!(destination_view {
     /// after the pause has ended.
     #[schema(required = true)]
     pub paused_until: Option<DateTime<Utc>>,
-    /// Why it is disabled: `auto: N failures over H hours` when a failure
-    /// streak disabled it, the operator's reason (or `manual`) when
-    /// disabled by hand; `null` while enabled.
+    /// Why it is disabled: `auto: N failures in a row over 12 minutes`
+    /// (the streak's length in seconds, minutes, hours or days) when a
+    /// failure streak disabled it, the operator's reason (or `manual`)
+    /// when disabled by hand; `null` while enabled.
     #[schema(required = true)]
     pub disabled_reason: Option<String>,
     /// When it was disabled; `null` while enabled.

@@ -199,6 +199,11 @@ fn envelope(task: &Task) -> Markup {
         html! { div { dt { (label) } dd data-field=(name) { (value) } } }
     };
     let text = |value: &str| html! { (value) };
+    let next_attempt = |task: &Task| match task.state {
+        TaskState::Pending | TaskState::RetryWait => instant(task.available_at),
+        TaskState::Leased => html! { "under way" },
+        _ => html! { "none: it has ended" },
+    };
     html! {
         dl.envelope {
             (item("state", "state", text(task.state.as_str())))
@@ -209,7 +214,7 @@ fn envelope(task: &Task) -> Markup {
             (item("idempotency_key", "idempotency key", html! { code { (task.idempotency_key) } }))
             (item("ordering_key", "ordering key", text(task.ordering_key.as_ref().map_or("—", |k| k.as_str()))))
             (item("not_before", "not before", instant(task.not_before)))
-            (item("available_at", "next due", instant(task.available_at)))
+            (item("available_at", "next attempt", next_attempt(task)))
             (item("retry_horizon_at", "retry horizon", instant(task.retry_horizon_at)))
             (item("attempt_count", "attempts", text(&task.attempt_count.to_string())))
             (item("last_status", "last status", text(&task.last_status.map_or("—".into(), |s| s.to_string()))))

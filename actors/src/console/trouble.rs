@@ -105,7 +105,8 @@ pub fn section(
                                 th scope="col" { "what" }
                                 th scope="col" { "since" }
                                 th scope="col" { "last error" }
-                                th scope="col" { "waiting" }
+                                th scope="col" { "due or sending" }
+                                th scope="col" { "retrying" }
                                 th scope="col" { "oldest wait" }
                                 th scope="col" { "failed (1 h)" }
                             }
@@ -146,7 +147,8 @@ fn row(kind: Trouble, s: &DestinationSummary, now: DateTime<Utc>) -> Markup {
             }
             td { @if let Some(at) = since { @if kind == Trouble::Paused { "until " } (instant(at)) } @else { "—" } }
             td { (last_error(&d.health)) }
-            td.number { (s.due_backlog + s.in_flight) }
+            td.number data-field="due" { (s.due_backlog + s.in_flight) }
+            td.number data-field="retrying" { (s.retrying) }
             td data-field="oldest_wait" { (waited(s.oldest_due, now)) }
             td.number { (s.failed_last_hour) }
         }

@@ -95,7 +95,10 @@ async fn disables_and_comes_back(backend: Backend) {
     let first = support::task(&db, "r0", &crm, Region::EU).await;
     let view = wait_enabled(&api, "crm", false).await;
     let reason = view["disabled_reason"].as_str().unwrap();
-    assert!(reason.starts_with("auto: 3 failures over "), "{view}");
+    assert!(
+        reason.starts_with("auto: 3 failures in a row over "),
+        "{view}"
+    );
     assert!(view["disabled_at"].is_string(), "{view}");
     assert_eq!(view["last_error"], json!("status 500"), "{view}");
     let failed_requests = receiver.requests_to("/hook").len();

@@ -115,6 +115,10 @@ async fn no_page_shows_a_payload() {
         assert!(page.body.contains(r#"<table id="attempts">"#));
         // A pending task cannot be replayed: no button.
         assert!(!page.body.contains("replay-button"), "{backend:?}");
+        assert!(
+            page.body.contains(r#"data-field="available_at"><time"#),
+            "{backend:?}: a waiting task's next attempt"
+        );
 
         // The search narrows by each field.
         for (query, listed) in [
@@ -138,6 +142,17 @@ async fn no_page_shows_a_payload() {
         let bad = browser.get("/console/tasks?from=yesterday").await;
         assert_eq!(bad.status, 400);
         assert!(bad.body.contains("from:"), "{}", bad.body);
+
+        // An ended task has no next attempt.
+        remit::store::Changes::cancel(&db.store, id, "cli")
+            .await
+            .unwrap();
+        let page = browser.get(&task_page).await;
+        assert_eq!(
+            text_of(&page, r#"data-field="available_at""#),
+            "none: it has ended",
+            "{backend:?}"
+        );
         console.stop().await;
     }
 }

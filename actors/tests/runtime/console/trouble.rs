@@ -119,6 +119,12 @@ async fn the_overview_names_late_and_failing_destinations() {
             r#"data-trouble="failing" data-destination="flaky""#,
         );
         assert!(failing.contains("status 500"), "{backend:?}: {failing}");
+        // The task waiting for its retry is counted where the overview
+        // shows the failing destination, not hidden under "0 waiting".
+        assert!(
+            failing.contains(r#"<td class="number" data-field="retrying">1</td>"#),
+            "{backend:?}: {failing}"
+        );
         assert!(
             failing.contains("<time datetime="),
             "{backend:?}: the error's time: {failing}"

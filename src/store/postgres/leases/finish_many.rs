@@ -173,7 +173,8 @@ verdict AS (
            CASE WHEN la.run = b.last_run THEN la.since END AS since,
            CASE WHEN la.run = b.last_run THEN la.last_error END AS last_error,
            CASE WHEN la.run = b.last_run THEN clock.now END AS last_error_at,
-           t.id IS NOT NULL AS tips, t.count AS tip_count, t.since AS tip_since,
+           t.id IS NOT NULL AS tips, t.count AS tip_count,
+           GREATEST(0, floor(extract(epoch FROM clock.now - t.since)))::int8 AS tip_seconds,
            t.last_error AS tip_error
     FROM locked l JOIN batch b ON b.id = l.id
          LEFT JOIN latest la ON la.id = l.id
@@ -187,10 +188,16 @@ healed AS (
         last_error = v.last_error,
         last_error_at = v.last_error_at,
         enabled = d.enabled AND NOT v.tips,
+        -- The words of policy::auto_reason.
         disabled_reason = CASE WHEN v.tips
-            THEN 'auto: ' || v.tip_count || ' failures over '
-                 || to_char(floor(extract(epoch FROM clock.now - v.tip_since)) / 3600.0,
-                            'FM999999990.0') || ' hours'
+            THEN 'auto: ' || v.tip_count
+                 || CASE WHEN v.tip_count = 1 THEN ' failure' ELSE ' failures' END
+                 || ' in a row over '
+                 || CASE WHEN v.tip_seconds = 1 THEN '1 second'
+                         WHEN v.tip_seconds < 120 THEN v.tip_seconds || ' seconds'
+                         WHEN v.tip_seconds < 7200 THEN (v.tip_seconds / 60) || ' minutes'
+                         WHEN v.tip_seconds < 172800 THEN (v.tip_seconds / 3600) || ' hours'
+                         ELSE (v.tip_seconds / 86400) || ' days' END
             ELSE d.disabled_reason END,
         disabled_at = CASE WHEN v.tips THEN clock.now ELSE d.disabled_at END,
         updated_at = clock.now

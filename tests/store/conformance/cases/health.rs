@@ -156,7 +156,7 @@ pub async fn failures_that_tip_then_a_success_in_one_batch_disable<H: Harness>(h
 
     let finished = answer_in_one_batch(h, &d, &[502, 504, 404, 204]).await;
     let now = t0() + Duration::hours(2);
-    let reason = "auto: 3 failures over 1.0 hours";
+    let reason = "auto: 3 failures in a row over 60 minutes";
     let after = s.destination(&d).await.unwrap().unwrap();
     assert_eq!(after.health.failure_streak, 0);
     assert_eq!(after.health.failure_streak_since, None);
@@ -179,7 +179,7 @@ pub async fn a_success_then_failures_that_tip_in_one_batch_disable<H: Harness>(h
 
     let finished = answer_in_one_batch(h, &d, &[204, 502, 504]).await;
     let now = t0() + Duration::hours(2);
-    let reason = "auto: 2 failures over 0.0 hours";
+    let reason = "auto: 2 failures in a row over 0 seconds";
     let after = s.destination(&d).await.unwrap().unwrap();
     assert_eq!(after.health.failure_streak, 2);
     assert_eq!(after.health.failure_streak_since, Some(now));
@@ -210,7 +210,7 @@ pub async fn a_failure_streak_disables_its_destination_in_the_finish<H: Harness>
     let now = t0() + Duration::hours(3);
     assert_eq!(
         disabled.health.disabled_reason.as_deref(),
-        Some("auto: 3 failures over 2.0 hours")
+        Some("auto: 3 failures in a row over 2 hours")
     );
     assert_eq!(disabled.health.disabled_at, Some(now));
     assert_eq!(disabled.health.last_error.as_deref(), Some("status 500"));
@@ -385,7 +385,7 @@ pub async fn disables_and_enables_leave_events_in_the_outbox<H: Harness>(h: &H) 
             (
                 EventKind::Disabled,
                 "crm",
-                Some("auto: 1 failures over 0.0 hours"),
+                Some("auto: 1 failure in a row over 0 seconds"),
                 disabled_at
             ),
             (
