@@ -28,3 +28,4 @@ pub mod db;
 pub mod pgbouncer;
 #[cfg(feature = "runtime")]
 pub mod runtime;
+pub mod schema_cleanup;

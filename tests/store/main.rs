@@ -39,6 +39,7 @@ mod retention;
 mod schedule;
 mod secrets_at_rest;
 mod sqlite_erasure;
+mod test_schemas;
 mod tls;
 mod upgrade;
 

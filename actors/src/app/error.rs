@@ -25,7 +25,7 @@ pub enum AppError {
     /// `database.read_pooler`.
     #[error("the replica of database.read_url (what stands in front of it: database.read_pooler)")]
     Replica(#[source] StoreError),
-    #[error("the demo failed: not every reminder was delivered in time, or a request broke a deadline (the report above says which)")]
+    #[error("the demo failed: not every reminder was delivered in time (--give-up-after waits longer), or a request broke a deadline (the report above says which)")]
     DemoIncomplete,
     #[error(transparent)]
     Invalid(#[from] remit::domain::InvalidInput),

@@ -43,6 +43,11 @@ pub enum Command {
         /// its own, dropped afterwards).
         #[arg(long)]
         database_url: Option<String>,
+        /// Fail if not every reminder is delivered this long after they
+        /// were scheduled (e.g. 50s, 5m): a slow or busy machine needs
+        /// longer than the usual 20 s.
+        #[arg(long, default_value = "50s", value_parser = humantime::parse_duration)]
+        give_up_after: std::time::Duration,
     },
     /// Apply the embedded schema migrations, one at a time. A migration
     /// in a transaction that waits longer than a second for a lock (a long

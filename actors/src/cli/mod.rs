@@ -85,7 +85,10 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
 /// Commands that do one thing against the database and exit.
 async fn one_shot(config: Config, command: Command) -> Result<(), CliError> {
     match command {
-        Command::Demo { database_url } => Ok(remit_actors::demo::run(config, database_url).await?),
+        Command::Demo {
+            database_url,
+            give_up_after,
+        } => Ok(remit_actors::demo::run(config, database_url, give_up_after).await?),
         Command::Migrate { give_up_after } => migrate::run(&config, give_up_after).await,
         Command::Destination(DestinationCommand::Add {
             id,

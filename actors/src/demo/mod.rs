@@ -41,8 +41,6 @@ use receiver::{Behaviour, Receiver};
 const REMINDERS: usize = 2_000;
 const SPREAD: Duration = Duration::from_secs(4);
 const TENANTS: [&str; 2] = ["clinic-north", "clinic-south"];
-/// The demo gives up (and fails) after this long.
-const LIMIT: Duration = Duration::from_secs(50);
 
 /// The receiver's destinations and how each behaves.
 fn destinations() -> Vec<(&'static str, Behaviour)> {
@@ -89,8 +87,13 @@ fn destinations() -> Vec<(&'static str, Behaviour)> {
 }
 
 /// Runs the demo on a throwaway SQLite file, or in a sandbox inside the
-/// database `database_url` names.
-pub async fn run(mut config: Config, database_url: Option<String>) -> Result<(), AppError> {
+/// database `database_url` names; it gives up (and fails) when not every
+/// reminder is delivered `give_up_after` they were scheduled.
+pub async fn run(
+    mut config: Config,
+    database_url: Option<String>,
+    give_up_after: Duration,
+) -> Result<(), AppError> {
     app::install_crypto_provider();
     let name = format!(
         "remit_demo_{}_{:08x}",
@@ -99,12 +102,12 @@ pub async fn run(mut config: Config, database_url: Option<String>) -> Result<(),
     );
     let sandbox = Sandbox::create(database_url.as_deref(), &name).await?;
     println!("database: {} (removed afterwards)", sandbox.describe());
-    let result = demo(&mut config, &sandbox.url).await;
+    let result = demo(&mut config, &sandbox.url, give_up_after).await;
     sandbox.remove().await?;
     result
 }
 
-async fn demo(config: &mut Config, url: &str) -> Result<(), AppError> {
+async fn demo(config: &mut Config, url: &str, give_up_after: Duration) -> Result<(), AppError> {
     let behaviours = destinations();
     let receiver = Receiver::start(
         behaviours
@@ -165,7 +168,7 @@ async fn demo(config: &mut Config, url: &str) -> Result<(), AppError> {
         if delivered + region.failed as usize == tasks.len() {
             break Ok(());
         }
-        if started.elapsed() > LIMIT {
+        if started.elapsed() > give_up_after {
             break Err(AppError::DemoIncomplete);
         }
         actix_rt::time::sleep(Duration::from_millis(100)).await;

@@ -5,6 +5,11 @@ use std::process::Command;
 
 use crate::support::{self, TestDb};
 
+/// How long the demo may take here: its promises are what these tests
+/// judge, not its speed, and a debug build on a machine busy with the rest
+/// of the suite takes several times its usual 20 s.
+const GIVE_UP_AFTER: &str = "10m";
+
 #[actix_rt::test]
 async fn the_demo_on_postgresql_delivers_through_a_rate_limit_and_cleans_up() {
     let url = support::db::database_url();
@@ -13,7 +18,13 @@ async fn the_demo_on_postgresql_delivers_through_a_rate_limit_and_cleans_up() {
     let before = db.count(demo_schemas).await;
     let output = Command::new(env!("CARGO_BIN_EXE_remit"))
         .env_clear()
-        .args(["demo", "--database-url", &url])
+        .args([
+            "demo",
+            "--database-url",
+            &url,
+            "--give-up-after",
+            GIVE_UP_AFTER,
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -48,13 +59,14 @@ fn the_demo_runs_where_no_database_server_is_reachable() {
             "-n",
             "sh",
             "-c",
-            "ip link set lo up && exec \"$0\" demo",
+            "ip link set lo up && exec \"$0\" demo --give-up-after \"$1\"",
             binary,
+            GIVE_UP_AFTER,
         ]);
         c
     } else {
         let mut c = Command::new(binary);
-        c.arg("demo");
+        c.args(["demo", "--give-up-after", GIVE_UP_AFTER]);
         c
     };
     let unreachable = if isolated {

@@ -50,15 +50,18 @@ async fn a_new_rate_reaches_every_process(backend: Backend) {
             r.len() >= 4
         })
         .await;
+    // Judged against the window this machine actually gave: 2 a second
+    // over it, plus the burst and one already under way.
     let slow_start = Instant::now();
     let before = receiver.requests_to("/hook").len();
     actix_rt::time::sleep(Duration::from_millis(1500)).await;
     let during = receiver.requests_to("/hook").len() - before;
+    let window = slow_start.elapsed().as_secs_f64();
+    let allowed = (2.0 * window).ceil() as usize + 2;
     assert!(
-        during <= 5,
-        "{during} requests in 1.5 s at 2 a second (burst 1)"
+        during <= allowed,
+        "{during} requests in {window:.2} s at 2 a second (burst 1)"
     );
-    assert!(slow_start.elapsed() < Duration::from_secs(5));
 
     let (status, view) = api
         .patch(
