@@ -6,7 +6,8 @@
 //!
 //! # Layout
 //! - `db`: a fresh schema or SQLite file per test, removed when it ends,
-//!   and the helpers most tests use (a task, a claim, a finish).
+//!   and the helpers most tests use (a task, a claim, a finish);
+//!   `schema_cleanup` how its schemas are stamped, dropped and swept.
 //! - `cluster`: a throwaway PostgreSQL cluster (and its standby) started
 //!   with `initdb` and `pg_ctl`.
 //! - `pgbouncer`: PgBouncer started in front of a database, in

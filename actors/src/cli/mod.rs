@@ -5,8 +5,9 @@
 //!
 //! # Layout
 //! - `error`: what went wrong in a command, and its exit status.
-//! - `connect`: the database, as the user who runs the command acts;
-//!   `flags` the reading of flags several commands share.
+//! - `connect`: the database, as the user who runs the command acts
+//!   (`acting_user`: the uid's user, or `--as`); `flags` the reading of
+//!   flags several commands share.
 //! - `args`: the commands and flags, as clap reads them; `task_args` the
 //!   flags of the task commands, `report_format` the text-or-JSON choice the
 //!   listing commands share.

@@ -15,7 +15,6 @@ use remit::store::{Changes, Destinations, JobAction, JobFilter, NewJob};
 use serde::Deserialize;
 use slog::info;
 
-use super::destination_page;
 use super::error::ConsoleError;
 use super::layout::{instant, see_other, Page, Section};
 use super::session;
@@ -155,7 +154,7 @@ pub async fn act(
     }
     let who = viewer.caller_name();
     let back = match form.from.as_deref() {
-        Some(FROM_PAGE) => destination_page::path(&id),
+        Some(FROM_PAGE) => super::layout::destination_path(&id),
         _ => "/console/destinations".to_owned(),
     };
     let store = state.acting(&viewer.caller);
@@ -226,7 +225,7 @@ fn rotated(viewer: &Viewer, id: &DestinationId, rotation: &Rotation) -> HttpResp
                 "."
             }
             p { code #new-secret { (rotation.secret) } }
-            p { a href=(destination_page::path(id)) { "Back to " (id.as_str()) } }
+            p { a href=(super::layout::destination_path(id)) { "Back to " (id.as_str()) } }
         },
     }
     .render()

@@ -128,34 +128,3 @@ pub async fn page(
     }
     .render())
 }
-
-/// The page's path for `id`: its id as one path segment, every byte but
-/// the unreserved ones percent-encoded (an encoded unreserved byte would
-/// not be the path's one spelling, `api::canonical_path`).
-pub fn path(id: &DestinationId) -> String {
-    let mut path = String::from("/console/destinations/");
-    for byte in id.as_str().bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            path.push(char::from(byte));
-        } else {
-            path.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    path
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_id_is_one_segment_of_the_path() {
-        let path = |id: &str| super::path(&DestinationId::new(id).unwrap());
-        assert_eq!(path("crm-1.eu_x~"), "/console/destinations/crm-1.eu_x~");
-        assert_eq!(path("a/b c%é"), "/console/destinations/a%2Fb%20c%25%C3%A9");
-        assert_eq!(
-            crate::api::canonical_path::non_canonical(&path("a/b c%é")),
-            None
-        );
-    }
-}

@@ -96,7 +96,7 @@ fn row(
                 br;
                 span.url { (d.url.as_str()) }
                 br;
-                a.health href=(super::destination_page::path(&d.id)) { "health, last 7 days" }
+                a.health href=(super::layout::destination_path(&d.id)) { "health, last 7 days" }
             }
             td data-field="state" { (state_text(d)) }
             td data-field="rate" {

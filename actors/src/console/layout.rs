@@ -8,6 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use chrono::{DateTime, Utc};
 use maud::{html, Markup, DOCTYPE};
+use remit::domain::DestinationId;
 
 use super::error::ConsoleError;
 use super::session::Viewer;
@@ -192,5 +193,36 @@ impl ResponseError for ConsoleError {
             },
         }
         .render_with(self.status_code())
+    }
+}
+
+/// A destination's page's path for `id`: its id as one path segment, every byte but
+/// the unreserved ones percent-encoded (an encoded unreserved byte would
+/// not be the path's one spelling, `api::canonical_path`).
+pub fn destination_path(id: &DestinationId) -> String {
+    let mut path = String::from("/console/destinations/");
+    for byte in id.as_str().bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            path.push(char::from(byte));
+        } else {
+            path.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    path
+}
+
+#[cfg(test)]
+mod destination_path_tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_one_segment_of_the_path() {
+        let path = |id: &str| super::destination_path(&DestinationId::new(id).unwrap());
+        assert_eq!(path("crm-1.eu_x~"), "/console/destinations/crm-1.eu_x~");
+        assert_eq!(path("a/b c%é"), "/console/destinations/a%2Fb%20c%25%C3%A9");
+        assert_eq!(
+            crate::api::canonical_path::non_canonical(&path("a/b c%é")),
+            None
+        );
     }
 }

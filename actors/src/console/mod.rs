@@ -20,10 +20,12 @@
 //!   how far behind it is.
 //! - `charts`: the plots, as inline SVG: the last hour's, and a
 //!   destination's week.
-//! - `destinations`: each destination's state and counts; enable,
-//!   disable, rotate its secret.
-//! - `destination_page`: one destination's stats over the last week,
-//!   hour by hour.
+//! - `destinations`: each destination's state and counts, with its
+//!   actions.
+//! - `destination_page`: one destination's actions and its stats over the
+//!   last week, hour by hour.
+//! - `destination_actions`: what an admin may do to a destination, on the
+//!   list and on its page, each confirmed first.
 //! - `destination_settings`: one destination's settings page and its save.
 //! - `tasks`: the task list, a task's page, replaying one task;
 //!   `task_changes` cancelling or moving it from that page; `task_access`
@@ -32,7 +34,8 @@
 //!   (the task list and the bulk replay form read it).
 //! - `replays`: bulk replay and bulk cancel by filter (a job of either
 //!   action) and its progress.
-//! - `audit`: the audit log of admin actions, with the API's filters.
+//! - `audit`: the audit log of admin actions, with the API's filters;
+//!   `audit_diff` each act's change as one line.
 //! - `layout`: the page frame, navigation, the error pages and the cells
 //!   pages share; `error`: what a page cannot show, and why.
 //! - `headers`: the security headers every answer carries.

@@ -9,7 +9,8 @@
 //! - `failpoint`: named failpoints at a delivery's boundaries.
 //! - `metrics/`: what the runtime exports on /metrics, its families and
 //!   their label sets;
-//!   `runtime_stats`: what the actors count.
+//!   `runtime_stats`: what the actors count; `delivery_summary` each
+//!   destination's deliveries since its last `deliveries` log line.
 //! - `wall_clock`: this host's clock, as the runtime reads it.
 //! - The state every stage reaches through [`Shared`]: `holds`, the
 //!   destinations the claimer leaves out for a while (pauses from a 429,

@@ -32,13 +32,12 @@ use crate::store::rules::lifecycle::EndAttempt;
 /// deadline), or unchanged when there is none.
 ///
 /// $1 now (NULL: the database's); one array element per finish: $2 task,
-/// $3 lease token, $4 lease owner, $5 target state, $6 outcome, $7 delay
-/// in ms, $8 failure reason, $9 status, $10 request start, $11 answer,
-/// $12 transport error, $13 raw Retry-After, $14 its deadline, $15 health
-/// code (`policy::Health`), $16 last error, $17 class
-/// (`domain::AttemptClass`, NULL: not counted), $18 send latency in µs;
-/// then $19 and $20 the disable rule's seconds and failures, and $21 the
-/// histograms' bucket bounds in µs (`domain::bucket_bounds_us`).
+/// $3 lease token, $4 lease owner, $5 target state, $6 outcome, $7 delay in
+/// ms, $8 failure reason, $9 status, $10 request start, $11 answer, $12
+/// transport error, $13 raw Retry-After, $14 its deadline, $15 health code
+/// (`policy::Health`), $16 last error, $17 class (`domain::AttemptClass`,
+/// NULL: not counted), $18 send latency in µs; then $19 and $20 the disable
+/// rule's seconds and failures, $21 the histograms' bucket bounds in µs.
 pub const END_MANY_SQL: &str = concat!(
     r#"
 -- The queue's rows follow this statement's moves in `dequeued` and
@@ -189,16 +188,13 @@ healed AS (
         last_error_at = v.last_error_at,
         enabled = d.enabled AND NOT v.tips,
         -- The words of policy::auto_reason.
-        disabled_reason = CASE WHEN v.tips
-            THEN 'auto: ' || v.tip_count
-                 || CASE WHEN v.tip_count = 1 THEN ' failure' ELSE ' failures' END
-                 || ' in a row over '
-                 || CASE WHEN v.tip_seconds = 1 THEN '1 second'
-                         WHEN v.tip_seconds < 120 THEN v.tip_seconds || ' seconds'
-                         WHEN v.tip_seconds < 7200 THEN (v.tip_seconds / 60) || ' minutes'
-                         WHEN v.tip_seconds < 172800 THEN (v.tip_seconds / 3600) || ' hours'
-                         ELSE (v.tip_seconds / 86400) || ' days' END
-            ELSE d.disabled_reason END,
+        disabled_reason = CASE WHEN v.tips THEN 'auto: ' || v.tip_count
+            || CASE WHEN v.tip_count = 1 THEN ' failure' ELSE ' failures' END || ' in a row over '
+            || CASE WHEN v.tip_seconds = 1 THEN '1 second'
+                    WHEN v.tip_seconds < 120 THEN v.tip_seconds || ' seconds'
+                    WHEN v.tip_seconds < 7200 THEN (v.tip_seconds / 60) || ' minutes'
+                    WHEN v.tip_seconds < 172800 THEN (v.tip_seconds / 3600) || ' hours'
+                    ELSE (v.tip_seconds / 86400) || ' days' END ELSE d.disabled_reason END,
         disabled_at = CASE WHEN v.tips THEN clock.now ELSE d.disabled_at END,
         updated_at = clock.now
     FROM verdict v, clock
