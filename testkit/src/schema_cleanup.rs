@@ -51,12 +51,15 @@ pub async fn sweep_stale(admin: &mut AsyncPgConnection) {
 
 /// Drops every test schema older than [`STALE_AFTER_SECONDS`].
 pub async fn drop_stale(admin: &mut AsyncPgConnection) {
+    // The cast only where the stamp is a number (a CASE, so PostgreSQL
+    // cannot try it first); schemas without a stamp are left alone.
     let stale: Vec<Name> = diesel::sql_query(format!(
         "SELECT nspname AS name FROM pg_namespace \
          WHERE nspname LIKE 'remit\\_test\\_%' \
-           AND coalesce(obj_description(oid, 'pg_namespace'), '') ~ '^[0-9]+$' \
-           AND obj_description(oid, 'pg_namespace')::bigint \
-               < extract(epoch FROM now())::bigint - {STALE_AFTER_SECONDS}"
+           AND CASE WHEN coalesce(obj_description(oid, 'pg_namespace'), '') ~ '^[0-9]{{1,18}}$' \
+                    THEN obj_description(oid, 'pg_namespace')::bigint \
+                         < extract(epoch FROM now())::bigint - {STALE_AFTER_SECONDS} \
+                    ELSE false END"
     ))
     .load(admin)
     .await
@@ -75,21 +78,34 @@ pub async fn drop_schema(conn: &mut AsyncPgConnection, schema: &str) -> bool {
         .execute(conn)
         .await;
     for _ in 0..3 {
-        let dropped = diesel::sql_query(format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-            .execute(conn)
-            .await;
+        // The name quoted as an identifier: a schema read from the catalog
+        // may be spelt any way.
+        let dropped = diesel::sql_query(format!(
+            "DROP SCHEMA IF EXISTS {} CASCADE",
+            quote_ident(schema)
+        ))
+        .execute(conn)
+        .await;
         if dropped.is_ok() {
             return true;
         }
-        let _ = diesel::sql_query(format!(
+        let _ = diesel::sql_query(
             "SELECT pg_terminate_backend(pid) FROM ( \
                SELECT DISTINCT l.pid FROM pg_locks l \
                JOIN pg_class c ON c.oid = l.relation \
                JOIN pg_namespace n ON n.oid = c.relnamespace \
-               WHERE n.nspname = '{schema}' AND l.pid <> pg_backend_pid()) holders"
-        ))
+               WHERE n.nspname = $1 AND l.pid <> pg_backend_pid() \
+                 AND l.database = (SELECT oid FROM pg_database \
+                                   WHERE datname = current_database())) holders",
+        )
+        .bind::<Text, _>(schema)
         .execute(conn)
         .await;
     }
     false
+}
+
+/// `name` as a PostgreSQL identifier, in double quotes.
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }

@@ -1,5 +1,5 @@
 //! The database as a command reaches it. Every command acts as the
-//! operating-system user who runs it, or the one `--actor` names: its
+//! operating-system user who runs it, or the one `--as` names: its
 //! admin calls are recorded in the audit log as `cli` and that user
 //! (`acting_user`).
 

@@ -144,6 +144,8 @@ impl Actor for RegionSupervisor {
             ctx.run_interval(std::time::Duration::from_secs(every), move |this, _| {
                 this.shared.stats.summary.log(&this.shared.log);
             });
+        } else {
+            self.shared.stats.summary.turn_off();
         }
         self.running.store(true, Ordering::SeqCst);
         info!(self.shared.log, "region runtime started"; "senders" => count, "max_in_flight" => self.shared.config.send.max_in_flight);

@@ -5,6 +5,7 @@
 //! pauses and restarts are still logged one by one where they happen.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use parking_lot::Mutex;
@@ -34,6 +35,9 @@ pub struct Tally {
 pub struct DeliverySummary {
     tallies: Mutex<BTreeMap<DestinationId, Tally>>,
     since: Mutex<Instant>,
+    /// No summary is logged (`log.summary_seconds = 0`): nothing is
+    /// counted, so no tally grows unread.
+    off: AtomicBool,
 }
 
 impl Default for DeliverySummary {
@@ -41,12 +45,21 @@ impl Default for DeliverySummary {
         Self {
             tallies: Mutex::default(),
             since: Mutex::new(Instant::now()),
+            off: AtomicBool::new(false),
         }
     }
 }
 
 impl DeliverySummary {
+    /// Stops counting, for a runtime that logs no summary.
+    pub fn turn_off(&self) {
+        self.off.store(true, Ordering::Relaxed);
+    }
+
     fn count(&self, destination: &DestinationId, add: impl FnOnce(&mut Tally)) {
+        if self.off.load(Ordering::Relaxed) {
+            return;
+        }
         let mut tallies = self.tallies.lock();
         match tallies.get_mut(destination) {
             Some(tally) => add(tally),
