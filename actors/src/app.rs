@@ -91,7 +91,7 @@ impl Runtime {
         let log =
             log.new(slog::o!("region" => region.to_string(), "lease_owner" => lease_owner.clone()));
         let api_store = store.with_own_pool(config.api.pool_size).await?;
-        let reports = reports(&config, &api_store, &log).await?;
+        let reports = reports(&config, &api_store).await?;
         // Delivery's pool plans each statement once; the API's and the
         // reports' plan theirs for the values asked (a search's filters).
         let store = store.with_generic_plans(config.database.pool_size).await?;
@@ -326,9 +326,6 @@ pub fn run(config: Config) -> Result<(), AppError> {
         info!(log, "database"; "at" => config.database_description(),
               "default" => config.database_is_default());
         let store = connect_to_seal(&config, key).await?;
-        for warning in store.warnings() {
-            warn!(log, "{}", warning);
-        }
         let runtime = Runtime::start(config, store, log.clone()).await?;
         let signal = signals.next().await;
         info!(log, "signal received; shutting down"; "signal" => signal);

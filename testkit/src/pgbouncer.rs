@@ -5,9 +5,8 @@
 //! servers.
 //!
 //! The database is created on the shared server (DATABASE_URL) with the
-//! settings a pooler cannot carry set by the server
-//! (`ALTER DATABASE … SET enable_seqscan = off`, `jit = off`), and dropped
-//! when the test ends. PgBouncer runs in the foreground (as `postgres`
+//! server's own settings (no role or database setting: remit needs none
+//! behind a pooler), and dropped when the test ends. PgBouncer runs in the foreground (as `postgres`
 //! when the test runs as root: it refuses root) on a free port of
 //! 127.0.0.1, and is killed when dropped.
 //!
@@ -63,16 +62,10 @@ impl PgBouncer {
         let base = std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.into());
         let database = format!("remit_bouncer_{}", uuid::Uuid::new_v4().simple());
         let mut admin = admin(&base).await;
-        for statement in [
-            format!("CREATE DATABASE {database}"),
-            format!("ALTER DATABASE {database} SET enable_seqscan = off"),
-            format!("ALTER DATABASE {database} SET jit = off"),
-        ] {
-            diesel::sql_query(statement)
-                .execute(&mut admin)
-                .await
-                .unwrap();
-        }
+        diesel::sql_query(format!("CREATE DATABASE {database}"))
+            .execute(&mut admin)
+            .await
+            .unwrap();
         let server = url::Url::parse(&base).unwrap();
         let host = server.host_str().unwrap_or("127.0.0.1").to_owned();
         let server_port = server.port().unwrap_or(5432);

@@ -62,7 +62,6 @@ async fn every_call_works_through_a_transaction_pooler() {
     };
     remit::store::migrate(&bouncer.direct_url).await.unwrap();
     let store = connect(&bouncer, &behind(&bouncer, true)).await;
-    assert_eq!(store.warnings(), [] as [String; 0]);
     let hook = hook_with_tasks(&store, 0).await;
 
     let workers: Vec<_> = (0..WORKERS)
@@ -195,25 +194,12 @@ async fn a_pooler_remit_was_not_told_of_is_named_at_once() {
     );
 
     // A pooler told to drop what it does not support accepts the
-    // connection but not the settings, and the role is set up as the docs
-    // ask (the server plans as remit wants whoever connects): the store
-    // notices all the same, from a value the startup packet asked for that
-    // no role can supply.
+    // connection but not the settings: the store notices all the same, from
+    // a value the startup packet asked for that no role can supply.
     let Some(ignoring) = PgBouncer::start("ignore_startup_parameters = options").await else {
         return;
     };
     remit::store::migrate(&ignoring.direct_url).await.unwrap();
-    let mut admin = crate::support::connect(&ignoring.direct_url).await;
-    use diesel_async::RunQueryDsl as _;
-    let database = ignoring.database();
-    for setting in ["enable_seqscan", "jit"] {
-        diesel::sql_query(format!(
-            "ALTER ROLE \"postgres\" IN DATABASE {database} SET {setting} = off"
-        ))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    }
     let started = Instant::now();
     let refused = Database::connect(&DatabaseConfig::new(ignoring.url.clone()), test_key())
         .await
@@ -224,7 +210,7 @@ async fn a_pooler_remit_was_not_told_of_is_named_at_once() {
         "remit.connect_nonce",
         "ignore_startup_parameters",
         "database.pooler",
-        "RECONNECT",
+        "database.direct_url",
     ] {
         assert!(said.contains(named), "{named}: {said}");
     }
@@ -245,38 +231,6 @@ async fn a_pooler_remit_was_not_told_of_is_named_at_once() {
         .establish()
         .await
         .unwrap();
-    for setting in ["enable_seqscan", "jit"] {
-        diesel::sql_query(format!(
-            "ALTER ROLE \"postgres\" IN DATABASE {database} RESET {setting}"
-        ))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    }
-
-    // Behind a pooler, the server must set enable_seqscan: the store
-    // names the statement that does. (A pooler of its own, as this one's
-    // server connections keep the settings they started with.)
-    let Some(ignoring) = PgBouncer::start("ignore_startup_parameters = options").await else {
-        return;
-    };
-    remit::store::migrate(&ignoring.direct_url).await.unwrap();
-    let mut admin = crate::support::connect(&ignoring.direct_url).await;
-    let database = ignoring.database();
-    diesel::sql_query(format!("ALTER DATABASE {database} RESET ALL"))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let refused = Database::connect(&behind(&ignoring, true), test_key())
-        .await
-        .unwrap_err();
-    let said = remit::error_chain(&refused);
-    assert!(
-        said.contains(&format!(
-            "ALTER ROLE \"postgres\" IN DATABASE \"{database}\" SET enable_seqscan = off"
-        )) && said.contains("RECONNECT"),
-        "{said}"
-    );
 }
 
 /// A LISTEN through a pooler that hands out a server per transaction
@@ -303,30 +257,66 @@ async fn a_listen_that_hears_no_other_session_is_not_trusted() {
     );
 }
 
-/// Behind a pooler the server sets `jit`; left on, it is a warning that
-/// spells out the statement that turns it off, not a refusal.
+/// Behind a pooler no role or server setting is needed: through a session
+/// pooler, the session is the connection's, and remit sets what it would
+/// have asked for at connect; through a transaction pooler it sets
+/// nothing, and the server's own settings plan each statement as it runs
+/// (the plan tests hold those plans). A stock server's settings stand
+/// here: the test database sets none.
 #[tokio::test]
-async fn jit_left_on_behind_a_pooler_is_a_warning_with_its_remedy() {
+async fn behind_a_pooler_remit_needs_no_setting_of_the_server() {
     use diesel_async::RunQueryDsl as _;
-    let Some(bouncer) = PgBouncer::start("").await else {
-        return;
+    #[derive(diesel::QueryableByName, Debug, PartialEq)]
+    struct Planner {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        seqscan: String,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        jit: String,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        plans: String,
+    }
+    const READ: &str = "SELECT current_setting('enable_seqscan') AS seqscan, \
+         current_setting('jit') AS jit, current_setting('plan_cache_mode') AS plans";
+    let planner = |seqscan: &str, jit: &str, plans: &str| Planner {
+        seqscan: seqscan.into(),
+        jit: jit.into(),
+        plans: plans.into(),
     };
-    remit::store::migrate(&bouncer.direct_url).await.unwrap();
-    let database = bouncer.database().to_owned();
-    let mut admin = crate::support::connect(&bouncer.direct_url).await;
-    diesel::sql_query(format!("ALTER DATABASE {database} SET jit = on"))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let store = connect(&bouncer, &behind(&bouncer, true)).await;
-    assert_eq!(store.warnings().len(), 1, "{:?}", store.warnings());
-    assert!(
-        store.warnings()[0].contains(&format!(
-            "ALTER ROLE \"postgres\" IN DATABASE \"{database}\" SET jit = off"
-        )),
-        "{:?}",
-        store.warnings()
-    );
+    for (mode, expected) in [
+        ("session", planner("off", "off", "force_generic_plan")),
+        ("transaction", planner("on", "on", "auto")),
+    ] {
+        let Some(bouncer) = PgBouncer::start_in(mode, 2, "").await else {
+            return;
+        };
+        let pooler = match mode {
+            "session" => Pooler::Session,
+            _ => Pooler::Transaction,
+        };
+        let connector =
+            remit::store::PgConnector::behind(&bouncer.url, Duration::from_secs(5), pooler)
+                .unwrap()
+                .for_store()
+                .with_generic_plans();
+        let mut conn = connector
+            .establish()
+            .await
+            .unwrap_or_else(|e| panic!("{}\n{}", remit::error_chain(&e), bouncer.log()));
+        let read: Planner = diesel::sql_query(READ).get_result(&mut conn).await.unwrap();
+        assert_eq!(read, expected, "through a {mode} pooler");
+        // And a store starts there, its claims planned on those settings.
+        remit::store::migrate(&bouncer.direct_url).await.unwrap();
+        let mut config = behind(&bouncer, true);
+        config.pooler = pooler;
+        let store = connect(&bouncer, &config).await;
+        let hook = hook_with_tasks(&store, 3).await;
+        let claimed = store
+            .claim_due(&remit_testkit::db::claim(Region::EU, "w", 10))
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 3, "through a {mode} pooler");
+        assert!(claimed.iter().all(|c| c.task.destination_id == hook));
+    }
 }
 
 /// A session pooler keeps a server for each client session: named

@@ -171,19 +171,32 @@ pub struct Statement<'a> {
 /// above [`JIT_ABOVE_COST`]. Answers the buffers it read.
 pub async fn assert_cheap(conn: &mut AsyncPgConnection, statement: &Statement<'_>) -> u64 {
     let mut buffers = 0;
-    // The plan for the values, and the generic one a prepared statement may
-    // settle on after five runs, which cannot see them.
-    for mode in ["force_custom_plan", "force_generic_plan"] {
-        diesel::sql_query(format!("SET plan_cache_mode = {mode}"))
-            .execute(conn)
-            .await
-            .unwrap();
-        buffers = planned(conn, mode, statement).await;
-    }
-    diesel::sql_query("RESET plan_cache_mode")
+    // The plan for the values, with a stock server's settings: a
+    // transaction pooler's, where each statement goes unnamed, is planned
+    // at each run and the store asks for no session setting. And the
+    // generic one a prepared statement settles on in the store's own
+    // sessions (to PostgreSQL itself, or through a session pooler), which
+    // cannot see the values.
+    for (mode, seqscan, jit) in [
+        ("force_custom_plan", "on", "on"),
+        ("force_generic_plan", "off", "off"),
+    ] {
+        diesel::sql_query(format!(
+            "SELECT set_config('plan_cache_mode', '{mode}', false), \
+                    set_config('enable_seqscan', '{seqscan}', false), \
+                    set_config('jit', '{jit}', false)"
+        ))
         .execute(conn)
         .await
         .unwrap();
+        buffers = planned(conn, mode, statement).await;
+    }
+    for setting in ["plan_cache_mode", "enable_seqscan", "jit"] {
+        diesel::sql_query(format!("RESET {setting}"))
+            .execute(conn)
+            .await
+            .unwrap();
+    }
     buffers
 }
 

@@ -52,7 +52,16 @@ const FILL: &[&str] = &[
 ];
 
 /// Plans `sql` with `args` (SQL literals) and fails on a sequential scan.
+/// Planned with a stock server's settings (`enable_seqscan` and `jit` on),
+/// as the API's statements are through a transaction pooler, where the
+/// store asks for no session setting.
 async fn assert_indexed(conn: &mut AsyncPgConnection, name: &str, sql: &str, args: &[String]) {
+    diesel::sql_query(
+        "SELECT set_config('enable_seqscan', 'on', false), set_config('jit', 'on', false)",
+    )
+    .execute(conn)
+    .await
+    .unwrap();
     diesel::sql_query(format!("PREPARE q AS {sql}"))
         .execute(conn)
         .await
@@ -70,10 +79,9 @@ async fn assert_indexed(conn: &mut AsyncPgConnection, name: &str, sql: &str, arg
         format!("EXPLAIN ({options}) EXECUTE q({})", args.join(", "))
     };
     let plan = explain_rows(conn, &explain).await;
-    diesel::sql_query("DEALLOCATE q")
-        .execute(conn)
-        .await
-        .unwrap();
+    for statement in ["DEALLOCATE q", "RESET enable_seqscan", "RESET jit"] {
+        diesel::sql_query(statement).execute(conn).await.unwrap();
+    }
     let json: serde_json::Value = serde_json::from_str(&plan).unwrap();
     let mut found = Vec::new();
     seq_scans(&json, big_tables::HISTORY, &mut found);

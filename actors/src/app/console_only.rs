@@ -9,7 +9,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use remit::domain::Region;
 use remit::payload_crypto::PayloadKey;
 use remit::store::Database;
-use slog::{info, warn};
+use slog::info;
 
 use super::database::connect;
 use super::error::AppError;
@@ -57,7 +57,7 @@ impl ConsoleServer {
             log.new(slog::o!("component" => "console")),
         );
         state.sign_ins = state.sign_ins.with_clock(clock);
-        state.reports = super::database::reports(config, &store, &log).await?;
+        state.reports = super::database::reports(config, &store).await?;
         state.replica = config.database.read_url.is_some();
         let failed = |source| AppError::Bind {
             what: "--bind",
@@ -121,9 +121,6 @@ pub fn run(config: Config, bind: String) -> Result<(), AppError> {
         let signals = Signals::install();
         info!(log, "database"; "at" => config.database_description());
         let store = connect(&config, key).await?;
-        for warning in store.warnings() {
-            warn!(log, "{}", warning);
-        }
         let console = ConsoleServer::start(&config, region, store, &bind, log.clone()).await?;
         let signal = signals.next().await;
         info!(log, "signal received; shutting down"; "signal" => signal);

@@ -21,13 +21,8 @@ pub async fn connect(config: &Config, key: PayloadKey) -> Result<Database, AppEr
 
 /// Where the reports read: the replica `database.read_url` names, through
 /// a pool of its own, else `store` itself, through a handle that cannot
-/// write. What its connect found worth a warning (a server behind a
-/// pooler that leaves `jit` on) is logged.
-pub async fn reports(
-    config: &Config,
-    store: &Database,
-    log: &slog::Logger,
-) -> Result<ReportReader, AppError> {
+/// write.
+pub async fn reports(config: &Config, store: &Database) -> Result<ReportReader, AppError> {
     match &config.database.read_url {
         Some(url) => Ok(ReportReader::replica_of(
             store,
@@ -40,12 +35,7 @@ pub async fn reports(
                 .into(),
         )
         .await
-        .map_err(AppError::Replica)
-        .inspect(|replica| {
-            for warning in replica.warnings() {
-                slog::warn!(log, "database.read_url: {}", warning);
-            }
-        })?),
+        .map_err(AppError::Replica)?),
         None => Ok(ReportReader::on(store.clone())),
     }
 }

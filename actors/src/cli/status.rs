@@ -18,8 +18,7 @@ pub async fn run(
     let store = connect_without_payloads(config).await?;
     // The counts from the replica when there is one, the replication from
     // the primary (only it knows its standbys).
-    let (log, _flushed_at_exit) = remit_actors::logging::logger(config, slog::Level::Warning);
-    let reports = remit_actors::app::reports(config, &store, &log).await?;
+    let reports = remit_actors::app::reports(config, &store).await?;
     let report = reports.status(region).await?;
     let source = match config.database.read_url {
         Some(_) => reports.read_source().await?,

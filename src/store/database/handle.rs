@@ -118,14 +118,6 @@ impl Database {
         on_store!(self, s => s.stats())
     }
 
-    /// What connecting found worth a warning, for the process to log.
-    pub fn warnings(&self) -> &[String] {
-        match self {
-            Database::Postgres(pg) => pg.warnings(),
-            Database::Sqlite(_) => &[],
-        }
-    }
-
     /// "PostgreSQL" or "SQLite", for logs and status.
     pub fn kind(&self) -> &'static str {
         match self {

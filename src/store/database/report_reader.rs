@@ -38,11 +38,6 @@ impl ReportReader {
             database.reading_from(url, pool_size, pooler).await?,
         ))
     }
-
-    /// What its connect found worth a warning.
-    pub fn warnings(&self) -> &[String] {
-        self.database.warnings()
-    }
 }
 
 impl Reports for ReportReader {

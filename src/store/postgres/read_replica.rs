@@ -53,14 +53,9 @@ impl PgStore {
         if waited {
             first = connector.establish().await?;
         }
-        // A pooler remit was not told of, or a server behind one that
-        // leaves the planner's settings as they are, is named here as at
-        // the primary's connect.
-        let warnings = super::connection::pooler::check_settings(&mut first, pooler).await?;
         Ok(Self {
             pool: open_pool(&connector, pool_size, self.connect_timeout, first).await?,
             connector,
-            warnings: warnings.into_iter().collect(),
             ..self.clone()
         })
     }

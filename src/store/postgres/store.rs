@@ -56,9 +56,6 @@ pub struct PgStore {
     /// Where LISTEN connects: PostgreSQL itself, or nowhere behind a
     /// transaction pooler without `direct_url`.
     pub(super) listen: Option<PgConnector>,
-    /// What the connect found worth a warning (a server that leaves `jit`
-    /// on behind a pooler).
-    pub(super) warnings: Arc<[String]>,
     pub(super) connect_timeout: StdDuration,
     pub(crate) key: PayloadKey,
     pub(crate) clock: Clock,
@@ -94,12 +91,10 @@ impl PgStore {
         let mut first = connector.establish().await?;
         let embedded = super::connection::migrate::embedded_versions()?;
         schema_check::check(&mut first, &embedded, config.allow_newer_schema).await?;
-        let warnings = super::connection::pooler::check_settings(&mut first, config.pooler).await?;
         Ok(Self {
             pool: open_pool(&connector, config.pool_size, config.connect_timeout, first).await?,
             connector,
             listen,
-            warnings: warnings.into_iter().collect(),
             connect_timeout: config.connect_timeout,
             key,
             clock: Clock::database(),
@@ -162,11 +157,6 @@ impl PgStore {
     /// transaction pooler without a direct URL, where LISTEN cannot go.
     pub(crate) fn listen_connector(&self) -> Option<&PgConnector> {
         self.listen.as_ref()
-    }
-
-    /// What the connect found worth a warning, for the process to log.
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
     }
 
     pub fn stats(&self) -> &StoreStats {

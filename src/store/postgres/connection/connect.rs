@@ -12,7 +12,7 @@ use std::time::Duration;
 use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures_util::FutureExt;
 use tokio_postgres::config::{Host, SslMode as WireMode};
 use tokio_postgres::error::SqlState;
@@ -33,6 +33,11 @@ pub struct PgConnector {
     described: Arc<str>,
     timeout: Duration,
     pooler: Pooler,
+    /// The session settings remit asks for, set with `SET` once a
+    /// connection through a session pooler is open (PgBouncer refuses
+    /// them in the startup packet; the session is this connection's until
+    /// it closes, and the pooler resets it then).
+    set_after_connect: Arc<[String]>,
 }
 
 impl std::fmt::Debug for PgConnector {
@@ -85,12 +90,6 @@ impl PgConnector {
         let mut config = wire_url
             .parse::<tokio_postgres::Config>()
             .map_err(|e| failed(ConnectFailure::Url(e)))?;
-        // Every statement remit runs is short; on a server where `jit = on`
-        // (Debian's default, and many managed services') a statement the
-        // planner overestimates is compiled by LLVM for seconds before it
-        // runs for milliseconds. The statements are written to stay under
-        // `jit_above_cost` anyway (`tests/store/hot_path_plans.rs`); this
-        // is insurance.
         // Each host of a URL that names several (a primary and its
         // standby) gets the whole timeout to answer a connect, as libpq's
         // connect_timeout does: a first host that has gone silent (its
@@ -99,9 +98,7 @@ impl PgConnector {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(timeout);
         }
-        if pooler == Pooler::None {
-            ask_for(&mut config, "jit=off");
-        } else if config.get_options().is_some() {
+        if pooler != Pooler::None && config.get_options().is_some() {
             return Err(StoreError::Pooler(Box::new(PoolerError::OptionsInUrl)));
         }
         Ok(Self {
@@ -111,7 +108,40 @@ impl PgConnector {
             described: described.clone(),
             timeout,
             pooler,
-        })
+            set_after_connect: Arc::new([]),
+        }
+        // Every statement remit runs is short; on a server where `jit = on`
+        // (Debian's default, and many managed services') a statement the
+        // planner overestimates is compiled by LLVM for seconds before it
+        // runs for milliseconds. The statements are written to stay under
+        // `jit_above_cost` with a stock server's settings
+        // (`tests/store/hot_path_plans.rs`); this is insurance.
+        .asking("jit=off"))
+    }
+
+    /// Asks for the session setting `setting` (`name=value`) on every
+    /// connection this connector opens where a session is remit's own: in
+    /// the startup packet to PostgreSQL itself (unless the URL's own
+    /// options set it), with `SET` once open through a session pooler.
+    /// Through a transaction pooler a session is never remit's own: each
+    /// statement goes unnamed and is planned at each run by the server's
+    /// own settings, the plans the plan tests hold with a stock server's.
+    fn asking(mut self, setting: &str) -> Self {
+        match self.pooler {
+            Pooler::None => {
+                let mut config = (*self.config).clone();
+                ask_for(&mut config, setting);
+                self.config = Arc::new(config);
+            }
+            Pooler::Session => {
+                let (name, value) = setting.split_once('=').unwrap_or((setting, ""));
+                let mut sets = self.set_after_connect.to_vec();
+                sets.push(format!("SET {name} = {value}"));
+                self.set_after_connect = sets.into();
+            }
+            Pooler::Transaction => {}
+        }
+        self
     }
 
     /// The connector of a store's pool, whose sessions also plan without
@@ -126,16 +156,11 @@ impl PgConnector {
     /// (`tests/store/empty_start.rs`). No statement of remit's wants a
     /// sequential scan of a table that can grow (the plan tests hold
     /// this), and where no index serves the planner still takes one.
-    /// Migrations and sandboxes keep the server's setting. Behind a pooler
-    /// the server must set it (`pooler::check_settings`).
-    pub fn for_store(mut self) -> Self {
-        if self.pooler != Pooler::None {
-            return self;
-        }
-        let mut config = (*self.config).clone();
-        ask_for(&mut config, "enable_seqscan=off");
-        self.config = Arc::new(config);
-        self
+    /// Migrations and sandboxes keep the server's setting. Behind a
+    /// transaction pooler nothing is asked: no plan is kept there, and each
+    /// run is planned for the tables as they are then (`asking`).
+    pub fn for_store(self) -> Self {
+        self.asking("enable_seqscan=off")
     }
 
     /// The same connector whose connections plan each prepared statement
@@ -147,18 +172,9 @@ impl PgConnector {
     /// destination (docs/benchmarks.md, "Planned once"). The hot path's
     /// generic plans are the ones the plan tests check
     /// (`tests/store/hot_path_plans.rs` plans each statement both ways).
-    /// Behind a pooler, which sends no `options`, the server's setting
-    /// stands.
+    /// Behind a transaction pooler no statement is kept to plan once.
     pub fn with_generic_plans(&self) -> Self {
-        if self.pooler != Pooler::None {
-            return self.clone();
-        }
-        let mut config = (*self.config).clone();
-        ask_for(&mut config, "plan_cache_mode=force_generic_plan");
-        Self {
-            config: Arc::new(config),
-            ..self.clone()
-        }
+        self.clone().asking("plan_cache_mode=force_generic_plan")
     }
 
     /// The URL without its password.
@@ -267,6 +283,11 @@ impl PgConnector {
         if let Some(nonce) = &nonce {
             check_options_arrived(&mut conn, nonce).await?;
         }
+        if !self.set_after_connect.is_empty() {
+            conn.batch_execute(&self.set_after_connect.join("; "))
+                .await
+                .map_err(ConnectFailure::SessionSettings)?;
+        }
         if self.pooler == Pooler::Transaction {
             conn.set_unnamed_statements(true);
             pooler::warm_up(&mut conn)
@@ -372,10 +393,6 @@ fn plain_name(listed: &str) -> &str {
 struct Arrived {
     #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
     nonce: Option<String>,
-    #[diesel(sql_type = Text)]
-    role: String,
-    #[diesel(sql_type = Text)]
-    database: String,
 }
 
 /// Checks that a new connection to PostgreSQL itself got the value its
@@ -389,8 +406,7 @@ async fn check_options_arrived(
 ) -> Result<(), ConnectFailure> {
     conn.set_unnamed_statements(true);
     let read = diesel::sql_query(format!(
-        "SELECT current_setting('{}', true) AS nonce, \
-         current_user::text AS role, current_database()::text AS database",
+        "SELECT current_setting('{}', true) AS nonce",
         connect_failure::NONCE_SETTING
     ))
     .get_result::<Arrived>(conn)
@@ -402,7 +418,5 @@ async fn check_options_arrived(
     }
     Err(ConnectFailure::Pooler(PoolerError::OptionsDropped {
         found: arrived.nonce.filter(|v| !v.is_empty()),
-        role: arrived.role,
-        database: arrived.database,
     }))
 }

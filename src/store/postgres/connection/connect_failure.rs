@@ -39,6 +39,10 @@ pub enum ConnectFailure {
          PostgreSQL itself, for LISTEN and `remit migrate`"
     )]
     PoolerRefusedOptions(#[source] DbError),
+    /// Setting the session settings of a connection through a session
+    /// pooler.
+    #[error("the new connection's session settings could not be set")]
+    SessionSettings(#[source] diesel::result::Error),
     /// Filling the type cache of a connection behind a transaction pooler.
     #[error("the new connection's warm-up behind the transaction pooler failed")]
     WarmUp(#[source] diesel::result::Error),
@@ -83,12 +87,6 @@ pub enum TlsFailure {
 /// value of its own (a name with a dot needs no server configuration).
 pub(in crate::store::postgres) const NONCE_SETTING: &str = "remit.connect_nonce";
 
-/// What a pooler's server connections opened before a change of the
-/// role's settings keep until they are opened again.
-pub(in crate::store::postgres) const RECONNECT: &str =
-    "then `RECONNECT` on PgBouncer's admin console (server connections \
-                         opened before keep the settings they started with)";
-
 /// A pooler, or its absence, that does not fit what the server says.
 #[derive(Debug, thiserror::Error)]
 pub enum PoolerError {
@@ -100,23 +98,11 @@ pub enum PoolerError {
          remit asks for with it (enable_seqscan=off, jit=off): a connection pooler in front \
          drops it (PgBouncer's `ignore_startup_parameters = options`). Set database.pooler \
          (\"transaction\" for PgBouncer's pool_mode = transaction, \"session\" for session) and \
-         database.direct_url to PostgreSQL itself; the server then sets those settings for the \
-         role: `ALTER ROLE \"{role}\" IN DATABASE \"{database}\" SET enable_seqscan = off` (and \
-         jit = off), {RECONNECT}",
+         database.direct_url to PostgreSQL itself: through a session pooler remit sets what it \
+         needs once connected, and through a transaction pooler needs nothing set",
         found.as_deref().map_or_else(|| "nothing".to_owned(), |v| format!("{v:?}"))
     )]
-    OptionsDropped {
-        found: Option<String>,
-        role: String,
-        database: String,
-    },
-    /// Behind a pooler, the server must set `enable_seqscan` for the role.
-    #[error(
-        "behind a pooler remit cannot ask for enable_seqscan = off at connect, and the server \
-         says {seqscan}: run `{remedy}` on PostgreSQL, {RECONNECT} (a sequential scan of the \
-         queue makes a claim take seconds)"
-    )]
-    SeqscanOn { seqscan: String, remedy: String },
+    OptionsDropped { found: Option<String> },
     /// `options` in the URL cannot go through a pooler.
     #[error(
         "the URL sets `options`, which a pooler refuses: set those settings on the server \

@@ -5,20 +5,24 @@
 //! session: everything works, except that PgBouncer refuses the startup
 //! parameter `options`, which remit uses to ask for `enable_seqscan=off`
 //! and `jit=off` (or, with `ignore_startup_parameters = options`, drops
-//! it). So every connection remit opens to PostgreSQL itself asks, in the
-//! same `options`, for a setting no server, role or database can supply, a
-//! value fresh to that connection, and reads it back before anything else
-//! (`connect::check_options_arrived`): a pooler remit was not told of is
-//! named on the first connection it passes, whatever the role's defaults
-//! say. In transaction mode it gives a server per transaction, so whatever
-//! lives in a session goes another way:
+//! it); through a session pooler remit sets them with `SET` once
+//! connected. Every connection remit opens to PostgreSQL itself asks, in
+//! the same `options`, for a setting no server, role or database can
+//! supply, a value fresh to that connection, and reads it back before
+//! anything else (`connect::check_options_arrived`): a pooler remit was
+//! not told of is named on the first connection it passes, whatever the
+//! role's defaults say. In transaction mode it gives a server per
+//! transaction, so whatever lives in a session goes another way:
 //! - named prepared statements: each statement is sent unnamed, in one
 //!   Parse/Bind/Describe/Execute/Sync (`set_unnamed_statements`, from the
 //!   vendored diesel-async), and tokio-postgres's type cache is filled once
 //!   per connection inside one transaction ([`warm_up`]);
-//! - session settings: the server sets them for the role
-//!   (`ALTER ROLE … IN DATABASE … SET`), checked at connect
-//!   ([`check_settings`]);
+//! - session settings: none is needed. No plan is kept from one run to
+//!   the next, so none is made on a table since grown; each run is planned
+//!   by the server's own settings for the values and tables as they are,
+//!   and the plan tests hold those plans with a stock server's settings
+//!   (`enable_seqscan` and `jit` on): index reads, estimated under
+//!   `jit_above_cost`;
 //! - LISTEN and `remit migrate`'s advisory lock: over `direct_url`, a URL
 //!   of PostgreSQL itself; without one, wake-ups come from polling and
 //!   `remit migrate` is refused.
@@ -26,9 +30,6 @@
 use diesel::sql_types::Text;
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
-
-use super::connect_failure::{PoolerError, RECONNECT};
-use crate::store::contract::StoreError;
 
 /// What stands between remit and PostgreSQL (`database.pooler`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -40,58 +41,6 @@ pub enum Pooler {
     Session,
     /// A pooler that hands out a server per transaction.
     Transaction,
-}
-
-#[derive(QueryableByName)]
-struct Settings {
-    #[diesel(sql_type = Text)]
-    seqscan: String,
-    #[diesel(sql_type = Text)]
-    jit: String,
-    #[diesel(sql_type = Text)]
-    role: String,
-    #[diesel(sql_type = Text)]
-    database: String,
-}
-
-/// Checks that a session behind a pooler plans as remit's statements
-/// expect: the server must set that for the role, as remit cannot ask at
-/// connect. (A connection to PostgreSQL itself got what it asked for,
-/// `connect::check_options_arrived`.) Returns a warning to log when `jit` is on
-/// behind a pooler.
-pub(in crate::store::postgres) async fn check_settings(
-    conn: &mut AsyncPgConnection,
-    pooler: Pooler,
-) -> Result<Option<String>, StoreError> {
-    let settings: Settings = diesel::sql_query(
-        "SELECT current_setting('enable_seqscan') AS seqscan, current_setting('jit') AS jit, \
-         current_user::text AS role, current_database()::text AS database",
-    )
-    .get_result(conn)
-    .await?;
-    let remedy = |setting: &str| {
-        format!(
-            "ALTER ROLE \"{}\" IN DATABASE \"{}\" SET {setting} = off",
-            settings.role, settings.database
-        )
-    };
-    match pooler {
-        Pooler::None => Ok(None),
-        _ if settings.seqscan != "off" => {
-            Err(StoreError::Pooler(Box::new(PoolerError::SeqscanOn {
-                remedy: remedy("enable_seqscan"),
-                seqscan: settings.seqscan,
-            })))
-        }
-        _ if settings.jit != "off" => Ok(Some(format!(
-            "behind a pooler remit cannot ask for jit = off at connect, and the server says {}: \
-             run `{}` on PostgreSQL, {RECONNECT} (a statement the planner overestimates is \
-             compiled for seconds before it runs for milliseconds)",
-            settings.jit,
-            remedy("jit")
-        ))),
-        _ => Ok(None),
-    }
 }
 
 /// Fills tokio-postgres's cache of remit's own types on a new connection
