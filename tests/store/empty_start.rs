@@ -14,6 +14,13 @@
 //! due's did not (it read all of `task_queue_pkey` per destination, 3.8 s
 //! here), so the store plans it at each call, as the server plans an
 //! unnamed statement: with the table's size as it is then.
+//!
+//! Through a transaction pooler the store asks for no setting: every
+//! statement goes unnamed and is planned at each run by the server's own
+//! settings. Both walks are run that way too, with a stock server's
+//! settings (`enable_seqscan` and `jit` on) and the statistics of the
+//! empty queue (analyzed while empty, as a drained queue is): each walks
+//! the indexes.
 
 use diesel::sql_types::Text;
 use diesel::QueryableByName;
@@ -26,31 +33,75 @@ use crate::support::TestDb;
 const DESTINATIONS: usize = 200;
 const TASKS: usize = 60_000;
 
-/// The statements that walk the region's destinations, each with how the
-/// store plans it, its parameters' types and the values it is run with.
-fn walks() -> [(
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static str,
-); 2] {
+/// A statement that walks the region's destinations, as one kind of
+/// session runs it.
+struct Walk {
+    name: &'static str,
+    /// How it is planned: once (a store's own session) or at each run.
+    mode: &'static str,
+    /// `enable_seqscan` in that session: off where the store asks for it,
+    /// the server's own (on) through a transaction pooler.
+    seqscan: &'static str,
+    sql: &'static str,
+    types: &'static str,
+    args: &'static str,
+}
+
+const CLAIM_TYPES: &str =
+    "timestamptz, text, text, bigint, int, int, text[], text, text, text[], int[]";
+const CLAIM_ARGS: &str = "NULL, 'us', 'empty-start', 30000, 64, 16, '{}', '', '', '{}', '{}'";
+
+/// The statements that walk the region's destinations: in a store's own
+/// session, and through a transaction pooler, where each goes unnamed and
+/// is planned at each run by a stock server's settings.
+fn walks() -> [Walk; 4] {
     [
-        (
-            "claim",
-            "force_generic_plan",
-            hot_path_sql::claim(),
-            "timestamptz, text, text, bigint, int, int, text[], text, text, text[], int[]",
-            "NULL, 'us', 'empty-start', 30000, 64, 16, '{}', '', '', '{}', '{}'",
-        ),
-        (
-            "next_due",
-            "force_custom_plan",
-            hot_path_sql::NEXT_DUE,
-            "timestamptz, text",
-            "NULL, 'us'",
-        ),
+        Walk {
+            name: "claim",
+            mode: "force_generic_plan",
+            seqscan: "off",
+            sql: hot_path_sql::claim(),
+            types: CLAIM_TYPES,
+            args: CLAIM_ARGS,
+        },
+        Walk {
+            name: "next_due",
+            mode: "force_custom_plan",
+            seqscan: "off",
+            sql: hot_path_sql::NEXT_DUE,
+            types: "timestamptz, text",
+            args: "NULL, 'us'",
+        },
+        Walk {
+            name: "claim_through_a_transaction_pooler",
+            mode: "force_custom_plan",
+            seqscan: "on",
+            sql: hot_path_sql::claim(),
+            types: CLAIM_TYPES,
+            args: CLAIM_ARGS,
+        },
+        Walk {
+            name: "next_due_through_a_transaction_pooler",
+            mode: "force_custom_plan",
+            seqscan: "on",
+            sql: hot_path_sql::NEXT_DUE,
+            types: "timestamptz, text",
+            args: "NULL, 'us'",
+        },
     ]
+}
+
+/// Sets the session `walk` is run in.
+async fn session_of(conn: &mut AsyncPgConnection, walk: &Walk) {
+    run(
+        conn,
+        &format!(
+            "SELECT set_config('plan_cache_mode', '{}', false), \
+                    set_config('enable_seqscan', '{}', false), set_config('jit', '{}', false)",
+            walk.mode, walk.seqscan, walk.seqscan
+        ),
+    )
+    .await;
 }
 
 #[derive(QueryableByName)]
@@ -78,9 +129,18 @@ async fn a_plan_made_on_an_empty_queue_walks_the_indexes_once_the_queue_is_full(
             &format!("ALTER TABLE {table} SET (autovacuum_enabled = off)"),
         )
         .await;
+        // As a drained queue is left: analyzed while empty.
+        run(&mut conn, &format!("ANALYZE {table}")).await;
     }
-    for (name, mode, sql, types, args) in walks() {
-        run(&mut conn, &format!("SET plan_cache_mode = {mode}")).await;
+    for walk in walks() {
+        let Walk {
+            name,
+            sql,
+            types,
+            args,
+            ..
+        } = walk;
+        session_of(&mut conn, &walk).await;
         run(&mut conn, &format!("PREPARE {name} ({types}) AS {sql}")).await;
         // The generic plan is made at the first run, on the empty tables.
         run(&mut conn, "BEGIN").await;
@@ -113,8 +173,9 @@ async fn a_plan_made_on_an_empty_queue_walks_the_indexes_once_the_queue_is_full(
     )
     .await;
 
-    for (name, mode, _, _, args) in walks() {
-        run(&mut conn, &format!("SET plan_cache_mode = {mode}")).await;
+    for walk in walks() {
+        let Walk { name, args, .. } = walk;
+        session_of(&mut conn, &walk).await;
         run(&mut conn, "BEGIN").await;
         let explained: Plan = diesel::sql_query(format!(
             "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE {name} ({args})"
