@@ -171,12 +171,10 @@ pub struct Statement<'a> {
 /// above [`JIT_ABOVE_COST`]. Answers the buffers it read.
 pub async fn assert_cheap(conn: &mut AsyncPgConnection, statement: &Statement<'_>) -> u64 {
     let mut buffers = 0;
-    // The plan for the values, with a stock server's settings: a
-    // transaction pooler's, where each statement goes unnamed, is planned
-    // at each run and the store asks for no session setting. And the
-    // generic one a prepared statement settles on in the store's own
-    // sessions (to PostgreSQL itself, or through a session pooler), which
-    // cannot see the values.
+    // The plan for the values, with a stock server's settings (the plans
+    // are right without the store's own), and the generic one a prepared
+    // statement settles on in the store's sessions, which cannot see the
+    // values.
     for (mode, seqscan, jit) in [
         ("force_custom_plan", "on", "on"),
         ("force_generic_plan", "off", "off"),

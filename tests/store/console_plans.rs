@@ -52,9 +52,8 @@ const FILL: &[&str] = &[
 ];
 
 /// Plans `sql` with `args` (SQL literals) and fails on a sequential scan.
-/// Planned with a stock server's settings (`enable_seqscan` and `jit` on),
-/// as the API's statements are through a transaction pooler, where the
-/// store asks for no session setting.
+/// Planned with a stock server's settings (`enable_seqscan` and `jit` on):
+/// the plans are right without the store's own.
 async fn assert_indexed(conn: &mut AsyncPgConnection, name: &str, sql: &str, args: &[String]) {
     diesel::sql_query(
         "SELECT set_config('enable_seqscan', 'on', false), set_config('jit', 'on', false)",

@@ -15,12 +15,10 @@
 //! here), so the store plans it at each call, as the server plans an
 //! unnamed statement: with the table's size as it is then.
 //!
-//! Through a transaction pooler the store asks for no setting: every
-//! statement goes unnamed and is planned at each run by the server's own
-//! settings. Both walks are run that way too, with a stock server's
-//! settings (`enable_seqscan` and `jit` on) and the statistics of the
-//! empty queue (analyzed while empty, as a drained queue is): each walks
-//! the indexes.
+//! Both walks are also planned at the run by a stock server's settings
+//! (`enable_seqscan` and `jit` on), on the statistics of the empty queue
+//! (analyzed while empty, as a drained queue is): each walks the indexes
+//! without the store's settings too.
 
 use diesel::sql_types::Text;
 use diesel::QueryableByName;
@@ -39,8 +37,8 @@ struct Walk {
     name: &'static str,
     /// How it is planned: once (a store's own session) or at each run.
     mode: &'static str,
-    /// `enable_seqscan` in that session: off where the store asks for it,
-    /// the server's own (on) through a transaction pooler.
+    /// `enable_seqscan` (and `jit`) in that session: off where the store
+    /// asks for it, on as a stock server has it.
     seqscan: &'static str,
     sql: &'static str,
     types: &'static str,
@@ -52,8 +50,7 @@ const CLAIM_TYPES: &str =
 const CLAIM_ARGS: &str = "NULL, 'us', 'empty-start', 30000, 64, 16, '{}', '', '', '{}', '{}'";
 
 /// The statements that walk the region's destinations: in a store's own
-/// session, and through a transaction pooler, where each goes unnamed and
-/// is planned at each run by a stock server's settings.
+/// session, and planned at each run by a stock server's settings.
 fn walks() -> [Walk; 4] {
     [
         Walk {
@@ -73,7 +70,7 @@ fn walks() -> [Walk; 4] {
             args: "NULL, 'us'",
         },
         Walk {
-            name: "claim_through_a_transaction_pooler",
+            name: "claim_on_stock_settings",
             mode: "force_custom_plan",
             seqscan: "on",
             sql: hot_path_sql::claim(),
@@ -81,7 +78,7 @@ fn walks() -> [Walk; 4] {
             args: CLAIM_ARGS,
         },
         Walk {
-            name: "next_due_through_a_transaction_pooler",
+            name: "next_due_on_stock_settings",
             mode: "force_custom_plan",
             seqscan: "on",
             sql: hot_path_sql::NEXT_DUE,

@@ -33,11 +33,9 @@ pub struct PgConnector {
     described: Arc<str>,
     timeout: Duration,
     pooler: Pooler,
-    /// The session settings remit asks for, set with `SET` once a
-    /// connection through a session pooler is open (PgBouncer refuses
-    /// them in the startup packet; the session is this connection's until
-    /// it closes, and the pooler resets it then).
-    set_after_connect: Arc<[String]>,
+    /// The session settings remit asks for (`name`, `value`) where the
+    /// startup packet cannot carry them: behind a pooler (`asking`).
+    settings: Arc<[(String, String)]>,
 }
 
 impl std::fmt::Debug for PgConnector {
@@ -108,7 +106,7 @@ impl PgConnector {
             described: described.clone(),
             timeout,
             pooler,
-            set_after_connect: Arc::new([]),
+            settings: Arc::new([]),
         }
         // Every statement remit runs is short; on a server where `jit = on`
         // (Debian's default, and many managed services') a statement the
@@ -120,28 +118,36 @@ impl PgConnector {
     }
 
     /// Asks for the session setting `setting` (`name=value`) on every
-    /// connection this connector opens where a session is remit's own: in
-    /// the startup packet to PostgreSQL itself (unless the URL's own
-    /// options set it), with `SET` once open through a session pooler.
-    /// Through a transaction pooler a session is never remit's own: each
-    /// statement goes unnamed and is planned at each run by the server's
-    /// own settings, the plans the plan tests hold with a stock server's.
+    /// connection this connector opens: in the startup packet to
+    /// PostgreSQL itself (unless the URL's own options set it); with `SET`
+    /// once open through a session pooler (the session is the
+    /// connection's until it closes, and the pooler resets it then);
+    /// through a transaction pooler, where no session is the client's,
+    /// with `SET LOCAL` in a transaction of each statement's own, sent with
+    /// it in one round trip (the vendored diesel-async's
+    /// `set_unnamed_statement_settings`), so the server plans each run
+    /// with them and they never reach another client of the same server.
     fn asking(mut self, setting: &str) -> Self {
-        match self.pooler {
-            Pooler::None => {
-                let mut config = (*self.config).clone();
-                ask_for(&mut config, setting);
-                self.config = Arc::new(config);
-            }
-            Pooler::Session => {
-                let (name, value) = setting.split_once('=').unwrap_or((setting, ""));
-                let mut sets = self.set_after_connect.to_vec();
-                sets.push(format!("SET {name} = {value}"));
-                self.set_after_connect = sets.into();
-            }
-            Pooler::Transaction => {}
+        if self.pooler == Pooler::None {
+            let mut config = (*self.config).clone();
+            ask_for(&mut config, setting);
+            self.config = Arc::new(config);
+        } else {
+            let (name, value) = setting.split_once('=').unwrap_or((setting, ""));
+            let mut settings = self.settings.to_vec();
+            settings.push((name.to_owned(), value.to_owned()));
+            self.settings = settings.into();
         }
         self
+    }
+
+    /// The settings as `SET` (or `SET LOCAL`) statements, one string.
+    fn settings_as(&self, set: &str) -> String {
+        self.settings
+            .iter()
+            .map(|(name, value)| format!("{set} {name} = {value}"))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 
     /// The connector of a store's pool, whose sessions also plan without
@@ -157,8 +163,8 @@ impl PgConnector {
     /// sequential scan of a table that can grow (the plan tests hold
     /// this), and where no index serves the planner still takes one.
     /// Migrations and sandboxes keep the server's setting. Behind a
-    /// transaction pooler nothing is asked: no plan is kept there, and each
-    /// run is planned for the tables as they are then (`asking`).
+    /// transaction pooler each run is planned with it, for the tables as
+    /// they are then (`asking`).
     pub fn for_store(self) -> Self {
         self.asking("enable_seqscan=off")
     }
@@ -172,7 +178,8 @@ impl PgConnector {
     /// destination (docs/benchmarks.md, "Planned once"). The hot path's
     /// generic plans are the ones the plan tests check
     /// (`tests/store/hot_path_plans.rs` plans each statement both ways).
-    /// Behind a transaction pooler no statement is kept to plan once.
+    /// Behind a transaction pooler no statement is kept to plan once
+    /// (the setting is harmless there).
     pub fn with_generic_plans(&self) -> Self {
         self.clone().asking("plan_cache_mode=force_generic_plan")
     }
@@ -283,8 +290,8 @@ impl PgConnector {
         if let Some(nonce) = &nonce {
             check_options_arrived(&mut conn, nonce).await?;
         }
-        if !self.set_after_connect.is_empty() {
-            conn.batch_execute(&self.set_after_connect.join("; "))
+        if self.pooler == Pooler::Session && !self.settings.is_empty() {
+            conn.batch_execute(&self.settings_as("SET"))
                 .await
                 .map_err(ConnectFailure::SessionSettings)?;
         }
@@ -293,6 +300,10 @@ impl PgConnector {
             pooler::warm_up(&mut conn)
                 .await
                 .map_err(ConnectFailure::WarmUp)?;
+            // After the warm-up, which runs in a transaction of its own.
+            if !self.settings.is_empty() {
+                conn.set_unnamed_statement_settings(Some(&self.settings_as("SET LOCAL")));
+            }
         }
         Ok(conn)
     }

@@ -17,12 +17,14 @@
 //!   Parse/Bind/Describe/Execute/Sync (`set_unnamed_statements`, from the
 //!   vendored diesel-async), and tokio-postgres's type cache is filled once
 //!   per connection inside one transaction ([`warm_up`]);
-//! - session settings: none is needed. No plan is kept from one run to
-//!   the next, so none is made on a table since grown; each run is planned
-//!   by the server's own settings for the values and tables as they are,
-//!   and the plan tests hold those plans with a stock server's settings
-//!   (`enable_seqscan` and `jit` on): index reads, estimated under
-//!   `jit_above_cost`;
+//! - session settings: each statement run outside a transaction goes in a
+//!   transaction of its own that sets them first (`BEGIN; SET LOCAL …`,
+//!   the statement, `COMMIT`, sent together in one round trip), so the
+//!   server plans it with them and they end with it: no server or role
+//!   setting is needed, and no other client of the server sees them. A
+//!   claim planned with a stock server's `jit = on` was estimated over
+//!   `jit_above_cost` on a backlog of one destination and compiled for
+//!   five seconds at every run;
 //! - LISTEN and `remit migrate`'s advisory lock: over `direct_url`, a URL
 //!   of PostgreSQL itself; without one, wake-ups come from polling and
 //!   `remit migrate` is refused.

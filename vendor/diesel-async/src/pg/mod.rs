@@ -177,6 +177,9 @@ pub struct AsyncPgConnection {
     // Send each statement as one unnamed Parse/Bind/Describe/Execute/Sync
     // (see `set_unnamed_statements`).
     unnamed_statements: bool,
+    // Settings (`SET LOCAL …`) each unnamed statement run outside a
+    // transaction is wrapped with (see `set_unnamed_statement_settings`).
+    unnamed_settings: Option<Arc<str>>,
 }
 
 impl SimpleAsyncConnection for AsyncPgConnection {
@@ -356,11 +359,24 @@ async fn load_unnamed(
     conn: &tokio_postgres::Client,
     sql: String,
     binds: Vec<ToSqlHelper>,
+    wrap: Option<Arc<str>>,
 ) -> QueryResult<BoxStream<'static, QueryResult<PgRow>>> {
     let params = binds
         .into_iter()
         .map(|b| type_from_oid(&b.0).map(|t| (b, t)))
         .collect::<QueryResult<Vec<_>>>()?;
+    if let Some(settings) = wrap {
+        // The rows are read whole before the COMMIT's answer, which the
+        // server sends after them.
+        let rows = wrapped(conn, &settings, async {
+            conn.query_typed_raw(&sql, params)
+                .await?
+                .try_collect::<Vec<_>>()
+                .await
+        })
+        .await?;
+        return Ok(futures_util::stream::iter(rows.into_iter().map(|row| Ok(PgRow::new(row)))).boxed());
+    }
     let res = conn
         .query_typed_raw(&sql, params)
         .await
@@ -371,10 +387,34 @@ async fn load_unnamed(
         .boxed())
 }
 
+/// Runs `statement` inside a transaction of its own that starts with
+/// `settings`: `BEGIN; settings`, the statement and `COMMIT` are sent
+/// before any answer is awaited (tokio-postgres sends each request when its
+/// future is first polled, and `join!` polls them in order), so they cost
+/// one round trip. A statement that fails aborts the transaction, and the
+/// COMMIT then rolls it back; the statement's error is the one returned.
+async fn wrapped<T>(
+    conn: &tokio_postgres::Client,
+    settings: &str,
+    statement: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> QueryResult<T> {
+    let begin = format!("BEGIN; {settings}");
+    let (begun, done, committed) = futures_util::join!(
+        conn.batch_execute(&begin),
+        statement,
+        conn.batch_execute("COMMIT")
+    );
+    begun.map_err(ErrorHelper)?;
+    let done = done.map_err(ErrorHelper)?;
+    committed.map_err(ErrorHelper)?;
+    Ok(done)
+}
+
 async fn execute_unnamed(
     conn: &tokio_postgres::Client,
     sql: String,
     binds: Vec<ToSqlHelper>,
+    wrap: Option<Arc<str>>,
 ) -> QueryResult<usize> {
     let types = binds
         .iter()
@@ -385,10 +425,13 @@ async fn execute_unnamed(
         .zip(types)
         .map(|(b, t)| (b as &(dyn ToSql + Sync), t))
         .collect::<Vec<_>>();
-    let res = conn
-        .execute_typed(&sql, &params)
-        .await
-        .map_err(ErrorHelper)?;
+    let res = match wrap {
+        Some(settings) => wrapped(conn, &settings, conn.execute_typed(&sql, &params)).await?,
+        None => conn
+            .execute_typed(&sql, &params)
+            .await
+            .map_err(ErrorHelper)?,
+    };
     res.try_into()
         .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)))
 }
@@ -557,6 +600,7 @@ impl AsyncPgConnection {
             shutdown_channel,
             instrumentation,
             unnamed_statements: false,
+            unnamed_settings: None,
         };
         conn.set_config_options()
             .await
@@ -574,6 +618,17 @@ impl AsyncPgConnection {
     /// at every call.
     pub fn set_unnamed_statements(&mut self, on: bool) {
         self.unnamed_statements = on;
+    }
+
+    /// Run each unnamed statement sent outside a transaction inside one of
+    /// its own that starts with `settings` (`SET LOCAL name = value; …`),
+    /// so that the server plans it with them: `BEGIN; settings`, the
+    /// statement and `COMMIT` go out together, in one round trip. A
+    /// transaction pooler keeps no session setting for its client, and
+    /// `SET LOCAL` ends with the transaction, so the settings never reach
+    /// another client of the same server. `None` sends statements alone.
+    pub fn set_unnamed_statement_settings(&mut self, settings: Option<&str>) {
+        self.unnamed_settings = settings.map(Arc::from);
     }
 
     /// Constructs a cancellation token that can later be used to request cancellation of a query running on the connection associated with this client.
@@ -603,7 +658,12 @@ impl AsyncPgConnection {
         &'a self,
         query: T,
         callback: fn(&'a tokio_postgres::Client, Statement, Vec<ToSqlHelper>) -> F,
-        unnamed_callback: fn(&'a tokio_postgres::Client, String, Vec<ToSqlHelper>) -> G,
+        unnamed_callback: fn(
+            &'a tokio_postgres::Client,
+            String,
+            Vec<ToSqlHelper>,
+            Option<Arc<str>>,
+        ) -> G,
     ) -> BoxFuture<'a, QueryResult<R>>
     where
         T: QueryFragment<diesel::pg::Pg> + QueryId,
@@ -640,7 +700,12 @@ impl AsyncPgConnection {
     fn with_prepared_statement_after_sql_built<'a, F, G, R>(
         &'a self,
         callback: fn(&'a tokio_postgres::Client, Statement, Vec<ToSqlHelper>) -> F,
-        unnamed_callback: fn(&'a tokio_postgres::Client, String, Vec<ToSqlHelper>) -> G,
+        unnamed_callback: fn(
+            &'a tokio_postgres::Client,
+            String,
+            Vec<ToSqlHelper>,
+            Option<Arc<str>>,
+        ) -> G,
         is_safe_to_cache_prepared: QueryResult<bool>,
         query_id: Option<std::any::TypeId>,
         to_sql_result: QueryResult<()>,
@@ -653,6 +718,7 @@ impl AsyncPgConnection {
         R: Send,
     {
         let unnamed = self.unnamed_statements;
+        let unnamed_settings = self.unnamed_settings.clone();
         let raw_connection = &self.conn;
         let stmt_cache = &self.stmt_cache;
         let metadata_cache = &self.metadata_cache;
@@ -730,7 +796,22 @@ impl AsyncPgConnection {
                     .zip(bind_collector.binds)
                     .map(|(meta, bind)| ToSqlHelper(meta, bind))
                     .collect::<Vec<_>>();
-                return unnamed_callback(raw_connection, sql.clone(), binds).await;
+                // Wrapped only outside a transaction: inside one, the
+                // caller's COMMIT ends it.
+                let wrap = match unnamed_settings {
+                    Some(settings) => {
+                        let outside = tm
+                            .lock()
+                            .await
+                            .status
+                            .transaction_depth()
+                            .map(|depth| depth.is_none())
+                            .unwrap_or(false);
+                        outside.then_some(settings)
+                    }
+                    None => None,
+                };
+                return unnamed_callback(raw_connection, sql.clone(), binds, wrap).await;
             }
             let stmt = {
                 let mut stmt_cache = stmt_cache.lock().await;
