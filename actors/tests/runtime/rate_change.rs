@@ -41,7 +41,12 @@ async fn a_new_rate_reaches_every_process(backend: Backend) {
     let mut runtimes = Vec::new();
     for p in 0..2 {
         let mut config = support::config(&db, Region::EU, &format!("eu-{p}"));
-        config.lease.seconds = LEASE_SECONDS;
+        // Only where the processes are judged (see below): on SQLite a
+        // lease that one process's write lost is recovered at its expiry,
+        // and the test's quick lease keeps that within the drain's wait.
+        if backend == Backend::Postgres {
+            config.lease.seconds = LEASE_SECONDS;
+        }
         let store = db.another_store(support::db::test_key()).await;
         runtimes.push(support::start(config, &store).await);
     }
