@@ -29,6 +29,7 @@ mod migration_locks;
 mod ordering_cost;
 mod ordering_race;
 mod payloads;
+mod pooler_settings;
 mod queue_mirror;
 mod reconcile;
 mod recovery;
